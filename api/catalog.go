@@ -1,0 +1,192 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"ticketsales/apikey"
+	"ticketsales/catalog"
+	"ticketsales/catalogfile"
+	"ticketsales/store"
+)
+
+// Venues and cities change rarely: partners may cache them for a day.
+const cacheOneDay = "private, max-age=86400"
+
+type listEventsInput struct {
+	PageParams
+	Status       string `query:"filter.status" enum:"published,draft,archived" default:"published" doc:"Event status; draft and archived list the company's own events of that status."`
+	CityID       int64  `query:"filter.city_id" minimum:"1"`
+	VenueID      int64  `query:"filter.venue_id" minimum:"1"`
+	DateFrom     string `query:"filter.date_from" doc:"Events starting at or after: a date (YYYY-MM-DD, UTC) or an ISO 8601 timestamp."`
+	DateTo       string `query:"filter.date_to" doc:"Events starting before the end of this date (YYYY-MM-DD, UTC) or before this timestamp."`
+	HasScheme    string `query:"filter.has_scheme" enum:"0,1,true,false" doc:"1: only events with seat choice; 0: only events without."`
+	UpdatedSince string `query:"updated_since" doc:"Events changed after this ISO 8601 timestamp."`
+
+	filter store.EventFilter
+}
+
+// Resolve parses the date filters, reporting every bad one at once.
+func (in *listEventsInput) Resolve(huma.Context) []error {
+	var errs []error
+	in.filter = store.EventFilter{Status: in.Status, CityID: in.CityID, VenueID: in.VenueID, Page: in.Page, PerPage: in.PerPage}
+	parse := func(name, value string, endOfDay bool) time.Time {
+		if value == "" {
+			return time.Time{}
+		}
+		if t, err := time.Parse(time.RFC3339, value); err == nil {
+			return t
+		}
+		if d, err := time.Parse(time.DateOnly, value); err == nil {
+			if endOfDay {
+				return d.AddDate(0, 0, 1)
+			}
+			return d
+		}
+		errs = append(errs, &huma.ErrorDetail{Location: "query." + name, Value: value,
+			Message: "expected a date (YYYY-MM-DD) or an ISO 8601 timestamp with offset"})
+		return time.Time{}
+	}
+	in.filter.DateFrom = parse("filter.date_from", in.DateFrom, false)
+	in.filter.DateTo = parse("filter.date_to", in.DateTo, true)
+	if in.UpdatedSince != "" {
+		t, err := time.Parse(time.RFC3339Nano, in.UpdatedSince)
+		if err != nil {
+			errs = append(errs, &huma.ErrorDetail{Location: "query.updated_since", Value: in.UpdatedSince,
+				Message: "expected an ISO 8601 timestamp with offset"})
+		}
+		in.filter.UpdatedSince = t
+	}
+	switch in.HasScheme {
+	case "1", "true":
+		v := true
+		in.filter.HasScheme = &v
+	case "0", "false":
+		v := false
+		in.filter.HasScheme = &v
+	}
+	return errs
+}
+
+type EventPath struct {
+	ID int64 `path:"id" minimum:"1" doc:"Event id."`
+}
+
+type conditionalEventInput struct {
+	EventPath
+	IfNoneMatch string `header:"If-None-Match" doc:"An ETag from an earlier response: 304 when unchanged."`
+}
+
+type sessionsInput struct {
+	PageParams
+	EventID int64 `query:"filter.event_id" minimum:"1"`
+}
+
+type pageInput struct{ PageParams }
+
+func (s *Server) registerCatalog(api huma.API) {
+	tags := []string{"Catalog"}
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "list-events", Method: http.MethodGet, Path: "/events", Tags: tags,
+		Summary: "List the company's events", Errors: []int{http.StatusUnprocessableEntity},
+	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *listEventsInput) (*listOutput[catalog.Event], error) {
+		events, total, err := s.deps.Catalog.ListEvents(ctx, principal(ctx).CompanyID, in.filter)
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		return page(ctx, events, in.PageParams, total), nil
+	})
+
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "list-event-categories", Method: http.MethodGet, Path: "/events/{id}/categories", Tags: tags,
+		Summary: "List an event's ticket categories with current prices and fee estimates", Errors: []int{http.StatusNotFound},
+	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *EventPath) (*dataOutput[[]catalog.Category], error) {
+		cats, err := s.deps.Catalog.Categories(ctx, principal(ctx).CompanyID, in.ID)
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		if cats == nil {
+			cats = []catalog.Category{}
+		}
+		return ok(ctx, cats), nil
+	})
+
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "list-sessions", Method: http.MethodGet, Path: "/sessions", Tags: tags,
+		Summary: "List schedule slots (sessions); an order of a scheduled event names one as schedule_slot_id",
+		Errors:  []int{http.StatusNotFound, http.StatusUnprocessableEntity},
+	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *sessionsInput) (*listOutput[catalog.Session], error) {
+		items, total, err := s.deps.Catalog.Sessions(ctx, principal(ctx).CompanyID, in.EventID, catalog.Page{Page: in.Page, PerPage: in.PerPage})
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		return page(ctx, items, in.PageParams, total), nil
+	})
+
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "list-venues", Method: http.MethodGet, Path: "/venues", Tags: tags,
+		Summary: "List venues (cache for one day)", Errors: []int{http.StatusUnprocessableEntity},
+	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *pageInput) (*listOutput[catalog.VenueItem], error) {
+		items, total, err := s.deps.Catalog.Venues(ctx, principal(ctx).CompanyID, catalog.Page{Page: in.Page, PerPage: in.PerPage})
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		out := page(ctx, items, in.PageParams, total)
+		out.CacheControl = cacheOneDay
+		return out, nil
+	})
+
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "list-cities", Method: http.MethodGet, Path: "/cities", Tags: tags,
+		Summary: "List cities (cache for one day)", Errors: []int{http.StatusUnprocessableEntity},
+	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *pageInput) (*listOutput[catalog.City], error) {
+		items, total, err := s.deps.Catalog.Cities(ctx, principal(ctx).CompanyID, catalog.Page{Page: in.Page, PerPage: in.PerPage})
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		out := page(ctx, items, in.PageParams, total)
+		out.CacheControl = cacheOneDay
+		return out, nil
+	})
+
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "get-event-scheme", Method: http.MethodGet, Path: "/events/{id}/scheme", Tags: tags,
+		Summary:     "Get the hall geometry of an event (cache by ETag)",
+		Description: "Zones, rows and seats with ids, labels and optional coordinates. Large and rarely changing: send If-None-Match.",
+		Errors:      []int{http.StatusNotFound},
+		Responses:   jsonResponse[catalogfile.Geometry](api, "Hall geometry"),
+	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *conditionalEventInput) (*rawOutput, error) {
+		geometry, etag, err := s.deps.Catalog.Scheme(ctx, principal(ctx).CompanyID, in.ID)
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		return rawEnvelope(ctx, geometry, `"`+etag+`"`, in.IfNoneMatch, "private, no-cache"), nil
+	})
+
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "get-event-availability", Method: http.MethodGet, Path: "/events/{id}/availability", Tags: tags,
+		Summary:     "Get seat occupancy of an event (light, poll with If-None-Match)",
+		Description: "Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category.",
+		Errors:      []int{http.StatusNotFound},
+		Responses:   jsonResponse[catalog.Availability](api, "Availability"),
+	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *conditionalEventInput) (*rawOutput, error) {
+		doc, err := s.deps.Catalog.Availability(ctx, principal(ctx).CompanyID, in.ID)
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		return rawEnvelope(ctx, doc.JSON, doc.ETag, in.IfNoneMatch, "private, no-cache"), nil
+	})
+}
+
+// principal is the authenticated caller; every /v1 operation has one.
+func principal(ctx context.Context) *apikey.Principal {
+	p := PrincipalFrom(ctx)
+	if p == nil {
+		panic(fmt.Sprintf("no principal for request %s", RequestID(ctx)))
+	}
+	return p
+}

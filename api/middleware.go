@@ -1,0 +1,123 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/felixge/httpsnoop"
+
+	"ticketsales/apikey"
+	"ticketsales/requestlog"
+	"ticketsales/store"
+)
+
+type ctxKey int
+
+const reqInfoKey ctxKey = iota
+
+// reqInfo travels with a request: its id, and the caller once authenticated,
+// so the access log and the request log can name them.
+type reqInfo struct {
+	id        string
+	principal *apikey.Principal
+}
+
+// RequestID returns the id of the request in ctx, or "".
+func RequestID(ctx context.Context) string {
+	if ri, ok := ctx.Value(reqInfoKey).(*reqInfo); ok {
+		return ri.id
+	}
+	return ""
+}
+
+// PrincipalFrom returns the authenticated caller of the request in ctx.
+func PrincipalFrom(ctx context.Context) *apikey.Principal {
+	if ri, ok := ctx.Value(reqInfoKey).(*reqInfo); ok {
+		return ri.principal
+	}
+	return nil
+}
+
+func newRequestID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "req_" + hex.EncodeToString(b)
+}
+
+// withRequest gives every request an id (X-Request-Id, and request_id in
+// every body), recovers panics into a bare 500 problem, logs the request and
+// queues it for the request log.
+func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ri := &reqInfo{id: newRequestID()}
+		r = r.WithContext(context.WithValue(r.Context(), reqInfoKey, ri))
+		w.Header().Set("X-Request-Id", ri.id)
+		start := time.Now()
+		m := httpsnoop.CaptureMetrics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if v := recover(); v != nil {
+					if v == http.ErrAbortHandler {
+						panic(v)
+					}
+					log.ErrorContext(r.Context(), "panic", "request_id", ri.id, "panic", v)
+					writeProblem(w, newProblem(r.Context(), http.StatusInternalServerError, "internal",
+						"The service could not complete the request; quote the request_id to support."))
+				}
+			}()
+			next.ServeHTTP(w, r)
+		}), w, r)
+		attrs := []any{"request_id", ri.id, "method", r.Method, "path", r.URL.Path, "status", m.Code, "duration", m.Duration}
+		entry := store.RequestLogEntry{RequestID: ri.id, Method: r.Method, Path: r.URL.Path, Status: m.Code,
+			DurationUS: m.Duration.Microseconds(), CreatedAt: start}
+		if p := ri.principal; p != nil {
+			attrs = append(attrs, "company_id", p.CompanyID, "key_id", p.KeyID)
+			entry.CompanyID, entry.APIKeyID = &p.CompanyID, &p.KeyID
+		}
+		log.InfoContext(r.Context(), "http request", attrs...)
+		if rl != nil && (strings.HasPrefix(r.URL.Path, "/v1/") || strings.HasPrefix(r.URL.Path, "/aggregator/v1/")) {
+			rl.Log(entry)
+		}
+	})
+}
+
+// writeProblem writes a problem outside Huma (routing errors, panics).
+func writeProblem(w http.ResponseWriter, p *Problem) {
+	for k, vs := range p.headers {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// withRoutingProblems answers unknown paths (404) and wrong methods (405)
+// with problem+json instead of the mux's plain text.
+func withRoutingProblems(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		// The mux knows whether it is a 404 or a 405 (and the Allow header).
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, r)
+		p := newProblem(r.Context(), rec.Code, "", "")
+		switch rec.Code {
+		case http.StatusMethodNotAllowed:
+			p.Detail = "The method is not allowed for this path."
+			p.withHeader("Allow", rec.Header().Get("Allow"))
+		default:
+			p.Detail = "No such path; see /docs for the API."
+		}
+		writeProblem(w, p)
+	})
+}

@@ -1,0 +1,136 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"ticketsales/store"
+)
+
+// Problem is the RFC 9457 problem details body of every error, Huma's model
+// extended with a machine-readable code, the request id and the members
+// particular errors carry.
+type Problem struct {
+	Type          string              `json:"type" doc:"A URI reference identifying the problem type."`
+	Title         string              `json:"title"`
+	Status        int                 `json:"status"`
+	Detail        string              `json:"detail,omitempty"`
+	Code          string              `json:"code" doc:"Machine-readable error code."`
+	RequestID     string              `json:"request_id"`
+	Errors        []*huma.ErrorDetail `json:"errors,omitempty" doc:"Field errors of a validation_error."`
+	RequiredScope string              `json:"required_scope,omitempty" doc:"The scope an insufficient_scope error lacks."`
+
+	headers http.Header
+}
+
+func (p *Problem) Error() string { return fmt.Sprintf("%d %s: %s", p.Status, p.Code, p.Detail) }
+
+// GetStatus makes Problem a huma.StatusError.
+func (p *Problem) GetStatus() int { return p.Status }
+
+// ContentType makes every problem application/problem+json.
+func (p *Problem) ContentType(string) string { return "application/problem+json" }
+
+// GetHeaders adds headers such as WWW-Authenticate or Retry-After.
+func (p *Problem) GetHeaders() http.Header { return p.headers }
+
+// codeForStatus names the code of errors the framework raises by status.
+var codeForStatus = map[int]string{
+	http.StatusBadRequest:            "malformed_request",
+	http.StatusUnauthorized:          "unauthenticated",
+	http.StatusForbidden:             "insufficient_scope",
+	http.StatusNotFound:              "not_found",
+	http.StatusMethodNotAllowed:      "method_not_allowed",
+	http.StatusNotAcceptable:         "not_acceptable",
+	http.StatusRequestEntityTooLarge: "request_too_large",
+	http.StatusUnsupportedMediaType:  "unsupported_media_type",
+	http.StatusUnprocessableEntity:   "validation_error",
+	http.StatusTooManyRequests:       "rate_limited",
+	http.StatusInternalServerError:   "internal",
+	http.StatusServiceUnavailable:    "unavailable",
+}
+
+// newProblem builds a problem for the request in ctx.
+func newProblem(ctx context.Context, status int, code, detail string) *Problem {
+	if code == "" {
+		code = codeForStatus[status]
+		if code == "" {
+			code = "error"
+		}
+	}
+	return &Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail,
+		Code: code, RequestID: RequestID(ctx)}
+}
+
+// withHeader adds a response header to the problem.
+func (p *Problem) withHeader(k, v string) *Problem {
+	if p.headers == nil {
+		p.headers = http.Header{}
+	}
+	p.headers.Set(k, v)
+	return p
+}
+
+// installErrorModel routes every error Huma raises (validation, body parsing,
+// unexpected handler errors) through Problem, so all carry code and
+// request_id and none leaks internals.
+func installErrorModel(log *slog.Logger) {
+	huma.NewErrorWithContext = func(hctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
+		ctx := context.Background()
+		if hctx != nil {
+			ctx = hctx.Context()
+		}
+		if status >= 500 {
+			log.ErrorContext(ctx, "request failed", "request_id", RequestID(ctx), "status", status, "msg", msg, "err", errors.Join(errs...))
+			return newProblem(ctx, status, "", "The service could not complete the request; quote the request_id to support.")
+		}
+		p := newProblem(ctx, status, "", msg)
+		for _, err := range errs {
+			var d *huma.ErrorDetail
+			if errors.As(err, &d) {
+				p.Errors = append(p.Errors, d)
+			} else if err != nil {
+				p.Errors = append(p.Errors, &huma.ErrorDetail{Message: err.Error()})
+			}
+		}
+		if status == http.StatusBadRequest {
+			// A body that is not JSON is not echoed back: it may be huge.
+			for _, d := range p.Errors {
+				d.Value = nil
+			}
+		}
+		return p
+	}
+	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		return huma.NewErrorWithContext(nil, status, msg, errs...)
+	}
+}
+
+// fromError maps a service error to a problem: unknown or foreign ids are
+// 404, an unreachable dependency 503, anything else 500 (logged, not shown).
+func fromError(ctx context.Context, log *slog.Logger, err error) error {
+	var p *Problem
+	switch {
+	case errors.As(err, &p):
+		return p
+	case errors.Is(err, store.ErrNotFound):
+		return newProblem(ctx, http.StatusNotFound, "not_found", notFoundDetail(err))
+	case errors.Is(err, context.Canceled):
+		return newProblem(ctx, 499, "client_closed_request", "The client closed the request.")
+	case isUnavailable(err):
+		log.WarnContext(ctx, "dependency unavailable", "request_id", RequestID(ctx), "err", err)
+		return newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "A backing service is unreachable; retry later.").
+			withHeader("Retry-After", "5")
+	}
+	log.ErrorContext(ctx, "request failed", "request_id", RequestID(ctx), "err", err)
+	return newProblem(ctx, http.StatusInternalServerError, "internal", "The service could not complete the request; quote the request_id to support.")
+}
+
+func notFoundDetail(err error) string {
+	return "The resource does not exist or is not visible to this API key."
+}

@@ -1,0 +1,108 @@
+// Package api is the HTTP interface: Huma operations for /v1 (and later
+// /aggregator/v1), the error model, authentication and request middleware.
+// Handlers translate HTTP to the service packages and back; business rules
+// live in those packages.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/klauspost/compress/gzhttp"
+	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/client"
+
+	"ticketsales/apikey"
+	"ticketsales/catalog"
+	"ticketsales/requestlog"
+)
+
+// Deps are what the API serves from.
+type Deps struct {
+	DB         *bun.DB
+	Temporal   client.Client // may be a lazy client; used for readiness here
+	Auth       *apikey.Authenticator
+	Catalog    *catalog.Service
+	RequestLog *requestlog.Writer // nil: no request log
+	Log        *slog.Logger
+}
+
+// Server is the HTTP handler with the Huma API behind it.
+type Server struct {
+	deps Deps
+	log  *slog.Logger
+	API  huma.API
+	http http.Handler
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.http.ServeHTTP(w, r) }
+
+// New registers every operation and wraps them in the request middleware.
+func New(deps Deps) *Server {
+	if deps.Log == nil {
+		deps.Log = slog.Default()
+	}
+	installErrorModel(deps.Log)
+	mux := http.NewServeMux()
+	cfg := huma.DefaultConfig("Ticket Sales API", "1.0.0")
+	cfg.Info.Description = "Catalog, seat maps, availability, reservations, orders, payment, tickets and refunds " +
+		"for partners selling an organizer's events. Authenticate with `Authorization: Bearer <API key>`."
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer", Description: "API key issued by the organizer (tk_sandbox_… or tk_production_…)."},
+	}
+	// Responses are wrapped in an envelope, so the $schema link Huma adds
+	// to bodies would be misleading.
+	cfg.CreateHooks = nil
+	s := &Server{deps: deps, log: deps.Log}
+	s.API = humago.New(mux, cfg)
+
+	s.registerHealth(s.API)
+	v1 := huma.NewGroup(s.API, "/v1")
+	v1.UseMiddleware(s.authenticate)
+	s.registerCatalog(v1)
+
+	s.http = withRequest(gzhttp.GzipHandler(withRoutingProblems(mux)), deps.Log, deps.RequestLog)
+	return s
+}
+
+type healthOutput struct {
+	Body struct {
+		Status string `json:"status" example:"ok"`
+	}
+}
+
+func (s *Server) registerHealth(api huma.API) {
+	huma.Register(api, huma.Operation{
+		OperationID: "get-health", Method: http.MethodGet, Path: "/healthz", Tags: []string{"Health"},
+		Summary: "Liveness: the process answers",
+	}, func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
+		out := &healthOutput{}
+		out.Body.Status = "ok"
+		return out, nil
+	})
+	huma.Register(api, huma.Operation{
+		OperationID: "get-readiness", Method: http.MethodGet, Path: "/readyz", Tags: []string{"Health"},
+		Summary: "Readiness: Postgres and Temporal are reachable", Errors: []int{http.StatusServiceUnavailable},
+	}, func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		if err := s.deps.DB.PingContext(ctx); err != nil {
+			s.log.WarnContext(ctx, "readiness: postgres unreachable", "err", err)
+			return nil, newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "Postgres is unreachable.").withHeader("Retry-After", "5")
+		}
+		if s.deps.Temporal == nil {
+			return nil, newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "Temporal is not configured.")
+		}
+		if _, err := s.deps.Temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+			s.log.WarnContext(ctx, "readiness: temporal unreachable", "err", err)
+			return nil, newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "Temporal is unreachable.").withHeader("Retry-After", "5")
+		}
+		out := &healthOutput{}
+		out.Body.Status = "ready"
+		return out, nil
+	})
+}

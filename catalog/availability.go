@@ -1,0 +1,160 @@
+package catalog
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"ticketsales/pricing"
+	"ticketsales/store"
+)
+
+// Seat statuses partners see.
+const (
+	SeatFree     = "free"
+	SeatReserved = "reserved"
+	SeatSold     = "sold"
+)
+
+// Availability is the occupancy of an event.
+type Availability struct {
+	EventID    int64                  `json:"event_id"`
+	Version    int64                  `json:"version" doc:"Changes with every seat change; the ETag follows it."`
+	Seats      []SeatAvailability     `json:"seats" doc:"Every seat on sale, for events with a scheme."`
+	Categories []CategoryAvailability `json:"categories"`
+}
+
+// SeatAvailability is one seat's status and current price.
+type SeatAvailability struct {
+	ZoneID           string        `json:"zone_id"`
+	SeatID           string        `json:"seat_id"`
+	Row              string        `json:"row"`
+	Number           string        `json:"number"`
+	Status           string        `json:"status" enum:"free,reserved,sold"`
+	TicketCategoryID int64         `json:"ticket_category_id"`
+	Price            pricing.Money `json:"price"`
+}
+
+// CategoryAvailability is what is left of a category.
+type CategoryAvailability struct {
+	TicketCategoryID int64         `json:"ticket_category_id"`
+	Price            pricing.Money `json:"price"`
+	Available        int           `json:"available" doc:"Free seats, or general-admission tickets left."`
+}
+
+// AvailabilityDoc is an encoded availability ready to serve.
+type AvailabilityDoc struct {
+	JSON []byte // the data member
+	ETag string // strong, quoted
+}
+
+type cachedAvailability struct {
+	AvailabilityDoc
+	version    int64
+	validUntil time.Time // the next hold expiry or price change
+}
+
+// availabilityCache keeps the encoded availability per event; an entry is
+// reused while the event's seat version is unchanged and no hold lapsed or
+// price rule started since it was built.
+type availabilityCache struct {
+	mu      sync.Mutex
+	entries map[int64]*cachedAvailability
+}
+
+func newAvailabilityCache() *availabilityCache {
+	return &availabilityCache{entries: map[int64]*cachedAvailability{}}
+}
+
+// Availability returns the event's availability from the cache or rebuilt.
+// It costs one indexed query when the cache is fresh.
+func (s *Service) Availability(ctx context.Context, companyID, eventID int64) (AvailabilityDoc, error) {
+	v, err := store.GetEventVersion(ctx, s.db, companyID, eventID)
+	if err != nil {
+		return AvailabilityDoc{}, err
+	}
+	now := s.now()
+	s.availability.mu.Lock()
+	c := s.availability.entries[eventID]
+	s.availability.mu.Unlock()
+	if c != nil && c.version == v.SeatVersion && now.Before(c.validUntil) {
+		return c.AvailabilityDoc, nil
+	}
+	c, err = s.buildAvailability(ctx, eventID, now)
+	if err != nil {
+		return AvailabilityDoc{}, err
+	}
+	s.availability.mu.Lock()
+	if old := s.availability.entries[eventID]; old == nil || old.version <= c.version {
+		s.availability.entries[eventID] = c
+	}
+	s.availability.mu.Unlock()
+	return c.AvailabilityDoc, nil
+}
+
+func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time.Time) (*cachedAvailability, error) {
+	seats, version, err := store.EventSeats(ctx, s.db, eventID)
+	if err != nil {
+		return nil, err
+	}
+	cats, err := store.CategoriesOf(ctx, s.db, eventID)
+	if err != nil {
+		return nil, err
+	}
+	var currency string
+	if err := s.db.NewRaw("SELECT currency FROM events WHERE id = ?", eventID).Scan(ctx, &currency); err != nil {
+		return nil, fmt.Errorf("currency of event %d: %w", eventID, err)
+	}
+	validUntil := now.Add(time.Minute) // bounds staleness of anything not versioned
+	price := map[int64]int64{}
+	free := map[int64]int{}
+	for _, c := range cats {
+		price[c.ID] = c.PriceAt(now)
+		if next := c.NextPriceChange(now); !next.IsZero() && next.Before(validUntil) {
+			validUntil = next
+		}
+	}
+	a := Availability{EventID: eventID, Version: version, Seats: make([]SeatAvailability, 0, len(seats))}
+	for _, st := range seats {
+		status := SeatFree
+		switch st.State {
+		case "sold":
+			status = SeatSold
+		case "held":
+			// A hold past its deadline is free at once, whether or not the
+			// workflow that releases it has run yet.
+			if st.HoldExpiresAt != nil && st.HoldExpiresAt.After(now) {
+				status = SeatReserved
+				if st.HoldExpiresAt.Before(validUntil) {
+					validUntil = *st.HoldExpiresAt
+				}
+			}
+		}
+		if status == SeatFree {
+			free[st.CategoryID]++
+		}
+		a.Seats = append(a.Seats, SeatAvailability{ZoneID: st.ZoneID, SeatID: st.SeatID, Row: st.Row, Number: st.Number,
+			Status: status, TicketCategoryID: st.CategoryID, Price: pricing.Money{Amount: price[st.CategoryID], Currency: currency}})
+	}
+	for _, c := range cats {
+		left := free[c.ID]
+		if c.Capacity != nil {
+			left = max(*c.Capacity-c.Sold, 0)
+		}
+		a.Categories = append(a.Categories, CategoryAvailability{TicketCategoryID: c.ID,
+			Price: pricing.Money{Amount: price[c.ID], Currency: currency}, Available: left})
+	}
+	body, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("encode availability of event %d: %w", eventID, err)
+	}
+	sum := sha256.Sum256(body)
+	return &cachedAvailability{
+		AvailabilityDoc: AvailabilityDoc{JSON: body, ETag: `"` + hex.EncodeToString(sum[:16]) + `"`},
+		version:         version, validUntil: validUntil,
+	}, nil
+}

@@ -1,0 +1,388 @@
+package catalogfile
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"ticketsales/pricing"
+	"ticketsales/store"
+)
+
+// Error is one problem of a catalog file: where (JSON path, and the line when
+// the decoder knows it) and why.
+type Error struct {
+	Path   string `json:"path"`
+	Line   int    `json:"line,omitempty"`
+	Reason string `json:"reason"`
+}
+
+func (e Error) String() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d: %s: %s", e.Line, e.Path, e.Reason)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Reason)
+}
+
+// Errors is every problem found in a file; a file with any is refused whole.
+type Errors []Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.String()
+	}
+	return fmt.Sprintf("catalog file has %d error(s):\n  %s", len(es), strings.Join(lines, "\n  "))
+}
+
+// Limits that keep one file's work bounded.
+const (
+	maxPrice       = 100_000_000_00 // 100 million roubles in kopecks
+	maxSeatsPerRow = 1000
+	maxSchemeSeats = 100_000
+)
+
+var (
+	refPattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$`)
+	slugPattern = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
+	// Zone ids, rows and seat numbers form seat ids "{zone}-{row}-{number}"
+	// and the "<zone>|<seat>" ids of the aggregator, so they avoid both.
+	partPattern = regexp.MustCompile(`^[A-Za-z0-9_.]{1,32}$`)
+)
+
+type validator struct {
+	errs  Errors
+	known store.KnownCatalog
+}
+
+func (v *validator) add(path, format string, args ...any) {
+	v.errs = append(v.errs, Error{Path: path, Reason: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) ref(path, ref string, seen map[string]bool) {
+	switch {
+	case ref == "":
+		v.add(path, "ref is required")
+	case !refPattern.MatchString(ref):
+		v.add(path, "ref %q must be 1-64 letters, digits, '_', '.' or '-'", ref)
+	case seen[ref]:
+		v.add(path, "duplicate ref %q", ref)
+	}
+	seen[ref] = true
+}
+
+func (v *validator) required(path, value string) {
+	if strings.TrimSpace(value) == "" {
+		v.add(path, "is required")
+	}
+}
+
+// Plan validates the whole file against itself and the company's records
+// already in the store, and returns the upsert plan or every error found.
+func Plan(f *File, known store.KnownCatalog) (*store.CatalogPlan, error) {
+	v := &validator{known: known}
+	plan := &store.CatalogPlan{}
+
+	cities := map[string]bool{}
+	for i, c := range f.Cities {
+		p := fmt.Sprintf("$.cities[%d]", i)
+		v.ref(p+".ref", c.Ref, cities)
+		v.required(p+".name", c.Name)
+		plan.Cities = append(plan.Cities, store.PlanCity{Ref: c.Ref, Name: c.Name})
+	}
+
+	// venue ref → scheme ref → seats, from the file and from the store.
+	schemes := map[string]map[string][]store.PlanSeat{}
+	for ref, s := range known.Venues {
+		schemes[ref] = s
+	}
+	venues := map[string]bool{}
+	for i, ven := range f.Venues {
+		p := fmt.Sprintf("$.venues[%d]", i)
+		v.ref(p+".ref", ven.Ref, venues)
+		v.required(p+".name", ven.Name)
+		if ven.City == "" {
+			v.add(p+".city", "is required")
+		} else if !cities[ven.City] && !known.Cities[ven.City] {
+			v.add(p+".city", "unknown city %q", ven.City)
+		}
+		if _, err := time.LoadLocation(ven.Timezone); err != nil || ven.Timezone == "" {
+			v.add(p+".timezone", "unknown time zone %q", ven.Timezone)
+		}
+		pv := store.PlanVenue{Ref: ven.Ref, Name: ven.Name, CityRef: ven.City, Timezone: ven.Timezone}
+		vs := map[string][]store.PlanSeat{}
+		seenSchemes := map[string]bool{}
+		for j, s := range ven.Schemes {
+			ps := v.scheme(fmt.Sprintf("%s.schemes[%d]", p, j), s, seenSchemes)
+			vs[s.Ref] = ps.Seats
+			pv.Schemes = append(pv.Schemes, ps)
+		}
+		schemes[ven.Ref] = vs
+		plan.Venues = append(plan.Venues, pv)
+	}
+
+	events := map[string]bool{}
+	for i, e := range f.Events {
+		plan.Events = append(plan.Events, v.event(fmt.Sprintf("$.events[%d]", i), e, events, schemes))
+	}
+	if len(v.errs) > 0 {
+		return nil, v.errs
+	}
+	return plan, nil
+}
+
+// Geometry is the scheme as GET /v1/events/{id}/scheme serves it.
+type Geometry struct {
+	Zones []GeometryZone `json:"zones"`
+}
+
+type GeometryZone struct {
+	ID   string        `json:"id"`
+	Name string        `json:"name"`
+	Rows []GeometryRow `json:"rows"`
+}
+
+type GeometryRow struct {
+	Row   string         `json:"row"`
+	Seats []GeometrySeat `json:"seats"`
+}
+
+type GeometrySeat struct {
+	SeatID string   `json:"seat_id"`
+	Number string   `json:"number"`
+	Label  string   `json:"label"`
+	X      *float64 `json:"x,omitempty"`
+	Y      *float64 `json:"y,omitempty"`
+}
+
+func (v *validator) scheme(p string, s Scheme, seen map[string]bool) store.PlanScheme {
+	v.ref(p+".ref", s.Ref, seen)
+	v.required(p+".name", s.Name)
+	if len(s.Zones) == 0 {
+		v.add(p+".zones", "a scheme needs at least one zone")
+	}
+	ps := store.PlanScheme{Ref: s.Ref, Name: s.Name}
+	var geo Geometry
+	zones := map[string]bool{}
+	for zi, z := range s.Zones {
+		zp := fmt.Sprintf("%s.zones[%d]", p, zi)
+		switch {
+		case !partPattern.MatchString(z.ID):
+			v.add(zp+".id", "zone id %q must be 1-32 letters, digits, '_' or '.'", z.ID)
+		case zones[z.ID]:
+			v.add(zp+".id", "duplicate zone id %q", z.ID)
+		}
+		zones[z.ID] = true
+		v.required(zp+".name", z.Name)
+		gz := GeometryZone{ID: z.ID, Name: z.Name}
+		rows := map[string]bool{}
+		for ri, r := range z.Rows {
+			rp := fmt.Sprintf("%s.rows[%d]", zp, ri)
+			switch {
+			case !partPattern.MatchString(r.Row):
+				v.add(rp+".row", "row %q must be 1-32 letters, digits, '_' or '.'", r.Row)
+			case rows[r.Row]:
+				v.add(rp+".row", "duplicate row %q", r.Row)
+			}
+			rows[r.Row] = true
+			list := r.Seats.List()
+			if (r.Seats.IsCount && (r.Seats.Count < 1 || r.Seats.Count > maxSeatsPerRow)) || len(list) == 0 || len(list) > maxSeatsPerRow {
+				v.add(rp+".seats", "a row has 1 to %d seats", maxSeatsPerRow)
+				continue
+			}
+			gr := GeometryRow{Row: r.Row}
+			numbers := map[string]bool{}
+			for si, seat := range list {
+				sp := fmt.Sprintf("%s.seats[%d]", rp, si)
+				switch {
+				case !partPattern.MatchString(seat.Number):
+					v.add(sp, "seat number %q must be 1-32 letters, digits, '_' or '.'", seat.Number)
+				case numbers[seat.Number]:
+					v.add(sp, "duplicate seat number %q", seat.Number)
+				}
+				numbers[seat.Number] = true
+				id := z.ID + "-" + r.Row + "-" + seat.Number
+				label := fmt.Sprintf("%s, row %s, seat %s", z.Name, r.Row, seat.Number)
+				ps.Seats = append(ps.Seats, store.PlanSeat{SeatID: id, ZoneID: z.ID, Row: r.Row, Number: seat.Number, Label: label})
+				gr.Seats = append(gr.Seats, GeometrySeat{SeatID: id, Number: seat.Number, Label: label, X: seat.X, Y: seat.Y})
+			}
+			gz.Rows = append(gz.Rows, gr)
+		}
+		if len(z.Rows) == 0 {
+			v.add(zp+".rows", "a zone needs at least one row")
+		}
+		geo.Zones = append(geo.Zones, gz)
+	}
+	if len(ps.Seats) > maxSchemeSeats {
+		v.add(p, "a scheme has at most %d seats, this one %d", maxSchemeSeats, len(ps.Seats))
+	}
+	geometry, err := json.Marshal(geo)
+	if err != nil {
+		v.add(p, "encode geometry: %v", err)
+	}
+	sum := sha256.Sum256(geometry)
+	ps.Geometry, ps.ETag = geometry, hex.EncodeToString(sum[:16])
+	return ps
+}
+
+func (v *validator) event(p string, e Event, seen map[string]bool, schemes map[string]map[string][]store.PlanSeat) store.PlanEvent {
+	v.ref(p+".ref", e.Ref, seen)
+	v.required(p+".title", e.Title)
+	if !slugPattern.MatchString(e.Slug) {
+		v.add(p+".slug", "slug %q must be lowercase letters and digits separated by '-'", e.Slug)
+	}
+	switch e.Status {
+	case "published", "draft", "archived":
+	default:
+		v.add(p+".status", "status must be published, draft or archived, not %q", e.Status)
+	}
+	if e.StartsAt.IsZero() {
+		v.add(p+".starts_at", "is required (ISO 8601 with offset)")
+	}
+	switch e.Fee.Mode {
+	case string(pricing.Included), string(pricing.Separate):
+	default:
+		v.add(p+".fee.mode", "mode must be included or separate, not %q", e.Fee.Mode)
+	}
+	if e.Fee.RateBP < 0 || e.Fee.RateBP > 10000 {
+		v.add(p+".fee.rate_bp", "rate_bp must be 0..10000 (basis points)")
+	}
+	if e.Fee.MinFee < 0 || e.Fee.MinFee > maxPrice {
+		v.add(p+".fee.min_fee", "min_fee must be 0..%d", maxPrice)
+	}
+	pe := store.PlanEvent{
+		Ref: e.Ref, Title: e.Title, Slug: e.Slug, Status: e.Status, StartsAt: e.StartsAt,
+		VenueRef: e.Venue, SchemeRef: e.Scheme,
+		Fee: pricing.Fee{Mode: pricing.Mode(e.Fee.Mode), RateBP: e.Fee.RateBP, MinFee: e.Fee.MinFee},
+	}
+
+	var seats []store.PlanSeat
+	venueSchemes, venueOK := schemes[e.Venue]
+	switch {
+	case e.Venue == "":
+		v.add(p+".venue", "is required")
+	case !venueOK:
+		v.add(p+".venue", "unknown venue %q", e.Venue)
+	case e.Scheme != "":
+		var ok bool
+		if seats, ok = venueSchemes[e.Scheme]; !ok {
+			v.add(p+".scheme", "venue %q has no scheme %q", e.Venue, e.Scheme)
+		}
+	}
+	hasScheme := e.Scheme != ""
+	if hasScheme && len(e.Sessions) > 0 {
+		v.add(p+".sessions", "an event with a scheme cannot have sessions")
+	}
+	if len(e.Categories) == 0 {
+		v.add(p+".categories", "an event needs at least one ticket category")
+	}
+
+	// Which category sells each seat: a row binding is more specific than a
+	// zone binding and wins over it; two bindings of the same kind clash.
+	zoneOf := map[string]string{}
+	rowOf := map[string]string{}
+	zonesInScheme, rowsInScheme := map[string]bool{}, map[string]bool{}
+	for _, s := range seats {
+		zonesInScheme[s.ZoneID] = true
+		rowsInScheme[s.ZoneID+"\x00"+s.Row] = true
+	}
+	cats := map[string]bool{}
+	for ci, c := range e.Categories {
+		cp := fmt.Sprintf("%s.categories[%d]", p, ci)
+		v.ref(cp+".ref", c.Ref, cats)
+		v.required(cp+".name", c.Name)
+		if c.Price < 0 || c.Price > maxPrice {
+			v.add(cp+".price", "price must be 0..%d kopecks", maxPrice)
+		}
+		for pi, pc := range c.PriceChanges {
+			pp := fmt.Sprintf("%s.price_changes[%d]", cp, pi)
+			if (pc.From == nil) == (pc.AfterSold == nil) {
+				v.add(pp, "give exactly one of from or after_sold")
+			}
+			if pc.AfterSold != nil && *pc.AfterSold < 0 {
+				v.add(pp+".after_sold", "must not be negative")
+			}
+			if pc.Price < 0 || pc.Price > maxPrice {
+				v.add(pp+".price", "price must be 0..%d kopecks", maxPrice)
+			}
+		}
+		if hasScheme {
+			if c.Capacity != nil {
+				v.add(cp+".capacity", "a category of an event with a scheme sells seats, not capacity")
+			}
+			if len(c.Zones) == 0 && len(c.Rows) == 0 {
+				v.add(cp, "a category of an event with a scheme binds zones or rows")
+			}
+			for zi, z := range c.Zones {
+				switch {
+				case !zonesInScheme[z] && seats != nil:
+					v.add(fmt.Sprintf("%s.zones[%d]", cp, zi), "scheme has no zone %q", z)
+				case zoneOf[z] != "":
+					v.add(fmt.Sprintf("%s.zones[%d]", cp, zi), "zone %q is already bound to category %q", z, zoneOf[z])
+				default:
+					zoneOf[z] = c.Ref
+				}
+			}
+			for _, z := range slices.Sorted(maps.Keys(c.Rows)) {
+				for ri, r := range c.Rows[z] {
+					key := z + "\x00" + r
+					switch {
+					case !rowsInScheme[key] && seats != nil:
+						v.add(fmt.Sprintf("%s.rows.%s[%d]", cp, z, ri), "scheme has no row %q in zone %q", r, z)
+					case rowOf[key] != "":
+						v.add(fmt.Sprintf("%s.rows.%s[%d]", cp, z, ri), "row %q of zone %q is already bound to category %q", r, z, rowOf[key])
+					default:
+						rowOf[key] = c.Ref
+					}
+				}
+			}
+		} else {
+			if len(c.Zones) > 0 || len(c.Rows) > 0 {
+				v.add(cp, "zones and rows need an event with a scheme")
+			}
+			if len(e.Sessions) == 0 && c.Capacity == nil {
+				v.add(cp+".capacity", "a category of an event without a scheme or sessions needs a capacity")
+			}
+			if c.Capacity != nil && (*c.Capacity < 0 || *c.Capacity > 1_000_000) {
+				v.add(cp+".capacity", "capacity must be 0..1000000")
+			}
+		}
+		changes := make([]pricing.PriceChange, len(c.PriceChanges))
+		for i, pc := range c.PriceChanges {
+			changes[i] = pricing.PriceChange{From: pc.From, AfterSold: pc.AfterSold, Price: pc.Price}
+		}
+		pe.Categories = append(pe.Categories, store.PlanCategory{
+			Ref: c.Ref, Name: c.Name, BasePrice: c.Price, Capacity: c.Capacity,
+			Zones: c.Zones, Rows: c.Rows, PriceChanges: changes,
+		})
+	}
+	for _, s := range seats {
+		cat := rowOf[s.ZoneID+"\x00"+s.Row]
+		if cat == "" {
+			cat = zoneOf[s.ZoneID]
+		}
+		if cat != "" {
+			pe.Seats = append(pe.Seats, store.PlanEventSeat{PlanSeat: s, CategoryRef: cat})
+		}
+	}
+
+	sessions := map[string]bool{}
+	for si, s := range e.Sessions {
+		sp := fmt.Sprintf("%s.sessions[%d]", p, si)
+		v.ref(sp+".ref", s.Ref, sessions)
+		if s.StartsAt.IsZero() {
+			v.add(sp+".starts_at", "is required (ISO 8601 with offset)")
+		}
+		if s.Capacity < 1 || s.Capacity > 1_000_000 {
+			v.add(sp+".capacity", "capacity must be 1..1000000")
+		}
+		pe.Sessions = append(pe.Sessions, store.PlanSession{Ref: s.Ref, StartsAt: s.StartsAt, Capacity: s.Capacity})
+	}
+	return pe
+}

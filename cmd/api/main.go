@@ -1,0 +1,78 @@
+// Command api serves the partner HTTP API (/v1), the OpenAPI document and docs.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+	_ "time/tzdata" // venue time zones on minimal images
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+
+	"ticketsales/api"
+	"ticketsales/apikey"
+	"ticketsales/catalog"
+	"ticketsales/config"
+	"ticketsales/requestlog"
+	"ticketsales/store"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "api:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	logger := cfg.Logger()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// A lazy client lets the API start, and serve the catalog, while
+	// Temporal is still coming up; /readyz reports it.
+	tc, err := client.NewLazyClient(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
+		Logger: log.NewStructuredLogger(logger)})
+	if err != nil {
+		return fmt.Errorf("temporal client: %w", err)
+	}
+	defer tc.Close()
+
+	rl := requestlog.NewWriter(db, logger, cfg.RequestLogFlush)
+	srv := api.New(api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, cfg.AuthCacheTTL),
+		Catalog: catalog.New(db, time.Now), RequestLog: rl, Log: logger})
+	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.ListenAndServe() }()
+	logger.Info("api listening", "addr", cfg.HTTPAddr, "docs", cfg.PublicBaseURL+"/docs")
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve http: %w", err)
+	case <-ctx.Done():
+	}
+	// Let in-flight requests finish, then write the queued request log.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := httpSrv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Error("http shutdown", "err", err)
+	}
+	rl.Close()
+	logger.Info("api stopped")
+	return nil
+}

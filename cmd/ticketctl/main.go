@@ -1,0 +1,368 @@
+// Command ticketctl is the organizer's admin CLI: migrations, companies, API
+// keys, catalog import, the request log and the demo seed.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	_ "time/tzdata" // venue time zones are validated on import
+
+	"github.com/spf13/cobra"
+	"github.com/uptrace/bun"
+
+	"ticketsales/apikey"
+	"ticketsales/catalogfile"
+	"ticketsales/config"
+	"ticketsales/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := newRoot(os.Stdout).ExecuteContext(ctx); err != nil {
+		var ce catalogfile.Errors
+		if errors.As(err, &ce) && jsonOut {
+			_ = json.NewEncoder(os.Stdout).Encode(map[string]any{"errors": ce})
+		} else {
+			fmt.Fprintln(os.Stderr, "ticketctl:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+var jsonOut bool
+
+// cli carries what every command needs.
+type cli struct {
+	out io.Writer
+	db  *bun.DB
+}
+
+func (c *cli) open(cmd *cobra.Command) error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(cmd.Context(), cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	c.db = db
+	return nil
+}
+
+// print writes v as JSON with --json, else as the text text() returns.
+func (c *cli) print(v any, text func(w io.Writer)) error {
+	if jsonOut {
+		enc := json.NewEncoder(c.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	text(c.out)
+	return nil
+}
+
+func newRoot(out io.Writer) *cobra.Command {
+	c := &cli{out: out}
+	root := &cobra.Command{
+		Use:           "ticketctl",
+		Short:         "Administer the ticket sales service: companies, API keys, catalog, request log",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPostRun: func(*cobra.Command, []string) {
+			if c.db != nil {
+				_ = c.db.Close()
+			}
+		},
+	}
+	root.PersistentFlags().BoolVar(&jsonOut, "json", false, "machine-readable JSON output")
+	root.AddCommand(c.migrateCmd(), c.companyCmd(), c.keyCmd(), c.catalogCmd(), c.requestsCmd(), c.seedDemoCmd())
+	return root
+}
+
+func (c *cli) migrateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Create the database if needed and apply pending migrations",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Load()
+			if err != nil {
+				return err
+			}
+			if err := store.EnsureDatabase(cmd.Context(), cfg.DatabaseURL); err != nil {
+				return err
+			}
+			if err := c.open(cmd); err != nil {
+				return err
+			}
+			applied, err := store.Migrate(cmd.Context(), c.db)
+			if err != nil {
+				return err
+			}
+			if applied == nil {
+				applied = []string{}
+			}
+			return c.print(map[string]any{"applied": applied}, func(w io.Writer) {
+				if len(applied) == 0 {
+					fmt.Fprintln(w, "database is up to date")
+				}
+				for _, m := range applied {
+					fmt.Fprintln(w, "applied", m)
+				}
+			})
+		},
+	}
+}
+
+func (c *cli) companyCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "company", Short: "Manage companies (organizers)"}
+	var name string
+	create := &cobra.Command{
+		Use:   "create --name NAME",
+		Short: "Create a company and print its id",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if strings.TrimSpace(name) == "" {
+				return errors.New("--name is required")
+			}
+			if err := c.open(cmd); err != nil {
+				return err
+			}
+			co, err := store.CreateCompany(cmd.Context(), c.db, name)
+			if err != nil {
+				return err
+			}
+			return c.print(co, func(w io.Writer) { fmt.Fprintln(w, co.ID) })
+		},
+	}
+	create.Flags().StringVar(&name, "name", "", "company name")
+	cmd.AddCommand(create)
+	return cmd
+}
+
+type createdKey struct {
+	ID          int64    `json:"id"`
+	Key         string   `json:"key"`
+	CompanyID   int64    `json:"company_id"`
+	Environment string   `json:"environment"`
+	Scopes      []string `json:"scopes"`
+	Name        string   `json:"name"`
+}
+
+func (c *cli) createKey(cmd *cobra.Command, companyID int64, env, name string, scopes []string) (*createdKey, error) {
+	if env != apikey.Sandbox && env != apikey.Production {
+		return nil, fmt.Errorf("--env must be sandbox or production, not %q", env)
+	}
+	scopes, err := apikey.ValidateScopes(scopes)
+	if err != nil {
+		return nil, err
+	}
+	key, hash, prefix := apikey.Generate(env)
+	k, err := store.CreateAPIKey(cmd.Context(), c.db, companyID, env, name, hash, prefix, scopes)
+	if err != nil {
+		return nil, err
+	}
+	return &createdKey{ID: k.ID, Key: key, CompanyID: companyID, Environment: env, Scopes: scopes, Name: name}, nil
+}
+
+func (c *cli) keyCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "key", Short: "Manage API keys"}
+	var companyID int64
+	var env, name string
+	var scopes []string
+	create := &cobra.Command{
+		Use:   "create --company ID --env sandbox|production --scopes catalog:read,orders:read,orders:write [--name N]",
+		Short: "Create an API key; the key is printed once and stored only as a hash",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := c.open(cmd); err != nil {
+				return err
+			}
+			k, err := c.createKey(cmd, companyID, env, name, scopes)
+			if err != nil {
+				return err
+			}
+			return c.print(k, func(w io.Writer) {
+				fmt.Fprintf(w, "key id %d (%s, %s)\n%s\n", k.ID, k.Environment, strings.Join(k.Scopes, ","), k.Key)
+			})
+		},
+	}
+	create.Flags().Int64Var(&companyID, "company", 0, "company id")
+	create.Flags().StringVar(&env, "env", "", "sandbox or production")
+	create.Flags().StringSliceVar(&scopes, "scopes", apikey.AllScopes, "comma-separated scopes")
+	create.Flags().StringVar(&name, "name", "", "a name for the key")
+	_ = create.MarkFlagRequired("company")
+	_ = create.MarkFlagRequired("env")
+
+	revoke := &cobra.Command{
+		Use:   "revoke KEY_ID",
+		Short: "Revoke an API key (it stops working within the auth cache TTL)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil {
+				return fmt.Errorf("KEY_ID must be a number: %w", err)
+			}
+			if err := c.open(cmd); err != nil {
+				return err
+			}
+			k, err := store.RevokeAPIKey(cmd.Context(), c.db, id)
+			if err != nil {
+				return err
+			}
+			return c.print(k, func(w io.Writer) { fmt.Fprintf(w, "key %d revoked at %s\n", k.ID, k.RevokedAt.Format(time.RFC3339)) })
+		},
+	}
+	cmd.AddCommand(create, revoke)
+	return cmd
+}
+
+func (c *cli) catalogCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "catalog", Short: "Manage the catalog"}
+	var companyID int64
+	imp := &cobra.Command{
+		Use:   "import --company ID FILE.json",
+		Short: "Upsert a catalog file by ref; a file with any error is refused whole",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			if err := c.open(cmd); err != nil {
+				return err
+			}
+			return c.importCatalog(cmd, companyID, data)
+		},
+	}
+	imp.Flags().Int64Var(&companyID, "company", 0, "company id")
+	_ = imp.MarkFlagRequired("company")
+	cmd.AddCommand(imp)
+	return cmd
+}
+
+func (c *cli) importCatalog(cmd *cobra.Command, companyID int64, data []byte) error {
+	res, err := catalogfile.Import(cmd.Context(), c.db, companyID, data)
+	if err != nil {
+		return err
+	}
+	return c.print(res, func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "KIND\tREF\tID\tACTION")
+		for _, r := range res.Records {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Kind, r.Ref, r.ID, r.Action)
+		}
+		_ = tw.Flush()
+		fmt.Fprintf(w, "%d created, %d updated, %d unchanged; %d seats changed\n",
+			res.Count(store.Created), res.Count(store.Updated), res.Count(store.Unchanged), res.SeatsChanged)
+	})
+}
+
+func (c *cli) requestsCmd() *cobra.Command {
+	var f store.RequestLogFilter
+	var since string
+	cmd := &cobra.Command{
+		Use:   "requests --company ID [--since T] [--status N] [--key ID] [--limit N]",
+		Short: "List the request log, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if since != "" {
+				t, err := parseSince(since, time.Now())
+				if err != nil {
+					return err
+				}
+				f.Since = t
+			}
+			if err := c.open(cmd); err != nil {
+				return err
+			}
+			entries, err := store.ListRequestLog(cmd.Context(), c.db, f)
+			if err != nil {
+				return err
+			}
+			if entries == nil {
+				entries = []store.RequestLogEntry{}
+			}
+			return c.print(entries, func(w io.Writer) {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "TIME\tREQUEST ID\tKEY\tMETHOD\tPATH\tSTATUS\tDURATION")
+				for _, e := range entries {
+					key := "-"
+					if e.APIKeyID != nil {
+						key = strconv.FormatInt(*e.APIKeyID, 10)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", e.CreatedAt.Format(time.RFC3339), e.RequestID, key,
+						e.Method, e.Path, e.Status, time.Duration(e.DurationUS)*time.Microsecond)
+				}
+				_ = tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().Int64Var(&f.CompanyID, "company", 0, "company id")
+	cmd.Flags().Int64Var(&f.APIKeyID, "key", 0, "API key id")
+	cmd.Flags().IntVar(&f.Status, "status", 0, "HTTP status")
+	cmd.Flags().StringVar(&since, "since", "", "an ISO 8601 time or a duration back from now (e.g. 1h)")
+	cmd.Flags().IntVar(&f.Limit, "limit", 100, "at most this many entries")
+	_ = cmd.MarkFlagRequired("company")
+	return cmd
+}
+
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return now.Add(-d), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--since must be an ISO 8601 time or a duration like 1h: %q", s)
+	}
+	return t, nil
+}
+
+const demoCompany = "Demo Organizer"
+
+func (c *cli) seedDemoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "seed-demo",
+		Short: "Create (or reuse) the demo company, load the demo catalog and print a new sandbox key",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := c.open(cmd); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			var companyID int64
+			err := c.db.NewRaw("SELECT id FROM companies WHERE name = ? ORDER BY id LIMIT 1", demoCompany).Scan(ctx, &companyID)
+			if err != nil {
+				co, err := store.CreateCompany(ctx, c.db, demoCompany)
+				if err != nil {
+					return err
+				}
+				companyID = co.ID
+			}
+			res, err := catalogfile.Import(ctx, c.db, companyID, catalogfile.Demo(time.Now()))
+			if err != nil {
+				return err
+			}
+			k, err := c.createKey(cmd, companyID, apikey.Sandbox, "demo", apikey.AllScopes)
+			if err != nil {
+				return err
+			}
+			out := map[string]any{"company_id": companyID, "key": k, "catalog": res}
+			return c.print(out, func(w io.Writer) {
+				fmt.Fprintf(w, "demo company %d: catalog %d created, %d updated, %d unchanged\n", companyID,
+					res.Count(store.Created), res.Count(store.Updated), res.Count(store.Unchanged))
+				fmt.Fprintf(w, "demo sandbox key: %s\n", k.Key)
+			})
+		},
+	}
+}

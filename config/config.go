@@ -1,0 +1,49 @@
+// Package config reads the service's settings from environment variables.
+// Every variable, its default and meaning is listed in the README.
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// DefaultDatabaseURL is the local Postgres the scripts look for first.
+const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/ticketsales?sslmode=disable"
+
+// Config holds every setting of the api, worker and ticketctl.
+type Config struct {
+	DatabaseURL       string        `env:"DATABASE_URL"`
+	TemporalAddress   string        `env:"TEMPORAL_ADDRESS" envDefault:"127.0.0.1:7233"`
+	TemporalNamespace string        `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
+	HTTPAddr          string        `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
+	PublicBaseURL     string        `env:"PUBLIC_BASE_URL" envDefault:"http://127.0.0.1:8080"`
+	AuthCacheTTL      time.Duration `env:"AUTH_CACHE_TTL" envDefault:"10s"`
+	RequestLogFlush   time.Duration `env:"REQUEST_LOG_FLUSH" envDefault:"500ms"`
+	LogLevel          slog.Level    `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat         string        `env:"LOG_FORMAT" envDefault:"text"`
+}
+
+// Load reads the environment.
+func Load() (Config, error) {
+	var c Config
+	if err := env.Parse(&c); err != nil {
+		return c, fmt.Errorf("read configuration: %w", err)
+	}
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = DefaultDatabaseURL
+	}
+	return c, nil
+}
+
+// Logger builds the structured logger the settings ask for.
+func (c Config) Logger() *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}

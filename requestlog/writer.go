@@ -1,0 +1,88 @@
+// Package requestlog records every partner request for the organizer's
+// request log, in batches off the request path.
+package requestlog
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"ticketsales/store"
+)
+
+// Writer queues entries in memory and writes them in batches, so logging a
+// request adds no database round trip to it.
+type Writer struct {
+	db       bun.IDB
+	log      *slog.Logger
+	ch       chan store.RequestLogEntry
+	interval time.Duration
+	batch    int
+	dropped  atomic.Int64
+	done     chan struct{}
+	stop     sync.Once
+}
+
+// NewWriter starts the background flusher; Close flushes what is queued.
+func NewWriter(db bun.IDB, log *slog.Logger, interval time.Duration) *Writer {
+	w := &Writer{db: db, log: log, ch: make(chan store.RequestLogEntry, 10_000),
+		interval: interval, batch: 1000, done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// Log queues an entry. When the queue is full (the database is down or too
+// slow) the entry is dropped and counted rather than slowing the request.
+func (w *Writer) Log(e store.RequestLogEntry) {
+	select {
+	case w.ch <- e:
+	default:
+		w.dropped.Add(1)
+	}
+}
+
+// Dropped counts entries lost to a full queue.
+func (w *Writer) Dropped() int64 { return w.dropped.Load() }
+
+func (w *Writer) run() {
+	defer close(w.done)
+	ticker := time.NewTicker(w.interval)
+	defer ticker.Stop()
+	buf := make([]store.RequestLogEntry, 0, w.batch)
+	flush := func() {
+		if len(buf) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := store.InsertRequestLog(ctx, w.db, buf); err != nil {
+			w.log.Error("request log flush failed", "entries", len(buf), "err", err)
+		}
+		buf = buf[:0]
+	}
+	for {
+		select {
+		case e, ok := <-w.ch:
+			if !ok {
+				flush()
+				return
+			}
+			buf = append(buf, e)
+			if len(buf) >= w.batch {
+				flush()
+			}
+		case <-ticker.C:
+			flush()
+		}
+	}
+}
+
+// Close stops accepting entries and waits until the queue is written.
+func (w *Writer) Close() {
+	w.stop.Do(func() { close(w.ch) })
+	<-w.done
+}

@@ -1,0 +1,279 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"ticketsales/pricing"
+)
+
+// Event is an event row with its venue and city names.
+type Event struct {
+	bun.BaseModel `bun:"table:events,alias:e"`
+	ID            int64     `bun:"id,pk"`
+	CompanyID     int64     `bun:"company_id"`
+	Ref           string    `bun:"ref"`
+	Title         string    `bun:"title"`
+	Slug          string    `bun:"slug"`
+	Status        string    `bun:"status"`
+	StartsAt      time.Time `bun:"starts_at"`
+	VenueID       int64     `bun:"venue_id"`
+	SchemeID      *int64    `bun:"scheme_id"`
+	Currency      string    `bun:"currency"`
+	FeeMode       string    `bun:"fee_mode"`
+	FeeRateBP     int64     `bun:"fee_rate_bp"`
+	MinFee        int64     `bun:"min_fee"`
+	SeatVersion   int64     `bun:"seat_version"`
+	CreatedAt     time.Time `bun:"created_at"`
+	UpdatedAt     time.Time `bun:"updated_at"`
+	VenueName     string    `bun:"venue_name,scanonly"`
+	CityID        int64     `bun:"city_id,scanonly"`
+	CityName      string    `bun:"city_name,scanonly"`
+}
+
+// Fee is the event's fee setting.
+func (e *Event) Fee() pricing.Fee {
+	return pricing.Fee{Mode: pricing.Mode(e.FeeMode), RateBP: e.FeeRateBP, MinFee: e.MinFee}
+}
+
+// Category is a ticket category of an event.
+type Category struct {
+	bun.BaseModel `bun:"table:ticket_categories,alias:c"`
+	ID            int64                 `bun:"id,pk"`
+	EventID       int64                 `bun:"event_id"`
+	Ref           string                `bun:"ref"`
+	Name          string                `bun:"name"`
+	Position      int                   `bun:"position"`
+	BasePrice     int64                 `bun:"base_price"`
+	Capacity      *int                  `bun:"capacity"`
+	Sold          int                   `bun:"sold"`
+	Zones         []string              `bun:"zones,array"`
+	PriceChanges  []pricing.PriceChange `bun:"price_changes,type:jsonb"`
+	UpdatedAt     time.Time             `bun:"updated_at"`
+}
+
+// PriceAt is the category's price at now after its price changes.
+func (c *Category) PriceAt(now time.Time) int64 {
+	return pricing.CurrentPrice(c.BasePrice, c.PriceChanges, now, c.Sold)
+}
+
+// NextPriceChange is the next moment a date rule changes the price, or zero.
+func (c *Category) NextPriceChange(now time.Time) time.Time {
+	var next time.Time
+	for _, pc := range c.PriceChanges {
+		if pc.From != nil && pc.From.After(now) && (next.IsZero() || pc.From.Before(next)) {
+			next = *pc.From
+		}
+	}
+	return next
+}
+
+// EventFilter selects a company's events; zero fields match all.
+type EventFilter struct {
+	Status       string
+	CityID       int64
+	VenueID      int64
+	DateFrom     time.Time
+	DateTo       time.Time
+	HasScheme    *bool
+	UpdatedSince time.Time
+	Page         int
+	PerPage      int
+}
+
+func eventQuery(db bun.IDB, out any) *bun.SelectQuery {
+	return db.NewSelect().Model(out).
+		ColumnExpr("e.*").
+		ColumnExpr("v.name AS venue_name, v.city_id, ci.name AS city_name").
+		Join("JOIN venues AS v ON v.id = e.venue_id").
+		Join("JOIN cities AS ci ON ci.id = v.city_id")
+}
+
+// ListEvents returns one page of the company's events and the total count.
+func ListEvents(ctx context.Context, db bun.IDB, companyID int64, f EventFilter) ([]Event, int, error) {
+	var events []Event
+	q := eventQuery(db, &events).Where("e.company_id = ?", companyID).Where("e.status = ?", f.Status)
+	if f.CityID != 0 {
+		q.Where("v.city_id = ?", f.CityID)
+	}
+	if f.VenueID != 0 {
+		q.Where("e.venue_id = ?", f.VenueID)
+	}
+	if !f.DateFrom.IsZero() {
+		q.Where("e.starts_at >= ?", f.DateFrom)
+	}
+	if !f.DateTo.IsZero() {
+		q.Where("e.starts_at < ?", f.DateTo)
+	}
+	if f.HasScheme != nil {
+		if *f.HasScheme {
+			q.Where("e.scheme_id IS NOT NULL")
+		} else {
+			q.Where("e.scheme_id IS NULL")
+		}
+	}
+	if !f.UpdatedSince.IsZero() {
+		q.Where("e.updated_at > ?", f.UpdatedSince)
+	}
+	q.OrderExpr("e.starts_at, e.id").Limit(int64(f.PerPage)).Offset(int64((f.Page - 1) * f.PerPage))
+	total, err := q.ScanAndCount(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list events of company %d: %w", companyID, err)
+	}
+	return events, int(total), nil
+}
+
+// GetEvent returns a company's event of any status.
+func GetEvent(ctx context.Context, db bun.IDB, companyID, eventID int64) (*Event, error) {
+	e := new(Event)
+	err := eventQuery(db, e).Where("e.id = ? AND e.company_id = ?", eventID, companyID).Scan(ctx)
+	if err != nil {
+		return nil, notFound(err, fmt.Sprintf("event %d", eventID))
+	}
+	return e, nil
+}
+
+// EventVersion is the little an availability request needs to know first.
+type EventVersion struct {
+	ID          int64
+	Status      string
+	SchemeID    *int64
+	SeatVersion int64
+}
+
+// GetEventVersion reads the event's seat version in one indexed lookup.
+func GetEventVersion(ctx context.Context, db bun.IDB, companyID, eventID int64) (*EventVersion, error) {
+	v := new(EventVersion)
+	err := db.NewRaw("SELECT id, status, scheme_id, seat_version FROM events WHERE id = ? AND company_id = ?",
+		eventID, companyID).Scan(ctx, v)
+	if err != nil {
+		return nil, notFound(err, fmt.Sprintf("event %d", eventID))
+	}
+	return v, nil
+}
+
+// CategoriesOf returns the categories of the given events in file order.
+func CategoriesOf(ctx context.Context, db bun.IDB, eventIDs ...int64) ([]Category, error) {
+	var cats []Category
+	if len(eventIDs) == 0 {
+		return nil, nil
+	}
+	err := db.NewSelect().Model(&cats).Where("event_id IN (?)", bun.In(eventIDs)).OrderExpr("event_id, position").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load categories: %w", err)
+	}
+	return cats, nil
+}
+
+// Session is a schedule slot of an event.
+type Session struct {
+	bun.BaseModel `bun:"table:sessions,alias:s"`
+	ID            int64     `bun:"id,pk"`
+	EventID       int64     `bun:"event_id"`
+	Ref           string    `bun:"ref"`
+	StartsAt      time.Time `bun:"starts_at"`
+	Capacity      int       `bun:"capacity"`
+	Sold          int       `bun:"sold"`
+}
+
+// ListSessions returns the sessions of the company's published events, or of
+// one own event of any status when eventID is given.
+func ListSessions(ctx context.Context, db bun.IDB, companyID, eventID int64, page, perPage int) ([]Session, int, error) {
+	var out []Session
+	q := db.NewSelect().Model(&out).ColumnExpr("s.*").
+		Join("JOIN events AS e ON e.id = s.event_id").Where("e.company_id = ?", companyID)
+	if eventID != 0 {
+		q.Where("s.event_id = ?", eventID)
+	} else {
+		q.Where("e.status = 'published'")
+	}
+	total, err := q.OrderExpr("s.starts_at, s.id").Limit(int64(perPage)).Offset(int64((page-1)*perPage)).ScanAndCount(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list sessions of company %d: %w", companyID, err)
+	}
+	return out, int(total), nil
+}
+
+// Venue is a venue with its city.
+type Venue struct {
+	bun.BaseModel `bun:"table:venues,alias:v"`
+	ID            int64  `bun:"id,pk"`
+	Name          string `bun:"name"`
+	CityID        int64  `bun:"city_id"`
+	Timezone      string `bun:"timezone"`
+	CityName      string `bun:"city_name,scanonly"`
+}
+
+// ListVenues returns one page of the company's venues.
+func ListVenues(ctx context.Context, db bun.IDB, companyID int64, page, perPage int) ([]Venue, int, error) {
+	var out []Venue
+	total, err := db.NewSelect().Model(&out).ColumnExpr("v.id, v.name, v.city_id, v.timezone, ci.name AS city_name").
+		Join("JOIN cities AS ci ON ci.id = v.city_id").Where("v.company_id = ?", companyID).
+		OrderExpr("v.name, v.id").Limit(int64(perPage)).Offset(int64((page-1)*perPage)).ScanAndCount(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list venues of company %d: %w", companyID, err)
+	}
+	return out, int(total), nil
+}
+
+// City is a city of a company's catalog.
+type City struct {
+	bun.BaseModel `bun:"table:cities,alias:ci"`
+	ID            int64  `bun:"id,pk"`
+	Name          string `bun:"name"`
+}
+
+// ListCities returns one page of the company's cities.
+func ListCities(ctx context.Context, db bun.IDB, companyID int64, page, perPage int) ([]City, int, error) {
+	var out []City
+	total, err := db.NewSelect().Model(&out).Column("id", "name").Where("company_id = ?", companyID).
+		OrderExpr("name, id").Limit(int64(perPage)).Offset(int64((page-1)*perPage)).ScanAndCount(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list cities of company %d: %w", companyID, err)
+	}
+	return out, int(total), nil
+}
+
+// SchemeGeometry returns a scheme's served geometry and its ETag.
+func SchemeGeometry(ctx context.Context, db bun.IDB, schemeID int64) (geometry []byte, etag string, err error) {
+	var row struct {
+		Geometry string
+		ETag     string `bun:"etag"`
+	}
+	if err := db.NewRaw("SELECT geometry::text AS geometry, etag FROM schemes WHERE id = ?", schemeID).Scan(ctx, &row); err != nil {
+		return nil, "", notFound(err, fmt.Sprintf("scheme %d", schemeID))
+	}
+	return []byte(row.Geometry), row.ETag, nil
+}
+
+// SeatState is one seat of an event's inventory as availability shows it.
+type SeatState struct {
+	SeatID        string
+	ZoneID        string
+	Row           string
+	Number        string
+	CategoryID    int64
+	State         string     // free, held or sold as stored
+	HoldExpiresAt *time.Time // for held seats
+}
+
+// EventSeats reads the whole inventory of an event and its seat version in
+// one consistent snapshot.
+func EventSeats(ctx context.Context, db *bun.DB, eventID int64) ([]SeatState, int64, error) {
+	var seats []SeatState
+	var version int64
+	err := db.RunInTx(ctx, &sqlRepeatableRead, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewRaw("SELECT seat_version FROM events WHERE id = ?", eventID).Scan(ctx, &version); err != nil {
+			return err
+		}
+		return tx.NewRaw(`SELECT seat_id, zone_id, row, number, category_id, state, hold_expires_at
+			FROM event_seats WHERE event_id = ? ORDER BY zone_id, row, number`, eventID).Scan(ctx, &seats)
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("read seats of event %d: %w", eventID, err)
+	}
+	return seats, version, nil
+}

@@ -1,0 +1,325 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// ImportAction says what an import did to one record.
+type ImportAction string
+
+const (
+	Created   ImportAction = "created"
+	Updated   ImportAction = "updated"
+	Unchanged ImportAction = "unchanged"
+)
+
+// ImportedRecord is one upserted record of a catalog import.
+type ImportedRecord struct {
+	Kind   string       `json:"kind"`
+	Ref    string       `json:"ref"`
+	ID     int64        `json:"id"`
+	Action ImportAction `json:"action"`
+}
+
+// ImportResult lists every record of the file with what happened to it.
+type ImportResult struct {
+	Records []ImportedRecord `json:"records"`
+	// SeatsChanged counts inventory rows added, rebound or removed.
+	SeatsChanged int64 `json:"seats_changed"`
+}
+
+// Count returns how many records had the given action.
+func (r ImportResult) Count(a ImportAction) int {
+	n := 0
+	for _, rec := range r.Records {
+		if rec.Action == a {
+			n++
+		}
+	}
+	return n
+}
+
+// LoadKnownCatalog loads the refs a company's catalog file may refer to.
+func LoadKnownCatalog(ctx context.Context, db bun.IDB, companyID int64) (KnownCatalog, error) {
+	known := KnownCatalog{Cities: map[string]bool{}, Venues: map[string]map[string][]PlanSeat{}}
+	var cities []string
+	if err := db.NewRaw("SELECT ref FROM cities WHERE company_id = ?", companyID).Scan(ctx, &cities); err != nil {
+		return known, fmt.Errorf("load cities of company %d: %w", companyID, err)
+	}
+	for _, c := range cities {
+		known.Cities[c] = true
+	}
+	var seats []struct {
+		VenueRef  string
+		SchemeRef string
+		PlanSeat
+	}
+	err := db.NewRaw(`
+		SELECT v.ref AS venue_ref, s.ref AS scheme_ref, ss.seat_id, ss.zone_id, ss.row, ss.number, ss.label
+		FROM venues v
+		LEFT JOIN schemes s ON s.venue_id = v.id
+		LEFT JOIN scheme_seats ss ON ss.scheme_id = s.id
+		WHERE v.company_id = ?
+		ORDER BY v.ref, s.ref, ss.zone_id, ss.row, ss.number`, companyID).Scan(ctx, &seats)
+	if err != nil {
+		return known, fmt.Errorf("load venues of company %d: %w", companyID, err)
+	}
+	for _, s := range seats {
+		if known.Venues[s.VenueRef] == nil {
+			known.Venues[s.VenueRef] = map[string][]PlanSeat{}
+		}
+		if s.SchemeRef != "" {
+			known.Venues[s.VenueRef][s.SchemeRef] = append(known.Venues[s.VenueRef][s.SchemeRef], s.PlanSeat)
+		}
+	}
+	return known, nil
+}
+
+// importer upserts one plan inside one transaction.
+type importer struct {
+	tx      bun.Tx
+	company int64
+	result  ImportResult
+}
+
+// upsert runs an INSERT … ON CONFLICT DO UPDATE … WHERE changed RETURNING id,
+// (xmax = 0); when the row was unchanged nothing returns and lookup finds it.
+func (im *importer) upsert(ctx context.Context, kind, ref, insert, lookup string, args ...any) (int64, error) {
+	var rows []struct {
+		ID      int64
+		Created bool
+	}
+	if err := im.tx.NewRaw(insert+" RETURNING id, (xmax = 0) AS created", args...).Scan(ctx, &rows); err != nil {
+		return 0, fmt.Errorf("upsert %s %q: %w", kind, ref, err)
+	}
+	rec := ImportedRecord{Kind: kind, Ref: ref, Action: Unchanged}
+	if len(rows) == 1 {
+		rec.ID = rows[0].ID
+		rec.Action = Updated
+		if rows[0].Created {
+			rec.Action = Created
+		}
+	} else if err := im.tx.NewRaw(lookup, args[:2]...).Scan(ctx, &rec.ID); err != nil {
+		return 0, fmt.Errorf("find %s %q: %w", kind, ref, err)
+	}
+	im.result.Records = append(im.result.Records, rec)
+	return rec.ID, nil
+}
+
+// ImportCatalog upserts the whole plan by ref in one transaction: either all
+// of it lands or none. Importing the same plan twice changes nothing.
+func ImportCatalog(ctx context.Context, db *bun.DB, companyID int64, plan *CatalogPlan) (ImportResult, error) {
+	im := &importer{company: companyID}
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		im.tx = tx
+		im.result = ImportResult{}
+		return im.run(ctx, plan)
+	})
+	if err != nil {
+		return ImportResult{}, fmt.Errorf("import catalog for company %d: %w", companyID, err)
+	}
+	return im.result, nil
+}
+
+func (im *importer) run(ctx context.Context, plan *CatalogPlan) error {
+	cityIDs := map[string]int64{}
+	for _, c := range plan.Cities {
+		id, err := im.upsert(ctx, "city", c.Ref, `
+			INSERT INTO cities (company_id, ref, name) VALUES (?, ?, ?)
+			ON CONFLICT (company_id, ref) DO UPDATE SET name = EXCLUDED.name
+			WHERE cities.name IS DISTINCT FROM EXCLUDED.name`,
+			"SELECT id FROM cities WHERE company_id = ? AND ref = ?", im.company, c.Ref, c.Name)
+		if err != nil {
+			return err
+		}
+		cityIDs[c.Ref] = id
+	}
+	for _, v := range plan.Venues {
+		cityID, err := im.idOf(ctx, "cities", cityIDs, v.CityRef)
+		if err != nil {
+			return err
+		}
+		venueID, err := im.upsert(ctx, "venue", v.Ref, `
+			INSERT INTO venues (company_id, ref, name, city_id, timezone) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (company_id, ref) DO UPDATE SET name = EXCLUDED.name, city_id = EXCLUDED.city_id, timezone = EXCLUDED.timezone
+			WHERE (venues.name, venues.city_id, venues.timezone) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.city_id, EXCLUDED.timezone)`,
+			"SELECT id FROM venues WHERE company_id = ? AND ref = ?", im.company, v.Ref, v.Name, cityID, v.Timezone)
+		if err != nil {
+			return err
+		}
+		for _, s := range v.Schemes {
+			if err := im.scheme(ctx, venueID, s); err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range plan.Events {
+		if err := im.event(ctx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// idOf resolves a ref upserted earlier in this import, or one already stored.
+func (im *importer) idOf(ctx context.Context, table string, ids map[string]int64, ref string) (int64, error) {
+	if id, ok := ids[ref]; ok {
+		return id, nil
+	}
+	var id int64
+	err := im.tx.NewRaw("SELECT id FROM ? WHERE company_id = ? AND ref = ?", bun.Ident(table), im.company, ref).Scan(ctx, &id)
+	if err != nil {
+		return 0, notFound(err, fmt.Sprintf("%s ref %q", table, ref))
+	}
+	ids[ref] = id
+	return id, nil
+}
+
+func (im *importer) scheme(ctx context.Context, venueID int64, s PlanScheme) error {
+	// The venue-scoped key is "venue ref/scheme ref" in the result.
+	schemeID, err := im.upsert(ctx, "scheme", s.Ref, `
+		INSERT INTO schemes (venue_id, ref, name, geometry, etag) VALUES (?, ?, ?, ?::jsonb, ?)
+		ON CONFLICT (venue_id, ref) DO UPDATE SET name = EXCLUDED.name, geometry = EXCLUDED.geometry, etag = EXCLUDED.etag
+		WHERE (schemes.name, schemes.etag) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.etag)`,
+		"SELECT id FROM schemes WHERE venue_id = ? AND ref = ?", venueID, s.Ref, s.Name, string(s.Geometry), s.ETag)
+	if err != nil {
+		return err
+	}
+	if im.result.Records[len(im.result.Records)-1].Action == Unchanged {
+		return nil
+	}
+	cols := seatColumns(s.Seats)
+	if _, err := im.tx.NewRaw(`
+		INSERT INTO scheme_seats (scheme_id, seat_id, zone_id, row, number, label)
+		SELECT ?, * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+		ON CONFLICT (scheme_id, seat_id) DO UPDATE SET label = EXCLUDED.label
+		WHERE scheme_seats.label IS DISTINCT FROM EXCLUDED.label`,
+		schemeID, cols.ids, cols.zones, cols.rows, cols.numbers, cols.labels).Exec(ctx); err != nil {
+		return fmt.Errorf("store seats of scheme %q: %w", s.Ref, err)
+	}
+	if _, err := im.tx.NewRaw("DELETE FROM scheme_seats WHERE scheme_id = ? AND seat_id <> ALL(?::text[])",
+		schemeID, cols.ids).Exec(ctx); err != nil {
+		return fmt.Errorf("drop removed seats of scheme %q: %w", s.Ref, err)
+	}
+	return nil
+}
+
+type seatCols struct {
+	ids, zones, rows, numbers, labels any
+}
+
+func seatColumns(seats []PlanSeat) seatCols {
+	ids, zones, rows, numbers, labels := make([]string, len(seats)), make([]string, len(seats)),
+		make([]string, len(seats)), make([]string, len(seats)), make([]string, len(seats))
+	for i, s := range seats {
+		ids[i], zones[i], rows[i], numbers[i], labels[i] = s.SeatID, s.ZoneID, s.Row, s.Number, s.Label
+	}
+	return seatCols{pgdialect.Array(ids), pgdialect.Array(zones), pgdialect.Array(rows), pgdialect.Array(numbers), pgdialect.Array(labels)}
+}
+
+func (im *importer) event(ctx context.Context, e PlanEvent) error {
+	var venue struct{ ID int64 }
+	if err := im.tx.NewRaw("SELECT id FROM venues WHERE company_id = ? AND ref = ?", im.company, e.VenueRef).Scan(ctx, &venue.ID); err != nil {
+		return notFound(err, fmt.Sprintf("venue %q of event %q", e.VenueRef, e.Ref))
+	}
+	var schemeID *int64
+	if e.SchemeRef != "" {
+		var id int64
+		if err := im.tx.NewRaw("SELECT id FROM schemes WHERE venue_id = ? AND ref = ?", venue.ID, e.SchemeRef).Scan(ctx, &id); err != nil {
+			return notFound(err, fmt.Sprintf("scheme %q of event %q", e.SchemeRef, e.Ref))
+		}
+		schemeID = &id
+	}
+	eventID, err := im.upsert(ctx, "event", e.Ref, `
+		INSERT INTO events (company_id, ref, title, slug, status, starts_at, venue_id, scheme_id, fee_mode, fee_rate_bp, min_fee)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (company_id, ref) DO UPDATE SET title = EXCLUDED.title, slug = EXCLUDED.slug, status = EXCLUDED.status,
+			starts_at = EXCLUDED.starts_at, venue_id = EXCLUDED.venue_id, scheme_id = EXCLUDED.scheme_id,
+			fee_mode = EXCLUDED.fee_mode, fee_rate_bp = EXCLUDED.fee_rate_bp, min_fee = EXCLUDED.min_fee
+		WHERE (events.title, events.slug, events.status, events.starts_at, events.venue_id, events.scheme_id,
+			events.fee_mode, events.fee_rate_bp, events.min_fee) IS DISTINCT FROM
+			(EXCLUDED.title, EXCLUDED.slug, EXCLUDED.status, EXCLUDED.starts_at, EXCLUDED.venue_id, EXCLUDED.scheme_id,
+			EXCLUDED.fee_mode, EXCLUDED.fee_rate_bp, EXCLUDED.min_fee)`,
+		"SELECT id FROM events WHERE company_id = ? AND ref = ?",
+		im.company, e.Ref, e.Title, e.Slug, e.Status, e.StartsAt, venue.ID, schemeID, string(e.Fee.Mode), e.Fee.RateBP, e.Fee.MinFee)
+	if err != nil {
+		return err
+	}
+	catIDs := map[string]int64{}
+	for pos, c := range e.Categories {
+		changes, _ := json.Marshal(c.PriceChanges)
+		rows, _ := json.Marshal(c.Rows)
+		zones := c.Zones
+		if zones == nil {
+			zones = []string{}
+		}
+		id, err := im.upsert(ctx, "category", c.Ref, `
+			INSERT INTO ticket_categories (event_id, ref, name, position, base_price, capacity, zones, rows, price_changes)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb)
+			ON CONFLICT (event_id, ref) DO UPDATE SET name = EXCLUDED.name, position = EXCLUDED.position,
+				base_price = EXCLUDED.base_price, capacity = EXCLUDED.capacity, zones = EXCLUDED.zones,
+				rows = EXCLUDED.rows, price_changes = EXCLUDED.price_changes
+			WHERE (ticket_categories.name, ticket_categories.position, ticket_categories.base_price, ticket_categories.capacity,
+				ticket_categories.zones, ticket_categories.rows, ticket_categories.price_changes) IS DISTINCT FROM
+				(EXCLUDED.name, EXCLUDED.position, EXCLUDED.base_price, EXCLUDED.capacity,
+				EXCLUDED.zones, EXCLUDED.rows, EXCLUDED.price_changes)`,
+			"SELECT id FROM ticket_categories WHERE event_id = ? AND ref = ?",
+			eventID, c.Ref, c.Name, pos, c.BasePrice, c.Capacity, pgdialect.Array(zones), string(rows), string(changes))
+		if err != nil {
+			return err
+		}
+		catIDs[c.Ref] = id
+	}
+	for _, s := range e.Sessions {
+		_, err := im.upsert(ctx, "session", s.Ref, `
+			INSERT INTO sessions (event_id, ref, starts_at, capacity) VALUES (?, ?, ?, ?)
+			ON CONFLICT (event_id, ref) DO UPDATE SET starts_at = EXCLUDED.starts_at, capacity = EXCLUDED.capacity
+			WHERE (sessions.starts_at, sessions.capacity) IS DISTINCT FROM (EXCLUDED.starts_at, EXCLUDED.capacity)`,
+			"SELECT id FROM sessions WHERE event_id = ? AND ref = ?", eventID, s.Ref, s.StartsAt, s.Capacity)
+		if err != nil {
+			return err
+		}
+	}
+	return im.eventSeats(ctx, eventID, e, catIDs)
+}
+
+// eventSeats brings the event's seat inventory in line with its scheme and
+// category bindings. Only free seats are rebound or removed: a held or sold
+// seat keeps the category its price was fixed from.
+func (im *importer) eventSeats(ctx context.Context, eventID int64, e PlanEvent, catIDs map[string]int64) error {
+	plain := make([]PlanSeat, len(e.Seats))
+	cats := make([]int64, len(e.Seats))
+	for i, s := range e.Seats {
+		plain[i], cats[i] = s.PlanSeat, catIDs[s.CategoryRef]
+	}
+	cols := seatColumns(plain)
+	res, err := im.tx.NewRaw(`
+		INSERT INTO event_seats (event_id, seat_id, zone_id, row, number, label, category_id)
+		SELECT ?, * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[])
+		ON CONFLICT (event_id, seat_id) DO UPDATE SET label = EXCLUDED.label, category_id = EXCLUDED.category_id
+		WHERE event_seats.state = 'free'
+			AND (event_seats.label, event_seats.category_id) IS DISTINCT FROM (EXCLUDED.label, EXCLUDED.category_id)`,
+		eventID, cols.ids, cols.zones, cols.rows, cols.numbers, cols.labels, pgdialect.Array(cats)).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("store seats of event %q: %w", e.Ref, err)
+	}
+	changed, _ := res.RowsAffected()
+	res, err = im.tx.NewRaw("DELETE FROM event_seats WHERE event_id = ? AND state = 'free' AND seat_id <> ALL(?::text[])",
+		eventID, cols.ids).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("drop unsold seats of event %q: %w", e.Ref, err)
+	}
+	removed, _ := res.RowsAffected()
+	if changed+removed > 0 {
+		if _, err := im.tx.NewRaw("UPDATE events SET seat_version = seat_version + 1 WHERE id = ?", eventID).Exec(ctx); err != nil {
+			return fmt.Errorf("bump seat version of event %q: %w", e.Ref, err)
+		}
+	}
+	im.result.SeatsChanged += changed + removed
+	return nil
+}

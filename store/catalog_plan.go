@@ -1,0 +1,70 @@
+package store
+
+import (
+	"time"
+
+	"ticketsales/pricing"
+)
+
+// CatalogPlan is a validated catalog file, ready to be upserted by ref.
+type CatalogPlan struct {
+	Cities []PlanCity
+	Venues []PlanVenue
+	Events []PlanEvent
+}
+
+type PlanCity struct{ Ref, Name string }
+
+type PlanVenue struct {
+	Ref, Name, CityRef, Timezone string
+	Schemes                      []PlanScheme
+}
+
+type PlanScheme struct {
+	Ref, Name string
+	Geometry  []byte // JSON served by GET /v1/events/{id}/scheme
+	ETag      string // hash of Geometry
+	Seats     []PlanSeat
+}
+
+type PlanSeat struct {
+	SeatID, ZoneID, Row, Number, Label string
+}
+
+type PlanEvent struct {
+	Ref, Title, Slug, Status string
+	StartsAt                 time.Time
+	VenueRef, SchemeRef      string // SchemeRef is empty for events without seats
+	Fee                      pricing.Fee
+	Categories               []PlanCategory
+	Sessions                 []PlanSession
+	// Seats maps every sold seat of the scheme to its category ref.
+	Seats []PlanEventSeat
+}
+
+type PlanEventSeat struct {
+	PlanSeat
+	CategoryRef string
+}
+
+type PlanCategory struct {
+	Ref, Name    string
+	BasePrice    int64
+	Capacity     *int
+	Zones        []string
+	Rows         map[string][]string
+	PriceChanges []pricing.PriceChange
+}
+
+type PlanSession struct {
+	Ref      string
+	StartsAt time.Time
+	Capacity int
+}
+
+// KnownCatalog is what a company already has in the store, so a catalog file
+// may refer to cities, venues and schemes imported earlier.
+type KnownCatalog struct {
+	Cities map[string]bool
+	Venues map[string]map[string][]PlanSeat // venue ref → scheme ref → seats
+}

@@ -1,0 +1,136 @@
+// Package store holds the database: bun models, migrations and every query
+// the service runs. Postgres is the source of truth for inventory and money.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/extra/bundebug"
+	"github.com/uptrace/bun/migrate"
+
+	"ticketsales/store/migrations"
+)
+
+// ErrNotFound is returned when a record does not exist or is not visible to
+// the caller.
+var ErrNotFound = errors.New("not found")
+
+// Open connects to Postgres through a pgx pool and wraps it in bun.
+// BUNDEBUG=1 logs every query.
+func Open(ctx context.Context, url string) (*bun.DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	sqldb := stdlib.OpenDBFromPool(pool)
+	db := bun.NewDB(sqldb, pgdialect.New())
+	if os.Getenv("BUNDEBUG") != "" {
+		db.AddQueryHook(bundebug.NewQueryHook(bundebug.WithVerbose(true)))
+	}
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("ping postgres: %w", err)
+	}
+	return db, nil
+}
+
+// migrateLockKey serialises migrations of concurrently starting processes.
+const migrateLockKey = 7_246_813_001
+
+// Migrate applies every pending migration and returns their names.
+func Migrate(ctx context.Context, db *bun.DB) ([]string, error) {
+	ms := migrate.NewMigrations()
+	if err := ms.Discover(migrations.FS); err != nil {
+		return nil, fmt.Errorf("discover migrations: %w", err)
+	}
+	// bun's own lock fails rather than waits; a session advisory lock makes
+	// a second process wait for the first one's migration instead.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migration lock connection: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", migrateLockKey); err != nil {
+		return nil, fmt.Errorf("take migration lock: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", migrateLockKey) //nolint:errcheck
+
+	m := migrate.NewMigrator(db, ms)
+	if err := m.Init(ctx); err != nil {
+		return nil, fmt.Errorf("init migrations: %w", err)
+	}
+	group, err := m.Migrate(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	var names []string
+	for _, mg := range group.Migrations {
+		names = append(names, mg.Name)
+	}
+	return names, nil
+}
+
+// Ping checks that Postgres answers.
+func Ping(ctx context.Context, db bun.IDB) error {
+	var one int
+	if err := db.NewRaw("SELECT 1").Scan(ctx, &one); err != nil {
+		return fmt.Errorf("ping postgres: %w", err)
+	}
+	return nil
+}
+
+// notFound maps sql.ErrNoRows to ErrNotFound with context.
+func notFound(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// sqlRepeatableRead gives multi-statement reads one snapshot.
+var sqlRepeatableRead = sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+
+// EnsureDatabase creates the database named in url when it does not exist,
+// connecting to the server's "postgres" database to do so.
+func EnsureDatabase(ctx context.Context, url string) error {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("parse database url: %w", err)
+	}
+	name := cfg.Database
+	cfg.Database = "postgres"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect to postgres to create database %q: %w", name, err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return fmt.Errorf("look up database %q: %w", name, err)
+	}
+	if exists {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // created meanwhile
+			return nil
+		}
+		return fmt.Errorf("create database %q: %w", name, err)
+	}
+	return nil
+}

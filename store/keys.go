@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Company is an organizer: it owns a catalog and API keys.
+type Company struct {
+	bun.BaseModel `bun:"table:companies"`
+	ID            int64     `bun:"id,pk,autoincrement" json:"id"`
+	Name          string    `bun:"name" json:"name"`
+	CreatedAt     time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
+}
+
+// CreateCompany stores a new company.
+func CreateCompany(ctx context.Context, db bun.IDB, name string) (*Company, error) {
+	c := &Company{Name: name}
+	if _, err := db.NewInsert().Model(c).Returning("*").Exec(ctx); err != nil {
+		return nil, fmt.Errorf("create company %q: %w", name, err)
+	}
+	return c, nil
+}
+
+// APIKey is a stored key: its hash, never the key.
+type APIKey struct {
+	bun.BaseModel `bun:"table:api_keys"`
+	ID            int64      `bun:"id,pk,autoincrement" json:"id"`
+	ApplicationID int64      `bun:"application_id" json:"application_id"`
+	Name          string     `bun:"name" json:"name"`
+	KeyHash       []byte     `bun:"key_hash" json:"-"`
+	KeyPrefix     string     `bun:"key_prefix" json:"prefix"`
+	Scopes        []string   `bun:"scopes,array" json:"scopes"`
+	CreatedAt     time.Time  `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	RevokedAt     *time.Time `bun:"revoked_at" json:"revoked_at,omitempty"`
+}
+
+// CreateAPIKey stores a key's hash under the company's application for the
+// environment, creating that application on first use.
+func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name string, hash []byte, prefix string, scopes []string) (*APIKey, error) {
+	key := &APIKey{Name: name, KeyHash: hash, KeyPrefix: prefix, Scopes: scopes}
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var exists bool
+		if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?)", companyID).Scan(ctx, &exists); err != nil {
+			return err
+		}
+		if !exists {
+			return fmt.Errorf("company %d: %w", companyID, ErrNotFound)
+		}
+		// One application per company and environment, named after it.
+		err := tx.NewRaw(`
+			WITH ins AS (
+				INSERT INTO applications (company_id, name, environment) VALUES (?, ?, ?)
+				ON CONFLICT (company_id, environment, name) DO NOTHING RETURNING id)
+			SELECT id FROM ins UNION ALL
+			SELECT id FROM applications WHERE company_id = ? AND environment = ? AND name = ?`,
+			companyID, env, env, companyID, env, env).Scan(ctx, &key.ApplicationID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.NewInsert().Model(key).Returning("*").Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create %s key for company %d: %w", env, companyID, err)
+	}
+	return key, nil
+}
+
+// RevokeAPIKey marks a key revoked; revoking twice is harmless.
+func RevokeAPIKey(ctx context.Context, db bun.IDB, keyID int64) (*APIKey, error) {
+	key := &APIKey{}
+	err := db.NewRaw(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = ? RETURNING *`, keyID).Scan(ctx, key)
+	if err != nil {
+		return nil, notFound(err, fmt.Sprintf("revoke key %d", keyID))
+	}
+	return key, nil
+}
+
+// KeyOwner is what authentication needs to know about a key.
+type KeyOwner struct {
+	KeyID         int64
+	ApplicationID int64
+	CompanyID     int64
+	Environment   string
+	Scopes        []string
+	Revoked       bool
+}
+
+// KeyByHash finds a key by its SHA-256 hash.
+func KeyByHash(ctx context.Context, db bun.IDB, hash []byte) (*KeyOwner, error) {
+	var k struct {
+		KeyID         int64
+		ApplicationID int64
+		CompanyID     int64
+		Environment   string
+		Scopes        []string `bun:",array"`
+		Revoked       bool
+	}
+	err := db.NewRaw(`
+		SELECT k.id AS key_id, a.id AS application_id, a.company_id, a.environment, k.scopes,
+			k.revoked_at IS NOT NULL AS revoked
+		FROM api_keys k JOIN applications a ON a.id = k.application_id
+		WHERE k.key_hash = ?`, hash).Scan(ctx, &k)
+	if err != nil {
+		return nil, notFound(err, "find key")
+	}
+	o := KeyOwner(k)
+	return &o, nil
+}
+

@@ -1,0 +1,69 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// RequestLogEntry is one API request as the organizer's request log shows it.
+type RequestLogEntry struct {
+	bun.BaseModel `bun:"table:request_log"`
+	ID            int64     `bun:"id,pk,autoincrement" json:"id"`
+	RequestID     string    `bun:"request_id" json:"request_id"`
+	CompanyID     *int64    `bun:"company_id" json:"company_id,omitempty"`
+	APIKeyID      *int64    `bun:"api_key_id" json:"api_key_id,omitempty"`
+	Method        string    `bun:"method" json:"method"`
+	Path          string    `bun:"path" json:"path"`
+	Status        int       `bun:"status" json:"status"`
+	DurationUS    int64     `bun:"duration_us" json:"duration_us"`
+	CreatedAt     time.Time `bun:"created_at" json:"created_at"`
+}
+
+// InsertRequestLog writes a batch of entries in one statement.
+func InsertRequestLog(ctx context.Context, db bun.IDB, entries []RequestLogEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if _, err := db.NewInsert().Model(&entries).Exec(ctx); err != nil {
+		return fmt.Errorf("write %d request log entries: %w", len(entries), err)
+	}
+	return nil
+}
+
+// RequestLogFilter selects request log entries; zero fields match all.
+type RequestLogFilter struct {
+	CompanyID int64
+	APIKeyID  int64
+	Status    int
+	Since     time.Time
+	Limit     int
+}
+
+// ListRequestLog returns matching entries, newest first.
+func ListRequestLog(ctx context.Context, db bun.IDB, f RequestLogFilter) ([]RequestLogEntry, error) {
+	var out []RequestLogEntry
+	q := db.NewSelect().Model(&out).OrderExpr("created_at DESC, id DESC")
+	if f.CompanyID != 0 {
+		q.Where("company_id = ?", f.CompanyID)
+	}
+	if f.APIKeyID != 0 {
+		q.Where("api_key_id = ?", f.APIKeyID)
+	}
+	if f.Status != 0 {
+		q.Where("status = ?", f.Status)
+	}
+	if !f.Since.IsZero() {
+		q.Where("created_at >= ?", f.Since)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	if err := q.Limit(int64(limit)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list request log: %w", err)
+	}
+	return out, nil
+}

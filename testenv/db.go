@@ -1,0 +1,73 @@
+// Package testenv gives tests the real services they run against: a fresh,
+// migrated Postgres database per test and the Temporal dev server.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
+
+	"ticketsales/store"
+)
+
+// DefaultAdminURL is the Postgres the project expects when DATABASE_URL is
+// unset; `make test` resolves or starts one and exports DATABASE_URL.
+const DefaultAdminURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+func adminURL() string {
+	if u := os.Getenv("DATABASE_URL"); u != "" {
+		return u
+	}
+	return DefaultAdminURL
+}
+
+// DB creates a fresh database, migrates it and drops it when the test ends.
+// It fails the test (never skips) when Postgres is not reachable.
+func DB(t testing.TB) (*bun.DB, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, adminURL())
+	if err != nil {
+		t.Fatalf("connect to Postgres at DATABASE_URL (run tests with `make test`, which finds or starts one): %v", err)
+	}
+	defer admin.Close(ctx)
+
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "ticketsales_test_" + hex.EncodeToString(b)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if admin, err := pgx.Connect(ctx, adminURL()); err == nil {
+			_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			admin.Close(ctx)
+		}
+	})
+
+	u, err := url.Parse(adminURL())
+	if err != nil {
+		t.Fatalf("parse DATABASE_URL: %v", err)
+	}
+	u.Path = "/" + name
+	dbURL := u.String()
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("open test database: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	if _, err := store.Migrate(ctx, db); err != nil {
+		t.Fatalf("migrate test database: %v", err)
+	}
+	return db, dbURL
+}
