@@ -9,7 +9,8 @@
 # ADDR="$(scripts/temporal.sh start)"; progress and errors go to stderr.
 #
 # Knobs: TEMPORAL_ADDRESS (use that server, start nothing), TEMPORAL_PORT
-# (default 7233), TEMPORAL_UI_PORT (default TEMPORAL_PORT+1000, i.e. 8233).
+# (default 7233), TEMPORAL_UI_PORT (default TEMPORAL_PORT+1000, i.e. 8233),
+# TEMPORAL_DATA_DIR (state, log and pid files; default <repo>/.data).
 set -euo pipefail
 
 readonly cli_module='github.com/temporalio/cli'
@@ -18,7 +19,7 @@ readonly cli_version='v1.5.1'
 # The repo root is the parent of this script's directory, so the script works
 # from any cwd and any clone location; runtime state lives in <repo>/.data.
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-data_root="$repo_root/.data"
+data_root="${TEMPORAL_DATA_DIR:-$repo_root/.data}"
 pid_file="$data_root/temporal.pid"
 addr_file="$data_root/temporal.addr"
 log_file="$data_root/temporal.log"

@@ -183,14 +183,14 @@ type Session struct {
 // one own event of any status when eventID is given.
 func ListSessions(ctx context.Context, db bun.IDB, companyID, eventID int64, page, perPage int) ([]Session, int, error) {
 	var out []Session
-	q := db.NewSelect().Model(&out).ColumnExpr("s.*").
+	q := db.NewSelect().Model(&out).ColumnExpr("s.id, s.event_id, s.ref, s.starts_at, s.capacity, s.sold").
 		Join("JOIN events AS e ON e.id = s.event_id").Where("e.company_id = ?", companyID)
 	if eventID != 0 {
 		q.Where("s.event_id = ?", eventID)
 	} else {
 		q.Where("e.status = 'published'")
 	}
-	total, err := q.OrderExpr("s.starts_at, s.id").Limit(int64(perPage)).Offset(int64((page-1)*perPage)).ScanAndCount(ctx)
+	total, err := q.OrderExpr("s.starts_at, s.id").Limit(int64(perPage)).Offset(int64((page - 1) * perPage)).ScanAndCount(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list sessions of company %d: %w", companyID, err)
 	}
@@ -212,7 +212,7 @@ func ListVenues(ctx context.Context, db bun.IDB, companyID int64, page, perPage 
 	var out []Venue
 	total, err := db.NewSelect().Model(&out).ColumnExpr("v.id, v.name, v.city_id, v.timezone, ci.name AS city_name").
 		Join("JOIN cities AS ci ON ci.id = v.city_id").Where("v.company_id = ?", companyID).
-		OrderExpr("v.name, v.id").Limit(int64(perPage)).Offset(int64((page-1)*perPage)).ScanAndCount(ctx)
+		OrderExpr("v.name, v.id").Limit(int64(perPage)).Offset(int64((page - 1) * perPage)).ScanAndCount(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list venues of company %d: %w", companyID, err)
 	}
@@ -230,7 +230,7 @@ type City struct {
 func ListCities(ctx context.Context, db bun.IDB, companyID int64, page, perPage int) ([]City, int, error) {
 	var out []City
 	total, err := db.NewSelect().Model(&out).Column("id", "name").Where("company_id = ?", companyID).
-		OrderExpr("name, id").Limit(int64(perPage)).Offset(int64((page-1)*perPage)).ScanAndCount(ctx)
+		OrderExpr("name, id").Limit(int64(perPage)).Offset(int64((page - 1) * perPage)).ScanAndCount(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list cities of company %d: %w", companyID, err)
 	}

@@ -111,4 +111,3 @@ func KeyByHash(ctx context.Context, db bun.IDB, hash []byte) (*KeyOwner, error) 
 	o := KeyOwner(k)
 	return &o, nil
 }
-

@@ -1,0 +1,27 @@
+# `make run` brings the whole stack up on this machine; `make test` runs every
+# test against a real Postgres and a real Temporal dev server. Both find or
+# start what they need (see scripts/).
+SHELL := /bin/bash
+GO ?= go
+
+.PHONY: run test build vet fmt clean
+
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+run: build
+	scripts/run.sh
+
+test:
+	scripts/test.sh
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w .
+
+clean:
+	scripts/temporal.sh stop || true
+	scripts/postgres.sh stop || true
+	rm -rf bin .data

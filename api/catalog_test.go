@@ -1,0 +1,466 @@
+package api_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"ticketsales/apikey"
+	"ticketsales/catalogfile"
+	"ticketsales/testenv"
+)
+
+type listBody[T any] struct {
+	Data      []T    `json:"data"`
+	RequestID string `json:"request_id"`
+	Meta      struct {
+		CurrentPage int `json:"current_page"`
+		PerPage     int `json:"per_page"`
+		Total       int `json:"total"`
+		LastPage    int `json:"last_page"`
+	} `json:"meta"`
+}
+
+type event struct {
+	ID        int64  `json:"id"`
+	Slug      string `json:"slug"`
+	Status    string `json:"status"`
+	HasScheme bool   `json:"has_scheme"`
+	Venue     struct {
+		ID   int64  `json:"id"`
+		City string `json:"city"`
+	} `json:"venue"`
+	PriceFrom struct{ Amount int64 } `json:"price_from"`
+	UpdatedAt time.Time              `json:"updated_at"`
+}
+
+type problem struct {
+	Status        int    `json:"status"`
+	Code          string `json:"code"`
+	RequestID     string `json:"request_id"`
+	RequiredScope string `json:"required_scope"`
+	Errors        []struct {
+		Location string `json:"location"`
+	} `json:"errors"`
+}
+
+// fixture: company A with the demo catalog (3 published events, 1 draft),
+// company B with one event of its own.
+type fixture struct {
+	*testenv.Stack
+	keyA, keyB string
+	companyA   int64
+	ids        map[string]int64 // slug → event id of company A
+	foreignID  int64            // company B's event
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	s := testenv.NewStack(t)
+	f := &fixture{Stack: s, ids: map[string]int64{}}
+	f.companyA = s.Company(t, "A")
+	s.Import(t, f.companyA, catalogfile.Demo(time.Now()))
+	companyB := s.Company(t, "B")
+	s.Import(t, companyB, []byte(`{"cities": [{"ref": "spb", "name": "Saint Petersburg"}],
+	  "venues": [{"ref": "club", "name": "Club", "city": "spb", "timezone": "Europe/Moscow"}],
+	  "events": [{"ref": "gig", "title": "Gig", "slug": "gig", "status": "published", "starts_at": "2030-01-01T20:00:00+03:00",
+	    "venue": "club", "fee": {"mode": "included", "rate_bp": 500, "min_fee": 0},
+	    "categories": [{"ref": "ga", "name": "GA", "price": 1000, "capacity": 10}]}]}`))
+	f.keyA, _ = s.Key(t, f.companyA, apikey.Sandbox)
+	f.keyB, _ = s.Key(t, companyB, apikey.Production)
+	rows, err := s.DB.QueryContext(context.Background(), "SELECT id, slug, company_id FROM events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, company int64
+		var slug string
+		if err := rows.Scan(&id, &slug, &company); err != nil {
+			t.Fatal(err)
+		}
+		if company == f.companyA {
+			f.ids[slug] = id
+		} else {
+			f.foreignID = id
+		}
+	}
+	return f
+}
+
+func (f *fixture) events(t *testing.T, key, query string) listBody[event] {
+	t.Helper()
+	res := f.Get(t, "/v1/events"+query, key)
+	if res.Status != http.StatusOK {
+		t.Fatalf("GET /v1/events%s: %d %s", query, res.Status, res.Body)
+	}
+	var body listBody[event]
+	res.Decode(t, &body)
+	return body
+}
+
+func slugs(es []event) string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Slug)
+	}
+	return strings.Join(out, ",")
+}
+
+func expectProblem(t *testing.T, res *testenv.Response, status int, code string) problem {
+	t.Helper()
+	if res.Status != status {
+		t.Fatalf("want %d %s, got %d %s", status, code, res.Status, res.Body)
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("want application/problem+json, got %q", ct)
+	}
+	var p problem
+	res.Decode(t, &p)
+	if p.Code != code || p.Status != status {
+		t.Fatalf("want code %q status %d, got %+v", code, status, p)
+	}
+	if p.RequestID == "" || p.RequestID != res.Header.Get("X-Request-Id") {
+		t.Fatalf("problem request_id %q must equal X-Request-Id %q", p.RequestID, res.Header.Get("X-Request-Id"))
+	}
+	return p
+}
+
+func TestListEventsFiltersAndPaging(t *testing.T) {
+	f := newFixture(t)
+
+	all := f.events(t, f.keyA, "")
+	// Published only by default, ordered by start time.
+	if got := slugs(all.Data); got != "expo,swan-lake,standup" {
+		t.Fatalf("default list: %s", got)
+	}
+	if all.Meta.Total != 3 || all.Meta.PerPage != 50 || all.Meta.CurrentPage != 1 || all.RequestID == "" {
+		t.Fatalf("meta: %+v", all.Meta)
+	}
+	swan := all.Data[1]
+	if !swan.HasScheme || swan.Venue.City != "Moscow" || swan.PriceFrom.Amount != 150000 {
+		t.Fatalf("swan lake item: %+v", swan)
+	}
+
+	cases := []struct{ query, want string }{
+		{"?filter.status=draft", "nutcracker"},
+		{"?filter.status=archived", ""},
+		{"?filter.has_scheme=1", "swan-lake"},
+		{"?filter.has_scheme=0", "expo,standup"},
+		{fmt.Sprintf("?filter.venue_id=%d", swan.Venue.ID), "expo,swan-lake,standup"},
+		{"?filter.venue_id=999999", ""},
+		{"?filter.date_from=" + time.Now().AddDate(0, 0, 12).Format(time.DateOnly), "standup"},
+		{"?filter.date_to=" + time.Now().AddDate(0, 0, 10).Format(time.DateOnly), "expo,swan-lake"},
+		{"?filter.date_to=" + url.QueryEscape(time.Now().Format(time.RFC3339)), ""},
+		{"?updated_since=" + url.QueryEscape(time.Now().Add(time.Hour).Format(time.RFC3339)), ""},
+		{"?updated_since=" + url.QueryEscape(time.Now().Add(-time.Hour).Format(time.RFC3339)), "expo,swan-lake,standup"},
+	}
+	for _, c := range cases {
+		if got := slugs(f.events(t, f.keyA, c.query).Data); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.query, got, c.want)
+		}
+	}
+	var cityID int64
+	if err := f.DB.NewRaw("SELECT id FROM cities WHERE company_id = ?", f.companyA).Scan(context.Background(), &cityID); err != nil {
+		t.Fatal(err)
+	}
+	if got := slugs(f.events(t, f.keyA, fmt.Sprintf("?filter.city_id=%d", cityID)).Data); got != "expo,swan-lake,standup" {
+		t.Errorf("city filter: %s", got)
+	}
+
+	// Paging: page 2 of size 2 holds the third event; past the end is empty.
+	p2 := f.events(t, f.keyA, "?per_page=2&page=2")
+	if slugs(p2.Data) != "standup" || p2.Meta.Total != 3 || p2.Meta.LastPage != 2 || p2.Meta.CurrentPage != 2 {
+		t.Fatalf("page 2: %s %+v", slugs(p2.Data), p2.Meta)
+	}
+	if p9 := f.events(t, f.keyA, "?per_page=2&page=9"); len(p9.Data) != 0 || p9.Meta.Total != 3 {
+		t.Fatalf("page past the end: %+v", p9)
+	}
+	if max := f.events(t, f.keyA, "?per_page=200"); len(max.Data) != 3 {
+		t.Fatal("per_page=200 is allowed")
+	}
+	for _, q := range []string{"?per_page=0", "?per_page=201", "?page=0", "?page=x", "?filter.status=live",
+		"?filter.has_scheme=2", "?filter.date_from=tomorrow", "?updated_since=2026-01-01", "?filter.city_id=-1"} {
+		p := expectProblem(t, f.Get(t, "/v1/events"+q, f.keyA), http.StatusUnprocessableEntity, "validation_error")
+		if len(p.Errors) == 0 || !strings.HasPrefix(p.Errors[0].Location, "query.") {
+			t.Errorf("%s: want a query field error, got %+v", q, p)
+		}
+	}
+	// Two bad parameters are both reported.
+	p := expectProblem(t, f.Get(t, "/v1/events?per_page=0&filter.date_to=x", f.keyA), http.StatusUnprocessableEntity, "validation_error")
+	if len(p.Errors) != 2 {
+		t.Fatalf("want both errors, got %+v", p.Errors)
+	}
+}
+
+func TestCompanyIsolation(t *testing.T) {
+	f := newFixture(t)
+	if got := slugs(f.events(t, f.keyB, "").Data); got != "gig" {
+		t.Fatalf("company B sees %q", got)
+	}
+	if got := slugs(f.events(t, f.keyB, "?filter.status=draft").Data); got != "" {
+		t.Fatalf("company B sees drafts %q", got)
+	}
+	swan := f.ids["swan-lake"]
+	for _, path := range []string{"/categories", "/scheme", "/availability"} {
+		expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d%s", swan, path), f.keyB), http.StatusNotFound, "not_found")
+		expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d%s", f.foreignID, path), f.keyA), http.StatusNotFound, "not_found")
+		expectProblem(t, f.Get(t, "/v1/events/987654"+path, f.keyA), http.StatusNotFound, "not_found")
+	}
+	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/sessions?filter.event_id=%d", f.ids["expo"]), f.keyB), http.StatusNotFound, "not_found")
+	for _, path := range []string{"/v1/venues", "/v1/cities", "/v1/sessions"} {
+		res := f.Get(t, path, f.keyB)
+		if res.Status != 200 || strings.Contains(string(res.Body), `"Moscow"`) || strings.Contains(string(res.Body), "Grand Hall") {
+			t.Fatalf("%s leaks company A's data: %s", path, res.Body)
+		}
+	}
+}
+
+func TestAuthentication(t *testing.T) {
+	f := newFixture(t)
+	for _, auth := range []string{"", "Basic abc", "Bearer ", "Bearer tk_sandbox_nope"} {
+		var res *testenv.Response
+		if auth == "" {
+			res = f.Get(t, "/v1/events", "")
+		} else {
+			res = f.Get(t, "/v1/events", "", "Authorization: "+auth)
+		}
+		expectProblem(t, res, http.StatusUnauthorized, "unauthenticated")
+		if !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Fatalf("%q: missing WWW-Authenticate, got %v", auth, res.Header)
+		}
+	}
+	// A key without catalog:read is refused with the scope it lacks.
+	ordersOnly, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeOrdersRead, apikey.ScopeOrdersWrite)
+	for _, path := range []string{"/v1/events", "/v1/venues", "/v1/cities", "/v1/sessions",
+		fmt.Sprintf("/v1/events/%d/scheme", f.ids["swan-lake"]), fmt.Sprintf("/v1/events/%d/availability", f.ids["swan-lake"])} {
+		p := expectProblem(t, f.Get(t, path, ordersOnly), http.StatusForbidden, "insufficient_scope")
+		if p.RequiredScope != apikey.ScopeCatalogRead {
+			t.Fatalf("%s: required_scope %q", path, p.RequiredScope)
+		}
+	}
+	// A revoked key stops working (the test stack caches nothing).
+	key, id := f.Key(t, f.companyA, apikey.Sandbox)
+	if res := f.Get(t, "/v1/cities", key); res.Status != 200 {
+		t.Fatalf("fresh key: %d", res.Status)
+	}
+	if _, err := f.DB.ExecContext(context.Background(), "UPDATE api_keys SET revoked_at = now() WHERE id = ?", id); err != nil {
+		t.Fatal(err)
+	}
+	expectProblem(t, f.Get(t, "/v1/cities", key), http.StatusUnauthorized, "unauthenticated")
+}
+
+type category struct {
+	ID             int64  `json:"id"`
+	Name           string `json:"name"`
+	CommissionMode string `json:"commission_mode"`
+	Price          struct{ Amount int64 }
+	ServiceFee     struct{ Amount int64 }  `json:"service_fee"`
+	PriceTotal     *struct{ Amount int64 } `json:"price_total"`
+	Available      *int                    `json:"available"`
+}
+
+func TestCategoriesShowCurrentPricesAndFees(t *testing.T) {
+	f := newFixture(t)
+	get := func(slug string) []category {
+		t.Helper()
+		res := f.Get(t, fmt.Sprintf("/v1/events/%d/categories", f.ids[slug]), f.keyA)
+		if res.Status != 200 {
+			t.Fatalf("categories of %s: %d %s", slug, res.Status, res.Body)
+		}
+		var body struct{ Data []category }
+		res.Decode(t, &body)
+		return body.Data
+	}
+	cats := get("swan-lake")
+	stalls := cats[0]
+	if stalls.Name != "Stalls" || stalls.Price.Amount != 300000 || stalls.ServiceFee.Amount != 30000 ||
+		stalls.PriceTotal == nil || stalls.PriceTotal.Amount != 330000 || stalls.CommissionMode != "separate" {
+		t.Fatalf("stalls now: %+v", stalls)
+	}
+	// Eight days on, the dated price change (day 7) applies.
+	f.Now = func() time.Time { return time.Now().AddDate(0, 0, 8) }
+	if got := get("swan-lake")[0]; got.Price.Amount != 350000 || got.PriceTotal.Amount != 385000 {
+		t.Fatalf("stalls after the date: %+v", got)
+	}
+	// 40 sold: the sold-count rule, later in the list, wins over the date.
+	if _, err := f.DB.ExecContext(context.Background(), "UPDATE ticket_categories SET sold = 40 WHERE id = ?", stalls.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := get("swan-lake")[0]; got.Price.Amount != 400000 {
+		t.Fatalf("stalls after 40 sold: %+v", got)
+	}
+	f.Now = time.Now
+	// Included: no price_total, fee inside the price, GA shows what is left.
+	ga := get("standup")[0]
+	if ga.CommissionMode != "included" || ga.PriceTotal != nil || ga.ServiceFee.Amount != 9600 || ga.Available == nil || *ga.Available != 200 {
+		t.Fatalf("standup GA: %+v", ga)
+	}
+}
+
+func TestSessionsVenuesCities(t *testing.T) {
+	f := newFixture(t)
+	res := f.Get(t, fmt.Sprintf("/v1/sessions?filter.event_id=%d", f.ids["expo"]), f.keyA)
+	var sessions listBody[struct {
+		ID        int64 `json:"id"`
+		EventID   int64 `json:"event_id"`
+		Capacity  int   `json:"capacity"`
+		Available int   `json:"available"`
+	}]
+	res.Decode(t, &sessions)
+	if res.Status != 200 || len(sessions.Data) != 2 || sessions.Data[0].Capacity != 50 || sessions.Data[0].Available != 50 ||
+		sessions.Data[0].EventID != f.ids["expo"] {
+		t.Fatalf("sessions: %d %s", res.Status, res.Body)
+	}
+	for _, path := range []string{"/v1/venues", "/v1/cities"} {
+		res := f.Get(t, path, f.keyA)
+		if res.Status != 200 || res.Header.Get("Cache-Control") != "private, max-age=86400" {
+			t.Fatalf("%s: %d, Cache-Control %q", path, res.Status, res.Header.Get("Cache-Control"))
+		}
+	}
+	var venues listBody[struct {
+		Name, City, Timezone string
+	}]
+	f.Get(t, "/v1/venues", f.keyA).Decode(t, &venues)
+	if len(venues.Data) != 1 || venues.Data[0].City != "Moscow" || venues.Data[0].Timezone != "Europe/Moscow" || venues.Meta.Total != 1 {
+		t.Fatalf("venues: %+v", venues)
+	}
+}
+
+func TestSchemeETag(t *testing.T) {
+	f := newFixture(t)
+	path := fmt.Sprintf("/v1/events/%d/scheme", f.ids["swan-lake"])
+	res := f.Get(t, path, f.keyA)
+	etag := res.Header.Get("ETag")
+	if res.Status != 200 || !strings.HasPrefix(etag, `"`) || strings.HasPrefix(etag, "W/") {
+		t.Fatalf("scheme: %d, ETag %q", res.Status, etag)
+	}
+	var body struct {
+		Data struct {
+			Zones []struct {
+				ID   string
+				Rows []struct {
+					Row   string
+					Seats []struct {
+						SeatID string `json:"seat_id"`
+						Label  string `json:"label"`
+					} `json:"seats"`
+				}
+			}
+		}
+		RequestID string `json:"request_id"`
+	}
+	res.Decode(t, &body)
+	if len(body.Data.Zones) != 2 || body.Data.Zones[0].Rows[0].Seats[4].Label != "Stalls, row 1, seat 5" ||
+		body.Data.Zones[0].Rows[0].Seats[4].SeatID != "parterre-1-5" || body.RequestID != res.Header.Get("X-Request-Id") {
+		t.Fatalf("scheme body: %s", res.Body[:300])
+	}
+	if again := f.Get(t, path, f.keyA, "If-None-Match: "+etag); again.Status != http.StatusNotModified || len(again.Body) != 0 ||
+		again.Header.Get("ETag") != etag {
+		t.Fatalf("If-None-Match: %d %q", again.Status, again.Body)
+	}
+	if other := f.Get(t, path, f.keyA, `If-None-Match: "stale"`); other.Status != 200 {
+		t.Fatalf("stale ETag: %d", other.Status)
+	}
+	// An event sold without seat choice has no scheme.
+	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d/scheme", f.ids["standup"]), f.keyA), http.StatusNotFound, "not_found")
+}
+
+type availability struct {
+	Data struct {
+		Version int64
+		Seats   []struct {
+			SeatID           string `json:"seat_id"`
+			ZoneID           string `json:"zone_id"`
+			Status           string
+			TicketCategoryID int64 `json:"ticket_category_id"`
+			Price            struct{ Amount int64 }
+		}
+	}
+}
+
+func TestAvailabilityFollowsSeatChanges(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	swan := f.ids["swan-lake"]
+	path := fmt.Sprintf("/v1/events/%d/availability", swan)
+	get := func(headers ...string) (*testenv.Response, availability) {
+		res := f.Get(t, path, f.keyA, headers...)
+		var a availability
+		if res.Status == 200 {
+			res.Decode(t, &a)
+		}
+		return res, a
+	}
+	res, a := get()
+	if res.Status != 200 || len(a.Data.Seats) != 96 {
+		t.Fatalf("availability: %d, %d seats", res.Status, len(a.Data.Seats))
+	}
+	for _, s := range a.Data.Seats {
+		if s.Status != "free" || s.Price.Amount == 0 || s.TicketCategoryID == 0 || s.ZoneID == "" {
+			t.Fatalf("seat %+v", s)
+		}
+	}
+	etag := res.Header.Get("ETag")
+	if again, _ := get("If-None-Match: " + etag); again.Status != http.StatusNotModified {
+		t.Fatalf("unchanged availability: %d", again.Status)
+	}
+
+	// A seat held (as the hold SQL does: state and version in one statement).
+	hold := func(seat string, until time.Time) {
+		t.Helper()
+		_, err := f.DB.ExecContext(ctx, `WITH s AS (UPDATE event_seats SET state = 'held', hold_id = 'h', hold_expires_at = ?
+			WHERE event_id = ? AND seat_id = ? RETURNING event_id) UPDATE events SET seat_version = seat_version + 1 WHERE id IN (SELECT event_id FROM s)`,
+			until, swan, seat)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	hold("parterre-1-1", time.Now().Add(time.Hour))
+	res, a = get("If-None-Match: " + etag)
+	if res.Status != 200 || res.Header.Get("ETag") == etag {
+		t.Fatalf("after a hold the ETag must change: %d %q", res.Status, res.Header.Get("ETag"))
+	}
+	if st := seatStatus(a, "parterre-1-1"); st != "reserved" {
+		t.Fatalf("held seat shows %q", st)
+	}
+	// A hold past its deadline is free at once, with no worker around.
+	hold("parterre-1-2", time.Now().Add(-time.Second))
+	_, a = get()
+	if st := seatStatus(a, "parterre-1-2"); st != "free" {
+		t.Fatalf("lapsed hold shows %q", st)
+	}
+
+	// gzip when the client accepts it.
+	gz := f.Get(t, path, f.keyA, "Accept-Encoding: gzip")
+	if gz.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("no gzip: %v", gz.Header)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil || !bytes.Contains(plain, []byte(`"seat_id":"parterre-1-1"`)) {
+		t.Fatalf("gzip body: %v", err)
+	}
+	if len(gz.Body)*3 > len(plain) {
+		t.Fatalf("gzip did not compress: %d of %d bytes", len(gz.Body), len(plain))
+	}
+}
+
+func seatStatus(a availability, id string) string {
+	for _, s := range a.Data.Seats {
+		if s.SeatID == id {
+			return s.Status
+		}
+	}
+	return "missing"
+}

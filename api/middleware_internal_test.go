@@ -1,0 +1,48 @@
+package api
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestPanicBecomesOpaqueProblem(t *testing.T) {
+	h := withRequest(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		panic("secret: connection string postgres://admin:pw@db")
+	}), slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/events", nil))
+	if rec.Code != 500 || rec.Header().Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("panic: %d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	if strings.Contains(rec.Body.String(), "secret") {
+		t.Fatalf("panic leaked internals: %s", rec.Body)
+	}
+	var p Problem
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || p.Code != "internal" || p.RequestID != rec.Header().Get("X-Request-Id") {
+		t.Fatalf("problem %+v (%v)", p, err)
+	}
+}
+
+func TestETagMatching(t *testing.T) {
+	tests := []struct {
+		header string
+		want   bool
+	}{
+		{``, false},
+		{`"a"`, true},
+		{`W/"a"`, true},
+		{`"b", "a"`, true},
+		{`"b"`, false},
+		{`*`, true},
+	}
+	for _, tt := range tests {
+		if got := etagMatches(tt.header, `"a"`); got != tt.want {
+			t.Errorf("etagMatches(%q) = %v", tt.header, got)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"ticketsales/apikey"
+	"ticketsales/store"
+	"ticketsales/testenv"
+)
+
+func TestRoutingErrorsAreProblems(t *testing.T) {
+	s := testenv.NewStack(t)
+	expectProblem(t, s.Get(t, "/v1/nowhere", ""), http.StatusNotFound, "not_found")
+	expectProblem(t, s.Get(t, "/", ""), http.StatusNotFound, "not_found")
+	res := s.Do(t, http.MethodDelete, "/v1/events", "", "")
+	expectProblem(t, res, http.StatusMethodNotAllowed, "method_not_allowed")
+	if res.Header.Get("Allow") == "" {
+		t.Fatal("405 without Allow")
+	}
+}
+
+func TestHealthReadinessAndDocs(t *testing.T) {
+	s := testenv.NewStack(t)
+	if res := s.Get(t, "/healthz", ""); res.Status != 200 || res.Header.Get("X-Request-Id") == "" {
+		t.Fatalf("healthz: %d", res.Status)
+	}
+	// Postgres and the Temporal dev server are both up in the test stack.
+	if res := s.Get(t, "/readyz", ""); res.Status != 200 {
+		t.Fatalf("readyz: %d %s", res.Status, res.Body)
+	}
+	res := s.Get(t, "/openapi.json", "")
+	var doc struct {
+		OpenAPI    string                    `json:"openapi"`
+		Paths      map[string]map[string]any `json:"paths"`
+		Components struct {
+			SecuritySchemes map[string]any `json:"securitySchemes"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(res.Body, &doc); err != nil || res.Status != 200 {
+		t.Fatalf("openapi.json: %d %v", res.Status, err)
+	}
+	if doc.OpenAPI != "3.1.0" || doc.Paths["/v1/events/{id}/availability"] == nil || doc.Components.SecuritySchemes["bearer"] == nil {
+		t.Fatalf("openapi document: version %q, %d paths", doc.OpenAPI, len(doc.Paths))
+	}
+	if res := s.Get(t, "/docs", ""); res.Status != 200 {
+		t.Fatalf("docs: %d", res.Status)
+	}
+}
+
+func TestReadinessReportsUnreachableTemporal(t *testing.T) {
+	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1") // nothing listens there
+	s := testenv.NewStack(t)
+	res := s.Get(t, "/readyz", "")
+	expectProblem(t, res, http.StatusServiceUnavailable, "unavailable")
+	if res.Header.Get("Retry-After") == "" {
+		t.Fatal("503 without Retry-After")
+	}
+}
+
+func TestRequestIDAndRequestLog(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	key, keyID := s.Key(t, company, apikey.Sandbox)
+	ok := s.Get(t, "/v1/cities", key)
+	var body struct {
+		RequestID string `json:"request_id"`
+	}
+	ok.Decode(t, &body)
+	if body.RequestID == "" || body.RequestID != ok.Header.Get("X-Request-Id") {
+		t.Fatalf("request_id %q vs X-Request-Id %q", body.RequestID, ok.Header.Get("X-Request-Id"))
+	}
+	missing := s.Get(t, "/v1/events/424242/categories", key)
+	anonymous := s.Get(t, "/v1/cities", "")
+	s.Get(t, "/healthz", "") // not a partner request: not logged
+
+	// The log is written in batches off the request path; wait for the flush.
+	var entries []store.RequestLogEntry
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		var err error
+		entries, err = store.ListRequestLog(context.Background(), s.DB, store.RequestLogFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) >= 3 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(entries) != 3 {
+		t.Fatalf("want 3 logged requests, got %d", len(entries))
+	}
+	byID := map[string]store.RequestLogEntry{}
+	for _, e := range entries {
+		byID[e.RequestID] = e
+	}
+	e := byID[ok.Header.Get("X-Request-Id")]
+	if e.Status != 200 || e.Method != "GET" || e.Path != "/v1/cities" || e.CompanyID == nil || *e.CompanyID != company ||
+		e.APIKeyID == nil || *e.APIKeyID != keyID || e.DurationUS <= 0 {
+		t.Fatalf("logged entry: %+v", e)
+	}
+	if e := byID[missing.Header.Get("X-Request-Id")]; e.Status != 404 {
+		t.Fatalf("404 entry: %+v", e)
+	}
+	if e := byID[anonymous.Header.Get("X-Request-Id")]; e.Status != 401 || e.CompanyID != nil {
+		t.Fatalf("401 entry: %+v", e)
+	}
+	// Filters of `ticketctl requests`.
+	only404, err := store.ListRequestLog(context.Background(), s.DB, store.RequestLogFilter{CompanyID: company, Status: 404})
+	if err != nil || len(only404) != 1 {
+		t.Fatalf("status filter: %d entries, %v", len(only404), err)
+	}
+}

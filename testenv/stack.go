@@ -1,0 +1,155 @@
+package testenv
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/client"
+
+	"ticketsales/api"
+	"ticketsales/apikey"
+	"ticketsales/catalog"
+	"ticketsales/catalogfile"
+	"ticketsales/requestlog"
+	"ticketsales/store"
+)
+
+// Stack is the real HTTP API over a fresh database and the Temporal dev
+// server, served on a loopback port.
+type Stack struct {
+	DB         *bun.DB
+	URL        string
+	Temporal   client.Client
+	RequestLog *requestlog.Writer
+	Now        func() time.Time
+}
+
+// NewStack starts the API for one test.
+func NewStack(t testing.TB) *Stack {
+	t.Helper()
+	db, _ := DB(t)
+	tc, err := client.NewLazyClient(client.Options{HostPort: TemporalAddress(t)})
+	if err != nil {
+		t.Fatalf("temporal client: %v", err)
+	}
+	t.Cleanup(tc.Close)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	rl := requestlog.NewWriter(db, log, 20*time.Millisecond)
+	s := &Stack{DB: db, Temporal: tc, RequestLog: rl, Now: time.Now}
+	srv := api.New(api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, 0),
+		Catalog: catalog.New(db, func() time.Time { return s.Now() }), RequestLog: rl, Log: log})
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); rl.Close() })
+	s.URL = hs.URL
+	return s
+}
+
+// Company creates a company and returns its id.
+func (s *Stack) Company(t testing.TB, name string) int64 {
+	t.Helper()
+	c, err := store.CreateCompany(context.Background(), s.DB, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.ID
+}
+
+// Key creates an API key and returns it with its id.
+func (s *Stack) Key(t testing.TB, companyID int64, env string, scopes ...string) (string, int64) {
+	t.Helper()
+	if len(scopes) == 0 {
+		scopes = apikey.AllScopes
+	}
+	key, hash, prefix := apikey.Generate(env)
+	k, err := store.CreateAPIKey(context.Background(), s.DB, companyID, env, "test", hash, prefix, scopes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, k.ID
+}
+
+// Import loads a catalog file for the company.
+func (s *Stack) Import(t testing.TB, companyID int64, file []byte) store.ImportResult {
+	t.Helper()
+	res, err := catalogfile.Import(context.Background(), s.DB, companyID, file)
+	if err != nil {
+		t.Fatalf("import catalog: %v", err)
+	}
+	return res
+}
+
+// Response is a decoded HTTP response.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map.
+func (r *Response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("decode body %q: %v", r.Body, err)
+	}
+	return m
+}
+
+// Decode decodes the body into v.
+func (r *Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode body %q: %v", r.Body, err)
+	}
+}
+
+// Do sends a request with the key (if any) and extra headers as "K: V".
+func (s *Stack) Do(t testing.TB, method, path, key string, body string, headers ...string) *Response {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, s.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// Get is Do with GET and no body.
+func (s *Stack) Get(t testing.TB, path, key string, headers ...string) *Response {
+	t.Helper()
+	return s.Do(t, http.MethodGet, path, key, "", headers...)
+}
