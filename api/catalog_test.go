@@ -375,7 +375,7 @@ func TestSchemeETag(t *testing.T) {
 
 type availability struct {
 	Data struct {
-		Version int64
+		Version string
 		Seats   []struct {
 			SeatID           string `json:"seat_id"`
 			ZoneID           string `json:"zone_id"`

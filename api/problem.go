@@ -9,6 +9,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"ticketsales/sales"
 	"ticketsales/store"
 )
 
@@ -24,6 +25,8 @@ type Problem struct {
 	RequestID     string              `json:"request_id"`
 	Errors        []*huma.ErrorDetail `json:"errors,omitempty" doc:"Field errors of a validation_error."`
 	RequiredScope string              `json:"required_scope,omitempty" doc:"The scope an insufficient_scope error lacks."`
+
+	UnavailableSeats []sales.SeatRef `json:"unavailable_seats,omitempty" doc:"The seats a seat_taken error refers to."`
 
 	headers http.Header
 }
@@ -115,9 +118,30 @@ func installErrorModel(log *slog.Logger) {
 // 404, an unreachable dependency 503, anything else 500 (logged, not shown).
 func fromError(ctx context.Context, log *slog.Logger, err error) error {
 	var p *Problem
+	var taken *sales.SeatTakenError
+	var invalid *sales.ValidationError
+	var state *sales.StateError
 	switch {
 	case errors.As(err, &p):
 		return p
+	case errors.As(err, &taken):
+		p := newProblem(ctx, http.StatusConflict, "seat_taken", "Some seats are no longer free: refresh availability and offer others.")
+		p.UnavailableSeats = taken.Seats
+		return p
+	case errors.As(err, &invalid):
+		p := newProblem(ctx, http.StatusUnprocessableEntity, "validation_error", "validation failed")
+		for _, f := range invalid.Fields {
+			p.Errors = append(p.Errors, &huma.ErrorDetail{Location: f.Location, Message: f.Message, Value: f.Value})
+		}
+		return p
+	case errors.Is(err, sales.ErrReservationExpired):
+		return newProblem(ctx, http.StatusConflict, "reservation_expired", "The reservation's hold has expired; its seats may be taken again.")
+	case errors.As(err, &state):
+		return newProblem(ctx, http.StatusConflict, "invalid_state", fmt.Sprintf("The %s is %s; that does not allow this request.", state.Entity, state.Status))
+	case errors.Is(err, sales.ErrUnavailable):
+		log.WarnContext(ctx, "dependency unavailable", "request_id", RequestID(ctx), "err", err)
+		return newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "A backing service is unreachable and nothing was changed; retry later.").
+			withHeader("Retry-After", "5")
 	case errors.Is(err, store.ErrNotFound):
 		return newProblem(ctx, http.StatusNotFound, "not_found", notFoundDetail(err))
 	case errors.Is(err, context.Canceled):

@@ -19,6 +19,7 @@ import (
 	"ticketsales/apikey"
 	"ticketsales/catalog"
 	"ticketsales/requestlog"
+	"ticketsales/sales"
 )
 
 // Deps are what the API serves from.
@@ -27,6 +28,7 @@ type Deps struct {
 	Temporal   client.Client // may be a lazy client; used for readiness here
 	Auth       *apikey.Authenticator
 	Catalog    *catalog.Service
+	Sales      *sales.Service
 	RequestLog *requestlog.Writer // nil: no request log
 	Log        *slog.Logger
 }
@@ -62,8 +64,9 @@ func New(deps Deps) *Server {
 
 	s.registerHealth(s.API)
 	v1 := huma.NewGroup(s.API, "/v1")
-	v1.UseMiddleware(s.authenticate)
+	v1.UseMiddleware(s.authenticate, s.withIdempotency)
 	s.registerCatalog(v1)
+	s.registerReservations(v1)
 
 	s.http = withRequest(gzhttp.GzipHandler(withRoutingProblems(mux)), deps.Log, deps.RequestLog)
 	return s

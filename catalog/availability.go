@@ -23,7 +23,7 @@ const (
 // Availability is the occupancy of an event.
 type Availability struct {
 	EventID    int64                  `json:"event_id"`
-	Version    int64                  `json:"version" doc:"Changes with every seat change; the ETag follows it."`
+	Version    string                 `json:"version" doc:"Changes with every seat change; the ETag follows it."`
 	Seats      []SeatAvailability     `json:"seats" doc:"Every seat on sale, for events with a scheme."`
 	Categories []CategoryAvailability `json:"categories"`
 }
@@ -54,7 +54,7 @@ type AvailabilityDoc struct {
 
 type cachedAvailability struct {
 	AvailabilityDoc
-	version    int64
+	version    store.SeatsVersion
 	validUntil time.Time // the next hold expiry or price change
 }
 
@@ -81,7 +81,7 @@ func (s *Service) Availability(ctx context.Context, companyID, eventID int64) (A
 	s.availability.mu.Lock()
 	c := s.availability.entries[eventID]
 	s.availability.mu.Unlock()
-	if c != nil && c.version == v.SeatVersion && now.Before(c.validUntil) {
+	if c != nil && c.version == v.Version && now.Before(c.validUntil) {
 		return c.AvailabilityDoc, nil
 	}
 	c, err = s.buildAvailability(ctx, eventID, now)
@@ -89,9 +89,7 @@ func (s *Service) Availability(ctx context.Context, companyID, eventID int64) (A
 		return AvailabilityDoc{}, err
 	}
 	s.availability.mu.Lock()
-	if old := s.availability.entries[eventID]; old == nil || old.version <= c.version {
-		s.availability.entries[eventID] = c
-	}
+	s.availability.entries[eventID] = c
 	s.availability.mu.Unlock()
 	return c.AvailabilityDoc, nil
 }
@@ -118,7 +116,7 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 			validUntil = next
 		}
 	}
-	a := Availability{EventID: eventID, Version: version, Seats: make([]SeatAvailability, 0, len(seats))}
+	a := Availability{EventID: eventID, Version: version.String(), Seats: make([]SeatAvailability, 0, len(seats))}
 	for _, st := range seats {
 		status := SeatFree
 		switch st.State {

@@ -19,6 +19,7 @@ type Config struct {
 	DatabaseURL       string        `env:"DATABASE_URL"`
 	TemporalAddress   string        `env:"TEMPORAL_ADDRESS" envDefault:"127.0.0.1:7233"`
 	TemporalNamespace string        `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
+	TaskQueue         string        `env:"TASK_QUEUE" envDefault:"ticketsales"`
 	HTTPAddr          string        `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
 	PublicBaseURL     string        `env:"PUBLIC_BASE_URL" envDefault:"http://127.0.0.1:8080"`
 	AuthCacheTTL      time.Duration `env:"AUTH_CACHE_TTL" envDefault:"10s"`

@@ -24,6 +24,7 @@ stop_all() {
 	wait 2>/dev/null || true
 	scripts/temporal.sh stop >&2 || true
 	scripts/postgres.sh stop >&2 || true
+	exit 0
 }
 trap stop_all INT TERM EXIT
 

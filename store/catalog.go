@@ -141,14 +141,35 @@ type EventVersion struct {
 	ID          int64
 	Status      string
 	SchemeID    *int64
-	SeatVersion int64
+	StartsAt    time.Time
+	Version     SeatsVersion
 }
+
+// SeatsVersion changes with every change of an event's seats: the event's
+// own counter (bumped by catalog imports) and the newest seat change.
+type SeatsVersion struct {
+	Event int64 `bun:"seat_version"`
+	Seats int64 `bun:"seats_version"`
+}
+
+// String renders the version for ETags and the availability body.
+func (v SeatsVersion) String() string { return fmt.Sprintf("%d.%d", v.Event, v.Seats) }
+
+const seatsVersionSQL = "(SELECT coalesce(max(version), 0) FROM event_seats WHERE event_id = e.id) AS seats_version"
 
 // GetEventVersion reads the event's seat version in one indexed lookup.
 func GetEventVersion(ctx context.Context, db bun.IDB, companyID, eventID int64) (*EventVersion, error) {
 	v := new(EventVersion)
-	err := db.NewRaw("SELECT id, status, scheme_id, seat_version FROM events WHERE id = ? AND company_id = ?",
-		eventID, companyID).Scan(ctx, v)
+	var row struct {
+		ID       int64
+		Status   string
+		SchemeID *int64
+		StartsAt time.Time
+		SeatsVersion
+	}
+	err := db.NewRaw("SELECT e.id, e.status, e.scheme_id, e.starts_at, e.seat_version, "+seatsVersionSQL+
+		" FROM events e WHERE e.id = ? AND e.company_id = ?", eventID, companyID).Scan(ctx, &row)
+	*v = EventVersion{ID: row.ID, Status: row.Status, SchemeID: row.SchemeID, StartsAt: row.StartsAt, Version: row.SeatsVersion}
 	if err != nil {
 		return nil, notFound(err, fmt.Sprintf("event %d", eventID))
 	}
@@ -262,18 +283,18 @@ type SeatState struct {
 
 // EventSeats reads the whole inventory of an event and its seat version in
 // one consistent snapshot.
-func EventSeats(ctx context.Context, db *bun.DB, eventID int64) ([]SeatState, int64, error) {
+func EventSeats(ctx context.Context, db *bun.DB, eventID int64) ([]SeatState, SeatsVersion, error) {
 	var seats []SeatState
-	var version int64
+	var version SeatsVersion
 	err := db.RunInTx(ctx, &sqlRepeatableRead, func(ctx context.Context, tx bun.Tx) error {
-		if err := tx.NewRaw("SELECT seat_version FROM events WHERE id = ?", eventID).Scan(ctx, &version); err != nil {
+		if err := tx.NewRaw("SELECT e.seat_version, "+seatsVersionSQL+" FROM events e WHERE e.id = ?", eventID).Scan(ctx, &version); err != nil {
 			return err
 		}
 		return tx.NewRaw(`SELECT seat_id, zone_id, row, number, category_id, state, hold_expires_at
 			FROM event_seats WHERE event_id = ? ORDER BY zone_id, row, number`, eventID).Scan(ctx, &seats)
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("read seats of event %d: %w", eventID, err)
+		return nil, SeatsVersion{}, fmt.Errorf("read seats of event %d: %w", eventID, err)
 	}
 	return seats, version, nil
 }

@@ -40,9 +40,7 @@ func DB(t testing.TB) (*bun.DB, string) {
 	}
 	defer admin.Close(ctx)
 
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "ticketsales_test_" + hex.EncodeToString(b)
+	name := "ticketsales_test_" + randomHex(6)
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("create test database: %v", err)
 	}
@@ -70,4 +68,10 @@ func DB(t testing.TB) (*bun.DB, string) {
 		t.Fatalf("migrate test database: %v", err)
 	}
 	return db, dbURL
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

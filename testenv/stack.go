@@ -9,18 +9,22 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
+	"ticketsales/activities"
 	"ticketsales/api"
 	"ticketsales/apikey"
 	"ticketsales/catalog"
 	"ticketsales/catalogfile"
 	"ticketsales/requestlog"
+	"ticketsales/sales"
 	"ticketsales/store"
+	"ticketsales/worker"
 )
 
 // Stack is the real HTTP API over a fresh database and the Temporal dev
@@ -30,7 +34,11 @@ type Stack struct {
 	URL        string
 	Temporal   client.Client
 	RequestLog *requestlog.Writer
+	Sales      *sales.Service
 	Now        func() time.Time
+	// TaskQueue is this stack's own, so parallel test packages sharing the
+	// dev server never run each other's workflows.
+	TaskQueue string
 }
 
 // NewStack starts the API for one test.
@@ -47,13 +55,30 @@ func NewStack(t testing.TB) *Stack {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	rl := requestlog.NewWriter(db, log, 20*time.Millisecond)
-	s := &Stack{DB: db, Temporal: tc, RequestLog: rl, Now: time.Now}
+	s := &Stack{DB: db, Temporal: tc, RequestLog: rl, Now: time.Now, TaskQueue: "test-" + randomHex(6)}
+	now := func() time.Time { return s.Now() }
+	s.Sales = sales.New(db, tc, log, now)
+	s.Sales.TaskQueue = s.TaskQueue
 	srv := api.New(api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, 0),
-		Catalog: catalog.New(db, func() time.Time { return s.Now() }), RequestLog: rl, Log: log})
+		Catalog: catalog.New(db, now), Sales: s.Sales, RequestLog: rl, Log: log})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { hs.Close(); rl.Close() })
 	s.URL = hs.URL
 	return s
+}
+
+// StartWorker runs a real worker for this stack's task queue until the test
+// ends (or the returned stop is called).
+func (s *Stack) StartWorker(t testing.TB) (stop func()) {
+	t.Helper()
+	w := worker.New(s.Temporal, s.TaskQueue, &activities.Activities{DB: s.DB})
+	if err := w.Start(); err != nil {
+		t.Fatalf("start worker: %v", err)
+	}
+	var once sync.Once
+	stop = func() { once.Do(w.Stop) }
+	t.Cleanup(stop)
+	return stop
 }
 
 // Company creates a company and returns its id.

@@ -2,9 +2,12 @@
 package main
 
 import (
+	"log/slog"
+
 	"context"
 	"errors"
 	"fmt"
+	"github.com/uptrace/bun"
 	"net/http"
 	"os"
 	"os/signal"
@@ -20,6 +23,7 @@ import (
 	"ticketsales/catalog"
 	"ticketsales/config"
 	"ticketsales/requestlog"
+	"ticketsales/sales"
 	"ticketsales/store"
 )
 
@@ -54,8 +58,11 @@ func run() error {
 	defer tc.Close()
 
 	rl := requestlog.NewWriter(db, logger, cfg.RequestLogFlush)
+	sl := sales.New(db, tc, logger, time.Now)
+	sl.TaskQueue = cfg.TaskQueue
 	srv := api.New(api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, cfg.AuthCacheTTL),
-		Catalog: catalog.New(db, time.Now), RequestLog: rl, Log: logger})
+		Catalog: catalog.New(db, time.Now), Sales: sl, RequestLog: rl, Log: logger})
+	go cleanIdempotencyKeys(ctx, db, logger)
 	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 
 	errc := make(chan error, 1)
@@ -75,4 +82,23 @@ func run() error {
 	rl.Close()
 	logger.Info("api stopped")
 	return nil
+}
+
+// cleanIdempotencyKeys deletes idempotency records past their 24 hours, every
+// ten minutes, until ctx ends.
+func cleanIdempotencyKeys(ctx context.Context, db *bun.DB, logger *slog.Logger) {
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		if n, err := store.DeleteExpiredIdempotencyKeys(ctx, db, time.Now()); err != nil {
+			logger.Warn("idempotency cleanup", "err", err)
+		} else if n > 0 {
+			logger.Info("idempotency cleanup", "deleted", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

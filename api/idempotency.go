@@ -1,0 +1,156 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"ticketsales/store"
+)
+
+// maxBodyBytes bounds every request body the API reads.
+const maxBodyBytes = 1 << 20
+
+// idempotent marks a creating operation: it requires Idempotency-Key and its
+// responses are replayed for repeats.
+func idempotent(op huma.Operation) huma.Operation {
+	if op.Metadata == nil {
+		op.Metadata = map[string]any{}
+	}
+	op.Metadata["idempotent"] = true
+	op.MaxBodyBytes = maxBodyBytes
+	op.Parameters = append(op.Parameters, &huma.Param{Name: "Idempotency-Key", In: "header", Required: true,
+		Description: "A unique key per creating request (a UUID is fine). A repeat with the same key and body " +
+			"replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours.",
+		Schema: &huma.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(255)}})
+	op.Errors = append(op.Errors, http.StatusBadRequest, http.StatusConflict, http.StatusUnprocessableEntity)
+	return op
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// withIdempotency implements draft-ietf-httpapi-idempotency-key-header for
+// every operation marked idempotent, in one place: the first request with a
+// key runs and its response is stored; a repeat with the same method, path
+// and body gets the stored response; a different request under the key is
+// refused, and so is a repeat while the first still runs.
+func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
+	if on, _ := ctx.Operation().Metadata["idempotent"].(bool); !on {
+		next(ctx)
+		return
+	}
+	rctx := ctx.Context()
+	p := PrincipalFrom(rctx)
+	key := ctx.Header("Idempotency-Key")
+	switch {
+	case key == "":
+		s.writeErr(ctx, newProblem(rctx, http.StatusBadRequest, "idempotency_key_required",
+			"This request creates something: send an Idempotency-Key header, unique per request."))
+		return
+	case len(key) > 255:
+		s.writeErr(ctx, newProblem(rctx, http.StatusBadRequest, "idempotency_key_required",
+			"The Idempotency-Key header is longer than 255 characters."))
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(ctx.BodyReader(), maxBodyBytes+1))
+	if err != nil {
+		s.writeErr(ctx, newProblem(rctx, http.StatusBadRequest, "malformed_request", "The request body could not be read."))
+		return
+	}
+	sum := sha256.Sum256(body)
+	u := ctx.URL()
+	rec := &store.IdempotencyRecord{APIKeyID: p.KeyID, Key: key, Method: ctx.Method(), Path: u.Path, BodyHash: sum[:]}
+	claimed, existing, err := store.ClaimIdempotencyKey(rctx, s.deps.DB, rec)
+	if err != nil {
+		s.writeErr(ctx, fromError(rctx, s.log, err))
+		return
+	}
+	if !claimed {
+		s.answerRepeat(ctx, rec, existing)
+		return
+	}
+
+	c := &capturingContext{humaContext: ctx, body: body, headers: http.Header{}}
+	defer func() {
+		// A panic or a 5xx is not stored: the partner's retry runs again.
+		bg, cancel := context.WithTimeout(context.WithoutCancel(rctx), 5*time.Second)
+		defer cancel()
+		if v := recover(); v != nil {
+			_ = store.ReleaseIdempotencyKey(bg, s.deps.DB, p.KeyID, key)
+			panic(v)
+		}
+		status := c.Status()
+		if status == 0 {
+			status = http.StatusOK
+		}
+		var err error
+		if status >= 500 {
+			err = store.ReleaseIdempotencyKey(bg, s.deps.DB, p.KeyID, key)
+		} else {
+			err = store.CompleteIdempotencyKey(bg, s.deps.DB, p.KeyID, key, status, c.headers, c.out.Bytes())
+		}
+		if err != nil {
+			s.log.ErrorContext(rctx, "idempotency record", "request_id", RequestID(rctx), "err", err)
+		}
+	}()
+	next(c)
+}
+
+func (s *Server) answerRepeat(ctx huma.Context, rec *store.IdempotencyRecord, existing *store.IdemExisting) {
+	rctx := ctx.Context()
+	switch {
+	case existing.Method != rec.Method || existing.Path != rec.Path || !bytes.Equal(existing.BodyHash, rec.BodyHash):
+		s.writeErr(ctx, newProblem(rctx, http.StatusUnprocessableEntity, "idempotency_key_reused",
+			"This Idempotency-Key was used for a different request ("+existing.Method+" "+existing.Path+
+				"); use a new key for a new request."))
+	case existing.Status == nil:
+		s.writeErr(ctx, newProblem(rctx, http.StatusConflict, "idempotency_request_in_progress",
+			"The first request with this Idempotency-Key is still running; retry shortly.").withHeader("Retry-After", "1"))
+	default:
+		for k, vs := range existing.Headers {
+			for _, v := range vs {
+				ctx.AppendHeader(k, v)
+			}
+		}
+		ctx.SetHeader("Idempotent-Replayed", "true")
+		ctx.SetHeader("Content-Length", strconv.Itoa(len(existing.Body)))
+		ctx.SetStatus(*existing.Status)
+		_, _ = ctx.BodyWriter().Write(existing.Body)
+	}
+}
+
+// humaContext lets capturingContext embed huma.Context, whose own method
+// named Context would clash with the embedded field's default name.
+type humaContext = huma.Context
+
+// capturingContext serves the request normally while keeping a copy of the
+// response for the idempotency record, and gives the handler back the body
+// the middleware already read.
+type capturingContext struct {
+	humaContext
+	body    []byte
+	headers http.Header
+	out     bytes.Buffer
+}
+
+func (c *capturingContext) BodyReader() io.Reader { return bytes.NewReader(c.body) }
+
+func (c *capturingContext) SetHeader(name, value string) {
+	c.headers.Set(name, value)
+	c.humaContext.SetHeader(name, value)
+}
+
+func (c *capturingContext) AppendHeader(name, value string) {
+	c.headers.Add(name, value)
+	c.humaContext.AppendHeader(name, value)
+}
+
+func (c *capturingContext) BodyWriter() io.Writer {
+	return io.MultiWriter(c.humaContext.BodyWriter(), &c.out)
+}

@@ -1,0 +1,66 @@
+// Command worker runs the Temporal workflows and activities of the service.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"ticketsales/activities"
+	"ticketsales/config"
+	"ticketsales/store"
+	"ticketsales/worker"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	logger := cfg.Logger()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var c client.Client
+	// Temporal may still be starting: retry the dial for a while.
+	for attempt := 0; ; attempt++ {
+		c, err = client.DialContext(ctx, client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
+			Logger: log.NewStructuredLogger(logger)})
+		if err == nil {
+			break
+		}
+		if attempt >= 30 || ctx.Err() != nil {
+			return fmt.Errorf("connect to temporal at %s: %w", cfg.TemporalAddress, err)
+		}
+		time.Sleep(time.Second)
+	}
+	defer c.Close()
+
+	w := worker.New(c, cfg.TaskQueue, &activities.Activities{DB: db})
+	logger.Info("worker running", "temporal", cfg.TemporalAddress)
+	// Stops on SIGINT/SIGTERM, letting running activities finish.
+	if err := w.Run(sdkworker.InterruptCh()); err != nil {
+		return fmt.Errorf("run worker: %w", err)
+	}
+	logger.Info("worker stopped")
+	return nil
+}

@@ -1,0 +1,378 @@
+// Package sales holds the selling rules that /v1 and the aggregator adapter
+// share: seat holds (reservations), and later orders, payment and refunds.
+package sales
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"ticketsales/apikey"
+	"ticketsales/pricing"
+	"ticketsales/store"
+	"ticketsales/workflows"
+)
+
+// Limits of a reservation (DESIGN.md §3).
+const (
+	MaxSeats          = 20
+	DefaultTTLMinutes = 15
+	MinTTLMinutes     = 1
+	MaxTTLMinutes     = 60
+)
+
+// Service sells seats for one company at a time.
+type Service struct {
+	db       *bun.DB
+	temporal client.Client
+	log      *slog.Logger
+	now      func() time.Time
+	// TTLUnit is the length of one "minute" of ttl_minutes: a minute in
+	// production, shorter in tests that watch a hold expire.
+	TTLUnit time.Duration
+	// TaskQueue of the workflows this service starts.
+	TaskQueue string
+}
+
+// New builds the service.
+func New(db *bun.DB, tc client.Client, log *slog.Logger, now func() time.Time) *Service {
+	return &Service{db: db, temporal: tc, log: log, now: now, TTLUnit: time.Minute, TaskQueue: workflows.TaskQueue}
+}
+
+// ReservationSeat is a held seat with the price fixed at hold time.
+type ReservationSeat struct {
+	ZoneID           string        `json:"zone_id"`
+	SeatID           string        `json:"seat_id"`
+	Row              string        `json:"row"`
+	Number           string        `json:"number"`
+	Label            string        `json:"label"`
+	TicketCategoryID int64         `json:"ticket_category_id"`
+	Price            pricing.Money `json:"price"`
+}
+
+// Reservation is a hold as partners see it.
+type Reservation struct {
+	ID         string            `json:"id"`
+	Status     string            `json:"status" enum:"reserved,ordered,expired,released"`
+	EventID    int64             `json:"event_id"`
+	ExpiresAt  time.Time         `json:"expires_at"`
+	Seats      []ReservationSeat `json:"seats"`
+	Total      pricing.Money     `json:"total" doc:"Sum of seat prices."`
+	ServiceFee pricing.Money     `json:"service_fee" doc:"The order fee these seats would carry (minimum once per order)."`
+	TotalToPay pricing.Money     `json:"total_to_pay" doc:"What the buyer pays for these seats."`
+	CreatedAt  time.Time         `json:"created_at"`
+}
+
+// ReserveInput asks to hold seats of an event.
+type ReserveInput struct {
+	EventID    int64
+	Seats      []SeatRef
+	TTLMinutes int // 0: the default
+}
+
+func newReservationID() string {
+	b := make([]byte, 10)
+	_, _ = rand.Read(b)
+	return "rsv_" + hex.EncodeToString(b)
+}
+
+// saleContext is the event and its current category prices.
+type saleContext struct {
+	event  *store.Event
+	prices map[int64]int64
+}
+
+// onSale loads an event the company may sell now, or says why not.
+func (s *Service) onSale(ctx context.Context, companyID, eventID int64, needScheme bool) (*saleContext, error) {
+	e, err := store.GetEvent(ctx, s.db, companyID, eventID)
+	if err != nil {
+		return nil, err
+	}
+	verr := &ValidationError{}
+	switch {
+	case e.Status != "published":
+		verr.add("body.event_id", "the event is not on sale (status "+e.Status+")", eventID)
+	case !e.StartsAt.After(s.now()):
+		verr.add("body.event_id", "the event has started", eventID)
+	case needScheme && e.SchemeID == nil:
+		verr.add("body.event_id", "the event has no seating scheme: order it by items", eventID)
+	}
+	if err := verr.orNil(); err != nil {
+		return nil, err
+	}
+	cats, err := store.CategoriesOf(ctx, s.db, e.ID)
+	if err != nil {
+		return nil, err
+	}
+	sc := &saleContext{event: e, prices: map[int64]int64{}}
+	now := s.now()
+	for _, c := range cats {
+		sc.prices[c.ID] = c.PriceAt(now)
+	}
+	return sc, nil
+}
+
+// resolveSeats checks the requested seats against the event's inventory:
+// each exists in the named zone, none twice, at most MaxSeats.
+func (s *Service) resolveSeats(ctx context.Context, eventID int64, refs []SeatRef) ([]string, map[string]store.ReservedSeat, error) {
+	verr := &ValidationError{}
+	if len(refs) == 0 || len(refs) > MaxSeats {
+		verr.add("body.seats", fmt.Sprintf("a reservation holds 1 to %d seats", MaxSeats), len(refs))
+		return nil, nil, verr
+	}
+	ids := make([]string, 0, len(refs))
+	seen := map[string]bool{}
+	for i, r := range refs {
+		if seen[r.SeatID] {
+			verr.add(fmt.Sprintf("body.seats[%d].seat_id", i), "seat listed twice", r.SeatID)
+		}
+		seen[r.SeatID] = true
+		ids = append(ids, r.SeatID)
+	}
+	if err := verr.orNil(); err != nil {
+		return nil, nil, err
+	}
+	seats, err := store.EventSeatsByID(ctx, s.db, eventID, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, r := range refs {
+		seat, ok := seats[r.SeatID]
+		switch {
+		case !ok:
+			verr.add(fmt.Sprintf("body.seats[%d].seat_id", i), "the event sells no such seat", r.SeatID)
+		case seat.ZoneID != r.ZoneID:
+			verr.add(fmt.Sprintf("body.seats[%d].zone_id", i), "the seat is in zone "+seat.ZoneID, r.ZoneID)
+		}
+	}
+	return ids, seats, verr.orNil()
+}
+
+func (s *Service) totals(e *store.Event, prices []int64) (total, fee, toPay int64) {
+	q := e.Fee().Order(prices...)
+	return q.Total, q.Fee, q.Amount
+}
+
+// Reserve holds all the seats or none. A lost race answers SeatTakenError
+// after one statement and starts nothing; a won race starts the workflow
+// that expires the hold, and undoes the hold if that workflow cannot start.
+func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveInput) (*Reservation, error) {
+	ttl := in.TTLMinutes
+	if ttl == 0 {
+		ttl = DefaultTTLMinutes
+	}
+	if ttl < MinTTLMinutes || ttl > MaxTTLMinutes {
+		return nil, &ValidationError{Fields: []FieldError{{"body.ttl_minutes", fmt.Sprintf("must be %d..%d", MinTTLMinutes, MaxTTLMinutes), ttl}}}
+	}
+	sc, err := s.onSale(ctx, p.CompanyID, in.EventID, true)
+	if err != nil {
+		return nil, err
+	}
+	ids, seats, err := s.resolveSeats(ctx, sc.event.ID, in.Seats)
+	if err != nil {
+		return nil, err
+	}
+	seatPrices := make(map[string]int64, len(ids))
+	prices := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		price := sc.prices[seats[id].CategoryID]
+		seatPrices[id] = price
+		prices = append(prices, price)
+	}
+	total, fee, toPay := s.totals(sc.event, prices)
+	now := s.now()
+	r := store.Reservation{
+		ID: newReservationID(), CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(), EventID: sc.event.ID,
+		Status: store.ReservationReserved, ExpiresAt: now.Add(time.Duration(ttl) * s.TTLUnit).Truncate(time.Microsecond),
+		Currency: sc.event.Currency, Total: total, ServiceFee: fee, TotalToPay: toPay, CreatedAt: now,
+	}
+	taken, ok, err := store.HoldSeats(ctx, s.db, store.NewHold{Reservation: r, SeatIDs: ids, Prices: seatPrices})
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, takenError(ids, taken, seats)
+	}
+	if err := s.startReservationWorkflow(ctx, &r); err != nil {
+		return nil, err
+	}
+	out := &Reservation{ID: r.ID, Status: r.Status, EventID: r.EventID, ExpiresAt: r.ExpiresAt, CreatedAt: r.CreatedAt}
+	for _, id := range ids {
+		rs := seats[id]
+		rs.Price = seatPrices[id]
+		out.Seats = append(out.Seats, reservationSeat(rs, r.Currency))
+	}
+	money := func(a int64) pricing.Money { return pricing.Money{Amount: a, Currency: r.Currency} }
+	out.Total, out.ServiceFee, out.TotalToPay = money(total), money(fee), money(toPay)
+	return out, nil
+}
+
+// takenError names the seats that made a hold fail; when none was reported
+// taken (a seat vanished meanwhile), all requested seats are named.
+func takenError(requested, taken []string, seats map[string]store.ReservedSeat) error {
+	if len(taken) == 0 {
+		taken = requested
+	}
+	e := &SeatTakenError{}
+	for _, id := range taken {
+		e.Seats = append(e.Seats, SeatRef{ZoneID: seats[id].ZoneID, SeatID: id})
+	}
+	return e
+}
+
+func reservationSeat(rs store.ReservedSeat, currency string) ReservationSeat {
+	return ReservationSeat{ZoneID: rs.ZoneID, SeatID: rs.SeatID, Row: rs.Row, Number: rs.Number, Label: rs.Label,
+		TicketCategoryID: rs.CategoryID, Price: pricing.Money{Amount: rs.Price, Currency: currency}}
+}
+
+func (s *Service) startReservationWorkflow(ctx context.Context, r *store.Reservation) error {
+	_, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        workflows.ReservationWorkflowID(r.ID),
+		TaskQueue: s.TaskQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.CompanyIDAttr.ValueSet(r.CompanyID),
+			workflows.EventIDAttr.ValueSet(r.EventID),
+			workflows.IsTestAttr.ValueSet(r.IsTest),
+		),
+	}, workflows.Reservation, workflows.ReservationInput{
+		ReservationID: r.ID, CompanyID: r.CompanyID, EventID: r.EventID, IsTest: r.IsTest, ExpiresAt: r.ExpiresAt,
+	})
+	if err == nil {
+		return nil
+	}
+	// Without its workflow nothing would ever expire the hold for good:
+	// give the seats back and tell the partner to retry.
+	undoCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, uerr := store.EndReservation(undoCtx, s.db, r.ID, store.ReservationReleased); uerr != nil {
+		s.log.ErrorContext(ctx, "undo hold after failed workflow start", "reservation_id", r.ID, "err", uerr)
+	}
+	return fmt.Errorf("start workflow of reservation %s: %w: %w", r.ID, ErrUnavailable, err)
+}
+
+// GetReservation returns a company's reservation.
+func (s *Service) GetReservation(ctx context.Context, p *apikey.Principal, id string) (*Reservation, error) {
+	r, seats, err := store.GetReservation(ctx, s.db, p.CompanyID, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.IsTest != p.IsTest() {
+		return nil, fmt.Errorf("reservation %s of the other environment: %w", id, store.ErrNotFound)
+	}
+	out := &Reservation{ID: r.ID, Status: r.EffectiveStatus(s.now()), EventID: r.EventID, ExpiresAt: r.ExpiresAt, CreatedAt: r.CreatedAt}
+	for _, rs := range seats {
+		out.Seats = append(out.Seats, reservationSeat(rs, r.Currency))
+	}
+	if out.Seats == nil {
+		out.Seats = []ReservationSeat{}
+	}
+	money := func(a int64) pricing.Money { return pricing.Money{Amount: a, Currency: r.Currency} }
+	out.Total, out.ServiceFee, out.TotalToPay = money(r.Total), money(r.ServiceFee), money(r.TotalToPay)
+	return out, nil
+}
+
+// ReplaceSeats replaces the composition of a live reservation as a whole.
+// Its deadline does not move.
+func (s *Service) ReplaceSeats(ctx context.Context, p *apikey.Principal, id string, refs []SeatRef) (*Reservation, error) {
+	cur, err := s.GetReservation(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := reservationLive(cur); err != nil {
+		return nil, err
+	}
+	sc, err := s.onSale(ctx, p.CompanyID, cur.EventID, true)
+	if err != nil {
+		return nil, err
+	}
+	ids, seats, err := s.resolveSeats(ctx, sc.event.ID, refs)
+	if err != nil {
+		return nil, err
+	}
+	taken, err := store.ReplaceSeats(ctx, s.db, store.Replacement{
+		ReservationID: id, CompanyID: p.CompanyID, SeatIDs: ids,
+		Prices: func(categoryID int64) int64 { return sc.prices[categoryID] },
+		Totals: func(prices []int64) (int64, int64, int64) { return s.totals(sc.event, prices) },
+	})
+	var se *store.StateError
+	switch {
+	case errors.As(err, &se):
+		return nil, stateError(se)
+	case err != nil:
+		return nil, err
+	case len(taken) > 0:
+		return nil, takenError(ids, taken, seats)
+	}
+	return s.GetReservation(ctx, p, id)
+}
+
+// Release gives a live reservation's seats back. Releasing a released
+// reservation again returns it unchanged.
+func (s *Service) Release(ctx context.Context, p *apikey.Principal, id string) (*Reservation, error) {
+	cur, err := s.GetReservation(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Status == store.ReservationReleased {
+		return cur, nil
+	}
+	if err := reservationLive(cur); err != nil {
+		return nil, err
+	}
+	changed, err := store.EndReservation(ctx, s.db, id, store.ReservationReleased)
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		// The workflow's timer would find nothing to do; end it now so the
+		// history shows the release. Postgres already has the truth.
+		if err := s.temporal.SignalWorkflow(ctx, workflows.ReservationWorkflowID(id), "", workflows.ReservationEndedSignal,
+			workflows.ReservationEnded{Status: store.ReservationReleased}); err != nil {
+			s.log.WarnContext(ctx, "signal released reservation", "reservation_id", id, "err", err)
+		}
+	}
+	out, err := s.GetReservation(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if out.Status != store.ReservationReleased {
+		return nil, reservationLive(out)
+	}
+	return out, nil
+}
+
+// ErrReservationExpired: the hold's deadline passed.
+var ErrReservationExpired = errors.New("reservation expired")
+
+// StateError: the reservation or order is in a status that forbids the call.
+type StateError struct {
+	Entity, ID, Status string
+}
+
+func (e *StateError) Error() string { return fmt.Sprintf("%s %s is %s", e.Entity, e.ID, e.Status) }
+
+func reservationLive(r *Reservation) error {
+	switch r.Status {
+	case store.ReservationReserved:
+		return nil
+	case store.ReservationExpired:
+		return fmt.Errorf("reservation %s: %w", r.ID, ErrReservationExpired)
+	default:
+		return &StateError{Entity: "reservation", ID: r.ID, Status: r.Status}
+	}
+}
+
+func stateError(se *store.StateError) error {
+	if se.Status == store.ReservationExpired {
+		return fmt.Errorf("reservation %s: %w", se.ID, ErrReservationExpired)
+	}
+	return &StateError{Entity: se.Entity, ID: se.ID, Status: se.Status}
+}

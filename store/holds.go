@@ -1,0 +1,291 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// Reservation statuses as stored. A "reserved" row past expires_at reads as
+// expired even before the workflow records it.
+const (
+	ReservationReserved = "reserved"
+	ReservationOrdered  = "ordered"
+	ReservationExpired  = "expired"
+	ReservationReleased = "released"
+)
+
+// Reservation is a hold of seats of one event.
+type Reservation struct {
+	bun.BaseModel `bun:"table:reservations,alias:r"`
+	ID            string    `bun:"id,pk"`
+	CompanyID     int64     `bun:"company_id"`
+	APIKeyID      int64     `bun:"api_key_id"`
+	IsTest        bool      `bun:"is_test"`
+	EventID       int64     `bun:"event_id"`
+	Status        string    `bun:"status"`
+	ExpiresAt     time.Time `bun:"expires_at"`
+	Currency      string    `bun:"currency"`
+	Total         int64     `bun:"total"`
+	ServiceFee    int64     `bun:"service_fee"`
+	TotalToPay    int64     `bun:"total_to_pay"`
+	CreatedAt     time.Time `bun:"created_at"`
+	UpdatedAt     time.Time `bun:"updated_at"`
+}
+
+// EffectiveStatus is what partners see: a lapsed hold is expired at once.
+func (r *Reservation) EffectiveStatus(now time.Time) string {
+	if r.Status == ReservationReserved && !now.Before(r.ExpiresAt) {
+		return ReservationExpired
+	}
+	return r.Status
+}
+
+// ReservedSeat is a seat of a reservation with its fixed price.
+type ReservedSeat struct {
+	SeatID     string `bun:"seat_id"`
+	ZoneID     string `bun:"zone_id"`
+	Row        string `bun:"row"`
+	Number     string `bun:"number"`
+	Label      string `bun:"label"`
+	CategoryID int64  `bun:"category_id"`
+	Price      int64  `bun:"price"`
+}
+
+// EventSeatsByID returns the given seats of an event (zone, row, number,
+// label, category); seats the event does not sell are absent.
+func EventSeatsByID(ctx context.Context, db bun.IDB, eventID int64, seatIDs []string) (map[string]ReservedSeat, error) {
+	var rows []ReservedSeat
+	err := db.NewRaw(`SELECT seat_id, zone_id, row, number, label, category_id, 0 AS price
+		FROM event_seats WHERE event_id = ? AND seat_id = ANY(?::text[])`,
+		eventID, pgdialect.Array(seatIDs)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("look up seats of event %d: %w", eventID, err)
+	}
+	out := make(map[string]ReservedSeat, len(rows))
+	for _, r := range rows {
+		out[r.SeatID] = r
+	}
+	return out, nil
+}
+
+// NewHold is everything the hold statement writes.
+type NewHold struct {
+	Reservation Reservation
+	SeatIDs     []string
+	// Prices fixes each seat's price at hold time.
+	Prices map[string]int64
+}
+
+// HoldSeats holds every seat of the hold for its reservation, or none, in one
+// statement: it locks the seats in seat order, and only when all of them are
+// free (or held by a lapsed hold) marks them held and stores the reservation
+// with its seats. It returns the seats that were not free when it fails.
+func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok bool, err error) {
+	r := h.Reservation
+	prices := make([]int64, len(h.SeatIDs))
+	for i, s := range h.SeatIDs {
+		prices[i] = h.Prices[s]
+	}
+	seats := pgdialect.Array(h.SeatIDs)
+	var out struct {
+		OK    bool
+		Taken []string `bun:",array"`
+	}
+	err = db.NewRaw(`
+		WITH cur AS (
+			SELECT s.seat_id, (s.state = 'free' OR (s.state = 'held' AND s.hold_expires_at <= now())) AS free
+			FROM event_seats s WHERE s.event_id = ? AND s.seat_id = ANY(?::text[])
+			ORDER BY s.seat_id FOR UPDATE
+		), verdict AS (
+			SELECT count(*) = ? AND coalesce(bool_and(free), false) AS ok FROM cur
+		), held AS (
+			UPDATE event_seats s SET state = 'held', hold_id = ?, hold_expires_at = ?, order_id = NULL,
+				version = nextval('seat_change_seq')
+			FROM verdict WHERE verdict.ok AND s.event_id = ? AND s.seat_id = ANY(?::text[])
+			RETURNING s.seat_id, s.category_id
+		), res AS (
+			INSERT INTO reservations (id, company_id, api_key_id, is_test, event_id, status, expires_at, currency,
+				total, service_fee, total_to_pay)
+			SELECT ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ? FROM verdict WHERE verdict.ok
+			RETURNING id
+		), rs AS (
+			INSERT INTO reservation_seats (reservation_id, event_id, seat_id, category_id, price)
+			SELECT (SELECT id FROM res), ?, h.seat_id, h.category_id, p.price
+			FROM held h JOIN unnest(?::text[], ?::bigint[]) AS p(seat_id, price) USING (seat_id)
+		)
+		SELECT (SELECT ok FROM verdict) AS ok, ARRAY(SELECT seat_id FROM cur WHERE NOT free ORDER BY seat_id) AS taken`,
+		r.EventID, seats, len(h.SeatIDs),
+		r.ID, r.ExpiresAt, r.EventID, seats,
+		r.ID, r.CompanyID, r.APIKeyID, r.IsTest, r.EventID, r.ExpiresAt, r.Currency, r.Total, r.ServiceFee, r.TotalToPay,
+		r.EventID, seats, pgdialect.Array(prices),
+	).Scan(ctx, &out)
+	if err != nil {
+		return nil, false, fmt.Errorf("hold %d seats of event %d: %w", len(h.SeatIDs), r.EventID, err)
+	}
+	return out.Taken, out.OK, nil
+}
+
+// EndReservation moves a reserved reservation to status (released or
+// expired) and frees its held seats, in one statement. For expired, the
+// deadline must have passed. It reports whether this call made the change,
+// so running it twice changes nothing the second time.
+func EndReservation(ctx context.Context, db bun.IDB, id, status string) (changed bool, err error) {
+	var out struct{ Changed int }
+	err = db.NewRaw(`
+		WITH r AS (
+			UPDATE reservations SET status = ?, updated_at = now()
+			WHERE id = ? AND status = 'reserved' AND (? <> 'expired' OR expires_at <= now())
+			RETURNING id
+		), lk AS (
+			SELECT s.event_id, s.seat_id FROM event_seats s
+			WHERE s.hold_id IN (SELECT id FROM r) AND s.state = 'held' ORDER BY s.seat_id FOR UPDATE
+		), freed AS (
+			UPDATE event_seats s SET state = 'free', hold_id = NULL, hold_expires_at = NULL, version = nextval('seat_change_seq')
+			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id
+			RETURNING 1
+		)
+		SELECT (SELECT count(*) FROM r) + 0 * (SELECT count(*) FROM freed) AS changed`, status, id, status).Scan(ctx, &out)
+	if err != nil {
+		return false, fmt.Errorf("end reservation %s as %s: %w", id, status, err)
+	}
+	return out.Changed == 1, nil
+}
+
+// GetReservation returns a company's reservation with its seats.
+func GetReservation(ctx context.Context, db bun.IDB, companyID int64, id string) (*Reservation, []ReservedSeat, error) {
+	r := new(Reservation)
+	if err := db.NewSelect().Model(r).Where("id = ? AND company_id = ?", id, companyID).Scan(ctx); err != nil {
+		return nil, nil, notFound(err, "reservation "+id)
+	}
+	seats, err := reservationSeats(ctx, db, r)
+	return r, seats, err
+}
+
+func reservationSeats(ctx context.Context, db bun.IDB, r *Reservation) ([]ReservedSeat, error) {
+	var seats []ReservedSeat
+	err := db.NewRaw(`
+		SELECT rs.seat_id, es.zone_id, es.row, es.number, es.label, rs.category_id, rs.price
+		FROM reservation_seats rs JOIN event_seats es ON es.event_id = rs.event_id AND es.seat_id = rs.seat_id
+		WHERE rs.reservation_id = ? ORDER BY es.zone_id, es.row, es.number`, r.ID).Scan(ctx, &seats)
+	if err != nil {
+		return nil, fmt.Errorf("seats of reservation %s: %w", r.ID, err)
+	}
+	return seats, nil
+}
+
+// Replacement is the new composition of a reservation.
+type Replacement struct {
+	ReservationID string
+	CompanyID     int64
+	SeatIDs       []string
+	// Prices of seats not already in the reservation, fixed now.
+	Prices func(categoryID int64) int64
+	// Totals recomputes the reservation sums from its final seat prices.
+	Totals func(prices []int64) (total, fee, toPay int64)
+}
+
+// ReplaceSeats replaces a live reservation's seats as a whole in one
+// transaction: kept seats stay held at their price, dropped ones are freed,
+// new ones held — or nothing changes and the seats that were taken are
+// returned. The deadline does not move.
+func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []string, err error) {
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		r := new(Reservation)
+		if err := tx.NewSelect().Model(r).Where("id = ? AND company_id = ?", rp.ReservationID, rp.CompanyID).For("UPDATE").Scan(ctx); err != nil {
+			return notFound(err, "reservation "+rp.ReservationID)
+		}
+		if r.Status != ReservationReserved {
+			return &StateError{Entity: "reservation", ID: r.ID, Status: r.Status}
+		}
+		if !r.ExpiresAt.After(time.Now()) {
+			return &StateError{Entity: "reservation", ID: r.ID, Status: ReservationExpired}
+		}
+		seats := pgdialect.Array(rp.SeatIDs)
+		var cur []struct {
+			SeatID     string
+			CategoryID int64
+			Mine       bool
+			Free       bool
+		}
+		if err := tx.NewRaw(`
+			SELECT s.seat_id, s.category_id, (s.state = 'held' AND s.hold_id = ?) AS mine,
+				(s.state = 'free' OR (s.state = 'held' AND s.hold_expires_at <= now())) AS free
+			FROM event_seats s
+			WHERE s.event_id = ? AND (s.seat_id = ANY(?::text[]) OR (s.state = 'held' AND s.hold_id = ?))
+			ORDER BY s.seat_id FOR UPDATE`, r.ID, r.EventID, seats, r.ID).Scan(ctx, &cur); err != nil {
+			return fmt.Errorf("lock seats: %w", err)
+		}
+		wanted := map[string]bool{}
+		for _, s := range rp.SeatIDs {
+			wanted[s] = true
+		}
+		var add, drop []string
+		var addCats []int64
+		for _, s := range cur {
+			switch {
+			case wanted[s.SeatID] && !s.Mine && !s.Free:
+				taken = append(taken, s.SeatID)
+			case wanted[s.SeatID] && !s.Mine:
+				add, addCats = append(add, s.SeatID), append(addCats, s.CategoryID)
+			case !wanted[s.SeatID] && s.Mine:
+				drop = append(drop, s.SeatID)
+			}
+		}
+		if len(taken) > 0 {
+			return errTaken
+		}
+		addPrices := make([]int64, len(add))
+		for i, c := range addCats {
+			addPrices[i] = rp.Prices(c)
+		}
+		if _, err := tx.NewRaw(`UPDATE event_seats SET state = 'free', hold_id = NULL, hold_expires_at = NULL,
+			version = nextval('seat_change_seq') WHERE event_id = ? AND seat_id = ANY(?::text[]) AND hold_id = ?`,
+			r.EventID, pgdialect.Array(drop), r.ID).Exec(ctx); err != nil {
+			return fmt.Errorf("free dropped seats: %w", err)
+		}
+		if _, err := tx.NewRaw(`UPDATE event_seats SET state = 'held', hold_id = ?, hold_expires_at = ?, order_id = NULL,
+			version = nextval('seat_change_seq') WHERE event_id = ? AND seat_id = ANY(?::text[])`,
+			r.ID, r.ExpiresAt, r.EventID, pgdialect.Array(add)).Exec(ctx); err != nil {
+			return fmt.Errorf("hold added seats: %w", err)
+		}
+		if _, err := tx.NewRaw(`DELETE FROM reservation_seats WHERE reservation_id = ? AND seat_id = ANY(?::text[])`,
+			r.ID, pgdialect.Array(drop)).Exec(ctx); err != nil {
+			return fmt.Errorf("drop reservation seats: %w", err)
+		}
+		if _, err := tx.NewRaw(`INSERT INTO reservation_seats (reservation_id, event_id, seat_id, category_id, price)
+			SELECT ?, ?, * FROM unnest(?::text[], ?::bigint[], ?::bigint[])`,
+			r.ID, r.EventID, pgdialect.Array(add), pgdialect.Array(addCats), pgdialect.Array(addPrices)).Exec(ctx); err != nil {
+			return fmt.Errorf("add reservation seats: %w", err)
+		}
+		var final []int64
+		if err := tx.NewRaw("SELECT price FROM reservation_seats WHERE reservation_id = ?", r.ID).Scan(ctx, &final); err != nil {
+			return fmt.Errorf("reservation prices: %w", err)
+		}
+		total, fee, toPay := rp.Totals(final)
+		_, err := tx.NewRaw(`UPDATE reservations SET total = ?, service_fee = ?, total_to_pay = ?, updated_at = now() WHERE id = ?`,
+			total, fee, toPay, r.ID).Exec(ctx)
+		return err
+	})
+	if err == errTaken {
+		return taken, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("replace seats of reservation %s: %w", rp.ReservationID, err)
+	}
+	return nil, nil
+}
+
+var errTaken = fmt.Errorf("seats taken")
+
+// StateError is a transition the current status forbids.
+type StateError struct {
+	Entity, ID, Status string
+}
+
+func (e *StateError) Error() string {
+	return fmt.Sprintf("%s %s is %s", e.Entity, e.ID, e.Status)
+}

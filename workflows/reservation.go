@@ -1,0 +1,73 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"ticketsales/activities"
+)
+
+// reservationWorkflow keeps a hold alive until its deadline: a durable timer
+// raced against the signal that the hold ended some other way. Postgres
+// already treats a lapsed hold as free; the timer makes it final.
+type reservationWorkflow struct {
+	in     ReservationInput
+	status string
+}
+
+// Reservation is the workflow of one reservation, id "reservation/{id}".
+func Reservation(ctx workflow.Context, in ReservationInput) (ReservationStatus, error) {
+	if in.ReservationID == "" || in.ExpiresAt.IsZero() {
+		return ReservationStatus{}, temporal.NewNonRetryableApplicationError("reservation id and deadline are required", "invalid_input", nil)
+	}
+	w := &reservationWorkflow{in: in, status: "reserved"}
+	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (ReservationStatus, error) {
+		return w.result(), nil
+	}); err != nil {
+		return ReservationStatus{}, err
+	}
+	return w.run(ctx)
+}
+
+func (w *reservationWorkflow) result() ReservationStatus {
+	return ReservationStatus{ReservationID: w.in.ReservationID, Status: w.status, ExpiresAt: w.in.ExpiresAt}
+}
+
+func (w *reservationWorkflow) run(ctx workflow.Context) (ReservationStatus, error) {
+	log := workflow.GetLogger(ctx)
+	timerCtx, cancelTimer := workflow.WithCancel(ctx)
+	timer := workflow.NewTimer(timerCtx, max(w.in.ExpiresAt.Sub(workflow.Now(ctx)), 0))
+	ended := workflow.GetSignalChannel(ctx, ReservationEndedSignal)
+
+	expired := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(timer, func(f workflow.Future) { expired = f.Get(ctx, nil) == nil })
+	sel.AddReceive(ended, func(c workflow.ReceiveChannel, _ bool) {
+		var sig ReservationEnded
+		c.Receive(ctx, &sig)
+		w.status = sig.Status
+		cancelTimer()
+	})
+	sel.Select(ctx)
+	if !expired {
+		log.Info("reservation ended before its deadline", "status", w.status)
+		return w.result(), nil
+	}
+
+	// The deadline passed: expire the hold in Postgres. The activity is a
+	// guarded transition, so a retry or a race with a release is harmless.
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+	})
+	var a *activities.Activities
+	var res activities.ExpireResult
+	if err := workflow.ExecuteActivity(actx, a.ExpireReservation, w.in.ReservationID).Get(ctx, &res); err != nil {
+		return w.result(), err
+	}
+	w.status = res.Status
+	log.Info("reservation deadline passed", "status", w.status, "changed", res.Changed)
+	return w.result(), nil
+}
