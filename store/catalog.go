@@ -138,11 +138,11 @@ func GetEvent(ctx context.Context, db bun.IDB, companyID, eventID int64) (*Event
 
 // EventVersion is the little an availability request needs to know first.
 type EventVersion struct {
-	ID          int64
-	Status      string
-	SchemeID    *int64
-	StartsAt    time.Time
-	Version     SeatsVersion
+	ID       int64
+	Status   string
+	SchemeID *int64
+	StartsAt time.Time
+	Version  SeatsVersion
 }
 
 // SeatsVersion changes with every change of an event's seats: the event's

@@ -1,0 +1,137 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"ticketsales/apikey"
+	"ticketsales/catalogfile"
+	"ticketsales/store"
+	"ticketsales/testenv"
+)
+
+func (f *fixture) countReservations(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := f.DB.NewRaw("SELECT count(*) FROM reservations").Scan(context.Background(), &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestIdempotentReplay(t *testing.T) {
+	f := newFixture(t)
+	body := fmt.Sprintf(`{"event_id": %d, "seats": %s}`, f.ids["swan-lake"], seatsJSON("parterre-1-7"))
+	first := f.Do(t, http.MethodPost, "/v1/reservations", f.keyA, body, "Idempotency-Key: order-42")
+	if first.Status != 201 || first.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("first: %d %v", first.Status, first.Header)
+	}
+	again := f.Do(t, http.MethodPost, "/v1/reservations", f.keyA, body, "Idempotency-Key: order-42")
+	if again.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" || string(again.Body) != string(first.Body) ||
+		again.Header.Get("Location") != first.Header.Get("Location") {
+		t.Fatalf("replay: %d %v %s", again.Status, again.Header, again.Body)
+	}
+	if n := f.countReservations(t); n != 1 {
+		t.Fatalf("replay created a reservation: %d", n)
+	}
+	// The same key with another body, or on another path, is refused.
+	other := fmt.Sprintf(`{"event_id": %d, "seats": %s}`, f.ids["swan-lake"], seatsJSON("parterre-1-8"))
+	expectProblem(t, f.Do(t, http.MethodPost, "/v1/reservations", f.keyA, other, "Idempotency-Key: order-42"),
+		http.StatusUnprocessableEntity, "idempotency_key_reused")
+	if n := f.countReservations(t); n != 1 {
+		t.Fatalf("a reused key created a reservation: %d", n)
+	}
+	// Keys are scoped per API key: another key may use the same value.
+	key2, _ := f.Key(t, f.companyA, apikey.Sandbox)
+	if res := f.Do(t, http.MethodPost, "/v1/reservations", key2, other, "Idempotency-Key: order-42"); res.Status != 201 ||
+		res.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("same key value, other API key: %d %v", res.Status, res.Header)
+	}
+	// A 4xx answer is stored and replayed too: the same refused request is refused the same way.
+	taken := f.Do(t, http.MethodPost, "/v1/reservations", key2, body, "Idempotency-Key: retry-me")
+	expectProblem(t, taken, http.StatusConflict, "seat_taken")
+	replayed := f.Do(t, http.MethodPost, "/v1/reservations", key2, body, "Idempotency-Key: retry-me")
+	if replayed.Status != 409 || replayed.Header.Get("Idempotent-Replayed") != "true" || replayed.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("replayed 409: %d %v", replayed.Status, replayed.Header)
+	}
+}
+
+func TestTenConcurrentRequestsWithOneKey(t *testing.T) {
+	f := newFixture(t)
+	body := fmt.Sprintf(`{"event_id": %d, "seats": %s}`, f.ids["swan-lake"], seatsJSON("parterre-2-9", "parterre-2-10"))
+	var wg sync.WaitGroup
+	results := make([]*testenv.Response, 10)
+	start := make(chan struct{})
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i] = f.Do(t, http.MethodPost, "/v1/reservations", f.keyA, body, "Idempotency-Key: same-for-all")
+		}()
+	}
+	close(start)
+	wg.Wait()
+	created := ""
+	for _, res := range results {
+		switch res.Status {
+		case http.StatusCreated:
+			var r reservationBody
+			res.Decode(t, &r)
+			if created != "" && r.Data.ID != created {
+				t.Fatalf("two reservations for one key: %s and %s", created, r.Data.ID)
+			}
+			created = r.Data.ID
+		case http.StatusConflict:
+			expectProblem(t, res, http.StatusConflict, "idempotency_request_in_progress")
+			if res.Header.Get("Retry-After") == "" {
+				t.Fatal("in-progress without Retry-After")
+			}
+		default:
+			t.Fatalf("unexpected %d %s", res.Status, res.Body)
+		}
+	}
+	if n := f.countReservations(t); n != 1 || created == "" {
+		t.Fatalf("want exactly one reservation, got %d", n)
+	}
+}
+
+func TestFailedWorkflowStartUndoesTheHold(t *testing.T) {
+	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1") // no Temporal there
+	s := testenv.NewStack(t)
+	f := &fixture{Stack: s, ids: map[string]int64{}}
+	f.companyA = s.Company(t, "A")
+	s.Import(t, f.companyA, catalogfile.Demo(time.Now()))
+	f.keyA, _ = s.Key(t, f.companyA, apikey.Sandbox)
+	var swan int64
+	if err := s.DB.NewRaw("SELECT id FROM events WHERE slug = 'swan-lake'").Scan(context.Background(), &swan); err != nil {
+		t.Fatal(err)
+	}
+	f.ids["swan-lake"] = swan
+
+	res := f.Do(t, http.MethodPost, "/v1/reservations", f.keyA,
+		fmt.Sprintf(`{"event_id": %d, "seats": %s}`, swan, seatsJSON("parterre-1-1")), "Idempotency-Key: k1")
+	expectProblem(t, res, http.StatusServiceUnavailable, "unavailable")
+	var state string
+	if err := s.DB.NewRaw("SELECT state FROM event_seats WHERE event_id = ? AND seat_id = 'parterre-1-1'", swan).Scan(context.Background(), &state); err != nil {
+		t.Fatal(err)
+	}
+	if state != "free" {
+		t.Fatalf("seat after a failed workflow start is %q", state)
+	}
+	var status string
+	_ = s.DB.NewRaw("SELECT status FROM reservations").Scan(context.Background(), &status)
+	if status != store.ReservationReleased {
+		t.Fatalf("reservation after a failed start: %q", status)
+	}
+	// A 5xx is not stored: the retry with the same key runs again.
+	var n int
+	_ = s.DB.NewRaw("SELECT count(*) FROM idempotency_keys").Scan(context.Background(), &n)
+	if n != 0 {
+		t.Fatalf("a 5xx response was stored for replay")
+	}
+}

@@ -1,0 +1,105 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"ticketsales/apikey"
+	"ticketsales/catalogfile"
+	"ticketsales/testenv"
+	"ticketsales/workflows"
+)
+
+// TestReplayRecordedHistories replays histories recorded from real runs: a
+// change to workflow code that is not deterministic fails here.
+func TestReplayRecordedHistories(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recorded histories in testdata (%v)", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflow(workflows.Reservation)
+			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+				t.Fatalf("replay %s: %v", f, err)
+			}
+		})
+	}
+}
+
+// TestRecordHistories runs each workflow scenario on the dev server with a
+// real worker and writes its history to testdata. Run it after a deliberate,
+// versioned workflow change:
+//
+//	RECORD_HISTORIES=1 make test  (or go test -run TestRecordHistories ./workflows/)
+func TestRecordHistories(t *testing.T) {
+	if os.Getenv("RECORD_HISTORIES") == "" {
+		t.Skip("set RECORD_HISTORIES=1 to record workflow histories into testdata")
+	}
+	s := testenv.NewStack(t)
+	s.Sales.TTLUnit = time.Second
+	s.StartWorker(t)
+	company := s.Company(t, "Recorder")
+	s.Import(t, company, catalogfile.Demo(time.Now()))
+	key, _ := s.Key(t, company, apikey.Sandbox)
+	var event int64
+	if err := s.DB.NewRaw("SELECT id FROM events WHERE slug = 'swan-lake'").Scan(context.Background(), &event); err != nil {
+		t.Fatal(err)
+	}
+	reserve := func(seat string) string {
+		res := s.Do(t, http.MethodPost, "/v1/reservations", key,
+			fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "parterre", "seat_id": %q}], "ttl_minutes": 1}`, event, seat),
+			"Idempotency-Key: "+seat)
+		var body struct{ Data struct{ ID string } }
+		res.Decode(t, &body)
+		if res.Status != 201 {
+			t.Fatalf("reserve: %d %s", res.Status, res.Body)
+		}
+		return body.Data.ID
+	}
+	expired := reserve("parterre-1-1")
+	released := reserve("parterre-1-2")
+	if res := s.Do(t, http.MethodDelete, "/v1/reservations/"+released, key, ""); res.Status != 200 {
+		t.Fatalf("release: %d", res.Status)
+	}
+	for name, id := range map[string]string{"reservation-expired": expired, "reservation-released": released} {
+		wid := workflows.ReservationWorkflowID(id)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := s.Temporal.GetWorkflow(ctx, wid, "").Get(ctx, nil); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		cancel()
+		writeHistory(t, s.Temporal, wid, filepath.Join("testdata", name+".json"))
+	}
+}
+
+func writeHistory(t *testing.T, c client.Client, wid, path string) {
+	t.Helper()
+	h := &historypb.History{}
+	it := c.GetWorkflowHistory(context.Background(), wid, "", false, 0)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Events = append(h.Events, e)
+	}
+	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
