@@ -11,11 +11,13 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"ticketsales/store"
+	"ticketsales/tickets"
 )
 
 // Activities holds the dependencies of every activity; it is registered once.
 type Activities struct {
-	DB *bun.DB
+	DB   *bun.DB
+	Mail TicketMailer // sends production orders their tickets
 }
 
 // ExpireResult says what expiring a reservation found.
@@ -41,4 +43,69 @@ func (a *Activities) ExpireReservation(ctx context.Context, id string) (ExpireRe
 		return ExpireResult{}, temporal.NewApplicationError(fmt.Sprintf("reservation %s is not past its deadline yet", id), "not_yet_expired")
 	}
 	return ExpireResult{Status: status, Changed: changed}, nil
+}
+
+// PayResult is an order's status after an attempt to mark it paid.
+type PayResult struct {
+	Status  string
+	Changed bool
+}
+
+// MarkOrderPaid marks a pending order paid and its seats sold, if its
+// payment window is still open. Repeating it changes nothing.
+func (a *Activities) MarkOrderPaid(ctx context.Context, orderID int64, paymentID string) (PayResult, error) {
+	status, changed, err := store.MarkOrderPaid(ctx, a.DB, orderID, paymentID)
+	return PayResult{Status: status, Changed: changed}, err
+}
+
+// IssueTickets creates the tickets of a paid order, one per position.
+func (a *Activities) IssueTickets(ctx context.Context, orderID int64) (int, error) {
+	if _, err := store.IssueTickets(ctx, a.DB, orderID, tickets.NewBarcode); err != nil {
+		return 0, err
+	}
+	var n int
+	if err := a.DB.NewRaw("SELECT count(*) FROM tickets WHERE order_id = ?", orderID).Scan(ctx, &n); err != nil {
+		return 0, fmt.Errorf("count tickets of order %d: %w", orderID, err)
+	}
+	return n, nil
+}
+
+// CancelResult is an order's status after an attempt to cancel it.
+type CancelResult struct {
+	Status  string
+	Changed bool
+}
+
+// CancelOrder cancels a pending order and frees its seats. For
+// payment_timeout it waits for the deadline in Postgres's clock: if the
+// order is pending but not yet past it, the activity is retried.
+func (a *Activities) CancelOrder(ctx context.Context, orderID int64, reason string) (CancelResult, error) {
+	status, changed, err := store.CancelOrder(ctx, a.DB, orderID, reason)
+	if err != nil {
+		return CancelResult{}, err
+	}
+	if status == store.OrderPendingPayment {
+		return CancelResult{}, temporal.NewApplicationError(fmt.Sprintf("order %d is not past its payment deadline yet", orderID), "not_yet_expired")
+	}
+	return CancelResult{Status: status, Changed: changed}, nil
+}
+
+// DeleteTestOrder deletes a sandbox order and frees its seats.
+func (a *Activities) DeleteTestOrder(ctx context.Context, orderID int64) (bool, error) {
+	return store.DeleteTestOrder(ctx, a.DB, orderID)
+}
+
+// SendTicketsEmail e-mails a production order's tickets (PDF attached) to
+// the buyer once: the order's emailed_at is set after a successful send, and
+// a send repeated after a crash reuses the same Message-ID.
+func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error {
+	if a.Mail == nil {
+		return temporal.NewNonRetryableApplicationError("no mailer configured", "no_mailer", nil)
+	}
+	return a.Mail.SendTickets(ctx, orderID)
+}
+
+// TicketMailer e-mails an order's tickets.
+type TicketMailer interface {
+	SendTickets(ctx context.Context, orderID int64) error
 }

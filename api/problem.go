@@ -28,6 +28,9 @@ type Problem struct {
 
 	UnavailableSeats []sales.SeatRef `json:"unavailable_seats,omitempty" doc:"The seats a seat_taken error refers to."`
 
+	UnavailableCategories []int64 `json:"unavailable_categories,omitempty" doc:"The ticket categories a sold_out error refers to."`
+	SlotSoldOut           bool    `json:"slot_sold_out,omitempty" doc:"True when the schedule slot's capacity is exhausted."`
+
 	headers http.Header
 }
 
@@ -121,6 +124,8 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 	var taken *sales.SeatTakenError
 	var invalid *sales.ValidationError
 	var state *sales.StateError
+	var soldOut *sales.SoldOutError
+	var mismatch *sales.AmountMismatchError
 	switch {
 	case errors.As(err, &p):
 		return p
@@ -134,6 +139,16 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 			p.Errors = append(p.Errors, &huma.ErrorDetail{Location: f.Location, Message: f.Message, Value: f.Value})
 		}
 		return p
+	case errors.As(err, &soldOut):
+		p := newProblem(ctx, http.StatusConflict, "sold_out", "Not enough tickets left for this order.")
+		p.UnavailableCategories, p.SlotSoldOut = soldOut.CategoryIDs, soldOut.Slot
+		return p
+	case errors.As(err, &mismatch):
+		return newProblem(ctx, http.StatusUnprocessableEntity, "amount_mismatch", "paid_amount must equal the order amount; nothing was changed.")
+	case errors.Is(err, sales.ErrOrderExpired):
+		return newProblem(ctx, http.StatusConflict, "order_expired", "The order's payment window has closed; its seats were freed.")
+	case errors.Is(err, sales.ErrOrderPaid):
+		return newProblem(ctx, http.StatusConflict, "order_paid", "A paid order cannot be cancelled; refund it instead.")
 	case errors.Is(err, sales.ErrReservationExpired):
 		return newProblem(ctx, http.StatusConflict, "reservation_expired", "The reservation's hold has expired; its seats may be taken again.")
 	case errors.As(err, &state):

@@ -18,6 +18,7 @@ import (
 
 	"ticketsales/apikey"
 	"ticketsales/catalog"
+	"ticketsales/gateway"
 	"ticketsales/requestlog"
 	"ticketsales/sales"
 )
@@ -30,6 +31,10 @@ type Deps struct {
 	Catalog    *catalog.Service
 	Sales      *sales.Service
 	RequestLog *requestlog.Writer // nil: no request log
+	// Gateway is the built-in test gateway whose pages the api serves (nil:
+	// none); GatewaySecret verifies its callbacks.
+	Gateway       *gateway.TestGateway
+	GatewaySecret []byte
 	Log        *slog.Logger
 }
 
@@ -67,6 +72,11 @@ func New(deps Deps) *Server {
 	v1.UseMiddleware(s.authenticate, s.withIdempotency)
 	s.registerCatalog(v1)
 	s.registerReservations(v1)
+	s.registerOrders(v1)
+	s.registerGatewayCallback(s.API)
+	if deps.Gateway != nil {
+		mux.Handle("/pay/", deps.Gateway.Handler())
+	}
 
 	s.http = withRequest(gzhttp.GzipHandler(withRoutingProblems(mux)), deps.Log, deps.RequestLog)
 	return s

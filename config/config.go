@@ -24,8 +24,16 @@ type Config struct {
 	PublicBaseURL     string        `env:"PUBLIC_BASE_URL" envDefault:"http://127.0.0.1:8080"`
 	AuthCacheTTL      time.Duration `env:"AUTH_CACHE_TTL" envDefault:"10s"`
 	RequestLogFlush   time.Duration `env:"REQUEST_LOG_FLUSH" envDefault:"500ms"`
-	LogLevel          slog.Level    `env:"LOG_LEVEL" envDefault:"info"`
-	LogFormat         string        `env:"LOG_FORMAT" envDefault:"text"`
+	PaymentWindow     time.Duration `env:"PAYMENT_WINDOW" envDefault:"15m"`
+	SandboxLifetime   time.Duration `env:"SANDBOX_ORDER_LIFETIME" envDefault:"24h"`
+	// Secrets: set real ones in production; the defaults suit a laptop.
+	OrderTokenSecret string     `env:"ORDER_TOKEN_SECRET" envDefault:"dev-order-token-secret"`
+	GatewaySecret    string     `env:"GATEWAY_SECRET" envDefault:"dev-gateway-secret"`
+	SMTPURL          string     `env:"SMTP_URL"`
+	MailOutbox       string     `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
+	MailFrom         string     `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
+	LogLevel         slog.Level `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat        string     `env:"LOG_FORMAT" envDefault:"text"`
 }
 
 // Load reads the environment.

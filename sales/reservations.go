@@ -40,11 +40,14 @@ type Service struct {
 	TTLUnit time.Duration
 	// TaskQueue of the workflows this service starts.
 	TaskQueue string
+	// Orders configures the order saga.
+	Orders OrderSettings
 }
 
 // New builds the service.
 func New(db *bun.DB, tc client.Client, log *slog.Logger, now func() time.Time) *Service {
-	return &Service{db: db, temporal: tc, log: log, now: now, TTLUnit: time.Minute, TaskQueue: workflows.TaskQueue}
+	return &Service{db: db, temporal: tc, log: log, now: now, TTLUnit: time.Minute, TaskQueue: workflows.TaskQueue,
+		Orders: OrderSettings{PaymentWindow: 15 * time.Minute, SandboxLifetime: 24 * time.Hour}}
 }
 
 // ReservationSeat is a held seat with the price fixed at hold time.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
@@ -66,6 +67,15 @@ func DB(t testing.TB) (*bun.DB, string) {
 	t.Cleanup(func() { _ = db.Close() })
 	if _, err := store.Migrate(ctx, db); err != nil {
 		t.Fatalf("migrate test database: %v", err)
+	}
+	// Workflow ids derive from order ids ("order/{id}"), and every test
+	// database shares the dev server: start each database's ids elsewhere.
+	var start int64
+	if err := db.NewRaw("SELECT (random() * 1e12)::bigint + 1000").Scan(ctx, &start); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER SEQUENCE orders_id_seq RESTART WITH %d", start)); err != nil {
+		t.Fatalf("offset order ids: %v", err)
 	}
 	return db, dbURL
 }

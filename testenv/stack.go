@@ -21,6 +21,7 @@ import (
 	"ticketsales/apikey"
 	"ticketsales/catalog"
 	"ticketsales/catalogfile"
+	"ticketsales/gateway"
 	"ticketsales/requestlog"
 	"ticketsales/sales"
 	"ticketsales/store"
@@ -35,6 +36,8 @@ type Stack struct {
 	Temporal   client.Client
 	RequestLog *requestlog.Writer
 	Sales      *sales.Service
+	Gateway    *gateway.TestGateway
+	Mail       activities.TicketMailer // nil: production orders cannot be mailed
 	Now        func() time.Time
 	// TaskQueue is this stack's own, so parallel test packages sharing the
 	// dev server never run each other's workflows.
@@ -59,11 +62,18 @@ func NewStack(t testing.TB) *Stack {
 	now := func() time.Time { return s.Now() }
 	s.Sales = sales.New(db, tc, log, now)
 	s.Sales.TaskQueue = s.TaskQueue
+	secret := []byte("test-gateway-secret")
+	s.Gateway = &gateway.TestGateway{DB: db, Secret: secret, Log: log}
+	s.Sales.Orders.TokenSecret = []byte("test-token-secret")
+	s.Sales.Orders.Gateway = s.Gateway
 	srv := api.New(api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, 0),
-		Catalog: catalog.New(db, now), Sales: s.Sales, RequestLog: rl, Log: log})
+		Catalog: catalog.New(db, now), Sales: s.Sales, RequestLog: rl, Log: log, Gateway: s.Gateway, GatewaySecret: secret})
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { hs.Close(); rl.Close() })
 	s.URL = hs.URL
+	// Links point at this test server.
+	s.Sales.Orders.PublicBaseURL = hs.URL
+	s.Gateway.BaseURL, s.Gateway.CallbackURL = hs.URL, hs.URL+"/gateway/callback"
 	return s
 }
 
@@ -71,7 +81,7 @@ func NewStack(t testing.TB) *Stack {
 // ends (or the returned stop is called).
 func (s *Stack) StartWorker(t testing.TB) (stop func()) {
 	t.Helper()
-	w := worker.New(s.Temporal, s.TaskQueue, &activities.Activities{DB: s.DB})
+	w := worker.New(s.Temporal, s.TaskQueue, &activities.Activities{DB: s.DB, Mail: s.Mail})
 	if err := w.Start(); err != nil {
 		t.Fatalf("start worker: %v", err)
 	}

@@ -29,5 +29,6 @@ func Register(r interface {
 	RegisterActivity(any)
 }, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Reservation)
+	r.RegisterWorkflow(workflows.Order)
 	r.RegisterActivity(acts)
 }

@@ -4,6 +4,7 @@
 package workflows
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,4 +55,55 @@ type ReservationStatus struct {
 	ReservationID string
 	Status        string // reserved, released, ordered, expired
 	ExpiresAt     time.Time
+}
+
+// Order workflow names.
+const (
+	ConfirmUpdate        = "confirm"
+	PaymentSignal        = "payment"
+	OrderCancelledSignal = "order-cancelled"
+)
+
+// Error types the confirm update answers with (temporal.ApplicationError).
+const (
+	ErrTypeAmountMismatch = "amount_mismatch"
+	ErrTypeOrderExpired   = "order_expired"
+	ErrTypeInvalidState   = "invalid_state"
+)
+
+// OrderWorkflowID is the readable workflow id of an order.
+func OrderWorkflowID(id int64) string { return "order/" + strconv.FormatInt(id, 10) }
+
+// OrderInput starts the order workflow: ids, amounts and deadlines only.
+type OrderInput struct {
+	OrderID   int64
+	CompanyID int64
+	EventID   int64
+	IsTest    bool
+	Payment   string // gateway or external
+	Amount    int64
+	ExpiresAt time.Time // end of the payment window
+	// DeleteAt is when a sandbox order is deleted (zero for production).
+	DeleteAt time.Time
+}
+
+// ConfirmInput is the partner's confirmation of an external payment.
+type ConfirmInput struct {
+	PaidAmount        int64
+	ExternalPaymentID string
+}
+
+// PaymentEvent is the gateway's word on a payment, signalled by the callback.
+type PaymentEvent struct {
+	Status    string // paid or declined
+	PaymentID string
+}
+
+// OrderStatus answers the status query and is the confirm update's result.
+type OrderStatus struct {
+	OrderID       int64
+	Status        string
+	TicketsIssued int
+	Emailed       bool
+	Deleted       bool
 }

@@ -22,6 +22,7 @@ import (
 	"ticketsales/apikey"
 	"ticketsales/catalog"
 	"ticketsales/config"
+	"ticketsales/gateway"
 	"ticketsales/requestlog"
 	"ticketsales/sales"
 	"ticketsales/store"
@@ -60,8 +61,13 @@ func run() error {
 	rl := requestlog.NewWriter(db, logger, cfg.RequestLogFlush)
 	sl := sales.New(db, tc, logger, time.Now)
 	sl.TaskQueue = cfg.TaskQueue
+	gw := &gateway.TestGateway{DB: db, BaseURL: cfg.PublicBaseURL, CallbackURL: cfg.PublicBaseURL + "/gateway/callback",
+		Secret: []byte(cfg.GatewaySecret), Log: logger}
+	sl.Orders = sales.OrderSettings{PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
+		PublicBaseURL: cfg.PublicBaseURL, TokenSecret: []byte(cfg.OrderTokenSecret), Gateway: gw}
 	srv := api.New(api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, cfg.AuthCacheTTL),
-		Catalog: catalog.New(db, time.Now), Sales: sl, RequestLog: rl, Log: logger})
+		Catalog: catalog.New(db, time.Now), Sales: sl, RequestLog: rl, Log: logger,
+		Gateway: gw, GatewaySecret: []byte(cfg.GatewaySecret)})
 	go cleanIdempotencyKeys(ctx, db, logger)
 	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 

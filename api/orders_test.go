@@ -1,0 +1,295 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"ticketsales/testenv"
+	"ticketsales/workflows"
+)
+
+type order struct {
+	ID           int64   `json:"id"`
+	Status       string  `json:"status"`
+	CancelReason *string `json:"cancel_reason"`
+	Payment      string  `json:"payment"`
+	PaymentURL   string  `json:"payment_url"`
+	IsTest       bool    `json:"is_test"`
+	Amount       struct {
+		Amount   int64
+		Currency string
+	} `json:"amount"`
+	ServiceFee struct{ Amount int64 } `json:"service_fee"`
+	Total      struct{ Amount int64 } `json:"total"`
+	ExpiresAt  time.Time              `json:"expires_at"`
+	PaidAt     *time.Time             `json:"paid_at"`
+}
+
+type orderBody struct {
+	Data order `json:"data"`
+}
+
+type ticket struct {
+	ID      int64  `json:"id"`
+	Number  string `json:"number"`
+	Barcode string `json:"barcode"`
+	Status  string `json:"status"`
+	Seat    *struct {
+		ZoneID string `json:"zone_id"`
+		SeatID string `json:"seat_id"`
+		Label  string `json:"label"`
+	} `json:"seat"`
+	Price    struct{ Amount int64 } `json:"price"`
+	OrderURL string                 `json:"order_url"`
+}
+
+const customer = `{"email": "anna@example.com", "first_name": "Anna", "last_name": "Pavlova", "phone": "+7 999 123-45-67"}`
+
+func (f *fixture) orderFromReservation(t *testing.T, key, reservationID, payment string) *testenv.Response {
+	t.Helper()
+	return f.Do(t, http.MethodPost, "/v1/orders", key, fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "customer": %s, "payment": %q}`,
+		f.ids["swan-lake"], reservationID, customer, payment), idemKey(t))
+}
+
+func (f *fixture) confirm(t *testing.T, key string, id, amount int64) *testenv.Response {
+	t.Helper()
+	return f.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", id), key,
+		fmt.Sprintf(`{"external_payment_id": "ext-%d", "paid_amount": %d}`, id, amount), idemKey(t))
+}
+
+// TestSandboxFullCheck is the contract's "full sandbox check": reserve,
+// order with external payment, confirm, fetch tickets; plus the error checks.
+func TestSandboxFullCheck(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+
+	res := f.reserve(t, f.keyA, "parterre-1-1", "balcony-1-1")
+	var r reservationBody
+	res.Decode(t, &r)
+	if res.Status != 201 {
+		t.Fatalf("reserve: %d %s", res.Status, res.Body)
+	}
+	// A taken seat: 409 seat_taken.
+	expectProblem(t, f.reserve(t, f.keyA, "parterre-1-1"), http.StatusConflict, "seat_taken")
+
+	res = f.orderFromReservation(t, f.keyA, r.Data.ID, "external")
+	if res.Status != 201 {
+		t.Fatalf("order: %d %s", res.Status, res.Body)
+	}
+	var ob orderBody
+	res.Decode(t, &ob)
+	o := ob.Data
+	// 3000.00 + 1500.00, fee 10% = 450.00 (over the 50.00 minimum), separate.
+	if o.Status != "pending_payment" || !o.IsTest || o.Total.Amount != 450000 || o.ServiceFee.Amount != 45000 ||
+		o.Amount.Amount != 495000 || o.Amount.Currency != "RUB" || o.PaymentURL != "" {
+		t.Fatalf("order: %+v", o)
+	}
+	var rb reservationBody
+	f.Get(t, "/v1/reservations/"+r.Data.ID, f.keyA).Decode(t, &rb)
+	if rb.Data.Status != "ordered" {
+		t.Fatalf("reservation after order: %s", rb.Data.Status)
+	}
+	// Tickets do not exist before payment.
+	var none struct{ Data []ticket }
+	f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", o.ID), f.keyA).Decode(t, &none)
+	if len(none.Data) != 0 {
+		t.Fatalf("tickets before payment: %+v", none.Data)
+	}
+
+	// A different paid_amount: 422 amount_mismatch, nothing changes.
+	expectProblem(t, f.confirm(t, f.keyA, o.ID, o.Amount.Amount-1), http.StatusUnprocessableEntity, "amount_mismatch")
+	var still orderBody
+	f.Get(t, fmt.Sprintf("/v1/orders/%d", o.ID), f.keyA).Decode(t, &still)
+	if still.Data.Status != "pending_payment" {
+		t.Fatalf("after a mismatch the order is %s", still.Data.Status)
+	}
+
+	res = f.confirm(t, f.keyA, o.ID, o.Amount.Amount)
+	var paid orderBody
+	res.Decode(t, &paid)
+	if res.Status != 200 || paid.Data.Status != "paid" || paid.Data.PaidAt == nil {
+		t.Fatalf("confirm: %d %s", res.Status, res.Body)
+	}
+	// Tickets are available as soon as confirm answers.
+	var tb struct{ Data []ticket }
+	tres := f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", o.ID), f.keyA)
+	tres.Decode(t, &tb)
+	if tres.Status != 200 || len(tb.Data) != 2 {
+		t.Fatalf("tickets: %d %s", tres.Status, tres.Body)
+	}
+	seen := map[string]bool{}
+	for _, tk := range tb.Data {
+		if len(tk.Barcode) != 13 || tk.Status != "active" || tk.Seat == nil || tk.Number == "" || seen[tk.Barcode] ||
+			!strings.Contains(tk.OrderURL, fmt.Sprintf("/o/%d?access_token=", o.ID)) {
+			t.Fatalf("ticket: %+v", tk)
+		}
+		seen[tk.Barcode] = true
+	}
+	if tb.Data[0].Seat.Label != "Balcony, row 1, seat 1" || tb.Data[0].Price.Amount != 150000 {
+		t.Fatalf("first ticket: %+v", tb.Data[0])
+	}
+	states := f.seatStates(t)
+	if states["parterre-1-1"] != "sold" || states["balcony-1-1"] != "sold" {
+		t.Fatalf("seats after payment: %v", states)
+	}
+
+	// The safe repeat: a new confirm returns the same paid order, no new tickets.
+	again := f.confirm(t, f.keyA, o.ID, o.Amount.Amount)
+	var ab orderBody
+	again.Decode(t, &ab)
+	if again.Status != 200 || ab.Data.Status != "paid" || !ab.Data.PaidAt.Equal(*paid.Data.PaidAt) {
+		t.Fatalf("repeated confirm: %d %s", again.Status, again.Body)
+	}
+	var count int
+	if err := f.DB.NewRaw("SELECT count(*) FROM tickets WHERE order_id = ?", o.ID).Scan(context.Background(), &count); err != nil || count != 2 {
+		t.Fatalf("tickets after a repeated confirm: %d %v", count, err)
+	}
+	// A paid order cannot be cancelled.
+	expectProblem(t, f.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/cancel", o.ID), f.keyA, ""), http.StatusConflict, "order_paid")
+
+	// Another company, or the production key of the same company, sees nothing.
+	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/orders/%d", o.ID), f.keyB), http.StatusNotFound, "not_found")
+	prod, _ := f.Key(t, f.companyA, "production")
+	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", o.ID), prod), http.StatusNotFound, "not_found")
+
+	var list struct {
+		Data []order
+		Meta struct{ Total int }
+	}
+	f.Get(t, "/v1/orders?filter.status=paid", f.keyA).Decode(t, &list)
+	if list.Meta.Total != 1 || list.Data[0].ID != o.ID {
+		t.Fatalf("list paid orders: %+v", list)
+	}
+	countWorkflows(t, f.Stack, fmt.Sprintf("OrderStatus = 'paid' AND EventId = %d", f.ids["swan-lake"]), 1)
+}
+
+func TestCancelUnpaidOrderFreesSeats(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	var r reservationBody
+	f.reserve(t, f.keyA, "parterre-2-5").Decode(t, &r)
+	var ob orderBody
+	f.orderFromReservation(t, f.keyA, r.Data.ID, "external").Decode(t, &ob)
+	for i := 0; i < 2; i++ { // cancelling again answers the same
+		res := f.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/cancel", ob.Data.ID), f.keyA, "")
+		var c orderBody
+		res.Decode(t, &c)
+		if res.Status != 200 || c.Data.Status != "cancelled" || c.Data.CancelReason == nil || *c.Data.CancelReason != "partner" {
+			t.Fatalf("cancel #%d: %d %s", i+1, res.Status, res.Body)
+		}
+	}
+	if st := f.seatStates(t)["parterre-2-5"]; st != "free" {
+		t.Fatalf("seat after cancel: %s", st)
+	}
+	expectProblem(t, f.confirm(t, f.keyA, ob.Data.ID, ob.Data.Amount.Amount), http.StatusConflict, "invalid_state")
+	// The workflow ends with the order cancelled.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	f.Sales.Orders.SandboxLifetime = 0
+	var st workflows.OrderStatus
+	v, err := f.Temporal.QueryWorkflow(ctx, workflows.OrderWorkflowID(ob.Data.ID), "", workflows.StatusQuery)
+	if err != nil || v.Get(&st) != nil || st.Status != "cancelled" {
+		t.Fatalf("order workflow status: %+v %v", st, err)
+	}
+}
+
+func TestPaymentWindowClosesOrder(t *testing.T) {
+	f := newFixture(t)
+	f.Sales.Orders.PaymentWindow = 2 * time.Second
+	f.StartWorker(t)
+	var r reservationBody
+	f.reserve(t, f.keyA, "parterre-2-6").Decode(t, &r)
+	var ob orderBody
+	f.orderFromReservation(t, f.keyA, r.Data.ID, "external").Decode(t, &ob)
+	deadline := time.Now().Add(20 * time.Second)
+	var o orderBody
+	for time.Now().Before(deadline) {
+		f.Get(t, fmt.Sprintf("/v1/orders/%d", ob.Data.ID), f.keyA).Decode(t, &o)
+		if o.Data.Status != "pending_payment" {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if o.Data.Status != "cancelled" || o.Data.CancelReason == nil || *o.Data.CancelReason != "payment_timeout" {
+		t.Fatalf("after the window: %+v", o.Data)
+	}
+	if st := f.seatStates(t)["parterre-2-6"]; st != "free" {
+		t.Fatalf("seat after timeout: %s", st)
+	}
+	expectProblem(t, f.confirm(t, f.keyA, ob.Data.ID, ob.Data.Amount.Amount), http.StatusConflict, "order_expired")
+}
+
+func TestGeneralAdmissionAndSlots(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	var cats struct{ Data []category }
+	f.Get(t, fmt.Sprintf("/v1/events/%d/categories", f.ids["standup"]), f.keyA).Decode(t, &cats)
+	ga := cats.Data[0].ID
+	post := func(body string) *testenv.Response {
+		return f.Do(t, http.MethodPost, "/v1/orders", f.keyA, body, idemKey(t))
+	}
+	res := post(fmt.Sprintf(`{"event_id": %d, "items": [{"ticket_category_id": %d, "quantity": 3}], "customer": %s, "payment": "external"}`,
+		f.ids["standup"], ga, customer))
+	var ob orderBody
+	res.Decode(t, &ob)
+	// Included fee: the buyer pays the prices; fee 8% inside.
+	if res.Status != 201 || ob.Data.Amount.Amount != 360000 || ob.Data.ServiceFee.Amount != 28800 {
+		t.Fatalf("GA order: %d %s", res.Status, res.Body)
+	}
+	f.Get(t, fmt.Sprintf("/v1/events/%d/categories", f.ids["standup"]), f.keyA).Decode(t, &cats)
+	if *cats.Data[0].Available != 197 {
+		t.Fatalf("GA left after 3 ordered: %d", *cats.Data[0].Available)
+	}
+	if res := f.confirm(t, f.keyA, ob.Data.ID, ob.Data.Amount.Amount); res.Status != 200 {
+		t.Fatalf("confirm GA: %d %s", res.Status, res.Body)
+	}
+	var tb struct{ Data []ticket }
+	f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", ob.Data.ID), f.keyA).Decode(t, &tb)
+	if len(tb.Data) != 3 || tb.Data[0].Seat != nil {
+		t.Fatalf("GA tickets: %+v", tb.Data)
+	}
+
+	// The scheduled exhibition sells by slot, 50 per slot.
+	var sessions struct {
+		Data []struct{ ID int64 }
+	}
+	f.Get(t, fmt.Sprintf("/v1/sessions?filter.event_id=%d", f.ids["expo"]), f.keyA).Decode(t, &sessions)
+	f.Get(t, fmt.Sprintf("/v1/events/%d/categories", f.ids["expo"]), f.keyA).Decode(t, &cats)
+	adult := cats.Data[0].ID
+	expo := func(slot int64, qty int) *testenv.Response {
+		return post(fmt.Sprintf(`{"event_id": %d, "schedule_slot_id": %d, "items": [{"ticket_category_id": %d, "quantity": %d}], "customer": %s, "payment": "external"}`,
+			f.ids["expo"], slot, adult, qty, customer))
+	}
+	for i := 0; i < 2; i++ {
+		if res := expo(sessions.Data[0].ID, 20); res.Status != 201 {
+			t.Fatalf("slot order %d: %d %s", i, res.Status, res.Body)
+		}
+	}
+	soldOut := expo(sessions.Data[0].ID, 11)
+	expectProblem(t, soldOut, http.StatusConflict, "sold_out")
+	if !strings.Contains(string(soldOut.Body), `"slot_sold_out":true`) {
+		t.Fatalf("sold_out without the slot: %s", soldOut.Body)
+	}
+	if res := expo(sessions.Data[0].ID, 10); res.Status != 201 {
+		t.Fatalf("the last 10 of the slot: %d %s", res.Status, res.Body)
+	}
+	if res := expo(sessions.Data[1].ID, 11); res.Status != 201 {
+		t.Fatalf("the other slot: %d", res.Status)
+	}
+	p := expectProblem(t, post(fmt.Sprintf(`{"event_id": %d, "items": [{"ticket_category_id": %d, "quantity": 1}], "customer": %s, "payment": "external"}`,
+		f.ids["expo"], adult, customer)), http.StatusUnprocessableEntity, "validation_error")
+	if p.Errors[0].Location != "body.schedule_slot_id" {
+		t.Fatalf("missing slot: %+v", p.Errors)
+	}
+	for _, bad := range []string{
+		`{"event_id": %d, "items": [{"ticket_category_id": 1, "quantity": 1}], "customer": {"email": "nope", "first_name": "A", "last_name": "B", "phone": "+7 999 1234567"}, "payment": "external"}`,
+		`{"event_id": %d, "items": [{"ticket_category_id": 1, "quantity": 1}], "customer": {"email": "a@b.c", "first_name": "A", "last_name": "B", "phone": "call me"}, "payment": "external"}`,
+		`{"event_id": %d, "items": [{"ticket_category_id": 1, "quantity": 1}], "customer": {"email": "a@b.c", "first_name": "A", "last_name": "B", "phone": "+7 999 1234567"}, "payment": "cash"}`,
+	} {
+		expectProblem(t, post(fmt.Sprintf(bad, f.ids["standup"])), http.StatusUnprocessableEntity, "validation_error")
+	}
+}

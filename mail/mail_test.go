@@ -1,0 +1,406 @@
+package mail
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net"
+	netmail "net/mail"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	msgmail "github.com/emersion/go-message/mail"
+)
+
+// received is one message as the test SMTP server saw it.
+type received struct {
+	from string
+	rcpt []string
+	data []byte
+	user string // authenticated user, if any
+}
+
+// backend keeps received messages in memory; with creds set it offers
+// AUTH PLAIN and requires it.
+type backend struct {
+	mu    sync.Mutex
+	msgs  []received
+	creds [2]string
+}
+
+func (b *backend) NewSession(*smtp.Conn) (smtp.Session, error) { return &session{b: b}, nil }
+
+func (b *backend) all() []received {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]received(nil), b.msgs...)
+}
+
+type session struct {
+	b   *backend
+	cur received
+}
+
+func (s *session) AuthMechanisms() []string {
+	if s.b.creds[0] == "" {
+		return nil
+	}
+	return []string{sasl.Plain}
+}
+
+func (s *session) Auth(string) (sasl.Server, error) {
+	return sasl.NewPlainServer(func(_, user, pass string) error {
+		if user != s.b.creds[0] || pass != s.b.creds[1] {
+			return smtp.ErrAuthFailed
+		}
+		s.cur.user = user
+		return nil
+	}), nil
+}
+
+func (s *session) Mail(from string, _ *smtp.MailOptions) error {
+	if s.b.creds[0] != "" && s.cur.user == "" {
+		return smtp.ErrAuthRequired
+	}
+	s.cur.from = from
+	return nil
+}
+
+func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	s.cur.rcpt = append(s.cur.rcpt, to)
+	return nil
+}
+
+func (s *session) Data(r io.Reader) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	s.cur.data = data
+	s.b.mu.Lock()
+	s.b.msgs = append(s.b.msgs, s.cur)
+	s.b.mu.Unlock()
+	return nil
+}
+
+func (s *session) Reset()        { s.cur = received{user: s.cur.user} }
+func (s *session) Logout() error { return nil }
+
+// startServer runs a plain (no TLS, so no STARTTLS) SMTP server on loopback.
+func startServer(t *testing.T, be *backend) string {
+	t.Helper()
+	srv := smtp.NewServer(be)
+	srv.Domain = "localhost"
+	srv.AllowInsecureAuth = true
+	srv.ReadTimeout = 10 * time.Second
+	srv.WriteTimeout = 10 * time.Second
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return l.Addr().String()
+}
+
+const (
+	cyrSubject = "Ваши билеты на концерт — заказ №42"
+	pdfName    = "tickets-42.pdf"
+	msgID      = "order-42-tickets@ticketsales"
+)
+
+var pdfData = append([]byte("%PDF-1.4 test\n"), bytes.Repeat([]byte{0, 0xff, 'x', '\n'}, 300)...)
+
+func ticketMessage() Message {
+	return Message{
+		To:      "buyer@example.test",
+		Subject: cyrSubject,
+		Text:    "Здравствуйте! Билеты во вложении.",
+		HTML:    "<p>Здравствуйте! Билеты во вложении.</p>",
+		Attachments: []Attachment{
+			{Filename: pdfName, ContentType: "application/pdf", Data: pdfData},
+		},
+		MessageID: msgID,
+	}
+}
+
+// parsed is what the tests check in a delivered message.
+type parsed struct {
+	header      msgmail.Header
+	texts       map[string]string // content type -> decoded body
+	attachments map[string]attachmentPart
+}
+
+type attachmentPart struct {
+	contentType string
+	data        []byte
+}
+
+// parseWithGoMessage walks the MIME tree with go-message (transfer decoding included).
+func parseWithGoMessage(t *testing.T, raw []byte) parsed {
+	t.Helper()
+	mr, err := msgmail.CreateReader(bytes.NewReader(raw))
+	require.NoError(t, err)
+	defer mr.Close()
+	p := parsed{header: mr.Header, texts: map[string]string{}, attachments: map[string]attachmentPart{}}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		body, err := io.ReadAll(part.Body)
+		require.NoError(t, err)
+		switch h := part.Header.(type) {
+		case *msgmail.InlineHeader:
+			ct, _, err := h.ContentType()
+			require.NoError(t, err)
+			p.texts[ct] = string(body)
+		case *msgmail.AttachmentHeader:
+			name, err := h.Filename()
+			require.NoError(t, err)
+			ct, _, err := h.ContentType()
+			require.NoError(t, err)
+			p.attachments[name] = attachmentPart{contentType: ct, data: body}
+		}
+	}
+	return p
+}
+
+func TestSMTPSend(t *testing.T) {
+	be := &backend{}
+	addr := startServer(t, be)
+
+	s, err := New("smtp://"+addr, "", "tickets@example.test")
+	require.NoError(t, err)
+	require.IsType(t, &SMTP{}, s)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, s.Send(ctx, ticketMessage()))
+
+	msgs := be.all()
+	require.Len(t, msgs, 1)
+	got := msgs[0]
+	assert.Equal(t, []string{"buyer@example.test"}, got.rcpt, "envelope recipient")
+	assert.Equal(t, "tickets@example.test", got.from, "envelope sender")
+
+	// The raw header must be 7-bit: the Cyrillic subject travels as encoded words.
+	rawHeader, _, _ := bytes.Cut(got.data, []byte("\r\n\r\n"))
+	for _, c := range rawHeader {
+		require.Less(t, c, byte(0x80), "non-ASCII byte in header:\n%s", rawHeader)
+	}
+
+	p := parseWithGoMessage(t, got.data)
+	subject, err := p.header.Subject()
+	require.NoError(t, err)
+	assert.Equal(t, cyrSubject, subject)
+	assert.Equal(t, "<"+msgID+">", p.header.Get("Message-Id"))
+	id, err := p.header.MessageID()
+	require.NoError(t, err)
+	assert.Equal(t, msgID, id)
+	from, err := p.header.AddressList("From")
+	require.NoError(t, err)
+	require.Len(t, from, 1)
+	assert.Equal(t, "tickets@example.test", from[0].Address)
+	to, err := p.header.AddressList("To")
+	require.NoError(t, err)
+	require.Len(t, to, 1)
+	assert.Equal(t, "buyer@example.test", to[0].Address)
+	date, err := p.header.Date()
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), date, time.Minute)
+
+	assert.Equal(t, "Здравствуйте! Билеты во вложении.", strings.TrimSpace(p.texts["text/plain"]))
+	assert.Equal(t, "<p>Здравствуйте! Билеты во вложении.</p>", strings.TrimSpace(p.texts["text/html"]))
+
+	att, ok := p.attachments[pdfName]
+	require.True(t, ok, "attachment %q missing; got %v", pdfName, p.attachments)
+	assert.Equal(t, "application/pdf", att.contentType)
+	assert.Equal(t, pdfData, att.data)
+}
+
+func TestSMTPAuthPlainOverLoopback(t *testing.T) {
+	be := &backend{creds: [2]string{"shop", "s3cr:et/pw"}}
+	addr := startServer(t, be)
+
+	s, err := New("smtp://shop:s3cr%3Aet%2Fpw@"+addr, "", "tickets@example.test")
+	require.NoError(t, err)
+	for _, out := range []string{fmt.Sprint(s), fmt.Sprintf("%v", s), fmt.Sprintf("%+v", s), fmt.Sprintf("%#v", s)} {
+		assert.NotContains(t, out, "s3cr", "password printed: %s", out)
+	}
+	require.NoError(t, s.Send(context.Background(), ticketMessage()))
+	msgs := be.all()
+	require.Len(t, msgs, 1)
+	assert.Equal(t, "shop", msgs[0].user)
+
+	// Wrong password: wrapped error, no password in it.
+	bad, err := New("smtp://shop:wrongpass@"+addr, "", "tickets@example.test")
+	require.NoError(t, err)
+	err = bad.Send(context.Background(), ticketMessage())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "send mail to buyer@example.test: ")
+	assert.NotContains(t, err.Error(), "wrongpass")
+}
+
+func TestSMTPRespectsContext(t *testing.T) {
+	// Accepts TCP connections (kernel backlog) but never greets.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+
+	s, err := New("smtp://"+l.Addr().String(), "", "tickets@example.test")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = s.Send(ctx, ticketMessage())
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.True(t, strings.HasPrefix(err.Error(), "send mail to buyer@example.test: "), err.Error())
+}
+
+// mimeParts walks a message with only the standard library and returns
+// leaf parts (header + transfer-decoded body).
+func mimeParts(t *testing.T, header map[string][]string, body io.Reader) []stdPart {
+	t.Helper()
+	get := func(k string) string {
+		if v := header[k]; len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	ct, params, err := mime.ParseMediaType(get("Content-Type"))
+	require.NoError(t, err)
+	if strings.HasPrefix(ct, "multipart/") {
+		var out []stdPart
+		mr := multipart.NewReader(body, params["boundary"])
+		for {
+			p, err := mr.NextRawPart() // raw: we decode base64 ourselves below
+			if errors.Is(err, io.EOF) {
+				return out
+			}
+			require.NoError(t, err)
+			out = append(out, mimeParts(t, p.Header, p)...)
+		}
+	}
+	data, err := io.ReadAll(body)
+	require.NoError(t, err)
+	if strings.EqualFold(get("Content-Transfer-Encoding"), "base64") {
+		data, err = io.ReadAll(base64.NewDecoder(base64.StdEncoding, bytes.NewReader(data)))
+		require.NoError(t, err)
+	}
+	return []stdPart{{contentType: ct, disposition: get("Content-Disposition"), data: data}}
+}
+
+type stdPart struct {
+	contentType, disposition string
+	data                     []byte
+}
+
+func TestOutbox(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "outbox") // must be created by New
+	s, err := New("", dir, "tickets@example.test")
+	require.NoError(t, err)
+	require.IsType(t, &Outbox{}, s)
+
+	ctx := context.Background()
+	m := ticketMessage()
+	require.NoError(t, s.Send(ctx, m))
+	m.Text = "retry" // a retried send replaces the earlier file
+	require.NoError(t, s.Send(ctx, m))
+
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "want exactly one file (no duplicates, no temp leftovers)")
+	assert.Equal(t, msgID+".eml", entries[0].Name())
+
+	f, err := os.Open(filepath.Join(dir, entries[0].Name()))
+	require.NoError(t, err)
+	defer f.Close()
+	msg, err := netmail.ReadMessage(f)
+	require.NoError(t, err)
+
+	to, err := msg.Header.AddressList("To")
+	require.NoError(t, err)
+	require.Len(t, to, 1)
+	assert.Equal(t, "buyer@example.test", to[0].Address)
+	subject, err := new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
+	require.NoError(t, err)
+	assert.Equal(t, cyrSubject, subject)
+	assert.Equal(t, "<"+msgID+">", msg.Header.Get("Message-ID"))
+
+	var found bool
+	for _, p := range mimeParts(t, msg.Header, msg.Body) {
+		if p.contentType == "text/plain" {
+			assert.Contains(t, string(p.data), "retry")
+		}
+		disp, params, err := mime.ParseMediaType(p.disposition)
+		if err != nil || disp != "attachment" {
+			continue
+		}
+		found = true
+		assert.Equal(t, pdfName, params["filename"])
+		assert.Equal(t, "application/pdf", p.contentType)
+		assert.Equal(t, pdfData, p.data)
+	}
+	assert.True(t, found, "no attachment part")
+
+	// Without a MessageID every send gets its own file.
+	m.MessageID = ""
+	require.NoError(t, s.Send(ctx, m))
+	require.NoError(t, s.Send(ctx, m))
+	entries, err = os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 3)
+}
+
+func TestFileName(t *testing.T) {
+	assert.Equal(t, "order-42-tickets@ticketsales.eml", fileName("<order-42-tickets@ticketsales>"))
+	a, b := fileName("../a/b"), fileName("../a:b")
+	assert.NotEqual(t, a, b, "distinct IDs must not collide")
+	for _, n := range []string{a, b, fileName(strings.Repeat("x", 500)), fileName("")} {
+		assert.Equal(t, n, filepath.Base(n))
+		assert.False(t, strings.HasPrefix(n, "."), n)
+		assert.True(t, strings.HasSuffix(n, ".eml"), n)
+		assert.LessOrEqual(t, len(n), 120)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, u := range []string{"http://x", "smtp://", "smtp://host:notaport", "smtp://host:0"} {
+		_, err := New(u, "", "tickets@example.test")
+		assert.Error(t, err, u)
+	}
+	_, err := New("smtp://user:topsecret@host:bad", "", "tickets@example.test")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "topsecret")
+
+	_, err = New("smtp://localhost", "", "not an address")
+	assert.Error(t, err)
+	_, err = New("", t.TempDir(), "not an address")
+	assert.Error(t, err)
+	_, err = New("", "", "tickets@example.test")
+	assert.Error(t, err)
+	_, err = New("", t.TempDir(), "")
+	assert.Error(t, err)
+
+	s, err := New("smtps://mail.example.test", "", "tickets@example.test")
+	require.NoError(t, err)
+	assert.Equal(t, "smtps://mail.example.test:465", fmt.Sprint(s))
+	s, err = New("smtp://mail.example.test", "", "tickets@example.test")
+	require.NoError(t, err)
+	assert.Equal(t, "smtp://mail.example.test:587", fmt.Sprint(s))
+}

@@ -1,0 +1,467 @@
+package sales
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"ticketsales/apikey"
+	"ticketsales/gateway"
+	"ticketsales/pricing"
+	"ticketsales/store"
+	"ticketsales/workflows"
+)
+
+// OrderSettings are the order saga's durations and links.
+type OrderSettings struct {
+	PaymentWindow   time.Duration // 15 minutes
+	SandboxLifetime time.Duration // one day
+	PublicBaseURL   string        // base of order_url and payment links
+	TokenSecret     []byte        // derives order page access tokens
+	Gateway         gateway.Gateway
+}
+
+// Customer is the buyer. It stays in Postgres; workflows see only ids.
+type Customer struct {
+	Email     string `json:"email" format:"email" maxLength:"254"`
+	FirstName string `json:"first_name" minLength:"1" maxLength:"100"`
+	LastName  string `json:"last_name" minLength:"1" maxLength:"100"`
+	Phone     string `json:"phone" pattern:"^\\+?[0-9][0-9 ()\\-]{5,24}$" doc:"International format, e.g. +7 999 123-45-67."`
+}
+
+// OrderItemInput asks for general-admission tickets of a category.
+type OrderItemInput struct {
+	TicketCategoryID int64 `json:"ticket_category_id" minimum:"1"`
+	Quantity         int   `json:"quantity" minimum:"1" maximum:"20"`
+}
+
+// CreateOrderInput is POST /v1/orders.
+type CreateOrderInput struct {
+	EventID        int64
+	ReservationID  string
+	Items          []OrderItemInput
+	ScheduleSlotID int64
+	Customer       Customer
+	Payment        string
+}
+
+// Order is an order as partners see it.
+type Order struct {
+	ID             int64         `json:"id"`
+	Status         string        `json:"status" enum:"pending_payment,paid,cancelled,partially_refunded,refunded"`
+	CancelReason   *string       `json:"cancel_reason,omitempty" enum:"buyer,payment_timeout,partner"`
+	EventID        int64         `json:"event_id"`
+	ReservationID  *string       `json:"reservation_id,omitempty"`
+	ScheduleSlotID *int64        `json:"schedule_slot_id,omitempty"`
+	Payment        string        `json:"payment" enum:"gateway,external"`
+	PaymentURL     string        `json:"payment_url,omitempty" doc:"Where the buyer pays, for payment=gateway."`
+	Amount         pricing.Money `json:"amount" doc:"The sum to collect; always charge this."`
+	Total          pricing.Money `json:"total" doc:"Sum of ticket prices."`
+	ServiceFee     pricing.Money `json:"service_fee" doc:"Computed from the order sum; the minimum fee is taken once per order."`
+	IsTest         bool          `json:"is_test"`
+	Customer       Customer      `json:"customer"`
+	CreatedAt      time.Time     `json:"created_at"`
+	ExpiresAt      time.Time     `json:"expires_at" doc:"End of the payment window."`
+	PaidAt         *time.Time    `json:"paid_at,omitempty"`
+}
+
+// Ticket is an issued ticket.
+type Ticket struct {
+	ID      int64         `json:"id"`
+	Number  string        `json:"number"`
+	Barcode string        `json:"barcode"`
+	Status  string        `json:"status" enum:"active,refunded"`
+	Seat    *TicketSeat   `json:"seat"`
+	Price   pricing.Money `json:"price"`
+	// OrderURL opens all the order's tickets without authorization.
+	OrderURL string `json:"order_url"`
+}
+
+// TicketSeat is the seat of a ticket; null for general admission.
+type TicketSeat struct {
+	ZoneID string `json:"zone_id"`
+	SeatID string `json:"seat_id"`
+	Label  string `json:"label"`
+}
+
+// SoldOutError: capacity of some categories or of the slot is exhausted.
+type SoldOutError struct {
+	CategoryIDs []int64
+	Slot        bool
+}
+
+func (e *SoldOutError) Error() string { return "sold out" }
+
+// ErrOrderExpired: the payment window has closed.
+var ErrOrderExpired = errors.New("order expired")
+
+// ErrOrderPaid: a paid order cannot be cancelled, only refunded.
+var ErrOrderPaid = errors.New("order is paid")
+
+// AmountMismatchError: a confirmation named another amount.
+type AmountMismatchError struct{ Paid, Amount int64 }
+
+func (e *AmountMismatchError) Error() string {
+	return fmt.Sprintf("paid_amount %d differs from the order amount %d", e.Paid, e.Amount)
+}
+
+// AccessToken is the order page token: derived from the order id with the
+// server secret, so it can be shown again, and stored only as a hash.
+func (s *Service) AccessToken(orderID int64) string {
+	m := hmac.New(sha256.New, s.Orders.TokenSecret)
+	m.Write([]byte("order-page:" + strconv.FormatInt(orderID, 10)))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// CheckAccessToken compares a token with the order's stored hash in
+// constant time.
+func CheckAccessToken(o *store.Order, token string) bool {
+	sum := sha256.Sum256([]byte(token))
+	return subtle.ConstantTimeCompare(sum[:], o.AccessTokenHash) == 1
+}
+
+// OrderURL is the public link to an order's tickets.
+func (s *Service) OrderURL(orderID int64) string {
+	return fmt.Sprintf("%s/o/%d?access_token=%s", s.Orders.PublicBaseURL, orderID, s.AccessToken(orderID))
+}
+
+// CreateOrder makes an order from a reservation (events with a scheme) or
+// from items (general admission, with a schedule slot for scheduled events),
+// then starts its saga.
+func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in CreateOrderInput) (*Order, error) {
+	verr := &ValidationError{}
+	switch {
+	case in.ReservationID == "" && len(in.Items) == 0:
+		verr.add("body", "give reservation_id (events with a scheme) or items (events without)", nil)
+	case in.ReservationID != "" && len(in.Items) > 0:
+		verr.add("body.items", "give either reservation_id or items, not both", nil)
+	}
+	if in.Payment != "gateway" && in.Payment != "external" {
+		verr.add("body.payment", "must be gateway or external", in.Payment)
+	}
+	if err := verr.orNil(); err != nil {
+		return nil, err
+	}
+	sc, err := s.onSale(ctx, p.CompanyID, in.EventID, in.ReservationID != "")
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	o := &store.Order{
+		CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(), EventID: sc.event.ID,
+		Status: store.OrderPendingPayment, Payment: in.Payment, Currency: sc.event.Currency,
+		CustomerEmail: in.Customer.Email, CustomerFirstName: in.Customer.FirstName,
+		CustomerLastName: in.Customer.LastName, CustomerPhone: in.Customer.Phone,
+		CreatedAt: now, ExpiresAt: now.Add(s.Orders.PaymentWindow).Truncate(time.Microsecond),
+		AccessTokenHash: []byte{0}, // set once the id is known, below
+	}
+	totals := func(prices []int64) (int64, int64, int64) { return s.totals(sc.event, prices) }
+	if in.ReservationID != "" {
+		o.ReservationID = &in.ReservationID
+		err = store.CreateOrderFromReservation(ctx, s.db, o, totals)
+	} else {
+		var want []store.ItemQuantity
+		want, err = s.itemsOf(ctx, sc, in)
+		if err == nil {
+			if in.ScheduleSlotID != 0 {
+				o.ScheduleSlotID = &in.ScheduleSlotID
+			}
+			err = store.CreateOrderFromItems(ctx, s.db, o, want, totals)
+		}
+	}
+	var se *store.StateError
+	var so *store.SoldOutError
+	switch {
+	case errors.As(err, &se):
+		if se.Status == store.ReservationExpired {
+			return nil, fmt.Errorf("reservation %s: %w", se.ID, ErrReservationExpired)
+		}
+		return nil, &StateError{Entity: se.Entity, ID: se.ID, Status: se.Status}
+	case errors.As(err, &so):
+		return nil, &SoldOutError{CategoryIDs: so.CategoryIDs, Slot: so.Slot}
+	case err != nil:
+		return nil, err
+	}
+	token := sha256.Sum256([]byte(s.AccessToken(o.ID)))
+	o.AccessTokenHash = token[:]
+	if _, err := s.db.NewUpdate().Model(o).Column("access_token_hash").WherePK().Exec(ctx); err != nil {
+		return nil, s.abandonOrder(ctx, o, fmt.Errorf("store order token: %w", err))
+	}
+	if in.Payment == "gateway" {
+		pay, err := s.Orders.Gateway.CreatePayment(ctx, gateway.PaymentRequest{OrderID: o.ID, Amount: o.Amount,
+			Currency: o.Currency, Description: fmt.Sprintf("%s, order %d", sc.event.Title, o.ID)})
+		if err != nil {
+			return nil, s.abandonOrder(ctx, o, fmt.Errorf("create payment: %w: %w", ErrUnavailable, err))
+		}
+		o.PaymentID = &pay.ID
+		if _, err := s.db.NewUpdate().Model(o).Column("payment_id").WherePK().Exec(ctx); err != nil {
+			return nil, s.abandonOrder(ctx, o, err)
+		}
+	}
+	if err := s.startOrderWorkflow(ctx, o); err != nil {
+		return nil, s.abandonOrder(ctx, o, err)
+	}
+	if o.ReservationID != nil {
+		if err := s.temporal.SignalWorkflow(ctx, workflows.ReservationWorkflowID(*o.ReservationID), "",
+			workflows.ReservationEndedSignal, workflows.ReservationEnded{Status: store.ReservationOrdered}); err != nil {
+			s.log.WarnContext(ctx, "signal ordered reservation", "reservation_id", *o.ReservationID, "err", err)
+		}
+	}
+	return s.orderView(o), nil
+}
+
+// abandonOrder cancels an order whose saga could not start, freeing its
+// seats, and returns cause as unavailable.
+func (s *Service) abandonOrder(ctx context.Context, o *store.Order, cause error) error {
+	undoCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, _, err := store.CancelOrder(undoCtx, s.db, o.ID, store.CancelPartner); err != nil {
+		s.log.ErrorContext(ctx, "cancel order after failed start", "order_id", o.ID, "err", err)
+	}
+	if errors.Is(cause, ErrUnavailable) {
+		return cause
+	}
+	return fmt.Errorf("order %d: %w: %w", o.ID, ErrUnavailable, cause)
+}
+
+func (s *Service) itemsOf(ctx context.Context, sc *saleContext, in CreateOrderInput) ([]store.ItemQuantity, error) {
+	verr := &ValidationError{}
+	if sc.event.SchemeID != nil {
+		verr.add("body.items", "the event sells seats: hold them with a reservation and order by reservation_id", nil)
+		return nil, verr
+	}
+	var slots int
+	if err := s.db.NewRaw("SELECT count(*) FROM sessions WHERE event_id = ?", sc.event.ID).Scan(ctx, &slots); err != nil {
+		return nil, fmt.Errorf("sessions of event %d: %w", sc.event.ID, err)
+	}
+	switch {
+	case slots > 0 && in.ScheduleSlotID == 0:
+		verr.add("body.schedule_slot_id", "the event is sold by session: give the id of a /v1/sessions item", nil)
+	case slots == 0 && in.ScheduleSlotID != 0:
+		verr.add("body.schedule_slot_id", "the event has no sessions", in.ScheduleSlotID)
+	case in.ScheduleSlotID != 0:
+		var ok bool
+		if err := s.db.NewRaw("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ? AND event_id = ?)", in.ScheduleSlotID, sc.event.ID).Scan(ctx, &ok); err != nil {
+			return nil, err
+		}
+		if !ok {
+			verr.add("body.schedule_slot_id", "not a session of this event", in.ScheduleSlotID)
+		}
+	}
+	total := 0
+	seen := map[int64]bool{}
+	var want []store.ItemQuantity
+	for i, it := range in.Items {
+		price, ok := sc.prices[it.TicketCategoryID]
+		switch {
+		case !ok:
+			verr.add(fmt.Sprintf("body.items[%d].ticket_category_id", i), "not a category of this event", it.TicketCategoryID)
+		case seen[it.TicketCategoryID]:
+			verr.add(fmt.Sprintf("body.items[%d].ticket_category_id", i), "category listed twice", it.TicketCategoryID)
+		}
+		seen[it.TicketCategoryID] = true
+		total += it.Quantity
+		want = append(want, store.ItemQuantity{CategoryID: it.TicketCategoryID, Quantity: it.Quantity, Price: price})
+	}
+	if total > MaxSeats {
+		verr.add("body.items", fmt.Sprintf("an order holds at most %d tickets", MaxSeats), total)
+	}
+	return want, verr.orNil()
+}
+
+func (s *Service) startOrderWorkflow(ctx context.Context, o *store.Order) error {
+	in := workflows.OrderInput{OrderID: o.ID, CompanyID: o.CompanyID, EventID: o.EventID, IsTest: o.IsTest,
+		Payment: o.Payment, Amount: o.Amount, ExpiresAt: o.ExpiresAt}
+	if o.IsTest {
+		in.DeleteAt = o.CreatedAt.Add(s.Orders.SandboxLifetime)
+	}
+	_, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: workflows.OrderWorkflowID(o.ID), TaskQueue: s.TaskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.CompanyIDAttr.ValueSet(o.CompanyID), workflows.EventIDAttr.ValueSet(o.EventID),
+			workflows.IsTestAttr.ValueSet(o.IsTest), workflows.OrderStatusAttr.ValueSet(o.Status)),
+	}, workflows.Order, in)
+	if err != nil {
+		return fmt.Errorf("start workflow of order %d: %w: %w", o.ID, ErrUnavailable, err)
+	}
+	return nil
+}
+
+func (s *Service) orderView(o *store.Order) *Order {
+	money := func(a int64) pricing.Money { return pricing.Money{Amount: a, Currency: o.Currency} }
+	out := &Order{ID: o.ID, Status: o.Status, CancelReason: o.CancelReason, EventID: o.EventID, ReservationID: o.ReservationID,
+		ScheduleSlotID: o.ScheduleSlotID, Payment: o.Payment, Amount: money(o.Amount), Total: money(o.Total),
+		ServiceFee: money(o.ServiceFee), IsTest: o.IsTest, CreatedAt: o.CreatedAt, ExpiresAt: o.ExpiresAt, PaidAt: o.PaidAt,
+		Customer: Customer{Email: o.CustomerEmail, FirstName: o.CustomerFirstName, LastName: o.CustomerLastName, Phone: o.CustomerPhone}}
+	if o.Payment == "gateway" && o.PaymentID != nil && o.Status == store.OrderPendingPayment {
+		out.PaymentURL = s.Orders.PublicBaseURL + "/pay/" + *o.PaymentID
+	}
+	return out
+}
+
+// GetOrder returns an order of the caller's company and environment.
+func (s *Service) GetOrder(ctx context.Context, p *apikey.Principal, id int64) (*Order, error) {
+	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id)
+	if err != nil {
+		return nil, err
+	}
+	return s.orderView(o), nil
+}
+
+// ListOrders lists orders of the caller's company and environment.
+func (s *Service) ListOrders(ctx context.Context, p *apikey.Principal, f store.OrderFilter) ([]*Order, int, error) {
+	rows, total, err := store.ListOrders(ctx, s.db, p.CompanyID, p.IsTest(), f)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]*Order, len(rows))
+	for i := range rows {
+		out[i] = s.orderView(&rows[i])
+	}
+	return out, total, nil
+}
+
+// confirmTimeout bounds the wait for the order workflow to apply a payment.
+const confirmTimeout = 20 * time.Second
+
+// Confirm records the partner's external payment: a wrong amount is refused
+// with nothing changed, a paid order is returned as it is (safe repeat), and
+// otherwise the order workflow marks it paid and issues the tickets before
+// this returns.
+func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, paidAmount int64, externalID string) (*Order, error) {
+	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id)
+	if err != nil {
+		return nil, err
+	}
+	if paidAmount != o.Amount {
+		return nil, &AmountMismatchError{Paid: paidAmount, Amount: o.Amount}
+	}
+	if o.Payment != "external" {
+		return nil, &StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "paid through the gateway"}
+	}
+	switch o.Status {
+	case store.OrderPendingPayment:
+	case store.OrderCancelled:
+		return nil, s.cancelledError(o)
+	default:
+		return s.orderView(o), nil // already paid: the same order again
+	}
+	uctx, cancel := context.WithTimeout(ctx, confirmTimeout)
+	defer cancel()
+	h, err := s.temporal.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
+		WorkflowID: workflows.OrderWorkflowID(id), UpdateName: workflows.ConfirmUpdate,
+		Args:         []any{workflows.ConfirmInput{PaidAmount: paidAmount, ExternalPaymentID: externalID}},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(uctx, nil)
+	}
+	if err != nil {
+		if mapped := s.confirmError(ctx, id, err); mapped != nil {
+			return nil, mapped
+		}
+	}
+	o, err = store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id)
+	if err != nil {
+		return nil, err
+	}
+	return s.orderView(o), nil
+}
+
+// confirmError maps what the workflow said; nil means read the order again
+// (the workflow already finished with the order paid).
+func (s *Service) confirmError(ctx context.Context, id int64, err error) error {
+	var appErr *temporal.ApplicationError
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeAmountMismatch:
+		return &AmountMismatchError{}
+	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeOrderExpired:
+		return fmt.Errorf("order %d: %w", id, ErrOrderExpired)
+	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeInvalidState:
+		return &StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: appErr.Message()}
+	case errors.As(err, &notFound):
+		o, gerr := store.GetOrderByID(ctx, s.db, id)
+		if gerr == nil && o.Status != store.OrderPendingPayment {
+			if o.Status == store.OrderCancelled {
+				return s.cancelledError(o)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("confirm order %d: %w: %w", id, ErrUnavailable, err)
+}
+
+func (s *Service) cancelledError(o *store.Order) error {
+	if o.CancelReason != nil && *o.CancelReason == store.CancelPaymentTimeout {
+		return fmt.Errorf("order %d: %w", o.ID, ErrOrderExpired)
+	}
+	return &StateError{Entity: "order", ID: strconv.FormatInt(o.ID, 10), Status: o.Status}
+}
+
+// Cancel cancels an unpaid order and frees its seats; a paid order must be
+// refunded instead. Cancelling a cancelled order returns it unchanged.
+func (s *Service) Cancel(ctx context.Context, p *apikey.Principal, id int64) (*Order, error) {
+	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id)
+	if err != nil {
+		return nil, err
+	}
+	if o.Status == store.OrderPendingPayment {
+		_, changed, err := store.CancelOrder(ctx, s.db, id, store.CancelPartner)
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			if err := s.temporal.SignalWorkflow(ctx, workflows.OrderWorkflowID(id), "", workflows.OrderCancelledSignal, nil); err != nil {
+				s.log.WarnContext(ctx, "signal cancelled order", "order_id", id, "err", err)
+			}
+		}
+		if o, err = store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id); err != nil {
+			return nil, err
+		}
+	}
+	switch o.Status {
+	case store.OrderCancelled:
+		return s.orderView(o), nil
+	case store.OrderPaid, store.OrderPartiallyRefunded:
+		return nil, fmt.Errorf("order %d: %w", id, ErrOrderPaid)
+	default:
+		return nil, &StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: o.Status}
+	}
+}
+
+// Tickets lists an order's tickets (none until it is paid).
+func (s *Service) Tickets(ctx context.Context, p *apikey.Principal, id int64) ([]Ticket, error) {
+	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id)
+	if err != nil {
+		return nil, err
+	}
+	return s.ticketsOf(ctx, o)
+}
+
+func (s *Service) ticketsOf(ctx context.Context, o *store.Order) ([]Ticket, error) {
+	rows, err := store.OrderTickets(ctx, s.db, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	url := s.OrderURL(o.ID)
+	out := make([]Ticket, len(rows))
+	for i, t := range rows {
+		out[i] = Ticket{ID: t.ID, Number: t.Number, Barcode: t.Barcode, Status: t.Status,
+			Price: pricing.Money{Amount: t.Price, Currency: o.Currency}, OrderURL: url}
+		if t.SeatID != nil {
+			out[i].Seat = &TicketSeat{ZoneID: *t.ZoneID, SeatID: *t.SeatID, Label: *t.Label}
+		}
+	}
+	return out, nil
+}

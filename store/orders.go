@@ -1,0 +1,439 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/uptrace/bun"
+)
+
+// Order statuses and cancel reasons.
+const (
+	OrderPendingPayment    = "pending_payment"
+	OrderPaid              = "paid"
+	OrderCancelled         = "cancelled"
+	OrderPartiallyRefunded = "partially_refunded"
+	OrderRefunded          = "refunded"
+
+	CancelBuyer          = "buyer"
+	CancelPaymentTimeout = "payment_timeout"
+	CancelPartner        = "partner"
+)
+
+// Order is a purchase.
+type Order struct {
+	bun.BaseModel     `bun:"table:orders,alias:o"`
+	ID                int64      `bun:"id,pk,autoincrement"`
+	CompanyID         int64      `bun:"company_id"`
+	APIKeyID          int64      `bun:"api_key_id"`
+	IsTest            bool       `bun:"is_test"`
+	EventID           int64      `bun:"event_id"`
+	ReservationID     *string    `bun:"reservation_id"`
+	ScheduleSlotID    *int64     `bun:"schedule_slot_id"`
+	Status            string     `bun:"status"`
+	CancelReason      *string    `bun:"cancel_reason"`
+	Payment           string     `bun:"payment"`
+	PaymentID         *string    `bun:"payment_id"`
+	Currency          string     `bun:"currency"`
+	Total             int64      `bun:"total"`
+	ServiceFee        int64      `bun:"service_fee"`
+	Amount            int64      `bun:"amount"`
+	CustomerEmail     string     `bun:"customer_email"`
+	CustomerFirstName string     `bun:"customer_first_name"`
+	CustomerLastName  string     `bun:"customer_last_name"`
+	CustomerPhone     string     `bun:"customer_phone"`
+	AccessTokenHash   []byte     `bun:"access_token_hash"`
+	CreatedAt         time.Time  `bun:"created_at,nullzero,default:now()"`
+	ExpiresAt         time.Time  `bun:"expires_at"`
+	PaidAt            *time.Time `bun:"paid_at"`
+	CancelledAt       *time.Time `bun:"cancelled_at"`
+	EmailedAt         *time.Time `bun:"emailed_at"`
+	UpdatedAt         time.Time  `bun:"updated_at,nullzero,default:now()"`
+}
+
+// OrderItem is one position of an order: one ticket to be.
+type OrderItem struct {
+	bun.BaseModel `bun:"table:order_items"`
+	OrderID       int64   `bun:"order_id,pk"`
+	Position      int     `bun:"position,pk"`
+	CategoryID    int64   `bun:"category_id"`
+	SeatID        *string `bun:"seat_id"`
+	Price         int64   `bun:"price"`
+}
+
+// Totals computes an order's sums from its positions' prices.
+type Totals func(prices []int64) (total, fee, amount int64)
+
+func applyTotals(o *Order, items []OrderItem, totals Totals) {
+	prices := make([]int64, len(items))
+	for i, it := range items {
+		prices[i] = it.Price
+	}
+	o.Total, o.ServiceFee, o.Amount = totals(prices)
+}
+
+// CreateOrderFromReservation turns a live reservation into an order in one
+// transaction: the reservation becomes ordered, its seats stay held for the
+// order until its payment deadline, and the positions keep the hold prices.
+func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order, totals Totals) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		r := new(Reservation)
+		err := tx.NewSelect().Model(r).Where("id = ? AND company_id = ? AND is_test = ?", *o.ReservationID, o.CompanyID, o.IsTest).
+			For("UPDATE").Scan(ctx)
+		if err != nil {
+			return notFound(err, "reservation "+*o.ReservationID)
+		}
+		if r.EventID != o.EventID {
+			return &StateError{Entity: "reservation", ID: r.ID, Status: "for another event"}
+		}
+		if st := r.EffectiveStatus(time.Now()); st != ReservationReserved {
+			return &StateError{Entity: "reservation", ID: r.ID, Status: st}
+		}
+		var items []OrderItem
+		if err := tx.NewRaw(`SELECT row_number() OVER (ORDER BY seat_id) AS position, category_id, seat_id, price
+			FROM reservation_seats WHERE reservation_id = ?`, r.ID).Scan(ctx, &items); err != nil {
+			return fmt.Errorf("reservation seats: %w", err)
+		}
+		applyTotals(o, items, totals)
+		o.Currency = r.Currency
+		if _, err := tx.NewInsert().Model(o).Returning("*").Exec(ctx); err != nil {
+			return fmt.Errorf("insert order: %w", err)
+		}
+		if _, err := tx.NewRaw("UPDATE reservations SET status = 'ordered', updated_at = now() WHERE id = ?", r.ID).Exec(ctx); err != nil {
+			return err
+		}
+		res, err := tx.NewRaw(`UPDATE event_seats SET order_id = ?, hold_expires_at = ?, version = nextval('seat_change_seq')
+			WHERE event_id = ? AND hold_id = ? AND state = 'held'`, o.ID, o.ExpiresAt, o.EventID, r.ID).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("move seats to order: %w", err)
+		}
+		if n, _ := res.RowsAffected(); int(n) != len(items) {
+			return fmt.Errorf("reservation %s holds %d of its %d seats", r.ID, n, len(items))
+		}
+		return insertItems(ctx, tx, o.ID, items)
+	})
+}
+
+func insertItems(ctx context.Context, tx bun.Tx, orderID int64, items []OrderItem) error {
+	for i := range items {
+		items[i].OrderID = orderID
+	}
+	if len(items) > 0 {
+		if _, err := tx.NewInsert().Model(&items).Exec(ctx); err != nil {
+			return fmt.Errorf("insert order items: %w", err)
+		}
+	}
+	// Sold counts drive "after_sold" prices and general-admission capacity.
+	_, err := tx.NewRaw(`UPDATE ticket_categories c SET sold = c.sold + x.n
+		FROM (SELECT category_id, count(*) AS n FROM order_items WHERE order_id = ? GROUP BY category_id) x
+		WHERE c.id = x.category_id`, orderID).Exec(ctx)
+	return err
+}
+
+// SoldOutError lists the categories (or the slot) that lack capacity.
+type SoldOutError struct {
+	CategoryIDs []int64
+	Slot        bool
+}
+
+func (e *SoldOutError) Error() string {
+	return fmt.Sprintf("sold out: categories %v, slot %v", e.CategoryIDs, e.Slot)
+}
+
+// ItemQuantity asks for tickets of a general-admission category.
+type ItemQuantity struct {
+	CategoryID int64
+	Quantity   int
+	Price      int64
+}
+
+// CreateOrderFromItems takes general-admission capacity (of each category
+// and of the schedule slot) with guarded updates and stores the order, in
+// one transaction; if any capacity is short, nothing changes.
+func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []ItemQuantity, totals Totals) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		soldOut := &SoldOutError{}
+		var items []OrderItem
+		n := 0
+		for _, w := range want {
+			var capLeft []int64
+			err := tx.NewRaw(`SELECT id FROM ticket_categories WHERE id = ? AND event_id = ?
+				AND (capacity IS NULL OR capacity - sold >= ?) FOR UPDATE`, w.CategoryID, o.EventID, w.Quantity).Scan(ctx, &capLeft)
+			if err != nil {
+				return err
+			}
+			if len(capLeft) == 0 {
+				soldOut.CategoryIDs = append(soldOut.CategoryIDs, w.CategoryID)
+			}
+			for i := 0; i < w.Quantity; i++ {
+				n++
+				items = append(items, OrderItem{Position: n, CategoryID: w.CategoryID, Price: w.Price})
+			}
+		}
+		if o.ScheduleSlotID != nil {
+			res, err := tx.NewRaw("UPDATE sessions SET sold = sold + ? WHERE id = ? AND event_id = ? AND capacity - sold >= ?",
+				n, *o.ScheduleSlotID, o.EventID, n).Exec(ctx)
+			if err != nil {
+				return err
+			}
+			if k, _ := res.RowsAffected(); k == 0 {
+				soldOut.Slot = true
+			}
+		}
+		if len(soldOut.CategoryIDs) > 0 || soldOut.Slot {
+			return soldOut
+		}
+		applyTotals(o, items, totals)
+		if _, err := tx.NewInsert().Model(o).Returning("*").Exec(ctx); err != nil {
+			return fmt.Errorf("insert order: %w", err)
+		}
+		if err := insertItems(ctx, tx, o.ID, items); err != nil {
+			return err
+		}
+		_, err := tx.NewRaw("UPDATE events SET seat_version = seat_version + 1 WHERE id = ?", o.EventID).Exec(ctx)
+		return err
+	})
+}
+
+// MarkOrderPaid moves a pending order whose deadline has not passed to paid
+// and its seats to sold, in one statement. The deadline check makes payment
+// and a new hold of lapsed seats mutually exclusive. It returns the order's
+// status afterwards and whether this call paid it.
+func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, paymentID string) (status string, changed bool, err error) {
+	var out struct {
+		Changed int
+	}
+	err = db.NewRaw(`
+		WITH o AS (
+			UPDATE orders SET status = 'paid', paid_at = now(), updated_at = now(),
+				payment_id = COALESCE(NULLIF(?, ''), payment_id)
+			WHERE id = ? AND status = 'pending_payment' AND expires_at > now()
+			RETURNING id
+		), lk AS (
+			SELECT event_id, seat_id FROM event_seats WHERE order_id IN (SELECT id FROM o) AND state = 'held'
+			ORDER BY seat_id FOR UPDATE
+		), sold AS (
+			UPDATE event_seats s SET state = 'sold', hold_id = NULL, hold_expires_at = NULL, version = nextval('seat_change_seq')
+			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING 1
+		)
+		SELECT (SELECT count(*) FROM o) + 0 * (SELECT count(*) FROM sold) AS changed`, paymentID, orderID).Scan(ctx, &out)
+	if err != nil {
+		return "", false, fmt.Errorf("mark order %d paid: %w", orderID, err)
+	}
+	if err := db.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status); err != nil {
+		return "", false, notFound(err, fmt.Sprintf("order %d", orderID))
+	}
+	return status, out.Changed == 1, nil
+}
+
+// CancelOrder cancels a pending order (for payment_timeout only once its
+// deadline passed), frees its held seats and gives back its capacity, in one
+// statement. It returns the status afterwards and whether this call did it.
+func CancelOrder(ctx context.Context, db bun.IDB, orderID int64, reason string) (status string, changed bool, err error) {
+	var out struct{ Changed int }
+	err = db.NewRaw(`
+		WITH o AS (
+			UPDATE orders SET status = 'cancelled', cancel_reason = ?, cancelled_at = now(), updated_at = now()
+			WHERE id = ? AND status = 'pending_payment' AND (? <> 'payment_timeout' OR expires_at <= now())
+			RETURNING id, event_id, schedule_slot_id
+		), lk AS (
+			SELECT s.event_id, s.seat_id FROM event_seats s WHERE s.order_id IN (SELECT id FROM o) AND s.state = 'held'
+			ORDER BY s.seat_id FOR UPDATE
+		), freed AS (
+			UPDATE event_seats s SET state = 'free', hold_id = NULL, hold_expires_at = NULL, order_id = NULL,
+				version = nextval('seat_change_seq')
+			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING 1
+		), counts AS (
+			SELECT category_id, count(*) AS n FROM order_items WHERE order_id IN (SELECT id FROM o) GROUP BY category_id
+		), cats AS (
+			UPDATE ticket_categories c SET sold = c.sold - counts.n FROM counts WHERE c.id = counts.category_id RETURNING 1
+		), slot AS (
+			UPDATE sessions SET sold = sold - (SELECT coalesce(sum(n), 0) FROM counts)
+			WHERE id = (SELECT schedule_slot_id FROM o) RETURNING 1
+		), ver AS (
+			UPDATE events SET seat_version = seat_version + 1 WHERE id = (SELECT event_id FROM o) AND scheme_id IS NULL RETURNING 1
+		)
+		SELECT (SELECT count(*) FROM o) + 0 * ((SELECT count(*) FROM freed) + (SELECT count(*) FROM cats)
+			+ (SELECT count(*) FROM slot) + (SELECT count(*) FROM ver)) AS changed`, reason, orderID, reason).Scan(ctx, &out)
+	if err != nil {
+		return "", false, fmt.Errorf("cancel order %d: %w", orderID, err)
+	}
+	if err := db.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status); err != nil {
+		return "", false, notFound(err, fmt.Sprintf("order %d", orderID))
+	}
+	return status, out.Changed == 1, nil
+}
+
+// DeleteTestOrder deletes a sandbox order whatever its status, with its
+// tickets, and frees its seats and capacity, in one transaction. Deleting a
+// deleted order changes nothing.
+func DeleteTestOrder(ctx context.Context, db *bun.DB, orderID int64) (deleted bool, err error) {
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		o := new(Order)
+		if err := tx.NewSelect().Model(o).Where("id = ? AND is_test", orderID).For("UPDATE").Scan(ctx); err != nil {
+			if errors.Is(notFound(err, ""), ErrNotFound) {
+				return nil
+			}
+			return err
+		}
+		if _, err := tx.NewRaw(`UPDATE event_seats SET state = 'free', hold_id = NULL, hold_expires_at = NULL, order_id = NULL,
+			version = nextval('seat_change_seq') WHERE order_id = ? AND state IN ('held', 'sold')`, o.ID).Exec(ctx); err != nil {
+			return err
+		}
+		if o.Status != OrderCancelled {
+			// Positions still counted as sold: those without a refunded ticket.
+			if _, err := tx.NewRaw(`UPDATE ticket_categories c SET sold = c.sold - x.n
+				FROM (SELECT i.category_id, count(*) AS n FROM order_items i
+					LEFT JOIN tickets t ON t.order_id = i.order_id AND t.position = i.position
+					WHERE i.order_id = ? AND (t.status IS NULL OR t.status = 'active') GROUP BY i.category_id) x
+				WHERE c.id = x.category_id`, o.ID).Exec(ctx); err != nil {
+				return err
+			}
+			if o.ScheduleSlotID != nil {
+				if _, err := tx.NewRaw(`UPDATE sessions SET sold = sold - (SELECT count(*) FROM order_items WHERE order_id = ?) WHERE id = ?`,
+					o.ID, *o.ScheduleSlotID).Exec(ctx); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := tx.NewRaw("UPDATE events SET seat_version = seat_version + 1 WHERE id = ?", o.EventID).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewDelete().Model(o).WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		deleted = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("delete test order %d: %w", orderID, err)
+	}
+	return deleted, nil
+}
+
+// Ticket is an issued ticket with its seat.
+type Ticket struct {
+	ID         int64   `bun:"id"`
+	OrderID    int64   `bun:"order_id"`
+	Position   int     `bun:"position"`
+	Number     string  `bun:"number"`
+	Barcode    string  `bun:"barcode"`
+	Status     string  `bun:"status"`
+	CategoryID int64   `bun:"category_id"`
+	Category   string  `bun:"category"`
+	SeatID     *string `bun:"seat_id"`
+	ZoneID     *string `bun:"zone_id"`
+	Label      *string `bun:"label"`
+	Price      int64   `bun:"price"`
+}
+
+// IssueTickets creates the missing ticket of every position of a paid order;
+// the unique (order, position) key makes a retried issue create none twice.
+// newBarcode is called again when a random barcode collides.
+func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode func() string) (issued int, err error) {
+	var status string
+	if err := db.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status); err != nil {
+		return 0, notFound(err, fmt.Sprintf("order %d", orderID))
+	}
+	if status != OrderPaid && status != OrderPartiallyRefunded && status != OrderRefunded {
+		return 0, &StateError{Entity: "order", ID: fmt.Sprint(orderID), Status: status}
+	}
+	var missing []int
+	if err := db.NewRaw(`SELECT i.position FROM order_items i
+		WHERE i.order_id = ? AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.order_id = i.order_id AND t.position = i.position)
+		ORDER BY i.position`, orderID).Scan(ctx, &missing); err != nil {
+		return 0, fmt.Errorf("positions of order %d: %w", orderID, err)
+	}
+	for _, pos := range missing {
+		for attempt := 0; ; attempt++ {
+			res, err := db.NewRaw(`INSERT INTO tickets (order_id, position, number, barcode) VALUES (?, ?, ?, ?)
+				ON CONFLICT (order_id, position) DO NOTHING`,
+				orderID, pos, fmt.Sprintf("T-%06d-%02d", orderID, pos), newBarcode()).Exec(ctx)
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "23505" && attempt < 5 {
+				continue // barcode collision: draw another
+			}
+			if err != nil {
+				return issued, fmt.Errorf("issue ticket %d of order %d: %w", pos, orderID, err)
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				issued++
+			}
+			break
+		}
+	}
+	return issued, nil
+}
+
+// OrderTickets lists an order's tickets in position order.
+func OrderTickets(ctx context.Context, db bun.IDB, orderID int64) ([]Ticket, error) {
+	var out []Ticket
+	err := db.NewRaw(`
+		SELECT t.id, t.order_id, t.position, t.number, t.barcode, t.status, i.category_id, c.name AS category,
+			i.seat_id, es.zone_id, es.label, i.price
+		FROM tickets t
+		JOIN orders o ON o.id = t.order_id
+		JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
+		JOIN ticket_categories c ON c.id = i.category_id
+		LEFT JOIN event_seats es ON es.event_id = o.event_id AND es.seat_id = i.seat_id
+		WHERE t.order_id = ? ORDER BY t.position`, orderID).Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("tickets of order %d: %w", orderID, err)
+	}
+	return out, nil
+}
+
+// GetOrder returns a company's order of one environment.
+func GetOrder(ctx context.Context, db bun.IDB, companyID int64, isTest bool, orderID int64) (*Order, error) {
+	o := new(Order)
+	if err := db.NewSelect().Model(o).Where("id = ? AND company_id = ? AND is_test = ?", orderID, companyID, isTest).Scan(ctx); err != nil {
+		return nil, notFound(err, fmt.Sprintf("order %d", orderID))
+	}
+	return o, nil
+}
+
+// GetOrderByID returns any order (for workflows and the public order page).
+func GetOrderByID(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
+	o := new(Order)
+	if err := db.NewSelect().Model(o).Where("id = ?", orderID).Scan(ctx); err != nil {
+		return nil, notFound(err, fmt.Sprintf("order %d", orderID))
+	}
+	return o, nil
+}
+
+// OrderFilter selects orders of a company and environment.
+type OrderFilter struct {
+	Status      string
+	EventID     int64
+	CreatedFrom time.Time
+	CreatedTo   time.Time
+	Page        int
+	PerPage     int
+}
+
+// ListOrders returns one page of orders, newest first, and the total.
+func ListOrders(ctx context.Context, db bun.IDB, companyID int64, isTest bool, f OrderFilter) ([]Order, int, error) {
+	var out []Order
+	q := db.NewSelect().Model(&out).Where("company_id = ? AND is_test = ?", companyID, isTest)
+	if f.Status != "" {
+		q.Where("status = ?", f.Status)
+	}
+	if f.EventID != 0 {
+		q.Where("event_id = ?", f.EventID)
+	}
+	if !f.CreatedFrom.IsZero() {
+		q.Where("created_at >= ?", f.CreatedFrom)
+	}
+	if !f.CreatedTo.IsZero() {
+		q.Where("created_at < ?", f.CreatedTo)
+	}
+	total, err := q.OrderExpr("created_at DESC, id DESC").Limit(int64(f.PerPage)).Offset(int64((f.Page - 1) * f.PerPage)).ScanAndCount(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list orders of company %d: %w", companyID, err)
+	}
+	return out, int(total), nil
+}
+

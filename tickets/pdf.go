@@ -1,0 +1,326 @@
+package tickets
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"codeberg.org/go-pdf/fpdf"
+	"golang.org/x/image/font/gofont/gobold"
+	"golang.org/x/image/font/gofont/gomono"
+	"golang.org/x/image/font/gofont/goregular"
+)
+
+// codeberg.org/go-pdf/fpdf is the maintained continuation of the archived
+// github.com/go-pdf/fpdf (itself the successor of jung-kurt/gofpdf): pure Go,
+// UTF-8 TrueType embedding with subsetting, PNG images and transforms.
+//
+// fpdf's core fonts are cp1252 only, so Cyrillic titles would come out as
+// garbage. The Go fonts (golang.org/x/image/font/gofont) cover WGL4, which
+// includes Cyrillic, and ship as []byte in a Go module: nothing to install
+// on the server and no font files to locate at run time.
+
+// Page geometry in millimetres. A6 fits a phone screen and prints 4-up on A4.
+const (
+	pageW    = 105.0
+	pageH    = 148.0
+	margin   = 8.0
+	contentW = pageW - 2*margin
+
+	qrSizeMM       = 38.0 // printed QR side; ~1.1 mm per module for a 13-digit code
+	eanModule      = 0.4  // mm per EAN module (nominal is 0.33; a bit larger scans better from home printers)
+	eanBarsMM      = 14.0 // bar height
+	eanPxPerModule = 4
+	eanPxHeight    = 140
+
+	fontRegular = "goregular"
+	fontBold    = "gobold"
+	fontMono    = "gomono"
+
+	ptToMM = 25.4 / 72
+)
+
+var (
+	colorText  = [3]int{20, 20, 20}
+	colorLabel = [3]int{110, 110, 110}
+	colorVoid  = [3]int{200, 0, 0}
+)
+
+// PDF returns a PDF with one A6 page per ticket: event title, venue,
+// date/time, seat, category, price, ticket number, the QR code (encoding the
+// barcode) and an EAN-13 barcode with its digits printed under it. Refunded
+// tickets carry a red "VOID" banner and a diagonal watermark over the codes.
+//
+// An order without tickets is an error rather than an empty PDF: a PDF with
+// zero pages is invalid and would only confuse the buyer.
+func PDF(o Order) ([]byte, error) {
+	if len(o.Tickets) == 0 {
+		return nil, fmt.Errorf("tickets: order %d has no tickets to render", o.OrderID)
+	}
+
+	pdf := fpdf.New("P", "mm", "A6", "")
+	pdf.SetMargins(margin, margin, margin)
+	// Every element is placed explicitly; automatic breaks would only add
+	// stray pages and break the one-page-per-ticket contract.
+	pdf.SetAutoPageBreak(false, 0)
+	pdf.SetTitle(pdfTitle(o), true)
+	pdf.SetSubject(fmt.Sprintf("Order #%d", o.OrderID), true)
+	pdf.SetCreator("ticketsales", true)
+	pdf.AddUTF8FontFromBytes(fontRegular, "", goregular.TTF)
+	pdf.AddUTF8FontFromBytes(fontBold, "", gobold.TTF)
+	pdf.AddUTF8FontFromBytes(fontMono, "", gomono.TTF)
+	if err := pdf.Error(); err != nil {
+		return nil, fmt.Errorf("tickets: load fonts: %w", err)
+	}
+
+	for i, t := range o.Tickets {
+		if err := ticketPage(pdf, o, t, i); err != nil {
+			return nil, err
+		}
+	}
+
+	var buf bytes.Buffer
+	if err := pdf.Output(&buf); err != nil {
+		return nil, fmt.Errorf("tickets: write PDF: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func pdfTitle(o Order) string {
+	if o.EventTitle == "" {
+		return fmt.Sprintf("Tickets, order #%d", o.OrderID)
+	}
+	return o.EventTitle + " — tickets"
+}
+
+func ticketPage(pdf *fpdf.Fpdf, o Order, t Ticket, idx int) error {
+	qrImg, err := qrImage(t.Barcode, 512) // oversampled so it stays crisp when printed
+	if err != nil {
+		return fmt.Errorf("tickets: ticket %s: %w", t.Number, err)
+	}
+	qrPNG, err := encodePNG(qrImg)
+	if err != nil {
+		return err
+	}
+	eanImg, err := eanImage(t.Barcode, eanPxPerModule, eanPxHeight)
+	if err != nil {
+		return fmt.Errorf("tickets: ticket %s: %w", t.Number, err)
+	}
+	eanPNG, err := encodePNG(eanImg)
+	if err != nil {
+		return err
+	}
+
+	pdf.AddPage()
+	void := t.Void()
+	y := margin
+
+	// Header: what this paper is, and which order it belongs to.
+	setColor(pdf, colorLabel)
+	pdf.SetFont(fontRegular, "", 8)
+	pdf.SetXY(margin, y)
+	pdf.CellFormat(contentW/2, 4, "ADMIT ONE", "", 0, "L", false, 0, "")
+	pdf.CellFormat(contentW/2, 4, fmt.Sprintf("Order #%d · %d/%d", o.OrderID, idx+1, len(o.Tickets)), "", 0, "R", false, 0, "")
+	y += 5
+	if void {
+		// A filled red banner is visible even in greyscale photocopies.
+		pdf.SetFillColor(colorVoid[0], colorVoid[1], colorVoid[2])
+		pdf.SetTextColor(255, 255, 255)
+		pdf.SetFont(fontBold, "", 11)
+		pdf.SetXY(margin, y)
+		pdf.CellFormat(contentW, 7, "VOID — REFUNDED, NOT VALID FOR ENTRY", "", 0, "C", true, 0, "")
+		y += 9
+	}
+
+	// Title: shrink to fit at most 3 lines so the page layout never overflows.
+	setColor(pdf, colorText)
+	title := strings.TrimSpace(o.EventTitle)
+	if title == "" {
+		title = "Event"
+	}
+	maxTitleLines := 3
+	if void {
+		maxTitleLines = 2 // the banner took the room of one line
+	}
+	lines, size := fitLines(pdf, fontBold, title, contentW, 16, 10, maxTitleLines)
+	lh := size * ptToMM * 1.2
+	for _, l := range lines {
+		pdf.SetXY(margin, y)
+		pdf.CellFormat(contentW, lh, l, "", 0, "L", false, 0, "")
+		y += lh
+	}
+	y += 1
+
+	place := joinNonEmpty(", ", o.Venue, o.City)
+	if place != "" {
+		singleLine(pdf, fontRegular, place, margin, y, contentW, 10, 7, colorText)
+		y += 5
+	}
+	singleLine(pdf, fontRegular, o.whenText(), margin, y, contentW, 10, 7, colorText)
+	y += 6
+
+	hr(pdf, y)
+	y += 2
+
+	field(pdf, "SEAT", t.Seat, margin, y, contentW)
+	y += 9
+	field(pdf, "CATEGORY", t.Category, margin, y, contentW*0.55)
+	field(pdf, "PRICE", t.Price, margin+contentW*0.58, y, contentW*0.42)
+	y += 9
+	field(pdf, "TICKET", t.Number, margin, y, contentW)
+	y += 10
+
+	hr(pdf, y)
+	y += 2
+
+	// QR code, centred.
+	qrName := "qr-" + strconv.Itoa(idx)
+	opts := fpdf.ImageOptions{ImageType: "PNG"}
+	pdf.RegisterImageOptionsReader(qrName, opts, bytes.NewReader(qrPNG))
+	qrX := (pageW - qrSizeMM) / 2
+	qrY := y
+	pdf.ImageOptions(qrName, qrX, qrY, qrSizeMM, qrSizeMM, false, opts, 0, "")
+	y += qrSizeMM + 1
+
+	// EAN-13 with the standard human-readable layout: first digit left of
+	// the symbol, then the two 6-digit halves under their bars.
+	eanName := "ean-" + strconv.Itoa(idx)
+	pdf.RegisterImageOptionsReader(eanName, opts, bytes.NewReader(eanPNG))
+	eanW := float64(95+2*eanQuietZone) * eanModule
+	eanX := (pageW - eanW) / 2
+	pdf.ImageOptions(eanName, eanX, y, eanW, eanBarsMM, false, opts, 0, "")
+	y += eanBarsMM + 0.5
+	symX := eanX + eanQuietZone*eanModule
+	setColor(pdf, colorText)
+	pdf.SetFont(fontMono, "", 9)
+	digitsAt := func(s string, fromModule, toModule float64) {
+		pdf.SetXY(symX+fromModule*eanModule, y)
+		pdf.CellFormat((toModule-fromModule)*eanModule, 4, s, "", 0, "C", false, 0, "")
+	}
+	digitsAt(t.Barcode[:1], -eanQuietZone, 0)
+	digitsAt(t.Barcode[1:7], 3, 45)
+	digitsAt(t.Barcode[7:], 50, 92)
+
+	// Footer.
+	pdf.SetFont(fontRegular, "", 7)
+	setColor(pdf, colorLabel)
+	pdf.SetXY(margin, pageH-margin-3)
+	footer := "Show this ticket (printed or on screen) at the entrance. Each code admits once."
+	if void {
+		footer = "This ticket was refunded and will be rejected at the entrance."
+	}
+	pdf.CellFormat(contentW, 3, footer, "", 0, "C", false, 0, "")
+
+	if void {
+		voidWatermark(pdf, qrY+qrSizeMM/2+6)
+	}
+	if err := pdf.Error(); err != nil {
+		return fmt.Errorf("tickets: ticket %s: %w", t.Number, err)
+	}
+	return nil
+}
+
+// voidWatermark stamps a large diagonal "VOID" across the codes so that a
+// refunded ticket cannot be mistaken for a valid one at a glance.
+func voidWatermark(pdf *fpdf.Fpdf, cy float64) {
+	cx := pageW / 2
+	pdf.SetFont(fontBold, "", 72)
+	pdf.SetTextColor(colorVoid[0], colorVoid[1], colorVoid[2])
+	pdf.SetAlpha(0.6, "Normal")
+	pdf.TransformBegin()
+	pdf.TransformRotate(30, cx, cy)
+	w := pdf.GetStringWidth("VOID")
+	pdf.Text(cx-w/2, cy+72*ptToMM*0.35, "VOID")
+	pdf.TransformEnd()
+	pdf.SetAlpha(1, "Normal")
+
+	// Red frame around the whole page, visible even when the text is cropped.
+	pdf.SetDrawColor(colorVoid[0], colorVoid[1], colorVoid[2])
+	pdf.SetLineWidth(1.5)
+	pdf.Rect(3, 3, pageW-6, pageH-6, "D")
+}
+
+func field(pdf *fpdf.Fpdf, label, value string, x, y, w float64) {
+	setColor(pdf, colorLabel)
+	pdf.SetFont(fontRegular, "", 7)
+	pdf.SetXY(x, y)
+	pdf.CellFormat(w, 3.5, label, "", 0, "L", false, 0, "")
+	if value == "" {
+		value = "—"
+	}
+	singleLine(pdf, fontBold, value, x, y+3.5, w, 11, 7, colorText)
+}
+
+// singleLine draws text on one line, shrinking the font down to minSize and
+// then truncating with an ellipsis, so long values never spill over.
+func singleLine(pdf *fpdf.Fpdf, font, text string, x, y, w, size, minSize float64, c [3]int) {
+	setColor(pdf, c)
+	lines, sz := fitLines(pdf, font, text, w, size, minSize, 1)
+	pdf.SetXY(x, y)
+	pdf.CellFormat(w, sz*ptToMM*1.2, lines[0], "", 0, "L", false, 0, "")
+}
+
+// fitLines wraps text into at most maxLines lines of width w, trying font
+// sizes from size down to minSize. If even minSize needs more lines, the
+// last line is cut and ends with "…". It leaves the chosen font selected.
+func fitLines(pdf *fpdf.Fpdf, font, text string, w, size, minSize float64, maxLines int) ([]string, float64) {
+	text = strings.Join(strings.Fields(text), " ") // no control chars or newlines in a cell
+	// CellFormat adds cMargin on both sides; SplitText accounts for it too.
+	for sz := size; ; sz-- {
+		if sz < minSize {
+			sz = minSize
+		}
+		pdf.SetFont(font, "", sz)
+		lines := wrap(pdf, text, w, maxLines)
+		if len(lines) <= maxLines {
+			return lines, sz
+		}
+		if sz == minSize {
+			lines = lines[:maxLines]
+			lines[maxLines-1] = truncate(pdf, lines[maxLines-1], w)
+			return lines, sz
+		}
+	}
+}
+
+func wrap(pdf *fpdf.Fpdf, text string, w float64, maxLines int) []string {
+	if maxLines == 1 {
+		if pdf.GetStringWidth(text) <= w-2*pdf.GetCellMargin() {
+			return []string{text}
+		}
+		return []string{text, ""} // signals "does not fit"
+	}
+	lines := pdf.SplitText(text, w)
+	if len(lines) == 0 {
+		return []string{""}
+	}
+	return lines
+}
+
+// truncate shortens s rune by rune until s+"…" fits w.
+func truncate(pdf *fpdf.Fpdf, s string, w float64) string {
+	r := []rune(s)
+	for len(r) > 0 && pdf.GetStringWidth(string(r)+"…") > w-2*pdf.GetCellMargin() {
+		r = r[:len(r)-1]
+	}
+	return strings.TrimRight(string(r), " ,") + "…"
+}
+
+func hr(pdf *fpdf.Fpdf, y float64) {
+	pdf.SetDrawColor(200, 200, 200)
+	pdf.SetLineWidth(0.2)
+	pdf.Line(margin, y, pageW-margin, y)
+}
+
+func setColor(pdf *fpdf.Fpdf, c [3]int) { pdf.SetTextColor(c[0], c[1], c[2]) }
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, sep)
+}

@@ -1,0 +1,69 @@
+// Package tickets renders issued tickets: EAN-13 barcodes, QR codes, a
+// printable PDF (one page per ticket) and a self-contained HTML order page.
+//
+// It is pure Go with no database or network access so it can run inside any
+// worker or HTTP handler and be tested in isolation.
+package tickets
+
+import (
+	"strings"
+	"time"
+)
+
+// Ticket is one ticket as rendered.
+type Ticket struct {
+	Number   string // e.g. "T-000123-01"
+	Barcode  string // 13 digits (EAN-13)
+	Status   string // "active" or "refunded"
+	Seat     string // label like "Stalls, row 1, seat 5", or category name for general admission
+	Category string
+	Price    string // already formatted, e.g. "3 000.00 RUB"
+}
+
+// Order is what the order page and the PDF show.
+type Order struct {
+	OrderID    int64
+	EventTitle string
+	Venue      string
+	City       string
+	StartsAt   time.Time      // shown in Location below
+	Location   *time.Location // venue time zone; nil = UTC
+	Tickets    []Ticket
+	PDFURL     string // link to the PDF on the order page (relative or absolute)
+}
+
+// Void reports whether the ticket must be shown as not valid for entry.
+// Only refunded tickets are void; the comparison ignores case and spaces so a
+// stray "Refunded" from another layer still gets the VOID marking.
+func (t Ticket) Void() bool {
+	return strings.EqualFold(strings.TrimSpace(t.Status), "refunded")
+}
+
+// localStart returns StartsAt in the venue's zone: buyers need the time as
+// printed on the venue's posters, not the server's zone.
+func (o Order) localStart() time.Time {
+	loc := o.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	return o.StartsAt.In(loc)
+}
+
+// whenText is the human-readable local date/time shared by the PDF and the page.
+func (o Order) whenText() string {
+	if o.StartsAt.IsZero() {
+		return "Date to be announced"
+	}
+	t := o.localStart()
+	return t.Format("Mon, 02 Jan 2006, 15:04") + " " + zoneLabel(t)
+}
+
+// zoneLabel prefers a letter abbreviation (MSK, UTC); tzdata uses numeric
+// names like "+05" for many zones, which read better as "UTC+05:00".
+func zoneLabel(t time.Time) string {
+	name, _ := t.Zone()
+	if name != "" && strings.IndexFunc(name, func(r rune) bool { return !('A' <= r && r <= 'Z') }) < 0 {
+		return name
+	}
+	return "UTC" + t.Format("-07:00")
+}

@@ -1,0 +1,179 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"ticketsales/activities"
+)
+
+// orderWorkflow is the saga of one order: the payment window, payment by
+// the gateway (signal) or by the partner (confirm update), ticket issue,
+// e-mail for production orders, and the sandbox order's one-day deletion.
+type orderWorkflow struct {
+	in       OrderInput
+	state    OrderStatus
+	payments []PaymentEvent
+	cancel   bool
+	paying   bool
+}
+
+var activityOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 30 * time.Second,
+	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+}
+
+// Order is the workflow of one order, id "order/{id}".
+func Order(ctx workflow.Context, in OrderInput) (OrderStatus, error) {
+	if in.OrderID == 0 || in.ExpiresAt.IsZero() {
+		return OrderStatus{}, temporal.NewNonRetryableApplicationError("order id and deadline are required", "invalid_input", nil)
+	}
+	w := &orderWorkflow{in: in, state: OrderStatus{OrderID: in.OrderID, Status: "pending_payment"}}
+	ctx = workflow.WithActivityOptions(ctx, activityOptions)
+	if err := w.setup(ctx); err != nil {
+		return w.state, err
+	}
+	return w.run(ctx)
+}
+
+func (w *orderWorkflow) setup(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (OrderStatus, error) { return w.state, nil }); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, ConfirmUpdate, w.confirm, workflow.UpdateHandlerOptions{
+		Validator: w.validateConfirm,
+	}); err != nil {
+		return err
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		ch := workflow.GetSignalChannel(ctx, PaymentSignal)
+		for {
+			var p PaymentEvent
+			ch.Receive(ctx, &p)
+			w.payments = append(w.payments, p)
+		}
+	})
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		workflow.GetSignalChannel(ctx, OrderCancelledSignal).Receive(ctx, nil)
+		w.cancel = true
+	})
+	return nil
+}
+
+// validateConfirm rejects a wrong amount or a closed order before the
+// update enters history.
+func (w *orderWorkflow) validateConfirm(_ workflow.Context, in ConfirmInput) error {
+	switch {
+	case in.PaidAmount != w.in.Amount:
+		return temporal.NewApplicationError("paid_amount differs from the order amount", ErrTypeAmountMismatch)
+	case w.state.Status == "cancelled":
+		return temporal.NewApplicationError("the order was cancelled", ErrTypeOrderExpired)
+	case w.state.Status != "pending_payment" && w.state.Status != "paid":
+		return temporal.NewApplicationError("the order is "+w.state.Status, ErrTypeInvalidState)
+	}
+	return nil
+}
+
+// confirm pays the order; a repeat returns the paid order.
+func (w *orderWorkflow) confirm(ctx workflow.Context, in ConfirmInput) (OrderStatus, error) {
+	if err := w.pay(ctx, in.ExternalPaymentID); err != nil {
+		return w.state, err
+	}
+	return w.state, nil
+}
+
+// pay marks the order paid and issues its tickets; callers arriving while a
+// payment runs wait for it.
+func (w *orderWorkflow) pay(ctx workflow.Context, paymentID string) error {
+	if w.paying {
+		if err := workflow.Await(ctx, func() bool { return !w.paying }); err != nil {
+			return err
+		}
+	}
+	if w.state.Status == "paid" {
+		return nil
+	}
+	if w.state.Status != "pending_payment" {
+		return temporal.NewApplicationError("the order is "+w.state.Status, ErrTypeOrderExpired)
+	}
+	w.paying = true
+	defer func() { w.paying = false }()
+	// Update handlers get the workflow's root context, without options.
+	ctx = workflow.WithActivityOptions(ctx, activityOptions)
+	var a *activities.Activities
+	var res activities.PayResult
+	if err := workflow.ExecuteActivity(ctx, a.MarkOrderPaid, w.in.OrderID, paymentID).Get(ctx, &res); err != nil {
+		return err
+	}
+	if res.Status != "paid" {
+		// The window closed in Postgres's clock: the timer cancels it.
+		return temporal.NewApplicationError("the payment window has closed", ErrTypeOrderExpired)
+	}
+	w.setStatus(ctx, "paid")
+	return workflow.ExecuteActivity(ctx, a.IssueTickets, w.in.OrderID).Get(ctx, &w.state.TicketsIssued)
+}
+
+func (w *orderWorkflow) setStatus(ctx workflow.Context, status string) {
+	w.state.Status = status
+	if err := workflow.UpsertTypedSearchAttributes(ctx, OrderStatusAttr.ValueSet(status)); err != nil {
+		workflow.GetLogger(ctx).Warn("upsert OrderStatus", "err", err)
+	}
+}
+
+func (w *orderWorkflow) run(ctx workflow.Context) (OrderStatus, error) {
+	log := workflow.GetLogger(ctx)
+	var a *activities.Activities
+	for w.state.Status == "pending_payment" {
+		left := w.in.ExpiresAt.Sub(workflow.Now(ctx))
+		woke, err := workflow.AwaitWithTimeout(ctx, max(left, 0), func() bool {
+			return w.state.Status != "pending_payment" || len(w.payments) > 0 || w.cancel
+		})
+		if err != nil {
+			return w.state, err
+		}
+		switch {
+		case w.state.Status != "pending_payment":
+		case len(w.payments) > 0:
+			p := w.payments[0]
+			w.payments = w.payments[1:]
+			if p.Status != "paid" {
+				log.Info("payment declined; the order stays payable until its deadline")
+				continue
+			}
+			if err := w.pay(ctx, p.PaymentID); err != nil {
+				log.Warn("gateway payment not applied", "err", err)
+			}
+		case w.cancel:
+			// The api cancelled the order in Postgres already.
+			w.setStatus(ctx, "cancelled")
+		case !woke:
+			var res activities.CancelResult
+			if err := workflow.ExecuteActivity(ctx, a.CancelOrder, w.in.OrderID, "payment_timeout").Get(ctx, &res); err != nil {
+				return w.state, err
+			}
+			w.setStatus(ctx, res.Status) // "paid" if a payment won the race
+		}
+	}
+	if w.state.Status == "paid" && !w.in.IsTest {
+		if err := workflow.ExecuteActivity(ctx, a.SendTicketsEmail, w.in.OrderID).Get(ctx, nil); err != nil {
+			return w.state, err
+		}
+		w.state.Emailed = true
+	}
+	if w.in.IsTest && !w.in.DeleteAt.IsZero() {
+		// Sandbox orders live one day, whatever happened to them.
+		if err := workflow.Sleep(ctx, max(w.in.DeleteAt.Sub(workflow.Now(ctx)), 0)); err != nil {
+			return w.state, err
+		}
+		if err := workflow.ExecuteActivity(ctx, a.DeleteTestOrder, w.in.OrderID).Get(ctx, nil); err != nil {
+			return w.state, err
+		}
+		w.state.Deleted = true
+	}
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return w.state, err
+	}
+	return w.state, nil
+}

@@ -1,0 +1,161 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/suite"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"ticketsales/activities"
+	"ticketsales/workflows"
+)
+
+type orderSuite struct {
+	suite.Suite
+	testsuite.WorkflowTestSuite
+	env  *testsuite.TestWorkflowEnvironment
+	acts *activities.Activities
+	t0   time.Time
+}
+
+func TestOrderWorkflow(t *testing.T) { suite.Run(t, new(orderSuite)) }
+
+func (s *orderSuite) SetupTest() {
+	s.env = s.NewTestWorkflowEnvironment()
+	s.t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	s.env.SetStartTime(s.t0)
+	s.env.RegisterWorkflow(workflows.Order)
+	s.env.RegisterActivity(s.acts)
+}
+
+func (s *orderSuite) input(isTest bool) workflows.OrderInput {
+	in := workflows.OrderInput{OrderID: 42, CompanyID: 1, EventID: 2, IsTest: isTest, Payment: "external",
+		Amount: 495000, ExpiresAt: s.t0.Add(15 * time.Minute)}
+	if isTest {
+		in.DeleteAt = s.t0.Add(24 * time.Hour)
+	}
+	return in
+}
+
+func (s *orderSuite) result() workflows.OrderStatus {
+	s.True(s.env.IsWorkflowCompleted())
+	s.NoError(s.env.GetWorkflowError())
+	var r workflows.OrderStatus
+	s.NoError(s.env.GetWorkflowResult(&r))
+	return r
+}
+
+// confirmAt sends the confirm update at workflow time d.
+func (s *orderSuite) confirmAt(d time.Duration, amount int64, done func(workflows.OrderStatus, error)) {
+	s.env.RegisterDelayedCallback(func() {
+		s.env.UpdateWorkflow(workflows.ConfirmUpdate, "confirm-1", &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) { done(workflows.OrderStatus{}, err) },
+			OnComplete: func(v any, err error) {
+				st, _ := v.(workflows.OrderStatus)
+				done(st, err)
+			},
+		}, workflows.ConfirmInput{PaidAmount: amount, ExternalPaymentID: "ext-1"})
+	}, d)
+}
+
+func (s *orderSuite) TestPaymentTimeoutCancelsAndFreesSeats() {
+	var cancelledAt time.Time
+	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), "payment_timeout").Return(
+		func(context.Context, int64, string) (activities.CancelResult, error) {
+			cancelledAt = s.env.Now()
+			return activities.CancelResult{Status: "cancelled", Changed: true}, nil
+		})
+	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
+	r := s.result()
+	s.Equal("cancelled", r.Status)
+	s.True(s.t0.Add(15*time.Minute).Equal(cancelledAt), "cancelled at %v", cancelledAt)
+	s.env.AssertNotCalled(s.T(), "SendTicketsEmail", mock.Anything, mock.Anything)
+}
+
+func (s *orderSuite) TestConfirmBeforeTheWindowIssuesTicketsAndMailsProduction() {
+	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(activities.PayResult{Status: "paid", Changed: true}, nil).Once()
+	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(2, nil).Once()
+	s.env.OnActivity(s.acts.SendTicketsEmail, mock.Anything, int64(42)).Return(nil).Once()
+	var got workflows.OrderStatus
+	var gotErr error
+	s.confirmAt(5*time.Minute, 495000, func(st workflows.OrderStatus, err error) { got, gotErr = st, err })
+	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
+	s.NoError(gotErr)
+	s.Equal("paid", got.Status)
+	s.Equal(2, got.TicketsIssued)
+	r := s.result()
+	s.Equal("paid", r.Status)
+	s.True(r.Emailed)
+	s.env.AssertNotCalled(s.T(), "CancelOrder", mock.Anything, mock.Anything, mock.Anything)
+}
+
+func (s *orderSuite) TestAmountMismatchIsRejectedBeforeHistory() {
+	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), "payment_timeout").Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
+	var gotErr error
+	s.confirmAt(time.Minute, 1, func(_ workflows.OrderStatus, err error) { gotErr = err })
+	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
+	var appErr *temporal.ApplicationError
+	s.True(errors.As(gotErr, &appErr), "want an application error, got %v", gotErr)
+	s.Equal(workflows.ErrTypeAmountMismatch, appErr.Type())
+	s.env.AssertNotCalled(s.T(), "MarkOrderPaid", mock.Anything, mock.Anything, mock.Anything)
+	s.Equal("cancelled", s.result().Status)
+}
+
+func (s *orderSuite) TestGatewayPaymentSignal() {
+	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "pay_1").Return(activities.PayResult{Status: "paid", Changed: true}, nil).Once()
+	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(1, nil)
+	s.env.OnActivity(s.acts.DeleteTestOrder, mock.Anything, int64(42)).Return(true, nil)
+	in := s.input(true)
+	in.Payment = "gateway"
+	s.env.RegisterDelayedCallback(func() {
+		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "declined", PaymentID: "pay_1"})
+	}, 2*time.Minute)
+	s.env.RegisterDelayedCallback(func() {
+		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "paid", PaymentID: "pay_1"})
+	}, 3*time.Minute)
+	s.env.ExecuteWorkflow(workflows.Order, in)
+	r := s.result()
+	s.Equal("paid", r.Status)
+	s.False(r.Emailed, "sandbox orders send no e-mail")
+	s.env.AssertNotCalled(s.T(), "SendTicketsEmail", mock.Anything, mock.Anything)
+}
+
+func (s *orderSuite) TestSandboxOrderDeletedAfterOneDay() {
+	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(activities.PayResult{Status: "paid", Changed: true}, nil)
+	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(2, nil)
+	var deletedAt time.Time
+	s.env.OnActivity(s.acts.DeleteTestOrder, mock.Anything, int64(42)).Return(func(context.Context, int64) (bool, error) {
+		deletedAt = s.env.Now()
+		return true, nil
+	})
+	s.confirmAt(time.Minute, 495000, func(workflows.OrderStatus, error) {})
+	s.env.ExecuteWorkflow(workflows.Order, s.input(true))
+	r := s.result()
+	s.True(r.Deleted)
+	s.True(s.t0.Add(24*time.Hour).Equal(deletedAt), "deleted at %v", deletedAt)
+	s.env.AssertNotCalled(s.T(), "SendTicketsEmail", mock.Anything, mock.Anything)
+}
+
+func (s *orderSuite) TestTicketIssueRetriedAfterAFailure() {
+	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(activities.PayResult{Status: "paid", Changed: true}, nil)
+	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(0, errors.New("connection reset")).Once()
+	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(2, nil).Once()
+	s.env.OnActivity(s.acts.SendTicketsEmail, mock.Anything, int64(42)).Return(nil)
+	s.confirmAt(time.Minute, 495000, func(workflows.OrderStatus, error) {})
+	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
+	s.Equal(2, s.result().TicketsIssued)
+	s.env.AssertNumberOfCalls(s.T(), "IssueTickets", 2)
+}
+
+func (s *orderSuite) TestPartnerCancelEndsThePendingOrder() {
+	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(workflows.OrderCancelledSignal, nil) }, time.Minute)
+	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
+	s.Equal("cancelled", s.result().Status)
+}
+
