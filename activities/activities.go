@@ -10,14 +10,18 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/temporal"
 
+	"ticketsales/mail"
+	"ticketsales/orderlink"
 	"ticketsales/store"
+	"ticketsales/ticketdoc"
 	"ticketsales/tickets"
 )
 
 // Activities holds the dependencies of every activity; it is registered once.
 type Activities struct {
-	DB   *bun.DB
-	Mail TicketMailer // sends production orders their tickets
+	DB     *bun.DB
+	Mailer mail.Sender     // sends production orders their tickets
+	Links  orderlink.Links // the order page link in the e-mail
 }
 
 // ExpireResult says what expiring a reservation found.
@@ -96,16 +100,39 @@ func (a *Activities) DeleteTestOrder(ctx context.Context, orderID int64) (bool, 
 }
 
 // SendTicketsEmail e-mails a production order's tickets (PDF attached) to
-// the buyer once: the order's emailed_at is set after a successful send, and
-// a send repeated after a crash reuses the same Message-ID.
+// the buyer. emailed_at is set after a successful send; a send repeated
+// after a crash carries the same Message-ID, and the outbox overwrites it.
 func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error {
-	if a.Mail == nil {
+	if a.Mailer == nil {
 		return temporal.NewNonRetryableApplicationError("no mailer configured", "no_mailer", nil)
 	}
-	return a.Mail.SendTickets(ctx, orderID)
-}
-
-// TicketMailer e-mails an order's tickets.
-type TicketMailer interface {
-	SendTickets(ctx context.Context, orderID int64) error
+	doc, o, err := ticketdoc.Load(ctx, a.DB, a.Links, orderID)
+	if err != nil {
+		return err
+	}
+	if o.IsTest {
+		return nil // sandbox orders send nothing
+	}
+	if o.EmailedAt != nil {
+		return nil
+	}
+	pdf, err := tickets.PDF(doc)
+	if err != nil {
+		return fmt.Errorf("tickets pdf of order %d: %w", orderID, err)
+	}
+	msg := mail.Message{
+		To:        o.CustomerEmail,
+		Subject:   fmt.Sprintf("Your tickets: %s", doc.EventTitle),
+		MessageID: fmt.Sprintf("order-%d-tickets@ticketsales", o.ID),
+		Text: fmt.Sprintf("Hello %s,\n\nthank you for your order %d. Your %d ticket(s) for %s are attached.\n"+
+			"You can also open them here: %s\n", o.CustomerFirstName, o.ID, len(doc.Tickets), doc.EventTitle, a.Links.PageURL(o.ID)),
+		Attachments: []mail.Attachment{{Filename: fmt.Sprintf("tickets-%d.pdf", o.ID), ContentType: "application/pdf", Data: pdf}},
+	}
+	if err := a.Mailer.Send(ctx, msg); err != nil {
+		return err
+	}
+	if _, err := a.DB.NewRaw("UPDATE orders SET emailed_at = now() WHERE id = ? AND emailed_at IS NULL", orderID).Exec(ctx); err != nil {
+		return fmt.Errorf("mark order %d e-mailed: %w", orderID, err)
+	}
+	return nil
 }

@@ -35,7 +35,7 @@ type Deps struct {
 	// none); GatewaySecret verifies its callbacks.
 	Gateway       *gateway.TestGateway
 	GatewaySecret []byte
-	Log        *slog.Logger
+	Log           *slog.Logger
 }
 
 // Server is the HTTP handler with the Huma API behind it.
@@ -74,6 +74,7 @@ func New(deps Deps) *Server {
 	s.registerReservations(v1)
 	s.registerOrders(v1)
 	s.registerGatewayCallback(s.API)
+	s.registerOrderPage(mux)
 	if deps.Gateway != nil {
 		mux.Handle("/pay/", deps.Gateway.Handler())
 	}

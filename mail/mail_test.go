@@ -14,106 +14,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/emersion/go-sasl"
-	"github.com/emersion/go-smtp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	msgmail "github.com/emersion/go-message/mail"
+
+	"ticketsales/testenv/smtptest"
 )
-
-// received is one message as the test SMTP server saw it.
-type received struct {
-	from string
-	rcpt []string
-	data []byte
-	user string // authenticated user, if any
-}
-
-// backend keeps received messages in memory; with creds set it offers
-// AUTH PLAIN and requires it.
-type backend struct {
-	mu    sync.Mutex
-	msgs  []received
-	creds [2]string
-}
-
-func (b *backend) NewSession(*smtp.Conn) (smtp.Session, error) { return &session{b: b}, nil }
-
-func (b *backend) all() []received {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]received(nil), b.msgs...)
-}
-
-type session struct {
-	b   *backend
-	cur received
-}
-
-func (s *session) AuthMechanisms() []string {
-	if s.b.creds[0] == "" {
-		return nil
-	}
-	return []string{sasl.Plain}
-}
-
-func (s *session) Auth(string) (sasl.Server, error) {
-	return sasl.NewPlainServer(func(_, user, pass string) error {
-		if user != s.b.creds[0] || pass != s.b.creds[1] {
-			return smtp.ErrAuthFailed
-		}
-		s.cur.user = user
-		return nil
-	}), nil
-}
-
-func (s *session) Mail(from string, _ *smtp.MailOptions) error {
-	if s.b.creds[0] != "" && s.cur.user == "" {
-		return smtp.ErrAuthRequired
-	}
-	s.cur.from = from
-	return nil
-}
-
-func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
-	s.cur.rcpt = append(s.cur.rcpt, to)
-	return nil
-}
-
-func (s *session) Data(r io.Reader) error {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	s.cur.data = data
-	s.b.mu.Lock()
-	s.b.msgs = append(s.b.msgs, s.cur)
-	s.b.mu.Unlock()
-	return nil
-}
-
-func (s *session) Reset()        { s.cur = received{user: s.cur.user} }
-func (s *session) Logout() error { return nil }
-
-// startServer runs a plain (no TLS, so no STARTTLS) SMTP server on loopback.
-func startServer(t *testing.T, be *backend) string {
-	t.Helper()
-	srv := smtp.NewServer(be)
-	srv.Domain = "localhost"
-	srv.AllowInsecureAuth = true
-	srv.ReadTimeout = 10 * time.Second
-	srv.WriteTimeout = 10 * time.Second
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return l.Addr().String()
-}
 
 const (
 	cyrSubject = "Ваши билеты на концерт — заказ №42"
@@ -180,8 +90,8 @@ func parseWithGoMessage(t *testing.T, raw []byte) parsed {
 }
 
 func TestSMTPSend(t *testing.T) {
-	be := &backend{}
-	addr := startServer(t, be)
+	be := &smtptest.Backend{}
+	addr := smtptest.Start(t, be)
 
 	s, err := New("smtp://"+addr, "", "tickets@example.test")
 	require.NoError(t, err)
@@ -191,19 +101,19 @@ func TestSMTPSend(t *testing.T) {
 	defer cancel()
 	require.NoError(t, s.Send(ctx, ticketMessage()))
 
-	msgs := be.all()
+	msgs := be.All()
 	require.Len(t, msgs, 1)
 	got := msgs[0]
-	assert.Equal(t, []string{"buyer@example.test"}, got.rcpt, "envelope recipient")
-	assert.Equal(t, "tickets@example.test", got.from, "envelope sender")
+	assert.Equal(t, []string{"buyer@example.test"}, got.Rcpt, "envelope recipient")
+	assert.Equal(t, "tickets@example.test", got.From, "envelope sender")
 
 	// The raw header must be 7-bit: the Cyrillic subject travels as encoded words.
-	rawHeader, _, _ := bytes.Cut(got.data, []byte("\r\n\r\n"))
+	rawHeader, _, _ := bytes.Cut(got.Data, []byte("\r\n\r\n"))
 	for _, c := range rawHeader {
 		require.Less(t, c, byte(0x80), "non-ASCII byte in header:\n%s", rawHeader)
 	}
 
-	p := parseWithGoMessage(t, got.data)
+	p := parseWithGoMessage(t, got.Data)
 	subject, err := p.header.Subject()
 	require.NoError(t, err)
 	assert.Equal(t, cyrSubject, subject)
@@ -233,8 +143,8 @@ func TestSMTPSend(t *testing.T) {
 }
 
 func TestSMTPAuthPlainOverLoopback(t *testing.T) {
-	be := &backend{creds: [2]string{"shop", "s3cr:et/pw"}}
-	addr := startServer(t, be)
+	be := &smtptest.Backend{Creds: [2]string{"shop", "s3cr:et/pw"}}
+	addr := smtptest.Start(t, be)
 
 	s, err := New("smtp://shop:s3cr%3Aet%2Fpw@"+addr, "", "tickets@example.test")
 	require.NoError(t, err)
@@ -242,9 +152,9 @@ func TestSMTPAuthPlainOverLoopback(t *testing.T) {
 		assert.NotContains(t, out, "s3cr", "password printed: %s", out)
 	}
 	require.NoError(t, s.Send(context.Background(), ticketMessage()))
-	msgs := be.all()
+	msgs := be.All()
 	require.Len(t, msgs, 1)
-	assert.Equal(t, "shop", msgs[0].user)
+	assert.Equal(t, "shop", msgs[0].User)
 
 	// Wrong password: wrapped error, no password in it.
 	bad, err := New("smtp://shop:wrongpass@"+addr, "", "tickets@example.test")

@@ -2,10 +2,6 @@ package sales
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -17,6 +13,7 @@ import (
 
 	"ticketsales/apikey"
 	"ticketsales/gateway"
+	"ticketsales/orderlink"
 	"ticketsales/pricing"
 	"ticketsales/store"
 	"ticketsales/workflows"
@@ -115,24 +112,9 @@ func (e *AmountMismatchError) Error() string {
 	return fmt.Sprintf("paid_amount %d differs from the order amount %d", e.Paid, e.Amount)
 }
 
-// AccessToken is the order page token: derived from the order id with the
-// server secret, so it can be shown again, and stored only as a hash.
-func (s *Service) AccessToken(orderID int64) string {
-	m := hmac.New(sha256.New, s.Orders.TokenSecret)
-	m.Write([]byte("order-page:" + strconv.FormatInt(orderID, 10)))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
-// CheckAccessToken compares a token with the order's stored hash in
-// constant time.
-func CheckAccessToken(o *store.Order, token string) bool {
-	sum := sha256.Sum256([]byte(token))
-	return subtle.ConstantTimeCompare(sum[:], o.AccessTokenHash) == 1
-}
-
-// OrderURL is the public link to an order's tickets.
-func (s *Service) OrderURL(orderID int64) string {
-	return fmt.Sprintf("%s/o/%d?access_token=%s", s.Orders.PublicBaseURL, orderID, s.AccessToken(orderID))
+// Links are the order's public page links.
+func (s *Service) Links() orderlink.Links {
+	return orderlink.Links{BaseURL: s.Orders.PublicBaseURL, Secret: s.Orders.TokenSecret}
 }
 
 // CreateOrder makes an order from a reservation (events with a scheme) or
@@ -192,8 +174,7 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 	case err != nil:
 		return nil, err
 	}
-	token := sha256.Sum256([]byte(s.AccessToken(o.ID)))
-	o.AccessTokenHash = token[:]
+	o.AccessTokenHash = orderlink.Hash(s.Links().Token(o.ID))
 	if _, err := s.db.NewUpdate().Model(o).Column("access_token_hash").WherePK().Exec(ctx); err != nil {
 		return nil, s.abandonOrder(ctx, o, fmt.Errorf("store order token: %w", err))
 	}
@@ -454,7 +435,7 @@ func (s *Service) ticketsOf(ctx context.Context, o *store.Order) ([]Ticket, erro
 	if err != nil {
 		return nil, err
 	}
-	url := s.OrderURL(o.ID)
+	url := s.Links().PageURL(o.ID)
 	out := make([]Ticket, len(rows))
 	for i, t := range rows {
 		out[i] = Ticket{ID: t.ID, Number: t.Number, Barcode: t.Barcode, Status: t.Status,

@@ -436,4 +436,3 @@ func ListOrders(ctx context.Context, db bun.IDB, companyID int64, isTest bool, f
 	}
 	return out, int(total), nil
 }
-

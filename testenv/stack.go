@@ -22,6 +22,7 @@ import (
 	"ticketsales/catalog"
 	"ticketsales/catalogfile"
 	"ticketsales/gateway"
+	"ticketsales/mail"
 	"ticketsales/requestlog"
 	"ticketsales/sales"
 	"ticketsales/store"
@@ -37,7 +38,7 @@ type Stack struct {
 	RequestLog *requestlog.Writer
 	Sales      *sales.Service
 	Gateway    *gateway.TestGateway
-	Mail       activities.TicketMailer // nil: production orders cannot be mailed
+	Mailer     mail.Sender // nil: production orders cannot be mailed
 	Now        func() time.Time
 	// TaskQueue is this stack's own, so parallel test packages sharing the
 	// dev server never run each other's workflows.
@@ -81,7 +82,7 @@ func NewStack(t testing.TB) *Stack {
 // ends (or the returned stop is called).
 func (s *Stack) StartWorker(t testing.TB) (stop func()) {
 	t.Helper()
-	w := worker.New(s.Temporal, s.TaskQueue, &activities.Activities{DB: s.DB, Mail: s.Mail})
+	w := worker.New(s.Temporal, s.TaskQueue, &activities.Activities{DB: s.DB, Mailer: s.Mailer, Links: s.Sales.Links()})
 	if err := w.Start(); err != nil {
 		t.Fatalf("start worker: %v", err)
 	}

@@ -158,4 +158,3 @@ func (s *orderSuite) TestPartnerCancelEndsThePendingOrder() {
 	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
 	s.Equal("cancelled", s.result().Status)
 }
-

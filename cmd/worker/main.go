@@ -15,6 +15,8 @@ import (
 
 	"ticketsales/activities"
 	"ticketsales/config"
+	"ticketsales/mail"
+	"ticketsales/orderlink"
 	"ticketsales/store"
 	"ticketsales/worker"
 )
@@ -55,7 +57,12 @@ func run() error {
 	}
 	defer c.Close()
 
-	w := worker.New(c, cfg.TaskQueue, &activities.Activities{DB: db})
+	mailer, err := mail.New(cfg.SMTPURL, cfg.MailOutbox, cfg.MailFrom)
+	if err != nil {
+		return fmt.Errorf("mailer: %w", err)
+	}
+	w := worker.New(c, cfg.TaskQueue, &activities.Activities{DB: db, Mailer: mailer,
+		Links: orderlink.Links{BaseURL: cfg.PublicBaseURL, Secret: []byte(cfg.OrderTokenSecret)}})
 	logger.Info("worker running", "temporal", cfg.TemporalAddress)
 	// Stops on SIGINT/SIGTERM, letting running activities finish.
 	if err := w.Run(sdkworker.InterruptCh()); err != nil {

@@ -1,0 +1,147 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	msgmail "github.com/emersion/go-message/mail"
+
+	"ticketsales/apikey"
+	"ticketsales/mail"
+	"ticketsales/testenv/smtptest"
+)
+
+// paidOrder runs reserve → order (external) → confirm with key and returns
+// the order id.
+func (f *fixture) paidOrder(t *testing.T, key string, seats ...string) int64 {
+	t.Helper()
+	var r reservationBody
+	if res := f.reserve(t, key, seats...); res.Status != 201 {
+		t.Fatalf("reserve: %d %s", res.Status, res.Body)
+	} else {
+		res.Decode(t, &r)
+	}
+	var ob orderBody
+	if res := f.orderFromReservation(t, key, r.Data.ID, "external"); res.Status != 201 {
+		t.Fatalf("order: %d %s", res.Status, res.Body)
+	} else {
+		res.Decode(t, &ob)
+	}
+	if res := f.confirm(t, key, ob.Data.ID, ob.Data.Amount.Amount); res.Status != 200 {
+		t.Fatalf("confirm: %d %s", res.Status, res.Body)
+	}
+	return ob.Data.ID
+}
+
+func TestProductionOrderTicketsAreEmailed(t *testing.T) {
+	f := newFixture(t)
+	be := &smtptest.Backend{}
+	addr := smtptest.Start(t, be)
+	mailer, err := mail.New("smtp://"+addr, "", "tickets@ticketsales.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Mailer = mailer
+	f.StartWorker(t)
+	prod, _ := f.Key(t, f.companyA, apikey.Production)
+	sandboxOrder := f.paidOrder(t, f.keyA, "parterre-1-20")
+	prodOrder := f.paidOrder(t, prod, "parterre-1-21", "parterre-1-22")
+
+	var got []smtptest.Message
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && len(got) == 0; time.Sleep(100 * time.Millisecond) {
+		got = be.All()
+	}
+	time.Sleep(500 * time.Millisecond) // a second (sandbox) message would have arrived by now
+	got = be.All()
+	if len(got) != 1 {
+		t.Fatalf("want exactly one e-mail (production only), got %d", len(got))
+	}
+	m := got[0]
+	if len(m.Rcpt) != 1 || m.Rcpt[0] != "anna@example.com" {
+		t.Fatalf("recipient: %v", m.Rcpt)
+	}
+	mr, err := msgmail.CreateReader(bytes.NewReader(m.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject, _ := mr.Header.Subject()
+	if subject != "Your tickets: Swan Lake" {
+		t.Fatalf("subject %q", subject)
+	}
+	var pdf []byte
+	var text string
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(part.Body)
+		switch h := part.Header.(type) {
+		case *msgmail.AttachmentHeader:
+			if name, _ := h.Filename(); name == fmt.Sprintf("tickets-%d.pdf", prodOrder) {
+				pdf = body
+			}
+		case *msgmail.InlineHeader:
+			text += string(body)
+		}
+	}
+	if !bytes.HasPrefix(pdf, []byte("%PDF")) || bytes.Count(pdf, []byte("/Type /Page\n"))+bytes.Count(pdf, []byte("/Type /Page ")) == 0 {
+		t.Fatalf("no PDF attachment (%d bytes)", len(pdf))
+	}
+	if !strings.Contains(text, fmt.Sprintf("/o/%d?access_token=", prodOrder)) {
+		t.Fatalf("the e-mail lacks the order link: %q", text)
+	}
+	var sandboxMailed, prodMailed bool
+	_ = f.DB.NewRaw("SELECT emailed_at IS NOT NULL FROM orders WHERE id = ?", sandboxOrder).Scan(context.Background(), &sandboxMailed)
+	_ = f.DB.NewRaw("SELECT emailed_at IS NOT NULL FROM orders WHERE id = ?", prodOrder).Scan(context.Background(), &prodMailed)
+	if sandboxMailed || !prodMailed {
+		t.Fatalf("emailed_at: sandbox %v, production %v", sandboxMailed, prodMailed)
+	}
+}
+
+func TestPublicOrderPageAndPDF(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	id := f.paidOrder(t, f.keyA, "parterre-3-10", "parterre-3-11")
+	var tb struct{ Data []ticket }
+	f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", id), f.keyA).Decode(t, &tb)
+	link := strings.TrimPrefix(tb.Data[0].OrderURL, f.URL)
+
+	page := f.Get(t, link, "")
+	if page.Status != 200 || !strings.HasPrefix(page.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("order page: %d %s", page.Status, page.Header.Get("Content-Type"))
+	}
+	html := string(page.Body)
+	for _, tk := range tb.Data {
+		if !strings.Contains(html, tk.Barcode) {
+			t.Fatalf("order page lacks ticket %s", tk.Barcode)
+		}
+	}
+	if strings.Count(html, `class="qr"`) != 2 || !strings.Contains(html, "Swan Lake") || !strings.Contains(html, "tickets.pdf?access_token=") {
+		t.Fatal("order page lacks QR codes, the event or the PDF link")
+	}
+	pdf := f.Get(t, strings.Replace(link, "?", "/tickets.pdf?", 1), "")
+	if pdf.Status != 200 || pdf.Header.Get("Content-Type") != "application/pdf" || !bytes.HasPrefix(pdf.Body, []byte("%PDF")) {
+		t.Fatalf("pdf: %d %s", pdf.Status, pdf.Header.Get("Content-Type"))
+	}
+	// A wrong or missing token is a 404, like an unknown order.
+	for _, bad := range []string{
+		fmt.Sprintf("/o/%d?access_token=wrong", id), fmt.Sprintf("/o/%d", id),
+		fmt.Sprintf("/o/%d/tickets.pdf?access_token=wrong", id), "/o/1?access_token=x", "/o/abc",
+	} {
+		res := f.Get(t, bad, "")
+		if res.Status != http.StatusNotFound || res.Header.Get("Content-Type") != "application/problem+json" {
+			t.Fatalf("%s: %d", bad, res.Status)
+		}
+	}
+}

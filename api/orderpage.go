@@ -1,0 +1,74 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"ticketsales/orderlink"
+	"ticketsales/store"
+	"ticketsales/ticketdoc"
+	"ticketsales/tickets"
+)
+
+// registerOrderPage serves the buyer's public order page and its PDF. The
+// access_token in the link is the only credential: a wrong one is a 404, as
+// for an order that does not exist.
+func (s *Server) registerOrderPage(mux *http.ServeMux) {
+	mux.HandleFunc("GET /o/{id}", func(w http.ResponseWriter, r *http.Request) {
+		doc, ok := s.orderDocument(w, r)
+		if !ok {
+			return
+		}
+		var buf bytes.Buffer
+		if err := tickets.RenderPage(&buf, doc); err != nil {
+			writeProblem(w, fromError(r.Context(), s.log, err).(*Problem))
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "private, no-store")
+		_, _ = w.Write(buf.Bytes())
+	})
+	mux.HandleFunc("GET /o/{id}/tickets.pdf", func(w http.ResponseWriter, r *http.Request) {
+		doc, ok := s.orderDocument(w, r)
+		if !ok {
+			return
+		}
+		pdf, err := tickets.PDF(doc)
+		if err != nil {
+			writeProblem(w, fromError(r.Context(), s.log, err).(*Problem))
+			return
+		}
+		w.Header().Set("Content-Type", "application/pdf")
+		w.Header().Set("Content-Disposition", `inline; filename="tickets-`+r.PathValue("id")+`.pdf"`)
+		w.Header().Set("Cache-Control", "private, no-store")
+		_, _ = w.Write(pdf)
+	})
+}
+
+func (s *Server) orderDocument(w http.ResponseWriter, r *http.Request) (tickets.Order, bool) {
+	ctx := r.Context()
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	notFound := func() (tickets.Order, bool) {
+		writeProblem(w, newProblem(ctx, http.StatusNotFound, "not_found", "No such order, or the link is not valid."))
+		return tickets.Order{}, false
+	}
+	if err != nil {
+		return notFound()
+	}
+	doc, o, err := ticketdoc.Load(ctx, s.deps.DB, s.deps.Sales.Links(), id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return notFound()
+	case err != nil:
+		writeProblem(w, fromError(ctx, s.log, err).(*Problem))
+		return tickets.Order{}, false
+	case !orderlink.Check(o.AccessTokenHash, r.URL.Query().Get("access_token")):
+		return notFound()
+	case len(doc.Tickets) == 0:
+		writeProblem(w, newProblem(ctx, http.StatusNotFound, "not_found", "The order has no tickets yet: it is not paid."))
+		return tickets.Order{}, false
+	}
+	return doc, true
+}

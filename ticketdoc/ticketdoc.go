@@ -1,0 +1,54 @@
+// Package ticketdoc assembles what the order page, the PDF and the e-mail
+// show of an order, from the store, for the tickets renderer.
+package ticketdoc
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"ticketsales/orderlink"
+	"ticketsales/store"
+	"ticketsales/tickets"
+)
+
+// Load builds the rendered document of an order's tickets.
+func Load(ctx context.Context, db bun.IDB, links orderlink.Links, orderID int64) (tickets.Order, *store.Order, error) {
+	o, err := store.GetOrderByID(ctx, db, orderID)
+	if err != nil {
+		return tickets.Order{}, nil, err
+	}
+	var ev struct {
+		Title    string
+		StartsAt time.Time
+		Venue    string
+		City     string
+		Timezone string
+	}
+	err = db.NewRaw(`SELECT e.title, e.starts_at, v.name AS venue, ci.name AS city, v.timezone
+		FROM events e JOIN venues v ON v.id = e.venue_id JOIN cities ci ON ci.id = v.city_id WHERE e.id = ?`, o.EventID).Scan(ctx, &ev)
+	if err != nil {
+		return tickets.Order{}, nil, fmt.Errorf("event of order %d: %w", orderID, err)
+	}
+	loc, err := time.LoadLocation(ev.Timezone)
+	if err != nil {
+		loc = time.UTC
+	}
+	rows, err := store.OrderTickets(ctx, db, orderID)
+	if err != nil {
+		return tickets.Order{}, nil, err
+	}
+	doc := tickets.Order{OrderID: o.ID, EventTitle: ev.Title, Venue: ev.Venue, City: ev.City, StartsAt: ev.StartsAt,
+		Location: loc, PDFURL: links.PDFURL(o.ID)}
+	for _, t := range rows {
+		seat := t.Category
+		if t.Label != nil {
+			seat = *t.Label
+		}
+		doc.Tickets = append(doc.Tickets, tickets.Ticket{Number: t.Number, Barcode: t.Barcode, Status: t.Status,
+			Seat: seat, Category: t.Category, Price: tickets.FormatMoney(t.Price, o.Currency)})
+	}
+	return doc, o, nil
+}
