@@ -293,3 +293,40 @@ func TestGeneralAdmissionAndSlots(t *testing.T) {
 		expectProblem(t, post(fmt.Sprintf(bad, f.ids["standup"])), http.StatusUnprocessableEntity, "validation_error")
 	}
 }
+
+func TestSandboxOrderIsDeletedAfterItsLifetime(t *testing.T) {
+	f := newFixture(t)
+	f.Sales.Orders.SandboxLifetime = 3 * time.Second // one day in production
+	f.StartWorker(t)
+	id := f.paidOrder(t, f.keyA, "parterre-3-30")
+	if st := f.seatStates(t)["parterre-3-30"]; st != "sold" {
+		t.Fatalf("seat of the paid test order: %s", st)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var res *testenv.Response
+	for time.Now().Before(deadline) {
+		if res = f.Get(t, fmt.Sprintf("/v1/orders/%d", id), f.keyA); res.Status == http.StatusNotFound {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	expectProblem(t, res, http.StatusNotFound, "not_found")
+	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", id), f.keyA), http.StatusNotFound, "not_found")
+	if st := f.seatStates(t)["parterre-3-30"]; st != "free" {
+		t.Fatalf("seat after the test order's deletion: %s", st)
+	}
+}
+
+func TestGatewayCallbackNeedsItsSignature(t *testing.T) {
+	s := testenv.NewStack(t)
+	for _, sig := range []string{"", "sha256=00", "sha256=" + strings.Repeat("ab", 32)} {
+		res := s.Do(t, http.MethodPost, "/gateway/callback", "", `{"payment_id": "pay_x", "order_id": 1, "status": "paid"}`,
+			"X-Gateway-Signature: "+sig)
+		if res.Status != http.StatusUnauthorized && res.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("signature %q: %d %s", sig, res.Status, res.Body)
+		}
+		if res.Header.Get("Content-Type") != "application/problem+json" {
+			t.Fatalf("signature %q: not a problem: %s", sig, res.Body)
+		}
+	}
+}

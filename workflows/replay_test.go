@@ -74,8 +74,42 @@ func TestRecordHistories(t *testing.T) {
 	if res := s.Do(t, http.MethodDelete, "/v1/reservations/"+released, key, ""); res.Status != 200 {
 		t.Fatalf("release: %d", res.Status)
 	}
-	for name, id := range map[string]string{"reservation-expired": expired, "reservation-released": released} {
-		wid := workflows.ReservationWorkflowID(id)
+	// Orders: one paid then deleted as a sandbox order, one cancelled by the
+	// payment window.
+	s.Sales.Orders.SandboxLifetime = 2 * time.Second
+	order := func(seat string) int64 {
+		rid := reserve(seat)
+		res := s.Do(t, http.MethodPost, "/v1/orders", key, fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "payment": "external",
+			"customer": {"email": "a@example.com", "first_name": "A", "last_name": "B", "phone": "+79991234567"}}`, event, rid),
+			"Idempotency-Key: order-"+seat)
+		var o struct {
+			Data struct {
+				ID     int64
+				Amount struct{ Amount int64 }
+			}
+		}
+		res.Decode(t, &o)
+		if res.Status != 201 {
+			t.Fatalf("order: %d %s", res.Status, res.Body)
+		}
+		return o.Data.ID
+	}
+	paid := order("parterre-1-3")
+	var amount int64
+	if err := s.DB.NewRaw("SELECT amount FROM orders WHERE id = ?", paid).Scan(context.Background(), &amount); err != nil {
+		t.Fatal(err)
+	}
+	if res := s.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", paid), key,
+		fmt.Sprintf(`{"external_payment_id": "x", "paid_amount": %d}`, amount), "Idempotency-Key: confirm"); res.Status != 200 {
+		t.Fatalf("confirm: %d %s", res.Status, res.Body)
+	}
+	s.Sales.Orders.PaymentWindow = time.Second
+	timedOut := order("parterre-1-4")
+
+	ids := map[string]string{"reservation-expired": workflows.ReservationWorkflowID(expired),
+		"reservation-released": workflows.ReservationWorkflowID(released),
+		"order-paid-deleted":   workflows.OrderWorkflowID(paid), "order-payment-timeout": workflows.OrderWorkflowID(timedOut)}
+	for name, wid := range ids {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := s.Temporal.GetWorkflow(ctx, wid, "").Get(ctx, nil); err != nil {
 			t.Fatalf("%s: %v", name, err)

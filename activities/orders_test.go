@@ -1,0 +1,108 @@
+package activities_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"ticketsales/activities"
+	"ticketsales/catalogfile"
+	"ticketsales/pricing"
+	"ticketsales/store"
+	"ticketsales/testenv"
+)
+
+// pendingOrder makes a sandbox order for one held seat, as the API does.
+func pendingOrder(t *testing.T, s *testenv.Stack, company, keyID int64, seat string, deadline time.Time) (orderID, eventID int64) {
+	t.Helper()
+	eventID = hold(t, s, company, keyID, "rsv_"+seat, seat, time.Now().Add(time.Hour))
+	rid := "rsv_" + seat
+	o := &store.Order{CompanyID: company, APIKeyID: keyID, IsTest: true, EventID: eventID, ReservationID: &rid,
+		Status: store.OrderPendingPayment, Payment: "external", CustomerEmail: "a@b.c", CustomerFirstName: "A",
+		CustomerLastName: "B", CustomerPhone: "+79991234567", AccessTokenHash: []byte{1}, ExpiresAt: deadline}
+	fee := pricing.Fee{Mode: pricing.Separate, RateBP: 1000}
+	err := store.CreateOrderFromReservation(context.Background(), s.DB, o, func(p []int64) (int64, int64, int64) {
+		q := fee.Order(p...)
+		return q.Total, q.Fee, q.Amount
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.ID, eventID
+}
+
+func TestOrderActivitiesAreSafeToRepeat(t *testing.T) {
+	ctx := context.Background()
+	s := &testenv.Stack{}
+	s.DB, _ = testenv.DB(t)
+	company := s.Company(t, "A")
+	s.Import(t, company, catalogfile.Demo(time.Now()))
+	_, keyID := s.Key(t, company, "sandbox")
+	acts := &activities.Activities{DB: s.DB}
+
+	// Tickets: none before payment; one per position however often issued.
+	id, event := pendingOrder(t, s, company, keyID, "parterre-2-1", time.Now().Add(time.Hour))
+	if _, err := acts.IssueTickets(ctx, id); err == nil {
+		t.Fatal("tickets issued for an unpaid order")
+	}
+	first, err := acts.MarkOrderPaid(ctx, id, "ext-1")
+	if err != nil || !first.Changed || first.Status != "paid" {
+		t.Fatalf("mark paid: %+v %v", first, err)
+	}
+	again, err := acts.MarkOrderPaid(ctx, id, "ext-1")
+	if err != nil || again.Changed || again.Status != "paid" {
+		t.Fatalf("mark paid again: %+v %v", again, err)
+	}
+	for i := 0; i < 3; i++ {
+		n, err := acts.IssueTickets(ctx, id)
+		if err != nil || n != 1 {
+			t.Fatalf("issue #%d: %d tickets, %v", i+1, n, err)
+		}
+	}
+	if st := seatState(t, s, event, "parterre-2-1"); st != "sold" {
+		t.Fatalf("paid seat is %s", st)
+	}
+
+	// Payment after the deadline is refused; the timeout cancel frees the seat once.
+	late, _ := pendingOrder(t, s, company, keyID, "parterre-2-2", time.Now().Add(-time.Second))
+	if res, err := acts.MarkOrderPaid(ctx, late, "ext-2"); err != nil || res.Status != "pending_payment" || res.Changed {
+		t.Fatalf("late payment: %+v %v", res, err)
+	}
+	c1, err := acts.CancelOrder(ctx, late, store.CancelPaymentTimeout)
+	if err != nil || !c1.Changed || c1.Status != "cancelled" {
+		t.Fatalf("cancel: %+v %v", c1, err)
+	}
+	c2, err := acts.CancelOrder(ctx, late, store.CancelPaymentTimeout)
+	if err != nil || c2.Changed || c2.Status != "cancelled" {
+		t.Fatalf("cancel again: %+v %v", c2, err)
+	}
+	if st := seatState(t, s, event, "parterre-2-2"); st != "free" {
+		t.Fatalf("seat after timeout: %s", st)
+	}
+	// A timeout cancel before the deadline asks for a retry; a paid order is not cancelled.
+	if _, err := acts.CancelOrder(ctx, id, store.CancelPaymentTimeout); err != nil {
+		t.Fatalf("cancel of a paid order: %v", err)
+	}
+	open, _ := pendingOrder(t, s, company, keyID, "parterre-2-3", time.Now().Add(time.Hour))
+	if _, err := acts.CancelOrder(ctx, open, store.CancelPaymentTimeout); err == nil {
+		t.Fatal("an order inside its window was cancelled for timeout")
+	}
+
+	// Sandbox deletion: the order and its tickets go, the seat is free, twice is harmless.
+	for i, want := range []bool{true, false} {
+		deleted, err := acts.DeleteTestOrder(ctx, id)
+		if err != nil || deleted != want {
+			t.Fatalf("delete #%d: %v %v", i+1, deleted, err)
+		}
+	}
+	var left int
+	_ = s.DB.NewRaw("SELECT count(*) FROM tickets WHERE order_id = ?", id).Scan(ctx, &left)
+	if st := seatState(t, s, event, "parterre-2-1"); st != "free" || left != 0 {
+		t.Fatalf("after deletion: seat %s, %d tickets", st, left)
+	}
+	var sold int
+	_ = s.DB.NewRaw("SELECT sold FROM ticket_categories WHERE event_id = ? AND ref = 'stalls'", event).Scan(ctx, &sold)
+	if sold != 1 { // the pending parterre-2-3 order only
+		t.Fatalf("stalls sold after deletion and cancel: %d", sold)
+	}
+}
