@@ -38,14 +38,21 @@ func seatState(t *testing.T, s *testenv.Stack, eventID int64, seat string) (stat
 	return state
 }
 
+// demoStore is a fresh database with the demo catalog of one company and a
+// sandbox key, and the activities over it.
+func demoStore(t *testing.T) (s *testenv.Stack, company, keyID int64, acts *activities.Activities) {
+	t.Helper()
+	s = &testenv.Stack{}
+	s.DB, _ = testenv.DB(t)
+	company = s.Company(t, "A")
+	s.Import(t, company, catalogfile.Demo(time.Now()))
+	_, keyID = s.Key(t, company, "sandbox")
+	return s, company, keyID, &activities.Activities{DB: s.DB}
+}
+
 func TestExpireReservationRunsOnce(t *testing.T) {
 	ctx := context.Background()
-	s := &testenv.Stack{}
-	s.DB, _ = testenv.DB(t)
-	company := s.Company(t, "A")
-	s.Import(t, company, catalogfile.Demo(time.Now()))
-	_, keyID := s.Key(t, company, "sandbox")
-	acts := &activities.Activities{DB: s.DB}
+	s, company, keyID, acts := demoStore(t)
 
 	// A live hold is not expired early: the activity asks to be retried.
 	event := hold(t, s, company, keyID, "rsv_live", "parterre-1-1", time.Now().Add(time.Hour))

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/activities"
-	"ticketsales/catalogfile"
 	"ticketsales/pricing"
 	"ticketsales/store"
 	"ticketsales/testenv"
@@ -33,12 +31,7 @@ func pendingOrder(t *testing.T, s *testenv.Stack, company, keyID int64, seat str
 
 func TestOrderActivitiesAreSafeToRepeat(t *testing.T) {
 	ctx := context.Background()
-	s := &testenv.Stack{}
-	s.DB, _ = testenv.DB(t)
-	company := s.Company(t, "A")
-	s.Import(t, company, catalogfile.Demo(time.Now()))
-	_, keyID := s.Key(t, company, "sandbox")
-	acts := &activities.Activities{DB: s.DB}
+	s, company, keyID, acts := demoStore(t)
 
 	// Tickets: none before payment; one per position however often issued.
 	id, event := pendingOrder(t, s, company, keyID, "parterre-2-1", time.Now().Add(time.Hour))
