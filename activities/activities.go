@@ -5,11 +5,13 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/temporal"
 
+	"ticketsales/gateway"
 	"ticketsales/mail"
 	"ticketsales/orderlink"
 	"ticketsales/store"
@@ -22,6 +24,8 @@ type Activities struct {
 	DB     *bun.DB
 	Mailer mail.Sender     // sends production orders their tickets
 	Links  orderlink.Links // the order page link in the e-mail
+	// Gateway returns money of gateway orders.
+	Gateway gateway.Gateway
 }
 
 // ExpireResult says what expiring a reservation found.
@@ -135,4 +139,61 @@ func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error 
 		return fmt.Errorf("mark order %d e-mailed: %w", orderID, err)
 	}
 	return nil
+}
+
+// ErrTypeRefundRefused marks a refund the order's state does not allow.
+const ErrTypeRefundRefused = "refund_refused"
+
+// VoidResult is what voiding a refund's tickets did.
+type VoidResult struct {
+	Amount          int64
+	MoneyReturnedBy string
+	Status          string // refund status: completed for external orders
+	OrderStatus     string
+}
+
+// VoidTickets records the refund: tickets refunded, seats and capacity back
+// on sale, order status moved, in one transaction. Running it again for the
+// same refund id returns the same result and changes nothing.
+func (a *Activities) VoidTickets(ctx context.Context, refundID string, orderID int64, ticketIDs []int64) (VoidResult, error) {
+	r := &store.Refund{ID: refundID, OrderID: orderID, TicketIDs: ticketIDs}
+	if err := store.CreateRefund(ctx, a.DB, r); err != nil {
+		var se *store.StateError
+		var te *store.RefundTicketsError
+		if errors.As(err, &se) || errors.As(err, &te) {
+			return VoidResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefundRefused, err)
+		}
+		return VoidResult{}, err
+	}
+	var orderStatus string
+	if err := a.DB.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &orderStatus); err != nil {
+		return VoidResult{}, fmt.Errorf("order %d: %w", orderID, err)
+	}
+	return VoidResult{Amount: r.Amount, MoneyReturnedBy: r.MoneyReturnedBy, Status: r.Status, OrderStatus: orderStatus}, nil
+}
+
+// ReturnMoney refunds a gateway refund's amount through the gateway, keyed
+// by the refund id so a retried call returns the money once, then marks the
+// refund completed.
+func (a *Activities) ReturnMoney(ctx context.Context, refundID string) error {
+	r, err := store.GetRefund(ctx, a.DB, refundID)
+	if err != nil {
+		return err
+	}
+	if r.Status == store.RefundCompleted {
+		return nil
+	}
+	var paymentID *string
+	if err := a.DB.NewRaw("SELECT payment_id FROM orders WHERE id = ?", r.OrderID).Scan(ctx, &paymentID); err != nil {
+		return fmt.Errorf("payment of order %d: %w", r.OrderID, err)
+	}
+	if paymentID == nil {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("order %d has no gateway payment", r.OrderID), "no_payment", nil)
+	}
+	if r.Amount > 0 {
+		if err := a.Gateway.Refund(ctx, *paymentID, refundID, r.Amount); err != nil {
+			return fmt.Errorf("gateway refund %s: %w", refundID, err)
+		}
+	}
+	return store.CompleteRefund(ctx, a.DB, refundID)
 }

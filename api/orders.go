@@ -134,6 +134,32 @@ func (s *Server) registerOrders(api huma.API) {
 	})
 }
 
+type refundInput struct {
+	OrderPath
+	Body struct {
+		TicketIDs []int64 `json:"ticket_ids,omitempty" maxItems:"20" doc:"Omit for a full refund; give ticket ids to refund only those."`
+		Reason    string  `json:"reason,omitempty" maxLength:"500"`
+	}
+}
+
+func (s *Server) registerRefunds(api huma.API) {
+	huma.Register(api, idempotent(scoped(huma.Operation{
+		OperationID: "refund-order", Method: http.MethodPost, Path: "/orders/{id}/refund", Tags: []string{"Orders"},
+		Summary: "Refund a paid order, fully or by tickets", DefaultStatus: http.StatusCreated,
+		Description: "Voids the tickets at once (their barcodes stop being valid) and puts their seats back on sale. " +
+			"Gateway orders get their money back through the gateway (`money_returned_by: gateway`); for external " +
+			"orders the partner returns it (`money_returned_by: external`). The refund that voids the last active " +
+			"ticket returns the rest of the order amount, fee included, so an order's refunds sum to its amount.",
+		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
+	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *refundInput) (*dataOutput[*sales.RefundView], error) {
+		r, err := s.deps.Sales.Refund(ctx, principal(ctx), in.ID, in.Body.TicketIDs, in.Body.Reason)
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		return ok(ctx, r), nil
+	})
+}
+
 type gatewayCallbackInput struct {
 	Signature string `header:"X-Gateway-Signature" required:"true"`
 	RawBody   []byte

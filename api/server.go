@@ -73,6 +73,7 @@ func New(deps Deps) *Server {
 	s.registerCatalog(v1)
 	s.registerReservations(v1)
 	s.registerOrders(v1)
+	s.registerRefunds(v1)
 	s.registerGatewayCallback(s.API)
 	s.registerOrderPage(mux)
 	if deps.Gateway != nil {

@@ -82,7 +82,7 @@ func NewStack(t testing.TB) *Stack {
 // ends (or the returned stop is called).
 func (s *Stack) StartWorker(t testing.TB) (stop func()) {
 	t.Helper()
-	w := worker.New(s.Temporal, s.TaskQueue, &activities.Activities{DB: s.DB, Mailer: s.Mailer, Links: s.Sales.Links()})
+	w := worker.New(s.Temporal, s.TaskQueue, &activities.Activities{DB: s.DB, Mailer: s.Mailer, Links: s.Sales.Links(), Gateway: s.Gateway})
 	if err := w.Start(); err != nil {
 		t.Fatalf("start worker: %v", err)
 	}

@@ -30,5 +30,6 @@ func Register(r interface {
 }, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Reservation)
 	r.RegisterWorkflow(workflows.Order)
+	r.RegisterWorkflow(workflows.Refund)
 	r.RegisterActivity(acts)
 }

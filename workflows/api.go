@@ -107,3 +107,25 @@ type OrderStatus struct {
 	Emailed       bool
 	Deleted       bool
 }
+
+// RefundWorkflowID is the readable workflow id of a refund.
+func RefundWorkflowID(id string) string { return "refund/" + id }
+
+// RefundInput starts the refund workflow.
+type RefundInput struct {
+	RefundID  string
+	OrderID   int64
+	CompanyID int64
+	EventID   int64
+	IsTest    bool
+	TicketIDs []int64 // empty: every active ticket
+}
+
+// RefundStatus answers the status query and is the workflow's result.
+type RefundStatus struct {
+	RefundID        string
+	Status          string // pending, completed
+	Amount          int64
+	MoneyReturnedBy string
+	OrderStatus     string
+}

@@ -32,6 +32,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflow(workflows.Reservation)
 			r.RegisterWorkflow(workflows.Order)
+			r.RegisterWorkflow(workflows.Refund)
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"ticketsales/activities"
 	"ticketsales/config"
+	"ticketsales/gateway"
 	"ticketsales/mail"
 	"ticketsales/orderlink"
 	"ticketsales/store"
@@ -62,7 +63,8 @@ func run() error {
 		return fmt.Errorf("mailer: %w", err)
 	}
 	w := worker.New(c, cfg.TaskQueue, &activities.Activities{DB: db, Mailer: mailer,
-		Links: orderlink.Links{BaseURL: cfg.PublicBaseURL, Secret: []byte(cfg.OrderTokenSecret)}})
+		Links:   orderlink.Links{BaseURL: cfg.PublicBaseURL, Secret: []byte(cfg.OrderTokenSecret)},
+		Gateway: &gateway.TestGateway{DB: db, Log: logger}})
 	logger.Info("worker running", "temporal", cfg.TemporalAddress)
 	// Stops on SIGINT/SIGTERM, letting running activities finish.
 	if err := w.Run(sdkworker.InterruptCh()); err != nil {

@@ -1,0 +1,164 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"ticketsales/testenv"
+)
+
+type refundBody struct {
+	Data struct {
+		ID              string `json:"id"`
+		Status          string `json:"status"`
+		MoneyReturnedBy string `json:"money_returned_by"`
+		OrderStatus     string `json:"order_status"`
+		Amount          struct{ Amount int64 }
+		Tickets         []ticket `json:"tickets"`
+	} `json:"data"`
+}
+
+func (f *fixture) refund(t *testing.T, orderID int64, ticketIDs ...int64) *testenv.Response {
+	t.Helper()
+	body := `{"reason": "buyer cannot come"}`
+	if len(ticketIDs) > 0 {
+		ids := make([]string, len(ticketIDs))
+		for i, id := range ticketIDs {
+			ids[i] = fmt.Sprint(id)
+		}
+		body = `{"ticket_ids": [` + strings.Join(ids, ",") + `], "reason": "partial"}`
+	}
+	return f.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/refund", orderID), f.keyA, body, idemKey(t))
+}
+
+func (f *fixture) tickets(t *testing.T, orderID int64) []ticket {
+	t.Helper()
+	var tb struct{ Data []ticket }
+	f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", orderID), f.keyA).Decode(t, &tb)
+	return tb.Data
+}
+
+func (f *fixture) orderStatus(t *testing.T, id int64) order {
+	t.Helper()
+	var ob orderBody
+	f.Get(t, fmt.Sprintf("/v1/orders/%d", id), f.keyA).Decode(t, &ob)
+	return ob.Data
+}
+
+func TestRefundsOfAnExternalOrder(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	id := f.paidOrder(t, f.keyA, "parterre-1-1", "parterre-1-2", "balcony-1-1")
+	other := f.paidOrder(t, f.keyA, "parterre-1-3")
+	o := f.orderStatus(t, id)
+	// 3000 + 3000 + 1500 = 7500.00, fee 750.00: amount 8250.00.
+	if o.Amount.Amount != 825000 {
+		t.Fatalf("amount %d", o.Amount.Amount)
+	}
+	ts := f.tickets(t, id)
+	stalls := ts[1] // tickets follow seat order: balcony-1-1, parterre-1-1, parterre-1-2
+
+	res := f.refund(t, id, stalls.ID)
+	var rb refundBody
+	res.Decode(t, &rb)
+	if res.Status != 201 || rb.Data.Status != "completed" || rb.Data.MoneyReturnedBy != "external" || rb.Data.Amount.Amount != 300000 ||
+		rb.Data.OrderStatus != "partially_refunded" || len(rb.Data.Tickets) != 1 || rb.Data.Tickets[0].Status != "refunded" {
+		t.Fatalf("partial refund: %d %s", res.Status, res.Body)
+	}
+	if st := f.seatStates(t); st[stalls.Seat.SeatID] != "free" || st["parterre-1-2"] != "sold" {
+		t.Fatalf("availability after the partial refund: %v", st)
+	}
+	// The same ticket again: 409; a ticket of another order: 422; nothing changes.
+	expectProblem(t, f.refund(t, id, stalls.ID), http.StatusConflict, "invalid_state")
+	otherTicket := f.tickets(t, other)[0]
+	expectProblem(t, f.refund(t, id, ts[0].ID, otherTicket.ID), http.StatusUnprocessableEntity, "validation_error")
+	if got := f.tickets(t, id); got[0].Status != "active" {
+		t.Fatal("a refused refund voided a ticket")
+	}
+
+	res = f.refund(t, id) // the rest
+	res.Decode(t, &rb)
+	if res.Status != 201 || rb.Data.Amount.Amount != 525000 || rb.Data.OrderStatus != "refunded" || len(rb.Data.Tickets) != 2 {
+		t.Fatalf("full refund of the rest: %d %s", res.Status, res.Body)
+	}
+	var sum int64
+	if err := f.DB.NewRaw("SELECT sum(amount) FROM refunds WHERE order_id = ?", id).Scan(context.Background(), &sum); err != nil || sum != o.Amount.Amount {
+		t.Fatalf("refunds sum to %d, order amount %d (%v)", sum, o.Amount.Amount, err)
+	}
+	st := f.seatStates(t)
+	for _, seat := range []string{"parterre-1-1", "parterre-1-2", "balcony-1-1"} {
+		if st[seat] != "free" {
+			t.Fatalf("%s after the full refund: %s", seat, st[seat])
+		}
+	}
+	expectProblem(t, f.refund(t, id), http.StatusConflict, "invalid_state")
+
+	// An unpaid order cannot be refunded.
+	var r reservationBody
+	f.reserve(t, f.keyA, "parterre-1-9").Decode(t, &r)
+	var ob orderBody
+	f.orderFromReservation(t, f.keyA, r.Data.ID, "external").Decode(t, &ob)
+	expectProblem(t, f.refund(t, ob.Data.ID), http.StatusConflict, "invalid_state")
+}
+
+func TestRefundsOfAGatewayOrder(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	var r reservationBody
+	f.reserve(t, f.keyA, "parterre-2-1", "parterre-2-2").Decode(t, &r)
+	var ob orderBody
+	res := f.orderFromReservation(t, f.keyA, r.Data.ID, "gateway")
+	res.Decode(t, &ob)
+	if res.Status != 201 || !strings.HasPrefix(ob.Data.PaymentURL, f.URL+"/pay/") {
+		t.Fatalf("gateway order: %d %s", res.Status, res.Body)
+	}
+	// The buyer declines once, then pays on the gateway's page.
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, action := range []string{"decline", "pay"} {
+		pr, err := client.PostForm(ob.Data.PaymentURL, url.Values{"action": {action}})
+		if err != nil || pr.StatusCode != http.StatusSeeOther {
+			t.Fatalf("%s on the payment page: %v %v", action, pr, err)
+		}
+		pr.Body.Close()
+		if action == "decline" {
+			time.Sleep(300 * time.Millisecond)
+			if st := f.orderStatus(t, ob.Data.ID).Status; st != "pending_payment" {
+				t.Fatalf("after a decline the order is %s", st)
+			}
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for f.orderStatus(t, ob.Data.ID).Status != "paid" && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	ts := f.tickets(t, ob.Data.ID)
+	if len(ts) != 2 {
+		t.Fatalf("gateway order not paid with tickets: %+v", f.orderStatus(t, ob.Data.ID))
+	}
+	res = f.refund(t, ob.Data.ID, ts[0].ID)
+	var rb refundBody
+	res.Decode(t, &rb)
+	if res.Status != 201 || rb.Data.MoneyReturnedBy != "gateway" || rb.Data.Status != "completed" || rb.Data.Amount.Amount != 300000 {
+		t.Fatalf("gateway partial refund: %d %s", res.Status, res.Body)
+	}
+	refunded := func() int64 {
+		var n int64
+		if err := f.DB.NewRaw("SELECT refunded FROM gateway_payments WHERE order_id = ?", ob.Data.ID).Scan(context.Background(), &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if got := refunded(); got != 300000 {
+		t.Fatalf("the gateway returned %d", got)
+	}
+	res = f.refund(t, ob.Data.ID)
+	res.Decode(t, &rb)
+	if res.Status != 201 || rb.Data.OrderStatus != "refunded" || refunded() != ob.Data.Amount.Amount {
+		t.Fatalf("gateway full refund: %d %s; gateway returned %d of %d", res.Status, res.Body, refunded(), ob.Data.Amount.Amount)
+	}
+}

@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// Refund statuses.
+const (
+	RefundPending   = "pending"
+	RefundCompleted = "completed"
+)
+
+// Refund voids tickets of an order and returns money.
+type Refund struct {
+	bun.BaseModel   `bun:"table:refunds"`
+	ID              string     `bun:"id,pk"`
+	OrderID         int64      `bun:"order_id"`
+	Amount          int64      `bun:"amount"`
+	Reason          string     `bun:"reason"`
+	MoneyReturnedBy string     `bun:"money_returned_by"`
+	Status          string     `bun:"status"`
+	CreatedAt       time.Time  `bun:"created_at,nullzero,default:now()"`
+	CompletedAt     *time.Time `bun:"completed_at"`
+	TicketIDs       []int64    `bun:"-"`
+}
+
+// RefundTicketsError: some requested tickets are not tickets of the order
+// (NotInOrder) or are refunded already (Refunded).
+type RefundTicketsError struct {
+	NotInOrder []int64
+	Refunded   []int64
+}
+
+func (e *RefundTicketsError) Error() string {
+	return fmt.Sprintf("tickets not in the order %v, already refunded %v", e.NotInOrder, e.Refunded)
+}
+
+// CheckRefund tells, without changing anything, whether the tickets (all
+// active ones when ticketIDs is empty) of a paid order can be refunded.
+func CheckRefund(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64) error {
+	_, err := refundSelection(ctx, db, o, ticketIDs)
+	return err
+}
+
+type ticketPrice struct {
+	ID     int64
+	Status string
+	Price  int64
+}
+
+func refundSelection(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64) ([]ticketPrice, error) {
+	if o.Status != OrderPaid && o.Status != OrderPartiallyRefunded {
+		return nil, &StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: o.Status}
+	}
+	var all []ticketPrice
+	if err := db.NewRaw(`SELECT t.id, t.status, i.price FROM tickets t
+		JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
+		WHERE t.order_id = ? ORDER BY t.id`, o.ID).Scan(ctx, &all); err != nil {
+		return nil, fmt.Errorf("tickets of order %d: %w", o.ID, err)
+	}
+	var chosen []ticketPrice
+	if len(ticketIDs) == 0 {
+		for _, t := range all {
+			if t.Status == "active" {
+				chosen = append(chosen, t)
+			}
+		}
+		if len(chosen) == 0 {
+			return nil, &StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: "refunded"}
+		}
+		return chosen, nil
+	}
+	bad := &RefundTicketsError{}
+	for _, id := range ticketIDs {
+		i := slices.IndexFunc(all, func(t ticketPrice) bool { return t.ID == id })
+		switch {
+		case i < 0:
+			bad.NotInOrder = append(bad.NotInOrder, id)
+		case all[i].Status != "active":
+			bad.Refunded = append(bad.Refunded, id)
+		default:
+			chosen = append(chosen, all[i])
+		}
+	}
+	if len(bad.NotInOrder) > 0 || len(bad.Refunded) > 0 {
+		return nil, bad
+	}
+	return chosen, nil
+}
+
+// CreateRefund voids the tickets, puts their seats and capacity back on
+// sale, and records the refund, in one transaction. A refund that voids the
+// last active ticket returns the rest of the order amount (fee included), so
+// an order's refunds always sum to its amount. Creating a refund whose id
+// exists already returns that refund (safe to run twice).
+func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		existing := new(Refund)
+		err := tx.NewSelect().Model(existing).Where("id = ?", r.ID).Scan(ctx)
+		if err == nil {
+			*r = *existing
+			return tx.NewRaw("SELECT ticket_id FROM refund_tickets WHERE refund_id = ? ORDER BY ticket_id", r.ID).Scan(ctx, &r.TicketIDs)
+		}
+		if !errors.Is(notFound(err, ""), ErrNotFound) {
+			return err
+		}
+		o := new(Order)
+		if err := tx.NewSelect().Model(o).Where("id = ?", r.OrderID).For("UPDATE").Scan(ctx); err != nil {
+			return notFound(err, fmt.Sprintf("order %d", r.OrderID))
+		}
+		chosen, err := refundSelection(ctx, tx, o, r.TicketIDs)
+		if err != nil {
+			return err
+		}
+		var active int
+		if err := tx.NewRaw("SELECT count(*) FROM tickets WHERE order_id = ? AND status = 'active'", o.ID).Scan(ctx, &active); err != nil {
+			return err
+		}
+		r.TicketIDs = r.TicketIDs[:0]
+		r.Amount = 0
+		for _, t := range chosen {
+			r.TicketIDs = append(r.TicketIDs, t.ID)
+			r.Amount += t.Price
+		}
+		status := OrderPartiallyRefunded
+		if len(chosen) == active {
+			status = OrderRefunded
+			var returned int64
+			if err := tx.NewRaw("SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ?", o.ID).Scan(ctx, &returned); err != nil {
+				return err
+			}
+			r.Amount = o.Amount - returned
+		}
+		r.MoneyReturnedBy = o.Payment
+		r.Status = RefundPending
+		if o.Payment == "external" {
+			// The partner returns the money itself: voiding is all there is.
+			r.Status = RefundCompleted
+			now := time.Now()
+			r.CompletedAt = &now
+		}
+		if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
+			return fmt.Errorf("insert refund: %w", err)
+		}
+		ids := pgdialect.Array(r.TicketIDs)
+		if _, err := tx.NewRaw("INSERT INTO refund_tickets (refund_id, ticket_id) SELECT ?, unnest(?::bigint[])", r.ID, ids).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewRaw("UPDATE tickets SET status = 'refunded' WHERE id = ANY(?::bigint[]) AND status = 'active'", ids).Exec(ctx); err != nil {
+			return err
+		}
+		// Seats and capacity of the voided tickets go back on sale.
+		if _, err := tx.NewRaw(`UPDATE event_seats s SET state = 'free', order_id = NULL, hold_id = NULL, hold_expires_at = NULL,
+			version = nextval('seat_change_seq')
+			FROM tickets t JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
+			WHERE t.id = ANY(?::bigint[]) AND s.event_id = ? AND s.seat_id = i.seat_id AND s.order_id = ? AND s.state = 'sold'`,
+			ids, o.EventID, o.ID).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewRaw(`UPDATE ticket_categories c SET sold = c.sold - x.n
+			FROM (SELECT i.category_id, count(*) AS n FROM tickets t
+				JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
+				WHERE t.id = ANY(?::bigint[]) GROUP BY i.category_id) x WHERE c.id = x.category_id`, ids).Exec(ctx); err != nil {
+			return err
+		}
+		if o.ScheduleSlotID != nil {
+			if _, err := tx.NewRaw("UPDATE sessions SET sold = sold - ? WHERE id = ?", len(chosen), *o.ScheduleSlotID).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.NewRaw("UPDATE events SET seat_version = seat_version + 1 WHERE id = ? AND scheme_id IS NULL", o.EventID).Exec(ctx); err != nil {
+			return err
+		}
+		_, err = tx.NewRaw("UPDATE orders SET status = ?, updated_at = now() WHERE id = ?", status, o.ID).Exec(ctx)
+		return err
+	})
+}
+
+// CompleteRefund marks a refund's money returned; repeating it is harmless.
+func CompleteRefund(ctx context.Context, db bun.IDB, id string) error {
+	_, err := db.NewRaw("UPDATE refunds SET status = 'completed', completed_at = now() WHERE id = ? AND status = 'pending'", id).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("complete refund %s: %w", id, err)
+	}
+	return nil
+}
+
+// GetRefund returns a refund with its ticket ids.
+func GetRefund(ctx context.Context, db bun.IDB, id string) (*Refund, error) {
+	r := new(Refund)
+	if err := db.NewSelect().Model(r).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, notFound(err, "refund "+id)
+	}
+	if err := db.NewRaw("SELECT ticket_id FROM refund_tickets WHERE refund_id = ? ORDER BY ticket_id", id).Scan(ctx, &r.TicketIDs); err != nil {
+		return nil, fmt.Errorf("tickets of refund %s: %w", id, err)
+	}
+	return r, nil
+}

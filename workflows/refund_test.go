@@ -1,0 +1,58 @@
+package workflows_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"ticketsales/activities"
+	"ticketsales/workflows"
+)
+
+func refundEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	var acts *activities.Activities
+	env.RegisterWorkflow(workflows.Refund)
+	env.RegisterActivity(acts)
+	return env, acts
+}
+
+func TestGatewayRefundRetriedUntilDoneOnce(t *testing.T) {
+	env, acts := refundEnv(t)
+	env.OnActivity(acts.VoidTickets, mock.Anything, "rf_1", int64(42), []int64{7}).
+		Return(activities.VoidResult{Amount: 300000, MoneyReturnedBy: "gateway", Status: "pending", OrderStatus: "partially_refunded"}, nil).Once()
+	env.OnActivity(acts.ReturnMoney, mock.Anything, "rf_1").Return(errors.New("gateway unavailable")).Twice()
+	env.OnActivity(acts.ReturnMoney, mock.Anything, "rf_1").Return(nil).Once()
+	env.ExecuteWorkflow(workflows.Refund, workflows.RefundInput{RefundID: "rf_1", OrderID: 42, TicketIDs: []int64{7}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var st workflows.RefundStatus
+	require.NoError(t, env.GetWorkflowResult(&st))
+	require.Equal(t, "completed", st.Status)
+	require.Equal(t, int64(300000), st.Amount)
+	env.AssertNumberOfCalls(t, "ReturnMoney", 3)
+	env.AssertNumberOfCalls(t, "VoidTickets", 1)
+}
+
+func TestExternalRefundNeedsNoGateway(t *testing.T) {
+	env, acts := refundEnv(t)
+	env.OnActivity(acts.VoidTickets, mock.Anything, "rf_2", int64(42), mock.Anything).
+		Return(activities.VoidResult{Amount: 825000, MoneyReturnedBy: "external", Status: "completed", OrderStatus: "refunded"}, nil)
+	env.ExecuteWorkflow(workflows.Refund, workflows.RefundInput{RefundID: "rf_2", OrderID: 42})
+	require.NoError(t, env.GetWorkflowError())
+	env.AssertNotCalled(t, "ReturnMoney", mock.Anything, mock.Anything)
+}
+
+func TestRefusedRefundIsNotRetried(t *testing.T) {
+	env, acts := refundEnv(t)
+	env.OnActivity(acts.VoidTickets, mock.Anything, "rf_3", int64(42), mock.Anything).
+		Return(activities.VoidResult{}, temporal.NewNonRetryableApplicationError("refunded already", activities.ErrTypeRefundRefused, nil))
+	env.ExecuteWorkflow(workflows.Refund, workflows.RefundInput{RefundID: "rf_3", OrderID: 42})
+	require.Error(t, env.GetWorkflowError())
+	env.AssertNumberOfCalls(t, "VoidTickets", 1)
+}
