@@ -61,9 +61,25 @@ type PayResult struct {
 
 // MarkOrderPaid marks a pending order paid and its seats sold, if its
 // payment window is still open. Repeating it changes nothing.
+//
+// The tickets are issued in the same transaction, so no reader ever sees a
+// paid order without its tickets; IssueTickets afterwards only completes
+// what a crash could have left.
 func (a *Activities) MarkOrderPaid(ctx context.Context, orderID int64, paymentID string) (PayResult, error) {
-	status, changed, err := store.MarkOrderPaid(ctx, a.DB, orderID, paymentID)
-	return PayResult{Status: status, Changed: changed}, err
+	var res PayResult
+	err := a.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		status, changed, err := store.MarkOrderPaid(ctx, tx, orderID, paymentID)
+		if err != nil {
+			return err
+		}
+		res = PayResult{Status: status, Changed: changed}
+		if status != store.OrderPaid {
+			return nil
+		}
+		_, err = store.IssueTickets(ctx, tx, orderID, tickets.NewBarcode)
+		return err
+	})
+	return res, err
 }
 
 // IssueTickets creates the tickets of a paid order, one per position.

@@ -2,6 +2,7 @@ package sales
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
@@ -445,4 +446,30 @@ func (s *Service) ticketsOf(ctx context.Context, o *store.Order) ([]Ticket, erro
 		}
 	}
 	return out, nil
+}
+
+// OrderOfReservation returns the order made from a reservation, if any.
+func (s *Service) OrderOfReservation(ctx context.Context, p *apikey.Principal, reservationID string) (*Order, error) {
+	o := new(store.Order)
+	err := s.db.NewSelect().Model(o).Where("reservation_id = ? AND company_id = ? AND is_test = ?", reservationID, p.CompanyID, p.IsTest()).Scan(ctx)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("order of reservation %s: %w", reservationID, err)
+	}
+	return s.orderView(o), nil
+}
+
+// EventsOnSale lists the company's published events that have not started.
+func (s *Service) EventsOnSale(ctx context.Context, p *apikey.Principal) ([]store.Event, error) {
+	var events []store.Event
+	err := s.db.NewSelect().Model(&events).ColumnExpr("e.*").ColumnExpr("v.name AS venue_name, v.city_id, ci.name AS city_name").
+		Join("JOIN venues AS v ON v.id = e.venue_id").Join("JOIN cities AS ci ON ci.id = v.city_id").
+		Where("e.company_id = ? AND e.status = 'published' AND e.starts_at > ?", p.CompanyID, s.now()).
+		OrderExpr("e.starts_at, e.id").Limit(1000).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("events on sale of company %d: %w", p.CompanyID, err)
+	}
+	return events, nil
 }

@@ -79,6 +79,9 @@ type ReserveInput struct {
 	EventID    int64
 	Seats      []SeatRef
 	TTLMinutes int // 0: the default
+	// TTL, when set, is the hold's exact length (the aggregator counts in
+	// seconds); TTLMinutes is then ignored.
+	TTL time.Duration
 }
 
 func newReservationID() string {
@@ -172,8 +175,12 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	if ttl == 0 {
 		ttl = DefaultTTLMinutes
 	}
-	if ttl < MinTTLMinutes || ttl > MaxTTLMinutes {
+	if in.TTL == 0 && (ttl < MinTTLMinutes || ttl > MaxTTLMinutes) {
 		return nil, &ValidationError{Fields: []FieldError{{"body.ttl_minutes", fmt.Sprintf("must be %d..%d", MinTTLMinutes, MaxTTLMinutes), ttl}}}
+	}
+	hold := time.Duration(ttl) * s.TTLUnit
+	if in.TTL > 0 {
+		hold = in.TTL
 	}
 	sc, err := s.onSale(ctx, p.CompanyID, in.EventID, true)
 	if err != nil {
@@ -194,7 +201,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	now := s.now()
 	r := store.Reservation{
 		ID: newReservationID(), CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(), EventID: sc.event.ID,
-		Status: store.ReservationReserved, ExpiresAt: now.Add(time.Duration(ttl) * s.TTLUnit).Truncate(time.Microsecond),
+		Status: store.ReservationReserved, ExpiresAt: now.Add(hold).Truncate(time.Microsecond),
 		Currency: sc.event.Currency, Total: total, ServiceFee: fee, TotalToPay: toPay, CreatedAt: now,
 	}
 	taken, ok, err := store.HoldSeats(ctx, s.db, store.NewHold{Reservation: r, SeatIDs: ids, Prices: seatPrices})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 )
 
@@ -348,21 +347,29 @@ func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode fun
 		return 0, fmt.Errorf("positions of order %d: %w", orderID, err)
 	}
 	for _, pos := range missing {
+		// ON CONFLICT DO NOTHING covers both keys: the position already
+		// ticketed (a retry) and a random barcode that collided (draw again).
+		// Not raising keeps a surrounding transaction usable.
 		for attempt := 0; ; attempt++ {
 			res, err := db.NewRaw(`INSERT INTO tickets (order_id, position, number, barcode) VALUES (?, ?, ?, ?)
-				ON CONFLICT (order_id, position) DO NOTHING`,
-				orderID, pos, fmt.Sprintf("T-%06d-%02d", orderID, pos), newBarcode()).Exec(ctx)
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && pgErr.Code == "23505" && attempt < 5 {
-				continue // barcode collision: draw another
-			}
+				ON CONFLICT DO NOTHING`, orderID, pos, fmt.Sprintf("T-%06d-%02d", orderID, pos), newBarcode()).Exec(ctx)
 			if err != nil {
 				return issued, fmt.Errorf("issue ticket %d of order %d: %w", pos, orderID, err)
 			}
 			if n, _ := res.RowsAffected(); n == 1 {
 				issued++
+				break
 			}
-			break
+			var exists bool
+			if err := db.NewRaw("SELECT EXISTS (SELECT 1 FROM tickets WHERE order_id = ? AND position = ?)", orderID, pos).Scan(ctx, &exists); err != nil {
+				return issued, err
+			}
+			if exists || attempt >= 5 {
+				if !exists {
+					return issued, fmt.Errorf("issue ticket %d of order %d: no free barcode after %d draws", pos, orderID, attempt+1)
+				}
+				break
+			}
 		}
 	}
 	return issued, nil

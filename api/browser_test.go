@@ -1,0 +1,275 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"ticketsales/testenv"
+)
+
+// syncBuffer collects the browser's output, written from chromedp's goroutine.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// newBrowser starts headless Chromium (CHROMIUM_PATH, default the Debian
+// package's /usr/bin/chromium) with a fresh profile, and returns a tab whose
+// actions all end within timeout. The browser is stopped when the test ends,
+// before its profile directory is removed.
+func newBrowser(t *testing.T, timeout time.Duration) context.Context {
+	t.Helper()
+	path := os.Getenv("CHROMIUM_PATH")
+	if path == "" {
+		path = "/usr/bin/chromium"
+	}
+	if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		t.Fatalf("no Chromium at %s (set CHROMIUM_PATH to another binary): `make test` installs the chromium package", path)
+	}
+	profile := t.TempDir()
+	out := new(syncBuffer)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-breakpad", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.CombinedOutput(out),
+	)
+	ctx, cancelTab := chromedp.NewContext(allocCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	// Cleanups run last-in first-out: this one runs before t.TempDir's, so
+	// Chromium has exited when its profile is removed.
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelTab()
+		cancelAlloc()
+		if t.Failed() {
+			t.Logf("chromium output:\n%s", out.String())
+		}
+	})
+	return ctx
+}
+
+// TestGatewayPaymentInBrowser pays a gateway order on the built-in test
+// payment page in headless Chromium (declining first, then paying), waits
+// for the order workflow to issue the tickets, and opens the buyer's order
+// page in the same browser: both tickets with their QR codes must render.
+func TestGatewayPaymentInBrowser(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+
+	res := f.reserve(t, f.keyA, "parterre-3-20", "parterre-3-21")
+	if res.Status != 201 {
+		t.Fatalf("reserve: %d %s", res.Status, res.Body)
+	}
+	var r reservationBody
+	res.Decode(t, &r)
+	res = f.orderFromReservation(t, f.keyA, r.Data.ID, "gateway")
+	if res.Status != 201 {
+		t.Fatalf("order: %d %s", res.Status, res.Body)
+	}
+	var ob orderBody
+	res.Decode(t, &ob)
+	o := ob.Data
+	if o.Status != "pending_payment" || o.Payment != "gateway" || !strings.HasPrefix(o.PaymentURL, f.URL+"/pay/") {
+		t.Fatalf("gateway order: %+v", o)
+	}
+
+	ctx := newBrowser(t, 60*time.Second)
+	browse := func(step string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	text := func(step string, sel chromedp.CSS) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(sel))
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		return s
+	}
+	// submit clicks a form button and waits for the page the POST redirects to.
+	submit := func(button chromedp.CSS) {
+		t.Helper()
+		resp, err := chromedp.RunResponse(ctx, chromedp.Click(button))
+		if err != nil {
+			t.Fatalf("click %s: %v", button, err)
+		}
+		if resp.Status != 200 || resp.URL != o.PaymentURL {
+			t.Fatalf("after %s: %d %s, want 200 %s", button, resp.Status, resp.URL, o.PaymentURL)
+		}
+	}
+
+	// The payment page.
+	browse("open the payment page", chromedp.Navigate(o.PaymentURL))
+	wantAmount := fmt.Sprintf("%d.%02d %s", o.Amount.Amount/100, o.Amount.Amount%100, o.Amount.Currency)
+	if got := text("amount", "#amount"); !strings.Contains(got, wantAmount) {
+		t.Fatalf("payment page amount %q, want %q", got, wantAmount)
+	}
+	if got := text("description", "#description"); !strings.Contains(got, "Swan Lake") {
+		t.Fatalf("payment page description %q", got)
+	}
+	submit("#decline")
+	if got := text("result after decline", "#result"); !strings.Contains(got, "declined") {
+		t.Fatalf("result after decline: %q", got)
+	}
+	var still orderBody
+	f.Get(t, fmt.Sprintf("/v1/orders/%d", o.ID), f.keyA).Decode(t, &still)
+	if still.Data.Status != "pending_payment" {
+		t.Fatalf("after a decline the order is %s", still.Data.Status)
+	}
+	submit("#pay")
+	if got := text("result after payment", "#result"); !strings.Contains(got, "accepted") {
+		t.Fatalf("result after payment: %q", got)
+	}
+	if gone, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('#pay') === null`)); err != nil || !gone {
+		t.Fatalf("a paid payment still offers to pay: %v %v", gone, err)
+	}
+
+	// The callback reaches the order workflow, which marks the order paid
+	// and then, in a second activity, issues the tickets: "paid" alone does
+	// not promise tickets yet, so wait for both.
+	var (
+		paid          orderBody
+		tb            struct{ Data []ticket }
+		tres          *testenv.Response
+		paidNoTickets int
+	)
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		f.Get(t, fmt.Sprintf("/v1/orders/%d", o.ID), f.keyA).Decode(t, &paid)
+		if paid.Data.Status == "paid" {
+			tres = f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", o.ID), f.keyA)
+			tres.Decode(t, &tb)
+			if len(tb.Data) > 0 || time.Now().After(deadline) {
+				break
+			}
+			paidNoTickets++
+		} else if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if paid.Data.Status != "paid" || paid.Data.PaidAt == nil {
+		t.Fatalf("order after the gateway payment: %+v", paid.Data)
+	}
+	if tres.Status != 200 || len(tb.Data) != 2 {
+		t.Fatalf("tickets: %d %s", tres.Status, tres.Body)
+	}
+	if paidNoTickets > 0 {
+		t.Logf("the order read as paid with no tickets %d time(s) before they were issued", paidNoTickets)
+	}
+	var barcodes []string
+	orderURL := tb.Data[0].OrderURL
+	for _, tk := range tb.Data {
+		if tk.Status != "active" || len(tk.Barcode) != 13 || tk.OrderURL != orderURL {
+			t.Fatalf("ticket: %+v", tk)
+		}
+		barcodes = append(barcodes, tk.Barcode)
+	}
+	if !strings.HasPrefix(orderURL, fmt.Sprintf("%s/o/%d?access_token=", f.URL, o.ID)) {
+		t.Fatalf("order_url %q", orderURL)
+	}
+
+	// The order page, in the same browser.
+	browse("open the order page", chromedp.Navigate(orderURL), chromedp.WaitVisible(chromedp.CSS("article.ticket")))
+	type pageState struct {
+		Barcodes []string `json:"barcodes"`
+		QRLoaded []bool   `json:"qrLoaded"`
+		Text     string   `json:"text"`
+	}
+	st, err := chromedp.Run(ctx, chromedp.Evaluate[pageState](`({
+		barcodes: Array.from(document.querySelectorAll('article.ticket'), a => a.dataset.barcode),
+		qrLoaded: Array.from(document.querySelectorAll('img.qr'), i => i.complete && i.naturalWidth > 0),
+		text: document.body.innerText,
+	})`))
+	if err != nil {
+		t.Fatalf("read the order page: %v", err)
+	}
+	slices.Sort(barcodes)
+	slices.Sort(st.Barcodes)
+	if !slices.Equal(st.Barcodes, barcodes) {
+		t.Fatalf("order page barcodes %v, want %v", st.Barcodes, barcodes)
+	}
+	if len(st.QRLoaded) != 2 || slices.Contains(st.QRLoaded, false) {
+		t.Fatalf("QR images loaded: %v", st.QRLoaded)
+	}
+	if !strings.Contains(st.Text, "Swan Lake") {
+		t.Fatalf("order page text has no event title:\n%s", st.Text)
+	}
+	for _, b := range barcodes {
+		if !strings.Contains(st.Text, b) {
+			t.Fatalf("order page text has no barcode %s:\n%s", b, st.Text)
+		}
+	}
+
+	// A screenshot of the whole page is a real picture, not a blank one.
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "order-page.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("decode screenshot: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() <= 300 || b.Dy() <= 300 {
+		t.Fatalf("screenshot is %dx%d", b.Dx(), b.Dy())
+	}
+	if n := distinctColours(img); n <= 10 {
+		t.Fatalf("screenshot has %d colours in a sample: blank", n)
+	}
+}
+
+// distinctColours counts the colours of a grid of about 100x100 pixels
+// spread over img.
+func distinctColours(img image.Image) int {
+	b := img.Bounds()
+	dx, dy := max(1, b.Dx()/100), max(1, b.Dy()/100)
+	seen := map[[4]uint32]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += dy {
+		for x := b.Min.X; x < b.Max.X; x += dx {
+			r, g, bl, a := img.At(x, y).RGBA()
+			seen[[4]uint32{r, g, bl, a}] = true
+		}
+	}
+	return len(seen)
+}
