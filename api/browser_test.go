@@ -164,36 +164,25 @@ func TestGatewayPaymentInBrowser(t *testing.T) {
 	}
 
 	// The callback reaches the order workflow, which marks the order paid
-	// and then, in a second activity, issues the tickets: "paid" alone does
-	// not promise tickets yet, so wait for both.
+	// and issues its tickets in one transaction: paid always means tickets.
 	var (
-		paid          orderBody
-		tb            struct{ Data []ticket }
-		tres          *testenv.Response
-		paidNoTickets int
+		paid orderBody
+		tb   struct{ Data []ticket }
+		tres *testenv.Response
 	)
-	for deadline := time.Now().Add(20 * time.Second); ; {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		f.Get(t, fmt.Sprintf("/v1/orders/%d", o.ID), f.keyA).Decode(t, &paid)
 		if paid.Data.Status == "paid" {
-			tres = f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", o.ID), f.keyA)
-			tres.Decode(t, &tb)
-			if len(tb.Data) > 0 || time.Now().After(deadline) {
-				break
-			}
-			paidNoTickets++
-		} else if time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	if paid.Data.Status != "paid" || paid.Data.PaidAt == nil {
 		t.Fatalf("order after the gateway payment: %+v", paid.Data)
 	}
+	tres = f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", o.ID), f.keyA)
+	tres.Decode(t, &tb)
 	if tres.Status != 200 || len(tb.Data) != 2 {
-		t.Fatalf("tickets: %d %s", tres.Status, tres.Body)
-	}
-	if paidNoTickets > 0 {
-		t.Logf("the order read as paid with no tickets %d time(s) before they were issued", paidNoTickets)
+		t.Fatalf("a paid order without its tickets: %d %s", tres.Status, tres.Body)
 	}
 	var barcodes []string
 	orderURL := tb.Data[0].OrderURL
