@@ -74,6 +74,9 @@ func New(deps Deps) *Server {
 	s.registerReservations(v1)
 	s.registerOrders(v1)
 	s.registerRefunds(v1)
+	agg := huma.NewGroup(s.API, "/aggregator/v1")
+	agg.UseMiddleware(s.authenticate)
+	s.registerAggregator(agg)
 	s.registerGatewayCallback(s.API)
 	s.registerOrderPage(mux)
 	if deps.Gateway != nil {

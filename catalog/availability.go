@@ -50,6 +50,7 @@ type CategoryAvailability struct {
 type AvailabilityDoc struct {
 	JSON []byte // the data member
 	ETag string // strong, quoted
+	Data *Availability
 }
 
 type cachedAvailability struct {
@@ -152,7 +153,7 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 	}
 	sum := sha256.Sum256(body)
 	return &cachedAvailability{
-		AvailabilityDoc: AvailabilityDoc{JSON: body, ETag: `"` + hex.EncodeToString(sum[:16]) + `"`},
+		AvailabilityDoc: AvailabilityDoc{JSON: body, ETag: `"` + hex.EncodeToString(sum[:16]) + `"`, Data: &a},
 		version:         version, validUntil: validUntil,
 	}, nil
 }

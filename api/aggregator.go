@@ -1,0 +1,299 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"ticketsales/apikey"
+	"ticketsales/catalog"
+	"ticketsales/sales"
+)
+
+// The aggregator adapter: the same reservations and sales as /v1, in the
+// names and statuses of an external ticket aggregator's contract. No rule
+// lives here; every call goes to the sales and catalog services.
+
+// Aggregator order statuses. CREATED is the instant the hold is being
+// placed, which a synchronous hold never shows; BOOKED is never entered.
+const (
+	aggCreated   = "CREATED"
+	aggReserved  = "RESERVED"
+	aggApproved  = "APPROVED"
+	aggCancelled = "CANCELLED"
+)
+
+// aggregatorStatus maps a reservation and the order made from it (if any)
+// to the aggregator's lifecycle.
+func aggregatorStatus(reservationStatus, orderStatus string) string {
+	switch orderStatus {
+	case "paid", "partially_refunded":
+		return aggApproved
+	case "pending_payment":
+		return aggReserved
+	case "cancelled", "refunded":
+		return aggCancelled
+	}
+	switch reservationStatus {
+	case "reserved", "ordered":
+		return aggReserved
+	case "expired", "released":
+		return aggCancelled
+	}
+	return aggCreated
+}
+
+type aggMoney struct {
+	Value    int64  `json:"value" doc:"Minor units."`
+	Currency string `json:"currency"`
+}
+
+type aggSession struct {
+	SessionID string    `json:"sessionId" doc:"The event id."`
+	Title     string    `json:"title"`
+	StartsAt  time.Time `json:"startsAt"`
+	Venue     string    `json:"venue"`
+	City      string    `json:"city"`
+	HasSeats  bool      `json:"hasSeats"`
+}
+
+type aggSeat struct {
+	ID     string   `json:"id" doc:"<zone_id>|<seat_id>, as reserve takes it."`
+	Sector string   `json:"sector"`
+	Row    string   `json:"row"`
+	Seat   string   `json:"seat"`
+	Price  aggMoney `json:"price"`
+}
+
+type aggOrder struct {
+	OrderID         string      `json:"orderId" doc:"The reservation id."`
+	Status          string      `json:"status" enum:"CREATED,RESERVED,APPROVED,CANCELLED"`
+	Amount          aggMoney    `json:"amount"`
+	ExpiresAt       time.Time   `json:"expiresAt"`
+	ExternalOrderID string      `json:"externalOrderId,omitempty" doc:"The service's order id, once confirmed."`
+	Tickets         []aggTicket `json:"tickets,omitempty"`
+}
+
+type aggTicket struct {
+	Barcode string `json:"barcode"`
+	Sector  string `json:"sector"`
+	Row     string `json:"row"`
+	Seat    string `json:"seat"`
+}
+
+type aggReserveInput struct {
+	Body struct {
+		SessionID string   `json:"sessionId" minLength:"1" maxLength:"20" doc:"The event id."`
+		Seats     []string `json:"seats" minItems:"1" maxItems:"20" doc:"Seats as <zone_id>|<seat_id>."`
+		TTL       int      `json:"ttl,omitempty" minimum:"60" maximum:"3600" default:"900" doc:"Hold in seconds."`
+	}
+}
+
+type aggConfirmInput struct {
+	AggOrderPath
+	Body struct {
+		Customer struct {
+			Email string `json:"email" format:"email" maxLength:"254"`
+			Name  string `json:"name" minLength:"1" maxLength:"200"`
+		} `json:"customer"`
+		PaymentID string `json:"paymentId" minLength:"1" maxLength:"200"`
+	}
+}
+
+// AggOrderPath is the {orderId} of the adapter.
+type AggOrderPath struct {
+	OrderID string `path:"orderId" maxLength:"64" doc:"The reservation id returned by reserve."`
+}
+
+type aggSessionPath struct {
+	ID int64 `path:"id" minimum:"1" doc:"The event id."`
+}
+
+func (s *Server) registerAggregator(api huma.API) {
+	tags := []string{"Aggregator adapter"}
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "aggregator-list-sessions", Method: http.MethodGet, Path: "/sessions", Tags: tags,
+		Summary: "Sessions on sale (the company's published events that have not started)",
+	}, apikey.ScopeCatalogRead), func(ctx context.Context, _ *struct{}) (*plainOutput[[]aggSession], error) {
+		events, err := s.deps.Sales.EventsOnSale(ctx, principal(ctx))
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		out := make([]aggSession, len(events))
+		for i, e := range events {
+			out[i] = aggSession{SessionID: strconv.FormatInt(e.ID, 10), Title: e.Title, StartsAt: e.StartsAt,
+				Venue: e.VenueName, City: e.CityName, HasSeats: e.SchemeID != nil}
+		}
+		return &plainOutput[[]aggSession]{Body: out}, nil
+	})
+
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "aggregator-available-seats", Method: http.MethodGet, Path: "/sessions/{id}/available-seats", Tags: tags,
+		Summary: "Free seats of a session with their prices", Errors: []int{http.StatusNotFound},
+	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *aggSessionPath) (*plainOutput[[]aggSeat], error) {
+		doc, err := s.deps.Catalog.Availability(ctx, principal(ctx).CompanyID, in.ID)
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		out := []aggSeat{}
+		for _, st := range doc.Data.Seats {
+			if st.Status == catalog.SeatFree {
+				out = append(out, aggSeat{ID: st.ZoneID + "|" + st.SeatID, Sector: st.ZoneID, Row: st.Row, Seat: st.Number,
+					Price: aggMoney{Value: st.Price.Amount, Currency: st.Price.Currency}})
+			}
+		}
+		return &plainOutput[[]aggSeat]{Body: out}, nil
+	})
+
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "aggregator-reserve", Method: http.MethodPost, Path: "/reserve", Tags: tags,
+		Summary: "Hold seats for an aggregator order", DefaultStatus: http.StatusCreated,
+		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
+	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *aggReserveInput) (*plainOutput[aggOrder], error) {
+		eventID, err := strconv.ParseInt(in.Body.SessionID, 10, 64)
+		if err != nil || eventID < 1 {
+			return nil, fromError(ctx, s.log, &sales.ValidationError{Fields: []sales.FieldError{
+				{Location: "body.sessionId", Message: "must be an event id", Value: in.Body.SessionID}}})
+		}
+		seats := make([]sales.SeatRef, len(in.Body.Seats))
+		verr := &sales.ValidationError{}
+		for i, id := range in.Body.Seats {
+			zone, seat, ok := strings.Cut(id, "|")
+			if !ok || zone == "" || seat == "" {
+				verr.Fields = append(verr.Fields, sales.FieldError{Location: "body.seats[" + strconv.Itoa(i) + "]",
+					Message: "a seat is <zone_id>|<seat_id>", Value: id})
+			}
+			seats[i] = sales.SeatRef{ZoneID: zone, SeatID: seat}
+		}
+		if len(verr.Fields) > 0 {
+			return nil, fromError(ctx, s.log, verr)
+		}
+		ttl := in.Body.TTL
+		if ttl == 0 {
+			ttl = 900
+		}
+		r, err := s.deps.Sales.Reserve(ctx, principal(ctx), sales.ReserveInput{EventID: eventID, Seats: seats, TTL: time.Duration(ttl) * time.Second})
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		return &plainOutput[aggOrder]{Body: aggOrderOf(r, nil, nil)}, nil
+	})
+
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "aggregator-get-order", Method: http.MethodGet, Path: "/orders/{orderId}", Tags: tags,
+		Summary: "Order status", Errors: []int{http.StatusNotFound},
+	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *AggOrderPath) (*plainOutput[aggOrder], error) {
+		out, err := s.aggOrder(ctx, in.OrderID)
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		return &plainOutput[aggOrder]{Body: *out}, nil
+	})
+
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "aggregator-confirm", Method: http.MethodPost, Path: "/orders/{orderId}/confirm", Tags: tags,
+		Summary: "Payment accepted: issue the tickets", Description: "Repeating it returns the same result.",
+		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
+	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *aggConfirmInput) (*plainOutput[aggOrder], error) {
+		first, last, _ := strings.Cut(strings.TrimSpace(in.Body.Customer.Name), " ")
+		if last == "" {
+			last = "-"
+		}
+		_, err := s.deps.Sales.CheckoutReservation(ctx, principal(ctx), in.OrderID,
+			sales.Customer{Email: in.Body.Customer.Email, FirstName: first, LastName: strings.TrimSpace(last)}, in.Body.PaymentID)
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		out, err := s.aggOrder(ctx, in.OrderID)
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		return &plainOutput[aggOrder]{Body: *out}, nil
+	})
+
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "aggregator-clear-reservation", Method: http.MethodPost, Path: "/orders/{orderId}/clear-reservation", Tags: tags,
+		Summary: "Release the reservation", Description: "Status becomes CANCELLED and the seats are free; repeating it is harmless.",
+		Errors: []int{http.StatusNotFound, http.StatusConflict},
+	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *AggOrderPath) (*plainOutput[aggOrder], error) {
+		p := principal(ctx)
+		o, err := s.deps.Sales.OrderOfReservation(ctx, p, in.OrderID)
+		if err == nil && o != nil {
+			_, err = s.deps.Sales.Cancel(ctx, p, o.ID) // an unpaid order from it
+		} else if err == nil {
+			_, err = s.deps.Sales.Release(ctx, p, in.OrderID)
+		}
+		if err != nil && !errorsIsExpired(err) {
+			return nil, fromError(ctx, s.log, err)
+		}
+		out, err := s.aggOrder(ctx, in.OrderID)
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		return &plainOutput[aggOrder]{Body: *out}, nil
+	})
+}
+
+// plainOutput is a body without the /v1 envelope: the aggregator's contract
+// has its own top-level fields.
+type plainOutput[T any] struct {
+	RequestID string `header:"X-Request-Id"`
+	Body      T
+}
+
+func (s *Server) aggOrder(ctx context.Context, reservationID string) (*aggOrder, error) {
+	p := principal(ctx)
+	r, err := s.deps.Sales.GetReservation(ctx, p, reservationID)
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.deps.Sales.OrderOfReservation(ctx, p, reservationID)
+	if err != nil {
+		return nil, err
+	}
+	var ts []sales.Ticket
+	if o != nil {
+		if ts, err = s.deps.Sales.Tickets(ctx, p, o.ID); err != nil {
+			return nil, err
+		}
+	}
+	out := aggOrderOf(r, o, ts)
+	return &out, nil
+}
+
+func aggOrderOf(r *sales.Reservation, o *sales.Order, ts []sales.Ticket) aggOrder {
+	out := aggOrder{OrderID: r.ID, Amount: aggMoney{Value: r.TotalToPay.Amount, Currency: r.TotalToPay.Currency}, ExpiresAt: r.ExpiresAt}
+	orderStatus := ""
+	if o != nil {
+		orderStatus = o.Status
+		out.ExternalOrderID = strconv.FormatInt(o.ID, 10)
+		out.Amount = aggMoney{Value: o.Amount.Amount, Currency: o.Amount.Currency}
+	}
+	out.Status = aggregatorStatus(r.Status, orderStatus)
+	for _, t := range ts {
+		if t.Status != "active" || t.Seat == nil {
+			continue
+		}
+		row, seat := seatRowNumber(r, t.Seat.SeatID)
+		out.Tickets = append(out.Tickets, aggTicket{Barcode: t.Barcode, Sector: t.Seat.ZoneID, Row: row, Seat: seat})
+	}
+	return out
+}
+
+func seatRowNumber(r *sales.Reservation, seatID string) (row, number string) {
+	for _, s := range r.Seats {
+		if s.SeatID == seatID {
+			return s.Row, s.Number
+		}
+	}
+	return "", ""
+}
+
+func errorsIsExpired(err error) bool {
+	return errors.Is(err, sales.ErrReservationExpired) || errors.Is(err, sales.ErrOrderExpired)
+}

@@ -1,0 +1,145 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"ticketsales/testenv"
+)
+
+type aggOrder struct {
+	OrderID string `json:"orderId"`
+	Status  string `json:"status"`
+	Amount  struct {
+		Value    int64  `json:"value"`
+		Currency string `json:"currency"`
+	} `json:"amount"`
+	ExternalOrderID string `json:"externalOrderId"`
+	Tickets         []struct {
+		Barcode, Sector, Row, Seat string
+	} `json:"tickets"`
+}
+
+func (f *fixture) aggReserve(t *testing.T, seats ...string) *testenv.Response {
+	t.Helper()
+	quoted := make([]string, len(seats))
+	for i, s := range seats {
+		quoted[i] = fmt.Sprintf("%q", s)
+	}
+	return f.Do(t, http.MethodPost, "/aggregator/v1/reserve", f.keyA,
+		fmt.Sprintf(`{"sessionId": "%d", "seats": [%s], "ttl": 900}`, f.ids["swan-lake"], strings.Join(quoted, ",")))
+}
+
+func (f *fixture) aggGet(t *testing.T, id string) aggOrder {
+	t.Helper()
+	var o aggOrder
+	res := f.Get(t, "/aggregator/v1/orders/"+id, f.keyA)
+	if res.Status != 200 {
+		t.Fatalf("aggregator order %s: %d %s", id, res.Status, res.Body)
+	}
+	res.Decode(t, &o)
+	return o
+}
+
+func TestAggregatorLifecycle(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+
+	var sessions []struct{ SessionID string }
+	f.Get(t, "/aggregator/v1/sessions", f.keyA).Decode(t, &sessions)
+	if len(sessions) != 3 {
+		t.Fatalf("sessions on sale: %+v", sessions)
+	}
+	var seats []struct {
+		ID    string
+		Price struct{ Value int64 }
+	}
+	f.Get(t, fmt.Sprintf("/aggregator/v1/sessions/%d/available-seats", f.ids["swan-lake"]), f.keyA).Decode(t, &seats)
+	if len(seats) != 96 || seats[0].ID != "balcony|balcony-1-1" || seats[0].Price.Value != 150000 {
+		t.Fatalf("available seats: %d, first %+v", len(seats), seats[0])
+	}
+
+	// RESERVED → APPROVED with tickets.
+	res := f.aggReserve(t, "parterre|parterre-1-1", "parterre|parterre-1-2")
+	var o aggOrder
+	res.Decode(t, &o)
+	if res.Status != 201 || o.Status != "RESERVED" || o.Amount.Value != 660000 || o.Amount.Currency != "RUB" {
+		t.Fatalf("reserve: %d %s", res.Status, res.Body)
+	}
+	f.Get(t, fmt.Sprintf("/aggregator/v1/sessions/%d/available-seats", f.ids["swan-lake"]), f.keyA).Decode(t, &seats)
+	if len(seats) != 94 {
+		t.Fatalf("held seats still offered: %d", len(seats))
+	}
+	// A taken seat is refused, as in /v1.
+	expectProblem(t, f.aggReserve(t, "parterre|parterre-1-2"), http.StatusConflict, "seat_taken")
+
+	confirm := func() aggOrder {
+		res := f.Do(t, http.MethodPost, "/aggregator/v1/orders/"+o.OrderID+"/confirm", f.keyA,
+			`{"customer": {"email": "ivan@example.com", "name": "Ivan Petrov"}, "paymentId": "agg-pay-1"}`)
+		var c aggOrder
+		res.Decode(t, &c)
+		if res.Status != 200 {
+			t.Fatalf("confirm: %d %s", res.Status, res.Body)
+		}
+		return c
+	}
+	c := confirm()
+	if c.Status != "APPROVED" || c.ExternalOrderID == "" || len(c.Tickets) != 2 || c.Tickets[0].Sector != "parterre" ||
+		c.Tickets[0].Row != "1" || c.Tickets[0].Seat != "1" || len(c.Tickets[0].Barcode) != 13 {
+		t.Fatalf("confirmed: %+v", c)
+	}
+	again := confirm()
+	if again.ExternalOrderID != c.ExternalOrderID || again.Tickets[0].Barcode != c.Tickets[0].Barcode {
+		t.Fatalf("a repeated confirm changed the result: %+v vs %+v", again, c)
+	}
+	if got := f.aggGet(t, o.OrderID); got.Status != "APPROVED" {
+		t.Fatalf("status after confirm: %s", got.Status)
+	}
+	// The same sale is visible through /v1.
+	var ob orderBody
+	f.Get(t, "/v1/orders/"+c.ExternalOrderID, f.keyA).Decode(t, &ob)
+	if ob.Data.Status != "paid" {
+		t.Fatalf("/v1 sees the aggregator order as %q", ob.Data.Status)
+	}
+	expectProblem(t, f.Do(t, http.MethodPost, "/aggregator/v1/orders/"+o.OrderID+"/clear-reservation", f.keyA, ""),
+		http.StatusConflict, "order_paid")
+
+	// RESERVED → CANCELLED by clear-reservation: the seat is free again.
+	var r2 aggOrder
+	f.aggReserve(t, "balcony|balcony-1-3").Decode(t, &r2)
+	for i := 0; i < 2; i++ {
+		res := f.Do(t, http.MethodPost, "/aggregator/v1/orders/"+r2.OrderID+"/clear-reservation", f.keyA, "")
+		var cl aggOrder
+		res.Decode(t, &cl)
+		if res.Status != 200 || cl.Status != "CANCELLED" {
+			t.Fatalf("clear-reservation #%d: %d %s", i+1, res.Status, res.Body)
+		}
+	}
+	if st := f.seatStates(t)["balcony-1-3"]; st != "free" {
+		t.Fatalf("cleared seat: %s", st)
+	}
+
+	// RESERVED → CANCELLED by expiry.
+	var r3 aggOrder
+	f.aggReserve(t, "balcony|balcony-1-4").Decode(t, &r3)
+	if _, err := f.DB.ExecContext(context.Background(), "UPDATE reservations SET expires_at = now() - interval '1 second' WHERE id = ?", r3.OrderID); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.aggGet(t, r3.OrderID); got.Status != "CANCELLED" {
+		t.Fatalf("expired hold shows %s", got.Status)
+	}
+
+	// Validation and errors are problem+json with a code.
+	expectProblem(t, f.Do(t, http.MethodPost, "/aggregator/v1/reserve", f.keyA, `{"sessionId": "x", "seats": ["a|b"]}`),
+		http.StatusUnprocessableEntity, "validation_error")
+	expectProblem(t, f.Do(t, http.MethodPost, "/aggregator/v1/reserve", f.keyA,
+		fmt.Sprintf(`{"sessionId": "%d", "seats": ["parterre-1-5"]}`, f.ids["swan-lake"])), http.StatusUnprocessableEntity, "validation_error")
+	expectProblem(t, f.Do(t, http.MethodPost, "/aggregator/v1/reserve", f.keyA,
+		fmt.Sprintf(`{"sessionId": "%d", "seats": ["parterre|parterre-1-5"], "ttl": 30}`, f.ids["swan-lake"])), http.StatusUnprocessableEntity, "validation_error")
+	expectProblem(t, f.Get(t, "/aggregator/v1/orders/rsv_nope", f.keyA), http.StatusNotFound, "not_found")
+	expectProblem(t, f.Get(t, "/aggregator/v1/orders/"+o.OrderID, f.keyB), http.StatusNotFound, "not_found")
+	expectProblem(t, f.Get(t, "/aggregator/v1/sessions", ""), http.StatusUnauthorized, "unauthenticated")
+}
