@@ -146,7 +146,7 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 		CustomerEmail: in.Customer.Email, CustomerFirstName: in.Customer.FirstName,
 		CustomerLastName: in.Customer.LastName, CustomerPhone: in.Customer.Phone,
 		CreatedAt: now, ExpiresAt: now.Add(s.Orders.PaymentWindow).Truncate(time.Microsecond),
-		AccessTokenHash: []byte{0}, // set once the id is known, below
+		TokenHash: func(id int64) []byte { return orderlink.Hash(s.Links().Token(id)) },
 	}
 	totals := func(prices []int64) (int64, int64, int64) { return s.totals(sc.event, prices) }
 	if in.ReservationID != "" {
@@ -174,10 +174,6 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 		return nil, &SoldOutError{CategoryIDs: so.CategoryIDs, Slot: so.Slot}
 	case err != nil:
 		return nil, err
-	}
-	o.AccessTokenHash = orderlink.Hash(s.Links().Token(o.ID))
-	if _, err := s.db.NewUpdate().Model(o).Column("access_token_hash").WherePK().Exec(ctx); err != nil {
-		return nil, s.abandonOrder(ctx, o, fmt.Errorf("store order token: %w", err))
 	}
 	if in.Payment == "gateway" {
 		pay, err := s.Orders.Gateway.CreatePayment(ctx, gateway.PaymentRequest{OrderID: o.ID, Amount: o.Amount,

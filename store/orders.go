@@ -51,6 +51,27 @@ type Order struct {
 	CancelledAt       *time.Time `bun:"cancelled_at"`
 	EmailedAt         *time.Time `bun:"emailed_at"`
 	UpdatedAt         time.Time  `bun:"updated_at,nullzero,default:now()"`
+
+	// TokenHash derives the access token hash from the new order's id, in
+	// the creating transaction.
+	TokenHash func(id int64) []byte `bun:"-"`
+}
+
+// insertOrder stores a new order and its access token hash.
+func insertOrder(ctx context.Context, tx bun.Tx, o *Order) error {
+	if o.AccessTokenHash == nil {
+		o.AccessTokenHash = []byte{} // replaced below, once the id is known
+	}
+	if _, err := tx.NewInsert().Model(o).Returning("*").Exec(ctx); err != nil {
+		return fmt.Errorf("insert order: %w", err)
+	}
+	if o.TokenHash != nil {
+		o.AccessTokenHash = o.TokenHash(o.ID)
+		if _, err := tx.NewUpdate().Model(o).Column("access_token_hash").WherePK().Exec(ctx); err != nil {
+			return fmt.Errorf("store order token: %w", err)
+		}
+	}
+	return nil
 }
 
 // OrderItem is one position of an order: one ticket to be.
@@ -98,8 +119,8 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order, total
 		}
 		applyTotals(o, items, totals)
 		o.Currency = r.Currency
-		if _, err := tx.NewInsert().Model(o).Returning("*").Exec(ctx); err != nil {
-			return fmt.Errorf("insert order: %w", err)
+		if err := insertOrder(ctx, tx, o); err != nil {
+			return err
 		}
 		if _, err := tx.NewRaw("UPDATE reservations SET status = 'ordered', updated_at = now() WHERE id = ?", r.ID).Exec(ctx); err != nil {
 			return err
@@ -186,8 +207,8 @@ func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []Item
 			return soldOut
 		}
 		applyTotals(o, items, totals)
-		if _, err := tx.NewInsert().Model(o).Returning("*").Exec(ctx); err != nil {
-			return fmt.Errorf("insert order: %w", err)
+		if err := insertOrder(ctx, tx, o); err != nil {
+			return err
 		}
 		if err := insertItems(ctx, tx, o.ID, items); err != nil {
 			return err
