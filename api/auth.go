@@ -3,11 +3,13 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"ticketsales/apikey"
+	"ticketsales/ratelimit"
 )
 
 // scoped declares the operation's required scope: in the OpenAPI document
@@ -49,6 +51,9 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	if ri, ok := rctx.Value(reqInfoKey).(*reqInfo); ok {
 		ri.principal = p
 	}
+	if !s.rateLimit(ctx, p) {
+		return
+	}
 	if scope, _ := ctx.Operation().Metadata["scope"].(string); scope != "" && !p.Has(scope) {
 		prob := newProblem(rctx, http.StatusForbidden, "insufficient_scope", "The API key lacks the scope "+scope+".")
 		prob.RequiredScope = scope
@@ -72,4 +77,36 @@ func (s *Server) writeErr(ctx huma.Context, err error) {
 	ctx.SetHeader("Content-Type", "application/problem+json")
 	ctx.SetStatus(p.Status)
 	_ = s.API.Marshal(ctx.BodyWriter(), "application/json", p)
+}
+
+// rateLimit applies the key's token bucket: every answer carries the IETF
+// RateLimit fields; past the limit the answer is 429 with Retry-After equal
+// to the RateLimit reset. A limiter failure (Redis down) lets the request
+// through: the limit protects the service, it must not take it down.
+func (s *Server) rateLimit(ctx huma.Context, p *apikey.Principal) bool {
+	if s.deps.Limiter == nil {
+		return true
+	}
+	rctx := ctx.Context()
+	l := s.deps.DefaultLimit
+	if p.RateLimitRPS != nil {
+		l.Rate = *p.RateLimitRPS
+	}
+	if p.RateLimitBurst != nil {
+		l.Burst = *p.RateLimitBurst
+	}
+	res, err := s.deps.Limiter.Allow(rctx, "key:"+strconv.FormatInt(p.KeyID, 10), l)
+	if err != nil {
+		s.log.WarnContext(rctx, "rate limiter unavailable; request let through", "request_id", RequestID(rctx), "err", err)
+		return true
+	}
+	policy, limit, retryAfter := ratelimit.Headers(l, res)
+	ctx.SetHeader("RateLimit-Policy", policy)
+	ctx.SetHeader("RateLimit", limit)
+	if !res.Allowed {
+		s.writeErr(ctx, newProblem(rctx, http.StatusTooManyRequests, "rate_limited",
+			"Too many requests for this API key; retry after the number of seconds in Retry-After.").withHeader("Retry-After", retryAfter))
+		return false
+	}
+	return true
 }

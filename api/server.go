@@ -19,6 +19,7 @@ import (
 	"ticketsales/apikey"
 	"ticketsales/catalog"
 	"ticketsales/gateway"
+	"ticketsales/ratelimit"
 	"ticketsales/requestlog"
 	"ticketsales/sales"
 )
@@ -35,7 +36,11 @@ type Deps struct {
 	// none); GatewaySecret verifies its callbacks.
 	Gateway       *gateway.TestGateway
 	GatewaySecret []byte
-	Log           *slog.Logger
+	// Limiter limits requests per API key (nil: no limit); DefaultLimit
+	// applies to keys without their own.
+	Limiter      ratelimit.Limiter
+	DefaultLimit ratelimit.Limit
+	Log          *slog.Logger
 }
 
 // Server is the HTTP handler with the Huma API behind it.

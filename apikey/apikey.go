@@ -76,6 +76,9 @@ type Principal struct {
 	CompanyID     int64
 	Environment   string
 	Scopes        []string
+	// RateLimitRPS and RateLimitBurst override the service default when set.
+	RateLimitRPS   *float64
+	RateLimitBurst *int
 }
 
 // Has tells whether the key carries the scope.
@@ -126,7 +129,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principa
 		return nil, fmt.Errorf("authenticate key: %w", err)
 	case !owner.Revoked:
 		p = &Principal{KeyID: owner.KeyID, ApplicationID: owner.ApplicationID, CompanyID: owner.CompanyID,
-			Environment: owner.Environment, Scopes: owner.Scopes}
+			Environment: owner.Environment, Scopes: owner.Scopes, RateLimitRPS: owner.RateLimitRPS, RateLimitBurst: owner.RateLimitBurst}
 	}
 	if a.cache != nil {
 		a.cache.Add(cacheKey, p)

@@ -30,6 +30,9 @@ type Config struct {
 	OrderTokenSecret string     `env:"ORDER_TOKEN_SECRET" envDefault:"dev-order-token-secret"`
 	GatewaySecret    string     `env:"GATEWAY_SECRET" envDefault:"dev-gateway-secret"`
 	SMTPURL          string     `env:"SMTP_URL"`
+	RedisURL         string     `env:"REDIS_URL"`
+	RateLimitRPS     float64    `env:"RATE_LIMIT_RPS" envDefault:"20"`
+	RateLimitBurst   int        `env:"RATE_LIMIT_BURST" envDefault:"40"`
 	MailOutbox       string     `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
 	MailFrom         string     `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
 	LogLevel         slog.Level `env:"LOG_LEVEL" envDefault:"info"`

@@ -26,6 +26,8 @@ fi
 
 DATABASE_URL="$(scripts/postgres.sh)"
 export DATABASE_URL
+REDIS_URL="$(scripts/redis.sh)"
+export REDIS_URL
 TEMPORAL_CLI="$(scripts/temporal.sh bin)"
 export TEMPORAL_CLI
 
@@ -33,7 +35,10 @@ export TEMPORAL_CLI
 # `make run` stack on the default ports is left alone.
 export TEMPORAL_DATA_DIR="$repo_root/.data/test-temporal"
 rm -rf "$TEMPORAL_DATA_DIR"
-cleanup() { TEMPORAL_DATA_DIR="$TEMPORAL_DATA_DIR" TEMPORAL_ADDRESS= scripts/temporal.sh stop >/dev/null 2>&1 || true; }
+cleanup() {
+	TEMPORAL_DATA_DIR="$TEMPORAL_DATA_DIR" TEMPORAL_ADDRESS= scripts/temporal.sh stop >/dev/null 2>&1 || true
+	scripts/redis.sh stop
+}
 trap cleanup EXIT
 TEMPORAL_ADDRESS="$(TEMPORAL_ADDRESS= TEMPORAL_PORT="${TEST_TEMPORAL_PORT:-17233}" TEMPORAL_UI_PORT="${TEST_TEMPORAL_UI_PORT:-18233}" scripts/temporal.sh start)"
 export TEMPORAL_ADDRESS

@@ -27,15 +27,17 @@ func CreateCompany(ctx context.Context, db bun.IDB, name string) (*Company, erro
 
 // APIKey is a stored key: its hash, never the key.
 type APIKey struct {
-	bun.BaseModel `bun:"table:api_keys"`
-	ID            int64      `bun:"id,pk,autoincrement" json:"id"`
-	ApplicationID int64      `bun:"application_id" json:"application_id"`
-	Name          string     `bun:"name" json:"name"`
-	KeyHash       []byte     `bun:"key_hash" json:"-"`
-	KeyPrefix     string     `bun:"key_prefix" json:"prefix"`
-	Scopes        []string   `bun:"scopes,array" json:"scopes"`
-	CreatedAt     time.Time  `bun:"created_at,nullzero,default:now()" json:"created_at"`
-	RevokedAt     *time.Time `bun:"revoked_at" json:"revoked_at,omitempty"`
+	bun.BaseModel  `bun:"table:api_keys"`
+	ID             int64      `bun:"id,pk,autoincrement" json:"id"`
+	ApplicationID  int64      `bun:"application_id" json:"application_id"`
+	Name           string     `bun:"name" json:"name"`
+	KeyHash        []byte     `bun:"key_hash" json:"-"`
+	KeyPrefix      string     `bun:"key_prefix" json:"prefix"`
+	Scopes         []string   `bun:"scopes,array" json:"scopes"`
+	CreatedAt      time.Time  `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	RevokedAt      *time.Time `bun:"revoked_at" json:"revoked_at,omitempty"`
+	RateLimitRPS   *float64   `bun:"rate_limit_rps" json:"rate_limit_rps,omitempty"`
+	RateLimitBurst *int       `bun:"rate_limit_burst" json:"rate_limit_burst,omitempty"`
 }
 
 // CreateAPIKey stores a key's hash under the company's application for the
@@ -82,27 +84,31 @@ func RevokeAPIKey(ctx context.Context, db bun.IDB, keyID int64) (*APIKey, error)
 
 // KeyOwner is what authentication needs to know about a key.
 type KeyOwner struct {
-	KeyID         int64
-	ApplicationID int64
-	CompanyID     int64
-	Environment   string
-	Scopes        []string
-	Revoked       bool
+	KeyID          int64
+	ApplicationID  int64
+	CompanyID      int64
+	Environment    string
+	Scopes         []string
+	Revoked        bool
+	RateLimitRPS   *float64
+	RateLimitBurst *int
 }
 
 // KeyByHash finds a key by its SHA-256 hash.
 func KeyByHash(ctx context.Context, db bun.IDB, hash []byte) (*KeyOwner, error) {
 	var k struct {
-		KeyID         int64
-		ApplicationID int64
-		CompanyID     int64
-		Environment   string
-		Scopes        []string `bun:",array"`
-		Revoked       bool
+		KeyID          int64
+		ApplicationID  int64
+		CompanyID      int64
+		Environment    string
+		Scopes         []string `bun:",array"`
+		Revoked        bool
+		RateLimitRPS   *float64
+		RateLimitBurst *int
 	}
 	err := db.NewRaw(`
 		SELECT k.id AS key_id, a.id AS application_id, a.company_id, a.environment, k.scopes,
-			k.revoked_at IS NOT NULL AS revoked
+			k.revoked_at IS NOT NULL AS revoked, k.rate_limit_rps, k.rate_limit_burst
 		FROM api_keys k JOIN applications a ON a.id = k.application_id
 		WHERE k.key_hash = ?`, hash).Scan(ctx, &k)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"ticketsales/catalogfile"
 	"ticketsales/gateway"
 	"ticketsales/mail"
+	"ticketsales/ratelimit"
 	"ticketsales/requestlog"
 	"ticketsales/sales"
 	"ticketsales/store"
@@ -43,6 +44,19 @@ type Stack struct {
 	// TaskQueue is this stack's own, so parallel test packages sharing the
 	// dev server never run each other's workflows.
 	TaskQueue string
+
+	deps api.Deps
+}
+
+// AnotherAPI serves a second api instance over the same database and
+// Temporal, with its own limiter: two instances of one deployment.
+func (s *Stack) AnotherAPI(t testing.TB, limiter ratelimit.Limiter, l ratelimit.Limit) string {
+	t.Helper()
+	deps := s.deps
+	deps.Limiter, deps.DefaultLimit = limiter, l
+	hs := httptest.NewServer(api.New(deps))
+	t.Cleanup(hs.Close)
+	return hs.URL
 }
 
 // NewStack starts the API for one test.
@@ -67,9 +81,11 @@ func NewStack(t testing.TB) *Stack {
 	s.Gateway = &gateway.TestGateway{DB: db, Secret: secret, Log: log}
 	s.Sales.Orders.TokenSecret = []byte("test-token-secret")
 	s.Sales.Orders.Gateway = s.Gateway
-	srv := api.New(api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, 0),
-		Catalog: catalog.New(db, now), Sales: s.Sales, RequestLog: rl, Log: log, Gateway: s.Gateway, GatewaySecret: secret})
-	hs := httptest.NewServer(srv)
+	s.deps = api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, 0),
+		Catalog: catalog.New(db, now), Sales: s.Sales, RequestLog: rl, Log: log, Gateway: s.Gateway, GatewaySecret: secret,
+		// Generous, so that only the rate-limit tests meet the limit.
+		Limiter: ratelimit.NewMemory(), DefaultLimit: ratelimit.Limit{Rate: 10_000, Burst: 10_000}}
+	hs := httptest.NewServer(api.New(s.deps))
 	t.Cleanup(func() { hs.Close(); rl.Close() })
 	s.URL = hs.URL
 	// Links point at this test server.
@@ -154,11 +170,17 @@ func (r *Response) Decode(t testing.TB, v any) {
 // Do sends a request with the key (if any) and extra headers as "K: V".
 func (s *Stack) Do(t testing.TB, method, path, key string, body string, headers ...string) *Response {
 	t.Helper()
+	return Do(t, s.URL, method, path, key, body, headers...)
+}
+
+// Do sends a request to the server at base.
+func Do(t testing.TB, base, method, path, key string, body string, headers ...string) *Response {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, s.URL+path, rd)
+	req, err := http.NewRequest(method, base+path, rd)
 	if err != nil {
 		t.Fatal(err)
 	}

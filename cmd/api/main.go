@@ -23,6 +23,7 @@ import (
 	"ticketsales/catalog"
 	"ticketsales/config"
 	"ticketsales/gateway"
+	"ticketsales/ratelimit"
 	"ticketsales/requestlog"
 	"ticketsales/sales"
 	"ticketsales/store"
@@ -65,9 +66,17 @@ func run() error {
 		Secret: []byte(cfg.GatewaySecret), Log: logger}
 	sl.Orders = sales.OrderSettings{PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
 		PublicBaseURL: cfg.PublicBaseURL, TokenSecret: []byte(cfg.OrderTokenSecret), Gateway: gw}
+	var limiter ratelimit.Limiter = ratelimit.NewMemory()
+	if cfg.RedisURL != "" {
+		// Several api instances share one budget per key through Redis.
+		if limiter, err = ratelimit.NewRedis(cfg.RedisURL); err != nil {
+			return err
+		}
+	}
 	srv := api.New(api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, cfg.AuthCacheTTL),
 		Catalog: catalog.New(db, time.Now), Sales: sl, RequestLog: rl, Log: logger,
-		Gateway: gw, GatewaySecret: []byte(cfg.GatewaySecret)})
+		Gateway: gw, GatewaySecret: []byte(cfg.GatewaySecret),
+		Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}})
 	go cleanIdempotencyKeys(ctx, db, logger)
 	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 

@@ -1,0 +1,129 @@
+// Package ratelimit limits requests per API key with a token bucket: in
+// memory for one api instance, or in Redis (GCRA) so several instances
+// enforce one budget. It also renders the IETF RateLimit header fields.
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/time/rate"
+)
+
+// Limit is a bucket: Rate tokens per second, at most Burst.
+type Limit struct {
+	Rate  float64
+	Burst int
+}
+
+// Window is the time an empty bucket takes to fill, in whole seconds.
+func (l Limit) Window() int { return int(math.Ceil(float64(l.Burst) / l.Rate)) }
+
+// Result is the decision on one request.
+type Result struct {
+	Allowed    bool
+	Remaining  int
+	RetryAfter time.Duration // until the next request may pass, when denied
+	ResetAfter time.Duration // until the bucket is full again
+}
+
+// Limiter decides whether a request under key may pass.
+type Limiter interface {
+	Allow(ctx context.Context, key string, l Limit) (Result, error)
+}
+
+// Memory keeps buckets in this process (golang.org/x/time/rate); idle
+// buckets are dropped after ten minutes.
+type Memory struct {
+	mu      sync.Mutex
+	buckets *expirable.LRU[string, *rate.Limiter]
+	now     func() time.Time
+}
+
+// NewMemory returns an in-process limiter.
+func NewMemory() *Memory {
+	return &Memory{buckets: expirable.NewLRU[string, *rate.Limiter](100_000, nil, 10*time.Minute), now: time.Now}
+}
+
+func (m *Memory) Allow(_ context.Context, key string, l Limit) (Result, error) {
+	now := m.now()
+	m.mu.Lock()
+	b, ok := m.buckets.Get(key)
+	if !ok || b.Limit() != rate.Limit(l.Rate) || b.Burst() != l.Burst {
+		b = rate.NewLimiter(rate.Limit(l.Rate), l.Burst)
+		m.buckets.Add(key, b)
+	}
+	m.mu.Unlock()
+	r := b.ReserveN(now, 1)
+	res := Result{Allowed: true}
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		res = Result{Allowed: false, RetryAfter: d}
+	}
+	tokens := b.TokensAt(now)
+	res.Remaining = max(int(math.Floor(tokens)), 0)
+	res.ResetAfter = time.Duration((float64(l.Burst) - tokens) / l.Rate * float64(time.Second))
+	return res, nil
+}
+
+// Redis keeps buckets in Redis with the GCRA of go-redis/redis_rate.
+type Redis struct {
+	limiter *redis_rate.Limiter
+	// Prefix namespaces the keys (tests share one Redis).
+	Prefix string
+}
+
+// NewRedis connects to Redis at url (redis://host:port/db).
+func NewRedis(url string) (*Redis, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse REDIS_URL: %w", err)
+	}
+	return &Redis{limiter: redis_rate.NewLimiter(redis.NewClient(opt)), Prefix: "ratelimit:"}, nil
+}
+
+func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) {
+	// redis_rate counts whole requests per period: express the rate so.
+	lim := redis_rate.Limit{Rate: int(math.Round(l.Rate)), Burst: l.Burst, Period: time.Second}
+	if l.Rate < 1 {
+		lim = redis_rate.Limit{Rate: 1, Burst: l.Burst, Period: time.Duration(float64(time.Second) / l.Rate)}
+	}
+	res, err := r.limiter.Allow(ctx, r.Prefix+key, lim)
+	if err != nil {
+		return Result{}, fmt.Errorf("rate limit %s: %w", key, err)
+	}
+	out := Result{Allowed: res.Allowed > 0, Remaining: res.Remaining, ResetAfter: res.ResetAfter}
+	if !out.Allowed {
+		out.RetryAfter = res.RetryAfter
+	}
+	return out, nil
+}
+
+// seconds rounds a wait up to whole seconds, at least 1 when there is any.
+func seconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(math.Ceil(d.Seconds()))
+}
+
+// Headers renders the IETF RateLimit fields (draft-ietf-httpapi-ratelimit-
+// headers) of a decision: RateLimit-Policy and RateLimit; for a denied
+// request, Retry-After equals the RateLimit reset t.
+func Headers(l Limit, r Result) (policy, limit, retryAfter string) {
+	policy = fmt.Sprintf(`"default";q=%d;w=%d`, l.Burst, l.Window())
+	t := seconds(r.ResetAfter)
+	if !r.Allowed {
+		t = max(seconds(r.RetryAfter), 1)
+		retryAfter = strconv.Itoa(t)
+	}
+	limit = fmt.Sprintf(`"default";r=%d;t=%d`, r.Remaining, t)
+	return policy, limit, retryAfter
+}
