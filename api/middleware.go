@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/felixge/httpsnoop"
 
 	"ticketsales/apikey"
+	"ticketsales/metrics"
 	"ticketsales/requestlog"
 	"ticketsales/store"
 )
@@ -54,7 +56,9 @@ func newRequestID() string {
 // withRequest gives every request an id (X-Request-Id, and request_id in
 // every body), recovers panics into a bare 500 problem, logs the request and
 // queues it for the request log.
-func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer) http.Handler {
+//
+// route names the matched pattern for metrics (nil: no metrics).
+func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg *metrics.Registry, route func(*http.Request) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ri := &reqInfo{id: newRequestID()}
 		r = r.WithContext(context.WithValue(r.Context(), reqInfoKey, ri))
@@ -81,6 +85,11 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer) htt
 			entry.CompanyID, entry.APIKeyID = &p.CompanyID, &p.KeyID
 		}
 		log.InfoContext(r.Context(), "http request", attrs...)
+		if reg != nil && route != nil {
+			pattern := route(r)
+			reg.HTTPRequests.WithLabelValues(pattern, r.Method, strconv.Itoa(m.Code)).Inc()
+			reg.HTTPDuration.WithLabelValues(pattern, r.Method).Observe(m.Duration.Seconds())
+		}
 		if rl != nil && (strings.HasPrefix(r.URL.Path, "/v1/") || strings.HasPrefix(r.URL.Path, "/aggregator/v1/")) {
 			rl.Log(entry)
 		}

@@ -19,6 +19,7 @@ import (
 	"ticketsales/apikey"
 	"ticketsales/catalog"
 	"ticketsales/gateway"
+	"ticketsales/metrics"
 	"ticketsales/ratelimit"
 	"ticketsales/requestlog"
 	"ticketsales/sales"
@@ -40,7 +41,9 @@ type Deps struct {
 	// applies to keys without their own.
 	Limiter      ratelimit.Limiter
 	DefaultLimit ratelimit.Limit
-	Log          *slog.Logger
+	// Metrics is served at /metrics (nil: no metrics).
+	Metrics *metrics.Registry
+	Log     *slog.Logger
 }
 
 // Server is the HTTP handler with the Huma API behind it.
@@ -88,7 +91,16 @@ func New(deps Deps) *Server {
 		mux.Handle("/pay/", deps.Gateway.Handler())
 	}
 
-	s.http = withRequest(gzhttp.GzipHandler(withRoutingProblems(mux)), deps.Log, deps.RequestLog)
+	if deps.Metrics != nil {
+		mux.Handle("GET /metrics", deps.Metrics.Handler())
+	}
+	route := func(r *http.Request) string {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			return pattern
+		}
+		return "unmatched"
+	}
+	s.http = withRequest(gzhttp.GzipHandler(withRoutingProblems(mux)), deps.Log, deps.RequestLog, deps.Metrics, route)
 	return s
 }
 

@@ -27,16 +27,17 @@ type Config struct {
 	PaymentWindow     time.Duration `env:"PAYMENT_WINDOW" envDefault:"15m"`
 	SandboxLifetime   time.Duration `env:"SANDBOX_ORDER_LIFETIME" envDefault:"24h"`
 	// Secrets: set real ones in production; the defaults suit a laptop.
-	OrderTokenSecret string     `env:"ORDER_TOKEN_SECRET" envDefault:"dev-order-token-secret"`
-	GatewaySecret    string     `env:"GATEWAY_SECRET" envDefault:"dev-gateway-secret"`
-	SMTPURL          string     `env:"SMTP_URL"`
-	RedisURL         string     `env:"REDIS_URL"`
-	RateLimitRPS     float64    `env:"RATE_LIMIT_RPS" envDefault:"20"`
-	RateLimitBurst   int        `env:"RATE_LIMIT_BURST" envDefault:"40"`
-	MailOutbox       string     `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
-	MailFrom         string     `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
-	LogLevel         slog.Level `env:"LOG_LEVEL" envDefault:"info"`
-	LogFormat        string     `env:"LOG_FORMAT" envDefault:"text"`
+	OrderTokenSecret  string     `env:"ORDER_TOKEN_SECRET" envDefault:"dev-order-token-secret"`
+	GatewaySecret     string     `env:"GATEWAY_SECRET" envDefault:"dev-gateway-secret"`
+	SMTPURL           string     `env:"SMTP_URL"`
+	RedisURL          string     `env:"REDIS_URL"`
+	WorkerMetricsAddr string     `env:"WORKER_METRICS_ADDR" envDefault:"127.0.0.1:9091"`
+	RateLimitRPS      float64    `env:"RATE_LIMIT_RPS" envDefault:"20"`
+	RateLimitBurst    int        `env:"RATE_LIMIT_BURST" envDefault:"40"`
+	MailOutbox        string     `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
+	MailFrom          string     `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
+	LogLevel          slog.Level `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat         string     `env:"LOG_FORMAT" envDefault:"text"`
 }
 
 // Load reads the environment.

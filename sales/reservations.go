@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"ticketsales/apikey"
+	"ticketsales/metrics"
 	"ticketsales/pricing"
 	"ticketsales/store"
 	"ticketsales/workflows"
@@ -42,6 +43,8 @@ type Service struct {
 	TaskQueue string
 	// Orders configures the order saga.
 	Orders OrderSettings
+	// Metrics counts hold decisions (nil: none).
+	Metrics *metrics.Registry
 }
 
 // New builds the service.
@@ -208,6 +211,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	if err != nil {
 		return nil, err
 	}
+	s.Metrics.Hold(ok)
 	if !ok {
 		return nil, takenError(ids, taken, seats)
 	}

@@ -23,6 +23,7 @@ import (
 	"ticketsales/catalogfile"
 	"ticketsales/gateway"
 	"ticketsales/mail"
+	"ticketsales/metrics"
 	"ticketsales/ratelimit"
 	"ticketsales/requestlog"
 	"ticketsales/sales"
@@ -63,7 +64,8 @@ func (s *Stack) AnotherAPI(t testing.TB, limiter ratelimit.Limiter, l ratelimit.
 func NewStack(t testing.TB) *Stack {
 	t.Helper()
 	db, _ := DB(t)
-	tc, err := client.NewLazyClient(client.Options{HostPort: TemporalAddress(t)})
+	reg := metrics.New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	tc, err := client.NewLazyClient(client.Options{HostPort: TemporalAddress(t), MetricsHandler: reg.TemporalHandler()})
 	if err != nil {
 		t.Fatalf("temporal client: %v", err)
 	}
@@ -77,6 +79,8 @@ func NewStack(t testing.TB) *Stack {
 	now := func() time.Time { return s.Now() }
 	s.Sales = sales.New(db, tc, log, now)
 	s.Sales.TaskQueue = s.TaskQueue
+	s.Sales.Metrics = reg
+	reg.CollectOrders(db)
 	secret := []byte("test-gateway-secret")
 	s.Gateway = &gateway.TestGateway{DB: db, Secret: secret, Log: log}
 	s.Sales.Orders.TokenSecret = []byte("test-token-secret")
@@ -84,7 +88,7 @@ func NewStack(t testing.TB) *Stack {
 	s.deps = api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, 0),
 		Catalog: catalog.New(db, now), Sales: s.Sales, RequestLog: rl, Log: log, Gateway: s.Gateway, GatewaySecret: secret,
 		// Generous, so that only the rate-limit tests meet the limit.
-		Limiter: ratelimit.NewMemory(), DefaultLimit: ratelimit.Limit{Rate: 10_000, Burst: 10_000}}
+		Limiter: ratelimit.NewMemory(), DefaultLimit: ratelimit.Limit{Rate: 10_000, Burst: 10_000}, Metrics: reg}
 	hs := httptest.NewServer(api.New(s.deps))
 	t.Cleanup(func() { hs.Close(); rl.Close() })
 	s.URL = hs.URL

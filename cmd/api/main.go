@@ -23,6 +23,7 @@ import (
 	"ticketsales/catalog"
 	"ticketsales/config"
 	"ticketsales/gateway"
+	"ticketsales/metrics"
 	"ticketsales/ratelimit"
 	"ticketsales/requestlog"
 	"ticketsales/sales"
@@ -52,8 +53,10 @@ func run() error {
 	defer db.Close()
 	// A lazy client lets the API start, and serve the catalog, while
 	// Temporal is still coming up; /readyz reports it.
+	reg := metrics.New(logger)
+	reg.CollectOrders(db)
 	tc, err := client.NewLazyClient(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
-		Logger: log.NewStructuredLogger(logger)})
+		Logger: log.NewStructuredLogger(logger), MetricsHandler: reg.TemporalHandler()})
 	if err != nil {
 		return fmt.Errorf("temporal client: %w", err)
 	}
@@ -62,6 +65,7 @@ func run() error {
 	rl := requestlog.NewWriter(db, logger, cfg.RequestLogFlush)
 	sl := sales.New(db, tc, logger, time.Now)
 	sl.TaskQueue = cfg.TaskQueue
+	sl.Metrics = reg
 	gw := &gateway.TestGateway{DB: db, BaseURL: cfg.PublicBaseURL, CallbackURL: cfg.PublicBaseURL + "/gateway/callback",
 		Secret: []byte(cfg.GatewaySecret), Log: logger}
 	sl.Orders = sales.OrderSettings{PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
@@ -76,7 +80,7 @@ func run() error {
 	srv := api.New(api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, cfg.AuthCacheTTL),
 		Catalog: catalog.New(db, time.Now), Sales: sl, RequestLog: rl, Log: logger,
 		Gateway: gw, GatewaySecret: []byte(cfg.GatewaySecret),
-		Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}})
+		Metrics: reg, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}})
 	go cleanIdempotencyKeys(ctx, db, logger)
 	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 

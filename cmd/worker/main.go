@@ -3,7 +3,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,6 +19,7 @@ import (
 	"ticketsales/config"
 	"ticketsales/gateway"
 	"ticketsales/mail"
+	"ticketsales/metrics"
 	"ticketsales/orderlink"
 	"ticketsales/store"
 	"ticketsales/worker"
@@ -43,11 +46,20 @@ func run() error {
 		return err
 	}
 	defer db.Close()
+	// The worker's own /metrics: the SDK's worker and activity metrics.
+	reg := metrics.New(logger)
+	metricsSrv := &http.Server{Addr: cfg.WorkerMetricsAddr, Handler: reg.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := metricsSrv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Warn("worker metrics server", "err", err)
+		}
+	}()
+	defer metricsSrv.Close()
 	var c client.Client
 	// Temporal may still be starting: retry the dial for a while.
 	for attempt := 0; ; attempt++ {
 		c, err = client.DialContext(ctx, client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
-			Logger: log.NewStructuredLogger(logger)})
+			Logger: log.NewStructuredLogger(logger), MetricsHandler: reg.TemporalHandler()})
 		if err == nil {
 			break
 		}
