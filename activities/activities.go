@@ -213,3 +213,10 @@ func (a *Activities) ReturnMoney(ctx context.Context, refundID string) error {
 	}
 	return store.CompleteRefund(ctx, a.DB, refundID)
 }
+
+// RefundLatePayment returns a gateway payment the order could not take (it
+// arrived after the order was cancelled, or the order was paid otherwise).
+// Keyed by the payment, so the money goes back once.
+func (a *Activities) RefundLatePayment(ctx context.Context, orderID int64, paymentID string) error {
+	return gateway.RefundUnapplied(ctx, a.DB, a.Gateway, orderID, paymentID)
+}

@@ -99,3 +99,27 @@ func TestOrderActivitiesAreSafeToRepeat(t *testing.T) {
 		t.Fatalf("stalls sold after deletion and cancel: %d", sold)
 	}
 }
+
+func TestPaymentRefusedWhenASeatWasRetaken(t *testing.T) {
+	ctx := context.Background()
+	s, company, keyID, acts := demoStore(t)
+	id, event := pendingOrder(t, s, company, keyID, "parterre-3-1", time.Now().Add(time.Hour))
+	// Another hold took the seat (as after a lapse of the order's hold).
+	if _, err := s.DB.ExecContext(ctx, `UPDATE event_seats SET order_id = NULL, hold_id = 'rsv_other'
+		WHERE event_id = ? AND seat_id = 'parterre-3-1'`, event); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := acts.MarkOrderPaid(ctx, id, "ext"); err == nil {
+		t.Fatal("an order that lost its seat was paid")
+	}
+	var status string
+	var tickets int
+	_ = s.DB.NewRaw("SELECT status FROM orders WHERE id = ?", id).Scan(ctx, &status)
+	_ = s.DB.NewRaw("SELECT count(*) FROM tickets WHERE order_id = ?", id).Scan(ctx, &tickets)
+	if status != "pending_payment" || tickets != 0 {
+		t.Fatalf("after the refused payment: %s, %d tickets", status, tickets)
+	}
+	if st := seatState(t, s, event, "parterre-3-1"); st != "held" {
+		t.Fatalf("the other hold's seat is %s", st)
+	}
+}

@@ -90,10 +90,15 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 			status = http.StatusOK
 		}
 		var err error
-		if status >= 500 {
+		if status >= 500 || status == 499 || rctx.Err() != nil {
+			// Failed or abandoned by the client: a retry must run again.
 			err = store.ReleaseIdempotencyKey(bg, s.deps.DB, p.KeyID, key)
 		} else {
-			err = store.CompleteIdempotencyKey(bg, s.deps.DB, p.KeyID, key, status, c.headers, c.out.Bytes())
+			for attempt := 0; attempt < 3; attempt++ {
+				if err = store.CompleteIdempotencyKey(bg, s.deps.DB, p.KeyID, key, status, c.headers, c.out.Bytes()); err == nil {
+					break
+				}
+			}
 		}
 		if err != nil {
 			s.log.ErrorContext(rctx, "idempotency record", "request_id", RequestID(rctx), "err", err)

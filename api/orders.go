@@ -3,11 +3,13 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"go.temporal.io/api/serviceerror"
 
 	"ticketsales/apikey"
 	"ticketsales/gateway"
@@ -182,6 +184,14 @@ func (s *Server) registerGatewayCallback(api huma.API) {
 		}
 		err := s.deps.Temporal.SignalWorkflow(ctx, workflows.OrderWorkflowID(cb.OrderID), "", workflows.PaymentSignal,
 			workflows.PaymentEvent{Status: cb.Status, PaymentID: cb.PaymentID})
+		var done *serviceerror.NotFound
+		if errors.As(err, &done) && cb.Status == "paid" && s.deps.Gateway != nil {
+			// The order's saga has ended: it cannot take this payment, so
+			// the money goes back.
+			err = gateway.RefundUnapplied(ctx, s.deps.DB, s.deps.Gateway, cb.OrderID, cb.PaymentID)
+		} else if errors.As(err, &done) {
+			err = nil
+		}
 		if err != nil {
 			return nil, fromError(ctx, s.log, err)
 		}

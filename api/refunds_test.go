@@ -162,3 +162,44 @@ func TestRefundsOfAGatewayOrder(t *testing.T) {
 		t.Fatalf("gateway full refund: %d %s; gateway returned %d of %d", res.Status, res.Body, refunded(), ob.Data.Amount.Amount)
 	}
 }
+
+func TestLateGatewayPaymentGoesBack(t *testing.T) {
+	f := newFixture(t)
+	f.Sales.Orders.PaymentWindow = time.Second
+	f.StartWorker(t)
+	prod, _ := f.Key(t, f.companyA, "production")
+	var r reservationBody
+	f.reserve(t, prod, "parterre-2-11").Decode(t, &r)
+	var ob orderBody
+	if res := f.orderFromReservation(t, prod, r.Data.ID, "gateway"); res.Status != 201 {
+		t.Fatalf("order: %d %s", res.Status, res.Body)
+	} else {
+		res.Decode(t, &ob)
+	}
+	status := func() string {
+		var o orderBody
+		f.Get(t, fmt.Sprintf("/v1/orders/%d", ob.Data.ID), prod).Decode(t, &o)
+		return o.Data.Status
+	}
+	for deadline := time.Now().Add(20 * time.Second); status() != "cancelled" && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The buyer pays on the page after the window closed.
+	pr, err := http.PostForm(ob.Data.PaymentURL, url.Values{"action": {"pay"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.Body.Close()
+	var refunded int64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if err := f.DB.NewRaw("SELECT refunded FROM gateway_payments WHERE order_id = ?", ob.Data.ID).Scan(context.Background(), &refunded); err != nil {
+			t.Fatal(err)
+		}
+		if refunded > 0 {
+			break
+		}
+	}
+	if refunded != ob.Data.Amount.Amount || status() != "cancelled" {
+		t.Fatalf("late payment: %d of %d returned, order %s", refunded, ob.Data.Amount.Amount, status())
+	}
+}

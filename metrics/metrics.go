@@ -66,14 +66,14 @@ func (r *Registry) Hold(granted bool) {
 // TemporalHandler reports the Temporal SDK's client and worker metrics
 // (named as the SDK documents them: temporal_request, …) into this registry.
 func (r *Registry) TemporalHandler() client.MetricsHandler {
-	reporter, err := tallyprom.Configuration{TimerType: "histogram"}.NewReporter(tallyprom.ConfigurationOptions{
-		Registry: r.reg,
-		OnError:  func(err error) { r.log.Warn("temporal metric registration", "err", err) },
+	// NewReporter, not Configuration.NewReporter: the latter also mounts a
+	// handler on the process-wide default mux, which a second call panics on.
+	reporter := tallyprom.NewReporter(tallyprom.Options{
+		Registerer:       r.reg,
+		Gatherer:         r.reg,
+		DefaultTimerType: tallyprom.HistogramTimerType,
+		OnRegisterError:  func(err error) { r.log.Warn("temporal metric registration", "err", err) },
 	})
-	if err != nil {
-		r.log.Warn("temporal metrics disabled", "err", err)
-		return nil
-	}
 	scope, _ := tally.NewRootScope(tally.ScopeOptions{
 		CachedReporter:  reporter,
 		Separator:       tallyprom.DefaultSeparator,

@@ -198,12 +198,18 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 	return s.orderView(o), nil
 }
 
-// abandonOrder cancels an order whose saga could not start, freeing its
-// seats, and returns cause as unavailable.
+// abandonOrder takes back an order whose saga could not start and returns
+// cause as unavailable: nothing the partner asked for remains changed.
 func (s *Service) abandonOrder(ctx context.Context, o *store.Order, cause error) error {
 	undoCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if _, _, err := store.CancelOrder(undoCtx, s.db, o.ID, store.CancelPartner); err != nil {
+	// An order from a reservation gives the reservation back, so the
+	// partner's retry can order it again; an items order is cancelled.
+	if o.ReservationID != nil {
+		if _, err := store.UndoOrderFromReservation(undoCtx, s.db, o.ID); err != nil {
+			s.log.ErrorContext(ctx, "undo order after failed start", "order_id", o.ID, "err", err)
+		}
+	} else if _, _, err := store.CancelOrder(undoCtx, s.db, o.ID, store.CancelPartner); err != nil {
 		s.log.ErrorContext(ctx, "cancel order after failed start", "order_id", o.ID, "err", err)
 	}
 	if errors.Is(cause, ErrUnavailable) {

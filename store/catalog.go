@@ -146,7 +146,7 @@ type EventVersion struct {
 }
 
 // SeatsVersion changes with every change of an event's seats: the event's
-// own counter (bumped by catalog imports) and the newest seat change.
+// own counter (bumped by catalog imports and GA sales) and the seats' sum.
 type SeatsVersion struct {
 	Event int64 `bun:"seat_version"`
 	Seats int64 `bun:"seats_version"`
@@ -155,7 +155,9 @@ type SeatsVersion struct {
 // String renders the version for ETags and the availability body.
 func (v SeatsVersion) String() string { return fmt.Sprintf("%d.%d", v.Event, v.Seats) }
 
-const seatsVersionSQL = "(SELECT coalesce(max(version), 0) FROM event_seats WHERE event_id = e.id) AS seats_version"
+// The sum, not the max: every seat change raises one row's version, so the
+// sum grows with each committed change whatever order they commit in.
+const seatsVersionSQL = "(SELECT coalesce(sum(version), 0)::bigint FROM event_seats WHERE event_id = e.id) AS seats_version"
 
 // GetEventVersion reads the event's seat version in one indexed lookup.
 func GetEventVersion(ctx context.Context, db bun.IDB, companyID, eventID int64) (*EventVersion, error) {

@@ -223,6 +223,15 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []stri
 		for _, s := range rp.SeatIDs {
 			wanted[s] = true
 		}
+		present := map[string]bool{}
+		for _, s := range cur {
+			present[s.SeatID] = true
+		}
+		for _, s := range rp.SeatIDs {
+			if !present[s] { // removed from sale meanwhile
+				taken = append(taken, s)
+			}
+		}
 		var add, drop []string
 		var addCats []int64
 		for _, s := range cur {

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -125,13 +127,16 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order, total
 		if _, err := tx.NewRaw("UPDATE reservations SET status = 'ordered', updated_at = now() WHERE id = ?", r.ID).Exec(ctx); err != nil {
 			return err
 		}
-		res, err := tx.NewRaw(`UPDATE event_seats SET order_id = ?, hold_expires_at = ?, version = nextval('seat_change_seq')
-			WHERE event_id = ? AND hold_id = ? AND state = 'held'`, o.ID, o.ExpiresAt, o.EventID, r.ID).Exec(ctx)
+		res, err := tx.NewRaw(`WITH lk AS (SELECT event_id, seat_id FROM event_seats WHERE event_id = ? AND hold_id = ?
+				AND state = 'held' ORDER BY seat_id FOR UPDATE)
+			UPDATE event_seats s SET order_id = ?, hold_expires_at = ?, version = nextval('seat_change_seq')
+			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`, o.EventID, r.ID, o.ID, o.ExpiresAt).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("move seats to order: %w", err)
 		}
 		if n, _ := res.RowsAffected(); int(n) != len(items) {
-			return fmt.Errorf("reservation %s holds %d of its %d seats", r.ID, n, len(items))
+			// A seat of the hold was retaken after it lapsed.
+			return &StateError{Entity: "reservation", ID: r.ID, Status: ReservationExpired}
 		}
 		return insertItems(ctx, tx, o.ID, items)
 	})
@@ -178,6 +183,8 @@ func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []Item
 		soldOut := &SoldOutError{}
 		var items []OrderItem
 		n := 0
+		// Lock categories in id order, as every order does: no deadlocks.
+		want = slices.SortedFunc(slices.Values(want), func(a, b ItemQuantity) int { return cmp.Compare(a.CategoryID, b.CategoryID) })
 		for _, w := range want {
 			var capLeft []int64
 			err := tx.NewRaw(`SELECT id FROM ticket_categories WHERE id = ? AND event_id = ?
@@ -223,31 +230,48 @@ func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []Item
 // and a new hold of lapsed seats mutually exclusive. It returns the order's
 // status afterwards and whether this call paid it.
 func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, paymentID string) (status string, changed bool, err error) {
-	var out struct {
-		Changed int
-	}
-	err = db.NewRaw(`
-		WITH o AS (
-			UPDATE orders SET status = 'paid', paid_at = now(), updated_at = now(),
-				payment_id = COALESCE(NULLIF(?, ''), payment_id)
-			WHERE id = ? AND status = 'pending_payment' AND expires_at > now()
-			RETURNING id
-		), lk AS (
-			SELECT event_id, seat_id FROM event_seats WHERE order_id IN (SELECT id FROM o) AND state = 'held'
-			ORDER BY seat_id FOR UPDATE
-		), sold AS (
-			UPDATE event_seats s SET state = 'sold', hold_id = NULL, hold_expires_at = NULL, version = nextval('seat_change_seq')
-			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING 1
-		)
-		SELECT (SELECT count(*) FROM o) + 0 * (SELECT count(*) FROM sold) AS changed`, paymentID, orderID).Scan(ctx, &out)
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var out struct {
+			Changed, Sold, Seated int
+		}
+		// clock_timestamp, not now(): the deadline is checked when the row
+		// is locked, not when an enclosing transaction began.
+		err := tx.NewRaw(`
+			WITH o AS (
+				UPDATE orders SET status = 'paid', paid_at = now(), updated_at = now(),
+					payment_id = COALESCE(NULLIF(?, ''), payment_id)
+				WHERE id = ? AND status = 'pending_payment' AND expires_at > clock_timestamp()
+				RETURNING id, event_id
+			), lk AS (
+				SELECT s.event_id, s.seat_id FROM event_seats s JOIN o ON s.event_id = o.event_id AND s.order_id = o.id
+				WHERE s.state = 'held' ORDER BY s.seat_id FOR UPDATE OF s
+			), sold AS (
+				UPDATE event_seats s SET state = 'sold', hold_id = NULL, hold_expires_at = NULL, version = nextval('seat_change_seq')
+				FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING 1
+			)
+			SELECT (SELECT count(*) FROM o) AS changed, (SELECT count(*) FROM sold) AS sold,
+				(SELECT count(*) FROM order_items WHERE order_id = ? AND seat_id IS NOT NULL) AS seated`,
+			paymentID, orderID, orderID).Scan(ctx, &out)
+		if err != nil {
+			return err
+		}
+		// Every seat of the order must still be its own: a seat retaken after
+		// a lapse means this payment cannot be honoured, and nothing changes.
+		if out.Changed == 1 && out.Sold != out.Seated {
+			return fmt.Errorf("order %d holds %d of its %d seats: %w", orderID, out.Sold, out.Seated, ErrSeatsLost)
+		}
+		changed = out.Changed == 1
+		return tx.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status)
+	})
 	if err != nil {
 		return "", false, fmt.Errorf("mark order %d paid: %w", orderID, err)
 	}
-	if err := db.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status); err != nil {
-		return "", false, notFound(err, fmt.Sprintf("order %d", orderID))
-	}
-	return status, out.Changed == 1, nil
+	return status, changed, nil
 }
+
+// ErrSeatsLost: an order's seat was taken by another hold after the order's
+// deadline passed.
+var ErrSeatsLost = errors.New("order lost a seat")
 
 // CancelOrder cancels a pending order (for payment_timeout only once its
 // deadline passed), frees its held seats and gives back its capacity, in one
@@ -260,8 +284,8 @@ func CancelOrder(ctx context.Context, db bun.IDB, orderID int64, reason string) 
 			WHERE id = ? AND status = 'pending_payment' AND (? <> 'payment_timeout' OR expires_at <= now())
 			RETURNING id, event_id, schedule_slot_id
 		), lk AS (
-			SELECT s.event_id, s.seat_id FROM event_seats s WHERE s.order_id IN (SELECT id FROM o) AND s.state = 'held'
-			ORDER BY s.seat_id FOR UPDATE
+			SELECT s.event_id, s.seat_id FROM event_seats s JOIN o ON s.event_id = o.event_id AND s.order_id = o.id
+			WHERE s.state = 'held' ORDER BY s.seat_id FOR UPDATE OF s
 		), freed AS (
 			UPDATE event_seats s SET state = 'free', hold_id = NULL, hold_expires_at = NULL, order_id = NULL,
 				version = nextval('seat_change_seq')
@@ -299,8 +323,11 @@ func DeleteTestOrder(ctx context.Context, db *bun.DB, orderID int64) (deleted bo
 			}
 			return err
 		}
-		if _, err := tx.NewRaw(`UPDATE event_seats SET state = 'free', hold_id = NULL, hold_expires_at = NULL, order_id = NULL,
-			version = nextval('seat_change_seq') WHERE order_id = ? AND state IN ('held', 'sold')`, o.ID).Exec(ctx); err != nil {
+		if _, err := tx.NewRaw(`WITH lk AS (SELECT event_id, seat_id FROM event_seats WHERE event_id = ? AND order_id = ?
+				AND state IN ('held', 'sold') ORDER BY seat_id FOR UPDATE)
+			UPDATE event_seats s SET state = 'free', hold_id = NULL, hold_expires_at = NULL, order_id = NULL,
+				version = nextval('seat_change_seq') FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`,
+			o.EventID, o.ID).Exec(ctx); err != nil {
 			return err
 		}
 		if o.Status != OrderCancelled {
@@ -313,7 +340,10 @@ func DeleteTestOrder(ctx context.Context, db *bun.DB, orderID int64) (deleted bo
 				return err
 			}
 			if o.ScheduleSlotID != nil {
-				if _, err := tx.NewRaw(`UPDATE sessions SET sold = sold - (SELECT count(*) FROM order_items WHERE order_id = ?) WHERE id = ?`,
+				// Refunds gave back their positions already.
+				if _, err := tx.NewRaw(`UPDATE sessions SET sold = sold - (SELECT count(*) FROM order_items i
+					LEFT JOIN tickets t ON t.order_id = i.order_id AND t.position = i.position
+					WHERE i.order_id = ? AND (t.status IS NULL OR t.status = 'active')) WHERE id = ?`,
 					o.ID, *o.ScheduleSlotID).Exec(ctx); err != nil {
 					return err
 				}
@@ -463,4 +493,47 @@ func ListOrders(ctx context.Context, db bun.IDB, companyID int64, isTest bool, f
 		return nil, 0, fmt.Errorf("list orders of company %d: %w", companyID, err)
 	}
 	return out, int(total), nil
+}
+
+// UndoOrderFromReservation takes back an order whose saga could not start:
+// the order is deleted and its reservation is live again with its seats, as
+// before the order — in one transaction, and only while the order is unpaid.
+// It reports whether it undid anything.
+func UndoOrderFromReservation(ctx context.Context, db *bun.DB, orderID int64) (undone bool, err error) {
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		o := new(Order)
+		if err := tx.NewSelect().Model(o).Where("id = ?", orderID).For("UPDATE").Scan(ctx); err != nil {
+			return notFound(err, fmt.Sprintf("order %d", orderID))
+		}
+		if o.Status != OrderPendingPayment || o.ReservationID == nil {
+			return nil
+		}
+		r := new(Reservation)
+		if err := tx.NewSelect().Model(r).Where("id = ?", *o.ReservationID).For("UPDATE").Scan(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewRaw(`WITH lk AS (SELECT event_id, seat_id FROM event_seats WHERE event_id = ? AND order_id = ?
+				AND state = 'held' ORDER BY seat_id FOR UPDATE)
+			UPDATE event_seats s SET order_id = NULL, hold_expires_at = ?, version = nextval('seat_change_seq')
+			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`, o.EventID, o.ID, r.ExpiresAt).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewRaw(`UPDATE ticket_categories c SET sold = c.sold - x.n
+			FROM (SELECT category_id, count(*) AS n FROM order_items WHERE order_id = ? GROUP BY category_id) x
+			WHERE c.id = x.category_id`, o.ID).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewRaw("UPDATE reservations SET status = 'reserved', updated_at = now() WHERE id = ?", r.ID).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewDelete().Model(o).WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		undone = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("undo order %d: %w", orderID, err)
+	}
+	return undone, nil
 }

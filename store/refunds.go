@@ -102,6 +102,12 @@ func refundSelection(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int6
 // exists already returns that refund (safe to run twice).
 func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// The order's lock first: a concurrent attempt with the same refund
+		// id waits here and then finds the refund below.
+		o := new(Order)
+		if err := tx.NewSelect().Model(o).Where("id = ?", r.OrderID).For("UPDATE").Scan(ctx); err != nil {
+			return notFound(err, fmt.Sprintf("order %d", r.OrderID))
+		}
 		existing := new(Refund)
 		err := tx.NewSelect().Model(existing).Where("id = ?", r.ID).Scan(ctx)
 		if err == nil {
@@ -110,10 +116,6 @@ func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 		}
 		if !errors.Is(notFound(err, ""), ErrNotFound) {
 			return err
-		}
-		o := new(Order)
-		if err := tx.NewSelect().Model(o).Where("id = ?", r.OrderID).For("UPDATE").Scan(ctx); err != nil {
-			return notFound(err, fmt.Sprintf("order %d", r.OrderID))
 		}
 		chosen, err := refundSelection(ctx, tx, o, r.TicketIDs)
 		if err != nil {
@@ -157,11 +159,15 @@ func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 			return err
 		}
 		// Seats and capacity of the voided tickets go back on sale.
-		if _, err := tx.NewRaw(`UPDATE event_seats s SET state = 'free', order_id = NULL, hold_id = NULL, hold_expires_at = NULL,
-			version = nextval('seat_change_seq')
-			FROM tickets t JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
-			WHERE t.id = ANY(?::bigint[]) AND s.event_id = ? AND s.seat_id = i.seat_id AND s.order_id = ? AND s.state = 'sold'`,
-			ids, o.EventID, o.ID).Exec(ctx); err != nil {
+		if _, err := tx.NewRaw(`WITH lk AS (
+				SELECT s.event_id, s.seat_id FROM event_seats s
+				JOIN order_items i ON i.seat_id = s.seat_id AND i.order_id = ?
+				JOIN tickets t ON t.order_id = i.order_id AND t.position = i.position AND t.id = ANY(?::bigint[])
+				WHERE s.event_id = ? AND s.order_id = ? AND s.state = 'sold' ORDER BY s.seat_id FOR UPDATE OF s)
+			UPDATE event_seats s SET state = 'free', order_id = NULL, hold_id = NULL, hold_expires_at = NULL,
+				version = nextval('seat_change_seq')
+			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`,
+			o.ID, ids, o.EventID, o.ID).Exec(ctx); err != nil {
 			return err
 		}
 		if _, err := tx.NewRaw(`UPDATE ticket_categories c SET sold = c.sold - x.n

@@ -18,6 +18,7 @@ type orderWorkflow struct {
 	payments []PaymentEvent
 	cancel   bool
 	paying   bool
+	paidWith string // the payment that paid the order
 }
 
 var activityOptions = workflow.ActivityOptions{
@@ -111,6 +112,7 @@ func (w *orderWorkflow) pay(ctx workflow.Context, paymentID string) error {
 		// The window closed in Postgres's clock: the timer cancels it.
 		return temporal.NewApplicationError("the payment window has closed", ErrTypeOrderExpired)
 	}
+	w.paidWith = paymentID
 	w.setStatus(ctx, "paid")
 	return workflow.ExecuteActivity(ctx, a.IssueTickets, w.in.OrderID).Get(ctx, &w.state.TicketsIssued)
 }
@@ -156,6 +158,9 @@ func (w *orderWorkflow) run(ctx workflow.Context) (OrderStatus, error) {
 			w.setStatus(ctx, res.Status) // "paid" if a payment won the race
 		}
 	}
+	if err := w.returnUnapplied(ctx); err != nil {
+		return w.state, err
+	}
 	if w.state.Status == "paid" && !w.in.IsTest {
 		if err := workflow.ExecuteActivity(ctx, a.SendTicketsEmail, w.in.OrderID).Get(ctx, nil); err != nil {
 			return w.state, err
@@ -172,8 +177,29 @@ func (w *orderWorkflow) run(ctx workflow.Context) (OrderStatus, error) {
 		}
 		w.state.Deleted = true
 	}
+	if err := w.returnUnapplied(ctx); err != nil {
+		return w.state, err
+	}
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return w.state, err
 	}
 	return w.state, nil
+}
+
+// returnUnapplied refunds gateway payments that arrived when the order could
+// no longer take them (cancelled, or paid by another payment): the buyer's
+// money is never kept for nothing.
+func (w *orderWorkflow) returnUnapplied(ctx workflow.Context) error {
+	var a *activities.Activities
+	for len(w.payments) > 0 {
+		p := w.payments[0]
+		w.payments = w.payments[1:]
+		if p.Status != "paid" || (w.state.Status == "paid" && p.PaymentID == w.paidWith) {
+			continue
+		}
+		if err := workflow.ExecuteActivity(ctx, a.RefundLatePayment, w.in.OrderID, p.PaymentID).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -158,3 +158,19 @@ func (s *orderSuite) TestPartnerCancelEndsThePendingOrder() {
 	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
 	s.Equal("cancelled", s.result().Status)
 }
+
+func (s *orderSuite) TestLateGatewayPaymentIsReturned() {
+	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), "payment_timeout").Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
+	s.env.OnActivity(s.acts.DeleteTestOrder, mock.Anything, int64(42)).Return(true, nil)
+	s.env.OnActivity(s.acts.RefundLatePayment, mock.Anything, int64(42), "pay_1").Return(nil).Once()
+	in := s.input(true)
+	in.Payment = "gateway"
+	// The buyer pays five minutes after the window closed.
+	s.env.RegisterDelayedCallback(func() {
+		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "paid", PaymentID: "pay_1"})
+	}, 20*time.Minute)
+	s.env.ExecuteWorkflow(workflows.Order, in)
+	s.Equal("cancelled", s.result().Status)
+	s.env.AssertNumberOfCalls(s.T(), "RefundLatePayment", 1)
+	s.env.AssertNotCalled(s.T(), "MarkOrderPaid", mock.Anything, mock.Anything, mock.Anything)
+}
