@@ -16,16 +16,17 @@ const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/ticketsales?sslmo
 
 // Config holds every setting of the api, worker and ticketctl.
 type Config struct {
-	DatabaseURL       string        `env:"DATABASE_URL"`
-	TemporalAddress   string        `env:"TEMPORAL_ADDRESS" envDefault:"127.0.0.1:7233"`
-	TemporalNamespace string        `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
-	TaskQueue         string        `env:"TASK_QUEUE" envDefault:"ticketsales"`
-	HTTPAddr          string        `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
-	PublicBaseURL     string        `env:"PUBLIC_BASE_URL" envDefault:"http://127.0.0.1:8080"`
-	AuthCacheTTL      time.Duration `env:"AUTH_CACHE_TTL" envDefault:"10s"`
-	RequestLogFlush   time.Duration `env:"REQUEST_LOG_FLUSH" envDefault:"500ms"`
-	PaymentWindow     time.Duration `env:"PAYMENT_WINDOW" envDefault:"15m"`
-	SandboxLifetime   time.Duration `env:"SANDBOX_ORDER_LIFETIME" envDefault:"24h"`
+	DatabaseURL         string        `env:"DATABASE_URL"`
+	TemporalAddress     string        `env:"TEMPORAL_ADDRESS" envDefault:"127.0.0.1:7233"`
+	TemporalNamespace   string        `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
+	TaskQueue           string        `env:"TASK_QUEUE" envDefault:"ticketsales"`
+	HTTPAddr            string        `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
+	PublicBaseURL       string        `env:"PUBLIC_BASE_URL" envDefault:"http://127.0.0.1:8080"`
+	AuthCacheTTL        time.Duration `env:"AUTH_CACHE_TTL" envDefault:"10s"`
+	RequestLogFlush     time.Duration `env:"REQUEST_LOG_FLUSH" envDefault:"500ms"`
+	RequestLogRetention time.Duration `env:"REQUEST_LOG_RETENTION" envDefault:"720h"`
+	PaymentWindow       time.Duration `env:"PAYMENT_WINDOW" envDefault:"15m"`
+	SandboxLifetime     time.Duration `env:"SANDBOX_ORDER_LIFETIME" envDefault:"24h"`
 	// Secrets: set real ones in production; the defaults suit a laptop.
 	OrderTokenSecret  string     `env:"ORDER_TOKEN_SECRET" envDefault:"dev-order-token-secret"`
 	GatewaySecret     string     `env:"GATEWAY_SECRET" envDefault:"dev-gateway-secret"`

@@ -55,3 +55,21 @@ func TestIdempotencyRetention(t *testing.T) {
 		t.Fatalf("left after cleanup: %v %v", left, err)
 	}
 }
+
+func TestRequestLogRetention(t *testing.T) {
+	ctx := context.Background()
+	db, _ := testenv.DB(t)
+	now := time.Now()
+	entries := []store.RequestLogEntry{
+		{RequestID: "old", Method: "GET", Path: "/v1/events", Status: 200, CreatedAt: now.Add(-31 * 24 * time.Hour)},
+		{RequestID: "new", Method: "GET", Path: "/v1/events", Status: 200, CreatedAt: now.Add(-29 * 24 * time.Hour)},
+	}
+	if err := store.InsertRequestLog(ctx, db, entries); err != nil {
+		t.Fatal(err)
+	}
+	n, err := store.DeleteRequestLogBefore(ctx, db, now.Add(-30*24*time.Hour))
+	left, _ := store.ListRequestLog(ctx, db, store.RequestLogFilter{})
+	if err != nil || n != 1 || len(left) != 1 || left[0].RequestID != "new" {
+		t.Fatalf("retention deleted %d (%v), left %+v", n, err, left)
+	}
+}

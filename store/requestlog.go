@@ -67,3 +67,13 @@ func ListRequestLog(ctx context.Context, db bun.IDB, f RequestLogFilter) ([]Requ
 	}
 	return out, nil
 }
+
+// DeleteRequestLogBefore removes entries older than cutoff (retention).
+func DeleteRequestLogBefore(ctx context.Context, db bun.IDB, cutoff time.Time) (int64, error) {
+	res, err := db.NewDelete().Model((*RequestLogEntry)(nil)).Where("created_at < ?", cutoff).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("delete request log before %s: %w", cutoff.Format(time.RFC3339), err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}

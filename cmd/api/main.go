@@ -81,7 +81,7 @@ func run() error {
 		Catalog: catalog.New(db, time.Now), Sales: sl, RequestLog: rl, Log: logger,
 		Gateway: gw, GatewaySecret: []byte(cfg.GatewaySecret),
 		Metrics: reg, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}})
-	go cleanIdempotencyKeys(ctx, db, logger)
+	go housekeeping(ctx, db, logger, cfg.RequestLogRetention)
 	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 
 	errc := make(chan error, 1)
@@ -103,16 +103,22 @@ func run() error {
 	return nil
 }
 
-// cleanIdempotencyKeys deletes idempotency records past their 24 hours, every
-// ten minutes, until ctx ends.
-func cleanIdempotencyKeys(ctx context.Context, db *bun.DB, logger *slog.Logger) {
+// housekeeping deletes idempotency records past their 24 hours and request
+// log entries past their retention, every ten minutes, until ctx ends.
+func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retention time.Duration) {
 	t := time.NewTicker(10 * time.Minute)
 	defer t.Stop()
 	for {
-		if n, err := store.DeleteExpiredIdempotencyKeys(ctx, db, time.Now()); err != nil {
+		now := time.Now()
+		if n, err := store.DeleteExpiredIdempotencyKeys(ctx, db, now); err != nil {
 			logger.Warn("idempotency cleanup", "err", err)
 		} else if n > 0 {
 			logger.Info("idempotency cleanup", "deleted", n)
+		}
+		if n, err := store.DeleteRequestLogBefore(ctx, db, now.Add(-retention)); err != nil {
+			logger.Warn("request log cleanup", "err", err)
+		} else if n > 0 {
+			logger.Info("request log cleanup", "deleted", n)
 		}
 		select {
 		case <-ctx.Done():
