@@ -182,15 +182,24 @@ func (s *Server) registerGatewayCallback(api huma.API) {
 		if err := json.Unmarshal(in.RawBody, &cb); err != nil || cb.OrderID == 0 {
 			return nil, newProblem(ctx, http.StatusBadRequest, "malformed_request", "Bad callback body.")
 		}
-		err := s.deps.Temporal.SignalWorkflow(ctx, workflows.OrderWorkflowID(cb.OrderID), "", workflows.PaymentSignal,
-			workflows.PaymentEvent{Status: cb.Status, PaymentID: cb.PaymentID})
-		var done *serviceerror.NotFound
-		if errors.As(err, &done) && cb.Status == "paid" && s.deps.Gateway != nil {
-			// The order's saga has ended: it cannot take this payment, so
-			// the money goes back.
-			err = gateway.RefundUnapplied(ctx, s.deps.DB, s.deps.Gateway, cb.OrderID, cb.PaymentID)
-		} else if errors.As(err, &done) {
-			err = nil
+		o, err := store.GetOrderByID(ctx, s.deps.DB, cb.OrderID)
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		if o.Status != store.OrderPendingPayment {
+			// The order can no longer take a payment: a paid callback's
+			// money goes back at once (keyed, so once), nothing else to do.
+			if cb.Status == "paid" && s.deps.Gateway != nil {
+				err = gateway.RefundUnapplied(ctx, s.deps.DB, s.deps.Gateway, cb.OrderID, cb.PaymentID)
+			}
+		} else {
+			err = s.deps.Temporal.SignalWorkflow(ctx, workflows.OrderWorkflowID(cb.OrderID), "", workflows.PaymentSignal,
+				workflows.PaymentEvent{Status: cb.Status, PaymentID: cb.PaymentID})
+			var done *serviceerror.NotFound
+			if errors.As(err, &done) && cb.Status == "paid" && s.deps.Gateway != nil {
+				// The saga ended between the read and the signal.
+				err = gateway.RefundUnapplied(ctx, s.deps.DB, s.deps.Gateway, cb.OrderID, cb.PaymentID)
+			}
 		}
 		if err != nil {
 			return nil, fromError(ctx, s.log, err)

@@ -191,6 +191,16 @@ func (w *orderWorkflow) run(ctx workflow.Context) (OrderStatus, error) {
 // money is never kept for nothing.
 func (w *orderWorkflow) returnUnapplied(ctx workflow.Context) error {
 	var a *activities.Activities
+	// Signals delivered in this very task may not have reached the
+	// receiving goroutine yet: take them from the channel too.
+	ch := workflow.GetSignalChannel(ctx, PaymentSignal)
+	for {
+		var p PaymentEvent
+		if !ch.ReceiveAsync(&p) {
+			break
+		}
+		w.payments = append(w.payments, p)
+	}
 	for len(w.payments) > 0 {
 		p := w.payments[0]
 		w.payments = w.payments[1:]
