@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test build vet fmt clean
+.PHONY: run test build vet fmt clean bench
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -25,3 +25,7 @@ clean:
 	scripts/temporal.sh stop || true
 	scripts/postgres.sh stop || true
 	rm -rf bin .data
+
+# The benchmarks of DESIGN.md §5 on the local stack; writes bench/results/latest.{md,json}.
+bench:
+	BENCH=1 scripts/test.sh -run TestBench -v ./bench/ -timeout 30m

@@ -35,6 +35,7 @@ import (
 // server, served on a loopback port.
 type Stack struct {
 	DB         *bun.DB
+	DBURL      string
 	URL        string
 	Temporal   client.Client
 	RequestLog *requestlog.Writer
@@ -47,6 +48,18 @@ type Stack struct {
 	TaskQueue string
 
 	deps api.Deps
+}
+
+// ProductionLikeAPI serves an api instance configured as in production: keys
+// cached for 10 s, the default rate limit raised out of the way of load.
+func (s *Stack) ProductionLikeAPI(t testing.TB) string {
+	t.Helper()
+	deps := s.deps
+	deps.Auth = apikey.NewAuthenticator(s.DB, 10*time.Second)
+	deps.Limiter, deps.DefaultLimit = ratelimit.NewMemory(), ratelimit.Limit{Rate: 1e9, Burst: 1e9}
+	hs := httptest.NewServer(api.New(deps))
+	t.Cleanup(hs.Close)
+	return hs.URL
 }
 
 // AnotherAPI serves a second api instance over the same database and
@@ -63,7 +76,7 @@ func (s *Stack) AnotherAPI(t testing.TB, limiter ratelimit.Limiter, l ratelimit.
 // NewStack starts the API for one test.
 func NewStack(t testing.TB) *Stack {
 	t.Helper()
-	db, _ := DB(t)
+	db, dbURL := DB(t)
 	reg := metrics.New(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	tc, err := client.NewLazyClient(client.Options{HostPort: TemporalAddress(t), MetricsHandler: reg.TemporalHandler()})
 	if err != nil {
@@ -75,7 +88,7 @@ func NewStack(t testing.TB) *Stack {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	rl := requestlog.NewWriter(db, log, 20*time.Millisecond)
-	s := &Stack{DB: db, Temporal: tc, RequestLog: rl, Now: time.Now, TaskQueue: "test-" + randomHex(6)}
+	s := &Stack{DB: db, DBURL: dbURL, Temporal: tc, RequestLog: rl, Now: time.Now, TaskQueue: "test-" + randomHex(6)}
 	now := func() time.Time { return s.Now() }
 	s.Sales = sales.New(db, tc, log, now)
 	s.Sales.TaskQueue = s.TaskQueue

@@ -1,0 +1,421 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"ticketsales/apikey"
+	"ticketsales/testenv"
+	"ticketsales/workflows"
+)
+
+// Results is what `make bench` writes to bench/results/latest.{md,json}.
+type Results struct {
+	When         time.Time      `json:"when"`
+	Cores        int            `json:"cores"`
+	Availability map[string]any `json:"availability"`
+	Holds        map[string]any `json:"holds"`
+	Sagas        map[string]any `json:"sagas"`
+}
+
+// hall is a catalog with one published event in a rows × seats hall.
+func hall(ref string, rows, seats int) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"cities": [{"ref": "c", "name": "City"}], "venues": [{"ref": "arena", "name": "Arena", "city": "c",
+	  "timezone": "UTC", "schemes": [{"ref": "s", "name": "Bowl", "zones": [{"id": "a", "name": "Bowl", "rows": [`)
+	for r := 1; r <= rows; r++ {
+		if r > 1 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"row": "%d", "seats": %d}`, r, seats)
+	}
+	fmt.Fprintf(&b, `]}]}]}], "events": [{"ref": %q, "title": "Show", "slug": "show", "status": "published",
+	  "starts_at": "2030-01-01T19:00:00Z", "venue": "arena", "scheme": "s", "fee": {"mode": "separate", "rate_bp": 1000, "min_fee": 0},
+	  "categories": [{"ref": "all", "name": "All", "price": 100000, "zones": ["a"]}]}]}`, ref)
+	return []byte(b.String())
+}
+
+func eventID(t *testing.T, s *testenv.Stack, company int64, ref string) int64 {
+	var id int64
+	if err := s.DB.NewRaw("SELECT id FROM events WHERE company_id = ? AND ref = ?", company, ref).Scan(context.Background(), &id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+var benchDur = 5 * time.Second
+
+// TestBench runs the benchmarks of DESIGN.md §5 when BENCH=1 (`make bench`).
+func TestBench(t *testing.T) {
+	if os.Getenv("BENCH") == "" {
+		t.Skip("set BENCH=1, or run `make bench`")
+	}
+	if d, err := time.ParseDuration(os.Getenv("BENCH_DURATION")); err == nil {
+		benchDur = d
+	}
+	res := Results{When: time.Now().UTC(), Cores: runtime.NumCPU()}
+	s := testenv.NewStack(t)
+	s.StartWorker(t)
+	company := s.Company(t, "Bench")
+	key, _ := s.Key(t, company, apikey.Sandbox)
+	s.Import(t, company, hall("avail", 100, 100))
+	res.Availability = benchAvailability(t, s, key, eventID(t, s, company, "avail"))
+	s.Import(t, company, hall("holds", 100, 100))
+	s.Import(t, company, hall("raw", 100, 100))
+	s.Import(t, company, hall("contended", 10, 20))
+	res.Holds = benchHolds(t, s, key, eventID(t, s, company, "holds"), eventID(t, s, company, "raw"), eventID(t, s, company, "contended"))
+	s.Import(t, company, hall("sagas", 100, 100))
+	res.Sagas = benchSagas(t, s, key, eventID(t, s, company, "sagas"))
+	write(t, res)
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(int(a/b*1000)) / 1000
+}
+
+func benchAvailability(t *testing.T, s *testenv.Stack, key string, event int64) map[string]any {
+	url := s.ProductionLikeAPI(t)
+	path := fmt.Sprintf("/v1/events/%d/availability", event)
+	h := http.Header{"Authorization": {"Bearer " + key}, "Accept-Encoding": {"gzip"}}
+	// The bytes and headers the API serves, for the plain handler.
+	req, _ := http.NewRequest(http.MethodGet, url+path, nil)
+	req.Header = h.Clone()
+	tr := &http.Transport{DisableCompression: true}
+	first, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil || first.StatusCode != 200 {
+		t.Fatalf("availability: %v %v", first, err)
+	}
+	body, _ := readAll(first)
+	etag := first.Header.Get("ETag")
+	headers := first.Header.Clone()
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for k, v := range headers {
+			w.Header()[k] = v
+		}
+		if r.Header.Get("If-None-Match") == etag {
+			w.Header().Del("Content-Length")
+			w.Header().Del("Content-Encoding")
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		_, _ = w.Write(body)
+	}))
+	defer plain.Close()
+	conc := 16
+	out := map[string]any{"seats": 10000, "concurrency": conc, "gzip_body_bytes": len(body)}
+	apiFull := Load(url+path, h, 200, conc, benchDur)
+	rawFull := Load(plain.URL+path, h, 200, conc, benchDur)
+	h304 := h.Clone()
+	h304.Set("If-None-Match", etag)
+	api304 := Load(url+path, h304, 304, conc, benchDur)
+	raw304 := Load(plain.URL+path, h304, 304, conc, benchDur)
+	out["full_api"], out["full_plain"], out["full_ratio"] = apiFull, rawFull, ratio(apiFull.RPS, rawFull.RPS)
+	out["not_modified_api"], out["not_modified_plain"], out["not_modified_ratio"] = api304, raw304, ratio(api304.RPS, raw304.RPS)
+	return out
+}
+
+func readAll(res *http.Response) ([]byte, error) {
+	defer res.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := res.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return []byte(b.String()), nil
+}
+
+func benchHolds(t *testing.T, s *testenv.Stack, key string, apiEvent, rawEvent, contendedEvent int64) map[string]any {
+	url := s.ProductionLikeAPI(t)
+	conc := 16
+	out := map[string]any{"concurrency": conc}
+	// Through the API: disjoint seats, one per request, until time or seats run out.
+	var next atomic.Int64
+	var ok, fails atomic.Int64
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc}}
+	start := time.Now()
+	deadline := start.Add(benchDur)
+	var wg sync.WaitGroup
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				n := next.Add(1) - 1
+				if n >= 10000 {
+					return
+				}
+				seat := fmt.Sprintf("a-%d-%d", n/100+1, n%100+1)
+				body := fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "a", "seat_id": %q}]}`, apiEvent, seat)
+				req, _ := http.NewRequest(http.MethodPost, url+"/v1/reservations", strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Idempotency-Key", "bench-"+seat)
+				res, err := client.Do(req)
+				if err == nil {
+					_, _ = readAll(res)
+				}
+				if err == nil && res.StatusCode == 201 {
+					ok.Add(1)
+				} else {
+					fails.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	apiSecs := time.Since(start).Seconds()
+	apiRate := float64(ok.Load()) / apiSecs
+	out["api_holds"], out["api_holds_per_s"], out["api_failures"] = ok.Load(), apiRate, fails.Load()
+
+	// A raw pgx loop running the same conditional UPDATE on another event.
+	pool, err := pgxpool.New(context.Background(), s.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var rawNext, rawOK atomic.Int64
+	start = time.Now()
+	deadline = start.Add(benchDur)
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				n := rawNext.Add(1) - 1
+				if n >= 10000 {
+					return
+				}
+				tag, err := pool.Exec(context.Background(), `UPDATE event_seats SET state = 'held', hold_id = $3,
+					hold_expires_at = now() + interval '15 minutes', version = nextval('seat_change_seq')
+					WHERE event_id = $1 AND seat_id = $2 AND (state = 'free' OR (state = 'held' AND hold_expires_at <= now()))`,
+					rawEvent, fmt.Sprintf("a-%d-%d", n/100+1, n%100+1), fmt.Sprintf("raw-%d", n))
+				if err == nil && tag.RowsAffected() == 1 {
+					rawOK.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	rawRate := float64(rawOK.Load()) / time.Since(start).Seconds()
+	out["raw_pgx_holds_per_s"], out["holds_ratio"] = rawRate, ratio(apiRate, rawRate)
+
+	// 200 buyers at once for the same two seats: every decision's latency.
+	var lat []time.Duration
+	var mu sync.Mutex
+	var won, lost atomic.Int64
+	startGate := make(chan struct{})
+	for b := 0; b < 200; b++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "a", "seat_id": "a-1-1"}, {"zone_id": "a", "seat_id": "a-1-2"}]}`, contendedEvent)
+			req, _ := http.NewRequest(http.MethodPost, url+"/v1/reservations", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", fmt.Sprintf("contended-%d", b))
+			<-startGate
+			t0 := time.Now()
+			res, err := http.DefaultClient.Do(req)
+			d := time.Since(t0)
+			if err != nil {
+				return
+			}
+			_, _ = readAll(res)
+			switch res.StatusCode {
+			case 201:
+				won.Add(1)
+			case 409:
+				lost.Add(1)
+			}
+			mu.Lock()
+			lat = append(lat, d)
+			mu.Unlock()
+		}()
+	}
+	close(startGate)
+	wg.Wait()
+	r := summarise(lat, 0, 0, 0)
+	out["contended_buyers"], out["contended_won"], out["contended_refused"] = 200, won.Load(), lost.Load()
+	out["contended_p50_ms"], out["contended_p99_ms"] = r.P50ms, r.P99ms
+	return out
+}
+
+// empty is the baseline workflow: started and completed, nothing else.
+func empty(workflow.Context) error { return nil }
+
+func benchSagas(t *testing.T, s *testenv.Stack, key string, event int64) map[string]any {
+	url := s.ProductionLikeAPI(t)
+	conc := 8
+	out := map[string]any{"concurrency": conc}
+	var next, done, fails atomic.Int64
+	var lastOrder atomic.Int64
+	var lastReservation atomic.Value
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc}}
+	do := func(method, path, body, idem string) (int, map[string]any) {
+		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		if idem != "" {
+			req.Header.Set("Idempotency-Key", idem)
+		}
+		res, err := hc.Do(req)
+		if err != nil {
+			return 0, nil
+		}
+		b, _ := readAll(res)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		return res.StatusCode, m
+	}
+	start := time.Now()
+	deadline := start.Add(benchDur)
+	var wg sync.WaitGroup
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				n := next.Add(1) - 1
+				seat := fmt.Sprintf("a-%d-%d", n/100+1, n%100+1)
+				st, r := do(http.MethodPost, "/v1/reservations",
+					fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "a", "seat_id": %q}]}`, event, seat), "s-r-"+seat)
+				if st != 201 {
+					fails.Add(1)
+					continue
+				}
+				rid := r["data"].(map[string]any)["id"].(string)
+				st, o := do(http.MethodPost, "/v1/orders", fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "payment": "external",
+					"customer": {"email": "b@example.com", "first_name": "B", "last_name": "C", "phone": "+79990000000"}}`, event, rid), "s-o-"+seat)
+				if st != 201 {
+					fails.Add(1)
+					continue
+				}
+				od := o["data"].(map[string]any)
+				id := int64(od["id"].(float64))
+				amount := int64(od["amount"].(map[string]any)["amount"].(float64))
+				st, _ = do(http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", id),
+					fmt.Sprintf(`{"external_payment_id": "x", "paid_amount": %d}`, amount), "s-c-"+seat)
+				if st != 200 {
+					fails.Add(1)
+					continue
+				}
+				if st, tk := do(http.MethodGet, fmt.Sprintf("/v1/orders/%d/tickets", id), "", ""); st != 200 || len(tk["data"].([]any)) != 1 {
+					fails.Add(1)
+					continue
+				}
+				done.Add(1)
+				lastOrder.Store(id)
+				lastReservation.Store(rid)
+			}
+		}()
+	}
+	wg.Wait()
+	sagaRate := float64(done.Load()) / time.Since(start).Seconds()
+	ctx := context.Background()
+	events := historyLen(t, s.Temporal, workflows.OrderWorkflowID(lastOrder.Load())) +
+		historyLen(t, s.Temporal, workflows.ReservationWorkflowID(lastReservation.Load().(string)))
+	out["sagas"], out["sagas_per_s"], out["saga_failures"], out["events_per_saga"] = done.Load(), sagaRate, fails.Load(), events
+	out["saga_events_per_s"] = sagaRate * float64(events)
+
+	// Empty workflows started and completed on the same server.
+	queue := s.TaskQueue + "-empty"
+	w := worker.New(s.Temporal, queue, worker.Options{})
+	w.RegisterWorkflow(empty)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var emptyDone atomic.Int64
+	var lastEmpty atomic.Value
+	start = time.Now()
+	deadline = start.Add(benchDur)
+	for i := 0; i < conc; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				run, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, empty)
+				if err == nil && run.Get(ctx, nil) == nil {
+					emptyDone.Add(1)
+					lastEmpty.Store(run.GetID())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	emptyRate := float64(emptyDone.Load()) / time.Since(start).Seconds()
+	emptyEvents := historyLen(t, s.Temporal, lastEmpty.Load().(string))
+	out["empty_workflows_per_s"], out["events_per_empty_workflow"] = emptyRate, emptyEvents
+	out["empty_events_per_s"] = emptyRate * float64(emptyEvents)
+	out["events_ratio"] = ratio(sagaRate*float64(events), emptyRate*float64(emptyEvents))
+	return out
+}
+
+func historyLen(t *testing.T, c client.Client, wid string) int {
+	it := c.GetWorkflowHistory(context.Background(), wid, "", false, 0)
+	n := 0
+	for it.HasNext() {
+		if _, err := it.Next(); err != nil {
+			t.Fatalf("history of %s: %v", wid, err)
+		}
+		n++
+	}
+	return n
+}
+
+func write(t *testing.T, r Results) {
+	b, _ := json.MarshalIndent(r, "", "  ")
+	if err := os.WriteFile("results/latest.json", append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, h, sg := r.Availability, r.Holds, r.Sagas
+	af, ap := a["full_api"].(LoadResult), a["full_plain"].(LoadResult)
+	nf, np := a["not_modified_api"].(LoadResult), a["not_modified_plain"].(LoadResult)
+	var md strings.Builder
+	fmt.Fprintf(&md, "# Benchmark results\n\n%s, %d cores, loopback, Postgres and the Temporal dev server on the same machine.\n"+
+		"Regenerate with `make bench`.\n\n", r.When.Format(time.RFC3339), r.Cores)
+	fmt.Fprintf(&md, "## Availability of a 10,000-seat event (concurrency %v)\n\n", a["concurrency"])
+	md.WriteString("| | req/s | p50 ms | p99 ms | bytes | ratio to plain |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&md, "| API, gzip body | %.0f | %.2f | %.2f | %d | %.1f%% |\n", af.RPS, af.P50ms, af.P99ms, af.BytesPer, 100*a["full_ratio"].(float64))
+	fmt.Fprintf(&md, "| plain net/http, same bytes | %.0f | %.2f | %.2f | %d | |\n", ap.RPS, ap.P50ms, ap.P99ms, ap.BytesPer)
+	fmt.Fprintf(&md, "| API, 304 | %.0f | %.2f | %.2f | %d | %.1f%% |\n", nf.RPS, nf.P50ms, nf.P99ms, nf.BytesPer, 100*a["not_modified_ratio"].(float64))
+	fmt.Fprintf(&md, "| plain net/http, 304 | %.0f | %.2f | %.2f | %d | |\n\n", np.RPS, np.P50ms, np.P99ms, np.BytesPer)
+	fmt.Fprintf(&md, "## Holds (concurrency %v)\n\n", h["concurrency"])
+	md.WriteString("| | value |\n|---|---|\n")
+	fmt.Fprintf(&md, "| API holds/s, disjoint seats | %.0f |\n| raw pgx conditional UPDATE/s | %.0f |\n| ratio | %.1f%% |\n",
+		h["api_holds_per_s"], h["raw_pgx_holds_per_s"], 100*h["holds_ratio"].(float64))
+	fmt.Fprintf(&md, "| 200 buyers, same 2 seats: won / refused | %v / %v |\n| contended decision p50 / p99 ms | %.2f / %.2f |\n\n",
+		h["contended_won"], h["contended_refused"], h["contended_p50_ms"], h["contended_p99_ms"])
+	fmt.Fprintf(&md, "## Sandbox sagas: reserve → order → confirm → tickets (concurrency %v)\n\n", sg["concurrency"])
+	md.WriteString("| | per second | history events/s |\n|---|---|---|\n")
+	fmt.Fprintf(&md, "| sagas (%v events each) | %.1f | %.0f |\n", sg["events_per_saga"], sg["sagas_per_s"], sg["saga_events_per_s"])
+	fmt.Fprintf(&md, "| empty workflows (%v events each) | %.1f | %.0f |\n| events ratio | | %.1f%% |\n",
+		sg["events_per_empty_workflow"], sg["empty_workflows_per_s"], sg["empty_events_per_s"], 100*sg["events_ratio"].(float64))
+	fmt.Fprintf(&md, "\nFailures: availability %d/%d, holds %v, sagas %v.\n", af.Failures, nf.Failures, h["api_failures"], sg["saga_failures"])
+	if err := os.WriteFile("results/latest.md", []byte(md.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + md.String())
+}

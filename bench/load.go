@@ -1,0 +1,92 @@
+// Package bench measures the service against physical limits on this
+// machine: see `make bench` and bench/results/latest.md.
+package bench
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// LoadResult summarises a closed-loop load run.
+type LoadResult struct {
+	Requests int     `json:"requests"`
+	Seconds  float64 `json:"seconds"`
+	RPS      float64 `json:"rps"`
+	P50ms    float64 `json:"p50_ms"`
+	P99ms    float64 `json:"p99_ms"`
+	BytesPer int64   `json:"bytes_per_response"`
+	Failures int     `json:"failures"`
+}
+
+func percentile(sorted []time.Duration, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted)-1) * p)
+	return float64(sorted[i].Microseconds()) / 1000
+}
+
+func summarise(lat []time.Duration, elapsed time.Duration, bytes int64, failures int) LoadResult {
+	slices.Sort(lat)
+	r := LoadResult{Requests: len(lat), Seconds: elapsed.Seconds(), Failures: failures,
+		P50ms: percentile(lat, .50), P99ms: percentile(lat, .99)}
+	if elapsed > 0 {
+		r.RPS = float64(len(lat)) / elapsed.Seconds()
+	}
+	if len(lat) > 0 {
+		r.BytesPer = bytes / int64(len(lat))
+	}
+	return r
+}
+
+// Load runs conc workers issuing GET url with headers for dur, each
+// waiting for its response before the next (closed loop, keep-alive).
+func Load(url string, headers http.Header, want int, conc int, dur time.Duration) LoadResult {
+	tr := &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc, DisableCompression: true}
+	client := &http.Client{Transport: tr}
+	defer tr.CloseIdleConnections()
+	var mu sync.Mutex
+	var all []time.Duration
+	var bytes int64
+	failures := 0
+	start := time.Now()
+	deadline := start.Add(dur)
+	var wg sync.WaitGroup
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var lat []time.Duration
+			var b int64
+			fails := 0
+			for time.Now().Before(deadline) {
+				req, _ := http.NewRequest(http.MethodGet, url, nil)
+				req.Header = headers.Clone()
+				t0 := time.Now()
+				res, err := client.Do(req)
+				if err != nil {
+					fails++
+					continue
+				}
+				n, _ := io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != want {
+					fails++
+					continue
+				}
+				lat = append(lat, time.Since(t0))
+				b += n
+			}
+			mu.Lock()
+			all = append(all, lat...)
+			bytes += b
+			failures += fails
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return summarise(all, time.Since(start), bytes, failures)
+}
