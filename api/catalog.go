@@ -78,7 +78,8 @@ type EventPath struct {
 
 type conditionalEventInput struct {
 	EventPath
-	IfNoneMatch string `header:"If-None-Match" doc:"An ETag from an earlier response: 304 when unchanged."`
+	IfNoneMatch    string `header:"If-None-Match" doc:"An ETag from an earlier response: 304 when unchanged."`
+	AcceptEncoding string `header:"Accept-Encoding" doc:"gzip is served when accepted."`
 }
 
 type sessionsInput struct {
@@ -178,7 +179,17 @@ func (s *Server) registerCatalog(api huma.API) {
 		if err != nil {
 			return nil, fromError(ctx, s.log, err)
 		}
-		return rawEnvelope(ctx, doc.JSON, doc.ETag, in.IfNoneMatch, "private, no-cache"), nil
+		out := &rawOutput{ETag: doc.ETag, CacheControl: "private, no-cache", ContentType: "application/json", Vary: "Accept-Encoding"}
+		if etagMatches(in.IfNoneMatch, doc.ETag) {
+			out.Status = http.StatusNotModified
+			return out, nil
+		}
+		gzipped := acceptsGzip(in.AcceptEncoding)
+		if gzipped {
+			out.ContentEncoding = "gzip"
+		}
+		out.Status, out.Body = http.StatusOK, doc.Body(RequestID(ctx), gzipped)
+		return out, nil
 	})
 }
 

@@ -56,11 +56,25 @@ func page[T any](ctx context.Context, items []T, p PageParams, total int) *listO
 // rawOutput serves pre-encoded JSON data inside the envelope, with an ETag
 // and a 304 for a matching If-None-Match.
 type rawOutput struct {
-	Status       int
-	ContentType  string `header:"Content-Type"`
-	ETag         string `header:"ETag"`
-	CacheControl string `header:"Cache-Control"`
-	Body         []byte
+	Status          int
+	ContentType     string `header:"Content-Type"`
+	ContentEncoding string `header:"Content-Encoding"`
+	Vary            string `header:"Vary"`
+	ETag            string `header:"ETag"`
+	CacheControl    string `header:"Cache-Control"`
+	Body            []byte
+}
+
+// acceptsGzip reads Accept-Encoding (gzip, unless q=0).
+func acceptsGzip(header string) bool {
+	for part := range strings.SplitSeq(header, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") || strings.TrimSpace(name) == "*" {
+			q := strings.ReplaceAll(params, " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.000"
+		}
+	}
+	return false
 }
 
 // rawEnvelope wraps encoded data without decoding and re-encoding it.

@@ -46,3 +46,13 @@ func TestETagMatching(t *testing.T) {
 		}
 	}
 }
+
+func TestAcceptsGzip(t *testing.T) {
+	for header, want := range map[string]bool{
+		"": false, "gzip": true, "br, gzip": true, "gzip;q=0": false, "deflate": false, "*": true, "GZIP; q=0.5": true,
+	} {
+		if got := acceptsGzip(header); got != want {
+			t.Errorf("acceptsGzip(%q) = %v", header, got)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -51,6 +52,23 @@ type AvailabilityDoc struct {
 	JSON []byte // the data member
 	ETag string // strong, quoted
 	Data *Availability
+	gz   *splicedGzip // {"data":JSON compressed once
+}
+
+// Body is the enveloped response {"data":…,"request_id":…}, gzipped when
+// asked: the large data part was compressed when the entry was built.
+func (d AvailabilityDoc) Body(requestID string, gzipped bool) []byte {
+	tail := make([]byte, 0, len(requestID)+20)
+	tail = append(tail, `,"request_id":`...)
+	tail = strconv.AppendQuote(tail, requestID)
+	tail = append(tail, '}')
+	if gzipped && d.gz != nil {
+		return d.gz.With(tail)
+	}
+	body := make([]byte, 0, len(d.JSON)+len(tail)+8)
+	body = append(body, `{"data":`...)
+	body = append(body, d.JSON...)
+	return append(body, tail...)
 }
 
 type cachedAvailability struct {
@@ -152,8 +170,12 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 		return nil, fmt.Errorf("encode availability of event %d: %w", eventID, err)
 	}
 	sum := sha256.Sum256(body)
+	gz, err := newSplicedGzip(append([]byte(`{"data":`), body...))
+	if err != nil {
+		return nil, fmt.Errorf("compress availability of event %d: %w", eventID, err)
+	}
 	return &cachedAvailability{
-		AvailabilityDoc: AvailabilityDoc{JSON: body, ETag: `"` + hex.EncodeToString(sum[:16]) + `"`, Data: &a},
+		AvailabilityDoc: AvailabilityDoc{JSON: body, ETag: `"` + hex.EncodeToString(sum[:16]) + `"`, Data: &a, gz: gz},
 		version:         version, validUntil: validUntil,
 	}, nil
 }
