@@ -464,3 +464,32 @@ func seatStatus(a availability, id string) string {
 	}
 	return "missing"
 }
+
+// TestAvailabilityCacheFollowsNotifications: an instance serving availability
+// from its notified cache sees a seat change made elsewhere (the worker, or
+// another instance) without a per-request version query.
+func TestAvailabilityCacheFollowsNotifications(t *testing.T) {
+	f := newFixture(t)
+	url := f.ProductionLikeAPI(t)
+	path := fmt.Sprintf("/v1/events/%d/availability", f.ids["swan-lake"])
+	status := func() string {
+		res := testenv.Do(t, url, http.MethodGet, path, f.keyA, "")
+		var a availability
+		res.Decode(t, &a)
+		return seatStatus(a, "parterre-3-3")
+	}
+	if st := status(); st != "free" {
+		t.Fatalf("before: %s", st)
+	}
+	if _, err := f.DB.ExecContext(context.Background(), `UPDATE event_seats SET state = 'sold', version = nextval('seat_change_seq')
+		WHERE event_id = ? AND seat_id = 'parterre-3-3'`, f.ids["swan-lake"]); err != nil {
+		t.Fatal(err)
+	}
+	st := status()
+	for deadline := time.Now().Add(5 * time.Second); st != "sold" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		st = status()
+	}
+	if st != "sold" {
+		t.Fatalf("the notified cache still shows %s", st)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"ticketsales/pricing"
@@ -75,6 +76,8 @@ type cachedAvailability struct {
 	AvailabilityDoc
 	version    store.SeatsVersion
 	validUntil time.Time // the next hold expiry or price change
+	companyID  int64
+	gen        uint64 // the event's notification count when built
 }
 
 // availabilityCache keeps the encoded availability per event; an entry is
@@ -83,23 +86,31 @@ type cachedAvailability struct {
 type availabilityCache struct {
 	mu      sync.Mutex
 	entries map[int64]*cachedAvailability
+	gen     map[int64]uint64 // notifications seen per event
+	// listening: Listen is connected, so an entry whose gen is current is
+	// fresh without asking Postgres.
+	listening atomic.Bool
 }
 
 func newAvailabilityCache() *availabilityCache {
-	return &availabilityCache{entries: map[int64]*cachedAvailability{}}
+	return &availabilityCache{entries: map[int64]*cachedAvailability{}, gen: map[int64]uint64{}}
 }
 
 // Availability returns the event's availability from the cache or rebuilt.
 // It costs one indexed query when the cache is fresh.
 func (s *Service) Availability(ctx context.Context, companyID, eventID int64) (AvailabilityDoc, error) {
+	now := s.now()
+	ac := s.availability
+	ac.mu.Lock()
+	c, gen := ac.entries[eventID], ac.gen[eventID]
+	ac.mu.Unlock()
+	if ac.listening.Load() && c != nil && c.gen == gen && c.companyID == companyID && now.Before(c.validUntil) {
+		return c.AvailabilityDoc, nil // no change notified since it was built
+	}
 	v, err := store.GetEventVersion(ctx, s.db, companyID, eventID)
 	if err != nil {
 		return AvailabilityDoc{}, err
 	}
-	now := s.now()
-	s.availability.mu.Lock()
-	c := s.availability.entries[eventID]
-	s.availability.mu.Unlock()
 	if c != nil && c.version == v.Version && now.Before(c.validUntil) {
 		return c.AvailabilityDoc, nil
 	}
@@ -107,6 +118,7 @@ func (s *Service) Availability(ctx context.Context, companyID, eventID int64) (A
 	if err != nil {
 		return AvailabilityDoc{}, err
 	}
+	c.companyID, c.gen = companyID, gen
 	s.availability.mu.Lock()
 	s.availability.entries[eventID] = c
 	s.availability.mu.Unlock()

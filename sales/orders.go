@@ -186,6 +186,7 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 			return nil, s.abandonOrder(ctx, o, err)
 		}
 	}
+	s.seatsChanged(o.EventID)
 	if err := s.startOrderWorkflow(ctx, o); err != nil {
 		return nil, s.abandonOrder(ctx, o, err)
 	}
@@ -406,6 +407,7 @@ func (s *Service) Cancel(ctx context.Context, p *apikey.Principal, id int64) (*O
 			return nil, err
 		}
 		if changed {
+			s.seatsChanged(o.EventID)
 			if err := s.temporal.SignalWorkflow(ctx, workflows.OrderWorkflowID(id), "", workflows.OrderCancelledSignal, nil); err != nil {
 				s.log.WarnContext(ctx, "signal cancelled order", "order_id", id, "err", err)
 			}

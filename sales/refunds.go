@@ -76,6 +76,7 @@ func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64
 	if _, err := store.GetRefund(ctx, s.db, id); errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("refund %s not recorded yet: %w", id, ErrUnavailable)
 	}
+	s.seatsChanged(o.EventID)
 	// The reason is the partner's free text: it stays out of workflow history.
 	if _, err := s.db.NewRaw("UPDATE refunds SET reason = ? WHERE id = ?", reason, id).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("store reason of refund %s: %w", id, err)

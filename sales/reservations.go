@@ -45,6 +45,15 @@ type Service struct {
 	Orders OrderSettings
 	// Metrics counts hold decisions (nil: none).
 	Metrics *metrics.Registry
+	// SeatsChanged is told of every seat change this service makes, so the
+	// availability cache of this instance reflects it at once (nil: none).
+	SeatsChanged func(eventID int64)
+}
+
+func (s *Service) seatsChanged(eventID int64) {
+	if s.SeatsChanged != nil {
+		s.SeatsChanged(eventID)
+	}
 }
 
 // New builds the service.
@@ -215,6 +224,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	if !ok {
 		return nil, takenError(ids, taken, seats)
 	}
+	s.seatsChanged(r.EventID)
 	if err := s.startReservationWorkflow(ctx, &r); err != nil {
 		return nil, err
 	}
@@ -325,6 +335,7 @@ func (s *Service) ReplaceSeats(ctx context.Context, p *apikey.Principal, id stri
 	case len(taken) > 0:
 		return nil, takenError(ids, taken, seats)
 	}
+	s.seatsChanged(cur.EventID)
 	return s.GetReservation(ctx, p, id)
 }
 
@@ -346,6 +357,7 @@ func (s *Service) Release(ctx context.Context, p *apikey.Principal, id string) (
 		return nil, err
 	}
 	if changed {
+		s.seatsChanged(cur.EventID)
 		// The workflow's timer would find nothing to do; end it now so the
 		// history shows the release. Postgres already has the truth.
 		if err := s.temporal.SignalWorkflow(ctx, workflows.ReservationWorkflowID(id), "", workflows.ReservationEndedSignal,

@@ -40,6 +40,7 @@ type Stack struct {
 	Temporal   client.Client
 	RequestLog *requestlog.Writer
 	Sales      *sales.Service
+	Catalog    *catalog.Service
 	Gateway    *gateway.TestGateway
 	Mailer     mail.Sender // nil: production orders cannot be mailed
 	Now        func() time.Time
@@ -56,6 +57,17 @@ func (s *Stack) ProductionLikeAPI(t testing.TB) string {
 	t.Helper()
 	deps := s.deps
 	deps.Auth = apikey.NewAuthenticator(s.DB, 10*time.Second)
+	// Its own availability cache, kept fresh by notifications as in
+	// production.
+	deps.Catalog = catalog.New(s.DB, s.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	go deps.Catalog.Listen(ctx, s.DBURL, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(cancel)
+	for deadline := time.Now().Add(5 * time.Second); !deps.Catalog.Listening(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("availability cache listener did not connect")
+		}
+	}
 	deps.Limiter, deps.DefaultLimit = ratelimit.NewMemory(), ratelimit.Limit{Rate: 1e9, Burst: 1e9}
 	hs := httptest.NewServer(api.New(deps))
 	t.Cleanup(hs.Close)
@@ -98,8 +110,10 @@ func NewStack(t testing.TB) *Stack {
 	s.Gateway = &gateway.TestGateway{DB: db, Secret: secret, Log: log}
 	s.Sales.Orders.TokenSecret = []byte("test-token-secret")
 	s.Sales.Orders.Gateway = s.Gateway
+	s.Catalog = catalog.New(db, now)
+	s.Sales.SeatsChanged = s.Catalog.Invalidate
 	s.deps = api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, 0),
-		Catalog: catalog.New(db, now), Sales: s.Sales, RequestLog: rl, Log: log, Gateway: s.Gateway, GatewaySecret: secret,
+		Catalog: s.Catalog, Sales: s.Sales, RequestLog: rl, Log: log, Gateway: s.Gateway, GatewaySecret: secret,
 		// Generous, so that only the rate-limit tests meet the limit.
 		Limiter: ratelimit.NewMemory(), DefaultLimit: ratelimit.Limit{Rate: 10_000, Burst: 10_000}, Metrics: reg}
 	hs := httptest.NewServer(api.New(s.deps))

@@ -63,7 +63,10 @@ func run() error {
 	defer tc.Close()
 
 	rl := requestlog.NewWriter(db, logger, cfg.RequestLogFlush)
+	cat := catalog.New(db, time.Now)
+	go cat.Listen(ctx, cfg.DatabaseURL, logger)
 	sl := sales.New(db, tc, logger, time.Now)
+	sl.SeatsChanged = cat.Invalidate
 	sl.TaskQueue = cfg.TaskQueue
 	sl.Metrics = reg
 	gw := &gateway.TestGateway{DB: db, BaseURL: cfg.PublicBaseURL, CallbackURL: cfg.PublicBaseURL + "/gateway/callback",
@@ -78,7 +81,7 @@ func run() error {
 		}
 	}
 	srv := api.New(api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, cfg.AuthCacheTTL),
-		Catalog: catalog.New(db, time.Now), Sales: sl, RequestLog: rl, Log: logger,
+		Catalog: cat, Sales: sl, RequestLog: rl, Log: logger,
 		Gateway: gw, GatewaySecret: []byte(cfg.GatewaySecret),
 		Metrics: reg, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}})
 	go housekeeping(ctx, db, logger, cfg.RequestLogRetention)
