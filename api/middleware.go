@@ -1,17 +1,21 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
 	"github.com/felixge/httpsnoop"
 
 	"ticketsales/apikey"
@@ -78,7 +82,9 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg
 			next.ServeHTTP(w, r)
 		}), w, r)
 		attrs := []any{"request_id", ri.id, "method", r.Method, "path", r.URL.Path, "status", m.Code, "duration", m.Duration}
-		entry := store.RequestLogEntry{RequestID: ri.id, Method: r.Method, Path: r.URL.Path, Status: m.Code,
+		// Postgres text cannot hold NUL: one such path would fail its whole
+		// request log batch.
+		entry := store.RequestLogEntry{RequestID: ri.id, Method: r.Method, Path: strings.ReplaceAll(r.URL.Path, "\x00", "\uFFFD"), Status: m.Code,
 			DurationUS: m.Duration.Microseconds(), CreatedAt: start}
 		if p := ri.principal; p != nil {
 			attrs = append(attrs, "company_id", p.CompanyID, "key_id", p.KeyID)
@@ -112,21 +118,75 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 // with problem+json instead of the mux's plain text.
 func withRoutingProblems(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.IndexByte(r.URL.Path, 0) >= 0 {
+			// No route or id holds a NUL (%00), and Postgres text cannot
+			// store one: such an id would fail its query with a 500.
+			writeProblem(w, newProblem(r.Context(), http.StatusNotFound, "not_found", "No such path; see /docs for the API."))
+			return
+		}
 		if _, pattern := mux.Handler(r); pattern != "" {
+			if nulInBody(w, r) {
+				p := newProblem(r.Context(), http.StatusUnprocessableEntity, "validation_error", "validation failed")
+				p.Errors = []*huma.ErrorDetail{{Location: "body", Message: "strings must not contain the NUL character (\\u0000)"}}
+				writeProblem(w, p)
+				return
+			}
 			mux.ServeHTTP(w, r)
 			return
 		}
 		// The mux knows whether it is a 404 or a 405 (and the Allow header).
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, r)
-		p := newProblem(r.Context(), rec.Code, "", "")
+		var p *Problem
 		switch rec.Code {
 		case http.StatusMethodNotAllowed:
-			p.Detail = "The method is not allowed for this path."
+			p = newProblem(r.Context(), rec.Code, "", "The method is not allowed for this path.")
 			p.withHeader("Allow", rec.Header().Get("Allow"))
 		default:
-			p.Detail = "No such path; see /docs for the API."
+			// 404, or the mux's redirect of an unclean path (/a/../b,
+			// //b) that leads to no route either: a 404 all the same.
+			p = newProblem(r.Context(), http.StatusNotFound, "", "No such path; see /docs for the API.")
 		}
 		writeProblem(w, p)
 	})
+}
+
+// nulInBody reports whether the request's JSON body has a string (or key)
+// holding U+0000: no field accepts one and Postgres text cannot store it, so
+// it would otherwise fail deep in a handler with a 500 — possibly after a
+// side effect. The body is read (up to the API's limit, under the read
+// deadline operations get) and given back to r for the operation.
+func nulInBody(w http.ResponseWriter, r *http.Request) bool {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+	default:
+		return false
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "" && mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+		return false
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	_ = rc.SetReadDeadline(time.Time{})
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if err != nil || len(body) > maxBodyBytes || !bytes.Contains(body, []byte(`\u0000`)) {
+		return false // the operation reports an unreadable or oversized body
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false // not JSON: the operation reports that
+		}
+		if s, ok := tok.(string); ok && strings.IndexByte(s, 0) >= 0 {
+			return true
+		}
+	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -104,9 +105,11 @@ func installErrorModel(log *slog.Logger) {
 				p.Errors = append(p.Errors, &huma.ErrorDetail{Message: err.Error()})
 			}
 		}
-		if status == http.StatusBadRequest {
-			// A body that is not JSON is not echoed back: it may be huge.
-			for _, d := range p.Errors {
+		for _, d := range p.Errors {
+			// A body that is not JSON is not echoed back, nor a large value
+			// (a megabyte string, an array nested ten thousand deep that
+			// clients' JSON decoders refuse): they may be huge.
+			if status == http.StatusBadRequest || !smallValue(d.Value) {
 				d.Value = nil
 			}
 		}
@@ -115,6 +118,17 @@ func installErrorModel(log *slog.Logger) {
 	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
 		return huma.NewErrorWithContext(nil, status, msg, errs...)
 	}
+}
+
+// maxEchoedValue bounds the JSON size of a field error's echoed value.
+const maxEchoedValue = 512
+
+func smallValue(v any) bool {
+	if v == nil {
+		return true
+	}
+	b, err := json.Marshal(v)
+	return err == nil && len(b) <= maxEchoedValue
 }
 
 // fromError maps a service error to a problem: unknown or foreign ids are

@@ -152,9 +152,13 @@ start_server() {
 	# caller's pipe (ADDR="$(...)" would otherwise wait for it forever); setsid
 	# detaches it from the caller's process group so Ctrl-C on `make run` or
 	# the end of the make process does not take it down; `stop` does that.
+	# TEMPORAL_IN_MEMORY=1 (make test, make bench) keeps the state in memory:
+	# a run's server starts fresh anyway, and SQLite on disk slows every start.
+	local -a store=(--db-filename "$db_file")
+	[[ -n "${TEMPORAL_IN_MEMORY:-}" ]] && store=()
 	local -a cmd=("$bin" server start-dev
 		--ip 127.0.0.1 --port "$port" --ui-port "$ui_port"
-		--db-filename "$db_file" --log-level warn
+		"${store[@]}" --log-level warn
 		--search-attribute CompanyId=Int
 		--search-attribute EventId=Int
 		--search-attribute OrderStatus=Keyword

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/uptrace/bun"
 
+	"ticketsales/api"
 	"ticketsales/apikey"
 	"ticketsales/catalogfile"
 	"ticketsales/config"
@@ -85,7 +87,7 @@ func newRoot(out io.Writer) *cobra.Command {
 		},
 	}
 	root.PersistentFlags().BoolVar(&jsonOut, "json", false, "machine-readable JSON output")
-	root.AddCommand(c.migrateCmd(), c.companyCmd(), c.keyCmd(), c.catalogCmd(), c.requestsCmd(), c.seedDemoCmd())
+	root.AddCommand(c.migrateCmd(), c.companyCmd(), c.keyCmd(), c.catalogCmd(), c.requestsCmd(), c.seedDemoCmd(), c.openapiCmd())
 	return root
 }
 
@@ -363,6 +365,25 @@ func (c *cli) seedDemoCmd() *cobra.Command {
 					res.Count(store.Created), res.Count(store.Updated), res.Count(store.Unchanged))
 				fmt.Fprintf(w, "demo sandbox key: %s\n", k.Key)
 			})
+		},
+	}
+}
+
+func (c *cli) openapiCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "openapi",
+		Short: "Print the API's OpenAPI 3.1 document as JSON (needs no database)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			// Registration only describes the operations: no handler runs,
+			// so the API is built without a database or clients.
+			srv := api.New(api.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			doc, err := json.MarshalIndent(srv.API.OpenAPI(), "", "  ")
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(c.out, "%s\n", doc)
+			return err
 		},
 	}
 }

@@ -131,3 +131,29 @@ func TestTicketctlJSONCommands(t *testing.T) {
 		t.Fatalf("second seed-demo: %v %s", err, out)
 	}
 }
+
+// The openapi command needs no database: it prints the served document.
+func TestTicketctlOpenAPI(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://nobody@127.0.0.1:1/none?sslmode=disable")
+	out, err := ticketctl(t, "openapi")
+	if err != nil {
+		t.Fatalf("openapi: %v %s", err, out)
+	}
+	if !strings.Contains(out, `"openapi": "3.1.0"`) {
+		t.Fatalf("not an OpenAPI 3.1 document: %.200s", out)
+	}
+	var doc struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("openapi output is not JSON: %v", err)
+	}
+	for path, method := range map[string]string{
+		"/v1/events": "get", "/v1/events/{id}/availability": "get", "/v1/reservations": "post",
+		"/v1/reservations/{id}": "patch", "/v1/orders/{id}/confirm": "post", "/aggregator/v1/reserve": "post",
+	} {
+		if _, ok := doc.Paths[path][method]; !ok {
+			t.Errorf("document lacks %s %s", method, path)
+		}
+	}
+}
