@@ -82,7 +82,9 @@ func (s *SeatList) UnmarshalJSON(b []byte) error {
 	for i, raw := range items {
 		seat, err := parseSeat(raw)
 		if err != nil {
-			return fmt.Errorf("seats[%d]: %w", i, err)
+			// %v, not %w: a type error inside a seat object carries a path
+			// and offset relative to that object, not to the file.
+			return fmt.Errorf("seats[%d]: %v", i, err)
 		}
 		s.Seats = append(s.Seats, seat)
 	}
@@ -176,8 +178,10 @@ func Parse(data []byte) (*File, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, Errors{decodeError(data, dec, err)}
 	}
-	if dec.More() {
-		return nil, Errors{{Path: "$", Line: lineOf(data, dec.InputOffset()), Reason: "unexpected data after the catalog object"}}
+	// Anything but JSON whitespace after the object is trailing data (dec.More
+	// alone misses a stray ']' or '}').
+	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return nil, Errors{{Path: "$", Line: lineOf(data, int64(len(data)-len(rest))), Reason: "unexpected data after the catalog object"}}
 	}
 	return &f, nil
 }
