@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -136,16 +137,25 @@ func benchAvailability(t *testing.T, s *testenv.Stack, key string, event int64) 
 
 func readAll(res *http.Response) ([]byte, error) {
 	defer res.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := res.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
+	return io.ReadAll(res.Body)
+}
+
+// workers runs conc goroutines, each calling step until the duration is up
+// or step returns false, and returns the time it took.
+func workers(conc int, d time.Duration, step func() bool) time.Duration {
+	start := time.Now()
+	deadline := start.Add(d)
+	var wg sync.WaitGroup
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) && step() {
+			}
+		}()
 	}
-	return []byte(b.String()), nil
+	wg.Wait()
+	return time.Since(start)
 }
 
 func benchHolds(t *testing.T, s *testenv.Stack, key string, apiEvent, rawEvent, contendedEvent int64) map[string]any {
@@ -156,39 +166,29 @@ func benchHolds(t *testing.T, s *testenv.Stack, key string, apiEvent, rawEvent, 
 	var next atomic.Int64
 	var ok, fails atomic.Int64
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc}}
-	start := time.Now()
-	deadline := start.Add(benchDur)
-	var wg sync.WaitGroup
-	for w := 0; w < conc; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				n := next.Add(1) - 1
-				if n >= 10000 {
-					return
-				}
-				seat := fmt.Sprintf("a-%d-%d", n/100+1, n%100+1)
-				body := fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "a", "seat_id": %q}]}`, apiEvent, seat)
-				req, _ := http.NewRequest(http.MethodPost, url+"/v1/reservations", strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+key)
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Idempotency-Key", "bench-"+seat)
-				res, err := client.Do(req)
-				if err == nil {
-					_, _ = readAll(res)
-				}
-				if err == nil && res.StatusCode == 201 {
-					ok.Add(1)
-				} else {
-					fails.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	apiSecs := time.Since(start).Seconds()
-	apiRate := float64(ok.Load()) / apiSecs
+	elapsed := workers(conc, benchDur, func() bool {
+		n := next.Add(1) - 1
+		if n >= 10000 {
+			return false
+		}
+		seat := fmt.Sprintf("a-%d-%d", n/100+1, n%100+1)
+		body := fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "a", "seat_id": %q}]}`, apiEvent, seat)
+		req, _ := http.NewRequest(http.MethodPost, url+"/v1/reservations", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "bench-"+seat)
+		res, err := client.Do(req)
+		if err == nil {
+			_, _ = readAll(res)
+		}
+		if err == nil && res.StatusCode == 201 {
+			ok.Add(1)
+		} else {
+			fails.Add(1)
+		}
+		return true
+	})
+	apiRate := float64(ok.Load()) / elapsed.Seconds()
 	out["api_holds"], out["api_holds_per_s"], out["api_failures"] = ok.Load(), apiRate, fails.Load()
 
 	// A raw pgx loop running the same conditional UPDATE on another event.
@@ -198,34 +198,27 @@ func benchHolds(t *testing.T, s *testenv.Stack, key string, apiEvent, rawEvent, 
 	}
 	defer pool.Close()
 	var rawNext, rawOK atomic.Int64
-	start = time.Now()
-	deadline = start.Add(benchDur)
-	for w := 0; w < conc; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				n := rawNext.Add(1) - 1
-				if n >= 10000 {
-					return
-				}
-				tag, err := pool.Exec(context.Background(), `UPDATE event_seats SET state = 'held', hold_id = $3,
+	elapsed = workers(conc, benchDur, func() bool {
+		n := rawNext.Add(1) - 1
+		if n >= 10000 {
+			return false
+		}
+		tag, err := pool.Exec(context.Background(), `UPDATE event_seats SET state = 'held', hold_id = $3,
 					hold_expires_at = now() + interval '15 minutes', version = nextval('seat_change_seq')
 					WHERE event_id = $1 AND seat_id = $2 AND (state = 'free' OR (state = 'held' AND hold_expires_at <= now()))`,
-					rawEvent, fmt.Sprintf("a-%d-%d", n/100+1, n%100+1), fmt.Sprintf("raw-%d", n))
-				if err == nil && tag.RowsAffected() == 1 {
-					rawOK.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	rawRate := float64(rawOK.Load()) / time.Since(start).Seconds()
+			rawEvent, fmt.Sprintf("a-%d-%d", n/100+1, n%100+1), fmt.Sprintf("raw-%d", n))
+		if err == nil && tag.RowsAffected() == 1 {
+			rawOK.Add(1)
+		}
+		return true
+	})
+	rawRate := float64(rawOK.Load()) / elapsed.Seconds()
 	out["raw_pgx_holds_per_s"], out["holds_ratio"] = rawRate, ratio(apiRate, rawRate)
 
 	// 200 buyers at once for the same two seats: every decision's latency.
 	var lat []time.Duration
 	var mu sync.Mutex
+	var wg sync.WaitGroup
 	var won, lost atomic.Int64
 	startGate := make(chan struct{})
 	for b := 0; b < 200; b++ {
@@ -296,50 +289,41 @@ func benchSagas(t *testing.T, s *testenv.Stack, key string, event int64) map[str
 		_ = json.Unmarshal(b, &m)
 		return res.StatusCode, m
 	}
-	start := time.Now()
-	deadline := start.Add(benchDur)
-	var wg sync.WaitGroup
-	for w := 0; w < conc; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				n := next.Add(1) - 1
-				seat := fmt.Sprintf("a-%d-%d", n/100+1, n%100+1)
-				st, r := do(http.MethodPost, "/v1/reservations",
-					fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "a", "seat_id": %q}]}`, event, seat), "s-r-"+seat)
-				if st != 201 {
-					fail("reserve", st, r)
-					continue
-				}
-				rid := r["data"].(map[string]any)["id"].(string)
-				st, o := do(http.MethodPost, "/v1/orders", fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "payment": "external",
+	elapsed := workers(conc, benchDur, func() bool {
+		n := next.Add(1) - 1
+		seat := fmt.Sprintf("a-%d-%d", n/100+1, n%100+1)
+		st, r := do(http.MethodPost, "/v1/reservations",
+			fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "a", "seat_id": %q}]}`, event, seat), "s-r-"+seat)
+		if st != 201 {
+			fail("reserve", st, r)
+			return true
+		}
+		rid := r["data"].(map[string]any)["id"].(string)
+		st, o := do(http.MethodPost, "/v1/orders", fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "payment": "external",
 					"customer": {"email": "b@example.com", "first_name": "B", "last_name": "C", "phone": "+79990000000"}}`, event, rid), "s-o-"+seat)
-				if st != 201 {
-					fail("order", st, o)
-					continue
-				}
-				od := o["data"].(map[string]any)
-				id := int64(od["id"].(float64))
-				amount := int64(od["amount"].(map[string]any)["amount"].(float64))
-				st, c := do(http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", id),
-					fmt.Sprintf(`{"external_payment_id": "x", "paid_amount": %d}`, amount), "s-c-"+seat)
-				if st != 200 {
-					fail("confirm", st, c)
-					continue
-				}
-				if st, tk := do(http.MethodGet, fmt.Sprintf("/v1/orders/%d/tickets", id), "", ""); st != 200 || len(tk["data"].([]any)) != 1 {
-					fails.Add(1)
-					continue
-				}
-				done.Add(1)
-				lastOrder.Store(id)
-				lastReservation.Store(rid)
-			}
-		}()
-	}
-	wg.Wait()
-	sagaRate := float64(done.Load()) / time.Since(start).Seconds()
+		if st != 201 {
+			fail("order", st, o)
+			return true
+		}
+		od := o["data"].(map[string]any)
+		id := int64(od["id"].(float64))
+		amount := int64(od["amount"].(map[string]any)["amount"].(float64))
+		st, c := do(http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", id),
+			fmt.Sprintf(`{"external_payment_id": "x", "paid_amount": %d}`, amount), "s-c-"+seat)
+		if st != 200 {
+			fail("confirm", st, c)
+			return true
+		}
+		if st, tk := do(http.MethodGet, fmt.Sprintf("/v1/orders/%d/tickets", id), "", ""); st != 200 || len(tk["data"].([]any)) != 1 {
+			fail("tickets", st, tk)
+			return true
+		}
+		done.Add(1)
+		lastOrder.Store(id)
+		lastReservation.Store(rid)
+		return true
+	})
+	sagaRate := float64(done.Load()) / elapsed.Seconds()
 	ctx := context.Background()
 	events := historyLen(t, s.Temporal, workflows.OrderWorkflowID(lastOrder.Load())) +
 		historyLen(t, s.Temporal, workflows.ReservationWorkflowID(lastReservation.Load().(string)))
@@ -360,23 +344,15 @@ func benchSagas(t *testing.T, s *testenv.Stack, key string, event int64) map[str
 	defer w.Stop()
 	var emptyDone atomic.Int64
 	var lastEmpty atomic.Value
-	start = time.Now()
-	deadline = start.Add(benchDur)
-	for i := 0; i < conc; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				run, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, empty)
-				if err == nil && run.Get(ctx, nil) == nil {
-					emptyDone.Add(1)
-					lastEmpty.Store(run.GetID())
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	emptyRate := float64(emptyDone.Load()) / time.Since(start).Seconds()
+	elapsed = workers(conc, benchDur, func() bool {
+		run, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, empty)
+		if err == nil && run.Get(ctx, nil) == nil {
+			emptyDone.Add(1)
+			lastEmpty.Store(run.GetID())
+		}
+		return true
+	})
+	emptyRate := float64(emptyDone.Load()) / elapsed.Seconds()
 	emptyEvents := historyLen(t, s.Temporal, lastEmpty.Load().(string))
 	out["empty_workflows_per_s"], out["events_per_empty_workflow"] = emptyRate, emptyEvents
 	out["empty_events_per_s"] = emptyRate * float64(emptyEvents)
