@@ -1,0 +1,54 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Reaped counts what ReapLapsed finalised.
+type Reaped struct {
+	Reservations int
+	Orders       int
+}
+
+// ReapLapsed finalises holds and orders whose deadline passed more than
+// grace ago and are still open: the ones whose workflow never started (the
+// api died between its commit and the start). Each is the same guarded
+// transition the workflows run, so racing a late workflow changes nothing
+// twice.
+func ReapLapsed(ctx context.Context, db bun.IDB, grace time.Duration) (Reaped, error) {
+	var out Reaped
+	cutoff := time.Now().Add(-grace)
+	var rids []string
+	if err := db.NewRaw("SELECT id FROM reservations WHERE status = 'reserved' AND expires_at < ? ORDER BY expires_at LIMIT 1000",
+		cutoff).Scan(ctx, &rids); err != nil {
+		return out, fmt.Errorf("find lapsed reservations: %w", err)
+	}
+	for _, id := range rids {
+		changed, err := EndReservation(ctx, db, id, ReservationExpired)
+		if err != nil {
+			return out, err
+		}
+		if changed {
+			out.Reservations++
+		}
+	}
+	var oids []int64
+	if err := db.NewRaw("SELECT id FROM orders WHERE status = 'pending_payment' AND expires_at < ? ORDER BY expires_at LIMIT 1000",
+		cutoff).Scan(ctx, &oids); err != nil {
+		return out, fmt.Errorf("find lapsed orders: %w", err)
+	}
+	for _, id := range oids {
+		_, changed, err := CancelOrder(ctx, db, id, CancelPaymentTimeout)
+		if err != nil {
+			return out, err
+		}
+		if changed {
+			out.Orders++
+		}
+	}
+	return out, nil
+}
