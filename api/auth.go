@@ -15,7 +15,13 @@ import (
 // scoped declares the operation's required scope: in the OpenAPI document
 // (security requirement) and for the authenticate middleware.
 func scoped(op huma.Operation, scope string) huma.Operation {
-	op.Security = []map[string][]string{{"bearer": {scope}}}
+	// Bearer schemes carry no scopes in OpenAPI: the scope is stated in
+	// the description and enforced by the authenticate middleware.
+	op.Security = []map[string][]string{{"bearer": {}}}
+	if op.Description != "" {
+		op.Description += "\n\n"
+	}
+	op.Description += "Requires an API key with the scope `" + scope + "`."
 	if op.Metadata == nil {
 		op.Metadata = map[string]any{}
 	}

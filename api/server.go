@@ -66,6 +66,16 @@ func New(deps Deps) *Server {
 	cfg := huma.DefaultConfig("Ticket Sales API", "1.0.0")
 	cfg.Info.Description = "Catalog, seat maps, availability, reservations, orders, payment, tickets and refunds " +
 		"for partners selling an organizer's events. Authenticate with `Authorization: Bearer <API key>`."
+	cfg.Info.Contact = &huma.Contact{Name: "Ticket sales service support", Email: "support@ticketsales.example"}
+	cfg.Servers = []*huma.Server{{URL: "/", Description: "This deployment"}}
+	cfg.Tags = []*huma.Tag{
+		{Name: "Catalog", Description: "Events, categories, sessions, venues, cities, hall schemes and availability."},
+		{Name: "Reservations", Description: "Seat holds with a deadline."},
+		{Name: "Orders", Description: "Orders, payment, tickets, cancellation and refunds."},
+		{Name: "Aggregator adapter", Description: "The same sales in an external aggregator's contract."},
+		{Name: "Health", Description: "Liveness and readiness."},
+		{Name: "Gateway", Description: "The built-in test payment gateway's callback."},
+	}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "API key issued by the organizer (tk_sandbox_… or tk_production_…)."},
 	}
@@ -113,7 +123,7 @@ type healthOutput struct {
 func (s *Server) registerHealth(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID: "get-health", Method: http.MethodGet, Path: "/healthz", Tags: []string{"Health"},
-		Summary: "Liveness: the process answers",
+		Summary: "Liveness: the process answers", Description: "Always 200 while the process serves HTTP; no dependency is checked.",
 	}, func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
 		out := &healthOutput{}
 		out.Body.Status = "ok"
@@ -122,6 +132,7 @@ func (s *Server) registerHealth(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID: "get-readiness", Method: http.MethodGet, Path: "/readyz", Tags: []string{"Health"},
 		Summary: "Readiness: Postgres and Temporal are reachable", Errors: []int{http.StatusServiceUnavailable},
+		Description: "200 when Postgres and the Temporal frontend answer within 3 s; otherwise 503 unavailable with Retry-After.",
 	}, func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
 		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
