@@ -16,7 +16,7 @@ const IdempotencyRetention = 24 * time.Hour
 
 // abandonedAfter: a first request still "running" after this long died with
 // its process; a retry may take the key over.
-const abandonedAfter = 5 * time.Minute
+const abandonedAfter = time.Minute // longer than any request may run (confirm waits 20 s)
 
 // IdempotencyRecord is a stored creating request and, once it finished, its
 // response.
