@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test build vet fmt clean bench
+.PHONY: run test build vet fmt clean bench chaos
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -29,3 +29,8 @@ clean:
 # The benchmarks of DESIGN.md §5 on the local stack; writes bench/results/latest.{md,json}.
 bench:
 	BENCH=1 scripts/test.sh -run TestBench -v ./bench/ -timeout 30m
+
+# The long chaos run: 200 sagas while the api and the worker are SIGKILLed
+# five times each; `make test` runs a short one (30 sagas, 2 kills each).
+chaos:
+	CHAOS_SAGAS=200 CHAOS_KILLS=5 scripts/test.sh -run TestChaos -v ./chaos/ -timeout 30m

@@ -1,0 +1,293 @@
+// Package chaos runs sandbox-style sagas against real api and worker
+// processes while killing them with SIGKILL, then checks from Postgres that
+// nothing was sold twice, lost or left open.
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"ticketsales/apikey"
+	"ticketsales/testenv"
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// proc is a restartable child process.
+type proc struct {
+	mu   sync.Mutex
+	bin  string
+	env  []string
+	cmd  *exec.Cmd
+	logs *os.File
+}
+
+func (p *proc) start(t *testing.T) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cmd := exec.Command(p.bin)
+	cmd.Env = p.env
+	cmd.Stdout, cmd.Stderr = p.logs, p.logs
+	if err := cmd.Start(); err != nil {
+		t.Errorf("start %s: %v", p.bin, err)
+		return
+	}
+	p.cmd = cmd
+	go func() { _ = cmd.Wait() }()
+}
+
+func (p *proc) kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil && p.cmd.Process != nil {
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	}
+}
+
+func TestChaos(t *testing.T) {
+	sagas, kills := envInt("CHAOS_SAGAS", 30), envInt("CHAOS_KILLS", 2)
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", dir+"/", "ticketsales/cmd/api", "ticketsales/cmd/worker")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	s := &testenv.Stack{}
+	s.DB, s.DBURL = testenv.DB(t)
+	company := s.Company(t, "Chaos")
+	key, _ := s.Key(t, company, apikey.Production)
+	s.Import(t, company, []byte(hall(20, 30)))
+	var event int64
+	if err := s.DB.NewRaw("SELECT id FROM events WHERE company_id = ?", company).Scan(context.Background(), &event); err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	outbox := filepath.Join(dir, "outbox")
+	env := append(os.Environ(), "DATABASE_URL="+s.DBURL, "TEMPORAL_ADDRESS="+testenv.TemporalAddress(t),
+		"TASK_QUEUE=chaos-"+strconv.FormatInt(time.Now().UnixNano(), 36), "HTTP_ADDR="+addr, "PUBLIC_BASE_URL=http://"+addr,
+		"RATE_LIMIT_RPS=100000", "RATE_LIMIT_BURST=100000", "WORKER_METRICS_ADDR=127.0.0.1:0", "LOG_LEVEL=warn",
+		"MAIL_OUTBOX="+outbox, "REDIS_URL=")
+	logs, _ := os.Create(filepath.Join(dir, "processes.log"))
+	defer logs.Close()
+	api := &proc{bin: filepath.Join(dir, "api"), env: env, logs: logs}
+	wrk := &proc{bin: filepath.Join(dir, "worker"), env: env, logs: logs}
+	api.start(t)
+	wrk.start(t)
+	defer api.kill()
+	defer wrk.kill()
+
+	// The killer: SIGKILL the api and the worker in turn, restart them.
+	stop := make(chan struct{})
+	var killed sync.WaitGroup
+	var apiKills, workerKills atomic.Int64
+	killed.Add(1)
+	go func() {
+		defer killed.Done()
+		for i := 0; apiKills.Load() < int64(kills) || workerKills.Load() < int64(kills); i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Duration(800+rand.IntN(1500)) * time.Millisecond):
+			}
+			p, n := api, &apiKills
+			if i%2 == 1 {
+				p, n = wrk, &workerKills
+			}
+			p.kill()
+			n.Add(1)
+			time.Sleep(200 * time.Millisecond)
+			p.start(t)
+		}
+	}()
+
+	client := &http.Client{Timeout: 30 * time.Second}
+	base := "http://" + addr
+	// call retries one step with its idempotency key until it gets an
+	// answer the saga can act on: through restarts, 5xx and in-progress.
+	call := func(method, path, body, idem string) (int, map[string]any) {
+		deadline := time.Now().Add(3 * time.Minute)
+		for time.Now().Before(deadline) {
+			req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			if idem != "" {
+				req.Header.Set("Idempotency-Key", idem)
+			}
+			res, err := client.Do(req)
+			if err == nil {
+				b, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				var m map[string]any
+				_ = json.Unmarshal(b, &m)
+				code, _ := m["code"].(string)
+				if res.StatusCode < 500 && code != "idempotency_request_in_progress" {
+					return res.StatusCode, m
+				}
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		return 0, nil
+	}
+
+	var done, failed atomic.Int64
+	var nextSeat atomic.Int64
+	var firstFailure atomic.Value
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if err := saga(call, event, i, &nextSeat); err != nil {
+					failed.Add(1)
+					firstFailure.CompareAndSwap(nil, err.Error())
+				} else {
+					done.Add(1)
+				}
+			}
+		}()
+	}
+	for i := 0; i < sagas; i++ {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	close(stop)
+	killed.Wait()
+	if f := firstFailure.Load(); f != nil {
+		t.Errorf("first saga failure: %v", f)
+	}
+	t.Logf("%d sagas done, %d failed; api killed %d×, worker %d×", done.Load(), failed.Load(), apiKills.Load(), workerKills.Load())
+	if done.Load() != int64(sagas) {
+		t.Errorf("%d of %d sagas completed", done.Load(), sagas)
+	}
+	if apiKills.Load() < int64(kills) || workerKills.Load() < int64(kills) {
+		t.Errorf("kills: api %d, worker %d, want %d each", apiKills.Load(), workerKills.Load(), kills)
+	}
+
+	// The invariants, from Postgres. Give the restarted worker time to send
+	// the last e-mails.
+	ctx := context.Background()
+	count := func(q string, args ...any) int {
+		var n int
+		if err := s.DB.NewRaw(q, args...).Scan(ctx, &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	checks := map[string]string{
+		"paid order seat not sold to it": `SELECT count(*) FROM order_items i JOIN orders o ON o.id = i.order_id
+			WHERE o.status = 'paid' AND i.seat_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM event_seats s
+			WHERE s.event_id = o.event_id AND s.seat_id = i.seat_id AND s.order_id = o.id AND s.state = 'sold')`,
+		"sold seat without a paid order": `SELECT count(*) FROM event_seats s WHERE s.state = 'sold' AND NOT EXISTS
+			(SELECT 1 FROM orders o WHERE o.id = s.order_id AND o.status = 'paid')`,
+		"paid order without exactly its tickets": `SELECT count(*) FROM orders o WHERE o.status = 'paid' AND
+			(SELECT count(*) FROM tickets t WHERE t.order_id = o.id) <> (SELECT count(*) FROM order_items i WHERE i.order_id = o.id)`,
+		"reservation open past its deadline": `SELECT count(*) FROM reservations WHERE status = 'reserved' AND expires_at < now()`,
+		"order open past its deadline":       `SELECT count(*) FROM orders WHERE status = 'pending_payment' AND expires_at < now()`,
+	}
+	for name, q := range checks {
+		if n := count(q); n != 0 {
+			t.Errorf("%s: %d", name, n)
+		}
+	}
+	paid := count("SELECT count(*) FROM orders WHERE status = 'paid'")
+	if paid < sagas {
+		t.Errorf("%d paid orders for %d sagas", paid, sagas)
+	}
+	// No e-mail twice: one file per paid order at most, all of them in time.
+	var mails int
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		entries, _ := os.ReadDir(outbox)
+		if mails = len(entries); mails >= paid {
+			break
+		}
+	}
+	if mails != paid {
+		t.Errorf("%d e-mails for %d paid orders", mails, paid)
+	}
+}
+
+// saga runs reserve → order → confirm → tickets for one buyer, moving to
+// another seat if its own was taken by an attempt that a crash orphaned.
+func saga(call func(method, path, body, idem string) (int, map[string]any), event int64, i int, next *atomic.Int64) error {
+	seat := i
+	var rid string
+	for attempt := 0; ; attempt++ {
+		id := fmt.Sprintf("a-%d-%d", seat/30+1, seat%30+1)
+		st, r := call(http.MethodPost, "/v1/reservations",
+			fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "a", "seat_id": %q}]}`, event, id), fmt.Sprintf("r-%d-%d", i, attempt))
+		if st == 201 {
+			rid = r["data"].(map[string]any)["id"].(string)
+			break
+		}
+		if st != 409 || attempt > 5 {
+			return fmt.Errorf("saga %d reserve: %d %v", i, st, r)
+		}
+		seat = 300 + int(next.Add(1)) // the spare half of the hall
+	}
+	st, o := call(http.MethodPost, "/v1/orders", fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "payment": "external",
+		"customer": {"email": "c%d@example.com", "first_name": "C", "last_name": "D", "phone": "+79990000000"}}`, event, rid, i),
+		fmt.Sprintf("o-%d", i))
+	if st != 201 {
+		return fmt.Errorf("saga %d order: %d %v", i, st, o)
+	}
+	od := o["data"].(map[string]any)
+	oid := int64(od["id"].(float64))
+	amount := int64(od["amount"].(map[string]any)["amount"].(float64))
+	st, c := call(http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", oid),
+		fmt.Sprintf(`{"external_payment_id": "p-%d", "paid_amount": %d}`, i, amount), fmt.Sprintf("c-%d", i))
+	if st != 200 {
+		return fmt.Errorf("saga %d confirm: %d %v", i, st, c)
+	}
+	st, tk := call(http.MethodGet, fmt.Sprintf("/v1/orders/%d/tickets", oid), "", "")
+	if st != 200 || len(tk["data"].([]any)) != 1 {
+		return fmt.Errorf("saga %d tickets: %d %v", i, st, tk)
+	}
+	return nil
+}
+
+func hall(rows, seats int) string {
+	var b strings.Builder
+	b.WriteString(`{"cities": [{"ref": "c", "name": "City"}], "venues": [{"ref": "v", "name": "Hall", "city": "c", "timezone": "UTC",
+	  "schemes": [{"ref": "s", "name": "Hall", "zones": [{"id": "a", "name": "Hall", "rows": [`)
+	for r := 1; r <= rows; r++ {
+		if r > 1 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"row": "%d", "seats": %d}`, r, seats)
+	}
+	b.WriteString(`]}]}]}], "events": [{"ref": "e", "title": "Chaos", "slug": "chaos", "status": "published",
+	  "starts_at": "2030-01-01T19:00:00Z", "venue": "v", "scheme": "s", "fee": {"mode": "separate", "rate_bp": 1000, "min_fee": 0},
+	  "categories": [{"ref": "all", "name": "All", "price": 100000, "zones": ["a"]}]}]}`)
+	return b.String()
+}
