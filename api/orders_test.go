@@ -330,3 +330,22 @@ func TestGatewayCallbackNeedsItsSignature(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedOrderCreateReturnsTheOrder: a create repeated after its first
+// attempt committed but never answered (a new Idempotency-Key, or the first
+// attempt's process died) gets the order, not an error.
+func TestRepeatedOrderCreateReturnsTheOrder(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	var r reservationBody
+	f.reserve(t, f.keyA, "parterre-3-25").Decode(t, &r)
+	var first, second orderBody
+	f.orderFromReservation(t, f.keyA, r.Data.ID, "external").Decode(t, &first)
+	res := f.orderFromReservation(t, f.keyA, r.Data.ID, "external")
+	res.Decode(t, &second)
+	if res.Status != 201 || second.Data.ID != first.Data.ID || first.Data.ID == 0 {
+		t.Fatalf("repeat: %d, order %d vs %d", res.Status, second.Data.ID, first.Data.ID)
+	}
+	// A different request for the same reservation is still refused.
+	expectProblem(t, f.orderFromReservation(t, f.keyA, r.Data.ID, "gateway"), http.StatusConflict, "invalid_state")
+}

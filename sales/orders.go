@@ -165,6 +165,10 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 	var se *store.StateError
 	var so *store.SoldOutError
 	switch {
+	case errors.As(err, &se) && se.Status == store.ReservationOrdered && in.ReservationID != "":
+		// A repeat of a create whose first attempt committed but never
+		// answered (its process died): the order is the answer.
+		return s.resumeOrder(ctx, p, in)
 	case errors.As(err, &se):
 		if se.Status == store.ReservationExpired {
 			return nil, fmt.Errorf("reservation %s: %w", se.ID, ErrReservationExpired)
@@ -175,25 +179,56 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 	case err != nil:
 		return nil, err
 	}
-	if in.Payment == "gateway" {
-		pay, err := s.Orders.Gateway.CreatePayment(ctx, gateway.PaymentRequest{OrderID: o.ID, Amount: o.Amount,
-			Currency: o.Currency, Description: fmt.Sprintf("%s, order %d", sc.event.Title, o.ID)})
-		if err != nil {
-			return nil, s.abandonOrder(ctx, o, fmt.Errorf("create payment: %w: %w", ErrUnavailable, err))
-		}
-		o.PaymentID = &pay.ID
-		if _, err := s.db.NewUpdate().Model(o).Column("payment_id").WherePK().Exec(ctx); err != nil {
-			return nil, s.abandonOrder(ctx, o, err)
-		}
-	}
 	s.seatsChanged(o.EventID)
-	if err := s.startOrderWorkflow(ctx, o); err != nil {
+	if err := s.startSaga(ctx, o, sc.event.Title); err != nil {
 		return nil, s.abandonOrder(ctx, o, err)
 	}
 	if o.ReservationID != nil {
 		if err := s.temporal.SignalWorkflow(ctx, workflows.ReservationWorkflowID(*o.ReservationID), "",
 			workflows.ReservationEndedSignal, workflows.ReservationEnded{Status: store.ReservationOrdered}); err != nil {
 			s.log.WarnContext(ctx, "signal ordered reservation", "reservation_id", *o.ReservationID, "err", err)
+		}
+	}
+	return s.orderView(o), nil
+}
+
+// startSaga creates the gateway payment (for gateway orders) and starts the
+// order workflow; both are skipped when already done, so a resumed create
+// completes what a crashed one left.
+func (s *Service) startSaga(ctx context.Context, o *store.Order, title string) error {
+	if o.Payment == "gateway" && o.PaymentID == nil {
+		pay, err := s.Orders.Gateway.CreatePayment(ctx, gateway.PaymentRequest{OrderID: o.ID, Amount: o.Amount,
+			Currency: o.Currency, Description: fmt.Sprintf("%s, order %d", title, o.ID)})
+		if err != nil {
+			return fmt.Errorf("create payment: %w: %w", ErrUnavailable, err)
+		}
+		o.PaymentID = &pay.ID
+		if _, err := s.db.NewUpdate().Model(o).Column("payment_id").WherePK().Exec(ctx); err != nil {
+			return err
+		}
+	}
+	err := s.startOrderWorkflow(ctx, o)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return nil
+	}
+	return err
+}
+
+// resumeOrder answers a repeated create of an order from a reservation with
+// the order the first attempt made, finishing its start if the first
+// attempt died before it.
+func (s *Service) resumeOrder(ctx context.Context, p *apikey.Principal, in CreateOrderInput) (*Order, error) {
+	o := new(store.Order)
+	err := s.db.NewSelect().Model(o).Where("reservation_id = ? AND company_id = ? AND is_test = ?", in.ReservationID, p.CompanyID, p.IsTest()).Scan(ctx)
+	if err != nil || o.EventID != in.EventID || o.Payment != in.Payment {
+		return nil, &StateError{Entity: "reservation", ID: in.ReservationID, Status: store.ReservationOrdered}
+	}
+	if o.Status == store.OrderPendingPayment {
+		var title string
+		_ = s.db.NewRaw("SELECT title FROM events WHERE id = ?", o.EventID).Scan(ctx, &title)
+		if err := s.startSaga(ctx, o, title); err != nil {
+			return nil, err
 		}
 	}
 	return s.orderView(o), nil
