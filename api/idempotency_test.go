@@ -100,9 +100,12 @@ func TestTenConcurrentRequestsWithOneKey(t *testing.T) {
 	}
 }
 
+// A hold whose workflow cannot be started before answering (the starter is
+// full, or absent) is given back: 503, nothing held, nothing stored.
 func TestFailedWorkflowStartUndoesTheHold(t *testing.T) {
 	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1") // no Temporal there
 	s := testenv.NewStack(t)
+	s.Sales.Starter = nil // the path a full starter takes
 	f := &fixture{Stack: s, ids: map[string]int64{}}
 	f.companyA = s.Company(t, "A")
 	s.Import(t, f.companyA, catalogfile.Demo(time.Now()))

@@ -377,6 +377,7 @@ func TestWorkerExpiresTheHold(t *testing.T) {
 	if res.Status != 201 {
 		t.Fatalf("reserve: %d %s", res.Status, res.Body)
 	}
+	f.AwaitWorkflow(t, workflows.ReservationWorkflowID(r.Data.ID))
 	run := f.Temporal.GetWorkflow(context.Background(), workflows.ReservationWorkflowID(r.Data.ID), "")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -35,6 +35,15 @@ type Config struct {
 	WorkerMetricsAddr string     `env:"WORKER_METRICS_ADDR" envDefault:"127.0.0.1:9091"`
 	RateLimitRPS      float64    `env:"RATE_LIMIT_RPS" envDefault:"20"`
 	RateLimitBurst    int        `env:"RATE_LIMIT_BURST" envDefault:"40"`
+	// Reservation workflows are started off the request path by this many
+	// goroutines, with at most StartQueue holds waiting (then holds start
+	// their workflow before answering).
+	StartWorkers int `env:"RESERVATION_START_WORKERS" envDefault:"8"`
+	StartQueue   int `env:"RESERVATION_START_QUEUE" envDefault:"20000"`
+	// The worker's reaper: how often it runs, and how old an unstarted or
+	// lapsed hold must be before it steps in.
+	ReapInterval time.Duration `env:"REAP_INTERVAL" envDefault:"1m"`
+	ReapGrace    time.Duration `env:"REAP_GRACE" envDefault:"1m"`
 	MailOutbox        string     `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
 	MailFrom          string     `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
 	LogLevel          slog.Level `env:"LOG_LEVEL" envDefault:"info"`

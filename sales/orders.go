@@ -184,10 +184,7 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 		return nil, s.abandonOrder(ctx, o, err)
 	}
 	if o.ReservationID != nil {
-		if err := s.temporal.SignalWorkflow(ctx, workflows.ReservationWorkflowID(*o.ReservationID), "",
-			workflows.ReservationEndedSignal, workflows.ReservationEnded{Status: store.ReservationOrdered}); err != nil {
-			s.log.WarnContext(ctx, "signal ordered reservation", "reservation_id", *o.ReservationID, "err", err)
-		}
+		s.endReservationWorkflow(ctx, p.CompanyID, *o.ReservationID, store.ReservationOrdered)
 	}
 	return s.orderView(o), nil
 }

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"ticketsales/apikey"
 	"ticketsales/metrics"
@@ -48,6 +48,9 @@ type Service struct {
 	// SeatsChanged is told of every seat change this service makes, so the
 	// availability cache of this instance reflects it at once (nil: none).
 	SeatsChanged func(eventID int64)
+	// Starter starts reservation workflows off the request path (nil: each
+	// hold starts its workflow before answering).
+	Starter *Starter
 }
 
 func (s *Service) seatsChanged(eventID int64) {
@@ -257,19 +260,17 @@ func reservationSeat(rs store.ReservedSeat, currency string) ReservationSeat {
 		TicketCategoryID: rs.CategoryID, Price: pricing.Money{Amount: rs.Price, Currency: currency}}
 }
 
+// startReservationWorkflow hands the hold to the starter, or, when there
+// is none or it is full, starts the workflow before answering.
 func (s *Service) startReservationWorkflow(ctx context.Context, r *store.Reservation) error {
-	_, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:        workflows.ReservationWorkflowID(r.ID),
-		TaskQueue: s.TaskQueue,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.CompanyIDAttr.ValueSet(r.CompanyID),
-			workflows.EventIDAttr.ValueSet(r.EventID),
-			workflows.IsTestAttr.ValueSet(r.IsTest),
-		),
-	}, workflows.Reservation, workflows.ReservationInput{
-		ReservationID: r.ID, CompanyID: r.CompanyID, EventID: r.EventID, IsTest: r.IsTest, ExpiresAt: r.ExpiresAt,
-	})
+	if s.Starter != nil && s.Starter.Enqueue(*r) {
+		return nil
+	}
+	err := StartReservationWorkflow(ctx, s.temporal, s.TaskQueue, r)
 	if err == nil {
+		if merr := store.MarkWorkflowsStarted(ctx, s.db, []string{r.ID}); merr != nil {
+			s.log.WarnContext(ctx, "record reservation workflow start", "reservation_id", r.ID, "err", merr)
+		}
 		return nil
 	}
 	// Without its workflow nothing would ever expire the hold for good:
@@ -279,7 +280,32 @@ func (s *Service) startReservationWorkflow(ctx context.Context, r *store.Reserva
 	if _, uerr := store.EndReservation(undoCtx, s.db, r.ID, store.ReservationReleased); uerr != nil {
 		s.log.ErrorContext(ctx, "undo hold after failed workflow start", "reservation_id", r.ID, "err", uerr)
 	}
-	return fmt.Errorf("start workflow of reservation %s: %w: %w", r.ID, ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// endReservationWorkflow tells a hold's workflow that the hold ended (the
+// truth is already in Postgres). A hold whose workflow the starter has not
+// started yet gets it started with the signal, so its history still shows
+// how it ended.
+func (s *Service) endReservationWorkflow(ctx context.Context, companyID int64, id, status string) {
+	wid := workflows.ReservationWorkflowID(id)
+	sig := workflows.ReservationEnded{Status: status}
+	err := s.temporal.SignalWorkflow(ctx, wid, "", workflows.ReservationEndedSignal, sig)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		var r *store.Reservation
+		if r, _, err = store.GetReservation(ctx, s.db, companyID, id); err == nil {
+			opts, in := reservationStart(s.TaskQueue, r)
+			_, err = s.temporal.SignalWithStartWorkflow(ctx, wid, workflows.ReservationEndedSignal, sig, opts, workflows.Reservation, in)
+			var started *serviceerror.WorkflowExecutionAlreadyStarted
+			if errors.As(err, &started) {
+				err = nil // it ran and closed already
+			}
+		}
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "signal ended reservation", "reservation_id", id, "status", status, "err", err)
+	}
 }
 
 // GetReservation returns a company's reservation.
@@ -359,11 +385,8 @@ func (s *Service) Release(ctx context.Context, p *apikey.Principal, id string) (
 	if changed {
 		s.seatsChanged(cur.EventID)
 		// The workflow's timer would find nothing to do; end it now so the
-		// history shows the release. Postgres already has the truth.
-		if err := s.temporal.SignalWorkflow(ctx, workflows.ReservationWorkflowID(id), "", workflows.ReservationEndedSignal,
-			workflows.ReservationEnded{Status: store.ReservationReleased}); err != nil {
-			s.log.WarnContext(ctx, "signal released reservation", "reservation_id", id, "err", err)
-		}
+		// history shows the release.
+		s.endReservationWorkflow(ctx, p.CompanyID, id, store.ReservationReleased)
 	}
 	out, err := s.GetReservation(ctx, p, id)
 	if err != nil {

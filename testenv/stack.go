@@ -105,6 +105,11 @@ func NewStack(t testing.TB) *Stack {
 	s.Sales = sales.New(db, tc, log, now)
 	s.Sales.TaskQueue = s.TaskQueue
 	s.Sales.Metrics = reg
+	// Workflows of holds are started off the request path, as in production.
+	starter := sales.NewStarter(db, tc, log, s.TaskQueue, 10_000, 4)
+	starter.Run()
+	t.Cleanup(func() { starter.Close(10 * time.Second) })
+	s.Sales.Starter = starter
 	reg.CollectOrders(db)
 	secret := []byte("test-gateway-secret")
 	s.Gateway = &gateway.TestGateway{DB: db, Secret: secret, Log: log}
@@ -241,4 +246,19 @@ func Do(t testing.TB, base, method, path, key string, body string, headers ...st
 func (s *Stack) Get(t testing.TB, path, key string, headers ...string) *Response {
 	t.Helper()
 	return s.Do(t, http.MethodGet, path, key, "", headers...)
+}
+
+// AwaitWorkflow waits until the workflow exists: holds start theirs off the
+// request path, a moment after the answer.
+func (s *Stack) AwaitWorkflow(t testing.TB, workflowID string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, err := s.Temporal.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("workflow %s never started: %v", workflowID, err)
+		}
+	}
 }

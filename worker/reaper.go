@@ -6,23 +6,47 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/client"
 
+	"ticketsales/sales"
 	"ticketsales/store"
 )
 
-// Reap runs store.ReapLapsed every interval until ctx ends: the safety net
-// for a hold or order whose workflow was never started because the api died
-// between its commit and the start. Workflows do this work on time; the
-// reaper only finds what nothing else would.
-func Reap(ctx context.Context, db *bun.DB, log *slog.Logger, interval, grace time.Duration) {
-	t := time.NewTicker(interval)
+// Reaper is the safety net for work whose workflow was never started
+// because the api died between its commit and the start. Workflows do this
+// work on time; the reaper only finds what nothing else would.
+type Reaper struct {
+	DB        *bun.DB
+	Temporal  client.Client
+	TaskQueue string
+	Log       *slog.Logger
+	// Interval between runs; Grace is how old an unstarted hold, or how
+	// long past its deadline a hold or order, must be before the reaper
+	// acts, so it never races the api's own starts.
+	Interval, Grace time.Duration
+}
+
+// Once starts the workflows of holds that have none, then finalises holds
+// and orders still open past their deadline.
+func (r Reaper) Once(ctx context.Context) {
+	if n, err := sales.Sweep(ctx, r.DB, r.Temporal, r.TaskQueue, r.Grace); err != nil {
+		r.Log.Warn("reservation workflow sweep", "started", n, "err", err)
+	} else if n > 0 {
+		r.Log.Warn("started reservation workflows the api never started", "reservations", n)
+	}
+	if res, err := store.ReapLapsed(ctx, r.DB, r.Grace); err != nil {
+		r.Log.Warn("reaper", "err", err)
+	} else if res.Reservations+res.Orders > 0 {
+		r.Log.Warn("reaper finalised work no workflow owned", "reservations", res.Reservations, "orders", res.Orders)
+	}
+}
+
+// Reap runs Once every interval until ctx ends.
+func Reap(ctx context.Context, r Reaper) {
+	t := time.NewTicker(r.Interval)
 	defer t.Stop()
 	for {
-		if r, err := store.ReapLapsed(ctx, db, grace); err != nil {
-			log.Warn("reaper", "err", err)
-		} else if r.Reservations+r.Orders > 0 {
-			log.Warn("reaper finalised work no workflow owned", "reservations", r.Reservations, "orders", r.Orders)
-		}
+		r.Once(ctx)
 		select {
 		case <-ctx.Done():
 			return

@@ -69,6 +69,8 @@ func run() error {
 	sl.SeatsChanged = cat.Invalidate
 	sl.TaskQueue = cfg.TaskQueue
 	sl.Metrics = reg
+	sl.Starter = sales.NewStarter(db, tc, logger, cfg.TaskQueue, cfg.StartQueue, cfg.StartWorkers)
+	sl.Starter.Run()
 	gw := &gateway.TestGateway{DB: db, BaseURL: cfg.PublicBaseURL, CallbackURL: cfg.PublicBaseURL + "/gateway/callback",
 		Secret: []byte(cfg.GatewaySecret), Log: logger}
 	sl.Orders = sales.OrderSettings{PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
@@ -101,6 +103,7 @@ func run() error {
 	if err := httpSrv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		logger.Error("http shutdown", "err", err)
 	}
+	sl.Starter.Close(10 * time.Second)
 	rl.Close()
 	logger.Info("api stopped")
 	return nil

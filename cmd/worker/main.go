@@ -77,7 +77,8 @@ func run() error {
 	w := worker.New(c, cfg.TaskQueue, &activities.Activities{DB: db, Mailer: mailer,
 		Links:   orderlink.Links{BaseURL: cfg.PublicBaseURL, Secret: []byte(cfg.OrderTokenSecret)},
 		Gateway: &gateway.TestGateway{DB: db, Log: logger}})
-	go worker.Reap(ctx, db, logger, time.Minute, 2*time.Minute)
+	go worker.Reap(ctx, worker.Reaper{DB: db, Temporal: c, TaskQueue: cfg.TaskQueue, Log: logger,
+		Interval: cfg.ReapInterval, Grace: cfg.ReapGrace})
 	logger.Info("worker running", "temporal", cfg.TemporalAddress)
 	// Stops on SIGINT/SIGTERM, letting running activities finish.
 	if err := w.Run(sdkworker.InterruptCh()); err != nil {
