@@ -493,3 +493,32 @@ func TestAvailabilityCacheFollowsNotifications(t *testing.T) {
 		t.Fatalf("the notified cache still shows %s", st)
 	}
 }
+
+// Production instances announce their own holds after commit (the seat
+// triggers are silent for them): another instance's cache follows.
+func TestAvailabilityCacheFollowsAnotherInstancesHolds(t *testing.T) {
+	f := newFixture(t)
+	a, b := f.ProductionLikeAPI(t), f.ProductionLikeAPI(t)
+	path := fmt.Sprintf("/v1/events/%d/availability", f.ids["swan-lake"])
+	status := func() string {
+		res := testenv.Do(t, b, http.MethodGet, path, f.keyA, "")
+		var av availability
+		res.Decode(t, &av)
+		return seatStatus(av, "parterre-3-4")
+	}
+	if st := status(); st != "free" {
+		t.Fatalf("before: %s", st)
+	}
+	res := testenv.Do(t, a, http.MethodPost, "/v1/reservations", f.keyA,
+		fmt.Sprintf(`{"event_id": %d, "seats": %s}`, f.ids["swan-lake"], seatsJSON("parterre-3-4")), idemKey(t))
+	if res.Status != http.StatusCreated {
+		t.Fatalf("hold on instance a: %d %s", res.Status, res.Body)
+	}
+	st := status()
+	for deadline := time.Now().Add(5 * time.Second); st == "free" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		st = status()
+	}
+	if st == "free" {
+		t.Fatal("instance b still shows the seat free")
+	}
+}

@@ -64,9 +64,12 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	sum := sha256.Sum256(body)
+	// The claim goes through the bookkeeping pool: the request's own write
+	// commits after it and so makes it durable too. The stored response
+	// below waits for its flush, so a replay never forgets a hold.
 	u := ctx.URL()
 	rec := &store.IdempotencyRecord{APIKeyID: p.KeyID, Key: key, Method: ctx.Method(), Path: u.Path, BodyHash: sum[:]}
-	claimed, existing, err := store.ClaimIdempotencyKey(rctx, s.deps.DB, rec)
+	claimed, existing, err := store.ClaimIdempotencyKey(rctx, s.deps.bookkeeping(), rec)
 	if err != nil {
 		s.writeErr(ctx, fromError(rctx, s.log, err))
 		return
@@ -82,7 +85,7 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 		bg, cancel := context.WithTimeout(context.WithoutCancel(rctx), 5*time.Second)
 		defer cancel()
 		if v := recover(); v != nil {
-			_ = store.ReleaseIdempotencyKey(bg, s.deps.DB, p.KeyID, key)
+			_ = store.ReleaseIdempotencyKey(bg, s.deps.bookkeeping(), p.KeyID, key)
 			panic(v)
 		}
 		status := c.Status()
@@ -92,7 +95,7 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 		var err error
 		if status >= 500 || status == 499 || rctx.Err() != nil {
 			// Failed or abandoned by the client: a retry must run again.
-			err = store.ReleaseIdempotencyKey(bg, s.deps.DB, p.KeyID, key)
+			err = store.ReleaseIdempotencyKey(bg, s.deps.bookkeeping(), p.KeyID, key)
 		} else {
 			for attempt := 0; attempt < 3; attempt++ {
 				if err = store.CompleteIdempotencyKey(bg, s.deps.DB, p.KeyID, key, status, c.headers, c.out.Bytes()); err == nil {

@@ -400,3 +400,29 @@ func TestWorkerExpiresTheHold(t *testing.T) {
 		t.Fatalf("describe: %v %v", desc, err)
 	}
 }
+
+// Holds read the event from a short-lived cache; an event that stops
+// selling meanwhile is refused all the same, by the hold statement.
+func TestCachedEventThatStoppedSellingRefusesHolds(t *testing.T) {
+	f := newFixture(t)
+	f.Sales.CacheSaleContext(time.Hour)
+	if res := f.reserve(t, f.keyA, "parterre-1-1"); res.Status != http.StatusCreated {
+		t.Fatalf("reserve: %d %s", res.Status, res.Body)
+	}
+	if _, err := f.DB.ExecContext(context.Background(), "UPDATE events SET status = 'archived' WHERE id = ?", f.ids["swan-lake"]); err != nil {
+		t.Fatal(err)
+	}
+	res := f.reserve(t, f.keyA, "parterre-1-2")
+	expectProblem(t, res, http.StatusUnprocessableEntity, "validation_error")
+	if !strings.Contains(string(res.Body), "not on sale") {
+		t.Fatalf("refusal does not say why: %s", res.Body)
+	}
+	var state string
+	if err := f.DB.NewRaw("SELECT state FROM event_seats WHERE event_id = ? AND seat_id = 'parterre-1-2'", f.ids["swan-lake"]).
+		Scan(context.Background(), &state); err != nil {
+		t.Fatal(err)
+	}
+	if state != "free" {
+		t.Fatalf("seat of an archived event is %q", state)
+	}
+}

@@ -27,12 +27,15 @@ import (
 
 // Deps are what the API serves from.
 type Deps struct {
-	DB         *bun.DB
-	Temporal   client.Client // may be a lazy client; used for readiness here
-	Auth       *apikey.Authenticator
-	Catalog    *catalog.Service
-	Sales      *sales.Service
-	RequestLog *requestlog.Writer // nil: no request log
+	DB *bun.DB
+	// Bookkeeping is the pool for records that need no WAL flush of their
+	// own (store.OpenBookkeeping): idempotency claims (nil: DB).
+	Bookkeeping *bun.DB
+	Temporal    client.Client // may be a lazy client; used for readiness here
+	Auth        *apikey.Authenticator
+	Catalog     *catalog.Service
+	Sales       *sales.Service
+	RequestLog  *requestlog.Writer // nil: no request log
 	// Gateway is the built-in test gateway whose pages the api serves (nil:
 	// none); GatewaySecret verifies its callbacks.
 	Gateway       *gateway.TestGateway
@@ -44,6 +47,13 @@ type Deps struct {
 	// Metrics is served at /metrics (nil: no metrics).
 	Metrics *metrics.Registry
 	Log     *slog.Logger
+}
+
+func (d Deps) bookkeeping() *bun.DB {
+	if d.Bookkeeping != nil {
+		return d.Bookkeeping
+	}
+	return d.DB
 }
 
 // Server is the HTTP handler with the Huma API behind it.

@@ -228,7 +228,15 @@ func benchHolds(t *testing.T, s *testenv.Stack, key string, apiEvent, rawEvent, 
 	out["workflows_started_per_s"] = float64(ok.Load()) / (elapsed + lag).Seconds()
 
 	// A raw pgx loop running the same conditional UPDATE on another event.
-	pool, err := pgxpool.New(context.Background(), s.DBURL)
+	// As many connections as workers, and like the API's connections the
+	// seat trigger stays silent (the API announces changes after commit).
+	pcfg, err := pgxpool.ParseConfig(s.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcfg.MaxConns = int32(conc)
+	pcfg.ConnConfig.RuntimeParams["ticketsales.notify"] = "app"
+	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 	if err != nil {
 		t.Fatal(err)
 	}

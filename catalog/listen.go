@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"ticketsales/store"
+
 	"context"
 	"log/slog"
 	"strconv"
@@ -37,7 +39,7 @@ func (s *Service) listenOnce(ctx context.Context, url string) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN seat_changes"); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+store.SeatChannel); err != nil {
 		return err
 	}
 	c := s.availability

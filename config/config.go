@@ -28,26 +28,28 @@ type Config struct {
 	PaymentWindow       time.Duration `env:"PAYMENT_WINDOW" envDefault:"15m"`
 	SandboxLifetime     time.Duration `env:"SANDBOX_ORDER_LIFETIME" envDefault:"24h"`
 	// Secrets: set real ones in production; the defaults suit a laptop.
-	OrderTokenSecret  string     `env:"ORDER_TOKEN_SECRET" envDefault:"dev-order-token-secret"`
-	GatewaySecret     string     `env:"GATEWAY_SECRET" envDefault:"dev-gateway-secret"`
-	SMTPURL           string     `env:"SMTP_URL"`
-	RedisURL          string     `env:"REDIS_URL"`
-	WorkerMetricsAddr string     `env:"WORKER_METRICS_ADDR" envDefault:"127.0.0.1:9091"`
-	RateLimitRPS      float64    `env:"RATE_LIMIT_RPS" envDefault:"20"`
-	RateLimitBurst    int        `env:"RATE_LIMIT_BURST" envDefault:"40"`
+	OrderTokenSecret  string  `env:"ORDER_TOKEN_SECRET" envDefault:"dev-order-token-secret"`
+	GatewaySecret     string  `env:"GATEWAY_SECRET" envDefault:"dev-gateway-secret"`
+	SMTPURL           string  `env:"SMTP_URL"`
+	RedisURL          string  `env:"REDIS_URL"`
+	WorkerMetricsAddr string  `env:"WORKER_METRICS_ADDR" envDefault:"127.0.0.1:9091"`
+	RateLimitRPS      float64 `env:"RATE_LIMIT_RPS" envDefault:"20"`
+	RateLimitBurst    int     `env:"RATE_LIMIT_BURST" envDefault:"40"`
 	// Reservation workflows are started off the request path by this many
 	// goroutines, with at most StartQueue holds waiting (then holds start
 	// their workflow before answering).
 	StartWorkers int `env:"RESERVATION_START_WORKERS" envDefault:"8"`
 	StartQueue   int `env:"RESERVATION_START_QUEUE" envDefault:"20000"`
+	// Holds read an event and its prices from memory for this long (0: never).
+	SaleCacheTTL time.Duration `env:"SALE_CACHE_TTL" envDefault:"1s"`
 	// The worker's reaper: how often it runs, and how old an unstarted or
 	// lapsed hold must be before it steps in.
 	ReapInterval time.Duration `env:"REAP_INTERVAL" envDefault:"1m"`
 	ReapGrace    time.Duration `env:"REAP_GRACE" envDefault:"1m"`
-	MailOutbox        string     `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
-	MailFrom          string     `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
-	LogLevel          slog.Level `env:"LOG_LEVEL" envDefault:"info"`
-	LogFormat         string     `env:"LOG_FORMAT" envDefault:"text"`
+	MailOutbox   string        `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
+	MailFrom     string        `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
+	LogLevel     slog.Level    `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat    string        `env:"LOG_FORMAT" envDefault:"text"`
 }
 
 // Load reads the environment.

@@ -245,6 +245,7 @@ func (s *Service) abandonOrder(ctx context.Context, o *store.Order, cause error)
 	} else if _, _, err := store.CancelOrder(undoCtx, s.db, o.ID, store.CancelPartner); err != nil {
 		s.log.ErrorContext(ctx, "cancel order after failed start", "order_id", o.ID, "err", err)
 	}
+	s.seatsChanged(o.EventID)
 	if errors.Is(cause, ErrUnavailable) {
 		return cause
 	}

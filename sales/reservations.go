@@ -51,7 +51,13 @@ type Service struct {
 	// Starter starts reservation workflows off the request path (nil: each
 	// hold starts its workflow before answering).
 	Starter *Starter
+	sales   *saleCache
 }
+
+// CacheSaleContext lets holds read an event and its prices from memory for
+// up to ttl (0: every hold reads them). A hold on an event that stopped
+// selling meanwhile is still refused: the hold statement checks it.
+func (s *Service) CacheSaleContext(ttl time.Duration) { s.sales = &saleCache{ttl: ttl} }
 
 func (s *Service) seatsChanged(eventID int64) {
 	if s.SeatsChanged != nil {
@@ -113,7 +119,11 @@ type saleContext struct {
 
 // onSale loads an event the company may sell now, or says why not.
 func (s *Service) onSale(ctx context.Context, companyID, eventID int64, needScheme bool) (*saleContext, error) {
-	e, err := store.GetEvent(ctx, s.db, companyID, eventID)
+	return s.onSaleCached(ctx, companyID, eventID, needScheme, false)
+}
+
+func (s *Service) onSaleCached(ctx context.Context, companyID, eventID int64, needScheme, cached bool) (*saleContext, error) {
+	e, cats, err := s.loadSale(ctx, companyID, eventID, cached)
 	if err != nil {
 		return nil, err
 	}
@@ -127,10 +137,6 @@ func (s *Service) onSale(ctx context.Context, companyID, eventID int64, needSche
 		verr.add("body.event_id", "the event has no seating scheme: order it by items", eventID)
 	}
 	if err := verr.orNil(); err != nil {
-		return nil, err
-	}
-	cats, err := store.CategoriesOf(ctx, s.db, e.ID)
-	if err != nil {
 		return nil, err
 	}
 	sc := &saleContext{event: e, prices: map[int64]int64{}}
@@ -197,7 +203,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	if in.TTL > 0 {
 		hold = in.TTL
 	}
-	sc, err := s.onSale(ctx, p.CompanyID, in.EventID, true)
+	sc, err := s.onSaleCached(ctx, p.CompanyID, in.EventID, true, true)
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +226,14 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		Currency: sc.event.Currency, Total: total, ServiceFee: fee, TotalToPay: toPay, CreatedAt: now,
 	}
 	taken, ok, err := store.HoldSeats(ctx, s.db, store.NewHold{Reservation: r, SeatIDs: ids, Prices: seatPrices})
+	if errors.Is(err, store.ErrNotOnSale) {
+		// The cached event stopped selling: say why from a fresh read.
+		s.sales.drop(saleKey{p.CompanyID, in.EventID})
+		if _, verr := s.onSale(ctx, p.CompanyID, in.EventID, true); verr != nil {
+			return nil, verr
+		}
+		return nil, fmt.Errorf("hold on event %d: %w: %w", in.EventID, ErrUnavailable, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -280,6 +294,7 @@ func (s *Service) startReservationWorkflow(ctx context.Context, r *store.Reserva
 	if _, uerr := store.EndReservation(undoCtx, s.db, r.ID, store.ReservationReleased); uerr != nil {
 		s.log.ErrorContext(ctx, "undo hold after failed workflow start", "reservation_id", r.ID, "err", uerr)
 	}
+	s.seatsChanged(r.EventID)
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
 

@@ -56,7 +56,7 @@ func StartReservationWorkflow(ctx context.Context, tc client.Client, taskQueue s
 // pace. Each start is recorded on the reservation (in batches); a start
 // lost with a crashed process is made by Sweep.
 type Starter struct {
-	db        *bun.DB
+	db        *bun.DB // for the marks: the bookkeeping pool
 	tc        client.Client
 	log       *slog.Logger
 	taskQueue string

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -25,12 +26,54 @@ import (
 // the caller.
 var ErrNotFound = errors.New("not found")
 
+// DefaultMaxConns is the pool size when DATABASE_URL names none
+// (pool_max_conns=N sets it).
+const DefaultMaxConns = 32
+
 // Open connects to Postgres through a pgx pool and wraps it in bun.
 // BUNDEBUG=1 logs every query.
 func Open(ctx context.Context, url string) (*bun.DB, error) {
+	return open(ctx, url, false, false)
+}
+
+// OpenAppNotifying is Open for a process that announces its own seat
+// changes through a Notifier: the seat triggers stay silent for it.
+func OpenAppNotifying(ctx context.Context, url string) (*bun.DB, error) {
+	return open(ctx, url, false, true)
+}
+
+// OpenBookkeeping opens a small pool whose commits do not wait for the WAL
+// flush (synchronous_commit = off), for records whose loss in a Postgres
+// crash is harmless or covered: idempotency claims (durable with the
+// request's own write, since Postgres flushes the WAL in order), workflow
+// start marks (the sweep starts again; Temporal refuses the duplicate) and
+// the request log. Inventory and money never go through it.
+func OpenBookkeeping(ctx context.Context, url string) (*bun.DB, error) {
+	return open(ctx, url, true, false)
+}
+
+func open(ctx context.Context, url string, asyncCommit, appNotifies bool) (*bun.DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		// pgx's default (4 on this kind of machine) queues an on-sale rush
+		// behind four connections; Postgres handles more at once.
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if !strings.Contains(url, "default_query_exec_mode") {
+		// bun writes every argument into the SQL text, so no two statements
+		// share a text: pgx's default prepared-statement cache would parse,
+		// describe and then evict each one, an extra round trip per query.
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	}
+	if appNotifies {
+		cfg.ConnConfig.RuntimeParams["ticketsales.notify"] = "app"
+	}
+	if asyncCommit {
+		cfg.MaxConns = max(cfg.MaxConns/4, 2)
+		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -80,6 +81,10 @@ type NewHold struct {
 	Prices map[string]int64
 }
 
+// ErrNotOnSale: the event stopped selling (unpublished or started) before
+// the hold statement ran.
+var ErrNotOnSale = errors.New("event not on sale")
+
 // HoldSeats holds every seat of the hold for its reservation, or none, in one
 // statement: it locks the seats in seat order, and only when all of them are
 // free (or held by a lapsed hold) marks them held and stores the reservation
@@ -92,16 +97,19 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 	}
 	seats := pgdialect.Array(h.SeatIDs)
 	var out struct {
-		OK    bool
-		Taken []string `bun:",array"`
+		OK     bool
+		OnSale bool
+		Taken  []string `bun:",array"`
 	}
 	err = db.NewRaw(`
-		WITH cur AS (
+		WITH ev AS (
+			SELECT EXISTS (SELECT 1 FROM events WHERE id = ? AND status = 'published' AND starts_at > now()) AS on_sale
+		), cur AS (
 			SELECT s.seat_id, (s.state = 'free' OR (s.state = 'held' AND s.hold_expires_at <= now())) AS free
 			FROM event_seats s WHERE s.event_id = ? AND s.seat_id = ANY(?::text[])
 			ORDER BY s.seat_id FOR UPDATE
 		), verdict AS (
-			SELECT count(*) = ? AND coalesce(bool_and(free), false) AS ok FROM cur
+			SELECT count(*) = ? AND coalesce(bool_and(free), false) AND (SELECT on_sale FROM ev) AS ok FROM cur
 		), held AS (
 			UPDATE event_seats s SET state = 'held', hold_id = ?, hold_expires_at = ?, order_id = NULL,
 				version = nextval('seat_change_seq')
@@ -117,14 +125,18 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 			SELECT (SELECT id FROM res), ?, h.seat_id, h.category_id, p.price
 			FROM held h JOIN unnest(?::text[], ?::bigint[]) AS p(seat_id, price) USING (seat_id)
 		)
-		SELECT (SELECT ok FROM verdict) AS ok, ARRAY(SELECT seat_id FROM cur WHERE NOT free ORDER BY seat_id) AS taken`,
-		r.EventID, seats, len(h.SeatIDs),
+		SELECT (SELECT ok FROM verdict) AS ok, (SELECT on_sale FROM ev) AS on_sale,
+			ARRAY(SELECT seat_id FROM cur WHERE NOT free ORDER BY seat_id) AS taken`,
+		r.EventID, r.EventID, seats, len(h.SeatIDs),
 		r.ID, r.ExpiresAt, r.EventID, seats,
 		r.ID, r.CompanyID, r.APIKeyID, r.IsTest, r.EventID, r.ExpiresAt, r.Currency, r.Total, r.ServiceFee, r.TotalToPay,
 		r.EventID, seats, pgdialect.Array(prices),
 	).Scan(ctx, &out)
 	if err != nil {
 		return nil, false, fmt.Errorf("hold %d seats of event %d: %w", len(h.SeatIDs), r.EventID, err)
+	}
+	if !out.OnSale {
+		return nil, false, fmt.Errorf("hold seats of event %d: %w", r.EventID, ErrNotOnSale)
 	}
 	return out.Taken, out.OK, nil
 }

@@ -37,13 +37,7 @@ type IdempotencyRecord struct {
 // record already there. Only the caller that claimed it runs the request.
 func ClaimIdempotencyKey(ctx context.Context, db bun.IDB, rec *IdempotencyRecord) (claimed bool, existing *IdemExisting, err error) {
 	for attempt := 0; attempt < 2; attempt++ {
-		// Without a flush of its own: the request's own write, committed
-		// after it, flushes the WAL up to and past this record.
-		var res sql.Result
-		err := asyncCommit(ctx, db, func(ctx context.Context, tx bun.Tx) (err error) {
-			res, err = tx.NewInsert().Model(rec).On("CONFLICT (api_key_id, key) DO NOTHING").Exec(ctx)
-			return err
-		})
+		res, err := db.NewInsert().Model(rec).On("CONFLICT (api_key_id, key) DO NOTHING").Exec(ctx)
 		if err != nil {
 			return false, nil, fmt.Errorf("claim idempotency key: %w", err)
 		}
@@ -74,17 +68,11 @@ func ClaimIdempotencyKey(ctx context.Context, db bun.IDB, rec *IdempotencyRecord
 // IdemExisting is a record found under a key already in use.
 type IdemExisting struct{ IdempotencyRecord }
 
-// CompleteIdempotencyKey stores the response to replay. Its commit is not
-// waited for: lost with a Postgres crash, the key reads as a request that
-// died, and the retry after abandonedAfter runs again, which the creating
-// operations answer with what the first run made.
+// CompleteIdempotencyKey stores the response to replay.
 func CompleteIdempotencyKey(ctx context.Context, db bun.IDB, apiKeyID int64, key string, status int, headers http.Header, body []byte) error {
-	err := asyncCommit(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		_, err := tx.NewUpdate().Model((*IdempotencyRecord)(nil)).
-			Set("status = ?", status).Set("headers = ?", headers).Set("body = ?", body).
-			Where("api_key_id = ? AND key = ?", apiKeyID, key).Exec(ctx)
-		return err
-	})
+	_, err := db.NewUpdate().Model((*IdempotencyRecord)(nil)).
+		Set("status = ?", status).Set("headers = ?", headers).Set("body = ?", body).
+		Where("api_key_id = ? AND key = ?", apiKeyID, key).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("store idempotent response: %w", err)
 	}
@@ -109,17 +97,4 @@ func DeleteExpiredIdempotencyKeys(ctx context.Context, db bun.IDB, now time.Time
 	}
 	n, _ := res.RowsAffected()
 	return n, nil
-}
-
-// asyncCommit runs fn in a transaction whose commit does not wait for the
-// WAL flush (synchronous_commit = off): for bookkeeping whose loss in a
-// Postgres crash is harmless. Postgres writes the WAL in order, so such a
-// record is durable as soon as any later commit is.
-func asyncCommit(ctx context.Context, db bun.IDB, fn func(context.Context, bun.Tx) error) error {
-	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-			return err
-		}
-		return fn(ctx, tx)
-	})
 }

@@ -9,15 +9,13 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
-// MarkWorkflowsStarted records that the reservations' workflows run. The
-// commit is asynchronous: a mark lost with a Postgres crash only makes the
-// sweep start the workflow again, which Temporal refuses as a duplicate.
-func MarkWorkflowsStarted(ctx context.Context, db *bun.DB, ids []string) error {
-	err := asyncCommit(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		_, err := tx.NewRaw("UPDATE reservations SET workflow_started = true WHERE id = ANY(?::text[]) AND NOT workflow_started",
-			pgdialect.Array(ids)).Exec(ctx)
-		return err
-	})
+// MarkWorkflowsStarted records that the reservations' workflows run. A
+// mark lost with a Postgres crash (the starter writes them through the
+// bookkeeping pool) only makes the sweep start the workflow again, which
+// Temporal refuses as a duplicate.
+func MarkWorkflowsStarted(ctx context.Context, db bun.IDB, ids []string) error {
+	_, err := db.NewRaw("UPDATE reservations SET workflow_started = true WHERE id = ANY(?::text[]) AND NOT workflow_started",
+		pgdialect.Array(ids)).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("mark %d reservation workflows started: %w", len(ids), err)
 	}

@@ -52,22 +52,40 @@ type Stack struct {
 }
 
 // ProductionLikeAPI serves an api instance configured as in production: keys
-// cached for 10 s, the default rate limit raised out of the way of load.
+// cached for 10 s, the availability cache kept fresh by notifications, its
+// own seat changes announced by a batched notifier rather than the seat
+// triggers, events cached for holds for a second, the default rate limit
+// raised out of the way of load.
 func (s *Stack) ProductionLikeAPI(t testing.TB) string {
 	t.Helper()
-	deps := s.deps
-	deps.Auth = apikey.NewAuthenticator(s.DB, 10*time.Second)
-	// Its own availability cache, kept fresh by notifications as in
-	// production.
-	deps.Catalog = catalog.New(s.DB, s.Now)
 	ctx, cancel := context.WithCancel(context.Background())
-	go deps.Catalog.Listen(ctx, s.DBURL, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(cancel)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	db, err := store.OpenAppNotifying(ctx, s.DBURL)
+	if err != nil {
+		t.Fatalf("open database: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	deps := s.deps
+	deps.DB = db
+	deps.Auth = apikey.NewAuthenticator(db, 10*time.Second)
+	deps.Catalog = catalog.New(db, s.Now)
+	go deps.Catalog.Listen(ctx, s.DBURL, log)
 	for deadline := time.Now().Add(5 * time.Second); !deps.Catalog.Listening(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("availability cache listener did not connect")
 		}
 	}
+	notifier := store.NewNotifier(deps.Bookkeeping, log, 50*time.Millisecond)
+	go notifier.Run(ctx)
+	sl := sales.New(db, s.Temporal, log, func() time.Time { return s.Now() })
+	sl.TaskQueue, sl.Metrics, sl.Orders, sl.Starter = s.Sales.TaskQueue, s.Sales.Metrics, s.Sales.Orders, s.Sales.Starter
+	sl.CacheSaleContext(time.Second)
+	sl.SeatsChanged = func(eventID int64) {
+		deps.Catalog.Invalidate(eventID)
+		notifier.Changed(eventID)
+	}
+	deps.Sales = sl
 	deps.Limiter, deps.DefaultLimit = ratelimit.NewMemory(), ratelimit.Limit{Rate: 1e9, Burst: 1e9}
 	hs := httptest.NewServer(api.New(deps))
 	t.Cleanup(hs.Close)
@@ -99,14 +117,19 @@ func NewStack(t testing.TB) *Stack {
 	if os.Getenv("TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	rl := requestlog.NewWriter(db, log, 20*time.Millisecond)
+	bookkeeping, err := store.OpenBookkeeping(context.Background(), dbURL)
+	if err != nil {
+		t.Fatalf("bookkeeping pool: %v", err)
+	}
+	t.Cleanup(func() { _ = bookkeeping.Close() })
+	rl := requestlog.NewWriter(bookkeeping, log, 20*time.Millisecond)
 	s := &Stack{DB: db, DBURL: dbURL, Temporal: tc, RequestLog: rl, Now: time.Now, TaskQueue: "test-" + randomHex(6)}
 	now := func() time.Time { return s.Now() }
 	s.Sales = sales.New(db, tc, log, now)
 	s.Sales.TaskQueue = s.TaskQueue
 	s.Sales.Metrics = reg
 	// Workflows of holds are started off the request path, as in production.
-	starter := sales.NewStarter(db, tc, log, s.TaskQueue, 10_000, 4)
+	starter := sales.NewStarter(bookkeeping, tc, log, s.TaskQueue, 10_000, 4)
 	starter.Run()
 	t.Cleanup(func() { starter.Close(10 * time.Second) })
 	s.Sales.Starter = starter
@@ -117,7 +140,7 @@ func NewStack(t testing.TB) *Stack {
 	s.Sales.Orders.Gateway = s.Gateway
 	s.Catalog = catalog.New(db, now)
 	s.Sales.SeatsChanged = s.Catalog.Invalidate
-	s.deps = api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, 0),
+	s.deps = api.Deps{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Auth: apikey.NewAuthenticator(db, 0),
 		Catalog: s.Catalog, Sales: s.Sales, RequestLog: rl, Log: log, Gateway: s.Gateway, GatewaySecret: secret,
 		// Generous, so that only the rate-limit tests meet the limit.
 		Limiter: ratelimit.NewMemory(), DefaultLimit: ratelimit.Limit{Rate: 10_000, Burst: 10_000}, Metrics: reg}

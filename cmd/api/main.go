@@ -46,11 +46,17 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	db, err := store.Open(ctx, cfg.DatabaseURL)
+	// The api announces its seat changes itself, batched, after commit.
+	db, err := store.OpenAppNotifying(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	bookkeeping, err := store.OpenBookkeeping(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer bookkeeping.Close()
 	// A lazy client lets the API start, and serve the catalog, while
 	// Temporal is still coming up; /readyz reports it.
 	reg := metrics.New(logger)
@@ -62,15 +68,21 @@ func run() error {
 	}
 	defer tc.Close()
 
-	rl := requestlog.NewWriter(db, logger, cfg.RequestLogFlush)
+	rl := requestlog.NewWriter(bookkeeping, logger, cfg.RequestLogFlush)
 	cat := catalog.New(db, time.Now)
 	go cat.Listen(ctx, cfg.DatabaseURL, logger)
 	sl := sales.New(db, tc, logger, time.Now)
-	sl.SeatsChanged = cat.Invalidate
+	notifier := store.NewNotifier(bookkeeping, logger, 50*time.Millisecond)
+	go notifier.Run(ctx)
+	sl.SeatsChanged = func(eventID int64) {
+		cat.Invalidate(eventID)
+		notifier.Changed(eventID)
+	}
 	sl.TaskQueue = cfg.TaskQueue
 	sl.Metrics = reg
-	sl.Starter = sales.NewStarter(db, tc, logger, cfg.TaskQueue, cfg.StartQueue, cfg.StartWorkers)
+	sl.Starter = sales.NewStarter(bookkeeping, tc, logger, cfg.TaskQueue, cfg.StartQueue, cfg.StartWorkers)
 	sl.Starter.Run()
+	sl.CacheSaleContext(cfg.SaleCacheTTL)
 	gw := &gateway.TestGateway{DB: db, BaseURL: cfg.PublicBaseURL, CallbackURL: cfg.PublicBaseURL + "/gateway/callback",
 		Secret: []byte(cfg.GatewaySecret), Log: logger}
 	sl.Orders = sales.OrderSettings{PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
@@ -82,7 +94,7 @@ func run() error {
 			return err
 		}
 	}
-	srv := api.New(api.Deps{DB: db, Temporal: tc, Auth: apikey.NewAuthenticator(db, cfg.AuthCacheTTL),
+	srv := api.New(api.Deps{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Auth: apikey.NewAuthenticator(db, cfg.AuthCacheTTL),
 		Catalog: cat, Sales: sl, RequestLog: rl, Log: logger,
 		Gateway: gw, GatewaySecret: []byte(cfg.GatewaySecret),
 		Metrics: reg, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}})
