@@ -174,22 +174,20 @@ func (s *Server) registerCatalog(api huma.API) {
 		Description: "Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category.",
 		Errors:      []int{http.StatusNotFound},
 		Responses:   jsonResponse[catalog.Availability](api, "Availability"),
-	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *conditionalEventInput) (*rawOutput, error) {
+	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *conditionalEventInput) (*partsOutput, error) {
 		doc, err := s.deps.Catalog.Availability(ctx, principal(ctx).CompanyID, in.ID)
 		if err != nil {
 			return nil, fromError(ctx, s.log, err)
 		}
-		out := &rawOutput{ETag: doc.ETag, CacheControl: "private, no-cache", ContentType: "application/json", Vary: "Accept-Encoding"}
+		out := &partsOutput{ETag: doc.ETag, CacheControl: "private, no-cache", ContentType: "application/json", Vary: "Accept-Encoding"}
 		if etagMatches(in.IfNoneMatch, doc.ETag) {
-			out.Status = http.StatusNotModified
-			return out, nil
+			return out.serve(http.StatusNotModified), nil
 		}
 		gzipped := acceptsGzip(in.AcceptEncoding)
 		if gzipped {
 			out.ContentEncoding = "gzip"
 		}
-		out.Status, out.Body = http.StatusOK, doc.Body(RequestID(ctx), gzipped)
-		return out, nil
+		return out.serve(http.StatusOK, doc.Parts(RequestID(ctx), gzipped)...), nil
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -409,8 +410,9 @@ func TestAvailabilityFollowsSeatChanges(t *testing.T) {
 		}
 	}
 	etag := res.Header.Get("ETag")
-	if again, _ := get("If-None-Match: " + etag); again.Status != http.StatusNotModified {
-		t.Fatalf("unchanged availability: %d", again.Status)
+	if again, _ := get("If-None-Match: " + etag); again.Status != http.StatusNotModified || len(again.Body) != 0 ||
+		again.Header.Get("Content-Length") != "" || again.Header.Get("ETag") != etag {
+		t.Fatalf("unchanged availability: %d %v %q", again.Status, again.Header, again.Body)
 	}
 
 	// A seat held (as the hold SQL does: state and version in one statement).
@@ -440,8 +442,8 @@ func TestAvailabilityFollowsSeatChanges(t *testing.T) {
 
 	// gzip when the client accepts it.
 	gz := f.Get(t, path, f.keyA, "Accept-Encoding: gzip")
-	if gz.Header.Get("Content-Encoding") != "gzip" {
-		t.Fatalf("no gzip: %v", gz.Header)
+	if gz.Header.Get("Content-Encoding") != "gzip" || gz.Header.Get("Content-Length") != strconv.Itoa(len(gz.Body)) {
+		t.Fatalf("no gzip, or a wrong length: %v, %d bytes", gz.Header, len(gz.Body))
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(gz.Body))
 	if err != nil {

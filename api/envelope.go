@@ -65,6 +65,40 @@ type rawOutput struct {
 	Body            []byte
 }
 
+// partsOutput serves a body written in parts (see catalog.AvailabilityDoc.Parts)
+// with its Content-Length, without joining them.
+type partsOutput struct {
+	ContentType     string `header:"Content-Type"`
+	ContentEncoding string `header:"Content-Encoding"`
+	ContentLength   string `header:"Content-Length"`
+	Vary            string `header:"Vary"`
+	ETag            string `header:"ETag"`
+	CacheControl    string `header:"Cache-Control"`
+	Body            func(huma.Context)
+}
+
+func (o *partsOutput) serve(status int, parts ...[]byte) *partsOutput {
+	if status == http.StatusNotModified {
+		o.Body = func(ctx huma.Context) { ctx.SetStatus(status) }
+		return o
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	o.ContentLength = strconv.Itoa(n)
+	o.Body = func(ctx huma.Context) {
+		ctx.SetStatus(status)
+		w := ctx.BodyWriter()
+		for _, p := range parts {
+			if _, err := w.Write(p); err != nil {
+				return // the client went away
+			}
+		}
+	}
+	return o
+}
+
 // acceptsGzip reads Accept-Encoding (gzip, unless q=0).
 func acceptsGzip(header string) bool {
 	for part := range strings.SplitSeq(header, ",") {

@@ -61,8 +61,9 @@ func newRequestID() string {
 // every body), recovers panics into a bare 500 problem, logs the request and
 // queues it for the request log.
 //
-// route names the matched pattern for metrics (nil: no metrics).
-func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg *metrics.Registry, route func(*http.Request) string) http.Handler {
+// Metrics (reg, nil: none) are labelled with the pattern the mux matched,
+// which it records on the request.
+func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg *metrics.Registry) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ri := &reqInfo{id: newRequestID()}
 		r = r.WithContext(context.WithValue(r.Context(), reqInfoKey, ri))
@@ -81,18 +82,23 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg
 			}()
 			next.ServeHTTP(w, r)
 		}), w, r)
-		attrs := []any{"request_id", ri.id, "method", r.Method, "path", r.URL.Path, "status", m.Code, "duration", m.Duration}
+		attrs := make([]slog.Attr, 0, 7)
+		attrs = append(attrs, slog.String("request_id", ri.id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", m.Code), slog.Duration("duration", m.Duration))
 		// Postgres text cannot hold NUL: one such path would fail its whole
 		// request log batch.
 		entry := store.RequestLogEntry{RequestID: ri.id, Method: r.Method, Path: strings.ReplaceAll(r.URL.Path, "\x00", "\uFFFD"), Status: m.Code,
 			DurationUS: m.Duration.Microseconds(), CreatedAt: start}
 		if p := ri.principal; p != nil {
-			attrs = append(attrs, "company_id", p.CompanyID, "key_id", p.KeyID)
+			attrs = append(attrs, slog.Int64("company_id", p.CompanyID), slog.Int64("key_id", p.KeyID))
 			entry.CompanyID, entry.APIKeyID = &p.CompanyID, &p.KeyID
 		}
-		log.InfoContext(r.Context(), "http request", attrs...)
-		if reg != nil && route != nil {
-			pattern := route(r)
+		log.LogAttrs(r.Context(), slog.LevelInfo, "http request", attrs...)
+		if reg != nil {
+			pattern := r.Pattern
+			if pattern == "" {
+				pattern = "unmatched"
+			}
 			reg.HTTPRequests.WithLabelValues(pattern, r.Method, strconv.Itoa(m.Code)).Inc()
 			reg.HTTPDuration.WithLabelValues(pattern, r.Method).Observe(m.Duration.Seconds())
 		}

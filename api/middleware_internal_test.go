@@ -13,7 +13,7 @@ import (
 func TestPanicBecomesOpaqueProblem(t *testing.T) {
 	h := withRequest(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		panic("secret: connection string postgres://admin:pw@db")
-	}), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, nil, nil)
+	}), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, nil)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/events", nil))
 	if rec.Code != 500 || rec.Header().Get("Content-Type") != "application/problem+json" {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -114,14 +115,22 @@ func New(deps Deps) *Server {
 	if deps.Metrics != nil {
 		mux.Handle("GET /metrics", deps.Metrics.Handler())
 	}
-	route := func(r *http.Request) string {
-		if _, pattern := mux.Handler(r); pattern != "" {
-			return pattern
-		}
-		return "unmatched"
-	}
-	s.http = withRequest(gzhttp.GzipHandler(withRoutingProblems(mux)), deps.Log, deps.RequestLog, deps.Metrics, route)
+	s.http = withRequest(gzipUnlessEncoded(withRoutingProblems(mux)), deps.Log, deps.RequestLog, deps.Metrics)
 	return s
+}
+
+// gzipUnlessEncoded compresses responses for clients that accept gzip,
+// except availability, which serves its own pre-compressed bytes: the
+// wrapper would only pass them through, at a cost on the hottest route.
+func gzipUnlessEncoded(next http.Handler) http.Handler {
+	gz := gzhttp.GzipHandler(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/events/") && strings.HasSuffix(r.URL.Path, "/availability") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		gz.ServeHTTP(w, r)
+	})
 }
 
 type healthOutput struct {

@@ -139,12 +139,11 @@ func benchAvailability(t *testing.T, s *testenv.Stack, key string, event int64) 
 	defer plain.Close()
 	conc := 16
 	out := map[string]any{"seats": 10000, "concurrency": conc, "gzip_body_bytes": len(body)}
-	apiFull := Load(url+path, h, 200, conc, benchDur)
-	rawFull := Load(plain.URL+path, h, 200, conc, benchDur)
+	// Five alternating turns each, so drifts of the machine fall on both.
+	apiFull, rawFull := Compare(url+path, plain.URL+path, h, 200, conc, benchDur, 5)
 	h304 := h.Clone()
 	h304.Set("If-None-Match", etag)
-	api304 := Load(url+path, h304, 304, conc, benchDur)
-	raw304 := Load(plain.URL+path, h304, 304, conc, benchDur)
+	api304, raw304 := Compare(url+path, plain.URL+path, h304, 304, conc, benchDur, 5)
 	out["full_api"], out["full_plain"], out["full_ratio"] = apiFull, rawFull, ratio(apiFull.RPS, rawFull.RPS)
 	out["not_modified_api"], out["not_modified_plain"], out["not_modified_ratio"] = api304, raw304, ratio(api304.RPS, raw304.RPS)
 	return out

@@ -42,9 +42,41 @@ func summarise(lat []time.Duration, elapsed time.Duration, bytes int64, failures
 	return r
 }
 
+// sample is the raw outcome of load runs, to be summarised.
+type sample struct {
+	lat      []time.Duration
+	elapsed  time.Duration
+	bytes    int64
+	failures int
+}
+
+func (s *sample) add(o sample) {
+	s.lat = append(s.lat, o.lat...)
+	s.elapsed += o.elapsed
+	s.bytes += o.bytes
+	s.failures += o.failures
+}
+
+func (s sample) summary() LoadResult { return summarise(s.lat, s.elapsed, s.bytes, s.failures) }
+
 // Load runs conc workers issuing GET url with headers for dur, each
 // waiting for its response before the next (closed loop, keep-alive).
 func Load(url string, headers http.Header, want int, conc int, dur time.Duration) LoadResult {
+	return load(url, headers, want, conc, dur).summary()
+}
+
+// Compare loads two servers in turns of dur/rounds each, so that whatever
+// else the machine does in the meantime falls on both alike.
+func Compare(urlA, urlB string, headers http.Header, want int, conc int, dur time.Duration, rounds int) (a, b LoadResult) {
+	var sa, sb sample
+	for range rounds {
+		sa.add(load(urlA, headers, want, conc, dur/time.Duration(rounds)))
+		sb.add(load(urlB, headers, want, conc, dur/time.Duration(rounds)))
+	}
+	return sa.summary(), sb.summary()
+}
+
+func load(url string, headers http.Header, want int, conc int, dur time.Duration) sample {
 	tr := &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc, DisableCompression: true}
 	client := &http.Client{Transport: tr}
 	defer tr.CloseIdleConnections()
@@ -88,5 +120,5 @@ func Load(url string, headers http.Header, want int, conc int, dur time.Duration
 		}()
 	}
 	wg.Wait()
-	return summarise(all, time.Since(start), bytes, failures)
+	return sample{lat: all, elapsed: time.Since(start), bytes: bytes, failures: failures}
 }

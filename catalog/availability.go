@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -59,17 +60,20 @@ type AvailabilityDoc struct {
 // Body is the enveloped response {"data":…,"request_id":…}, gzipped when
 // asked: the large data part was compressed when the entry was built.
 func (d AvailabilityDoc) Body(requestID string, gzipped bool) []byte {
+	return bytes.Join(d.Parts(requestID, gzipped), nil)
+}
+
+// Parts is Body as slices to write one after another: the large shared
+// parts are the cache's own (read-only), so serving copies nothing.
+func (d AvailabilityDoc) Parts(requestID string, gzipped bool) [][]byte {
 	tail := make([]byte, 0, len(requestID)+20)
 	tail = append(tail, `,"request_id":`...)
 	tail = strconv.AppendQuote(tail, requestID)
 	tail = append(tail, '}')
 	if gzipped && d.gz != nil {
-		return d.gz.With(tail)
+		return [][]byte{d.gz.prefix, d.gz.Tail(tail)}
 	}
-	body := make([]byte, 0, len(d.JSON)+len(tail)+8)
-	body = append(body, `{"data":`...)
-	body = append(body, d.JSON...)
-	return append(body, tail...)
+	return [][]byte{[]byte(`{"data":`), d.JSON, tail}
 }
 
 type cachedAvailability struct {

@@ -46,10 +46,17 @@ var tailWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-// With returns the gzip member of prefix+tail.
+// With returns the gzip member of prefix+tail in one slice.
 func (g *splicedGzip) With(tail []byte) []byte {
-	out := bytes.NewBuffer(make([]byte, 0, len(g.prefix)+len(tail)+32))
-	out.Write(g.prefix)
+	rest := g.Tail(tail)
+	return append(append(make([]byte, 0, len(g.prefix)+len(rest)), g.prefix...), rest...)
+}
+
+// Tail returns what follows the shared compressed prefix in the gzip member
+// of prefix+tail: the tail's final deflate block and the trailer. Serving
+// g.prefix and then this copies nothing per request.
+func (g *splicedGzip) Tail(tail []byte) []byte {
+	out := bytes.NewBuffer(make([]byte, 0, len(tail)+32))
 	w := tailWriters.Get().(*flate.Writer)
 	w.Reset(out)
 	_, _ = w.Write(tail)

@@ -118,12 +118,12 @@ func seconds(d time.Duration) int {
 // headers) of a decision: RateLimit-Policy and RateLimit; for a denied
 // request, Retry-After equals the RateLimit reset t.
 func Headers(l Limit, r Result) (policy, limit, retryAfter string) {
-	policy = fmt.Sprintf(`"default";q=%d;w=%d`, l.Burst, l.Window())
+	policy = `"default";q=` + strconv.Itoa(l.Burst) + `;w=` + strconv.Itoa(l.Window())
 	t := seconds(r.ResetAfter)
 	if !r.Allowed {
 		t = max(seconds(r.RetryAfter), 1)
 		retryAfter = strconv.Itoa(t)
 	}
-	limit = fmt.Sprintf(`"default";r=%d;t=%d`, r.Remaining, t)
+	limit = `"default";r=` + strconv.Itoa(r.Remaining) + `;t=` + strconv.Itoa(t)
 	return policy, limit, retryAfter
 }

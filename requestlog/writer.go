@@ -17,7 +17,7 @@ import (
 // Writer queues entries in memory and writes them in batches, so logging a
 // request adds no database round trip to it.
 type Writer struct {
-	db       bun.IDB
+	db       *bun.DB
 	log      *slog.Logger
 	ch       chan store.RequestLogEntry
 	interval time.Duration
@@ -28,7 +28,7 @@ type Writer struct {
 }
 
 // NewWriter starts the background flusher; Close flushes what is queued.
-func NewWriter(db bun.IDB, log *slog.Logger, interval time.Duration) *Writer {
+func NewWriter(db *bun.DB, log *slog.Logger, interval time.Duration) *Writer {
 	w := &Writer{db: db, log: log, ch: make(chan store.RequestLogEntry, 10_000),
 		interval: interval, batch: 1000, done: make(chan struct{})}
 	go w.run()
