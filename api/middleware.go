@@ -93,7 +93,14 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg
 			attrs = append(attrs, slog.Int64("company_id", p.CompanyID), slog.Int64("key_id", p.KeyID))
 			entry.CompanyID, entry.APIKeyID = &p.CompanyID, &p.KeyID
 		}
-		log.LogAttrs(r.Context(), slog.LevelInfo, "http request", attrs...)
+		// Every request is in the request log table already; the process
+		// log repeats only server errors unless LOG_LEVEL=debug, so a rush
+		// does not spend its CPU formatting lines nobody reads.
+		level := slog.LevelDebug
+		if m.Code >= 500 {
+			level = slog.LevelError
+		}
+		log.LogAttrs(r.Context(), level, "http request", attrs...)
 		if reg != nil {
 			pattern := r.Pattern
 			if pattern == "" {
