@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -22,8 +23,12 @@ import (
 	"testing"
 	"time"
 
+	temporalclient "go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
 	"ticketsales/apikey"
 	"ticketsales/testenv"
+	"ticketsales/workflows"
 )
 
 func envInt(name string, def int) int {
@@ -91,10 +96,14 @@ func TestChaos(t *testing.T) {
 	}
 	addr := freePort(t)
 	outbox := filepath.Join(dir, "outbox")
-	env := append(os.Environ(), "DATABASE_URL="+s.DBURL, "TEMPORAL_ADDRESS="+testenv.TemporalAddress(t),
+	temporalAddr := testenv.TemporalAddress(t)
+	env := append(os.Environ(), "DATABASE_URL="+s.DBURL, "TEMPORAL_ADDRESS="+temporalAddr,
 		"TASK_QUEUE=chaos-"+strconv.FormatInt(time.Now().UnixNano(), 36), "HTTP_ADDR="+addr, "PUBLIC_BASE_URL=http://"+addr,
 		"RATE_LIMIT_RPS=100000", "RATE_LIMIT_BURST=100000", "WORKER_METRICS_ADDR=127.0.0.1:0", "LOG_LEVEL=warn",
-		"MAIL_OUTBOX="+outbox, "REDIS_URL=")
+		"MAIL_OUTBOX="+outbox, "REDIS_URL=",
+		// The reaper sweeps up the workflow starts a killed api still owed
+		// within this test's span rather than a minute later.
+		"REAP_INTERVAL=1s", "REAP_GRACE=3s")
 	logs, _ := os.Create(filepath.Join(dir, "processes.log"))
 	defer logs.Close()
 	api := &proc{bin: filepath.Join(dir, "api"), env: env, logs: logs}
@@ -224,6 +233,34 @@ func TestChaos(t *testing.T) {
 	if paid < sagas {
 		t.Errorf("%d paid orders for %d sagas", paid, sagas)
 	}
+	// Every hold has its workflow, including those whose start was still
+	// queued in an api that was killed: the sweep made them.
+	var rids []string
+	if err := s.DB.NewRaw("SELECT id FROM reservations").Scan(ctx, &rids); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := temporalclient.Dial(temporalclient.Options{HostPort: temporalAddr, Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	missing := rids
+	var lastErr error
+	for deadline := time.Now().Add(30 * time.Second); len(missing) > 0 && time.Now().Before(deadline); time.Sleep(time.Second) {
+		var still []string
+		for _, id := range missing {
+			if _, err := tc.DescribeWorkflowExecution(ctx, workflows.ReservationWorkflowID(id), ""); err != nil {
+				still, lastErr = append(still, id), err
+			}
+		}
+		missing = still
+	}
+	if len(missing) > 0 {
+		t.Errorf("%d of %d reservations have no workflow, e.g. %s: %v", len(missing), len(rids), missing[0], lastErr)
+	} else {
+		t.Logf("%d reservations, each with its workflow", len(rids))
+	}
+
 	// No e-mail twice: one file per paid order at most, all of them in time.
 	var mails int
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
