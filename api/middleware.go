@@ -82,15 +82,11 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg
 			}()
 			next.ServeHTTP(w, r)
 		}), w, r)
-		attrs := make([]slog.Attr, 0, 7)
-		attrs = append(attrs, slog.String("request_id", ri.id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", m.Code), slog.Duration("duration", m.Duration))
 		// Postgres text cannot hold NUL: one such path would fail its whole
 		// request log batch.
 		entry := store.RequestLogEntry{RequestID: ri.id, Method: r.Method, Path: strings.ReplaceAll(r.URL.Path, "\x00", "\uFFFD"), Status: m.Code,
 			DurationUS: m.Duration.Microseconds(), CreatedAt: start}
 		if p := ri.principal; p != nil {
-			attrs = append(attrs, slog.Int64("company_id", p.CompanyID), slog.Int64("key_id", p.KeyID))
 			entry.CompanyID, entry.APIKeyID = &p.CompanyID, &p.KeyID
 		}
 		// Every request is in the request log table already; the process
@@ -100,7 +96,14 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg
 		if m.Code >= 500 {
 			level = slog.LevelError
 		}
-		log.LogAttrs(r.Context(), level, "http request", attrs...)
+		if log.Enabled(r.Context(), level) {
+			attrs := []slog.Attr{slog.String("request_id", ri.id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", m.Code), slog.Duration("duration", m.Duration)}
+			if p := ri.principal; p != nil {
+				attrs = append(attrs, slog.Int64("company_id", p.CompanyID), slog.Int64("key_id", p.KeyID))
+			}
+			log.LogAttrs(r.Context(), level, "http request", attrs...)
+		}
 		if reg != nil {
 			pattern := r.Pattern
 			if pattern == "" {

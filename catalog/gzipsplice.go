@@ -41,8 +41,10 @@ func newSplicedGzip(prefix []byte) (*splicedGzip, error) {
 	return &splicedGzip{prefix: buf.Bytes(), crc: crc32.ChecksumIEEE(prefix), size: uint32(len(prefix))}, nil
 }
 
+// The tail (the request id) is a few dozen bytes: stored, not compressed,
+// which spares building Huffman tables on every request.
 var tailWriters = sync.Pool{New: func() any {
-	w, _ := flate.NewWriter(nil, flate.BestSpeed)
+	w, _ := flate.NewWriter(nil, flate.NoCompression)
 	return w
 }}
 
