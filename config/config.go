@@ -61,6 +61,12 @@ func Load() (Config, error) {
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = DefaultDatabaseURL
 	}
+	if c.ReapInterval <= 0 || c.ReapGrace < 0 {
+		return c, fmt.Errorf("read configuration: REAP_INTERVAL must be positive and REAP_GRACE not negative")
+	}
+	if c.StartWorkers < 1 || c.StartQueue < 0 {
+		return c, fmt.Errorf("read configuration: RESERVATION_START_WORKERS must be at least 1 and RESERVATION_START_QUEUE not negative")
+	}
 	return c, nil
 }
 

@@ -139,6 +139,9 @@ func (s *Service) onSaleCached(ctx context.Context, companyID, eventID int64, ne
 	if err := verr.orNil(); err != nil {
 		return nil, err
 	}
+	if cached {
+		s.sales.put(saleKey{companyID, eventID}, saleEntry{event: e, cats: cats, at: time.Now()})
+	}
 	sc := &saleContext{event: e, prices: map[int64]int64{}}
 	now := s.now()
 	for _, c := range cats {
@@ -282,7 +285,11 @@ func (s *Service) startReservationWorkflow(ctx context.Context, r *store.Reserva
 	}
 	err := StartReservationWorkflow(ctx, s.temporal, s.TaskQueue, r)
 	if err == nil {
-		if merr := store.MarkWorkflowsStarted(ctx, s.db, []string{r.ID}); merr != nil {
+		var marks bun.IDB = s.db
+		if s.Starter != nil {
+			marks = s.Starter.db // no WAL flush on the request path
+		}
+		if merr := store.MarkWorkflowsStarted(ctx, marks, []string{r.ID}); merr != nil {
 			s.log.WarnContext(ctx, "record reservation workflow start", "reservation_id", r.ID, "err", merr)
 		}
 		return nil

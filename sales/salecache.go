@@ -63,7 +63,9 @@ func (c *saleCache) drop(k saleKey) {
 	c.mu.Unlock()
 }
 
-// loadSale reads an event and its categories, from the cache when allowed.
+// loadSale reads an event and its categories, from the cache when allowed;
+// onSaleCached caches only what passed its checks, so an event is on sale
+// the moment it is published.
 func (s *Service) loadSale(ctx context.Context, companyID, eventID int64, cached bool) (*store.Event, []store.Category, error) {
 	k := saleKey{companyID, eventID}
 	now := time.Now()
@@ -80,6 +82,5 @@ func (s *Service) loadSale(ctx context.Context, companyID, eventID int64, cached
 	if err != nil {
 		return nil, nil, err
 	}
-	s.sales.put(k, saleEntry{event: e, cats: cats, at: now})
 	return e, cats, nil
 }

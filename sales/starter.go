@@ -41,6 +41,8 @@ func reservationStart(taskQueue string, r *store.Reservation) (client.StartWorkf
 func StartReservationWorkflow(ctx context.Context, tc client.Client, taskQueue string, r *store.Reservation) error {
 	opts, in := reservationStart(taskQueue, r)
 	_, err := tc.ExecuteWorkflow(ctx, opts, workflows.Reservation, in)
+	// The SDK answers a duplicate with the existing run and no error unless
+	// told otherwise; the check keeps that true whatever the options say.
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
 		return fmt.Errorf("start workflow of reservation %s: %w", r.ID, err)
@@ -198,14 +200,16 @@ func Sweep(ctx context.Context, db *bun.DB, tc client.Client, taskQueue string, 
 		return 0, err
 	}
 	ids := make([]string, 0, len(rs))
+	var errs []error
 	for i := range rs {
-		if err = StartReservationWorkflow(ctx, tc, taskQueue, &rs[i]); err != nil {
-			break
+		if err := StartReservationWorkflow(ctx, tc, taskQueue, &rs[i]); err != nil {
+			errs = append(errs, err) // the others still get theirs
+			continue
 		}
 		ids = append(ids, rs[i].ID)
 	}
 	if len(ids) > 0 {
-		err = errors.Join(err, store.MarkWorkflowsStarted(ctx, db, ids))
+		errs = append(errs, store.MarkWorkflowsStarted(ctx, db, ids))
 	}
-	return len(ids), err
+	return len(ids), errors.Join(errs...)
 }

@@ -61,16 +61,21 @@ func (n *Notifier) flush(ctx context.Context) {
 		n.mu.Unlock()
 		return
 	}
-	ids := make([]string, 0, len(n.pending))
-	for id := range n.pending {
-		ids = append(ids, strconv.FormatInt(id, 10))
-	}
+	sent := n.pending
 	n.pending = map[int64]struct{}{}
 	n.mu.Unlock()
+	ids := make([]string, 0, len(sent))
+	for id := range sent {
+		ids = append(ids, strconv.FormatInt(id, 10))
+	}
 	if _, err := n.db.NewRaw("SELECT pg_notify(?, e) FROM unnest(?::text[]) AS e", SeatChannel, pgdialect.Array(ids)).
 		Exec(ctx); err != nil {
-		// Listeners that missed it still drop their copy when a hold in it
-		// lapses; the next change of the event announces it again.
+		// Keep them for the next round.
 		n.log.Warn("announce seat changes", "events", len(ids), "err", err)
+		n.mu.Lock()
+		for id := range sent {
+			n.pending[id] = struct{}{}
+		}
+		n.mu.Unlock()
 	}
 }

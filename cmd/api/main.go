@@ -72,8 +72,13 @@ func run() error {
 	cat := catalog.New(db, time.Now)
 	go cat.Listen(ctx, cfg.DatabaseURL, logger)
 	sl := sales.New(db, tc, logger, time.Now)
+	// The notifier outlives the shutdown signal: requests still finishing
+	// after it announce their changes too (stopped last, below).
 	notifier := store.NewNotifier(bookkeeping, logger, 50*time.Millisecond)
-	go notifier.Run(ctx)
+	notifyCtx, stopNotifier := context.WithCancel(context.Background())
+	defer stopNotifier()
+	notifierDone := make(chan struct{})
+	go func() { notifier.Run(notifyCtx); close(notifierDone) }()
 	sl.SeatsChanged = func(eventID int64) {
 		cat.Invalidate(eventID)
 		notifier.Changed(eventID)
@@ -116,6 +121,8 @@ func run() error {
 		logger.Error("http shutdown", "err", err)
 	}
 	sl.Starter.Close(10 * time.Second)
+	stopNotifier()
+	<-notifierDone
 	rl.Close()
 	logger.Info("api stopped")
 	return nil

@@ -1,6 +1,7 @@
 -- Reservation workflows are started after the hold commits, off the request
 -- path. The flag records that the start happened, so a start lost with a
--- crashed api is found and made by the worker's sweep.
-ALTER TABLE reservations ADD COLUMN workflow_started boolean NOT NULL DEFAULT false;
-UPDATE reservations SET workflow_started = true;
-CREATE INDEX reservations_unstarted ON reservations (created_at) WHERE status = 'reserved' AND NOT workflow_started;
+-- crashed api is found and made by the worker's sweep. Rows that exist
+-- already had their workflows started before answering: true for them,
+-- false for new rows (both metadata-only, no table rewrite).
+ALTER TABLE reservations ADD COLUMN workflow_started boolean NOT NULL DEFAULT true;
+ALTER TABLE reservations ALTER COLUMN workflow_started SET DEFAULT false;
