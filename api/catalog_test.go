@@ -466,31 +466,40 @@ func seatStatus(a availability, id string) string {
 	return "missing"
 }
 
+// seatStatusOn reads a swan-lake seat's status from the api at url.
+func (f *fixture) seatStatusOn(t *testing.T, url, seat string) string {
+	t.Helper()
+	res := testenv.Do(t, url, http.MethodGet, fmt.Sprintf("/v1/events/%d/availability", f.ids["swan-lake"]), f.keyA, "")
+	var a availability
+	res.Decode(t, &a)
+	return seatStatus(a, seat)
+}
+
+// awaitSeatStatus polls until the seat leaves status from, for up to 5 s,
+// and returns what it shows then.
+func (f *fixture) awaitSeatStatus(t *testing.T, url, seat, from string) string {
+	t.Helper()
+	st := f.seatStatusOn(t, url, seat)
+	for deadline := time.Now().Add(5 * time.Second); st == from && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		st = f.seatStatusOn(t, url, seat)
+	}
+	return st
+}
+
 // TestAvailabilityCacheFollowsNotifications: an instance serving availability
 // from its notified cache sees a seat change made elsewhere (the worker, or
 // another instance) without a per-request version query.
 func TestAvailabilityCacheFollowsNotifications(t *testing.T) {
 	f := newFixture(t)
 	url := f.ProductionLikeAPI(t)
-	path := fmt.Sprintf("/v1/events/%d/availability", f.ids["swan-lake"])
-	status := func() string {
-		res := testenv.Do(t, url, http.MethodGet, path, f.keyA, "")
-		var a availability
-		res.Decode(t, &a)
-		return seatStatus(a, "parterre-3-3")
-	}
-	if st := status(); st != "free" {
+	if st := f.seatStatusOn(t, url, "parterre-3-3"); st != "free" {
 		t.Fatalf("before: %s", st)
 	}
 	if _, err := f.DB.ExecContext(context.Background(), `UPDATE event_seats SET state = 'sold', version = nextval('seat_change_seq')
 		WHERE event_id = ? AND seat_id = 'parterre-3-3'`, f.ids["swan-lake"]); err != nil {
 		t.Fatal(err)
 	}
-	st := status()
-	for deadline := time.Now().Add(5 * time.Second); st != "sold" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		st = status()
-	}
-	if st != "sold" {
+	if st := f.awaitSeatStatus(t, url, "parterre-3-3", "free"); st != "sold" {
 		t.Fatalf("the notified cache still shows %s", st)
 	}
 }
@@ -500,14 +509,7 @@ func TestAvailabilityCacheFollowsNotifications(t *testing.T) {
 func TestAvailabilityCacheFollowsAnotherInstancesHolds(t *testing.T) {
 	f := newFixture(t)
 	a, b := f.ProductionLikeAPI(t), f.ProductionLikeAPI(t)
-	path := fmt.Sprintf("/v1/events/%d/availability", f.ids["swan-lake"])
-	status := func() string {
-		res := testenv.Do(t, b, http.MethodGet, path, f.keyA, "")
-		var av availability
-		res.Decode(t, &av)
-		return seatStatus(av, "parterre-3-4")
-	}
-	if st := status(); st != "free" {
+	if st := f.seatStatusOn(t, b, "parterre-3-4"); st != "free" {
 		t.Fatalf("before: %s", st)
 	}
 	res := testenv.Do(t, a, http.MethodPost, "/v1/reservations", f.keyA,
@@ -515,11 +517,7 @@ func TestAvailabilityCacheFollowsAnotherInstancesHolds(t *testing.T) {
 	if res.Status != http.StatusCreated {
 		t.Fatalf("hold on instance a: %d %s", res.Status, res.Body)
 	}
-	st := status()
-	for deadline := time.Now().Add(5 * time.Second); st == "free" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		st = status()
-	}
-	if st == "free" {
-		t.Fatal("instance b still shows the seat free")
+	if st := f.awaitSeatStatus(t, b, "parterre-3-4", "free"); st != "reserved" {
+		t.Fatalf("instance b shows the held seat %s", st)
 	}
 }
