@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -57,14 +56,10 @@ type AvailabilityDoc struct {
 	gz   *splicedGzip // {"data":JSON compressed once
 }
 
-// Body is the enveloped response {"data":…,"request_id":…}, gzipped when
-// asked: the large data part was compressed when the entry was built.
-func (d AvailabilityDoc) Body(requestID string, gzipped bool) []byte {
-	return bytes.Join(d.Parts(requestID, gzipped), nil)
-}
-
-// Parts is Body as slices to write one after another: the large shared
-// parts are the cache's own (read-only), so serving copies nothing.
+// Parts is the enveloped response {"data":…,"request_id":…}, gzipped when
+// asked (the large data part was compressed when the entry was built), as
+// slices to write one after another: the large shared parts are the
+// cache's own (read-only), so serving copies nothing.
 func (d AvailabilityDoc) Parts(requestID string, gzipped bool) [][]byte {
 	tail := make([]byte, 0, len(requestID)+20)
 	tail = append(tail, `,"request_id":`...)

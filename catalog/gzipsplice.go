@@ -48,12 +48,6 @@ var tailWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-// With returns the gzip member of prefix+tail in one slice.
-func (g *splicedGzip) With(tail []byte) []byte {
-	rest := g.Tail(tail)
-	return append(append(make([]byte, 0, len(g.prefix)+len(rest)), g.prefix...), rest...)
-}
-
 // Tail returns what follows the shared compressed prefix in the gzip member
 // of prefix+tail: the tail's final deflate block and the trailer. Serving
 // g.prefix and then this copies nothing per request.

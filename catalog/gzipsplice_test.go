@@ -15,7 +15,7 @@ func TestSplicedGzipIsOneValidMember(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tail := range []string{`,"request_id":"req_1"}`, `,"request_id":"req_2222222222"}`, ``} {
-		z := g.With([]byte(tail))
+		z := append(append([]byte{}, g.prefix...), g.Tail([]byte(tail))...) // as served: prefix, then tail
 		r, err := gzip.NewReader(bytes.NewReader(z))
 		if err != nil {
 			t.Fatal(err)

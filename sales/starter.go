@@ -96,9 +96,6 @@ func (st *Starter) Enqueue(r store.Reservation) bool {
 	}
 }
 
-// Pending is the number of holds waiting for their workflow start.
-func (st *Starter) Pending() int { return len(st.queue) }
-
 // Run starts the workers and the marker; Close stops them.
 func (st *Starter) Run() {
 	st.marked.Add(1)
