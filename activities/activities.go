@@ -7,12 +7,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"ticketsales/gateway"
 	"ticketsales/mail"
+	"ticketsales/metrics"
 	"ticketsales/orderlink"
 	"ticketsales/store"
 	"ticketsales/ticketdoc"
@@ -24,8 +28,34 @@ type Activities struct {
 	DB     *bun.DB
 	Mailer mail.Sender     // sends production orders their tickets
 	Links  orderlink.Links // the order page link in the e-mail
-	// Gateway returns money of gateway orders.
-	Gateway gateway.Gateway
+	// Gateways take back money of gateway orders, each through the gateway
+	// that took it.
+	Gateways gateway.Set
+	// Metrics counts money alerts (nil: none); Log reports them.
+	Metrics *metrics.Registry
+	Log     *slog.Logger
+}
+
+// Error types of activity failures that retrying cannot mend.
+const (
+	ErrTypeConstraintViolation = "constraint_violation"
+	ErrTypeGatewayRefused      = "gateway_refused"
+)
+
+// final makes errors that no retry can mend non-retryable: a violated
+// constraint (bad input or a bug: the same statement fails again) and a
+// payment gateway's final refusal. Others pass unchanged.
+func final(err error) error {
+	var pg *pgconn.PgError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &pg) && len(pg.Code) == 5 && pg.Code[:2] == "23":
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeConstraintViolation, err)
+	case errors.Is(err, gateway.ErrRefused):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeGatewayRefused, err)
+	}
+	return err
 }
 
 // ExpireResult says what expiring a reservation found.
@@ -40,7 +70,7 @@ type ExpireResult struct {
 func (a *Activities) ExpireReservation(ctx context.Context, id string) (ExpireResult, error) {
 	changed, err := store.EndReservation(ctx, a.DB, id, store.ReservationExpired)
 	if err != nil {
-		return ExpireResult{}, err
+		return ExpireResult{}, final(err)
 	}
 	var status string
 	if err := a.DB.NewRaw("SELECT status FROM reservations WHERE id = ?", id).Scan(ctx, &status); err != nil {
@@ -64,7 +94,8 @@ type PayResult struct {
 //
 // The tickets are issued in the same transaction, so no reader ever sees a
 // paid order without its tickets; IssueTickets afterwards only completes
-// what a crash could have left.
+// what a crash could have left. An order that lost a seat cannot be paid:
+// that is final (ErrTypeSeatsLost), not retried.
 func (a *Activities) MarkOrderPaid(ctx context.Context, orderID int64, paymentID string) (PayResult, error) {
 	var res PayResult
 	err := a.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -79,7 +110,63 @@ func (a *Activities) MarkOrderPaid(ctx context.Context, orderID int64, paymentID
 		_, err = store.IssueTickets(ctx, tx, orderID, tickets.NewBarcode)
 		return err
 	})
-	return res, err
+	if errors.Is(err, store.ErrSeatsLost) {
+		// The type is workflows.ErrTypeSeatsLost (the contract the api reads).
+		return PayResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "seats_lost", err)
+	}
+	return res, final(err)
+}
+
+// SettleResult is what settling a gateway payment decided.
+type SettleResult struct {
+	Status       string // applied, refund_due or refunded
+	RefundReason string
+}
+
+// SettlePayment applies a recorded gateway payment to its order (order paid,
+// seats sold, tickets issued, in one transaction) or marks it due back.
+// Settling a settled payment returns the decision already made.
+func (a *Activities) SettlePayment(ctx context.Context, gatewayName, paymentID string) (SettleResult, error) {
+	p, err := store.SettlePayment(ctx, a.DB, gatewayName, paymentID, tickets.NewBarcode)
+	if err != nil {
+		return SettleResult{}, final(err)
+	}
+	res := SettleResult{Status: p.Status}
+	if p.RefundReason != nil {
+		res.RefundReason = *p.RefundReason
+	}
+	return res, nil
+}
+
+// ReturnPayment gives a payment due back to the buyer through its gateway,
+// keyed by the payment, so the money goes back once.
+func (a *Activities) ReturnPayment(ctx context.Context, gatewayName, paymentID string) error {
+	p, err := store.GetPayment(ctx, a.DB, gatewayName, paymentID)
+	if err != nil {
+		return err
+	}
+	return final(gateway.ReturnPayment(ctx, a.DB, a.Gateways, p))
+}
+
+// AlertPaymentNotReturned reports a payment the workflow could not give back
+// within its retries: the reaper keeps trying, an operator should look.
+func (a *Activities) AlertPaymentNotReturned(ctx context.Context, gatewayName, paymentID, cause string) error {
+	a.alert(ctx, "payment_return_failed", "a payment due back was not returned; the reaper retries it",
+		slog.String("gateway", gatewayName), slog.String("payment_id", paymentID), slog.String("cause", cause))
+	return nil
+}
+
+func (a *Activities) alert(ctx context.Context, kind, msg string, attrs ...slog.Attr) {
+	a.Metrics.MoneyAlert(kind)
+	log := a.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	if activity.IsActivity(ctx) {
+		info := activity.GetInfo(ctx)
+		attrs = append(attrs, slog.String("workflow_id", info.WorkflowExecution.ID))
+	}
+	log.LogAttrs(ctx, slog.LevelError, "money alert: "+msg, append(attrs, slog.String("kind", kind))...)
 }
 
 // IssueTickets creates the tickets of a paid order, one per position.
@@ -126,7 +213,7 @@ func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error 
 	if a.Mailer == nil {
 		return temporal.NewNonRetryableApplicationError("no mailer configured", "no_mailer", nil)
 	}
-	doc, o, err := ticketdoc.Load(ctx, a.DB, a.Links, orderID)
+	doc, o, err := ticketdoc.Load(ctx, a.DB, orderID)
 	if err != nil {
 		return err
 	}
@@ -135,6 +222,10 @@ func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error 
 	}
 	if o.EmailedAt != nil {
 		return nil
+	}
+	page, err := a.Links.OrderPage(o.ID, o.AccessTokenSealed, o.AccessTokenHash)
+	if err != nil {
+		return err
 	}
 	pdf, err := tickets.PDF(doc)
 	if err != nil {
@@ -145,7 +236,7 @@ func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error 
 		Subject:   fmt.Sprintf("Your tickets: %s", doc.EventTitle),
 		MessageID: fmt.Sprintf("order-%d-tickets@ticketsales", o.ID),
 		Text: fmt.Sprintf("Hello %s,\n\nthank you for your order %d. Your %d ticket(s) for %s are attached.\n"+
-			"You can also open them here: %s\n", o.CustomerFirstName, o.ID, len(doc.Tickets), doc.EventTitle, a.Links.PageURL(o.ID)),
+			"You can also open them here: %s\n", o.CustomerFirstName, o.ID, len(doc.Tickets), doc.EventTitle, page),
 		Attachments: []mail.Attachment{{Filename: fmt.Sprintf("tickets-%d.pdf", o.ID), ContentType: "application/pdf", Data: pdf}},
 	}
 	if err := a.Mailer.Send(ctx, msg); err != nil {
@@ -179,7 +270,7 @@ func (a *Activities) VoidTickets(ctx context.Context, refundID string, orderID i
 		if errors.As(err, &se) || errors.As(err, &te) {
 			return VoidResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefundRefused, err)
 		}
-		return VoidResult{}, err
+		return VoidResult{}, final(err)
 	}
 	var orderStatus string
 	if err := a.DB.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &orderStatus); err != nil {
@@ -188,9 +279,9 @@ func (a *Activities) VoidTickets(ctx context.Context, refundID string, orderID i
 	return VoidResult{Amount: r.Amount, MoneyReturnedBy: r.MoneyReturnedBy, Status: r.Status, OrderStatus: orderStatus}, nil
 }
 
-// ReturnMoney refunds a gateway refund's amount through the gateway, keyed
-// by the refund id so a retried call returns the money once, then marks the
-// refund completed.
+// ReturnMoney refunds a gateway refund's amount through the gateway that
+// took the order's payment, keyed by the refund id so a retried call returns
+// the money once, then marks the refund completed.
 func (a *Activities) ReturnMoney(ctx context.Context, refundID string) error {
 	r, err := store.GetRefund(ctx, a.DB, refundID)
 	if err != nil {
@@ -199,24 +290,63 @@ func (a *Activities) ReturnMoney(ctx context.Context, refundID string) error {
 	if r.Status == store.RefundCompleted {
 		return nil
 	}
-	var paymentID *string
-	if err := a.DB.NewRaw("SELECT payment_id FROM orders WHERE id = ?", r.OrderID).Scan(ctx, &paymentID); err != nil {
-		return fmt.Errorf("payment of order %d: %w", r.OrderID, err)
+	o, err := store.GetOrderByID(ctx, a.DB, r.OrderID)
+	if err != nil {
+		return err
 	}
-	if paymentID == nil {
+	if o.PaymentID == nil {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("order %d has no gateway payment", r.OrderID), "no_payment", nil)
 	}
+	name := gateway.Test // orders from before the gateway was recorded
+	if o.Gateway != nil {
+		name = *o.Gateway
+	}
+	g, err := a.Gateways.Get(name)
+	if err != nil {
+		return err
+	}
 	if r.Amount > 0 {
-		if err := a.Gateway.Refund(ctx, *paymentID, refundID, r.Amount); err != nil {
-			return fmt.Errorf("gateway refund %s: %w", refundID, err)
+		if err := g.Refund(ctx, *o.PaymentID, refundID, r.Amount); err != nil {
+			return final(fmt.Errorf("gateway refund %s: %w", refundID, err))
 		}
 	}
 	return store.CompleteRefund(ctx, a.DB, refundID)
 }
 
-// RefundLatePayment returns a gateway payment the order could not take (it
-// arrived after the order was cancelled, or the order was paid otherwise).
-// Keyed by the payment, so the money goes back once.
+// MarkRefundFailed records that a refund's money could not be returned
+// within its retry budget and alerts operators; the reaper's sweep resumes
+// it later. Marking it again only refreshes the time and cause.
+func (a *Activities) MarkRefundFailed(ctx context.Context, refundID, cause string) error {
+	r, err := store.MarkRefundFailed(ctx, a.DB, refundID, cause)
+	if err != nil {
+		return err
+	}
+	if r.Status == store.RefundFailed {
+		a.alert(ctx, "refund_failed", "a refund's money was not returned within its retry budget; the reaper resumes it",
+			slog.String("refund_id", refundID), slog.Int64("order_id", r.OrderID), slog.Int64("amount", r.Amount), slog.String("cause", cause))
+	}
+	return nil
+}
+
+// RefundLatePayment returns a gateway payment the order could not take. It
+// serves order workflows started before payments were recorded; newer ones
+// settle and return payments with SettlePayment and ReturnPayment.
 func (a *Activities) RefundLatePayment(ctx context.Context, orderID int64, paymentID string) error {
-	return gateway.RefundUnapplied(ctx, a.DB, a.Gateway, orderID, paymentID)
+	o, err := store.GetOrderByID(ctx, a.DB, orderID)
+	if err != nil {
+		return err
+	}
+	name := gateway.Test
+	if o.Gateway != nil {
+		name = *o.Gateway
+	}
+	p, err := store.RecordPayment(ctx, a.DB, &store.Payment{Gateway: name, ID: paymentID, OrderID: orderID,
+		Amount: o.Amount, Currency: o.Currency, Status: store.PaymentReceived})
+	if err != nil {
+		return final(err)
+	}
+	if p, err = store.SettlePayment(ctx, a.DB, name, p.ID, tickets.NewBarcode); err != nil {
+		return final(err)
+	}
+	return final(gateway.ReturnPayment(ctx, a.DB, a.Gateways, p))
 }

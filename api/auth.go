@@ -53,6 +53,10 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	case err != nil:
 		s.writeErr(ctx, fromError(rctx, s.log, err))
 		return
+	case p.IsTest() && !s.deps.SandboxEnabled:
+		s.writeErr(ctx, newProblem(rctx, http.StatusUnauthorized, "unauthenticated",
+			"This deployment serves no sandbox: use a production key.").withHeader("WWW-Authenticate", `Bearer realm="ticketsales", error="invalid_token"`))
+		return
 	}
 	if ri, ok := rctx.Value(reqInfoKey).(*reqInfo); ok {
 		ri.principal = p

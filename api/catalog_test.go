@@ -45,6 +45,7 @@ type event struct {
 type problem struct {
 	Status        int    `json:"status"`
 	Code          string `json:"code"`
+	Detail        string `json:"detail"`
 	RequestID     string `json:"request_id"`
 	RequiredScope string `json:"required_scope"`
 	Errors        []struct {
@@ -62,9 +63,9 @@ type fixture struct {
 	foreignID  int64            // company B's event
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, opts ...testenv.Options) *fixture {
 	t.Helper()
-	s := testenv.NewStack(t)
+	s := testenv.NewStack(t, opts...)
 	f := &fixture{Stack: s, ids: map[string]int64{}}
 	f.companyA = s.Company(t, "A")
 	s.Import(t, f.companyA, catalogfile.Demo(time.Now()))

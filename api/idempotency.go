@@ -78,6 +78,9 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 		s.answerRepeat(ctx, rec, existing)
 		return
 	}
+	if ri, ok := rctx.Value(reqInfoKey).(*reqInfo); ok {
+		ri.idempotencyKey = key
+	}
 
 	c := &capturingContext{humaContext: ctx, body: body, headers: http.Header{}}
 	defer func() {

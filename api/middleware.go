@@ -31,14 +31,24 @@ const reqInfoKey ctxKey = iota
 // reqInfo travels with a request: its id, and the caller once authenticated,
 // so the access log and the request log can name them.
 type reqInfo struct {
-	id        string
-	principal *apikey.Principal
+	id             string
+	principal      *apikey.Principal
+	idempotencyKey string
 }
 
 // RequestID returns the id of the request in ctx, or "".
 func RequestID(ctx context.Context) string {
 	if ri, ok := ctx.Value(reqInfoKey).(*reqInfo); ok {
 		return ri.id
+	}
+	return ""
+}
+
+// IdempotencyKey returns the Idempotency-Key of the request in ctx, once the
+// idempotency middleware accepted it, or "".
+func IdempotencyKey(ctx context.Context) string {
+	if ri, ok := ctx.Value(reqInfoKey).(*reqInfo); ok {
+		return ri.idempotencyKey
 	}
 	return ""
 }

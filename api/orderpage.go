@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"ticketsales/orderlink"
@@ -57,18 +58,29 @@ func (s *Server) orderDocument(w http.ResponseWriter, r *http.Request) (tickets.
 	if err != nil {
 		return notFound()
 	}
-	doc, o, err := ticketdoc.Load(ctx, s.deps.DB, s.deps.Sales.Links(), id)
+	// The token first, from its hash alone: a guess loads nothing else.
+	token := r.URL.Query().Get("access_token")
+	hash, err := store.OrderAccessTokenHash(ctx, s.deps.DB, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return notFound()
 	case err != nil:
 		writeProblem(w, fromError(ctx, s.log, err).(*Problem))
 		return tickets.Order{}, false
-	case !orderlink.Check(o.AccessTokenHash, r.URL.Query().Get("access_token")):
+	case !orderlink.Check(hash, token):
 		return notFound()
+	}
+	doc, _, err := ticketdoc.Load(ctx, s.deps.DB, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return notFound()
+	case err != nil:
+		writeProblem(w, fromError(ctx, s.log, err).(*Problem))
+		return tickets.Order{}, false
 	case len(doc.Tickets) == 0:
 		writeProblem(w, newProblem(ctx, http.StatusNotFound, "not_found", "The order has no tickets yet: it is not paid."))
 		return tickets.Order{}, false
 	}
+	doc.PDFURL = "/o/" + strconv.FormatInt(id, 10) + "/tickets.pdf?access_token=" + url.QueryEscape(token)
 	return doc, true
 }

@@ -3,19 +3,16 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"go.temporal.io/api/serviceerror"
 
 	"ticketsales/apikey"
 	"ticketsales/gateway"
 	"ticketsales/sales"
 	"ticketsales/store"
-	"ticketsales/workflows"
 )
 
 type createOrderInput struct {
@@ -139,9 +136,22 @@ func (s *Server) registerOrders(api huma.API) {
 type refundInput struct {
 	OrderPath
 	Body struct {
-		TicketIDs []int64 `json:"ticket_ids,omitempty" maxItems:"20" doc:"Omit for a full refund; give ticket ids to refund only those."`
+		// Unique ids are checked by the sales service: Huma's uniqueItems
+		// check panics on malformed items such as nested arrays.
+		TicketIDs []int64 `json:"ticket_ids,omitempty" maxItems:"20" doc:"Omit for a full refund; give ticket ids (each once) to refund only those."`
 		Reason    string  `json:"reason,omitempty" maxLength:"500"`
 	}
+}
+
+type refundOutput struct {
+	Status   int
+	Location string `header:"Location"`
+	Body     Envelope[*sales.RefundView]
+}
+
+// RefundPath is the {id} of a refund.
+type RefundPath struct {
+	ID string `path:"id" maxLength:"64" doc:"Refund id."`
 }
 
 func (s *Server) registerRefunds(api huma.API) {
@@ -151,10 +161,30 @@ func (s *Server) registerRefunds(api huma.API) {
 		Description: "Voids the tickets at once (their barcodes stop being valid) and puts their seats back on sale. " +
 			"Gateway orders get their money back through the gateway (`money_returned_by: gateway`); for external " +
 			"orders the partner returns it (`money_returned_by: external`). The refund that voids the last active " +
-			"ticket returns the rest of the order amount, fee included, so an order's refunds sum to its amount.",
-		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
-	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *refundInput) (*dataOutput[*sales.RefundView], error) {
-		r, err := s.deps.Sales.Refund(ctx, principal(ctx), in.ID, in.Body.TicketIDs, in.Body.Reason)
+			"ticket returns the rest of the order amount, fee included, so an order's refunds sum to its amount.\n\n" +
+			"201: the refund is complete. 202: the tickets are voided and the gateway is still returning the money " +
+			"(`status: pending`); read it at `Location` (`GET /v1/refunds/{id}`). A retry with the same Idempotency-Key " +
+			"finds the same refund, whatever happened to the first answer.",
+		Responses: map[string]*huma.Response{"202": {Description: "Accepted: tickets voided, money on its way back."}},
+		Errors:    []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
+	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *refundInput) (*refundOutput, error) {
+		r, done, err := s.deps.Sales.Refund(ctx, principal(ctx), in.ID, in.Body.TicketIDs, in.Body.Reason, IdempotencyKey(ctx))
+		if err != nil {
+			return nil, fromError(ctx, s.log, err)
+		}
+		out := &refundOutput{Status: http.StatusCreated, Location: "/v1/refunds/" + r.ID, Body: Envelope[*sales.RefundView]{Data: r, RequestID: RequestID(ctx)}}
+		if !done {
+			out.Status = http.StatusAccepted
+		}
+		return out, nil
+	})
+
+	huma.Register(api, scoped(huma.Operation{
+		OperationID: "get-refund", Method: http.MethodGet, Path: "/refunds/{id}", Tags: []string{"Orders"},
+		Summary: "Get a refund", Description: "Its status moves from `pending` to `completed` once the gateway returned the money.",
+		Errors: []int{http.StatusNotFound},
+	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *RefundPath) (*dataOutput[*sales.RefundView], error) {
+		r, err := s.deps.Sales.GetRefund(ctx, principal(ctx), in.ID)
 		if err != nil {
 			return nil, fromError(ctx, s.log, err)
 		}
@@ -167,43 +197,36 @@ type gatewayCallbackInput struct {
 	RawBody   []byte
 }
 
-// registerGatewayCallback takes the payment gateway's signed result and
-// signals the order workflow; the workflow applies it.
-func (s *Server) registerGatewayCallback(api huma.API) {
-	huma.Register(api, huma.Operation{
-		OperationID: "gateway-callback", Method: http.MethodPost, Path: "/gateway/callback", Tags: []string{"Gateway"},
-		Summary: "Payment result from the gateway (HMAC-signed)", DefaultStatus: http.StatusNoContent, Hidden: true,
-		Errors: []int{http.StatusUnauthorized, http.StatusBadRequest},
-	}, func(ctx context.Context, in *gatewayCallbackInput) (*struct{}, error) {
-		if !gateway.Verify(s.deps.GatewaySecret, in.RawBody, in.Signature) {
-			return nil, newProblem(ctx, http.StatusUnauthorized, "unauthenticated", "Bad callback signature.")
-		}
-		var cb gateway.Callback
-		if err := json.Unmarshal(in.RawBody, &cb); err != nil || cb.OrderID == 0 {
-			return nil, newProblem(ctx, http.StatusBadRequest, "malformed_request", "Bad callback body.")
-		}
-		o, err := store.GetOrderByID(ctx, s.deps.DB, cb.OrderID)
-		if err != nil {
-			return nil, fromError(ctx, s.log, err)
-		}
-		if o.Status != store.OrderPendingPayment {
-			// The order can no longer take a payment: a paid callback's
-			// money goes back at once (keyed, so once), nothing else to do.
-			if cb.Status == "paid" && s.deps.Gateway != nil {
-				err = gateway.RefundUnapplied(ctx, s.deps.DB, s.deps.Gateway, cb.OrderID, cb.PaymentID)
+// registerGatewayCallbacks takes the gateways' signed payment reports: the
+// hosted provider's (when one is configured) and the test gateway's (when it
+// is mounted), each verified with its own key. A report is acknowledged once
+// it is on record (sales.ReceivePayment); a failure to record answers 5xx so
+// the gateway reports again.
+func (s *Server) registerGatewayCallbacks(api huma.API) {
+	register := func(opID, path, name string, key []byte) {
+		huma.Register(api, huma.Operation{
+			OperationID: opID, Method: http.MethodPost, Path: path, Tags: []string{"Gateway"},
+			Summary: "Payment result from the gateway (HMAC-signed)", DefaultStatus: http.StatusNoContent, Hidden: true,
+			Errors: []int{http.StatusUnauthorized, http.StatusBadRequest},
+		}, func(ctx context.Context, in *gatewayCallbackInput) (*struct{}, error) {
+			if !gateway.Verify(key, in.RawBody, in.Signature) {
+				return nil, newProblem(ctx, http.StatusUnauthorized, "unauthenticated", "Bad callback signature.")
 			}
-		} else {
-			err = s.deps.Temporal.SignalWorkflow(ctx, workflows.OrderWorkflowID(cb.OrderID), "", workflows.PaymentSignal,
-				workflows.PaymentEvent{Status: cb.Status, PaymentID: cb.PaymentID})
-			var done *serviceerror.NotFound
-			if errors.As(err, &done) && cb.Status == "paid" && s.deps.Gateway != nil {
-				// The saga ended between the read and the signal.
-				err = gateway.RefundUnapplied(ctx, s.deps.DB, s.deps.Gateway, cb.OrderID, cb.PaymentID)
+			var cb gateway.Callback
+			if err := json.Unmarshal(in.RawBody, &cb); err != nil || cb.OrderID == 0 || cb.PaymentID == "" ||
+				(cb.Status != "paid" && cb.Status != "declined") || cb.Amount < 0 {
+				return nil, newProblem(ctx, http.StatusBadRequest, "malformed_request", "Bad callback body.")
 			}
-		}
-		if err != nil {
-			return nil, fromError(ctx, s.log, err)
-		}
-		return nil, nil
-	})
+			if err := s.deps.Sales.ReceivePayment(ctx, name, cb); err != nil {
+				return nil, fromError(ctx, s.log, err)
+			}
+			return nil, nil
+		})
+	}
+	if s.deps.HostedGateway {
+		register("gateway-callback", gateway.CallbackPath, gateway.Hosted, s.deps.GatewaySecret)
+	}
+	if s.deps.Gateway != nil {
+		register("test-gateway-callback", gateway.TestCallbackPath, gateway.Test, gateway.TestCallbackKey(s.deps.GatewaySecret))
+	}
 }

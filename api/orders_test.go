@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"ticketsales/gateway"
 	"ticketsales/testenv"
 	"ticketsales/workflows"
 )
@@ -318,16 +319,27 @@ func TestSandboxOrderIsDeletedAfterItsLifetime(t *testing.T) {
 }
 
 func TestGatewayCallbackNeedsItsSignature(t *testing.T) {
-	s := testenv.NewStack(t)
-	for _, sig := range []string{"", "sha256=00", "sha256=" + strings.Repeat("ab", 32)} {
-		res := s.Do(t, http.MethodPost, "/gateway/callback", "", `{"payment_id": "pay_x", "order_id": 1, "status": "paid"}`,
-			"X-Gateway-Signature: "+sig)
-		if res.Status != http.StatusUnauthorized && res.Status != http.StatusUnprocessableEntity {
-			t.Fatalf("signature %q: %d %s", sig, res.Status, res.Body)
+	s := testenv.NewStack(t, testenv.Options{HostedGatewayURL: "http://127.0.0.1:1"})
+	body := []byte(`{"payment_id": "pay_x", "order_id": 1, "status": "paid", "amount": 100, "currency": "RUB"}`)
+	for _, path := range []string{gateway.CallbackPath, gateway.TestCallbackPath} {
+		// The other gateway's key is as wrong as none: neither speaks for the other.
+		otherKey := gateway.TestCallbackKey(testenv.GatewaySecret)
+		if path == gateway.TestCallbackPath {
+			otherKey = testenv.GatewaySecret
 		}
-		if res.Header.Get("Content-Type") != "application/problem+json" {
-			t.Fatalf("signature %q: not a problem: %s", sig, res.Body)
+		for _, sig := range []string{"", "sha256=00", "sha256=" + strings.Repeat("ab", 32), gateway.Sign(otherKey, body)} {
+			res := s.Do(t, http.MethodPost, path, "", string(body), "X-Gateway-Signature: "+sig)
+			if res.Status != http.StatusUnauthorized && res.Status != http.StatusUnprocessableEntity {
+				t.Fatalf("%s, signature %q: %d %s", path, sig, res.Status, res.Body)
+			}
+			if res.Header.Get("Content-Type") != "application/problem+json" {
+				t.Fatalf("%s, signature %q: not a problem: %s", path, sig, res.Body)
+			}
 		}
+	}
+	var n int
+	if err := s.DB.NewRaw("SELECT count(*) FROM payments").Scan(context.Background(), &n); err != nil || n != 0 {
+		t.Fatalf("%d payments recorded from unsigned callbacks (%v)", n, err)
 	}
 }
 

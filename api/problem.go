@@ -159,6 +159,10 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 		return p
 	case errors.As(err, &mismatch):
 		return newProblem(ctx, http.StatusUnprocessableEntity, "amount_mismatch", "paid_amount must equal the order amount; nothing was changed.")
+	case errors.Is(err, sales.ErrGatewayUnavailable):
+		return newProblem(ctx, http.StatusUnprocessableEntity, "gateway_unavailable",
+			"This deployment has no payment gateway for production orders: use payment=external and confirm the "+
+				"payment, or ask the service's operators to configure a gateway. Sandbox keys use the test gateway. Nothing was changed.")
 	case errors.Is(err, sales.ErrOrderExpired):
 		return newProblem(ctx, http.StatusConflict, "order_expired", "The order's payment window has closed; its seats were freed.")
 	case errors.Is(err, sales.ErrOrderPaid):

@@ -163,10 +163,14 @@ func TestRefundsOfAGatewayOrder(t *testing.T) {
 	}
 }
 
+// TestLateGatewayPaymentGoesBack: a payment arriving after the order's
+// saga ended (nothing left to signal) is recorded and given back by the
+// reaper.
 func TestLateGatewayPaymentGoesBack(t *testing.T) {
 	f := newFixture(t)
 	f.Sales.Orders.PaymentWindow = time.Second
 	f.StartWorker(t)
+	f.StartReaper(t, 200*time.Millisecond, time.Second, time.Hour)
 	prod, _ := f.Key(t, f.companyA, "production")
 	var r reservationBody
 	f.reserve(t, prod, "parterre-2-11").Decode(t, &r)

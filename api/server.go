@@ -38,9 +38,14 @@ type Deps struct {
 	Sales       *sales.Service
 	RequestLog  *requestlog.Writer // nil: no request log
 	// Gateway is the built-in test gateway whose pages the api serves (nil:
-	// none); GatewaySecret verifies its callbacks.
+	// not mounted: sandbox disabled outside development). HostedGateway says
+	// a hosted provider takes production payments. GatewaySecret verifies
+	// their callbacks (the test gateway's through TestCallbackKey).
 	Gateway       *gateway.TestGateway
+	HostedGateway bool
 	GatewaySecret []byte
+	// SandboxEnabled serves sandbox keys; without it they are refused.
+	SandboxEnabled bool
 	// Limiter limits requests per API key (nil: no limit); DefaultLimit
 	// applies to keys without their own.
 	Limiter      ratelimit.Limiter
@@ -106,7 +111,7 @@ func New(deps Deps) *Server {
 	agg := huma.NewGroup(s.API, "/aggregator/v1")
 	agg.UseMiddleware(s.authenticate)
 	s.registerAggregator(agg)
-	s.registerGatewayCallback(s.API)
+	s.registerGatewayCallbacks(s.API)
 	s.registerOrderPage(mux)
 	if deps.Gateway != nil {
 		mux.Handle("/pay/", deps.Gateway.Handler())

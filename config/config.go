@@ -3,12 +3,16 @@
 package config
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
 	"github.com/caarlos0/env/v11"
+
+	"ticketsales/gateway"
 )
 
 // DefaultDatabaseURL is the local Postgres the scripts look for first.
@@ -27,14 +31,33 @@ type Config struct {
 	RequestLogRetention time.Duration `env:"REQUEST_LOG_RETENTION" envDefault:"720h"`
 	PaymentWindow       time.Duration `env:"PAYMENT_WINDOW" envDefault:"15m"`
 	SandboxLifetime     time.Duration `env:"SANDBOX_ORDER_LIFETIME" envDefault:"24h"`
-	// Secrets: set real ones in production; the defaults suit a laptop.
-	OrderTokenSecret  string  `env:"ORDER_TOKEN_SECRET" envDefault:"dev-order-token-secret"`
-	GatewaySecret     string  `env:"GATEWAY_SECRET" envDefault:"dev-gateway-secret"`
-	SMTPURL           string  `env:"SMTP_URL"`
-	RedisURL          string  `env:"REDIS_URL"`
-	WorkerMetricsAddr string  `env:"WORKER_METRICS_ADDR" envDefault:"127.0.0.1:9091"`
-	RateLimitRPS      float64 `env:"RATE_LIMIT_RPS" envDefault:"20"`
-	RateLimitBurst    int     `env:"RATE_LIMIT_BURST" envDefault:"40"`
+	// AppEnv is "production" (the default) or "development": only
+	// development runs with the built-in secrets and lets production keys
+	// pay on the test gateway.
+	AppEnv string `env:"APP_ENV" envDefault:"production"`
+	// OrderTokenSecret seals order page tokens; the previous secrets still
+	// open tokens sealed before a rotation. GatewaySecret signs gateway
+	// callbacks. Both are required outside development (CheckSecrets).
+	OrderTokenSecret         string   `env:"ORDER_TOKEN_SECRET"`
+	OrderTokenPreviousSecret []string `env:"ORDER_TOKEN_PREVIOUS_SECRETS"`
+	GatewaySecret            string   `env:"GATEWAY_SECRET"`
+	// GatewayURL is the hosted-payment-page provider that takes production
+	// payments (unset: production keys get 422 gateway_unavailable for
+	// payment=gateway, outside development); GatewayAPIKey authenticates us.
+	GatewayURL    string `env:"GATEWAY_URL"`
+	GatewayAPIKey string `env:"GATEWAY_API_KEY"`
+	// SandboxEnabled serves sandbox keys and mounts the test gateway.
+	SandboxEnabled bool `env:"SANDBOX_ENABLED" envDefault:"true"`
+	// RefundRetryBudget is how long a refund retries the gateway before it
+	// is marked failed; RefundResumeAfter is when the reaper tries a failed
+	// one again.
+	RefundRetryBudget time.Duration `env:"REFUND_RETRY_BUDGET" envDefault:"24h"`
+	RefundResumeAfter time.Duration `env:"REFUND_RESUME_AFTER" envDefault:"1h"`
+	SMTPURL           string        `env:"SMTP_URL"`
+	RedisURL          string        `env:"REDIS_URL"`
+	WorkerMetricsAddr string        `env:"WORKER_METRICS_ADDR" envDefault:"127.0.0.1:9091"`
+	RateLimitRPS      float64       `env:"RATE_LIMIT_RPS" envDefault:"20"`
+	RateLimitBurst    int           `env:"RATE_LIMIT_BURST" envDefault:"40"`
 	// Reservation workflows are started off the request path by this many
 	// goroutines, with at most StartQueue holds waiting (then holds start
 	// their workflow before answering).
@@ -67,7 +90,66 @@ func Load() (Config, error) {
 	if c.StartWorkers < 1 || c.StartQueue < 0 {
 		return c, fmt.Errorf("read configuration: RESERVATION_START_WORKERS must be at least 1 and RESERVATION_START_QUEUE not negative")
 	}
+	if c.AppEnv != "production" && c.AppEnv != "development" {
+		return c, fmt.Errorf("read configuration: APP_ENV must be production or development, not %q", c.AppEnv)
+	}
+	if c.RefundRetryBudget <= 0 || c.RefundResumeAfter <= 0 {
+		return c, fmt.Errorf("read configuration: REFUND_RETRY_BUDGET and REFUND_RESUME_AFTER must be positive")
+	}
+	if c.Development() {
+		// A laptop runs without secrets of its own.
+		c.OrderTokenSecret = cmp.Or(c.OrderTokenSecret, devOrderTokenSecret)
+		c.GatewaySecret = cmp.Or(c.GatewaySecret, devGatewaySecret)
+	}
 	return c, nil
+}
+
+// Gateways are the payment gateway settings: the test gateway runs where
+// sandbox keys are served, or in development.
+func (c Config) Gateways() gateway.Settings {
+	return gateway.Settings{PublicBaseURL: c.PublicBaseURL, Secret: []byte(c.GatewaySecret), HostedURL: c.GatewayURL,
+		HostedAPIKey: c.GatewayAPIKey, WithTest: c.SandboxEnabled || c.Development()}
+}
+
+// Development tells whether APP_ENV=development.
+func (c Config) Development() bool { return c.AppEnv == "development" }
+
+// The development secrets, and others known from docs and examples: never
+// good enough for production.
+const (
+	devOrderTokenSecret = "dev-order-token-secret"
+	devGatewaySecret    = "dev-gateway-secret"
+)
+
+var knownSecrets = map[string]bool{devOrderTokenSecret: true, devGatewaySecret: true,
+	"changeme": true, "change-me": true, "secret": true, "test-token-secret": true, "test-gateway-secret": true}
+
+// MinSecretLength is the shortest secret accepted outside development.
+const MinSecretLength = 32
+
+// CheckSecrets refuses, outside development, secrets that are unset, short
+// or known (the development defaults): the api and the worker do not start
+// with them, since they would let anyone forge gateway callbacks.
+func (c Config) CheckSecrets() error {
+	if c.Development() {
+		return nil
+	}
+	var errs []error
+	for _, s := range []struct{ name, value string }{
+		{"ORDER_TOKEN_SECRET", c.OrderTokenSecret}, {"GATEWAY_SECRET", c.GatewaySecret},
+	} {
+		switch {
+		case s.value == "":
+			errs = append(errs, fmt.Errorf("%s is not set", s.name))
+		case knownSecrets[s.value] || len(s.value) < MinSecretLength:
+			errs = append(errs, fmt.Errorf("%s is a development value or shorter than %d characters", s.name, MinSecretLength))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: set random secrets (e.g. `openssl rand -hex 32`), or APP_ENV=development on a laptop",
+			errors.Join(errs...))
+	}
+	return nil
 }
 
 // Logger builds the structured logger the settings ask for.

@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"log/slog"
@@ -22,12 +21,21 @@ import (
 // SignatureHeader carries the HMAC-SHA256 of a callback body.
 const SignatureHeader = "X-Gateway-Signature"
 
-// Callback is what the gateway reports about a payment.
+// Callback paths: the hosted provider reports to CallbackPath, the test
+// gateway to TestCallbackPath, each verified with its own key, so neither
+// can speak for the other.
+const (
+	CallbackPath     = "/gateway/callback"
+	TestCallbackPath = "/gateway/test/callback"
+)
+
+// Callback is what a gateway reports about a payment.
 type Callback struct {
 	PaymentID string `json:"payment_id"`
 	OrderID   int64  `json:"order_id"`
 	Status    string `json:"status"` // paid or declined
 	Amount    int64  `json:"amount"`
+	Currency  string `json:"currency"`
 }
 
 // Sign returns the signature header value of body.
@@ -42,14 +50,23 @@ func Verify(secret, body []byte, signature string) bool {
 	return hmac.Equal([]byte(Sign(secret, body)), []byte(signature))
 }
 
+// TestCallbackKey is the test gateway's signing key, derived from
+// GATEWAY_SECRET: a callback signed for one gateway does not verify as the
+// other's.
+func TestCallbackKey(secret []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("ticketsales test gateway callbacks"))
+	return m.Sum(nil)
+}
+
 // TestGateway is the built-in gateway: payments live in Postgres, the buyer
 // pays or declines on a page it serves at /pay/{id}, and the result goes
 // back to the service as a signed callback.
 type TestGateway struct {
 	DB          *bun.DB
 	BaseURL     string // where /pay/{id} is served
-	CallbackURL string // where results are posted
-	Secret      []byte // signs callbacks
+	CallbackURL string // where results are posted: {base}TestCallbackPath
+	Secret      []byte // signs callbacks: TestCallbackKey(GATEWAY_SECRET)
 	Log         *slog.Logger
 	Client      *http.Client
 }
@@ -70,9 +87,6 @@ func (g *TestGateway) CreatePayment(ctx context.Context, req PaymentRequest) (Pa
 	}
 	return Payment{ID: id, URL: g.BaseURL + "/pay/" + id}, nil
 }
-
-// ErrRefundExceedsPayment: the refunds would return more than was paid.
-var ErrRefundExceedsPayment = errors.New("refund exceeds the payment")
 
 // Refund returns amount of a paid payment once per refund key.
 func (g *TestGateway) Refund(ctx context.Context, paymentID, refundKey string, amount int64) error {
@@ -152,8 +166,11 @@ func (g *TestGateway) act(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "action must be pay or decline", http.StatusBadRequest)
 		return
 	}
-	// A paid payment stays paid; a declined one may still be paid.
-	res, err := g.DB.NewRaw(`UPDATE gateway_payments SET status = ?, updated_at = now() WHERE id = ? AND status <> 'paid'`, status, id).Exec(ctx)
+	// A paid payment stays paid; a declined one may still be paid. Only a
+	// change is reported: declining again, or paying twice, sends nothing,
+	// so clicking cannot flood the order with callbacks.
+	res, err := g.DB.NewRaw(`UPDATE gateway_payments SET status = ?, updated_at = now()
+		WHERE id = ? AND status <> 'paid' AND status <> ?`, status, id, status).Exec(ctx)
 	if err != nil {
 		http.Error(w, "payment failed", http.StatusInternalServerError)
 		return
@@ -161,7 +178,7 @@ func (g *TestGateway) act(w http.ResponseWriter, r *http.Request) {
 	if n, _ := res.RowsAffected(); n == 1 {
 		p, err := g.load(ctx, id)
 		if err == nil {
-			err = g.notify(ctx, Callback{PaymentID: p.ID, OrderID: p.OrderID, Status: status, Amount: p.Amount})
+			err = g.notify(ctx, Callback{PaymentID: p.ID, OrderID: p.OrderID, Status: status, Amount: p.Amount, Currency: p.Currency})
 		}
 		if err != nil {
 			g.Log.ErrorContext(ctx, "payment callback failed", "payment_id", id, "err", err)

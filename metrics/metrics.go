@@ -25,7 +25,11 @@ type Registry struct {
 	HTTPRequests *prometheus.CounterVec
 	HTTPDuration *prometheus.HistogramVec
 	Holds        *prometheus.CounterVec
-	log          *slog.Logger
+	// MoneyAlerts counts money the service could not move as it must (a
+	// refund out of retries, a payment it could not return): each needs an
+	// operator.
+	MoneyAlerts *prometheus.CounterVec
+	log         *slog.Logger
 }
 
 // New registers the process's metrics.
@@ -41,7 +45,10 @@ func New(log *slog.Logger) *Registry {
 	r.Holds = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ticketsales_holds_total", Help: "Seat hold attempts by result (granted, refused).",
 	}, []string{"result"})
-	r.reg.MustRegister(r.HTTPRequests, r.HTTPDuration, r.Holds,
+	r.MoneyAlerts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ticketsales_money_alerts_total", Help: "Money that could not be moved as it must, by kind (refund_failed, payment_return_failed); each needs an operator.",
+	}, []string{"kind"})
+	r.reg.MustRegister(r.HTTPRequests, r.HTTPDuration, r.Holds, r.MoneyAlerts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return r
 }
@@ -60,6 +67,13 @@ func (r *Registry) Hold(granted bool) {
 		r.Holds.WithLabelValues("granted").Inc()
 	} else {
 		r.Holds.WithLabelValues("refused").Inc()
+	}
+}
+
+// MoneyAlert counts one money alert of a kind; nil-safe.
+func (r *Registry) MoneyAlert(kind string) {
+	if r != nil {
+		r.MoneyAlerts.WithLabelValues(kind).Inc()
 	}
 }
 
@@ -82,38 +96,54 @@ func (r *Registry) TemporalHandler() client.MetricsHandler {
 	return sdktally.NewMetricsHandler(sdktally.NewPrometheusNamingScope(scope))
 }
 
-// CollectOrders exports the number of orders by status and environment,
-// read from Postgres at scrape time.
+// CollectOrders exports, read from Postgres at scrape time, the number of
+// orders, refunds and gateway payments by status and environment. Refunds
+// "failed" and payments "refund_due" staying above zero need an operator.
 func (r *Registry) CollectOrders(db bun.IDB) {
-	r.reg.MustRegister(&ordersCollector{db: db, log: r.log, desc: prometheus.NewDesc("ticketsales_orders",
-		"Orders by status and environment.", []string{"status", "environment"}, nil)})
+	byEnv := []string{"status", "environment"}
+	const env = "CASE WHEN o.is_test THEN 'sandbox' ELSE 'production' END"
+	r.reg.MustRegister(&statusCollector{db: db, log: r.log, queries: []statusQuery{
+		{prometheus.NewDesc("ticketsales_orders", "Orders by status and environment.", byEnv, nil),
+			"SELECT o.status, " + env + " AS label, count(*) AS n FROM orders o GROUP BY 1, 2"},
+		{prometheus.NewDesc("ticketsales_refunds", "Refunds by status (pending, completed, failed) and environment.", byEnv, nil),
+			"SELECT r.status, " + env + " AS label, count(*) AS n FROM refunds r JOIN orders o ON o.id = r.order_id GROUP BY 1, 2"},
+		{prometheus.NewDesc("ticketsales_gateway_payments", "Payments gateways reported, by status (received, applied, refund_due, refunded) and gateway.",
+			[]string{"status", "gateway"}, nil),
+			"SELECT status, gateway AS label, count(*) AS n FROM payments GROUP BY 1, 2"},
+	}})
 }
 
-type ordersCollector struct {
-	db   bun.IDB
-	log  *slog.Logger
+type statusQuery struct {
 	desc *prometheus.Desc
+	sql  string // selects status, label, n
 }
 
-func (c *ordersCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+type statusCollector struct {
+	db      bun.IDB
+	log     *slog.Logger
+	queries []statusQuery
+}
 
-func (c *ordersCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, q := range c.queries {
+		ch <- q.desc
+	}
+}
+
+func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	var rows []struct {
-		Status string
-		IsTest bool
-		N      int64
-	}
-	if err := c.db.NewRaw("SELECT status, is_test, count(*) AS n FROM orders GROUP BY status, is_test").Scan(ctx, &rows); err != nil {
-		c.log.Warn("orders metric", "err", err)
-		return
-	}
-	for _, r := range rows {
-		env := "production"
-		if r.IsTest {
-			env = "sandbox"
+	for _, q := range c.queries {
+		var rows []struct {
+			Status, Label string
+			N             int64
 		}
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(r.N), r.Status, env)
+		if err := c.db.NewRaw(q.sql).Scan(ctx, &rows); err != nil {
+			c.log.Warn("status metric", "err", err)
+			continue
+		}
+		for _, r := range rows {
+			ch <- prometheus.MustNewConstMetric(q.desc, prometheus.GaugeValue, float64(r.N), r.Status, r.Label)
+		}
 	}
 }

@@ -1,26 +1,116 @@
 // Package orderlink makes the public order page links: /o/{id}?access_token=…
-// The token is derived from the order id with a server secret, so the link
-// can be shown again; the store keeps only its hash, compared in constant time.
+//
+// A token is 32 random bytes per order. The store keeps its SHA-256, which
+// is all a link is checked against (in constant time), and a copy sealed
+// with AES-256-GCM under ORDER_TOKEN_SECRET so the service can show the link
+// again (tickets' order_url, the e-mail). Checking never needs the secret:
+// rotating it breaks no link already sent. Listing the previous secrets
+// keeps links of older orders showable.
 package orderlink
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strconv"
 )
 
-// Links builds and checks order page links.
-type Links struct {
-	BaseURL string
-	Secret  []byte
+// Keyring seals tokens with the current secret and opens them with it or
+// any previous one.
+type Keyring struct {
+	keys []key // keys[0] seals
 }
 
-// Token is the order's access token (32 bytes, base64url).
-func (l Links) Token(orderID int64) string {
-	m := hmac.New(sha256.New, l.Secret)
+type key struct {
+	id     [4]byte // which secret sealed a token
+	aead   cipher.AEAD
+	secret []byte // for tokens made before sealing (derived from the order id)
+}
+
+// NewKeyring builds a keyring from the current secret and previous ones.
+func NewKeyring(current string, previous ...string) (*Keyring, error) {
+	if current == "" {
+		return nil, errors.New("order token secret is empty")
+	}
+	k := &Keyring{}
+	for _, s := range append([]string{current}, previous...) {
+		if s == "" {
+			continue
+		}
+		sum := sha256.Sum256([]byte("order-token-seal:" + s))
+		block, err := aes.NewCipher(sum[:])
+		if err != nil {
+			return nil, err
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, err
+		}
+		id := sha256.Sum256(sum[:])
+		k.keys = append(k.keys, key{id: [4]byte(id[:4]), aead: aead, secret: []byte(s)})
+	}
+	return k, nil
+}
+
+// NewToken makes an order's access token: the token itself, its hash to
+// store and check, and its sealed copy to store.
+func (k *Keyring) NewToken() (token string, hash, sealed []byte, err error) {
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", nil, nil, fmt.Errorf("order token: %w", err)
+	}
+	token = base64.RawURLEncoding.EncodeToString(raw)
+	cur := k.keys[0]
+	nonce := make([]byte, cur.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", nil, nil, fmt.Errorf("order token: %w", err)
+	}
+	sealed = append(append(cur.id[:], nonce...), cur.aead.Seal(nil, nonce, []byte(token), cur.id[:])...)
+	return token, Hash(token), sealed, nil
+}
+
+// ErrUnknownKey: the token was sealed with a secret the keyring does not
+// hold (rotated without listing the old one).
+var ErrUnknownKey = errors.New("order token sealed with an unknown secret")
+
+// Token returns the order's token from what the store holds: the sealed
+// copy, or for orders made before tokens were sealed, the token derived
+// from the order id, if it matches the stored hash.
+func (k *Keyring) Token(orderID int64, sealed, storedHash []byte) (string, error) {
+	if len(sealed) == 0 {
+		for _, key := range k.keys {
+			if t := legacyToken(key.secret, orderID); Check(storedHash, t) {
+				return t, nil
+			}
+		}
+		return "", fmt.Errorf("order %d: %w", orderID, ErrUnknownKey)
+	}
+	for _, key := range k.keys {
+		if len(sealed) < 4 || [4]byte(sealed[:4]) != key.id {
+			continue
+		}
+		rest := sealed[4:]
+		if len(rest) < key.aead.NonceSize() {
+			break
+		}
+		t, err := key.aead.Open(nil, rest[:key.aead.NonceSize()], rest[key.aead.NonceSize():], key.id[:])
+		if err != nil {
+			return "", fmt.Errorf("open token of order %d: %w", orderID, err)
+		}
+		return string(t), nil
+	}
+	return "", fmt.Errorf("order %d: %w", orderID, ErrUnknownKey)
+}
+
+// legacyToken is how tokens were made before they were random.
+func legacyToken(secret []byte, orderID int64) string {
+	m := hmac.New(sha256.New, secret)
 	m.Write([]byte("order-page:" + strconv.FormatInt(orderID, 10)))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
@@ -36,12 +126,27 @@ func Check(storedHash []byte, token string) bool {
 	return subtle.ConstantTimeCompare(Hash(token), storedHash) == 1
 }
 
+// Links builds the public links of orders.
+type Links struct {
+	BaseURL string
+	Keys    *Keyring
+}
+
 // PageURL is the public page of the order's tickets.
-func (l Links) PageURL(orderID int64) string {
-	return fmt.Sprintf("%s/o/%d?access_token=%s", l.BaseURL, orderID, l.Token(orderID))
+func (l Links) PageURL(orderID int64, token string) string {
+	return fmt.Sprintf("%s/o/%d?access_token=%s", l.BaseURL, orderID, token)
 }
 
 // PDFURL is the PDF of the order's tickets.
-func (l Links) PDFURL(orderID int64) string {
-	return fmt.Sprintf("%s/o/%d/tickets.pdf?access_token=%s", l.BaseURL, orderID, l.Token(orderID))
+func (l Links) PDFURL(orderID int64, token string) string {
+	return fmt.Sprintf("%s/o/%d/tickets.pdf?access_token=%s", l.BaseURL, orderID, token)
+}
+
+// OrderPage is the order's page link from what the store holds of its token.
+func (l Links) OrderPage(orderID int64, sealed, storedHash []byte) (string, error) {
+	t, err := l.Keys.Token(orderID, sealed, storedHash)
+	if err != nil {
+		return "", err
+	}
+	return l.PageURL(orderID, t), nil
 }

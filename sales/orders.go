@@ -20,13 +20,22 @@ import (
 	"ticketsales/workflows"
 )
 
-// OrderSettings are the order saga's durations and links.
+// OrderSettings are the order saga's durations, links and gateways.
 type OrderSettings struct {
 	PaymentWindow   time.Duration // 15 minutes
 	SandboxLifetime time.Duration // one day
-	PublicBaseURL   string        // base of order_url and payment links
-	TokenSecret     []byte        // derives order page access tokens
-	Gateway         gateway.Gateway
+	Links           orderlink.Links
+	// Gateways take gateway payments: sandbox orders always use the test
+	// gateway, production orders the hosted one, or the test gateway only
+	// when TestGatewayForProduction is on (APP_ENV=development).
+	Gateways                 gateway.Set
+	TestGatewayForProduction bool
+	// RefundRetryBudget is how long a refund retries the gateway before it
+	// is marked failed (0: the workflow's default, a day); RefundWait is how
+	// long a refund request waits for the money before answering pending
+	// (0: 15 s).
+	RefundRetryBudget time.Duration
+	RefundWait        time.Duration
 }
 
 // Customer is the buyer. It stays in Postgres; workflows see only ids.
@@ -113,9 +122,26 @@ func (e *AmountMismatchError) Error() string {
 	return fmt.Sprintf("paid_amount %d differs from the order amount %d", e.Paid, e.Amount)
 }
 
-// Links are the order's public page links.
-func (s *Service) Links() orderlink.Links {
-	return orderlink.Links{BaseURL: s.Orders.PublicBaseURL, Secret: s.Orders.TokenSecret}
+// ErrGatewayUnavailable: no payment gateway takes this environment's
+// payments in this deployment.
+var ErrGatewayUnavailable = errors.New("no payment gateway for this environment")
+
+// Links are the orders' public page links.
+func (s *Service) Links() orderlink.Links { return s.Orders.Links }
+
+// gatewayFor names the gateway that takes the caller's gateway payments:
+// never the test gateway for real money, unless in development.
+func (s *Service) gatewayFor(p *apikey.Principal) (string, error) {
+	switch {
+	case p.IsTest() && s.Orders.Gateways[gateway.Test] != nil:
+		return gateway.Test, nil
+	case p.IsTest():
+	case s.Orders.Gateways[gateway.Hosted] != nil:
+		return gateway.Hosted, nil
+	case s.Orders.TestGatewayForProduction && s.Orders.Gateways[gateway.Test] != nil:
+		return gateway.Test, nil
+	}
+	return "", fmt.Errorf("%s key: %w", p.Environment, ErrGatewayUnavailable)
 }
 
 // CreateOrder makes an order from a reservation (events with a scheme) or
@@ -135,18 +161,30 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 	if err := verr.orNil(); err != nil {
 		return nil, err
 	}
+	var gw *string
+	if in.Payment == "gateway" {
+		name, err := s.gatewayFor(p)
+		if err != nil {
+			return nil, err
+		}
+		gw = &name
+	}
 	sc, err := s.onSale(ctx, p.CompanyID, in.EventID, in.ReservationID != "")
+	if err != nil {
+		return nil, err
+	}
+	_, tokenHash, tokenSealed, err := s.Orders.Links.Keys.NewToken()
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
 	o := &store.Order{
 		CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(), EventID: sc.event.ID,
-		Status: store.OrderPendingPayment, Payment: in.Payment, Currency: sc.event.Currency,
+		Status: store.OrderPendingPayment, Payment: in.Payment, Gateway: gw, Currency: sc.event.Currency,
 		CustomerEmail: in.Customer.Email, CustomerFirstName: in.Customer.FirstName,
 		CustomerLastName: in.Customer.LastName, CustomerPhone: in.Customer.Phone,
 		CreatedAt: now, ExpiresAt: now.Add(s.Orders.PaymentWindow).Truncate(time.Microsecond),
-		TokenHash: func(id int64) []byte { return orderlink.Hash(s.Links().Token(id)) },
+		AccessTokenHash: tokenHash, AccessTokenSealed: tokenSealed,
 	}
 	totals := func(prices []int64) (int64, int64, int64) { return s.totals(sc.event, prices) }
 	if in.ReservationID != "" {
@@ -194,13 +232,17 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 // completes what a crashed one left.
 func (s *Service) startSaga(ctx context.Context, o *store.Order, title string) error {
 	if o.Payment == "gateway" && o.PaymentID == nil {
-		pay, err := s.Orders.Gateway.CreatePayment(ctx, gateway.PaymentRequest{OrderID: o.ID, Amount: o.Amount,
+		gw, err := s.Orders.Gateways.Get(*o.Gateway)
+		if err != nil {
+			return fmt.Errorf("create payment: %w: %w", ErrUnavailable, err)
+		}
+		pay, err := gw.CreatePayment(ctx, gateway.PaymentRequest{OrderID: o.ID, Amount: o.Amount,
 			Currency: o.Currency, Description: fmt.Sprintf("%s, order %d", title, o.ID)})
 		if err != nil {
 			return fmt.Errorf("create payment: %w: %w", ErrUnavailable, err)
 		}
-		o.PaymentID = &pay.ID
-		if _, err := s.db.NewUpdate().Model(o).Column("payment_id").WherePK().Exec(ctx); err != nil {
+		o.PaymentID, o.PaymentURL = &pay.ID, &pay.URL
+		if _, err := s.db.NewUpdate().Model(o).Column("payment_id", "payment_url").WherePK().Exec(ctx); err != nil {
 			return err
 		}
 	}
@@ -321,8 +363,13 @@ func (s *Service) orderView(o *store.Order) *Order {
 		ScheduleSlotID: o.ScheduleSlotID, Payment: o.Payment, Amount: money(o.Amount), Total: money(o.Total),
 		ServiceFee: money(o.ServiceFee), IsTest: o.IsTest, CreatedAt: o.CreatedAt, ExpiresAt: o.ExpiresAt, PaidAt: o.PaidAt,
 		Customer: Customer{Email: o.CustomerEmail, FirstName: o.CustomerFirstName, LastName: o.CustomerLastName, Phone: o.CustomerPhone}}
-	if o.Payment == "gateway" && o.PaymentID != nil && o.Status == store.OrderPendingPayment {
-		out.PaymentURL = s.Orders.PublicBaseURL + "/pay/" + *o.PaymentID
+	if o.Status == store.OrderPendingPayment {
+		switch {
+		case o.PaymentURL != nil:
+			out.PaymentURL = *o.PaymentURL
+		case o.Payment == "gateway" && o.PaymentID != nil: // orders made before payment_url was stored
+			out.PaymentURL = s.Orders.Links.BaseURL + "/pay/" + *o.PaymentID
+		}
 	}
 	return out
 }
@@ -408,6 +455,8 @@ func (s *Service) confirmError(ctx context.Context, id int64, err error) error {
 		return fmt.Errorf("order %d: %w", id, ErrOrderExpired)
 	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeInvalidState:
 		return &StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: appErr.Message()}
+	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeSeatsLost:
+		return &StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "without one of its seats (retaken after its deadline)"}
 	case errors.As(err, &notFound):
 		o, gerr := store.GetOrderByID(ctx, s.db, id)
 		if gerr == nil && o.Status != store.OrderPendingPayment {
@@ -473,7 +522,13 @@ func (s *Service) ticketsOf(ctx context.Context, o *store.Order) ([]Ticket, erro
 	if err != nil {
 		return nil, err
 	}
-	url := s.Links().PageURL(o.ID)
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	url, err := s.Orders.Links.OrderPage(o.ID, o.AccessTokenSealed, o.AccessTokenHash)
+	if err != nil {
+		return nil, fmt.Errorf("order page link: %w", err)
+	}
 	out := make([]Ticket, len(rows))
 	for i, t := range rows {
 		out[i] = Ticket{ID: t.ID, Number: t.Number, Barcode: t.Barcode, Status: t.Status,

@@ -1,18 +1,20 @@
 package sales
 
 import (
+	"cmp"
 	"context"
-	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/activities"
 	"ticketsales/apikey"
 	"ticketsales/pricing"
 	"ticketsales/store"
@@ -23,7 +25,7 @@ import (
 type RefundView struct {
 	ID              string        `json:"id"`
 	OrderID         int64         `json:"order_id"`
-	Status          string        `json:"status" enum:"pending,completed" doc:"completed once the money is returned (at once for external orders)."`
+	Status          string        `json:"status" enum:"pending,completed,failed" doc:"completed once the money is returned (at once for external orders); failed: the gateway did not return it within a day, operators are alerted and it is retried."`
 	Amount          pricing.Money `json:"amount" doc:"Money returned by this refund."`
 	MoneyReturnedBy string        `json:"money_returned_by" enum:"gateway,external" doc:"gateway: the service returned the money; external: the partner returns it."`
 	Reason          string        `json:"reason"`
@@ -32,56 +34,123 @@ type RefundView struct {
 	CreatedAt       time.Time     `json:"created_at"`
 }
 
-// refundWait bounds how long a refund request waits for its workflow.
-const refundWait = 15 * time.Second
+// defaultRefundWait bounds how long a refund request waits for the money.
+const defaultRefundWait = 15 * time.Second
+
+// RefundID is a refund's id: the same for a repeat of the same request
+// (API key, order, Idempotency-Key, tickets), so a retry after a lost
+// answer finds the refund its first attempt made instead of making another.
+func RefundID(keyID, orderID int64, idempotencyKey string, ticketIDs []int64) string {
+	ids := slices.Sorted(slices.Values(ticketIDs))
+	sum := sha256.Sum256(fmt.Appendf(nil, "refund|%d|%d|%s|%v", keyID, orderID, idempotencyKey, ids))
+	return "rf_" + hex.EncodeToString(sum[:10])
+}
 
 // Refund voids tickets of a paid order (all active ones when ticketIDs is
-// empty) and returns their money through the refund workflow.
-func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64, ticketIDs []int64, reason string) (*RefundView, error) {
+// empty) at once, in one transaction with the refund's record, and starts
+// the workflow that returns gateway money. It waits a while for the money:
+// done reports whether the refund completed; a slower one is returned
+// pending (the partner reads it again later), never as an error, since the
+// tickets are voided already.
+func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64, ticketIDs []int64, reason, idempotencyKey string) (view *RefundView, done bool, err error) {
+	verr := &ValidationError{}
+	seen := map[int64]bool{}
+	for i, id := range ticketIDs {
+		if seen[id] {
+			verr.add(fmt.Sprintf("body.ticket_ids[%d]", i), "ticket listed twice", id)
+		}
+		seen[id] = true
+	}
+	if err := verr.orNil(); err != nil {
+		return nil, false, err
+	}
 	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), orderID)
+	if err != nil {
+		return nil, false, err
+	}
+	r := &store.Refund{ID: RefundID(p.KeyID, orderID, idempotencyKey, ticketIDs), OrderID: o.ID, TicketIDs: ticketIDs, Reason: reason}
+	if err := store.CreateRefund(ctx, s.db, r); err != nil {
+		return nil, false, refundError(err)
+	}
+	s.seatsChanged(o.EventID)
+	if r.Status == store.RefundPending {
+		s.awaitRefund(ctx, r.ID)
+	}
+	view, err = s.GetRefund(ctx, p, r.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	return view, view.Status == store.RefundCompleted, nil
+}
+
+// awaitRefund starts (or finds) the refund's workflow and waits for it up to
+// Orders.RefundWait. Failing to start it is not the partner's error: the tickets
+// are voided and the reaper starts the workflow of a pending refund.
+func (s *Service) awaitRefund(ctx context.Context, id string) {
+	run, err := s.startRefundWorkflow(ctx, id, false)
+	if err != nil {
+		s.log.WarnContext(ctx, "refund recorded, its workflow not started yet", "refund_id", id, "err", err)
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, cmp.Or(s.Orders.RefundWait, defaultRefundWait))
+	defer cancel()
+	if err := run.Get(wctx, nil); err != nil && wctx.Err() == nil {
+		s.log.WarnContext(ctx, "refund workflow", "refund_id", id, "err", err)
+	}
+}
+
+// startRefundWorkflow starts refund/{id}; a run already going is returned
+// (or, with errIfRunning, refused as already started). A refund whose
+// earlier run ended without returning the money (failed, or ended by hand)
+// gets a new run.
+func (s *Service) startRefundWorkflow(ctx context.Context, id string, errIfRunning bool) (client.WorkflowRun, error) {
+	r, err := store.GetRefund(ctx, s.db, id)
 	if err != nil {
 		return nil, err
 	}
-	// Refuse what cannot be refunded before any workflow starts.
-	if err := refundError(store.CheckRefund(ctx, s.db, o, ticketIDs)); err != nil {
+	o, err := store.GetOrderByID(ctx, s.db, r.OrderID)
+	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 10)
-	_, _ = rand.Read(b)
-	id := "rf_" + hex.EncodeToString(b)
+	// The input names the voided tickets: the workflow finds the refund
+	// recorded and changes nothing, whatever else happened meanwhile.
 	run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.RefundWorkflowID(id), TaskQueue: s.TaskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true,
+		ID: workflows.RefundWorkflowID(r.ID), TaskQueue: s.TaskQueue,
+		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: errIfRunning,
 		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.CompanyIDAttr.ValueSet(o.CompanyID),
 			workflows.EventIDAttr.ValueSet(o.EventID), workflows.IsTestAttr.ValueSet(o.IsTest),
 			workflows.OrderStatusAttr.ValueSet(o.Status)),
-	}, workflows.Refund, workflows.RefundInput{RefundID: id, OrderID: o.ID, CompanyID: o.CompanyID, EventID: o.EventID,
-		IsTest: o.IsTest, TicketIDs: ticketIDs})
+	}, workflows.Refund, workflows.RefundInput{RefundID: r.ID, OrderID: o.ID, CompanyID: o.CompanyID, EventID: o.EventID,
+		IsTest: o.IsTest, TicketIDs: r.TicketIDs, MoneyRetryBudget: s.Orders.RefundRetryBudget})
 	if err != nil {
-		return nil, fmt.Errorf("start refund of order %d: %w: %w", orderID, ErrUnavailable, err)
+		return nil, fmt.Errorf("start workflow of refund %s: %w", r.ID, err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, refundWait)
-	defer cancel()
-	var st workflows.RefundStatus
-	if err := run.Get(wctx, &st); err != nil {
-		var appErr *temporal.ApplicationError
-		if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeRefundRefused {
-			// Refunded by a concurrent request meanwhile.
-			return nil, &StateError{Entity: "order", ID: strconv.FormatInt(orderID, 10), Status: "refunded meanwhile"}
+	return run, nil
+}
+
+// ResumeRefunds starts a new workflow for each refund whose money is not
+// back and whose workflow is gone (see store.RefundsToResume); one still
+// running is left to it. It returns how many it started.
+func (s *Service) ResumeRefunds(ctx context.Context, grace, retryAfter time.Duration) (int, error) {
+	now := time.Now()
+	ids, err := store.RefundsToResume(ctx, s.db, now.Add(-grace), now.Add(-retryAfter), 100)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		_, err := s.startRefundWorkflow(ctx, id, true)
+		var running *serviceerror.WorkflowExecutionAlreadyStarted
+		switch {
+		case errors.As(err, &running):
+		case err != nil:
+			return n, err
+		default:
+			n++
 		}
-		if wctx.Err() == nil {
-			return nil, fmt.Errorf("refund %s: %w", id, err)
-		}
-		// Still running (the gateway is slow): report it as pending below.
 	}
-	if _, err := store.GetRefund(ctx, s.db, id); errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("refund %s not recorded yet: %w", id, ErrUnavailable)
-	}
-	s.seatsChanged(o.EventID)
-	// The reason is the partner's free text: it stays out of workflow history.
-	if _, err := s.db.NewRaw("UPDATE refunds SET reason = ? WHERE id = ?", reason, id).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("store reason of refund %s: %w", id, err)
-	}
-	return s.GetRefund(ctx, p, id)
+	return n, nil
 }
 
 // GetRefund returns a refund of the caller's order.

@@ -14,6 +14,8 @@ fi
 export TEMPORAL_ADDRESS="$(scripts/temporal.sh start)"
 export HTTP_ADDR="${HTTP_ADDR:-127.0.0.1:8080}"
 export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://$HTTP_ADDR}"
+# A laptop: built-in secrets, and production keys may pay on the test gateway.
+export APP_ENV="${APP_ENV:-development}"
 
 pids=()
 stop_all() {

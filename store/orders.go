@@ -37,7 +37,9 @@ type Order struct {
 	Status            string     `bun:"status"`
 	CancelReason      *string    `bun:"cancel_reason"`
 	Payment           string     `bun:"payment"`
+	Gateway           *string    `bun:"gateway"` // which gateway takes a gateway order's payment
 	PaymentID         *string    `bun:"payment_id"`
+	PaymentURL        *string    `bun:"payment_url"`
 	Currency          string     `bun:"currency"`
 	Total             int64      `bun:"total"`
 	ServiceFee        int64      `bun:"service_fee"`
@@ -47,31 +49,22 @@ type Order struct {
 	CustomerLastName  string     `bun:"customer_last_name"`
 	CustomerPhone     string     `bun:"customer_phone"`
 	AccessTokenHash   []byte     `bun:"access_token_hash"`
+	AccessTokenSealed []byte     `bun:"access_token_sealed"`
 	CreatedAt         time.Time  `bun:"created_at,nullzero,default:now()"`
 	ExpiresAt         time.Time  `bun:"expires_at"`
 	PaidAt            *time.Time `bun:"paid_at"`
 	CancelledAt       *time.Time `bun:"cancelled_at"`
 	EmailedAt         *time.Time `bun:"emailed_at"`
 	UpdatedAt         time.Time  `bun:"updated_at,nullzero,default:now()"`
-
-	// TokenHash derives the access token hash from the new order's id, in
-	// the creating transaction.
-	TokenHash func(id int64) []byte `bun:"-"`
 }
 
-// insertOrder stores a new order and its access token hash.
+// insertOrder stores a new order, its access token hash included.
 func insertOrder(ctx context.Context, tx bun.Tx, o *Order) error {
-	if o.AccessTokenHash == nil {
-		o.AccessTokenHash = []byte{} // replaced below, once the id is known
+	if len(o.AccessTokenHash) == 0 {
+		return fmt.Errorf("insert order: no access token")
 	}
 	if _, err := tx.NewInsert().Model(o).Returning("*").Exec(ctx); err != nil {
 		return fmt.Errorf("insert order: %w", err)
-	}
-	if o.TokenHash != nil {
-		o.AccessTokenHash = o.TokenHash(o.ID)
-		if _, err := tx.NewUpdate().Model(o).Column("access_token_hash").WherePK().Exec(ctx); err != nil {
-			return fmt.Errorf("store order token: %w", err)
-		}
 	}
 	return nil
 }
@@ -451,6 +444,16 @@ func GetOrder(ctx context.Context, db bun.IDB, companyID int64, isTest bool, ord
 		return nil, notFound(err, fmt.Sprintf("order %d", orderID))
 	}
 	return o, nil
+}
+
+// OrderAccessTokenHash returns the stored hash of an order's page token,
+// so a link is checked before anything else of the order is read.
+func OrderAccessTokenHash(ctx context.Context, db bun.IDB, orderID int64) ([]byte, error) {
+	var hash []byte
+	if err := db.NewRaw("SELECT access_token_hash FROM orders WHERE id = ?", orderID).Scan(ctx, &hash); err != nil {
+		return nil, notFound(err, fmt.Sprintf("order %d", orderID))
+	}
+	return hash, nil
 }
 
 // GetOrderByID returns any order (for workflows and the public order page).

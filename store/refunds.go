@@ -15,6 +15,7 @@ import (
 const (
 	RefundPending   = "pending"
 	RefundCompleted = "completed"
+	RefundFailed    = "failed" // out of retries; the reaper resumes it
 )
 
 // Refund voids tickets of an order and returns money.
@@ -28,6 +29,8 @@ type Refund struct {
 	Status          string     `bun:"status"`
 	CreatedAt       time.Time  `bun:"created_at,nullzero,default:now()"`
 	CompletedAt     *time.Time `bun:"completed_at"`
+	FailedAt        *time.Time `bun:"failed_at"`
+	LastError       *string    `bun:"last_error"`
 	TicketIDs       []int64    `bun:"-"`
 }
 
@@ -191,11 +194,36 @@ func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 
 // CompleteRefund marks a refund's money returned; repeating it is harmless.
 func CompleteRefund(ctx context.Context, db bun.IDB, id string) error {
-	_, err := db.NewRaw("UPDATE refunds SET status = 'completed', completed_at = now() WHERE id = ? AND status = 'pending'", id).Exec(ctx)
+	_, err := db.NewRaw("UPDATE refunds SET status = 'completed', completed_at = now() WHERE id = ? AND status IN ('pending', 'failed')", id).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("complete refund %s: %w", id, err)
 	}
 	return nil
+}
+
+// MarkRefundFailed marks a refund whose money is not back yet as failed,
+// with when and why, and returns it as it is now.
+func MarkRefundFailed(ctx context.Context, db bun.IDB, id, cause string) (*Refund, error) {
+	if _, err := db.NewRaw(`UPDATE refunds SET status = 'failed', failed_at = now(), last_error = left(?, 1000)
+		WHERE id = ? AND status IN ('pending', 'failed')`, cause, id).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("mark refund %s failed: %w", id, err)
+	}
+	return GetRefund(ctx, db, id)
+}
+
+// RefundsToResume lists gateway refunds whose money is not back and whose
+// workflow may be gone: failed ones after failedBefore, pending ones (their
+// workflow never started, or was ended by hand) created before
+// pendingBefore.
+func RefundsToResume(ctx context.Context, db bun.IDB, pendingBefore, failedBefore time.Time, limit int) ([]string, error) {
+	var ids []string
+	err := db.NewRaw(`SELECT id FROM refunds
+		WHERE (status = 'pending' AND created_at < ?) OR (status = 'failed' AND failed_at < ?)
+		ORDER BY created_at LIMIT ?`, pendingBefore, failedBefore, limit).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("refunds to resume: %w", err)
+	}
+	return ids, nil
 }
 
 // GetRefund returns a refund with its ticket ids.

@@ -24,6 +24,7 @@ import (
 	"ticketsales/gateway"
 	"ticketsales/mail"
 	"ticketsales/metrics"
+	"ticketsales/orderlink"
 	"ticketsales/ratelimit"
 	"ticketsales/requestlog"
 	"ticketsales/sales"
@@ -41,8 +42,10 @@ type Stack struct {
 	RequestLog *requestlog.Writer
 	Sales      *sales.Service
 	Catalog    *catalog.Service
-	Gateway    *gateway.TestGateway
+	Gateway    *gateway.TestGateway // nil: not mounted
+	Gateways   gateway.Set
 	Mailer     mail.Sender // nil: production orders cannot be mailed
+	Metrics    *metrics.Registry
 	Now        func() time.Time
 	// TaskQueue is this stack's own, so parallel test packages sharing the
 	// dev server never run each other's workflows.
@@ -103,9 +106,42 @@ func (s *Stack) AnotherAPI(t testing.TB, limiter ratelimit.Limiter, l ratelimit.
 	return hs.URL
 }
 
-// NewStack starts the API for one test.
-func NewStack(t testing.TB) *Stack {
+// Options shape a test stack; the zero value is a development deployment
+// (APP_ENV=development): sandbox on, the test gateway for every key.
+type Options struct {
+	// Production is a deployment outside development: production keys
+	// never pay on the test gateway.
+	Production bool
+	// HostedGatewayURL configures a hosted-payment-page provider (see
+	// testenv/fakegateway) for production payments.
+	HostedGatewayURL string
+	// SandboxDisabled refuses sandbox keys and unmounts the test gateway.
+	SandboxDisabled bool
+}
+
+// GatewaySecret is the test stacks' GATEWAY_SECRET.
+var GatewaySecret = []byte("test-gateway-secret-0123456789abcdef")
+
+// APIWithTemporal serves another api instance over the same database whose
+// sales go through tc, e.g. a client that cannot reach Temporal.
+func (s *Stack) APIWithTemporal(t testing.TB, tc client.Client) string {
 	t.Helper()
+	deps := s.deps
+	sl := sales.New(s.DB, tc, deps.Log, func() time.Time { return s.Now() })
+	sl.TaskQueue, sl.Metrics, sl.Orders, sl.SeatsChanged = s.Sales.TaskQueue, s.Sales.Metrics, s.Sales.Orders, s.Sales.SeatsChanged
+	deps.Sales, deps.Temporal = sl, tc
+	hs := httptest.NewServer(api.New(deps))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// NewStack starts the API for one test.
+func NewStack(t testing.TB, opts ...Options) *Stack {
+	t.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
 	db, dbURL := DB(t)
 	reg := metrics.New(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	tc, err := client.NewLazyClient(client.Options{HostPort: TemporalAddress(t), MetricsHandler: reg.TemporalHandler()})
@@ -122,8 +158,12 @@ func NewStack(t testing.TB) *Stack {
 		t.Fatalf("bookkeeping pool: %v", err)
 	}
 	t.Cleanup(func() { _ = bookkeeping.Close() })
+	// The server's address is known before it serves: links, the test
+	// gateway's page and the callbacks point at it.
+	hs := httptest.NewUnstartedServer(nil)
+	base := "http://" + hs.Listener.Addr().String()
 	rl := requestlog.NewWriter(bookkeeping, log, 20*time.Millisecond)
-	s := &Stack{DB: db, DBURL: dbURL, Temporal: tc, RequestLog: rl, Now: time.Now, TaskQueue: "test-" + randomHex(6)}
+	s := &Stack{DB: db, DBURL: dbURL, Temporal: tc, RequestLog: rl, Now: time.Now, TaskQueue: "test-" + randomHex(6), Metrics: reg}
 	now := func() time.Time { return s.Now() }
 	s.Sales = sales.New(db, tc, log, now)
 	s.Sales.TaskQueue = s.TaskQueue
@@ -134,22 +174,26 @@ func NewStack(t testing.TB) *Stack {
 	t.Cleanup(func() { starter.Close(10 * time.Second) })
 	s.Sales.Starter = starter
 	reg.CollectOrders(db)
-	secret := []byte("test-gateway-secret")
-	s.Gateway = &gateway.TestGateway{DB: db, Secret: secret, Log: log}
-	s.Sales.Orders.TokenSecret = []byte("test-token-secret")
-	s.Sales.Orders.Gateway = s.Gateway
+	keys, err := orderlink.NewKeyring("test-token-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Gateways, s.Gateway = gateway.NewSet(db, log, gateway.Settings{PublicBaseURL: base, Secret: GatewaySecret,
+		HostedURL: o.HostedGatewayURL, HostedAPIKey: "test-provider-key", WithTest: !o.SandboxDisabled || !o.Production})
+	s.Sales.Orders.Links = orderlink.Links{BaseURL: base, Keys: keys}
+	s.Sales.Orders.Gateways = s.Gateways
+	s.Sales.Orders.TestGatewayForProduction = !o.Production
 	s.Catalog = catalog.New(db, now)
 	s.Sales.SeatsChanged = s.Catalog.Invalidate
 	s.deps = api.Deps{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Auth: apikey.NewAuthenticator(db, 0),
-		Catalog: s.Catalog, Sales: s.Sales, RequestLog: rl, Log: log, Gateway: s.Gateway, GatewaySecret: secret,
+		Catalog: s.Catalog, Sales: s.Sales, RequestLog: rl, Log: log, Gateway: s.Gateway, HostedGateway: o.HostedGatewayURL != "",
+		GatewaySecret: GatewaySecret, SandboxEnabled: !o.SandboxDisabled,
 		// Generous, so that only the rate-limit tests meet the limit.
 		Limiter: ratelimit.NewMemory(), DefaultLimit: ratelimit.Limit{Rate: 10_000, Burst: 10_000}, Metrics: reg}
-	hs := httptest.NewServer(api.New(s.deps))
+	hs.Config.Handler = api.New(s.deps)
+	hs.Start()
 	t.Cleanup(func() { hs.Close(); rl.Close() })
 	s.URL = hs.URL
-	// Links point at this test server.
-	s.Sales.Orders.PublicBaseURL = hs.URL
-	s.Gateway.BaseURL, s.Gateway.CallbackURL = hs.URL, hs.URL+"/gateway/callback"
 	return s
 }
 
@@ -157,7 +201,8 @@ func NewStack(t testing.TB) *Stack {
 // ends (or the returned stop is called).
 func (s *Stack) StartWorker(t testing.TB) (stop func()) {
 	t.Helper()
-	w := worker.New(s.Temporal, s.TaskQueue, &activities.Activities{DB: s.DB, Mailer: s.Mailer, Links: s.Sales.Links(), Gateway: s.Gateway})
+	w := worker.New(s.Temporal, s.TaskQueue, &activities.Activities{DB: s.DB, Mailer: s.Mailer, Links: s.Sales.Links(),
+		Gateways: s.Gateways, Metrics: s.Metrics, Log: s.deps.Log})
 	if err := w.Start(); err != nil {
 		t.Fatalf("start worker: %v", err)
 	}
@@ -165,6 +210,22 @@ func (s *Stack) StartWorker(t testing.TB) (stop func()) {
 	stop = func() { once.Do(w.Stop) }
 	t.Cleanup(stop)
 	return stop
+}
+
+// StartReaper runs the worker's reaper for this stack every interval, acting
+// on work older than grace and resuming failed refunds after resumeAfter,
+// until the test ends.
+func (s *Stack) StartReaper(t testing.TB, interval, grace, resumeAfter time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		worker.Reap(ctx, worker.Reaper{DB: s.DB, Temporal: s.Temporal, TaskQueue: s.TaskQueue, Log: s.deps.Log,
+			Interval: interval, Grace: grace, Payments: sales.PaymentSweep{DB: s.DB, Temporal: s.Temporal, Gateways: s.Gateways},
+			Refunds: s.Sales, RefundResumeAfter: resumeAfter})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 // Company creates a company and returns its id.

@@ -9,13 +9,13 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/orderlink"
 	"ticketsales/store"
 	"ticketsales/tickets"
 )
 
-// Load builds the rendered document of an order's tickets.
-func Load(ctx context.Context, db bun.IDB, links orderlink.Links, orderID int64) (tickets.Order, *store.Order, error) {
+// Load builds the rendered document of an order's tickets. Its PDFURL is the
+// caller's to set: the page links the PDF with the token it was opened by.
+func Load(ctx context.Context, db bun.IDB, orderID int64) (tickets.Order, *store.Order, error) {
 	o, err := store.GetOrderByID(ctx, db, orderID)
 	if err != nil {
 		return tickets.Order{}, nil, err
@@ -41,7 +41,7 @@ func Load(ctx context.Context, db bun.IDB, links orderlink.Links, orderID int64)
 		return tickets.Order{}, nil, err
 	}
 	doc := tickets.Order{OrderID: o.ID, EventTitle: ev.Title, Venue: ev.Venue, City: ev.City, StartsAt: ev.StartsAt,
-		Location: loc, PDFURL: links.PDFURL(o.ID)}
+		Location: loc}
 	for _, t := range rows {
 		seat := t.Category
 		if t.Label != nil {

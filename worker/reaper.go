@@ -24,6 +24,14 @@ type Reaper struct {
 	// long past its deadline a hold or order, must be before the reaper
 	// acts, so it never races the api's own starts.
 	Interval, Grace time.Duration
+	// Payments settles and returns gateway payments no workflow took care
+	// of (received or due back longer than Grace; nil DB: not swept).
+	Payments sales.PaymentSweep
+	// Refunds restarts refunds whose money is not back: pending ones older
+	// than Grace without a running workflow, failed ones after
+	// RefundResumeAfter (nil: not swept).
+	Refunds           *sales.Service
+	RefundResumeAfter time.Duration
 }
 
 // Once starts the workflows of holds that have none, then finalises holds
@@ -38,6 +46,21 @@ func (r Reaper) Once(ctx context.Context) {
 		r.Log.Warn("reaper", "err", err)
 	} else if res.Reservations+res.Orders > 0 {
 		r.Log.Warn("reaper finalised work no workflow owned", "reservations", res.Reservations, "orders", res.Orders)
+	}
+	if r.Payments.DB != nil {
+		res, err := r.Payments.Run(ctx, r.Grace)
+		if err != nil {
+			r.Log.Error("payment sweep", "signalled", res.Signalled, "settled", res.Settled, "returned", res.Returned, "err", err)
+		} else if res.Settled+res.Returned > 0 {
+			r.Log.Warn("reaper settled payments no workflow took", "signalled", res.Signalled, "settled", res.Settled, "returned", res.Returned)
+		}
+	}
+	if r.Refunds != nil {
+		if n, err := r.Refunds.ResumeRefunds(ctx, r.Grace, r.RefundResumeAfter); err != nil {
+			r.Log.Error("refund sweep", "resumed", n, "err", err)
+		} else if n > 0 {
+			r.Log.Warn("reaper resumed refunds whose money was not back", "refunds", n)
+		}
 	}
 }
 

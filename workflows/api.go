@@ -69,6 +69,7 @@ const (
 	ErrTypeAmountMismatch = "amount_mismatch"
 	ErrTypeOrderExpired   = "order_expired"
 	ErrTypeInvalidState   = "invalid_state"
+	ErrTypeSeatsLost      = "seats_lost" // the order lost a seat: it cannot be paid
 )
 
 // OrderWorkflowID is the readable workflow id of an order.
@@ -93,10 +94,13 @@ type ConfirmInput struct {
 	ExternalPaymentID string
 }
 
-// PaymentEvent is the gateway's word on a payment, signalled by the callback.
+// PaymentEvent is the gateway's word on a payment, signalled once the
+// callback recorded it (only paid ones are signalled now; declines came
+// before payments were recorded).
 type PaymentEvent struct {
 	Status    string // paid or declined
 	PaymentID string
+	Gateway   string // the gateway that reported it ("" in signals sent before it was recorded)
 }
 
 // OrderStatus answers the status query and is the confirm update's result.
@@ -119,12 +123,18 @@ type RefundInput struct {
 	EventID   int64
 	IsTest    bool
 	TicketIDs []int64 // empty: every active ticket
+	// MoneyRetryBudget is how long the gateway refund is retried before the
+	// refund is marked failed (0: DefaultRefundRetryBudget).
+	MoneyRetryBudget time.Duration
 }
+
+// DefaultRefundRetryBudget is how long a refund keeps trying the gateway.
+const DefaultRefundRetryBudget = 24 * time.Hour
 
 // RefundStatus answers the status query and is the workflow's result.
 type RefundStatus struct {
 	RefundID        string
-	Status          string // pending, completed
+	Status          string // pending, completed, failed
 	Amount          int64
 	MoneyReturnedBy string
 	OrderStatus     string

@@ -7,18 +7,34 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"ticketsales/activities"
+	"ticketsales/store"
 )
 
 // orderWorkflow is the saga of one order: the payment window, payment by
 // the gateway (signal) or by the partner (confirm update), ticket issue,
 // e-mail for production orders, and the sandbox order's one-day deletion.
 type orderWorkflow struct {
-	in       OrderInput
-	state    OrderStatus
-	payments []PaymentEvent
-	cancel   bool
-	paying   bool
-	paidWith string // the payment that paid the order
+	in        OrderInput
+	state     OrderStatus
+	payments  []PaymentEvent
+	cancel    bool
+	paying    bool
+	paidWith  string // the payment that paid the order
+	returning int    // gateway payments being given back
+}
+
+// recordedPayments is the change that made gateway payments recorded in
+// Postgres and settled by SettlePayment; histories from before it apply
+// them with MarkOrderPaid and return late ones with RefundLatePayment.
+const recordedPayments = "recorded-gateway-payments"
+
+// returnOptions retry giving a payment back for an hour; the reaper goes on
+// after that.
+var returnOptions = workflow.ActivityOptions{
+	StartToCloseTimeout:    30 * time.Second,
+	ScheduleToCloseTimeout: time.Hour,
+	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 5 * time.Minute,
+		NonRetryableErrorTypes: []string{activities.ErrTypeGatewayRefused, activities.ErrTypeConstraintViolation}},
 }
 
 var activityOptions = workflow.ActivityOptions{
@@ -144,8 +160,14 @@ func (w *orderWorkflow) run(ctx workflow.Context) (OrderStatus, error) {
 				log.Info("payment declined; the order stays payable until its deadline")
 				continue
 			}
-			if err := w.pay(ctx, p.PaymentID); err != nil {
-				log.Warn("gateway payment not applied", "err", err)
+			if workflow.GetVersion(ctx, recordedPayments, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+				if err := w.pay(ctx, p.PaymentID); err != nil {
+					log.Warn("gateway payment not applied", "err", err)
+				}
+				continue
+			}
+			if err := w.settle(ctx, p); err != nil {
+				return w.state, err
 			}
 		case w.cancel:
 			// The api cancelled the order in Postgres already.
@@ -180,10 +202,49 @@ func (w *orderWorkflow) run(ctx workflow.Context) (OrderStatus, error) {
 	if err := w.returnUnapplied(ctx); err != nil {
 		return w.state, err
 	}
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && w.returning == 0 }); err != nil {
 		return w.state, err
 	}
 	return w.state, nil
+}
+
+// settle applies a recorded gateway payment to the order, or gives it back
+// when the order cannot take it (closed, paid by another payment, another
+// amount, a seat lost): SettlePayment decides in one transaction.
+func (w *orderWorkflow) settle(ctx workflow.Context, p PaymentEvent) error {
+	var a *activities.Activities
+	var res activities.SettleResult
+	if err := workflow.ExecuteActivity(ctx, a.SettlePayment, p.Gateway, p.PaymentID).Get(ctx, &res); err != nil {
+		return err
+	}
+	switch res.Status {
+	case store.PaymentApplied:
+		if w.state.Status == "paid" {
+			return nil
+		}
+		w.paidWith = p.PaymentID
+		w.setStatus(ctx, "paid")
+		return workflow.ExecuteActivity(ctx, a.IssueTickets, w.in.OrderID).Get(ctx, &w.state.TicketsIssued)
+	case store.PaymentRefundDue:
+		workflow.GetLogger(ctx).Info("gateway payment goes back", "payment_id", p.PaymentID, "reason", res.RefundReason)
+		w.giveBack(ctx, p)
+	}
+	return nil
+}
+
+// giveBack returns a payment due back, beside the order's own work so a slow
+// gateway holds nothing up; the workflow ends only after it. When the
+// retries run out, operators are alerted and the reaper goes on returning it.
+func (w *orderWorkflow) giveBack(ctx workflow.Context, p PaymentEvent) {
+	w.returning++
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		defer func() { w.returning-- }()
+		var a *activities.Activities
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, returnOptions), a.ReturnPayment, p.Gateway, p.PaymentID).Get(ctx, nil)
+		if err != nil {
+			_ = workflow.ExecuteActivity(ctx, a.AlertPaymentNotReturned, p.Gateway, p.PaymentID, err.Error()).Get(ctx, nil)
+		}
+	})
 }
 
 // returnUnapplied refunds gateway payments that arrived when the order could
@@ -205,6 +266,12 @@ func (w *orderWorkflow) returnUnapplied(ctx workflow.Context) error {
 		p := w.payments[0]
 		w.payments = w.payments[1:]
 		if p.Status != "paid" || (w.state.Status == "paid" && p.PaymentID == w.paidWith) {
+			continue
+		}
+		if workflow.GetVersion(ctx, recordedPayments, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+			if err := w.settle(ctx, p); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := workflow.ExecuteActivity(ctx, a.RefundLatePayment, w.in.OrderID, p.PaymentID).Get(ctx, nil); err != nil {

@@ -108,22 +108,63 @@ func (s *orderSuite) TestAmountMismatchIsRejectedBeforeHistory() {
 }
 
 func (s *orderSuite) TestGatewayPaymentSignal() {
-	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "pay_1").Return(activities.PayResult{Status: "paid", Changed: true}, nil).Once()
+	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, "test", "pay_1").Return(activities.SettleResult{Status: "applied"}, nil).Once()
 	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(1, nil)
 	s.env.OnActivity(s.acts.DeleteTestOrder, mock.Anything, int64(42)).Return(true, nil)
 	in := s.input(true)
 	in.Payment = "gateway"
+	// A decline signalled by an older api changes nothing.
 	s.env.RegisterDelayedCallback(func() {
 		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "declined", PaymentID: "pay_1"})
 	}, 2*time.Minute)
 	s.env.RegisterDelayedCallback(func() {
-		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "paid", PaymentID: "pay_1"})
+		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "paid", PaymentID: "pay_1", Gateway: "test"})
 	}, 3*time.Minute)
 	s.env.ExecuteWorkflow(workflows.Order, in)
 	r := s.result()
 	s.Equal("paid", r.Status)
+	s.Equal(1, r.TicketsIssued)
 	s.False(r.Emailed, "sandbox orders send no e-mail")
 	s.env.AssertNotCalled(s.T(), "SendTicketsEmail", mock.Anything, mock.Anything)
+	s.env.AssertNotCalled(s.T(), "MarkOrderPaid", mock.Anything, mock.Anything, mock.Anything)
+}
+
+// TestPaymentTheOrderCannotTakeGoesBack: a payment the order cannot take
+// (here: one of its seats was retaken) is given back at once; the order
+// stays payable until its window closes.
+func (s *orderSuite) TestPaymentTheOrderCannotTakeGoesBack() {
+	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, "hosted", "pay_1").
+		Return(activities.SettleResult{Status: "refund_due", RefundReason: "seats_lost"}, nil).Once()
+	s.env.OnActivity(s.acts.ReturnPayment, mock.Anything, "hosted", "pay_1").Return(nil).Once()
+	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), "payment_timeout").Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
+	in := s.input(false)
+	in.Payment = "gateway"
+	s.env.RegisterDelayedCallback(func() {
+		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "paid", PaymentID: "pay_1", Gateway: "hosted"})
+	}, 3*time.Minute)
+	s.env.ExecuteWorkflow(workflows.Order, in)
+	s.Equal("cancelled", s.result().Status)
+	s.env.AssertNumberOfCalls(s.T(), "ReturnPayment", 1)
+	s.env.AssertNotCalled(s.T(), "SendTicketsEmail", mock.Anything, mock.Anything)
+}
+
+// TestPaymentNotReturnedIsAlerted: when the gateway will not take a payment
+// back within the workflow's retries, operators are alerted and the
+// workflow still ends (the reaper goes on returning it).
+func (s *orderSuite) TestPaymentNotReturnedIsAlerted() {
+	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), "payment_timeout").Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
+	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, "hosted", "pay_9").
+		Return(activities.SettleResult{Status: "refund_due", RefundReason: "other_payment"}, nil)
+	s.env.OnActivity(s.acts.ReturnPayment, mock.Anything, "hosted", "pay_9").Return(errors.New("provider down"))
+	s.env.OnActivity(s.acts.AlertPaymentNotReturned, mock.Anything, "hosted", "pay_9", mock.Anything).Return(nil).Once()
+	in := s.input(false)
+	in.Payment = "gateway"
+	s.env.RegisterDelayedCallback(func() {
+		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "paid", PaymentID: "pay_9", Gateway: "hosted"})
+	}, 3*time.Minute)
+	s.env.ExecuteWorkflow(workflows.Order, in)
+	s.Equal("cancelled", s.result().Status)
+	s.env.AssertNumberOfCalls(s.T(), "AlertPaymentNotReturned", 1)
 }
 
 func (s *orderSuite) TestSandboxOrderDeletedAfterOneDay() {
@@ -162,15 +203,17 @@ func (s *orderSuite) TestPartnerCancelEndsThePendingOrder() {
 func (s *orderSuite) TestLateGatewayPaymentIsReturned() {
 	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), "payment_timeout").Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
 	s.env.OnActivity(s.acts.DeleteTestOrder, mock.Anything, int64(42)).Return(true, nil)
-	s.env.OnActivity(s.acts.RefundLatePayment, mock.Anything, int64(42), "pay_1").Return(nil).Once()
+	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, "test", "pay_1").
+		Return(activities.SettleResult{Status: "refund_due", RefundReason: "order_closed"}, nil).Once()
+	s.env.OnActivity(s.acts.ReturnPayment, mock.Anything, "test", "pay_1").Return(nil).Once()
 	in := s.input(true)
 	in.Payment = "gateway"
 	// The buyer pays five minutes after the window closed.
 	s.env.RegisterDelayedCallback(func() {
-		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "paid", PaymentID: "pay_1"})
+		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "paid", PaymentID: "pay_1", Gateway: "test"})
 	}, 20*time.Minute)
 	s.env.ExecuteWorkflow(workflows.Order, in)
 	s.Equal("cancelled", s.result().Status)
-	s.env.AssertNumberOfCalls(s.T(), "RefundLatePayment", 1)
+	s.env.AssertNumberOfCalls(s.T(), "ReturnPayment", 1)
 	s.env.AssertNotCalled(s.T(), "MarkOrderPaid", mock.Anything, mock.Anything, mock.Anything)
 }

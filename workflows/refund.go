@@ -23,7 +23,7 @@ func Refund(ctx workflow.Context, in RefundInput) (RefundStatus, error) {
 	vctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
-			NonRetryableErrorTypes: []string{activities.ErrTypeRefundRefused}},
+			NonRetryableErrorTypes: []string{activities.ErrTypeRefundRefused, activities.ErrTypeConstraintViolation}},
 	})
 	var v activities.VoidResult
 	if err := workflow.ExecuteActivity(vctx, a.VoidTickets, in.RefundID, in.OrderID, in.TicketIDs).Get(ctx, &v); err != nil {
@@ -34,15 +34,33 @@ func Refund(ctx workflow.Context, in RefundInput) (RefundStatus, error) {
 	if st.Status == "completed" {
 		return st, nil
 	}
-	// The gateway may be down for a while: keep trying, a day at most.
+	// The gateway may be down for a while: keep trying, a day by default.
+	budget := in.MoneyRetryBudget
+	if budget <= 0 {
+		budget = DefaultRefundRetryBudget
+	}
 	gctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    30 * time.Second,
-		ScheduleToCloseTimeout: 24 * time.Hour,
-		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 5 * time.Minute},
+		ScheduleToCloseTimeout: budget,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 5 * time.Minute,
+			NonRetryableErrorTypes: []string{activities.ErrTypeGatewayRefused, activities.ErrTypeConstraintViolation}},
 	})
 	if err := workflow.ExecuteActivity(gctx, a.ReturnMoney, in.RefundID).Get(ctx, nil); err != nil {
-		return st, err
+		if workflow.GetVersion(ctx, refundFailedStatus, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			return st, err
+		}
+		// Never given up silently: the refund is marked failed, operators
+		// are alerted, and the reaper's sweep starts it again later.
+		if err := workflow.ExecuteActivity(vctx, a.MarkRefundFailed, in.RefundID, err.Error()).Get(ctx, nil); err != nil {
+			return st, err
+		}
+		st.Status = "failed"
+		return st, nil
 	}
 	st.Status = "completed"
 	return st, nil
 }
+
+// refundFailedStatus is the change that marks a refund failed when its
+// money could not be returned; earlier histories failed the workflow.
+const refundFailedStatus = "refund-failed-status"

@@ -1,8 +1,10 @@
 package workflows_test
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -55,4 +57,29 @@ func TestRefusedRefundIsNotRetried(t *testing.T) {
 	env.ExecuteWorkflow(workflows.Refund, workflows.RefundInput{RefundID: "rf_3", OrderID: 42})
 	require.Error(t, env.GetWorkflowError())
 	env.AssertNumberOfCalls(t, "VoidTickets", 1)
+}
+
+// TestRefundOutOfRetriesIsMarkedFailed: a gateway that will not return the
+// money within the retry budget leaves the refund failed (operators
+// alerted, the reaper resumes it), never a silently failed workflow.
+func TestRefundOutOfRetriesIsMarkedFailed(t *testing.T) {
+	env, acts := refundEnv(t)
+	env.OnActivity(acts.VoidTickets, mock.Anything, "rf_4", int64(42), mock.Anything).
+		Return(activities.VoidResult{Amount: 300000, MoneyReturnedBy: "gateway", Status: "pending", OrderStatus: "refunded"}, nil)
+	env.OnActivity(acts.ReturnMoney, mock.Anything, "rf_4").Return(errors.New("gateway unavailable"))
+	var cause string
+	env.OnActivity(acts.MarkRefundFailed, mock.Anything, "rf_4", mock.Anything).Return(func(_ context.Context, _, c string) error {
+		cause = c
+		return nil
+	}).Once()
+	env.ExecuteWorkflow(workflows.Refund, workflows.RefundInput{RefundID: "rf_4", OrderID: 42, MoneyRetryBudget: 2 * time.Hour})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var st workflows.RefundStatus
+	require.NoError(t, env.GetWorkflowResult(&st))
+	require.Equal(t, "failed", st.Status)
+	require.Contains(t, cause, "gateway unavailable")
+	// (The test environment caps retries at 10 attempts; the budget itself
+	// is exercised by the api's refund tests.)
+	env.AssertNumberOfCalls(t, "MarkRefundFailed", 1)
 }

@@ -24,6 +24,7 @@ import (
 	"ticketsales/config"
 	"ticketsales/gateway"
 	"ticketsales/metrics"
+	"ticketsales/orderlink"
 	"ticketsales/ratelimit"
 	"ticketsales/requestlog"
 	"ticketsales/sales"
@@ -39,6 +40,13 @@ func main() {
 
 func run() error {
 	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	if err := cfg.CheckSecrets(); err != nil {
+		return err
+	}
+	tokenKeys, err := orderlink.NewKeyring(cfg.OrderTokenSecret, cfg.OrderTokenPreviousSecret...)
 	if err != nil {
 		return err
 	}
@@ -88,10 +96,10 @@ func run() error {
 	sl.Starter = sales.NewStarter(bookkeeping, tc, logger, cfg.TaskQueue, cfg.StartQueue, cfg.StartWorkers)
 	sl.Starter.Run()
 	sl.CacheSaleContext(cfg.SaleCacheTTL)
-	gw := &gateway.TestGateway{DB: db, BaseURL: cfg.PublicBaseURL, CallbackURL: cfg.PublicBaseURL + "/gateway/callback",
-		Secret: []byte(cfg.GatewaySecret), Log: logger}
+	gateways, testGateway := gateway.NewSet(db, logger, cfg.Gateways())
 	sl.Orders = sales.OrderSettings{PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
-		PublicBaseURL: cfg.PublicBaseURL, TokenSecret: []byte(cfg.OrderTokenSecret), Gateway: gw}
+		Links: orderlink.Links{BaseURL: cfg.PublicBaseURL, Keys: tokenKeys}, Gateways: gateways,
+		TestGatewayForProduction: cfg.Development(), RefundRetryBudget: cfg.RefundRetryBudget}
 	var limiter ratelimit.Limiter = ratelimit.NewMemory()
 	if cfg.RedisURL != "" {
 		// Several api instances share one budget per key through Redis.
@@ -101,7 +109,7 @@ func run() error {
 	}
 	srv := api.New(api.Deps{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Auth: apikey.NewAuthenticator(db, cfg.AuthCacheTTL),
 		Catalog: cat, Sales: sl, RequestLog: rl, Log: logger,
-		Gateway: gw, GatewaySecret: []byte(cfg.GatewaySecret),
+		Gateway: testGateway, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
 		Metrics: reg, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}})
 	go housekeeping(ctx, db, logger, cfg.RequestLogRetention)
 	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv, ReadHeaderTimeout: 10 * time.Second}

@@ -21,6 +21,7 @@ import (
 	"ticketsales/mail"
 	"ticketsales/metrics"
 	"ticketsales/orderlink"
+	"ticketsales/sales"
 	"ticketsales/store"
 	"ticketsales/worker"
 )
@@ -34,6 +35,13 @@ func main() {
 
 func run() error {
 	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	if err := cfg.CheckSecrets(); err != nil {
+		return err
+	}
+	tokenKeys, err := orderlink.NewKeyring(cfg.OrderTokenSecret, cfg.OrderTokenPreviousSecret...)
 	if err != nil {
 		return err
 	}
@@ -74,11 +82,15 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("mailer: %w", err)
 	}
+	gateways, _ := gateway.NewSet(db, logger, cfg.Gateways())
 	w := worker.New(c, cfg.TaskQueue, &activities.Activities{DB: db, Mailer: mailer,
-		Links:   orderlink.Links{BaseURL: cfg.PublicBaseURL, Secret: []byte(cfg.OrderTokenSecret)},
-		Gateway: &gateway.TestGateway{DB: db, Log: logger}})
+		Links: orderlink.Links{BaseURL: cfg.PublicBaseURL, Keys: tokenKeys}, Gateways: gateways, Metrics: reg, Log: logger})
+	refunds := sales.New(db, c, logger, time.Now)
+	refunds.TaskQueue, refunds.Orders.RefundRetryBudget = cfg.TaskQueue, cfg.RefundRetryBudget
 	go worker.Reap(ctx, worker.Reaper{DB: db, Temporal: c, TaskQueue: cfg.TaskQueue, Log: logger,
-		Interval: cfg.ReapInterval, Grace: cfg.ReapGrace})
+		Interval: cfg.ReapInterval, Grace: cfg.ReapGrace,
+		Payments: sales.PaymentSweep{DB: db, Temporal: c, Gateways: gateways},
+		Refunds:  refunds, RefundResumeAfter: cfg.RefundResumeAfter})
 	logger.Info("worker running", "temporal", cfg.TemporalAddress)
 	// Stops on SIGINT/SIGTERM, letting running activities finish.
 	if err := w.Run(sdkworker.InterruptCh()); err != nil {

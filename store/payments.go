@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Payment statuses: see the payments migration for the transitions.
+const (
+	PaymentReceived  = "received"
+	PaymentApplied   = "applied"
+	PaymentRefundDue = "refund_due"
+	PaymentRefunded  = "refunded"
+)
+
+// Why a payment goes back instead of paying its order.
+const (
+	RefundOrderClosed    = "order_closed"    // cancelled, or its payment window passed
+	RefundOrderGone      = "order_gone"      // a sandbox order deleted after its day
+	RefundOtherPayment   = "other_payment"   // not the payment made for the order, or the order was paid otherwise
+	RefundAmountMismatch = "amount_mismatch" // another sum or currency than the order's
+	RefundSeatsLost      = "seats_lost"      // a seat of the order was retaken after a lapse
+)
+
+// Payment is money a gateway reported as taken.
+type Payment struct {
+	bun.BaseModel `bun:"table:payments"`
+	Gateway       string     `bun:"gateway,pk"`
+	ID            string     `bun:"id,pk"`
+	OrderID       int64      `bun:"order_id"`
+	Amount        int64      `bun:"amount"`
+	Currency      string     `bun:"currency"`
+	Status        string     `bun:"status"`
+	RefundReason  *string    `bun:"refund_reason"`
+	ReceivedAt    time.Time  `bun:"received_at,nullzero,default:now()"`
+	SettledAt     *time.Time `bun:"settled_at"`
+	RefundedAt    *time.Time `bun:"refunded_at"`
+}
+
+// RecordPayment stores a payment the gateway reported, once: a repeated
+// report returns the stored payment unchanged. A report whose order or sum
+// differs from the stored one is refused, never merged.
+func RecordPayment(ctx context.Context, db bun.IDB, p *Payment) (*Payment, error) {
+	if _, err := db.NewInsert().Model(p).On("CONFLICT (gateway, id) DO NOTHING").Exec(ctx); err != nil {
+		return nil, fmt.Errorf("record payment %s/%s of order %d: %w", p.Gateway, p.ID, p.OrderID, err)
+	}
+	stored, err := GetPayment(ctx, db, p.Gateway, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	if stored.OrderID != p.OrderID || stored.Amount != p.Amount || stored.Currency != p.Currency {
+		return nil, fmt.Errorf("payment %s/%s reported for order %d, %d %s; recorded for order %d, %d %s: %w",
+			p.Gateway, p.ID, p.OrderID, p.Amount, p.Currency, stored.OrderID, stored.Amount, stored.Currency, ErrPaymentConflict)
+	}
+	return stored, nil
+}
+
+// ErrPaymentConflict: a gateway reported a payment again with other details.
+var ErrPaymentConflict = errors.New("payment reported with other details")
+
+// GetPayment returns a recorded payment.
+func GetPayment(ctx context.Context, db bun.IDB, gateway, id string) (*Payment, error) {
+	p := new(Payment)
+	if err := db.NewSelect().Model(p).Where("gateway = ? AND id = ?", gateway, id).Scan(ctx); err != nil {
+		return nil, notFound(err, "payment "+gateway+"/"+id)
+	}
+	return p, nil
+}
+
+// SettlePayment decides a received payment in one transaction: it pays its
+// order (order paid, seats sold, tickets issued) when the order can take it,
+// and otherwise marks it refund_due with the reason. A payment already
+// decided is returned as it is, so settling twice changes nothing.
+func SettlePayment(ctx context.Context, db bun.IDB, gateway, id string, newBarcode func() string) (*Payment, error) {
+	p := new(Payment)
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// The payment's lock first: a workflow and the reaper settling the
+		// same payment take turns, and the second finds it decided.
+		if err := tx.NewSelect().Model(p).Where("gateway = ? AND id = ?", gateway, id).For("UPDATE").Scan(ctx); err != nil {
+			return notFound(err, "payment "+gateway+"/"+id)
+		}
+		if p.Status != PaymentReceived {
+			return nil
+		}
+		reason, err := applyPayment(ctx, tx, p, newBarcode)
+		if err != nil {
+			return err
+		}
+		status := PaymentApplied
+		if reason != "" {
+			status = PaymentRefundDue
+		}
+		return tx.NewRaw(`UPDATE payments SET status = ?, refund_reason = NULLIF(?, ''), settled_at = now()
+			WHERE gateway = ? AND id = ? RETURNING *`, status, reason, gateway, id).Scan(ctx, p)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("settle payment %s/%s: %w", gateway, id, err)
+	}
+	return p, nil
+}
+
+// applyPayment pays p's order if it can take p, inside the settling
+// transaction, and otherwise says why p must go back.
+func applyPayment(ctx context.Context, tx bun.Tx, p *Payment, newBarcode func() string) (refundReason string, err error) {
+	o := new(Order)
+	if err := tx.NewSelect().Model(o).Where("id = ?", p.OrderID).For("UPDATE").Scan(ctx); err != nil {
+		if errors.Is(notFound(err, ""), ErrNotFound) {
+			return RefundOrderGone, nil
+		}
+		return "", fmt.Errorf("order %d: %w", p.OrderID, err)
+	}
+	switch {
+	case o.Payment != "gateway" || o.Gateway == nil || *o.Gateway != p.Gateway || o.PaymentID == nil || *o.PaymentID != p.ID:
+		return RefundOtherPayment, nil
+	case o.Amount != p.Amount || o.Currency != p.Currency:
+		return RefundAmountMismatch, nil
+	case o.Status == OrderPaid || o.Status == OrderPartiallyRefunded || o.Status == OrderRefunded:
+		// Paid before payments were recorded (the same payment, as checked
+		// above): it is the one that paid.
+		return "", nil
+	case o.Status != OrderPendingPayment:
+		return RefundOrderClosed, nil
+	}
+	status, _, err := MarkOrderPaid(ctx, tx, o.ID, p.ID)
+	switch {
+	case errors.Is(err, ErrSeatsLost):
+		return RefundSeatsLost, nil
+	case err != nil:
+		return "", err
+	case status != OrderPaid:
+		return RefundOrderClosed, nil // the window closed in Postgres's clock
+	}
+	if _, err := IssueTickets(ctx, tx, o.ID, newBarcode); err != nil {
+		return "", err
+	}
+	return "", nil
+}
+
+// MarkPaymentRefunded records that the gateway returned a refund_due payment.
+func MarkPaymentRefunded(ctx context.Context, db bun.IDB, gateway, id string) error {
+	if _, err := db.NewRaw(`UPDATE payments SET status = 'refunded', refunded_at = now()
+		WHERE gateway = ? AND id = ? AND status = 'refund_due'`, gateway, id).Exec(ctx); err != nil {
+		return fmt.Errorf("mark payment %s/%s refunded: %w", gateway, id, err)
+	}
+	return nil
+}
+
+// OpenPayments lists payments received or due back before cutoff: the ones
+// the reaper settles or returns when no workflow did.
+func OpenPayments(ctx context.Context, db bun.IDB, cutoff time.Time, limit int64) ([]Payment, error) {
+	var out []Payment
+	err := db.NewSelect().Model(&out).Where("status IN ('received', 'refund_due') AND received_at < ?", cutoff).
+		OrderExpr("received_at").Limit(limit).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open payments: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,79 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// paymentChecks are the money invariants, each a query counting
+// violations (or the kopecks out of balance).
+var paymentChecks = []struct{ name, sql string }{
+	{"payments received = paid orders' amounts + refunded", `
+		SELECT (SELECT coalesce(sum(amount), 0) FROM payments)
+			- (SELECT coalesce(sum(o.amount), 0) FROM orders o WHERE o.payment = 'gateway'
+				AND o.status IN ('paid', 'partially_refunded', 'refunded'))
+			- (SELECT coalesce(sum(p.amount), 0) FROM payments p WHERE p.status = 'applied'
+				AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = p.order_id)) -- deleted sandbox orders
+			- (SELECT coalesce(sum(amount), 0) FROM payments WHERE status = 'refunded')`},
+	{"paid gateway order without exactly one applied payment of its amount", `
+		SELECT count(*) FROM orders o WHERE o.payment = 'gateway' AND o.status IN ('paid', 'partially_refunded', 'refunded')
+			AND (SELECT count(*) FROM payments p WHERE p.order_id = o.id AND p.status = 'applied' AND p.amount = o.amount
+				AND p.id = o.payment_id) <> 1`},
+	{"applied payment whose order is not paid", `
+		SELECT count(*) FROM payments p JOIN orders o ON o.id = p.order_id
+		WHERE p.status = 'applied' AND o.status NOT IN ('paid', 'partially_refunded', 'refunded')`},
+	{"payment taken on the test gateway but not on record", `
+		SELECT count(*) FROM gateway_payments g WHERE g.status = 'paid'
+			AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.gateway = 'test' AND p.id = g.id)`},
+	{"payment taken for a cancelled order and not returned", `
+		SELECT count(*) FROM gateway_payments g JOIN orders o ON o.id = g.order_id
+		WHERE g.status = 'paid' AND o.status = 'cancelled' AND g.refunded < g.amount`},
+}
+
+// PaymentViolations checks the money invariants once every recorded payment
+// is settled (none received or due back): it returns the broken ones by
+// name, and the payments still in flight.
+func PaymentViolations(ctx context.Context, db bun.IDB) (broken map[string]int64, inFlight int, err error) {
+	if err := db.NewRaw("SELECT count(*) FROM payments WHERE status IN ('received', 'refund_due')").Scan(ctx, &inFlight); err != nil {
+		return nil, 0, fmt.Errorf("payments in flight: %w", err)
+	}
+	broken = map[string]int64{}
+	for _, c := range paymentChecks {
+		var n int64
+		if err := db.NewRaw(c.sql).Scan(ctx, &n); err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", c.name, err)
+		}
+		if n != 0 {
+			broken[c.name] = n
+		}
+	}
+	return broken, inFlight, nil
+}
+
+// CheckPayments waits up to wait for every payment to be settled, then
+// fails the test for each broken money invariant.
+func CheckPayments(t testing.TB, db bun.IDB, wait time.Duration) {
+	t.Helper()
+	var broken map[string]int64
+	var inFlight int
+	var err error
+	for deadline := time.Now().Add(wait); ; time.Sleep(100 * time.Millisecond) {
+		broken, inFlight, err = PaymentViolations(context.Background(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (inFlight == 0 && len(broken) == 0) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if inFlight > 0 {
+		t.Errorf("%d payments still received or due back", inFlight)
+	}
+	for name, n := range broken {
+		t.Errorf("money invariant broken: %s: %d", name, n)
+	}
+}
