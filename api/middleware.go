@@ -6,9 +6,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -151,11 +154,20 @@ func withRoutingProblems(mux *http.ServeMux) http.Handler {
 			return
 		}
 		if _, pattern := mux.Handler(r); pattern != "" {
-			if nulInBody(w, r) {
-				p := newProblem(r.Context(), http.StatusUnprocessableEntity, "validation_error", "validation failed")
-				p.Errors = []*huma.ErrorDetail{{Location: "body", Message: "strings must not contain the NUL character (\\u0000)"}}
-				writeProblem(w, p)
-				return
+			if r.Body != nil && r.Body != http.NoBody {
+				body, p := readBody(w, r)
+				if p != nil {
+					writeProblem(w, p)
+					return
+				}
+				if nulInBody(r, body) {
+					p := newProblem(r.Context(), http.StatusUnprocessableEntity, "validation_error", "validation failed")
+					p.Errors = []*huma.ErrorDetail{{Location: "body", Message: "strings must not contain the NUL character (\\u0000)"}}
+					writeProblem(w, p)
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				w = bufferedBodyWriter{w}
 			}
 			mux.ServeHTTP(w, r)
 			return
@@ -177,33 +189,54 @@ func withRoutingProblems(mux *http.ServeMux) http.Handler {
 	})
 }
 
+// bodyReadTimeout bounds reading a request body (Huma's default).
+const bodyReadTimeout = 5 * time.Second
+
+// readBody reads the whole request body once, up to the API's limit, under
+// a read deadline that it clears afterwards: every later reader (the NUL
+// check, idempotency, the operation) works on the bytes in memory. An
+// oversized body is refused here, before any work is done for it.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	_ = rc.SetReadDeadline(time.Time{})
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil, newProblem(r.Context(), http.StatusRequestTimeout, "", "The request body did not arrive in time.")
+	case err != nil:
+		return nil, newProblem(r.Context(), http.StatusBadRequest, "malformed_request", "The request body could not be read.")
+	case len(body) > maxBodyBytes:
+		return nil, newProblem(r.Context(), http.StatusRequestEntityTooLarge, "",
+			fmt.Sprintf("The request body is larger than %d bytes.", maxBodyBytes))
+	}
+	return body, nil
+}
+
+// bufferedBodyWriter is the ResponseWriter of a request whose body is in
+// memory already. It keeps read deadlines off the connection: Huma sets one
+// before it reads a body and never clears it, but by then net/http's
+// background read (started when the body reached EOF) is waiting on the
+// connection, and when that deadline passed it cancelled the request — a
+// confirm waiting on its workflow for more than 5 s — and the context of
+// every later request on that keep-alive connection.
+type bufferedBodyWriter struct{ http.ResponseWriter }
+
+func (bufferedBodyWriter) SetReadDeadline(time.Time) error { return nil }
+
+func (w bufferedBodyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // nulInBody reports whether the request's JSON body has a string (or key)
 // holding U+0000: no field accepts one and Postgres text cannot store it, so
 // it would otherwise fail deep in a handler with a 500 — possibly after a
-// side effect. The body is read (up to the API's limit, under the read
-// deadline operations get) and given back to r for the operation.
-func nulInBody(w http.ResponseWriter, r *http.Request) bool {
-	switch r.Method {
-	case http.MethodPost, http.MethodPut, http.MethodPatch:
-	default:
-		return false
-	}
-	if r.Body == nil || r.Body == http.NoBody {
-		return false
-	}
+// side effect.
+func nulInBody(r *http.Request, body []byte) bool {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "" && mt != "application/json" && !strings.HasSuffix(mt, "+json") {
 		return false
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
-	_ = rc.SetReadDeadline(time.Time{})
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-	if err != nil || len(body) > maxBodyBytes || !bytes.Contains(body, []byte(`\u0000`)) {
-		return false // the operation reports an unreadable or oversized body
+	if !bytes.Contains(body, []byte(`\u0000`)) {
+		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	for {

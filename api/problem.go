@@ -54,6 +54,7 @@ var codeForStatus = map[int]string{
 	http.StatusNotFound:              "not_found",
 	http.StatusMethodNotAllowed:      "method_not_allowed",
 	http.StatusNotAcceptable:         "not_acceptable",
+	http.StatusRequestTimeout:        "request_timeout",
 	http.StatusRequestEntityTooLarge: "request_too_large",
 	http.StatusUnsupportedMediaType:  "unsupported_media_type",
 	http.StatusUnprocessableEntity:   "validation_error",
