@@ -50,7 +50,8 @@ type Deps struct {
 	// applies to keys without their own.
 	Limiter      ratelimit.Limiter
 	DefaultLimit ratelimit.Limit
-	// Metrics is served at /metrics (nil: no metrics).
+	// Metrics records the HTTP metrics (nil: none). The api serves it on a
+	// listener of its own (cmd/api, METRICS_ADDR), never on this handler.
 	Metrics *metrics.Registry
 	Log     *slog.Logger
 }
@@ -117,9 +118,6 @@ func New(deps Deps) *Server {
 		mux.Handle("/pay/", deps.Gateway.Handler())
 	}
 
-	if deps.Metrics != nil {
-		mux.Handle("GET /metrics", deps.Metrics.Handler())
-	}
 	s.http = withRequest(gzipUnlessEncoded(withRoutingProblems(mux)), deps.Log, deps.RequestLog, deps.Metrics)
 	return s
 }

@@ -99,7 +99,7 @@ func TestChaos(t *testing.T) {
 	temporalAddr := testenv.TemporalAddress(t)
 	env := append(os.Environ(), "DATABASE_URL="+s.DBURL, "TEMPORAL_ADDRESS="+temporalAddr,
 		"TASK_QUEUE=chaos-"+strconv.FormatInt(time.Now().UnixNano(), 36), "HTTP_ADDR="+addr, "PUBLIC_BASE_URL=http://"+addr,
-		"RATE_LIMIT_RPS=100000", "RATE_LIMIT_BURST=100000", "WORKER_METRICS_ADDR=127.0.0.1:0", "LOG_LEVEL=warn",
+		"RATE_LIMIT_RPS=100000", "RATE_LIMIT_BURST=100000", "WORKER_METRICS_ADDR=127.0.0.1:0", "METRICS_ADDR=127.0.0.1:0", "LOG_LEVEL=warn",
 		"MAIL_OUTBOX="+outbox, "REDIS_URL=", "APP_ENV=development",
 		// The reaper sweeps up the workflow starts a killed api still owed
 		// within this test's span rather than a minute later.

@@ -56,6 +56,8 @@ type Config struct {
 	SMTPURL           string        `env:"SMTP_URL"`
 	RedisURL          string        `env:"REDIS_URL"`
 	WorkerMetricsAddr string        `env:"WORKER_METRICS_ADDR" envDefault:"127.0.0.1:9091"`
+	// The api's /metrics has a listener of its own, never the public port.
+	MetricsAddr       string        `env:"METRICS_ADDR" envDefault:"127.0.0.1:9090"`
 	RateLimitRPS      float64       `env:"RATE_LIMIT_RPS" envDefault:"20"`
 	RateLimitBurst    int           `env:"RATE_LIMIT_BURST" envDefault:"40"`
 	// Reservation workflows are started off the request path by this many

@@ -45,8 +45,10 @@ type Stack struct {
 	Gateway    *gateway.TestGateway // nil: not mounted
 	Gateways   gateway.Set
 	Mailer     mail.Sender // nil: production orders cannot be mailed
-	Metrics    *metrics.Registry
-	Now        func() time.Time
+	// Metrics is the registry the api records into; cmd/api serves it on
+	// a listener of its own, not on URL.
+	Metrics *metrics.Registry
+	Now     func() time.Time
 	// TaskQueue is this stack's own, so parallel test packages sharing the
 	// dev server never run each other's workflows.
 	TaskQueue string

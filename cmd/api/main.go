@@ -113,10 +113,22 @@ func run() error {
 		Metrics: reg, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}})
 	go housekeeping(ctx, db, logger, cfg.RequestLogRetention)
 	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	// /metrics on its own listener, for the scraper only: the public port
+	// must not show internals. Like the worker's, a failure to listen is
+	// logged and the api serves on without it.
+	metricsMux := http.NewServeMux()
+	metricsMux.Handle("GET /metrics", reg.Handler())
+	metricsSrv := &http.Server{Addr: cfg.MetricsAddr, Handler: metricsMux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := metricsSrv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Warn("metrics server", "addr", cfg.MetricsAddr, "err", err)
+		}
+	}()
+	defer metricsSrv.Close()
 
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.ListenAndServe() }()
-	logger.Info("api listening", "addr", cfg.HTTPAddr, "docs", cfg.PublicBaseURL+"/docs")
+	logger.Info("api listening", "addr", cfg.HTTPAddr, "docs", cfg.PublicBaseURL+"/docs", "metrics", cfg.MetricsAddr)
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve http: %w", err)
