@@ -44,6 +44,25 @@ func Generate(env string) (key string, hash []byte, prefix string) {
 	return key, Hash(key), key[:len("tk_"+env+"_")+6]
 }
 
+// WellFormed tells whether key has the shape Generate gives every key:
+// "tk_sandbox_" or "tk_production_" and 48 lowercase hex digits. Anything
+// else cannot be a key, so it is refused without a query or a cache entry.
+func WellFormed(key string) bool {
+	rest, ok := strings.CutPrefix(key, "tk_"+Sandbox+"_")
+	if !ok {
+		rest, ok = strings.CutPrefix(key, "tk_"+Production+"_")
+	}
+	if !ok || len(rest) != 48 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Hash is the SHA-256 of a key, as stored.
 func Hash(key string) []byte {
 	sum := sha256.Sum256([]byte(key))
@@ -87,7 +106,7 @@ func (p *Principal) Has(scope string) bool { return slices.Contains(p.Scopes, sc
 // IsTest tells whether the key is a sandbox key: its orders are test orders.
 func (p *Principal) IsTest() bool { return p.Environment == Sandbox }
 
-// ErrInvalidKey means the key is missing, unknown or revoked.
+// ErrInvalidKey means the key is missing, malformed, unknown or revoked.
 var ErrInvalidKey = errors.New("invalid API key")
 
 // Authenticator resolves keys to principals, caching answers briefly so a
@@ -108,7 +127,7 @@ func NewAuthenticator(db bun.IDB, ttl time.Duration) *Authenticator {
 
 // Authenticate returns the principal of a key, or ErrInvalidKey.
 func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principal, error) {
-	if key == "" {
+	if !WellFormed(key) {
 		return nil, ErrInvalidKey
 	}
 	hash := Hash(key)

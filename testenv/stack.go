@@ -101,8 +101,15 @@ func (s *Stack) ProductionLikeAPI(t testing.TB) string {
 // Temporal, with its own limiter: two instances of one deployment.
 func (s *Stack) AnotherAPI(t testing.TB, limiter ratelimit.Limiter, l ratelimit.Limit) string {
 	t.Helper()
+	return s.APIWith(t, func(d *api.Deps) { d.Limiter, d.DefaultLimit = limiter, l })
+}
+
+// APIWith serves another api instance over this stack's dependencies as
+// edit changes them.
+func (s *Stack) APIWith(t testing.TB, edit func(*api.Deps)) string {
+	t.Helper()
 	deps := s.deps
-	deps.Limiter, deps.DefaultLimit = limiter, l
+	edit(&deps)
 	hs := httptest.NewServer(api.New(deps))
 	t.Cleanup(hs.Close)
 	return hs.URL
