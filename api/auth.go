@@ -2,7 +2,9 @@ package api
 
 import (
 	"errors"
+	"math"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -31,15 +33,27 @@ func scoped(op huma.Operation, scope string) huma.Operation {
 }
 
 // authenticate resolves the Bearer key to a principal and checks the
-// operation's scope: 401 unauthenticated or 403 insufficient_scope.
+// operation's scope: 401 unauthenticated or 403 insufficient_scope. A client
+// address past its budget of failed authentications gets 429 before its key
+// is looked at, so keys cannot be guessed at the speed of the lookup.
 func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	rctx := ctx.Context()
+	client := s.clientAddr(ctx)
+	if s.deps.AuthFailures != nil {
+		if wait, blocked := s.deps.AuthFailures.Blocked(client); blocked {
+			s.writeErr(ctx, newProblem(rctx, http.StatusTooManyRequests, "rate_limited",
+				"Too many failed authentications from this address; retry after the number of seconds in Retry-After.").
+				withHeader("Retry-After", strconv.Itoa(max(int(math.Ceil(wait.Seconds())), 1))))
+			return
+		}
+	}
 	key, ok := strings.CutPrefix(ctx.Header("Authorization"), "Bearer ")
 	if !ok {
 		// Also accept a lowercase scheme, as RFC 9110 says schemes are case-insensitive.
 		key, ok = strings.CutPrefix(ctx.Header("Authorization"), "bearer ")
 	}
 	if !ok || strings.TrimSpace(key) == "" {
+		s.authFailed(client)
 		s.writeErr(ctx, newProblem(rctx, http.StatusUnauthorized, "unauthenticated",
 			"Send the API key as `Authorization: Bearer <key>`.").withHeader("WWW-Authenticate", `Bearer realm="ticketsales"`))
 		return
@@ -47,8 +61,9 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	p, err := s.deps.Auth.Authenticate(rctx, strings.TrimSpace(key))
 	switch {
 	case errors.Is(err, apikey.ErrInvalidKey):
+		s.authFailed(client)
 		s.writeErr(ctx, newProblem(rctx, http.StatusUnauthorized, "unauthenticated",
-			"The API key is unknown or revoked.").withHeader("WWW-Authenticate", `Bearer realm="ticketsales", error="invalid_token"`))
+			"The API key is malformed, unknown or revoked.").withHeader("WWW-Authenticate", `Bearer realm="ticketsales", error="invalid_token"`))
 		return
 	case err != nil:
 		s.writeErr(ctx, fromError(rctx, s.log, err))
@@ -71,6 +86,32 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	next(ctx)
+}
+
+func (s *Server) authFailed(client string) {
+	if s.deps.AuthFailures != nil {
+		s.deps.AuthFailures.Fail(client)
+	}
+}
+
+// clientAddr is the address failed authentications are counted under: the
+// TCP peer's, or with ClientIPHeader the address in that header (the last
+// of a list: the one the trusted proxy saw itself). A missing or unusable
+// header counts under the peer, the proxy.
+func (s *Server) clientAddr(ctx huma.Context) string {
+	if h := s.deps.ClientIPHeader; h != "" {
+		v := ctx.Header(h)
+		if i := strings.LastIndexByte(v, ','); i >= 0 {
+			v = v[i+1:]
+		}
+		if a, err := netip.ParseAddr(strings.TrimSpace(v)); err == nil {
+			return a.Unmap().String()
+		}
+	}
+	if ap, err := netip.ParseAddrPort(ctx.RemoteAddr()); err == nil {
+		return ap.Addr().Unmap().String()
+	}
+	return ctx.RemoteAddr()
 }
 
 // writeErr writes a problem from Huma middleware.

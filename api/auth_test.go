@@ -2,12 +2,15 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
 	"ticketsales/api"
 	"ticketsales/apikey"
+	"ticketsales/ratelimit"
 	"ticketsales/store"
 	"ticketsales/testenv"
 )
@@ -33,4 +36,51 @@ func TestMalformedKeyNeedsNoQuery(t *testing.T) {
 	if res := testenv.Do(t, url, http.MethodGet, "/v1/cities", good, ""); res.Status < 500 {
 		t.Fatalf("a well-formed key over a closed pool: %d %s; the lookup did not run", res.Status, res.Body)
 	}
+}
+
+// Failed authentications are counted per client address: past its budget a
+// client gets 429 before its key is looked at, even with a good key, while
+// another client is unaffected. The address comes from the trusted proxy's
+// header when one is configured, and the header is not believed otherwise.
+func TestFailedAuthenticationsAreLimitedPerClient(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "A")
+	good, _ := s.Key(t, company, apikey.Sandbox)
+	revoked, revokedID := s.Key(t, company, apikey.Sandbox)
+	if _, err := s.DB.ExecContext(context.Background(), "UPDATE api_keys SET revoked_at = now() WHERE id = ?", revokedID); err != nil {
+		t.Fatal(err)
+	}
+	unknown, _, _ := apikey.Generate(apikey.Sandbox)
+	limit := ratelimit.Limit{Rate: 0.05, Burst: 5} // then one failure per 20 s
+	url := s.APIWith(t, func(d *api.Deps) {
+		d.AuthFailures, d.ClientIPHeader = ratelimit.NewFailures(limit), "X-Real-IP"
+	})
+	from := func(addr, key string) *testenv.Response {
+		return testenv.Do(t, url, http.MethodGet, "/v1/cities", key, "", "X-Real-IP: "+addr)
+	}
+
+	// Missing, malformed, unknown and revoked keys all count.
+	for _, key := range []string{"", "nope", unknown, revoked, unknown} {
+		expectProblem(t, from("203.0.113.7", key), http.StatusUnauthorized, "unauthenticated")
+	}
+	res := from("203.0.113.7", unknown)
+	expectProblem(t, res, http.StatusTooManyRequests, "rate_limited")
+	if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 20 {
+		t.Fatalf("Retry-After %q", res.Header.Get("Retry-After"))
+	}
+	expectProblem(t, from("203.0.113.7", good), http.StatusTooManyRequests, "rate_limited")
+	if res := from("203.0.113.8", good); res.Status != http.StatusOK {
+		t.Fatalf("good key from another address: %d %s", res.Status, res.Body)
+	}
+	expectProblem(t, from("203.0.113.8", unknown), http.StatusUnauthorized, "unauthenticated")
+
+	// Without a trusted header every request counts under the TCP peer,
+	// whatever it claims.
+	direct := s.APIWith(t, func(d *api.Deps) { d.AuthFailures = ratelimit.NewFailures(limit) })
+	for i := 0; i < limit.Burst; i++ {
+		res := testenv.Do(t, direct, http.MethodGet, "/v1/cities", unknown, "", fmt.Sprintf("X-Real-IP: 198.51.100.%d", i))
+		expectProblem(t, res, http.StatusUnauthorized, "unauthenticated")
+	}
+	expectProblem(t, testenv.Do(t, direct, http.MethodGet, "/v1/cities", good, "", "X-Real-IP: 198.51.100.99"),
+		http.StatusTooManyRequests, "rate_limited")
 }

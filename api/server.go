@@ -50,6 +50,11 @@ type Deps struct {
 	// applies to keys without their own.
 	Limiter      ratelimit.Limiter
 	DefaultLimit ratelimit.Limit
+	// AuthFailures limits failed authentications per client address (nil:
+	// no limit). The address is the TCP peer's, or with ClientIPHeader set
+	// the one a trusted proxy put in that header.
+	AuthFailures   *ratelimit.Failures
+	ClientIPHeader string
 	// Metrics records the HTTP metrics (nil: none). The api serves it on a
 	// listener of its own (cmd/api, METRICS_ADDR), never on this handler.
 	Metrics *metrics.Registry

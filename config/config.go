@@ -57,9 +57,14 @@ type Config struct {
 	RedisURL          string        `env:"REDIS_URL"`
 	WorkerMetricsAddr string        `env:"WORKER_METRICS_ADDR" envDefault:"127.0.0.1:9091"`
 	// The api's /metrics has a listener of its own, never the public port.
-	MetricsAddr       string        `env:"METRICS_ADDR" envDefault:"127.0.0.1:9090"`
-	RateLimitRPS      float64       `env:"RATE_LIMIT_RPS" envDefault:"20"`
-	RateLimitBurst    int           `env:"RATE_LIMIT_BURST" envDefault:"40"`
+	MetricsAddr    string  `env:"METRICS_ADDR" envDefault:"127.0.0.1:9090"`
+	RateLimitRPS   float64 `env:"RATE_LIMIT_RPS" envDefault:"20"`
+	RateLimitBurst int     `env:"RATE_LIMIT_BURST" envDefault:"40"`
+	// Failed authentications per client address (0 rps: no limit), and the
+	// header a trusted proxy puts the client's address in ("": TCP peer).
+	AuthFailureRPS   float64 `env:"AUTH_FAILURE_RPS" envDefault:"10"`
+	AuthFailureBurst int     `env:"AUTH_FAILURE_BURST" envDefault:"20"`
+	ClientIPHeader   string  `env:"CLIENT_IP_HEADER"`
 	// Reservation workflows are started off the request path by this many
 	// goroutines, with at most StartQueue holds waiting (then holds start
 	// their workflow before answering).
@@ -88,6 +93,9 @@ func Load() (Config, error) {
 	}
 	if c.ReapInterval <= 0 || c.ReapGrace < 0 {
 		return c, fmt.Errorf("read configuration: REAP_INTERVAL must be positive and REAP_GRACE not negative")
+	}
+	if c.AuthFailureRPS < 0 || (c.AuthFailureRPS > 0 && c.AuthFailureBurst < 1) {
+		return c, fmt.Errorf("read configuration: AUTH_FAILURE_RPS must not be negative, and AUTH_FAILURE_BURST at least 1 when it is set")
 	}
 	if c.StartWorkers < 1 || c.StartQueue < 0 {
 		return c, fmt.Errorf("read configuration: RESERVATION_START_WORKERS must be at least 1 and RESERVATION_START_QUEUE not negative")

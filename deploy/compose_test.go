@@ -85,6 +85,7 @@ func TestComposeFile(t *testing.T) {
 			"REDIS_URL":        "redis://redis:6379/0",
 			"HTTP_ADDR":        "0.0.0.0:8080",
 			"TEMPORAL_ADDRESS": "temporal:7233",
+			"CLIENT_IP_HEADER": "X-Real-IP",
 		} {
 			got := api.Environment[key]
 			if got == nil || *got != want {
@@ -138,6 +139,11 @@ func TestComposeFile(t *testing.T) {
 		}
 		if !strings.Contains(cfg.Content, "server api:8080") {
 			t.Errorf("nginx config does not proxy to api:8080:\n%s", cfg.Content)
+		}
+		// The api trusts this header for the client's address: nginx must
+		// set it, overwriting whatever the client sent.
+		if !strings.Contains(cfg.Content, "proxy_set_header X-Real-IP $remote_addr;") {
+			t.Errorf("nginx does not set X-Real-IP from the peer address:\n%s", cfg.Content)
 		}
 		// $$host in the compose file must come out as a literal nginx variable.
 		if !strings.Contains(cfg.Content, "$host") {

@@ -107,10 +107,15 @@ func run() error {
 			return err
 		}
 	}
+	var authFailures *ratelimit.Failures
+	if cfg.AuthFailureRPS > 0 {
+		authFailures = ratelimit.NewFailures(ratelimit.Limit{Rate: cfg.AuthFailureRPS, Burst: cfg.AuthFailureBurst})
+	}
 	srv := api.New(api.Deps{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Auth: apikey.NewAuthenticator(db, cfg.AuthCacheTTL),
 		Catalog: cat, Sales: sl, RequestLog: rl, Log: logger,
 		Gateway: testGateway, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
-		Metrics: reg, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}})
+		Metrics: reg, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
+		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader})
 	go housekeeping(ctx, db, logger, cfg.RequestLogRetention)
 	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	// /metrics on its own listener, for the scraper only: the public port
