@@ -158,24 +158,78 @@ func (s *Server) registerHealth(api huma.API) {
 	})
 	huma.Register(api, huma.Operation{
 		OperationID: "get-readiness", Method: http.MethodGet, Path: "/readyz", Tags: []string{"Health"},
-		Summary: "Readiness: Postgres and Temporal are reachable", Errors: []int{http.StatusServiceUnavailable},
-		Description: "200 when Postgres and the Temporal frontend answer within 3 s; otherwise 503 unavailable with Retry-After.",
-	}, func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
-		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		Summary: "Readiness: Postgres is reachable", Errors: []int{http.StatusServiceUnavailable},
+		Description: "200 when Postgres answers within 3 s, with the state of each dependency. The catalog and holds " +
+			"need only Postgres, so an unreachable Temporal (`temporal`: `unreachable`) does not take the instance " +
+			"out of service; /readyz/temporal reports it on its own. Postgres unreachable: 503 unavailable with Retry-After.",
+	}, func(ctx context.Context, _ *struct{}) (*readinessOutput, error) {
+		ctx, cancel := context.WithTimeout(ctx, readinessTimeout)
 		defer cancel()
+		// Both at once: a Temporal that does not answer must not add its
+		// wait to Postgres's.
+		temporal := make(chan string, 1)
+		go func() { temporal <- s.temporalState(ctx) }()
 		if err := s.deps.DB.PingContext(ctx); err != nil {
 			s.log.WarnContext(ctx, "readiness: postgres unreachable", "err", err)
 			return nil, newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "Postgres is unreachable.").withHeader("Retry-After", "5")
 		}
-		if s.deps.Temporal == nil {
-			return nil, newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "Temporal is not configured.")
-		}
-		if _, err := s.deps.Temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
-			s.log.WarnContext(ctx, "readiness: temporal unreachable", "err", err)
-			return nil, newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "Temporal is unreachable.").withHeader("Retry-After", "5")
-		}
-		out := &healthOutput{}
-		out.Body.Status = "ready"
+		out := &readinessOutput{}
+		out.Body.Status, out.Body.Postgres, out.Body.Temporal = "ready", "ok", <-temporal
 		return out, nil
 	})
+	huma.Register(api, huma.Operation{
+		OperationID: "get-readiness-temporal", Method: http.MethodGet, Path: "/readyz/temporal", Tags: []string{"Health"},
+		Summary: "Readiness of Temporal: orders, payment and refunds can run", Errors: []int{http.StatusServiceUnavailable},
+		Description: "200 when the Temporal frontend answers within 3 s; otherwise 503 unavailable with Retry-After.",
+	}, func(ctx context.Context, _ *struct{}) (*temporalReadinessOutput, error) {
+		ctx, cancel := context.WithTimeout(ctx, readinessTimeout)
+		defer cancel()
+		switch state := s.temporalState(ctx); state {
+		case temporalOK:
+			out := &temporalReadinessOutput{}
+			out.Body.Status, out.Body.Temporal = "ready", state
+			return out, nil
+		case temporalNotConfigured:
+			return nil, newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "Temporal is not configured.")
+		default:
+			return nil, newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "Temporal is unreachable.").withHeader("Retry-After", "5")
+		}
+	})
+}
+
+// readinessTimeout bounds each readiness check.
+const readinessTimeout = 3 * time.Second
+
+// States of Temporal in readiness answers.
+const (
+	temporalOK            = "ok"
+	temporalUnreachable   = "unreachable"
+	temporalNotConfigured = "not_configured"
+)
+
+type readinessOutput struct {
+	Body struct {
+		Status   string `json:"status" example:"ready"`
+		Postgres string `json:"postgres" example:"ok" enum:"ok"`
+		Temporal string `json:"temporal" example:"ok" enum:"ok,unreachable,not_configured" doc:"Orders, confirm and refunds need Temporal; the catalog and holds do not."`
+	}
+}
+
+type temporalReadinessOutput struct {
+	Body struct {
+		Status   string `json:"status" example:"ready"`
+		Temporal string `json:"temporal" example:"ok" enum:"ok"`
+	}
+}
+
+// temporalState asks the Temporal frontend for its health.
+func (s *Server) temporalState(ctx context.Context) string {
+	if s.deps.Temporal == nil {
+		return temporalNotConfigured
+	}
+	if _, err := s.deps.Temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		s.log.WarnContext(ctx, "readiness: temporal unreachable", "err", err)
+		return temporalUnreachable
+	}
+	return temporalOK
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"ticketsales/api"
 	"ticketsales/apikey"
 	"ticketsales/store"
 	"ticketsales/testenv"
@@ -29,8 +30,11 @@ func TestHealthReadinessAndDocs(t *testing.T) {
 		t.Fatalf("healthz: %d", res.Status)
 	}
 	// Postgres and the Temporal dev server are both up in the test stack.
-	if res := s.Get(t, "/readyz", ""); res.Status != 200 {
-		t.Fatalf("readyz: %d %s", res.Status, res.Body)
+	if r := readiness(t, s.Get(t, "/readyz", "")); r != (readyBody{Status: "ready", Postgres: "ok", Temporal: "ok"}) {
+		t.Fatalf("readyz: %+v", r)
+	}
+	if r := readiness(t, s.Get(t, "/readyz/temporal", "")); r != (readyBody{Status: "ready", Temporal: "ok"}) {
+		t.Fatalf("readyz/temporal: %+v", r)
 	}
 	res := s.Get(t, "/openapi.json", "")
 	var doc struct {
@@ -51,10 +55,46 @@ func TestHealthReadinessAndDocs(t *testing.T) {
 	}
 }
 
-func TestReadinessReportsUnreachableTemporal(t *testing.T) {
-	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1") // nothing listens there
+type readyBody struct {
+	Status   string `json:"status"`
+	Postgres string `json:"postgres"`
+	Temporal string `json:"temporal"`
+}
+
+func readiness(t *testing.T, res *testenv.Response) readyBody {
+	t.Helper()
+	if res.Status != http.StatusOK {
+		t.Fatalf("readiness: %d %s", res.Status, res.Body)
+	}
+	var r readyBody
+	res.Decode(t, &r)
+	return r
+}
+
+// The catalog and holds need only Postgres: with Temporal unreachable the
+// instance stays ready and says so, while /readyz/temporal answers 503.
+func TestReadinessWithTemporalUnreachable(t *testing.T) {
+	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1") // nothing listens there: a lazy client to a closed port
 	s := testenv.NewStack(t)
-	res := s.Get(t, "/readyz", "")
+	if r := readiness(t, s.Get(t, "/readyz", "")); r != (readyBody{Status: "ready", Postgres: "ok", Temporal: "unreachable"}) {
+		t.Fatalf("readyz: %+v", r)
+	}
+	res := s.Get(t, "/readyz/temporal", "")
+	expectProblem(t, res, http.StatusServiceUnavailable, "unavailable")
+	if res.Header.Get("Retry-After") == "" {
+		t.Fatal("503 without Retry-After")
+	}
+}
+
+func TestReadinessWithPostgresUnreachable(t *testing.T) {
+	s := testenv.NewStack(t)
+	closed, err := store.Open(context.Background(), s.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = closed.Close()
+	url := s.APIWith(t, func(d *api.Deps) { d.DB = closed })
+	res := testenv.Do(t, url, http.MethodGet, "/readyz", "", "")
 	expectProblem(t, res, http.StatusServiceUnavailable, "unavailable")
 	if res.Header.Get("Retry-After") == "" {
 		t.Fatal("503 without Retry-After")

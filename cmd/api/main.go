@@ -66,7 +66,7 @@ func run() error {
 	}
 	defer bookkeeping.Close()
 	// A lazy client lets the API start, and serve the catalog, while
-	// Temporal is still coming up; /readyz reports it.
+	// Temporal is still coming up; /readyz/temporal reports it.
 	reg := metrics.New(logger)
 	reg.CollectOrders(db)
 	tc, err := client.NewLazyClient(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
