@@ -426,3 +426,61 @@ func TestCachedEventThatStoppedSellingRefusesHolds(t *testing.T) {
 		t.Fatalf("seat of an archived event is %q", state)
 	}
 }
+
+// TestReplaceRacingReleaseLeavesNoSeatHeld: partners replacing and releasing
+// the same reservation at once end with it released and none of the seats
+// any replace held for it still held.
+func TestReplaceRacingReleaseLeavesNoSeatHeld(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	for round := 0; round < 8; round++ {
+		row := round%3 + 1
+		res := f.reserve(t, f.keyA, fmt.Sprintf("parterre-%d-1", row))
+		var r reservationBody
+		res.Decode(t, &r)
+		if res.Status != http.StatusCreated {
+			t.Fatalf("round %d reserve: %d %s", round, res.Status, res.Body)
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		statuses := make([]int, 12)
+		for i := range statuses {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				var res *testenv.Response
+				if i%4 == 3 {
+					res = f.Do(t, http.MethodDelete, "/v1/reservations/"+r.Data.ID, f.keyA, "")
+				} else {
+					seats := seatsJSON(fmt.Sprintf("parterre-%d-%d", row, 2*i+2), fmt.Sprintf("parterre-%d-%d", row, 2*i+3))
+					res = f.Do(t, http.MethodPatch, "/v1/reservations/"+r.Data.ID, f.keyA, `{"seats": `+seats+`}`)
+				}
+				statuses[i] = res.Status
+				if res.Status != http.StatusOK && res.Status != http.StatusConflict {
+					t.Errorf("round %d request %d: %d %s", round, i, res.Status, res.Body)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+
+		var status string
+		var held []string
+		if err := f.DB.NewRaw("SELECT status FROM reservations WHERE id = ?", r.Data.ID).Scan(ctx, &status); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.DB.NewRaw("SELECT seat_id FROM event_seats WHERE hold_id = ? AND state = 'held' ORDER BY seat_id",
+			r.Data.ID).Scan(ctx, &held); err != nil {
+			t.Fatal(err)
+		}
+		if status != "released" || len(held) > 0 {
+			t.Fatalf("round %d (%v): reservation %s, seats still held by it: %v", round, statuses, status, held)
+		}
+	}
+	for seat, st := range f.seatStates(t) {
+		if st != "free" {
+			t.Fatalf("seat %s is %s after every reservation was released", seat, st)
+		}
+	}
+}

@@ -142,29 +142,39 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 }
 
 // EndReservation moves a reserved reservation to status (released or
-// expired) and frees its held seats, in one statement. For expired, the
+// expired) and frees its held seats, in one transaction. For expired, the
 // deadline must have passed. It reports whether this call made the change,
 // so running it twice changes nothing the second time.
+//
+// The status change comes first, in a statement of its own: it takes the
+// reservation's row lock, which ReplaceSeats holds while it adds seats. Under
+// READ COMMITTED the seat statement after it then sees what a replace that
+// committed during the wait added; one statement would look for the seats in
+// its snapshot from before the wait and leave the added ones held.
 func EndReservation(ctx context.Context, db bun.IDB, id, status string) (changed bool, err error) {
-	var out struct{ Changed int }
-	err = db.NewRaw(`
-		WITH r AS (
-			UPDATE reservations SET status = ?, updated_at = now()
-			WHERE id = ? AND status = 'reserved' AND (? <> 'expired' OR expires_at <= now())
-			RETURNING id
-		), lk AS (
-			SELECT s.event_id, s.seat_id FROM event_seats s
-			WHERE s.hold_id IN (SELECT id FROM r) AND s.state = 'held' ORDER BY s.seat_id FOR UPDATE
-		), freed AS (
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewRaw(`UPDATE reservations SET status = ?, updated_at = now()
+			WHERE id = ? AND status = 'reserved' AND (? <> 'expired' OR expires_at <= now())`, status, id, status).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		changed = true
+		_, err = tx.NewRaw(`
+			WITH lk AS (
+				SELECT s.event_id, s.seat_id FROM event_seats s
+				WHERE s.hold_id = ? AND s.state = 'held' ORDER BY s.seat_id FOR UPDATE
+			)
 			UPDATE event_seats s SET state = 'free', hold_id = NULL, hold_expires_at = NULL, version = nextval('seat_change_seq')
-			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id
-			RETURNING 1
-		)
-		SELECT (SELECT count(*) FROM r) + 0 * (SELECT count(*) FROM freed) AS changed`, status, id, status).Scan(ctx, &out)
+			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`, id).Exec(ctx)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("end reservation %s as %s: %w", id, status, err)
 	}
-	return out.Changed == 1, nil
+	return changed, nil
 }
 
 // GetReservation returns a company's reservation with its seats.

@@ -269,6 +269,12 @@ var ErrSeatsLost = errors.New("order lost a seat")
 // CancelOrder cancels a pending order (for payment_timeout only once its
 // deadline passed), frees its held seats and gives back its capacity, in one
 // statement. It returns the status afterwards and whether this call did it.
+//
+// One statement is enough here, unlike EndReservation: an order's seats and
+// items are written by the transaction that creates it and none are added
+// later, so the snapshot that finds the order finds all of them; seats that
+// left it meanwhile (undo, a new hold after a lapse) fail the re-check of
+// FOR UPDATE. MarkOrderPaid relies on the same.
 func CancelOrder(ctx context.Context, db bun.IDB, orderID int64, reason string) (status string, changed bool, err error) {
 	var out struct{ Changed int }
 	err = db.NewRaw(`
