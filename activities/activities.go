@@ -206,9 +206,14 @@ func (a *Activities) DeleteTestOrder(ctx context.Context, orderID int64) (bool, 
 	return store.DeleteTestOrder(ctx, a.DB, orderID)
 }
 
+// ErrTypeMailRefused marks an e-mail the mail server refused for good (5xx):
+// retrying cannot deliver it.
+const ErrTypeMailRefused = "mail_refused"
+
 // SendTicketsEmail e-mails a production order's tickets (PDF attached) to
 // the buyer. emailed_at is set after a successful send; a send repeated
 // after a crash carries the same Message-ID, and the outbox overwrites it.
+// A permanent refusal is a non-retryable error; anything else is retried.
 func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error {
 	if a.Mailer == nil {
 		return temporal.NewNonRetryableApplicationError("no mailer configured", "no_mailer", nil)
@@ -240,7 +245,12 @@ func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error 
 		Attachments: []mail.Attachment{{Filename: fmt.Sprintf("tickets-%d.pdf", o.ID), ContentType: "application/pdf", Data: pdf}},
 	}
 	if err := a.Mailer.Send(ctx, msg); err != nil {
-		return err
+		// The mail package's errors never hold the address (history keeps
+		// no personal data); the order id says which e-mail failed.
+		if mail.IsPermanent(err) {
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("e-mail tickets of order %d: %v", orderID, err), ErrTypeMailRefused, nil)
+		}
+		return fmt.Errorf("e-mail tickets of order %d: %w", orderID, err)
 	}
 	if _, err := a.DB.NewRaw("UPDATE orders SET emailed_at = now() WHERE id = ? AND emailed_at IS NULL", orderID).Exec(ctx); err != nil {
 		return fmt.Errorf("mark order %d e-mailed: %w", orderID, err)

@@ -1,15 +1,26 @@
 // Package mail sends buyers their tickets by e-mail: over SMTP in production,
 // or as .eml files in an outbox directory when no SMTP server is configured
 // (development, tests).
+//
+// SMTP is encrypted unless the URL says otherwise: smtp:// requires STARTTLS
+// (a server that does not offer it is refused, so a man in the middle cannot
+// strip it), smtp://host?tls=none opts out for a local mail catcher, and
+// smtps:// is implicit TLS.
+//
+// A failed send returns an *Error: its text never holds the recipient's
+// address, and Permanent says whether retrying can help.
 package mail
 
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -47,9 +58,10 @@ type Sender interface {
 // New returns an SMTP sender when smtpURL is set, else an Outbox writing
 // into outboxDir (created if missing). from is the From address.
 //
-// smtpURL is smtp://[user:pass@]host[:port] (port 587, STARTTLS when the
-// server offers it, plain otherwise) or smtps://[user:pass@]host[:port]
-// (port 465, implicit TLS).
+// smtpURL is smtp://[user:pass@]host[:port] (port 587, STARTTLS required),
+// smtp://[user:pass@]host[:port]?tls=none (no TLS at all: only for a mail
+// catcher on a trusted network) or smtps://[user:pass@]host[:port] (port 465,
+// implicit TLS).
 func New(smtpURL, outboxDir, from string) (Sender, error) {
 	if from == "" {
 		return nil, errors.New("mail: from address is empty")
@@ -77,7 +89,11 @@ type SMTP struct {
 	port        int
 	user, pass  string
 	implicitTLS bool
+	noTLS       bool // the URL opted out of TLS (tls=none)
 	from        string
+	// rootCAs verifies the server's certificate; nil: the system's roots.
+	// Tests set it to trust their own server.
+	rootCAs *x509.CertPool
 	// Timeout bounds one delivery; DefaultTimeout if zero.
 	Timeout time.Duration
 }
@@ -116,6 +132,20 @@ func NewSMTP(smtpURL, from string) (*SMTP, error) {
 		s.user = u.User.Username()
 		s.pass, _ = u.User.Password()
 	}
+	q := u.Query()
+	for k := range q {
+		if k != "tls" {
+			return nil, fmt.Errorf("mail: SMTP URL parameter %q not supported (only tls)", k)
+		}
+	}
+	switch mode := q.Get("tls"); {
+	case q.Has("tls") && s.implicitTLS:
+		return nil, errors.New("mail: SMTP URL parameter tls applies to smtp:// only (smtps:// is always TLS)")
+	case mode == "none":
+		s.noTLS = true
+	case q.Has("tls"):
+		return nil, fmt.Errorf("mail: SMTP URL parameter tls=%q not supported (only tls=none; STARTTLS is required otherwise)", mode)
+	}
 	// Fail at start-up rather than on the first order.
 	if _, err := buildMsg(s.from, Message{To: "check@example.invalid"}); err != nil {
 		return nil, fmt.Errorf("mail: from address: %w", err)
@@ -133,18 +163,83 @@ func (s *SMTP) String() string {
 	if s.user != "" {
 		u.User = url.User(s.user)
 	}
+	if s.noTLS {
+		u.RawQuery = "tls=none"
+	}
 	return u.String()
 }
 
 // GoString keeps %#v from printing the password too.
 func (s *SMTP) GoString() string { return "mail.SMTP(" + s.String() + ")" }
 
-// Send delivers m over one fresh connection, so concurrent sends share no state.
+// Send delivers m over one fresh connection, so concurrent sends share no
+// state. A failure is an *Error.
 func (s *SMTP) Send(ctx context.Context, m Message) error {
 	if err := s.send(ctx, m); err != nil {
-		return fmt.Errorf("send mail to %s: %w", m.To, err)
+		return deliveryError(err, m.To)
 	}
 	return nil
+}
+
+// Error is a failed delivery as it leaves this package. Its text is scrubbed
+// of the recipient's address (servers often echo it, and the text ends up in
+// Temporal's history, which holds no personal data) and it wraps no raw
+// cause that could carry the address, only a context error that cut the
+// delivery short.
+type Error struct {
+	msg string
+	// Permanent: the server refused the message for good (a 5xx reply to
+	// MAIL FROM, RCPT TO or DATA), or it cannot be composed; sending it
+	// again cannot succeed. Connection, TLS and authentication failures are
+	// not permanent: they are fixed on the sending side, then a retry works.
+	Permanent bool
+	ctxErr    error
+}
+
+func (e *Error) Error() string { return e.msg }
+
+// Unwrap exposes context.Canceled or context.DeadlineExceeded, if either
+// ended the delivery.
+func (e *Error) Unwrap() error { return e.ctxErr }
+
+// IsPermanent reports whether err is a delivery that cannot succeed on retry.
+func IsPermanent(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Permanent
+}
+
+// errCompose marks a message that cannot be built (e.g. an invalid address).
+var errCompose = errors.New("compose message")
+
+func deliveryError(err error, to string) *Error {
+	e := &Error{msg: "send mail: " + scrub(err.Error(), to), Permanent: errors.Is(err, errCompose)}
+	var se *gomail.SendError
+	if errors.As(err, &se) {
+		code := se.ErrorCode()
+		e.Permanent = e.Permanent || (code >= 500 && code < 600)
+	}
+	for _, c := range []error{context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, c) {
+			e.ctxErr = c
+		}
+	}
+	return e
+}
+
+// addressLike matches anything shaped like an e-mail address, however a
+// server quotes or re-cases the recipient it echoes.
+var addressLike = regexp.MustCompile(`[^\s<>()\[\]"',;:]+@[^\s<>()\[\]"',;:]+`)
+
+// scrub removes the recipient from a server's or library's text: every
+// address-shaped word, and the recipient's local part on its own ("no such
+// user: anna").
+func scrub(text, to string) string {
+	text = addressLike.ReplaceAllString(text, "[redacted]")
+	if i := strings.LastIndex(to, "@"); i > 0 {
+		local := regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(to[:i]) + `\b`)
+		text = local.ReplaceAllString(text, "[redacted]")
+	}
+	return text
 }
 
 func (s *SMTP) send(ctx context.Context, m Message) error {
@@ -153,7 +248,7 @@ func (s *SMTP) send(ctx context.Context, m Message) error {
 	}
 	msg, err := buildMsg(s.from, m)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errCompose, err)
 	}
 
 	// go-mail applies its timeout as the connection deadline; shrink it to
@@ -169,19 +264,27 @@ func (s *SMTP) send(ctx context.Context, m Message) error {
 		}
 	}
 
+	// Mandatory: a server (or a man in the middle) that offers no STARTTLS
+	// is refused rather than sent the message in clear. No
+	// WithTLSPortPolicy: it adds a silent port-25 fallback.
+	policy := gomail.TLSMandatory
+	if s.noTLS {
+		policy = gomail.NoTLS
+	}
 	opts := []gomail.Option{
 		gomail.WithPort(s.port),
 		gomail.WithTimeout(timeout),
-		// Opportunistic: STARTTLS when offered, plain for local catchers that
-		// offer none. No WithTLSPortPolicy: it adds a silent port-25 fallback.
-		gomail.WithTLSPolicy(gomail.TLSOpportunistic),
+		gomail.WithTLSPolicy(policy),
+	}
+	if s.rootCAs != nil {
+		opts = append(opts, gomail.WithTLSConfig(&tls.Config{ServerName: s.host, RootCAs: s.rootCAs, MinVersion: tls.VersionTLS12}))
 	}
 	if s.implicitTLS {
 		opts = append(opts, gomail.WithSSL())
 	}
 	if s.user != "" {
 		// PLAIN/LOGIN refuse to send the password unencrypted except to
-		// localhost, so opportunistic TLS cannot leak it to a remote host.
+		// localhost, so even tls=none cannot leak it to a remote host.
 		opts = append(opts,
 			gomail.WithUsername(s.user), gomail.WithPassword(s.pass),
 			gomail.WithOpportunisticSMTPAuth(

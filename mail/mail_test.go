@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	msgmail "github.com/emersion/go-message/mail"
+	"github.com/emersion/go-smtp"
 
 	"ticketsales/testenv/smtptest"
 )
@@ -93,7 +94,7 @@ func TestSMTPSend(t *testing.T) {
 	be := &smtptest.Backend{}
 	addr := smtptest.Start(t, be)
 
-	s, err := New("smtp://"+addr, "", "tickets@example.test")
+	s, err := New("smtp://"+addr+"?tls=none", "", "tickets@example.test")
 	require.NoError(t, err)
 	require.IsType(t, &SMTP{}, s)
 
@@ -146,7 +147,7 @@ func TestSMTPAuthPlainOverLoopback(t *testing.T) {
 	be := &smtptest.Backend{Creds: [2]string{"shop", "s3cr:et/pw"}}
 	addr := smtptest.Start(t, be)
 
-	s, err := New("smtp://shop:s3cr%3Aet%2Fpw@"+addr, "", "tickets@example.test")
+	s, err := New("smtp://shop:s3cr%3Aet%2Fpw@"+addr+"?tls=none", "", "tickets@example.test")
 	require.NoError(t, err)
 	for _, out := range []string{fmt.Sprint(s), fmt.Sprintf("%v", s), fmt.Sprintf("%+v", s), fmt.Sprintf("%#v", s)} {
 		assert.NotContains(t, out, "s3cr", "password printed: %s", out)
@@ -157,12 +158,14 @@ func TestSMTPAuthPlainOverLoopback(t *testing.T) {
 	assert.Equal(t, "shop", msgs[0].User)
 
 	// Wrong password: wrapped error, no password in it.
-	bad, err := New("smtp://shop:wrongpass@"+addr, "", "tickets@example.test")
+	bad, err := New("smtp://shop:wrongpass@"+addr+"?tls=none", "", "tickets@example.test")
 	require.NoError(t, err)
 	err = bad.Send(context.Background(), ticketMessage())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "send mail to buyer@example.test: ")
+	assert.True(t, strings.HasPrefix(err.Error(), "send mail: "), err.Error())
 	assert.NotContains(t, err.Error(), "wrongpass")
+	assert.NotContains(t, err.Error(), "buyer")
+	assert.False(t, IsPermanent(err), "a wrong password is fixed on this side, then a retry works")
 }
 
 func TestSMTPRespectsContext(t *testing.T) {
@@ -171,7 +174,7 @@ func TestSMTPRespectsContext(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
 
-	s, err := New("smtp://"+l.Addr().String(), "", "tickets@example.test")
+	s, err := New("smtp://"+l.Addr().String()+"?tls=none", "", "tickets@example.test")
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -179,7 +182,76 @@ func TestSMTPRespectsContext(t *testing.T) {
 	err = s.Send(ctx, ticketMessage())
 	require.Error(t, err)
 	assert.Less(t, time.Since(start), 5*time.Second)
-	assert.True(t, strings.HasPrefix(err.Error(), "send mail to buyer@example.test: "), err.Error())
+	assert.True(t, strings.HasPrefix(err.Error(), "send mail: "), err.Error())
+	assert.False(t, IsPermanent(err))
+}
+
+// smtp:// requires STARTTLS: a server that does not offer it (or a man in
+// the middle that strips it) gets nothing; tls=none opts out explicitly.
+func TestSMTPRequiresSTARTTLS(t *testing.T) {
+	be := &smtptest.Backend{}
+	addr := smtptest.Start(t, be) // offers no STARTTLS
+
+	s, err := New("smtp://"+addr, "", "tickets@example.test")
+	require.NoError(t, err)
+	err = s.Send(context.Background(), ticketMessage())
+	require.Error(t, err, "sent without TLS")
+	assert.Contains(t, err.Error(), "STARTTLS")
+	assert.False(t, IsPermanent(err), "a TLS failure is fixed on the servers' side, then a retry works")
+	assert.Empty(t, be.All())
+
+	plain, err := New("smtp://"+addr+"?tls=none", "", "tickets@example.test")
+	require.NoError(t, err)
+	assert.Equal(t, "smtp://"+addr+"?tls=none", fmt.Sprint(plain))
+	require.NoError(t, plain.Send(context.Background(), ticketMessage()))
+	require.Len(t, be.All(), 1)
+	assert.False(t, be.All()[0].TLS)
+}
+
+func TestSMTPStartTLS(t *testing.T) {
+	be := &smtptest.Backend{}
+	addr, roots := smtptest.StartTLS(t, be)
+	s, err := NewSMTP("smtp://"+addr, "tickets@example.test")
+	require.NoError(t, err)
+	s.rootCAs = roots
+	require.NoError(t, s.Send(context.Background(), ticketMessage()))
+	msgs := be.All()
+	require.Len(t, msgs, 1)
+	assert.True(t, msgs[0].TLS, "the message travelled in clear")
+	assert.Equal(t, []string{"buyer@example.test"}, msgs[0].Rcpt)
+
+	// The certificate is verified: a server this client does not trust is refused.
+	untrusted, err := NewSMTP("smtp://"+addr, "tickets@example.test")
+	require.NoError(t, err)
+	require.Error(t, untrusted.Send(context.Background(), ticketMessage()))
+	assert.Len(t, be.All(), 1)
+}
+
+// A refused recipient: 5xx is permanent, 4xx is not, and neither error
+// names the recipient, though the server's reply does.
+func TestSMTPRefusedRecipient(t *testing.T) {
+	for _, c := range []struct {
+		code      int
+		permanent bool
+	}{{550, true}, {451, false}} {
+		t.Run(fmt.Sprint(c.code), func(t *testing.T) {
+			be := &smtptest.Backend{Rcpt: func(to string) error {
+				return &smtp.SMTPError{Code: c.code, EnhancedCode: smtp.EnhancedCode{c.code / 100, 1, 1},
+					Message: fmt.Sprintf("<%s>: Recipient address rejected (user %s, %s)", to, "Buyer", strings.ToUpper(to))}
+			}}
+			addr := smtptest.Start(t, be)
+			s, err := New("smtp://"+addr+"?tls=none", "", "tickets@example.test")
+			require.NoError(t, err)
+			err = s.Send(context.Background(), ticketMessage())
+			require.Error(t, err)
+			assert.Equal(t, c.permanent, IsPermanent(err), err.Error())
+			assert.Contains(t, err.Error(), fmt.Sprint(c.code))
+			for e := error(err); e != nil; e = errors.Unwrap(e) {
+				assert.NotContains(t, strings.ToLower(e.Error()), "buyer", "the recipient leaks: %s", e.Error())
+			}
+			assert.Empty(t, be.All())
+		})
+	}
 }
 
 // mimeParts walks a message with only the standard library and returns
@@ -313,4 +385,28 @@ func TestNewErrors(t *testing.T) {
 	s, err = New("smtp://mail.example.test", "", "tickets@example.test")
 	require.NoError(t, err)
 	assert.Equal(t, "smtp://mail.example.test:587", fmt.Sprint(s))
+	s, err = New("smtp://mail.example.test:25?tls=none", "", "tickets@example.test")
+	require.NoError(t, err)
+	assert.Equal(t, "smtp://mail.example.test:25?tls=none", fmt.Sprint(s))
+
+	// TLS is given up only by tls=none, on smtp:// only; anything else is
+	// refused at start-up rather than guessed.
+	for _, u := range []string{"smtp://host?tls=", "smtp://host?tls=opportunistic", "smtp://host?tsl=none",
+		"smtps://host?tls=none", "smtp://host?tls=none&x=1"} {
+		_, err := New(u, "", "tickets@example.test")
+		assert.Error(t, err, u)
+	}
+}
+
+// An outbox failure leaves the recipient out too.
+func TestOutboxErrorOmitsRecipient(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "outbox")
+	s, err := New("", dir, "tickets@example.test")
+	require.NoError(t, err)
+	m := ticketMessage()
+	m.To = "buyer@example.test\r\nBcc: x"
+	err = s.Send(context.Background(), m)
+	require.Error(t, err)
+	assert.True(t, IsPermanent(err), "a message that cannot be composed never can")
+	assert.NotContains(t, strings.ToLower(err.Error()), "buyer")
 }

@@ -22,10 +22,10 @@ type Outbox struct {
 }
 
 // Send writes m atomically (temp file + rename), so readers never see a
-// half-written .eml.
+// half-written .eml. A failure is an *Error, as from SMTP.
 func (o *Outbox) Send(ctx context.Context, m Message) error {
 	if err := o.send(ctx, m); err != nil {
-		return fmt.Errorf("send mail to %s: %w", m.To, err)
+		return deliveryError(err, m.To)
 	}
 	return nil
 }
@@ -39,7 +39,7 @@ func (o *Outbox) send(ctx context.Context, m Message) error {
 	}
 	msg, err := buildMsg(o.From, m)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errCompose, err)
 	}
 	name := fileName(m.MessageID)
 
