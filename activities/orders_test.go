@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/pricing"
 	"ticketsales/store"
 	"ticketsales/testenv"
 )
@@ -18,12 +17,7 @@ func pendingOrder(t *testing.T, s *testenv.Stack, company, keyID int64, seat str
 	o := &store.Order{CompanyID: company, APIKeyID: keyID, IsTest: true, EventID: eventID, ReservationID: &rid,
 		Status: store.OrderPendingPayment, Payment: "external", CustomerEmail: "a@b.c", CustomerFirstName: "A",
 		CustomerLastName: "B", CustomerPhone: "+79991234567", AccessTokenHash: []byte{1}, ExpiresAt: deadline}
-	fee := pricing.Fee{Mode: pricing.Separate, RateBP: 1000}
-	err := store.CreateOrderFromReservation(context.Background(), s.DB, o, func(p []int64) (int64, int64, int64) {
-		q := fee.Order(p...)
-		return q.Total, q.Fee, q.Amount
-	})
-	if err != nil {
+	if err := store.CreateOrderFromReservation(context.Background(), s.DB, o); err != nil {
 		t.Fatal(err)
 	}
 	return o.ID, eventID

@@ -143,3 +143,43 @@ func TestAggregatorLifecycle(t *testing.T) {
 	expectProblem(t, f.Get(t, "/aggregator/v1/orders/"+o.OrderID, f.keyB), http.StatusNotFound, "not_found")
 	expectProblem(t, f.Get(t, "/aggregator/v1/sessions", ""), http.StatusUnauthorized, "unauthenticated")
 }
+
+func (f *fixture) aggConfirm(t *testing.T, orderID, paymentID string) *testenv.Response {
+	t.Helper()
+	return f.Do(t, http.MethodPost, "/aggregator/v1/orders/"+orderID+"/confirm", f.keyA,
+		fmt.Sprintf(`{"customer": {"email": "ivan@example.com", "name": "Ivan Petrov"}, "paymentId": %q}`, paymentID))
+}
+
+// TestAggregatorChargesTheQuotedAmount: confirm charges what reserve quoted,
+// even after the organizer changed the event's fee in between.
+func TestAggregatorChargesTheQuotedAmount(t *testing.T) {
+	f := newFixture(t)
+	f.Sales.CacheSaleContext(0) // every request reads the event: the fee change below is seen at once
+	f.StartWorker(t)
+	var o aggOrder
+	if res := f.aggReserve(t, "parterre|parterre-1-7", "parterre|parterre-1-8"); res.Status != 201 {
+		t.Fatalf("reserve: %d %s", res.Status, res.Body)
+	} else {
+		res.Decode(t, &o)
+	}
+	if _, err := f.DB.ExecContext(context.Background(), "UPDATE events SET fee_rate_bp = 2500, min_fee = 200000 WHERE id = ?",
+		f.ids["swan-lake"]); err != nil {
+		t.Fatal(err)
+	}
+	res := f.aggConfirm(t, o.OrderID, "agg-pay-quoted")
+	var c aggOrder
+	res.Decode(t, &c)
+	if res.Status != 200 || c.Status != "APPROVED" {
+		t.Fatalf("confirm: %d %s", res.Status, res.Body)
+	}
+	if c.Amount.Value != o.Amount.Value {
+		t.Fatalf("confirm charged %d; reserve quoted %d", c.Amount.Value, o.Amount.Value)
+	}
+	var amount int64
+	if err := f.DB.NewRaw("SELECT amount FROM orders WHERE id = ?", c.ExternalOrderID).Scan(context.Background(), &amount); err != nil {
+		t.Fatal(err)
+	}
+	if amount != o.Amount.Value {
+		t.Fatalf("the order's amount is %d; reserve quoted %d", amount, o.Amount.Value)
+	}
+}

@@ -361,3 +361,58 @@ func TestRepeatedOrderCreateReturnsTheOrder(t *testing.T) {
 	// A different request for the same reservation is still refused.
 	expectProblem(t, f.orderFromReservation(t, f.keyA, r.Data.ID, "gateway"), http.StatusConflict, "invalid_state")
 }
+
+// TestOrderKeepsTheQuotedPrice: an order from a reservation charges what the
+// reservation quoted (at hold time, or at its last replace), even after the
+// organizer changed the event's fee.
+func TestOrderKeepsTheQuotedPrice(t *testing.T) {
+	f := newFixture(t)
+	f.Sales.CacheSaleContext(0) // every request reads the event: the fee change below is seen at once
+	f.StartWorker(t)
+	setFee := func(rateBP, minFee int64) {
+		t.Helper()
+		if _, err := f.DB.ExecContext(context.Background(), "UPDATE events SET fee_rate_bp = ?, min_fee = ? WHERE id = ?",
+			rateBP, minFee, f.ids["swan-lake"]); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Held at 10% (min 50.00): 3000.00 + 300.00.
+	var r reservationBody
+	f.reserve(t, f.keyA, "parterre-2-1").Decode(t, &r)
+	if r.Data.TotalToPay.Amount != 330000 {
+		t.Fatalf("quote: %+v", r.Data)
+	}
+	setFee(2000, 100000)
+	var o orderBody
+	if res := f.orderFromReservation(t, f.keyA, r.Data.ID, "external"); res.Status != 201 {
+		t.Fatalf("order: %d %s", res.Status, res.Body)
+	} else {
+		res.Decode(t, &o)
+	}
+	if o.Data.Amount.Amount != r.Data.TotalToPay.Amount || o.Data.ServiceFee.Amount != r.Data.ServiceFee.Amount ||
+		o.Data.Total.Amount != r.Data.Total.Amount {
+		t.Fatalf("order amount %d, fee %d, total %d; the reservation quoted %d, %d, %d", o.Data.Amount.Amount,
+			o.Data.ServiceFee.Amount, o.Data.Total.Amount, r.Data.TotalToPay.Amount, r.Data.ServiceFee.Amount, r.Data.Total.Amount)
+	}
+
+	// A replace quotes again at the fee of its time, and the order follows it.
+	var r2 reservationBody
+	f.reserve(t, f.keyA, "parterre-2-2").Decode(t, &r2)
+	setFee(1000, 5000)
+	var replaced reservationBody
+	res := f.Do(t, http.MethodPatch, "/v1/reservations/"+r2.Data.ID, f.keyA, `{"seats": `+seatsJSON("parterre-2-3")+`}`)
+	res.Decode(t, &replaced)
+	if res.Status != 200 || replaced.Data.TotalToPay.Amount != 330000 {
+		t.Fatalf("replace: %d %s", res.Status, res.Body)
+	}
+	setFee(500, 0)
+	var o2 orderBody
+	f.orderFromReservation(t, f.keyA, r2.Data.ID, "external").Decode(t, &o2)
+	if o2.Data.Amount.Amount != replaced.Data.TotalToPay.Amount {
+		t.Fatalf("order amount %d; the replaced reservation quoted %d", o2.Data.Amount.Amount, replaced.Data.TotalToPay.Amount)
+	}
+	if res := f.confirm(t, f.keyA, o2.Data.ID, replaced.Data.TotalToPay.Amount); res.Status != 200 {
+		t.Fatalf("confirm at the quoted amount: %d %s", res.Status, res.Body)
+	}
+}

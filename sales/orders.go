@@ -186,10 +186,10 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 		CreatedAt: now, ExpiresAt: now.Add(s.Orders.PaymentWindow).Truncate(time.Microsecond),
 		AccessTokenHash: tokenHash, AccessTokenSealed: tokenSealed,
 	}
-	totals := func(prices []int64) (int64, int64, int64) { return s.totals(sc.event, prices) }
 	if in.ReservationID != "" {
+		// Priced as the reservation quoted, whatever the event's fee is now.
 		o.ReservationID = &in.ReservationID
-		err = store.CreateOrderFromReservation(ctx, s.db, o, totals)
+		err = store.CreateOrderFromReservation(ctx, s.db, o)
 	} else {
 		var want []store.ItemQuantity
 		want, err = s.itemsOf(ctx, sc, in)
@@ -197,7 +197,9 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 			if in.ScheduleSlotID != 0 {
 				o.ScheduleSlotID = &in.ScheduleSlotID
 			}
-			err = store.CreateOrderFromItems(ctx, s.db, o, want, totals)
+			err = store.CreateOrderFromItems(ctx, s.db, o, want, func(prices []int64) (int64, int64, int64) {
+				return s.totals(sc.event, prices)
+			})
 		}
 	}
 	var se *store.StateError

@@ -93,7 +93,10 @@ func applyTotals(o *Order, items []OrderItem, totals Totals) {
 // CreateOrderFromReservation turns a live reservation into an order in one
 // transaction: the reservation becomes ordered, its seats stay held for the
 // order until its payment deadline, and the positions keep the hold prices.
-func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order, totals Totals) error {
+// The order's sums are the reservation's, as quoted when it was held or last
+// replaced: a fee the organizer changed since does not change what the buyer
+// was told to pay.
+func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		r := new(Reservation)
 		err := tx.NewSelect().Model(r).Where("id = ? AND company_id = ? AND is_test = ?", *o.ReservationID, o.CompanyID, o.IsTest).
@@ -112,8 +115,7 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order, total
 			FROM reservation_seats WHERE reservation_id = ?`, r.ID).Scan(ctx, &items); err != nil {
 			return fmt.Errorf("reservation seats: %w", err)
 		}
-		applyTotals(o, items, totals)
-		o.Currency = r.Currency
+		o.Total, o.ServiceFee, o.Amount, o.Currency = r.Total, r.ServiceFee, r.TotalToPay, r.Currency
 		if err := insertOrder(ctx, tx, o); err != nil {
 			return err
 		}
