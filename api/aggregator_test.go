@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"ticketsales/testenv"
@@ -181,5 +182,47 @@ func TestAggregatorChargesTheQuotedAmount(t *testing.T) {
 	}
 	if amount != o.Amount.Value {
 		t.Fatalf("the order's amount is %d; reserve quoted %d", amount, o.Amount.Value)
+	}
+}
+
+// TestAggregatorConcurrentConfirms: an aggregator retrying confirm while its
+// first attempt still runs gets the same APPROVED order from every attempt,
+// including one that finds the order before its creator started its saga.
+func TestAggregatorConcurrentConfirms(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	for round := 0; round < 6; round++ {
+		var r aggOrder
+		if res := f.aggReserve(t, fmt.Sprintf("parterre|parterre-3-%d", round+1)); res.Status != 201 {
+			t.Fatalf("reserve: %d %s", res.Status, res.Body)
+		} else {
+			res.Decode(t, &r)
+		}
+		results := make([]*testenv.Response, 4)
+		var wg sync.WaitGroup
+		for i := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = f.aggConfirm(t, r.OrderID, "agg-pay-"+r.OrderID)
+			}()
+		}
+		wg.Wait()
+		var first aggOrder
+		for i, res := range results {
+			if res.Status != 200 {
+				t.Fatalf("round %d confirm %d: %d %s", round, i, res.Status, res.Body)
+			}
+			var c aggOrder
+			res.Decode(t, &c)
+			if c.Status != "APPROVED" {
+				t.Fatalf("round %d confirm %d: %s", round, i, res.Body)
+			}
+			if i == 0 {
+				first = c
+			} else if c.ExternalOrderID != first.ExternalOrderID {
+				t.Fatalf("round %d: confirms answered orders %s and %s", round, first.ExternalOrderID, c.ExternalOrderID)
+			}
+		}
 	}
 }

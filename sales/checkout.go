@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"ticketsales/apikey"
+	"ticketsales/store"
 )
 
 // CheckoutReservation turns a live reservation into a paid order in one
@@ -16,6 +17,18 @@ func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, 
 	o, err := s.OrderOfReservation(ctx, p, reservationID)
 	if err != nil {
 		return nil, err
+	}
+	if o != nil && o.Status == store.OrderPendingPayment {
+		// Made by another confirm, which may not have started its saga
+		// yet: without the workflow, the confirm below would find nothing
+		// to update.
+		so, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), o.ID)
+		if err == nil {
+			err = s.resumeSaga(ctx, so)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if o == nil {
 		r, err := s.GetReservation(ctx, p, reservationID)

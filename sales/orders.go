@@ -265,14 +265,22 @@ func (s *Service) resumeOrder(ctx context.Context, p *apikey.Principal, in Creat
 	if err != nil || o.EventID != in.EventID || o.Payment != in.Payment {
 		return nil, &StateError{Entity: "reservation", ID: in.ReservationID, Status: store.ReservationOrdered}
 	}
-	if o.Status == store.OrderPendingPayment {
-		var title string
-		_ = s.db.NewRaw("SELECT title FROM events WHERE id = ?", o.EventID).Scan(ctx, &title)
-		if err := s.startSaga(ctx, o, title); err != nil {
-			return nil, err
-		}
+	if err := s.resumeSaga(ctx, o); err != nil {
+		return nil, err
 	}
 	return s.orderView(o), nil
+}
+
+// resumeSaga starts the saga of a pending order whose create committed but
+// has not started it (yet, or ever: its process died); a started saga is
+// left as it is.
+func (s *Service) resumeSaga(ctx context.Context, o *store.Order) error {
+	if o.Status != store.OrderPendingPayment {
+		return nil
+	}
+	var title string
+	_ = s.db.NewRaw("SELECT title FROM events WHERE id = ?", o.EventID).Scan(ctx, &title)
+	return s.startSaga(ctx, o, title)
 }
 
 // abandonOrder takes back an order whose saga could not start and returns
