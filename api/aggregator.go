@@ -197,7 +197,9 @@ func (s *Server) registerAggregator(api huma.API) {
 
 	huma.Register(api, scoped(huma.Operation{
 		OperationID: "aggregator-confirm", Method: http.MethodPost, Path: "/orders/{orderId}/confirm", Tags: tags,
-		Summary: "Payment accepted: issue the tickets", Description: "Repeating it returns the same result.",
+		Summary: "Payment accepted: issue the tickets",
+		Description: "Charges the amount reserve quoted. Repeating it with the same paymentId returns the same result; " +
+			"another paymentId is refused with 409 invalid_state (that payment was not applied).",
 		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *aggConfirmInput) (*plainOutput[aggOrder], error) {
 		first, last, _ := strings.Cut(strings.TrimSpace(in.Body.Customer.Name), " ")

@@ -226,3 +226,73 @@ func TestAggregatorConcurrentConfirms(t *testing.T) {
 		}
 	}
 }
+
+// TestAggregatorConfirmWithAnotherPayment: a confirm repeated with the same
+// paymentId returns the same result; with another paymentId it is refused,
+// also when both race, and the order keeps the payment that paid it.
+func TestAggregatorConfirmWithAnotherPayment(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	var o aggOrder
+	f.aggReserve(t, "parterre|parterre-2-9").Decode(t, &o)
+	var first aggOrder
+	if res := f.aggConfirm(t, o.OrderID, "agg-pay-1"); res.Status != 200 {
+		t.Fatalf("confirm: %d %s", res.Status, res.Body)
+	} else {
+		res.Decode(t, &first)
+	}
+	p := expectProblem(t, f.aggConfirm(t, o.OrderID, "agg-pay-2"), http.StatusConflict, "invalid_state")
+	if !strings.Contains(p.Detail, "another paymentId") {
+		t.Fatalf("the refusal does not say why: %+v", p)
+	}
+	var again aggOrder
+	res := f.aggConfirm(t, o.OrderID, "agg-pay-1")
+	res.Decode(t, &again)
+	if res.Status != 200 || again.Status != "APPROVED" || again.ExternalOrderID != first.ExternalOrderID ||
+		again.Tickets[0].Barcode != first.Tickets[0].Barcode {
+		t.Fatalf("repeat with the same paymentId: %d %s", res.Status, res.Body)
+	}
+	var paymentID string
+	if err := f.DB.NewRaw("SELECT payment_id FROM orders WHERE id = ?", first.ExternalOrderID).Scan(context.Background(), &paymentID); err != nil {
+		t.Fatal(err)
+	}
+	if paymentID != "agg-pay-1" {
+		t.Fatalf("payment_id %q after confirm", paymentID)
+	}
+
+	// Racing confirms with different payments: one pays, the others are refused.
+	var r aggOrder
+	f.aggReserve(t, "parterre|parterre-2-10").Decode(t, &r)
+	statuses := make([]int, 4)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = f.aggConfirm(t, r.OrderID, fmt.Sprintf("agg-race-%d", i)).Status
+		}()
+	}
+	wg.Wait()
+	won := -1
+	for i, st := range statuses {
+		switch {
+		case st == 200 && won < 0:
+			won = i
+		case st != 409:
+			t.Fatalf("racing confirms answered %v", statuses)
+		}
+	}
+	if won < 0 {
+		t.Fatalf("no racing confirm won: %v", statuses)
+	}
+	var paid struct {
+		Status    string
+		PaymentID string
+	}
+	if err := f.DB.NewRaw("SELECT status, payment_id FROM orders WHERE reservation_id = ?", r.OrderID).Scan(context.Background(), &paid); err != nil {
+		t.Fatal(err)
+	}
+	if paid.Status != "paid" || paid.PaymentID != fmt.Sprintf("agg-race-%d", won) {
+		t.Fatalf("order %+v; the confirm with agg-race-%d was answered APPROVED", paid, won)
+	}
+}

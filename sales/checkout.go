@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"ticketsales/apikey"
 	"ticketsales/store"
@@ -11,8 +12,10 @@ import (
 
 // CheckoutReservation turns a live reservation into a paid order in one
 // call, as an aggregator confirms: the order is created (payment taken
-// outside) and confirmed with its own amount. Repeating it returns the same
-// paid order; a concurrent repeat finds the order the first one made.
+// outside) and confirmed with its own amount. Repeating it with the same
+// payment returns the same paid order; a concurrent repeat finds the order
+// the first one made. A confirm whose payment did not pay the order is
+// refused.
 func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, reservationID string, c Customer, paymentID string) (*Order, error) {
 	o, err := s.OrderOfReservation(ctx, p, reservationID)
 	if err != nil {
@@ -47,11 +50,28 @@ func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, 
 			return nil, err
 		}
 	}
-	if o.Status != "pending_payment" {
-		if o.Status == "cancelled" {
-			return nil, fmt.Errorf("order %d: %w", o.ID, ErrOrderExpired)
-		}
-		return o, nil
+	if o.Status == "cancelled" {
+		return nil, fmt.Errorf("order %d: %w", o.ID, ErrOrderExpired)
 	}
-	return s.Confirm(ctx, p, o.ID, o.Amount.Amount, paymentID)
+	if o.Status == "pending_payment" {
+		if _, err := s.Confirm(ctx, p, o.ID, o.Amount.Amount, paymentID); err != nil {
+			return nil, err
+		}
+	}
+	return s.paidWith(ctx, p, o.ID, paymentID)
+}
+
+// paidWith returns the order when paymentID is the payment that paid it. A
+// confirm with another payment (a repeat, or one that lost a race) must not
+// read as approved: that payment was not applied, and the aggregator has to
+// give it back.
+func (s *Service) paidWith(ctx context.Context, p *apikey.Principal, orderID int64, paymentID string) (*Order, error) {
+	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), orderID)
+	if err != nil {
+		return nil, err
+	}
+	if o.PaymentID == nil || *o.PaymentID != paymentID {
+		return nil, &StateError{Entity: "order", ID: strconv.FormatInt(orderID, 10), Status: "confirmed with another paymentId"}
+	}
+	return s.orderView(o), nil
 }
