@@ -23,7 +23,7 @@ import (
 func TestTicketsEmailRefusedByTheServer(t *testing.T) {
 	ctx := context.Background()
 	s, company, keyID, acts := demoStore(t)
-	acts.Links = orderlink.Links{BaseURL: "http://127.0.0.1", Secret: []byte("test")}
+	acts.Links = orderlink.Links{BaseURL: "http://127.0.0.1", Keys: testKeys}
 	for i, c := range []struct {
 		code         int
 		nonRetryable bool

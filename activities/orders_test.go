@@ -5,18 +5,26 @@ import (
 	"testing"
 	"time"
 
+	"ticketsales/orderlink"
 	"ticketsales/store"
 	"ticketsales/testenv"
 )
 
 // pendingOrder makes a sandbox order for one held seat, as the API does.
+// testKeys seal the order page tokens of these tests' orders.
+var testKeys, _ = orderlink.NewKeyring("activities-test-secret")
+
 func pendingOrder(t *testing.T, s *testenv.Stack, company, keyID int64, seat string, deadline time.Time) (orderID, eventID int64) {
 	t.Helper()
 	eventID = hold(t, s, company, keyID, "rsv_"+seat, seat, time.Now().Add(time.Hour))
 	rid := "rsv_" + seat
+	_, hash, sealed, err := testKeys.NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
 	o := &store.Order{CompanyID: company, APIKeyID: keyID, IsTest: true, EventID: eventID, ReservationID: &rid,
 		Status: store.OrderPendingPayment, Payment: "external", CustomerEmail: "a@b.c", CustomerFirstName: "A",
-		CustomerLastName: "B", CustomerPhone: "+79991234567", AccessTokenHash: []byte{1}, ExpiresAt: deadline}
+		CustomerLastName: "B", CustomerPhone: "+79991234567", AccessTokenHash: hash, AccessTokenSealed: sealed, ExpiresAt: deadline}
 	if err := store.CreateOrderFromReservation(context.Background(), s.DB, o); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"ticketsales/apikey"
 	"ticketsales/testenv"
+	"ticketsales/testenv/fakegateway"
 )
 
 type refundBody struct {
@@ -205,5 +209,110 @@ func TestLateGatewayPaymentGoesBack(t *testing.T) {
 	}
 	if refunded != ob.Data.Amount.Amount || status() != "cancelled" {
 		t.Fatalf("late payment: %d of %d returned, order %s", refunded, ob.Data.Amount.Amount, status())
+	}
+}
+
+// TestRefundTicketIDsAreUnique: a ticket listed twice is a 422 and changes
+// nothing (it used to retry a violated constraint forever).
+func TestRefundTicketIDsAreUnique(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	id := f.paidOrder(t, f.keyA, "parterre-3-1", "parterre-3-2")
+	ts := f.tickets(t, id)
+	p := expectProblem(t, f.refund(t, id, ts[0].ID, ts[0].ID), http.StatusUnprocessableEntity, "validation_error")
+	if len(p.Errors) != 1 || p.Errors[0].Location != "body.ticket_ids[1]" {
+		t.Fatalf("errors %+v", p.Errors)
+	}
+	var n int
+	if err := f.DB.NewRaw("SELECT count(*) FROM refunds").Scan(context.Background(), &n); err != nil || n != 0 {
+		t.Fatalf("%d refunds (%v)", n, err)
+	}
+	for _, tk := range f.tickets(t, id) {
+		if tk.Status != "active" {
+			t.Fatalf("ticket %d is %s", tk.ID, tk.Status)
+		}
+	}
+}
+
+// TestRefundRetryFindsTheSameRefund: a refund retried with its
+// Idempotency-Key after the first answer was lost (a 5xx is not stored for
+// replay) finds the refund the first attempt made, not a second one or a
+// "refunded already".
+func TestRefundRetryFindsTheSameRefund(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	id := f.paidOrder(t, f.keyA, "parterre-3-3", "parterre-3-4")
+	path := fmt.Sprintf("/v1/orders/%d/refund", id)
+	var first, again refundBody
+	res := f.Do(t, http.MethodPost, path, f.keyA, `{"reason": "r"}`, "Idempotency-Key: refund-once")
+	res.Decode(t, &first)
+	if res.Status != 201 || first.Data.ID == "" {
+		t.Fatalf("refund: %d %s", res.Status, res.Body)
+	}
+	// As if the first answer had been a 503: nothing stored to replay.
+	if _, err := f.DB.ExecContext(context.Background(), "DELETE FROM idempotency_keys"); err != nil {
+		t.Fatal(err)
+	}
+	res = f.Do(t, http.MethodPost, path, f.keyA, `{"reason": "r"}`, "Idempotency-Key: refund-once")
+	res.Decode(t, &again)
+	if res.Status != 201 || again.Data.ID != first.Data.ID || res.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("retry: %d %s, first %s", res.Status, res.Body, first.Data.ID)
+	}
+	var n int
+	if err := f.DB.NewRaw("SELECT count(*) FROM refunds").Scan(context.Background(), &n); err != nil || n != 1 {
+		t.Fatalf("%d refunds (%v)", n, err)
+	}
+	if res := f.Get(t, "/v1/refunds/"+first.Data.ID, f.keyA); res.Status != 200 {
+		t.Fatalf("get refund: %d %s", res.Status, res.Body)
+	}
+	expectProblem(t, f.Get(t, "/v1/refunds/"+first.Data.ID, f.keyB), http.StatusNotFound, "not_found")
+}
+
+// TestRefundOutOfRetriesIsFailedAndResumed: a gateway that will not return
+// the money: the request answers 202 pending at once (the tickets are
+// voided), the refund becomes failed when its retry budget is spent, with
+// an operator alert, and the reaper resumes it once the gateway is back.
+func TestRefundOutOfRetriesIsFailedAndResumed(t *testing.T) {
+	provider := fakegateway.Start(t, testenv.GatewaySecret)
+	f := newFixture(t, testenv.Options{Production: true, HostedGatewayURL: provider.URL})
+	f.Sales.Orders.RefundRetryBudget, f.Sales.Orders.RefundWait = 2*time.Second, 300*time.Millisecond
+	f.StartWorker(t)
+	prod, _ := f.Key(t, f.companyA, apikey.Production)
+	o := f.gatewayOrder(t, prod, "parterre-3-5")
+	pay := provider.PaymentOf(o.ID)
+	if code := provider.Pay(t, pay); code != http.StatusNoContent {
+		t.Fatalf("callback: %d", code)
+	}
+	f.awaitOrderStatus(t, prod, o.ID, "paid")
+	provider.SetFailRefunds(http.StatusServiceUnavailable)
+
+	res := f.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/refund", o.ID), prod, `{"reason": "r"}`, idemKey(t))
+	var rb refundBody
+	res.Decode(t, &rb)
+	if res.Status != http.StatusAccepted || rb.Data.Status != "pending" || res.Header.Get("Location") != "/v1/refunds/"+rb.Data.ID {
+		t.Fatalf("refund with the gateway down: %d %s %v", res.Status, res.Body, res.Header)
+	}
+	if st := f.orderStatus2(t, prod, o.ID).Status; st != "refunded" {
+		t.Fatalf("order %s after the refund", st)
+	}
+	status := func() string {
+		var r refundBody
+		f.Get(t, "/v1/refunds/"+rb.Data.ID, prod).Decode(t, &r)
+		return r.Data.Status
+	}
+	for deadline := time.Now().Add(20 * time.Second); status() != "failed" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	}
+	if st := status(); st != "failed" {
+		t.Fatalf("refund %s after its budget", st)
+	}
+	if v := testutil.ToFloat64(f.Metrics.MoneyAlerts.WithLabelValues("refund_failed")); v != 1 {
+		t.Fatalf("refund_failed alerts: %v", v)
+	}
+	provider.SetFailRefunds(0)
+	f.StartReaper(t, 200*time.Millisecond, time.Second, time.Second)
+	for deadline := time.Now().Add(20 * time.Second); status() != "completed" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	}
+	if st := status(); st != "completed" || provider.Refunded(pay) != o.Amount.Amount {
+		t.Fatalf("refund %s, provider returned %d of %d", st, provider.Refunded(pay), o.Amount.Amount)
 	}
 }

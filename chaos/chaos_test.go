@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,9 +102,12 @@ func TestChaos(t *testing.T) {
 		"TASK_QUEUE=chaos-"+strconv.FormatInt(time.Now().UnixNano(), 36), "HTTP_ADDR="+addr, "PUBLIC_BASE_URL=http://"+addr,
 		"RATE_LIMIT_RPS=100000", "RATE_LIMIT_BURST=100000", "WORKER_METRICS_ADDR=127.0.0.1:0", "METRICS_ADDR=127.0.0.1:0", "LOG_LEVEL=warn",
 		"MAIL_OUTBOX="+outbox, "REDIS_URL=", "APP_ENV=development",
-		// The reaper sweeps up the workflow starts a killed api still owed
-		// within this test's span rather than a minute later.
-		"REAP_INTERVAL=1s", "REAP_GRACE=3s")
+		// The reaper sweeps up the workflow starts a killed api still owed,
+		// and the payments no workflow settled, within this test's span
+		// rather than a minute later.
+		"REAP_INTERVAL=1s", "REAP_GRACE=3s",
+		// Gateway buyers pay around the end of this window.
+		"PAYMENT_WINDOW="+paymentWindow.String())
 	logs, _ := os.Create(filepath.Join(dir, "processes.log"))
 	defer logs.Close()
 	api := &proc{bin: filepath.Join(dir, "api"), env: env, logs: logs}
@@ -166,7 +170,7 @@ func TestChaos(t *testing.T) {
 		return 0, nil
 	}
 
-	var done, failed atomic.Int64
+	var done, failed, gatewayPaid atomic.Int64
 	var nextSeat atomic.Int64
 	var firstFailure atomic.Value
 	var wg sync.WaitGroup
@@ -176,7 +180,19 @@ func TestChaos(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				if err := saga(call, event, i, &nextSeat); err != nil {
+				var err error
+				if i%gatewayEvery == gatewayEvery-1 {
+					err = gatewaySaga(call, event, i, &nextSeat, func() {
+						// The worker dies as the payment arrives.
+						wrk.kill()
+						workerKills.Add(1)
+						time.Sleep(300 * time.Millisecond)
+						wrk.start(t)
+					}, &gatewayPaid)
+				} else {
+					err = saga(call, event, i, &nextSeat)
+				}
+				if err != nil {
 					failed.Add(1)
 					firstFailure.CompareAndSwap(nil, err.Error())
 				} else {
@@ -195,7 +211,8 @@ func TestChaos(t *testing.T) {
 	if f := firstFailure.Load(); f != nil {
 		t.Errorf("first saga failure: %v", f)
 	}
-	t.Logf("%d sagas done, %d failed; api killed %d×, worker %d×", done.Load(), failed.Load(), apiKills.Load(), workerKills.Load())
+	t.Logf("%d sagas done (%d paid through the gateway near the deadline), %d failed; api killed %d×, worker %d×",
+		done.Load(), gatewayPaid.Load(), failed.Load(), apiKills.Load(), workerKills.Load())
 	if done.Load() != int64(sagas) {
 		t.Errorf("%d of %d sagas completed", done.Load(), sagas)
 	}
@@ -230,9 +247,15 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	paid := count("SELECT count(*) FROM orders WHERE status = 'paid'")
-	if paid < sagas {
-		t.Errorf("%d paid orders for %d sagas", paid, sagas)
+	gatewaySagas := sagas / gatewayEvery
+	if want := sagas - gatewaySagas + int(gatewayPaid.Load()); paid < want {
+		t.Errorf("%d paid orders for %d sagas (%d paid through the gateway)", paid, sagas, gatewayPaid.Load())
 	}
+	// Every payment the gateway took is on record, applied to its order or
+	// returned: Σ received = Σ paid orders' amounts + Σ refunded.
+	testenv.CheckPayments(t, s.DB, time.Minute)
+	t.Logf("payments: %d applied, %d returned", count("SELECT count(*) FROM payments WHERE status = 'applied'"),
+		count("SELECT count(*) FROM payments WHERE status = 'refunded'"))
 	// Every hold has its workflow, including those whose start was still
 	// queued in an api that was killed: the sweep made them.
 	// (A hold given back because its workflow could not be started before
@@ -279,9 +302,86 @@ func TestChaos(t *testing.T) {
 	}
 }
 
+// Every gatewayEvery-th saga pays through the gateway, around the end of
+// paymentWindow: some payments land before it (the order is paid), some
+// after (the payment goes back).
+const (
+	gatewayEvery  = 3
+	paymentWindow = 12 * time.Second
+)
+
+type caller func(method, path, body, idem string) (int, map[string]any)
+
 // saga runs reserve → order → confirm → tickets for one buyer, moving to
 // another seat if its own was taken by an attempt that a crash orphaned.
-func saga(call func(method, path, body, idem string) (int, map[string]any), event int64, i int, next *atomic.Int64) error {
+func saga(call caller, event int64, i int, next *atomic.Int64) error {
+	oid, amount, _, err := reserveAndOrder(call, event, i, next, "external")
+	if err != nil {
+		return err
+	}
+	st, c := call(http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", oid),
+		fmt.Sprintf(`{"external_payment_id": "p-%d", "paid_amount": %d}`, i, amount), fmt.Sprintf("c-%d", i))
+	if st != 200 {
+		return fmt.Errorf("saga %d confirm: %d %v", i, st, c)
+	}
+	st, tk := call(http.MethodGet, fmt.Sprintf("/v1/orders/%d/tickets", oid), "", "")
+	if st != 200 || len(tk["data"].([]any)) != 1 {
+		return fmt.Errorf("saga %d tickets: %d %v", i, st, tk)
+	}
+	return nil
+}
+
+// gatewaySaga orders with payment=gateway and pays on the gateway's page
+// from three seconds before the payment deadline to one after, killing the
+// worker as it does every other time. The order ends paid with its ticket, or cancelled (its payment
+// is then returned: the invariants check that).
+func gatewaySaga(call caller, event int64, i int, next *atomic.Int64, killWorker func(), paid *atomic.Int64) error {
+	oid, _, od, err := reserveAndOrder(call, event, i, next, "gateway")
+	if err != nil {
+		return err
+	}
+	expires, err := time.Parse(time.RFC3339Nano, od["expires_at"].(string))
+	if err != nil {
+		return fmt.Errorf("saga %d: expires_at: %w", i, err)
+	}
+	time.Sleep(time.Until(expires.Add(time.Duration(rand.IntN(4000)-3000) * time.Millisecond)))
+	if i%2 == 0 {
+		go killWorker()
+	}
+	browser := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(300 * time.Millisecond) {
+		res, err := browser.PostForm(od["payment_url"].(string), url.Values{"action": {"pay"}})
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusSeeOther {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("saga %d: pay: %v", i, err)
+		}
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(300 * time.Millisecond) {
+		st, o := call(http.MethodGet, fmt.Sprintf("/v1/orders/%d", oid), "", "")
+		d, _ := o["data"].(map[string]any)
+		status, _ := d["status"].(string)
+		switch {
+		case st == 200 && status == "paid":
+			if st, tk := call(http.MethodGet, fmt.Sprintf("/v1/orders/%d/tickets", oid), "", ""); st != 200 || len(tk["data"].([]any)) != 1 {
+				return fmt.Errorf("saga %d tickets: %d %v", i, st, tk)
+			}
+			paid.Add(1)
+			return nil
+		case st == 200 && status == "cancelled":
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("saga %d: order %d still %q", i, oid, status)
+		}
+	}
+}
+
+// reserveAndOrder holds a seat and orders it, and returns the order.
+func reserveAndOrder(call caller, event int64, i int, next *atomic.Int64, payment string) (int64, int64, map[string]any, error) {
 	seat := i
 	var rid string
 	for attempt := 0; ; attempt++ {
@@ -293,29 +393,18 @@ func saga(call func(method, path, body, idem string) (int, map[string]any), even
 			break
 		}
 		if st != 409 || attempt > 5 {
-			return fmt.Errorf("saga %d reserve: %d %v", i, st, r)
+			return 0, 0, nil, fmt.Errorf("saga %d reserve: %d %v", i, st, r)
 		}
 		seat = 300 + int(next.Add(1)) // the spare half of the hall
 	}
-	st, o := call(http.MethodPost, "/v1/orders", fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "payment": "external",
-		"customer": {"email": "c%d@example.com", "first_name": "C", "last_name": "D", "phone": "+79990000000"}}`, event, rid, i),
+	st, o := call(http.MethodPost, "/v1/orders", fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "payment": %q,
+		"customer": {"email": "c%d@example.com", "first_name": "C", "last_name": "D", "phone": "+79990000000"}}`, event, rid, payment, i),
 		fmt.Sprintf("o-%d", i))
 	if st != 201 {
-		return fmt.Errorf("saga %d order: %d %v", i, st, o)
+		return 0, 0, nil, fmt.Errorf("saga %d order: %d %v", i, st, o)
 	}
 	od := o["data"].(map[string]any)
-	oid := int64(od["id"].(float64))
-	amount := int64(od["amount"].(map[string]any)["amount"].(float64))
-	st, c := call(http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", oid),
-		fmt.Sprintf(`{"external_payment_id": "p-%d", "paid_amount": %d}`, i, amount), fmt.Sprintf("c-%d", i))
-	if st != 200 {
-		return fmt.Errorf("saga %d confirm: %d %v", i, st, c)
-	}
-	st, tk := call(http.MethodGet, fmt.Sprintf("/v1/orders/%d/tickets", oid), "", "")
-	if st != 200 || len(tk["data"].([]any)) != 1 {
-		return fmt.Errorf("saga %d tickets: %d %v", i, st, tk)
-	}
-	return nil
+	return int64(od["id"].(float64)), int64(od["amount"].(map[string]any)["amount"].(float64)), od, nil
 }
 
 func hall(rows, seats int) string {

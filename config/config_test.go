@@ -1,6 +1,9 @@
 package config
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestLoadRefusesSettingsThatWouldStopTheService(t *testing.T) {
 	for _, bad := range []struct{ name, value string }{
@@ -15,5 +18,45 @@ func TestLoadRefusesSettingsThatWouldStopTheService(t *testing.T) {
 	}
 	if c, err := Load(); err != nil || c.ReapInterval <= 0 || c.StartWorkers < 1 {
 		t.Fatalf("defaults: %+v %v", c, err)
+	}
+}
+
+// TestSecretsOutsideDevelopment: the api and the worker refuse unset, short
+// or well-known secrets unless APP_ENV=development, which fills them in.
+func TestSecretsOutsideDevelopment(t *testing.T) {
+	strong := strings.Repeat("9f3a", 16)
+	for _, c := range []struct {
+		name, token, gateway string
+		ok                   bool
+	}{
+		{"unset", "", "", false},
+		{"development defaults", "dev-order-token-secret", "dev-gateway-secret", false},
+		{"short", strong, "short-secret", false},
+		{"known", strong, "changeme", false},
+		{"strong", strong, strong + "x", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("APP_ENV", "")
+			t.Setenv("ORDER_TOKEN_SECRET", c.token)
+			t.Setenv("GATEWAY_SECRET", c.gateway)
+			cfg, err := Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.CheckSecrets(); (err == nil) != c.ok {
+				t.Fatalf("CheckSecrets: %v, want ok=%v", err, c.ok)
+			}
+		})
+	}
+	t.Setenv("APP_ENV", "development")
+	t.Setenv("ORDER_TOKEN_SECRET", "")
+	t.Setenv("GATEWAY_SECRET", "")
+	cfg, err := Load()
+	if err != nil || cfg.CheckSecrets() != nil || cfg.OrderTokenSecret == "" || cfg.GatewaySecret == "" {
+		t.Fatalf("development: %v %v", err, cfg.CheckSecrets())
+	}
+	t.Setenv("APP_ENV", "staging")
+	if _, err := Load(); err == nil {
+		t.Fatal("APP_ENV=staging accepted")
 	}
 }

@@ -167,24 +167,75 @@ func (g *TestGateway) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A paid payment stays paid; a declined one may still be paid. Only a
-	// change is reported: declining again, or paying twice, sends nothing,
-	// so clicking cannot flood the order with callbacks.
+	// change is reported: declining again, or paying twice, sends nothing
+	// new, so clicking cannot flood the order with callbacks.
 	res, err := g.DB.NewRaw(`UPDATE gateway_payments SET status = ?, updated_at = now()
 		WHERE id = ? AND status <> 'paid' AND status <> ?`, status, id, status).Exec(ctx)
 	if err != nil {
 		http.Error(w, "payment failed", http.StatusInternalServerError)
 		return
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
-		p, err := g.load(ctx, id)
-		if err == nil {
+	changed, _ := res.RowsAffected()
+	switch {
+	case status == "paid":
+		// Also when paid already: a report the service never acknowledged
+		// (it was down) goes again.
+		err = g.report(ctx, id)
+	case changed == 1:
+		var p *payment
+		if p, err = g.load(ctx, id); err == nil {
 			err = g.notify(ctx, Callback{PaymentID: p.ID, OrderID: p.OrderID, Status: status, Amount: p.Amount, Currency: p.Currency})
 		}
-		if err != nil {
-			g.Log.ErrorContext(ctx, "payment callback failed", "payment_id", id, "err", err)
-		}
+	}
+	if err != nil {
+		g.Log.ErrorContext(ctx, "payment callback failed", "payment_id", id, "err", err)
 	}
 	http.Redirect(w, r, "/pay/"+id, http.StatusSeeOther)
+}
+
+// report sends a taken payment's callback unless the service acknowledged
+// it already, and records the acknowledgement.
+func (g *TestGateway) report(ctx context.Context, id string) error {
+	var p struct {
+		payment
+		Reported bool
+	}
+	err := g.DB.NewRaw(`SELECT id, order_id, amount, currency, description, status, reported_at IS NOT NULL AS reported
+		FROM gateway_payments WHERE id = ?`, id).Scan(ctx, &p)
+	if err != nil || p.Status != "paid" || p.Reported {
+		return err
+	}
+	if err := g.notify(ctx, Callback{PaymentID: p.ID, OrderID: p.OrderID, Status: "paid", Amount: p.Amount, Currency: p.Currency}); err != nil {
+		return err
+	}
+	_, err = g.DB.NewRaw("UPDATE gateway_payments SET reported_at = now() WHERE id = ? AND reported_at IS NULL", id).Exec(ctx)
+	return err
+}
+
+// Redeliver reports, every interval until ctx ends, the taken payments the
+// service has not acknowledged (it was down, or answered 5xx), as payment
+// providers retry their callbacks.
+func (g *TestGateway) Redeliver(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var ids []string
+		if err := g.DB.NewRaw(`SELECT id FROM gateway_payments WHERE status = 'paid' AND reported_at IS NULL
+			AND updated_at < now() - interval '2 seconds' ORDER BY updated_at LIMIT 100`).Scan(ctx, &ids); err != nil {
+			g.Log.WarnContext(ctx, "test gateway redelivery", "err", err)
+			continue
+		}
+		for _, id := range ids {
+			if err := g.report(ctx, id); err != nil {
+				g.Log.WarnContext(ctx, "test gateway redelivery", "payment_id", id, "err", err)
+			}
+		}
+	}
 }
 
 // notify posts the signed callback, retrying a few times as gateways do.

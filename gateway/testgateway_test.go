@@ -2,8 +2,15 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
 	"testing"
+	"time"
 
 	"ticketsales/gateway"
 	"ticketsales/testenv"
@@ -49,5 +56,83 @@ func TestCallbackSignature(t *testing.T) {
 	}
 	if gateway.Verify([]byte("other"), body, sig) || gateway.Verify(secret, append(body, ' '), sig) || gateway.Verify(secret, body, "") {
 		t.Fatal("a wrong signature was accepted")
+	}
+}
+
+// TestTakenPaymentIsReportedUntilAcknowledged: a callback the service did
+// not acknowledge (it was down) goes again, from the redelivery loop or a
+// second click on Pay, and stops once acknowledged; declining again sends
+// nothing.
+func TestTakenPaymentIsReportedUntilAcknowledged(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	db, _ := testenv.DB(t)
+	var mu sync.Mutex
+	var got []gateway.Callback
+	up := true
+	service := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var cb gateway.Callback
+		_ = json.NewDecoder(r.Body).Decode(&cb)
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, cb)
+		if !up {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer service.Close()
+	g := &gateway.TestGateway{DB: db, CallbackURL: service.URL, Secret: []byte("k"), Log: slog.Default()}
+	pages := httptest.NewServer(g.Handler())
+	defer pages.Close()
+	p, err := g.CreatePayment(ctx, gateway.PaymentRequest{OrderID: 7, Amount: 1000, Currency: "RUB", Description: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	press := func(action string) {
+		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		res, err := c.PostForm(pages.URL+"/pay/"+p.ID, url.Values{"action": {action}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	count := func(status string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, cb := range got {
+			if cb.Status == status {
+				n++
+			}
+		}
+		return n
+	}
+	press("decline")
+	press("decline")
+	if n := count("declined"); n != 1 {
+		t.Fatalf("%d decline callbacks for two clicks on a declined payment, want 1", n)
+	}
+	mu.Lock()
+	up = false
+	mu.Unlock()
+	press("pay") // the service is down: three attempts, none acknowledged
+	if n := count("paid"); n != 3 {
+		t.Fatalf("%d paid callbacks while the service is down, want 3 attempts", n)
+	}
+	mu.Lock()
+	up = true
+	mu.Unlock()
+	go g.Redeliver(ctx, 100*time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); count("paid") < 4 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	}
+	time.Sleep(500 * time.Millisecond)
+	press("pay") // acknowledged already: nothing more
+	if n := count("paid"); n != 4 {
+		t.Fatalf("%d paid callbacks, want 4 (three refused, one acknowledged)", n)
+	}
+	if got[len(got)-1].Amount != 1000 || got[len(got)-1].Currency != "RUB" || got[len(got)-1].OrderID != 7 {
+		t.Fatalf("callback %+v", got[len(got)-1])
 	}
 }

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -27,6 +28,10 @@ type orderWorkflow struct {
 // Postgres and settled by SettlePayment; histories from before it apply
 // them with MarkOrderPaid and return late ones with RefundLatePayment.
 const recordedPayments = "recorded-gateway-payments"
+
+// mailRefusalNotFatal is the change after which a mail server's final
+// refusal of the tickets e-mail no longer fails the order's workflow.
+const mailRefusalNotFatal = "mail-refusal-not-fatal"
 
 // returnOptions retry giving a payment back for an hour; the reaper goes on
 // after that.
@@ -184,10 +189,20 @@ func (w *orderWorkflow) run(ctx workflow.Context) (OrderStatus, error) {
 		return w.state, err
 	}
 	if w.state.Status == "paid" && !w.in.IsTest {
-		if err := workflow.ExecuteActivity(ctx, a.SendTicketsEmail, w.in.OrderID).Get(ctx, nil); err != nil {
+		err := workflow.ExecuteActivity(ctx, a.SendTicketsEmail, w.in.OrderID).Get(ctx, nil)
+		var appErr *temporal.ApplicationError
+		switch {
+		case err == nil:
+			w.state.Emailed = true
+		case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeMailRefused &&
+			workflow.GetVersion(ctx, mailRefusalNotFatal, workflow.DefaultVersion, 1) != workflow.DefaultVersion:
+			// The buyer's mail server refused for good: the order stays paid
+			// and its tickets are on the order page; the saga goes on to
+			// return any late payment.
+			log.Warn("the tickets e-mail was refused for good", "order_id", w.in.OrderID)
+		default:
 			return w.state, err
 		}
-		w.state.Emailed = true
 	}
 	if w.in.IsTest && !w.in.DeleteAt.IsZero() {
 		// Sandbox orders live one day, whatever happened to them.

@@ -217,3 +217,17 @@ func (s *orderSuite) TestLateGatewayPaymentIsReturned() {
 	s.env.AssertNumberOfCalls(s.T(), "ReturnPayment", 1)
 	s.env.AssertNotCalled(s.T(), "MarkOrderPaid", mock.Anything, mock.Anything, mock.Anything)
 }
+
+// TestRefusedTicketsEmailDoesNotFailTheSaga: a mail server's final refusal
+// leaves the order paid and the workflow completed.
+func (s *orderSuite) TestRefusedTicketsEmailDoesNotFailTheSaga() {
+	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(activities.PayResult{Status: "paid", Changed: true}, nil)
+	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(1, nil)
+	s.env.OnActivity(s.acts.SendTicketsEmail, mock.Anything, int64(42)).
+		Return(temporal.NewNonRetryableApplicationError("mail server refused", activities.ErrTypeMailRefused, nil)).Once()
+	s.confirmAt(time.Minute, 495000, func(workflows.OrderStatus, error) {})
+	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
+	r := s.result()
+	s.Equal("paid", r.Status)
+	s.False(r.Emailed)
+}

@@ -117,6 +117,9 @@ func run() error {
 		Metrics: reg, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
 		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader})
 	go housekeeping(ctx, db, logger, cfg.RequestLogRetention)
+	if testGateway != nil {
+		go testGateway.Redeliver(ctx, 5*time.Second)
+	}
 	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	// /metrics on its own listener, for the scraper only: the public port
 	// must not show internals. Like the worker's, a failure to listen is
