@@ -26,11 +26,11 @@ clean:
 	scripts/postgres.sh stop || true
 	rm -rf bin .data
 
-# The benchmarks of DESIGN.md §5 on the local stack; writes bench/results/latest.{md,json}.
+# The benchmarks of DESIGN.md §5 on the local stack; writes test/bench/results/latest.{md,json}.
 bench:
-	BENCH=1 scripts/test.sh -run TestBench -v ./bench/ -timeout 30m
+	BENCH=1 scripts/test.sh -run TestBench -v ./test/bench/ -timeout 30m
 
 # The long chaos run: 200 sagas while the api and the worker are SIGKILLed
 # five times each; `make test` runs a short one (30 sagas, 2 kills each).
 chaos:
-	CHAOS_SAGAS=200 CHAOS_KILLS=5 scripts/test.sh -run TestChaos -v ./chaos/ -timeout 30m
+	CHAOS_SAGAS=200 CHAOS_KILLS=5 scripts/test.sh -run TestChaos -v ./test/chaos/ -timeout 30m

@@ -8,7 +8,7 @@ import (
 	"ticketsales/activities"
 	"ticketsales/catalogfile"
 	"ticketsales/store"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 // hold places a real hold through the store, as the API does.

@@ -13,7 +13,7 @@ import (
 
 	"ticketsales/mail"
 	"ticketsales/orderlink"
-	"ticketsales/testenv/smtptest"
+	"ticketsales/test/testenv/smtptest"
 )
 
 // TestTicketsEmailRefusedByTheServer: a recipient the server refuses for

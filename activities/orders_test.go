@@ -11,7 +11,7 @@ import (
 	"ticketsales/activities"
 	"ticketsales/orderlink"
 	"ticketsales/store"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 // pendingOrder makes a sandbox order for one held seat, as the API does.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 type aggOrder struct {

@@ -12,7 +12,7 @@ import (
 	"ticketsales/apikey"
 	"ticketsales/ratelimit"
 	"ticketsales/store"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 // A malformed key is refused on its shape: an instance whose key lookups go

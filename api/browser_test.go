@@ -16,7 +16,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 // syncBuffer collects the browser's output, written from chromedp's goroutine.

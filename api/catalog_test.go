@@ -15,7 +15,7 @@ import (
 
 	"ticketsales/apikey"
 	"ticketsales/catalogfile"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 type listBody[T any] struct {

@@ -15,7 +15,7 @@ import (
 
 	"ticketsales/apikey"
 	"ticketsales/mail"
-	"ticketsales/testenv/smtptest"
+	"ticketsales/test/testenv/smtptest"
 )
 
 // paidOrder runs reserve → order (external) → confirm with key and returns

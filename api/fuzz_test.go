@@ -13,7 +13,7 @@ import (
 
 	"ticketsales/apikey"
 	"ticketsales/catalogfile"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 // fuzzIdemSeq makes every fuzz call's Idempotency-Key fresh, so each body is

@@ -11,7 +11,7 @@ import (
 	"ticketsales/apikey"
 	"ticketsales/catalogfile"
 	"ticketsales/store"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 func (f *fixture) countReservations(t *testing.T) int {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 // oneConnClient sends every request over a single keep-alive connection and

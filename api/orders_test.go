@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"ticketsales/gateway"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 	"ticketsales/workflows"
 )
 

@@ -21,8 +21,8 @@ import (
 	"ticketsales/apikey"
 	"ticketsales/gateway"
 	"ticketsales/orderlink"
-	"ticketsales/testenv"
-	"ticketsales/testenv/fakegateway"
+	"ticketsales/test/testenv"
+	"ticketsales/test/testenv/fakegateway"
 	"ticketsales/workflows"
 )
 

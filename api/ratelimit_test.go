@@ -11,7 +11,7 @@ import (
 
 	"ticketsales/apikey"
 	"ticketsales/ratelimit"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 var rateLimitT = regexp.MustCompile(`^"default";r=(\d+);t=(\d+)$`)

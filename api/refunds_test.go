@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"ticketsales/apikey"
-	"ticketsales/testenv"
-	"ticketsales/testenv/fakegateway"
+	"ticketsales/test/testenv"
+	"ticketsales/test/testenv/fakegateway"
 )
 
 type refundBody struct {

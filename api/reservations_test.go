@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"ticketsales/apikey"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 	"ticketsales/workflows"
 )
 

@@ -10,7 +10,7 @@ import (
 	"ticketsales/api"
 	"ticketsales/apikey"
 	"ticketsales/store"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 func TestRoutingErrorsAreProblems(t *testing.T) {

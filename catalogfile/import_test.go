@@ -10,7 +10,7 @@ import (
 
 	"ticketsales/catalogfile"
 	"ticketsales/store"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 type snapshot struct {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"ticketsales/gateway"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 func TestRefundReturnsMoneyOncePerKey(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"ticketsales/catalogfile"
 	"ticketsales/pricing"
 	"ticketsales/store"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 // demo is a fresh database with the demo catalog of one company and a

@@ -8,7 +8,7 @@ import (
 
 	"ticketsales/apikey"
 	"ticketsales/store"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 func TestIdempotencyRetention(t *testing.T) {

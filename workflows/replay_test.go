@@ -18,7 +18,7 @@ import (
 	"ticketsales/apikey"
 	"ticketsales/catalogfile"
 	"ticketsales/mail"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 	"ticketsales/workflows"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"ticketsales/apikey"
 	"ticketsales/catalogfile"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 )
 
 // ticketctl runs the CLI in-process against the test database.

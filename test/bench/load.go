@@ -1,5 +1,5 @@
 // Package bench measures the service against physical limits on this
-// machine: see `make bench` and bench/results/latest.md.
+// machine: see `make bench` and test/bench/results/latest.md.
 package bench
 
 import (

@@ -21,11 +21,11 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"ticketsales/apikey"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 	"ticketsales/workflows"
 )
 
-// Results is what `make bench` writes to bench/results/latest.{md,json}.
+// Results is what `make bench` writes to test/bench/results/latest.{md,json}.
 type Results struct {
 	When         time.Time      `json:"when"`
 	Cores        int            `json:"cores"`

@@ -1,4 +1,4 @@
-package deploy_test
+package compose_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // repoRoot is the repository root; `go test` runs in the package directory.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("..")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"ticketsales/apikey"
-	"ticketsales/testenv"
+	"ticketsales/test/testenv"
 	"ticketsales/workflows"
 )
 
