@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"ticketsales/gateway"
-	"ticketsales/mail"
-	"ticketsales/metrics"
+	"ticketsales/internal/mail"
+	"ticketsales/internal/metrics"
 	"ticketsales/orderlink"
 	"ticketsales/store"
 	"ticketsales/ticketdoc"

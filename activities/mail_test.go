@@ -11,7 +11,7 @@ import (
 	"github.com/emersion/go-smtp"
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/mail"
+	"ticketsales/internal/mail"
 	"ticketsales/orderlink"
 	"ticketsales/test/testenv/smtptest"
 )

@@ -10,8 +10,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/apikey"
 	"ticketsales/catalog"
+	"ticketsales/internal/apikey"
 	"ticketsales/sales"
 )
 

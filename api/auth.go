@@ -10,8 +10,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/apikey"
-	"ticketsales/ratelimit"
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/ratelimit"
 )
 
 // scoped declares the operation's required scope: in the OpenAPI document

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"ticketsales/api"
-	"ticketsales/apikey"
-	"ticketsales/ratelimit"
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/ratelimit"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )

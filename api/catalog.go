@@ -8,9 +8,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/apikey"
 	"ticketsales/catalog"
 	"ticketsales/catalogfile"
+	"ticketsales/internal/apikey"
 	"ticketsales/store"
 )
 

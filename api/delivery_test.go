@@ -13,8 +13,8 @@ import (
 
 	msgmail "github.com/emersion/go-message/mail"
 
-	"ticketsales/apikey"
-	"ticketsales/mail"
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/mail"
 	"ticketsales/test/testenv/smtptest"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/apikey"
 	"ticketsales/catalogfile"
+	"ticketsales/internal/apikey"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )

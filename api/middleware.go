@@ -21,9 +21,9 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/felixge/httpsnoop"
 
-	"ticketsales/apikey"
-	"ticketsales/metrics"
-	"ticketsales/requestlog"
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/metrics"
+	"ticketsales/internal/requestlog"
 	"ticketsales/store"
 )
 

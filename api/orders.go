@@ -9,8 +9,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/apikey"
 	"ticketsales/gateway"
+	"ticketsales/internal/apikey"
 	"ticketsales/sales"
 	"ticketsales/store"
 )

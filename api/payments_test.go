@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/apikey"
 	"ticketsales/gateway"
+	"ticketsales/internal/apikey"
 	"ticketsales/orderlink"
 	"ticketsales/test/testenv"
 	"ticketsales/test/testenv/fakegateway"

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"testing"
 
-	"ticketsales/apikey"
-	"ticketsales/ratelimit"
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/ratelimit"
 	"ticketsales/test/testenv"
 )
 

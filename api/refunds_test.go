@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"ticketsales/apikey"
+	"ticketsales/internal/apikey"
 	"ticketsales/test/testenv"
 	"ticketsales/test/testenv/fakegateway"
 )

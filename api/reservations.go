@@ -6,7 +6,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/apikey"
+	"ticketsales/internal/apikey"
 	"ticketsales/sales"
 )
 

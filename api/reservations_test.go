@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"ticketsales/apikey"
+	"ticketsales/internal/apikey"
 	"ticketsales/test/testenv"
 	"ticketsales/workflows"
 )

@@ -17,12 +17,12 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/apikey"
 	"ticketsales/catalog"
 	"ticketsales/gateway"
-	"ticketsales/metrics"
-	"ticketsales/ratelimit"
-	"ticketsales/requestlog"
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/metrics"
+	"ticketsales/internal/ratelimit"
+	"ticketsales/internal/requestlog"
 	"ticketsales/sales"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"ticketsales/api"
-	"ticketsales/apikey"
+	"ticketsales/internal/apikey"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ticketsales/pricing"
+	"ticketsales/internal/pricing"
 	"ticketsales/store"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/pricing"
+	"ticketsales/internal/pricing"
 	"ticketsales/store"
 )
 

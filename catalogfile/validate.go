@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"ticketsales/pricing"
+	"ticketsales/internal/pricing"
 	"ticketsales/store"
 )
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"ticketsales/apikey"
+	"ticketsales/internal/apikey"
 	"ticketsales/store"
 )
 

@@ -12,10 +12,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/apikey"
 	"ticketsales/gateway"
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/pricing"
 	"ticketsales/orderlink"
-	"ticketsales/pricing"
 	"ticketsales/store"
 	"ticketsales/workflows"
 )

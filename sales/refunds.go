@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/apikey"
-	"ticketsales/pricing"
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/pricing"
 	"ticketsales/store"
 	"ticketsales/workflows"
 )

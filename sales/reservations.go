@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/apikey"
-	"ticketsales/metrics"
-	"ticketsales/pricing"
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/metrics"
+	"ticketsales/internal/pricing"
 	"ticketsales/store"
 	"ticketsales/workflows"
 )

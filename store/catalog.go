@@ -7,7 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/pricing"
+	"ticketsales/internal/pricing"
 )
 
 // Event is an event row with its venue and city names.

@@ -3,7 +3,7 @@ package store
 import (
 	"time"
 
-	"ticketsales/pricing"
+	"ticketsales/internal/pricing"
 )
 
 // CatalogPlan is a validated catalog file, ready to be upserted by ref.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"ticketsales/catalogfile"
-	"ticketsales/pricing"
+	"ticketsales/internal/pricing"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )

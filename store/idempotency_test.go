@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/apikey"
+	"ticketsales/internal/apikey"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )

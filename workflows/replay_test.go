@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"ticketsales/apikey"
 	"ticketsales/catalogfile"
-	"ticketsales/mail"
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/mail"
 	"ticketsales/test/testenv"
 	"ticketsales/workflows"
 )

@@ -21,9 +21,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"ticketsales/api"
-	"ticketsales/apikey"
 	"ticketsales/catalogfile"
-	"ticketsales/config"
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/config"
 	"ticketsales/store"
 )
 

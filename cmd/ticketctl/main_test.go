@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/apikey"
 	"ticketsales/catalogfile"
+	"ticketsales/internal/apikey"
 	"ticketsales/test/testenv"
 )
 

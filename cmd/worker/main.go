@@ -16,10 +16,10 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"ticketsales/activities"
-	"ticketsales/config"
 	"ticketsales/gateway"
-	"ticketsales/mail"
-	"ticketsales/metrics"
+	"ticketsales/internal/config"
+	"ticketsales/internal/mail"
+	"ticketsales/internal/metrics"
 	"ticketsales/orderlink"
 	"ticketsales/sales"
 	"ticketsales/store"

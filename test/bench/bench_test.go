@@ -20,7 +20,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"ticketsales/apikey"
+	"ticketsales/internal/apikey"
 	"ticketsales/test/testenv"
 	"ticketsales/workflows"
 )

@@ -27,7 +27,7 @@ import (
 	temporalclient "go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
-	"ticketsales/apikey"
+	"ticketsales/internal/apikey"
 	"ticketsales/test/testenv"
 	"ticketsales/workflows"
 )
