@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"ticketsales/activities"
-	"ticketsales/catalogfile"
+	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )

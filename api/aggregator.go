@@ -10,8 +10,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/catalog"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/catalog"
 	"ticketsales/sales"
 )
 

@@ -8,9 +8,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/catalog"
-	"ticketsales/catalogfile"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/catalog"
+	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/store"
 )
 

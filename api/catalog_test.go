@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/catalogfile"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/test/testenv"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/catalogfile"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )

@@ -17,9 +17,9 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/catalog"
 	"ticketsales/gateway"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/catalog"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/ratelimit"
 	"ticketsales/internal/requestlog"

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/catalogfile"
+	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/pricing"
 	"ticketsales/store"
 	"ticketsales/test/testenv"

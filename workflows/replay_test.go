@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"ticketsales/catalogfile"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/mail"
 	"ticketsales/test/testenv"
 	"ticketsales/workflows"

@@ -19,9 +19,9 @@ import (
 	"go.temporal.io/sdk/log"
 
 	"ticketsales/api"
-	"ticketsales/catalog"
 	"ticketsales/gateway"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/catalog"
 	"ticketsales/internal/config"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/ratelimit"

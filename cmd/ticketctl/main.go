@@ -21,8 +21,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"ticketsales/api"
-	"ticketsales/catalogfile"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/config"
 	"ticketsales/store"
 )

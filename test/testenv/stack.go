@@ -18,10 +18,10 @@ import (
 
 	"ticketsales/activities"
 	"ticketsales/api"
-	"ticketsales/catalog"
-	"ticketsales/catalogfile"
 	"ticketsales/gateway"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/catalog"
+	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/ratelimit"

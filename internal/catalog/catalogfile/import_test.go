@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/catalogfile"
+	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )

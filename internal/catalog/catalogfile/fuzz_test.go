@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/catalogfile"
+	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/store"
 )
 
