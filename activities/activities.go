@@ -15,19 +15,17 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"ticketsales/gateway"
+	"ticketsales/internal/delivery"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
-	"ticketsales/orderlink"
 	"ticketsales/store"
-	"ticketsales/ticketdoc"
-	"ticketsales/tickets"
 )
 
 // Activities holds the dependencies of every activity; it is registered once.
 type Activities struct {
 	DB     *bun.DB
-	Mailer mail.Sender     // sends production orders their tickets
-	Links  orderlink.Links // the order page link in the e-mail
+	Mailer mail.Sender    // sends production orders their tickets
+	Links  delivery.Links // the order page link in the e-mail
 	// Gateways take back money of gateway orders, each through the gateway
 	// that took it.
 	Gateways gateway.Set
@@ -107,7 +105,7 @@ func (a *Activities) MarkOrderPaid(ctx context.Context, orderID int64, paymentID
 		if status != store.OrderPaid {
 			return nil
 		}
-		_, err = store.IssueTickets(ctx, tx, orderID, tickets.NewBarcode)
+		_, err = store.IssueTickets(ctx, tx, orderID, delivery.NewBarcode)
 		return err
 	})
 	if errors.Is(err, store.ErrSeatsLost) {
@@ -127,7 +125,7 @@ type SettleResult struct {
 // seats sold, tickets issued, in one transaction) or marks it due back.
 // Settling a settled payment returns the decision already made.
 func (a *Activities) SettlePayment(ctx context.Context, gatewayName, paymentID string) (SettleResult, error) {
-	p, err := store.SettlePayment(ctx, a.DB, gatewayName, paymentID, tickets.NewBarcode)
+	p, err := store.SettlePayment(ctx, a.DB, gatewayName, paymentID, delivery.NewBarcode)
 	if err != nil {
 		return SettleResult{}, final(err)
 	}
@@ -171,7 +169,7 @@ func (a *Activities) alert(ctx context.Context, kind, msg string, attrs ...slog.
 
 // IssueTickets creates the tickets of a paid order, one per position.
 func (a *Activities) IssueTickets(ctx context.Context, orderID int64) (int, error) {
-	if _, err := store.IssueTickets(ctx, a.DB, orderID, tickets.NewBarcode); err != nil {
+	if _, err := store.IssueTickets(ctx, a.DB, orderID, delivery.NewBarcode); err != nil {
 		return 0, err
 	}
 	var n int
@@ -218,33 +216,11 @@ func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error 
 	if a.Mailer == nil {
 		return temporal.NewNonRetryableApplicationError("no mailer configured", "no_mailer", nil)
 	}
-	doc, o, err := ticketdoc.Load(ctx, a.DB, orderID)
-	if err != nil {
-		return err
+	msg, err := delivery.TicketsEmail(ctx, a.DB, a.Links, orderID)
+	if err != nil || msg == nil {
+		return err // nil: a sandbox order, or e-mailed already
 	}
-	if o.IsTest {
-		return nil // sandbox orders send nothing
-	}
-	if o.EmailedAt != nil {
-		return nil
-	}
-	page, err := a.Links.OrderPage(o.ID, o.AccessTokenSealed, o.AccessTokenHash)
-	if err != nil {
-		return err
-	}
-	pdf, err := tickets.PDF(doc)
-	if err != nil {
-		return fmt.Errorf("tickets pdf of order %d: %w", orderID, err)
-	}
-	msg := mail.Message{
-		To:        o.CustomerEmail,
-		Subject:   fmt.Sprintf("Your tickets: %s", doc.EventTitle),
-		MessageID: fmt.Sprintf("order-%d-tickets@ticketsales", o.ID),
-		Text: fmt.Sprintf("Hello %s,\n\nthank you for your order %d. Your %d ticket(s) for %s are attached.\n"+
-			"You can also open them here: %s\n", o.CustomerFirstName, o.ID, len(doc.Tickets), doc.EventTitle, page),
-		Attachments: []mail.Attachment{{Filename: fmt.Sprintf("tickets-%d.pdf", o.ID), ContentType: "application/pdf", Data: pdf}},
-	}
-	if err := a.Mailer.Send(ctx, msg); err != nil {
+	if err := a.Mailer.Send(ctx, *msg); err != nil {
 		// The mail package's errors never hold the address (history keeps
 		// no personal data); the order id says which e-mail failed.
 		if mail.IsPermanent(err) {
@@ -252,10 +228,7 @@ func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error 
 		}
 		return fmt.Errorf("e-mail tickets of order %d: %w", orderID, err)
 	}
-	if _, err := a.DB.NewRaw("UPDATE orders SET emailed_at = now() WHERE id = ? AND emailed_at IS NULL", orderID).Exec(ctx); err != nil {
-		return fmt.Errorf("mark order %d e-mailed: %w", orderID, err)
-	}
-	return nil
+	return store.MarkOrderEmailed(ctx, a.DB, orderID)
 }
 
 // ErrTypeRefundRefused marks a refund the order's state does not allow.
@@ -355,7 +328,7 @@ func (a *Activities) RefundLatePayment(ctx context.Context, orderID int64, payme
 	if err != nil {
 		return final(err)
 	}
-	if p, err = store.SettlePayment(ctx, a.DB, name, p.ID, tickets.NewBarcode); err != nil {
+	if p, err = store.SettlePayment(ctx, a.DB, name, p.ID, delivery.NewBarcode); err != nil {
 		return final(err)
 	}
 	return final(gateway.ReturnPayment(ctx, a.DB, a.Gateways, p))

@@ -11,8 +11,8 @@ import (
 	"github.com/emersion/go-smtp"
 	"go.temporal.io/sdk/temporal"
 
+	"ticketsales/internal/delivery"
 	"ticketsales/internal/mail"
-	"ticketsales/orderlink"
 	"ticketsales/test/testenv/smtptest"
 )
 
@@ -23,7 +23,7 @@ import (
 func TestTicketsEmailRefusedByTheServer(t *testing.T) {
 	ctx := context.Background()
 	s, company, keyID, acts := demoStore(t)
-	acts.Links = orderlink.Links{BaseURL: "http://127.0.0.1", Keys: testKeys}
+	acts.Links = delivery.Links{BaseURL: "http://127.0.0.1", Keys: testKeys}
 	for i, c := range []struct {
 		code         int
 		nonRetryable bool

@@ -9,14 +9,14 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"ticketsales/activities"
-	"ticketsales/orderlink"
+	"ticketsales/internal/delivery"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )
 
 // pendingOrder makes a sandbox order for one held seat, as the API does.
 // testKeys seal the order page tokens of these tests' orders.
-var testKeys, _ = orderlink.NewKeyring("activities-test-secret")
+var testKeys, _ = delivery.NewKeyring("activities-test-secret")
 
 func pendingOrder(t *testing.T, s *testenv.Stack, company, keyID int64, seat string, deadline time.Time) (orderID, eventID int64) {
 	t.Helper()

@@ -7,10 +7,8 @@ import (
 	"net/url"
 	"strconv"
 
-	"ticketsales/orderlink"
+	"ticketsales/internal/delivery"
 	"ticketsales/store"
-	"ticketsales/ticketdoc"
-	"ticketsales/tickets"
 )
 
 // registerOrderPage serves the buyer's public order page and its PDF. The
@@ -23,7 +21,7 @@ func (s *Server) registerOrderPage(mux *http.ServeMux) {
 			return
 		}
 		var buf bytes.Buffer
-		if err := tickets.RenderPage(&buf, doc); err != nil {
+		if err := delivery.RenderPage(&buf, doc); err != nil {
 			writeProblem(w, fromError(r.Context(), s.log, err).(*Problem))
 			return
 		}
@@ -36,7 +34,7 @@ func (s *Server) registerOrderPage(mux *http.ServeMux) {
 		if !ok {
 			return
 		}
-		pdf, err := tickets.PDF(doc)
+		pdf, err := delivery.PDF(doc)
 		if err != nil {
 			writeProblem(w, fromError(r.Context(), s.log, err).(*Problem))
 			return
@@ -48,12 +46,12 @@ func (s *Server) registerOrderPage(mux *http.ServeMux) {
 	})
 }
 
-func (s *Server) orderDocument(w http.ResponseWriter, r *http.Request) (tickets.Order, bool) {
+func (s *Server) orderDocument(w http.ResponseWriter, r *http.Request) (delivery.Order, bool) {
 	ctx := r.Context()
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	notFound := func() (tickets.Order, bool) {
+	notFound := func() (delivery.Order, bool) {
 		writeProblem(w, newProblem(ctx, http.StatusNotFound, "not_found", "No such order, or the link is not valid."))
-		return tickets.Order{}, false
+		return delivery.Order{}, false
 	}
 	if err != nil {
 		return notFound()
@@ -66,20 +64,20 @@ func (s *Server) orderDocument(w http.ResponseWriter, r *http.Request) (tickets.
 		return notFound()
 	case err != nil:
 		writeProblem(w, fromError(ctx, s.log, err).(*Problem))
-		return tickets.Order{}, false
-	case !orderlink.Check(hash, token):
+		return delivery.Order{}, false
+	case !delivery.CheckToken(hash, token):
 		return notFound()
 	}
-	doc, _, err := ticketdoc.Load(ctx, s.deps.DB, id)
+	doc, _, err := delivery.LoadDocument(ctx, s.deps.DB, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return notFound()
 	case err != nil:
 		writeProblem(w, fromError(ctx, s.log, err).(*Problem))
-		return tickets.Order{}, false
+		return delivery.Order{}, false
 	case len(doc.Tickets) == 0:
 		writeProblem(w, newProblem(ctx, http.StatusNotFound, "not_found", "The order has no tickets yet: it is not paid."))
-		return tickets.Order{}, false
+		return delivery.Order{}, false
 	}
 	doc.PDFURL = "/o/" + strconv.FormatInt(id, 10) + "/tickets.pdf?access_token=" + url.QueryEscape(token)
 	return doc, true

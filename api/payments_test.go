@@ -20,7 +20,7 @@ import (
 
 	"ticketsales/gateway"
 	"ticketsales/internal/apikey"
-	"ticketsales/orderlink"
+	"ticketsales/internal/delivery"
 	"ticketsales/test/testenv"
 	"ticketsales/test/testenv/fakegateway"
 	"ticketsales/workflows"
@@ -202,7 +202,7 @@ func TestOrderLinksAreRandomAndSurviveRotation(t *testing.T) {
 		return f.Get(t, strings.TrimPrefix(link, f.URL), "").Status
 	}
 	// Rotation keeping the old secret: the link works and is shown unchanged.
-	keys, err := orderlink.NewKeyring("a-brand-new-secret", "test-token-secret")
+	keys, err := delivery.NewKeyring("a-brand-new-secret", "test-token-secret")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestOrderLinksAreRandomAndSurviveRotation(t *testing.T) {
 		t.Fatal("the link changed or broke after a rotation")
 	}
 	// Even a rotation that forgot the old secret breaks no sent link.
-	keys, _ = orderlink.NewKeyring("another-secret")
+	keys, _ = delivery.NewKeyring("another-secret")
 	f.Sales.Orders.Links.Keys = keys
 	if page() != 200 {
 		t.Fatal("a sent link broke when the secret changed")

@@ -14,8 +14,8 @@ import (
 
 	"ticketsales/gateway"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/delivery"
 	"ticketsales/internal/pricing"
-	"ticketsales/orderlink"
 	"ticketsales/store"
 	"ticketsales/workflows"
 )
@@ -24,7 +24,7 @@ import (
 type OrderSettings struct {
 	PaymentWindow   time.Duration // 15 minutes
 	SandboxLifetime time.Duration // one day
-	Links           orderlink.Links
+	Links           delivery.Links
 	// Gateways take gateway payments: sandbox orders always use the test
 	// gateway, production orders the hosted one, or the test gateway only
 	// when TestGatewayForProduction is on (APP_ENV=development).
@@ -127,7 +127,7 @@ func (e *AmountMismatchError) Error() string {
 var ErrGatewayUnavailable = errors.New("no payment gateway for this environment")
 
 // Links are the orders' public page links.
-func (s *Service) Links() orderlink.Links { return s.Orders.Links }
+func (s *Service) Links() delivery.Links { return s.Orders.Links }
 
 // gatewayFor names the gateway that takes the caller's gateway payments:
 // never the test gateway for real money, unless in development.

@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"ticketsales/gateway"
+	"ticketsales/internal/delivery"
 	"ticketsales/store"
-	"ticketsales/tickets"
 	"ticketsales/workflows"
 )
 
@@ -84,7 +84,7 @@ func (w PaymentSweep) Run(ctx context.Context, grace time.Duration) (PaymentsSwe
 				out.Signalled++
 				continue
 			}
-			if p, err = store.SettlePayment(ctx, w.DB, p.Gateway, p.ID, tickets.NewBarcode); err != nil {
+			if p, err = store.SettlePayment(ctx, w.DB, p.Gateway, p.ID, delivery.NewBarcode); err != nil {
 				errs = append(errs, err)
 				continue
 			}

@@ -454,6 +454,14 @@ func GetOrder(ctx context.Context, db bun.IDB, companyID int64, isTest bool, ord
 	return o, nil
 }
 
+// MarkOrderEmailed records that the order's tickets e-mail went out.
+func MarkOrderEmailed(ctx context.Context, db bun.IDB, orderID int64) error {
+	if _, err := db.NewRaw("UPDATE orders SET emailed_at = now() WHERE id = ? AND emailed_at IS NULL", orderID).Exec(ctx); err != nil {
+		return fmt.Errorf("mark order %d e-mailed: %w", orderID, err)
+	}
+	return nil
+}
+
 // OrderAccessTokenHash returns the stored hash of an order's page token,
 // so a link is checked before anything else of the order is read.
 func OrderAccessTokenHash(ctx context.Context, db bun.IDB, orderID int64) ([]byte, error) {

@@ -23,10 +23,10 @@ import (
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/config"
+	"ticketsales/internal/delivery"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/ratelimit"
 	"ticketsales/internal/requestlog"
-	"ticketsales/orderlink"
 	"ticketsales/sales"
 	"ticketsales/store"
 )
@@ -46,7 +46,7 @@ func run() error {
 	if err := cfg.CheckSecrets(); err != nil {
 		return err
 	}
-	tokenKeys, err := orderlink.NewKeyring(cfg.OrderTokenSecret, cfg.OrderTokenPreviousSecret...)
+	tokenKeys, err := delivery.NewKeyring(cfg.OrderTokenSecret, cfg.OrderTokenPreviousSecret...)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func run() error {
 	sl.CacheSaleContext(cfg.SaleCacheTTL)
 	gateways, testGateway := gateway.NewSet(db, logger, cfg.Gateways())
 	sl.Orders = sales.OrderSettings{PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
-		Links: orderlink.Links{BaseURL: cfg.PublicBaseURL, Keys: tokenKeys}, Gateways: gateways,
+		Links: delivery.Links{BaseURL: cfg.PublicBaseURL, Keys: tokenKeys}, Gateways: gateways,
 		TestGatewayForProduction: cfg.Development(), RefundRetryBudget: cfg.RefundRetryBudget}
 	var limiter ratelimit.Limiter = ratelimit.NewMemory()
 	if cfg.RedisURL != "" {

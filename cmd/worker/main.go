@@ -18,9 +18,9 @@ import (
 	"ticketsales/activities"
 	"ticketsales/gateway"
 	"ticketsales/internal/config"
+	"ticketsales/internal/delivery"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
-	"ticketsales/orderlink"
 	"ticketsales/sales"
 	"ticketsales/store"
 	"ticketsales/worker"
@@ -41,7 +41,7 @@ func run() error {
 	if err := cfg.CheckSecrets(); err != nil {
 		return err
 	}
-	tokenKeys, err := orderlink.NewKeyring(cfg.OrderTokenSecret, cfg.OrderTokenPreviousSecret...)
+	tokenKeys, err := delivery.NewKeyring(cfg.OrderTokenSecret, cfg.OrderTokenPreviousSecret...)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func run() error {
 	}
 	gateways, _ := gateway.NewSet(db, logger, cfg.Gateways())
 	w := worker.New(c, cfg.TaskQueue, &activities.Activities{DB: db, Mailer: mailer,
-		Links: orderlink.Links{BaseURL: cfg.PublicBaseURL, Keys: tokenKeys}, Gateways: gateways, Metrics: reg, Log: logger})
+		Links: delivery.Links{BaseURL: cfg.PublicBaseURL, Keys: tokenKeys}, Gateways: gateways, Metrics: reg, Log: logger})
 	refunds := sales.New(db, c, logger, time.Now)
 	refunds.TaskQueue, refunds.Orders.RefundRetryBudget = cfg.TaskQueue, cfg.RefundRetryBudget
 	go worker.Reap(ctx, worker.Reaper{DB: db, Temporal: c, TaskQueue: cfg.TaskQueue, Log: logger,

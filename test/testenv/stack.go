@@ -22,11 +22,11 @@ import (
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/catalog/catalogfile"
+	"ticketsales/internal/delivery"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/ratelimit"
 	"ticketsales/internal/requestlog"
-	"ticketsales/orderlink"
 	"ticketsales/sales"
 	"ticketsales/store"
 	"ticketsales/worker"
@@ -183,13 +183,13 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 	t.Cleanup(func() { starter.Close(10 * time.Second) })
 	s.Sales.Starter = starter
 	reg.CollectOrders(db)
-	keys, err := orderlink.NewKeyring("test-token-secret")
+	keys, err := delivery.NewKeyring("test-token-secret")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Gateways, s.Gateway = gateway.NewSet(db, log, gateway.Settings{PublicBaseURL: base, Secret: GatewaySecret,
 		HostedURL: o.HostedGatewayURL, HostedAPIKey: "test-provider-key", WithTest: !o.SandboxDisabled || !o.Production})
-	s.Sales.Orders.Links = orderlink.Links{BaseURL: base, Keys: keys}
+	s.Sales.Orders.Links = delivery.Links{BaseURL: base, Keys: keys}
 	s.Sales.Orders.Gateways = s.Gateways
 	s.Sales.Orders.TestGatewayForProduction = !o.Production
 	s.Catalog = catalog.New(db, now)

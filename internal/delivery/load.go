@@ -1,6 +1,4 @@
-// Package ticketdoc assembles what the order page, the PDF and the e-mail
-// show of an order, from the store, for the tickets renderer.
-package ticketdoc
+package delivery
 
 import (
 	"context"
@@ -10,15 +8,14 @@ import (
 	"github.com/uptrace/bun"
 
 	"ticketsales/store"
-	"ticketsales/tickets"
 )
 
-// Load builds the rendered document of an order's tickets. Its PDFURL is the
+// LoadDocument builds the rendered document of an order's tickets. Its PDFURL is the
 // caller's to set: the page links the PDF with the token it was opened by.
-func Load(ctx context.Context, db bun.IDB, orderID int64) (tickets.Order, *store.Order, error) {
+func LoadDocument(ctx context.Context, db bun.IDB, orderID int64) (Order, *store.Order, error) {
 	o, err := store.GetOrderByID(ctx, db, orderID)
 	if err != nil {
-		return tickets.Order{}, nil, err
+		return Order{}, nil, err
 	}
 	var ev struct {
 		Title    string
@@ -30,7 +27,7 @@ func Load(ctx context.Context, db bun.IDB, orderID int64) (tickets.Order, *store
 	err = db.NewRaw(`SELECT e.title, e.starts_at, v.name AS venue, ci.name AS city, v.timezone
 		FROM events e JOIN venues v ON v.id = e.venue_id JOIN cities ci ON ci.id = v.city_id WHERE e.id = ?`, o.EventID).Scan(ctx, &ev)
 	if err != nil {
-		return tickets.Order{}, nil, fmt.Errorf("event of order %d: %w", orderID, err)
+		return Order{}, nil, fmt.Errorf("event of order %d: %w", orderID, err)
 	}
 	loc, err := time.LoadLocation(ev.Timezone)
 	if err != nil {
@@ -38,17 +35,17 @@ func Load(ctx context.Context, db bun.IDB, orderID int64) (tickets.Order, *store
 	}
 	rows, err := store.OrderTickets(ctx, db, orderID)
 	if err != nil {
-		return tickets.Order{}, nil, err
+		return Order{}, nil, err
 	}
-	doc := tickets.Order{OrderID: o.ID, EventTitle: ev.Title, Venue: ev.Venue, City: ev.City, StartsAt: ev.StartsAt,
+	doc := Order{OrderID: o.ID, EventTitle: ev.Title, Venue: ev.Venue, City: ev.City, StartsAt: ev.StartsAt,
 		Location: loc}
 	for _, t := range rows {
 		seat := t.Category
 		if t.Label != nil {
 			seat = *t.Label
 		}
-		doc.Tickets = append(doc.Tickets, tickets.Ticket{Number: t.Number, Barcode: t.Barcode, Status: t.Status,
-			Seat: seat, Category: t.Category, Price: tickets.FormatMoney(t.Price, o.Currency)})
+		doc.Tickets = append(doc.Tickets, Ticket{Number: t.Number, Barcode: t.Barcode, Status: t.Status,
+			Seat: seat, Category: t.Category, Price: FormatMoney(t.Price, o.Currency)})
 	}
 	return doc, o, nil
 }

@@ -1,9 +1,8 @@
-// Package tickets renders issued tickets: EAN-13 barcodes, QR codes, a
-// printable PDF (one page per ticket) and a self-contained HTML order page.
-//
-// It is pure Go with no database or network access so it can run inside any
-// worker or HTTP handler and be tested in isolation.
-package tickets
+// Package delivery gets an order's tickets to the buyer: the public order
+// page and its access links, the printable PDF (one page per ticket), the
+// EAN-13 barcodes and QR codes, and the tickets e-mail. Rendering needs no
+// database or network; the document is read from the store.
+package delivery
 
 import (
 	"strings"

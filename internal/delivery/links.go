@@ -1,4 +1,4 @@
-// Package orderlink makes the public order page links: /o/{id}?access_token=…
+// The public order page links: /o/{id}?access_token=…
 //
 // A token is 32 random bytes per order. The store keeps its SHA-256, which
 // is all a link is checked against (in constant time), and a copy sealed
@@ -6,7 +6,7 @@
 // again (tickets' order_url, the e-mail). Checking never needs the secret:
 // rotating it breaks no link already sent. Listing the previous secrets
 // keeps links of older orders showable.
-package orderlink
+package delivery
 
 import (
 	"crypto/aes"
@@ -72,7 +72,7 @@ func (k *Keyring) NewToken() (token string, hash, sealed []byte, err error) {
 		return "", nil, nil, fmt.Errorf("order token: %w", err)
 	}
 	sealed = append(append(cur.id[:], nonce...), cur.aead.Seal(nil, nonce, []byte(token), cur.id[:])...)
-	return token, Hash(token), sealed, nil
+	return token, TokenHash(token), sealed, nil
 }
 
 // ErrUnknownKey: the token was sealed with a secret the keyring does not
@@ -85,7 +85,7 @@ var ErrUnknownKey = errors.New("order token sealed with an unknown secret")
 func (k *Keyring) Token(orderID int64, sealed, storedHash []byte) (string, error) {
 	if len(sealed) == 0 {
 		for _, key := range k.keys {
-			if t := legacyToken(key.secret, orderID); Check(storedHash, t) {
+			if t := legacyToken(key.secret, orderID); CheckToken(storedHash, t) {
 				return t, nil
 			}
 		}
@@ -115,15 +115,15 @@ func legacyToken(secret []byte, orderID int64) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// Hash is what the store keeps of a token.
-func Hash(token string) []byte {
+// TokenHash is what the store keeps of a token.
+func TokenHash(token string) []byte {
 	sum := sha256.Sum256([]byte(token))
 	return sum[:]
 }
 
-// Check compares a presented token with the stored hash in constant time.
-func Check(storedHash []byte, token string) bool {
-	return subtle.ConstantTimeCompare(Hash(token), storedHash) == 1
+// CheckToken compares a presented token with the stored hash in constant time.
+func CheckToken(storedHash []byte, token string) bool {
+	return subtle.ConstantTimeCompare(TokenHash(token), storedHash) == 1
 }
 
 // Links builds the public links of orders.

@@ -1,0 +1,41 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"ticketsales/internal/mail"
+)
+
+// TicketsEmail composes the e-mail that brings a production order its
+// tickets: the PDF attached and the order page's link. It returns nil when
+// there is nothing to send (a sandbox order, or one e-mailed already). The
+// Message-ID is the order's, so a send repeated after a crash is the same
+// message.
+func TicketsEmail(ctx context.Context, db bun.IDB, links Links, orderID int64) (*mail.Message, error) {
+	doc, o, err := LoadDocument(ctx, db, orderID)
+	if err != nil {
+		return nil, err
+	}
+	if o.IsTest || o.EmailedAt != nil {
+		return nil, nil
+	}
+	page, err := links.OrderPage(o.ID, o.AccessTokenSealed, o.AccessTokenHash)
+	if err != nil {
+		return nil, err
+	}
+	pdf, err := PDF(doc)
+	if err != nil {
+		return nil, fmt.Errorf("tickets pdf of order %d: %w", orderID, err)
+	}
+	return &mail.Message{
+		To:        o.CustomerEmail,
+		Subject:   fmt.Sprintf("Your tickets: %s", doc.EventTitle),
+		MessageID: fmt.Sprintf("order-%d-tickets@ticketsales", o.ID),
+		Text: fmt.Sprintf("Hello %s,\n\nthank you for your order %d. Your %d ticket(s) for %s are attached.\n"+
+			"You can also open them here: %s\n", o.CustomerFirstName, o.ID, len(doc.Tickets), doc.EventTitle, page),
+		Attachments: []mail.Attachment{{Filename: fmt.Sprintf("tickets-%d.pdf", o.ID), ContentType: "application/pdf", Data: pdf}},
+	}, nil
+}
