@@ -14,10 +14,10 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/gateway"
 	"ticketsales/internal/delivery"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
+	"ticketsales/internal/payment"
 	"ticketsales/store"
 )
 
@@ -28,7 +28,7 @@ type Activities struct {
 	Links  delivery.Links // the order page link in the e-mail
 	// Gateways take back money of gateway orders, each through the gateway
 	// that took it.
-	Gateways gateway.Set
+	Gateways payment.Set
 	// Metrics counts money alerts (nil: none); Log reports them.
 	Metrics *metrics.Registry
 	Log     *slog.Logger
@@ -50,7 +50,7 @@ func final(err error) error {
 		return nil
 	case errors.As(err, &pg) && len(pg.Code) == 5 && pg.Code[:2] == "23":
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeConstraintViolation, err)
-	case errors.Is(err, gateway.ErrRefused):
+	case errors.Is(err, payment.ErrRefused):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeGatewayRefused, err)
 	}
 	return err
@@ -143,7 +143,7 @@ func (a *Activities) ReturnPayment(ctx context.Context, gatewayName, paymentID s
 	if err != nil {
 		return err
 	}
-	return final(gateway.ReturnPayment(ctx, a.DB, a.Gateways, p))
+	return final(payment.ReturnPayment(ctx, a.DB, a.Gateways, p))
 }
 
 // AlertPaymentNotReturned reports a payment the workflow could not give back
@@ -280,7 +280,7 @@ func (a *Activities) ReturnMoney(ctx context.Context, refundID string) error {
 	if o.PaymentID == nil {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("order %d has no gateway payment", r.OrderID), "no_payment", nil)
 	}
-	name := gateway.Test // orders from before the gateway was recorded
+	name := payment.Test // orders from before the gateway was recorded
 	if o.Gateway != nil {
 		name = *o.Gateway
 	}
@@ -319,7 +319,7 @@ func (a *Activities) RefundLatePayment(ctx context.Context, orderID int64, payme
 	if err != nil {
 		return err
 	}
-	name := gateway.Test
+	name := payment.Test
 	if o.Gateway != nil {
 		name = *o.Gateway
 	}
@@ -331,5 +331,5 @@ func (a *Activities) RefundLatePayment(ctx context.Context, orderID int64, payme
 	if p, err = store.SettlePayment(ctx, a.DB, name, p.ID, delivery.NewBarcode); err != nil {
 		return final(err)
 	}
-	return final(gateway.ReturnPayment(ctx, a.DB, a.Gateways, p))
+	return final(payment.ReturnPayment(ctx, a.DB, a.Gateways, p))
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/gateway"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/payment"
 	"ticketsales/sales"
 	"ticketsales/store"
 )
@@ -209,10 +209,10 @@ func (s *Server) registerGatewayCallbacks(api huma.API) {
 			Summary: "Payment result from the gateway (HMAC-signed)", DefaultStatus: http.StatusNoContent, Hidden: true,
 			Errors: []int{http.StatusUnauthorized, http.StatusBadRequest},
 		}, func(ctx context.Context, in *gatewayCallbackInput) (*struct{}, error) {
-			if !gateway.Verify(key, in.RawBody, in.Signature) {
+			if !payment.Verify(key, in.RawBody, in.Signature) {
 				return nil, newProblem(ctx, http.StatusUnauthorized, "unauthenticated", "Bad callback signature.")
 			}
-			var cb gateway.Callback
+			var cb payment.Callback
 			if err := json.Unmarshal(in.RawBody, &cb); err != nil || cb.OrderID == 0 || cb.PaymentID == "" ||
 				(cb.Status != "paid" && cb.Status != "declined") || cb.Amount < 0 {
 				return nil, newProblem(ctx, http.StatusBadRequest, "malformed_request", "Bad callback body.")
@@ -224,9 +224,9 @@ func (s *Server) registerGatewayCallbacks(api huma.API) {
 		})
 	}
 	if s.deps.HostedGateway {
-		register("gateway-callback", gateway.CallbackPath, gateway.Hosted, s.deps.GatewaySecret)
+		register("gateway-callback", payment.CallbackPath, payment.Hosted, s.deps.GatewaySecret)
 	}
 	if s.deps.Gateway != nil {
-		register("test-gateway-callback", gateway.TestCallbackPath, gateway.Test, gateway.TestCallbackKey(s.deps.GatewaySecret))
+		register("test-gateway-callback", payment.TestCallbackPath, payment.Test, payment.TestCallbackKey(s.deps.GatewaySecret))
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/gateway"
+	"ticketsales/internal/payment"
 	"ticketsales/test/testenv"
 	"ticketsales/workflows"
 )
@@ -321,13 +321,13 @@ func TestSandboxOrderIsDeletedAfterItsLifetime(t *testing.T) {
 func TestGatewayCallbackNeedsItsSignature(t *testing.T) {
 	s := testenv.NewStack(t, testenv.Options{HostedGatewayURL: "http://127.0.0.1:1"})
 	body := []byte(`{"payment_id": "pay_x", "order_id": 1, "status": "paid", "amount": 100, "currency": "RUB"}`)
-	for _, path := range []string{gateway.CallbackPath, gateway.TestCallbackPath} {
+	for _, path := range []string{payment.CallbackPath, payment.TestCallbackPath} {
 		// The other gateway's key is as wrong as none: neither speaks for the other.
-		otherKey := gateway.TestCallbackKey(testenv.GatewaySecret)
-		if path == gateway.TestCallbackPath {
+		otherKey := payment.TestCallbackKey(testenv.GatewaySecret)
+		if path == payment.TestCallbackPath {
 			otherKey = testenv.GatewaySecret
 		}
-		for _, sig := range []string{"", "sha256=00", "sha256=" + strings.Repeat("ab", 32), gateway.Sign(otherKey, body)} {
+		for _, sig := range []string{"", "sha256=00", "sha256=" + strings.Repeat("ab", 32), payment.Sign(otherKey, body)} {
 			res := s.Do(t, http.MethodPost, path, "", string(body), "X-Gateway-Signature: "+sig)
 			if res.Status != http.StatusUnauthorized && res.Status != http.StatusUnprocessableEntity {
 				t.Fatalf("%s, signature %q: %d %s", path, sig, res.Status, res.Body)

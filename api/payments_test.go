@@ -18,9 +18,9 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/gateway"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/delivery"
+	"ticketsales/internal/payment"
 	"ticketsales/test/testenv"
 	"ticketsales/test/testenv/fakegateway"
 	"ticketsales/workflows"
@@ -126,9 +126,9 @@ func TestProductionPaymentsNeverGoToTheTestGateway(t *testing.T) {
 			t.Fatalf("test gateway page of a production payment: %d", res.Status)
 		}
 		// A callback signed as the test gateway cannot pay it either.
-		body, _ := json.Marshal(gateway.Callback{PaymentID: pay, OrderID: o.ID, Status: "paid", Amount: o.Amount.Amount, Currency: "RUB"})
-		res := f.Do(t, http.MethodPost, gateway.TestCallbackPath, "", string(body),
-			"X-Gateway-Signature: "+gateway.Sign(gateway.TestCallbackKey(testenv.GatewaySecret), body))
+		body, _ := json.Marshal(payment.Callback{PaymentID: pay, OrderID: o.ID, Status: "paid", Amount: o.Amount.Amount, Currency: "RUB"})
+		res := f.Do(t, http.MethodPost, payment.TestCallbackPath, "", string(body),
+			"X-Gateway-Signature: "+payment.Sign(payment.TestCallbackKey(testenv.GatewaySecret), body))
 		if res.Status != http.StatusNoContent {
 			t.Fatalf("test callback: %d %s", res.Status, res.Body)
 		}
@@ -264,9 +264,9 @@ func TestPaymentIsRecordedWhenTemporalIsDown(t *testing.T) {
 	}
 	defer down.Close()
 	cut := f.APIWithTemporal(t, down)
-	body, _ := json.Marshal(gateway.Callback{PaymentID: paymentID, OrderID: o.ID, Status: "paid", Amount: o.Amount.Amount, Currency: "RUB"})
-	res := testenv.Do(t, cut, http.MethodPost, gateway.TestCallbackPath, "", string(body),
-		"X-Gateway-Signature: "+gateway.Sign(gateway.TestCallbackKey(testenv.GatewaySecret), body))
+	body, _ := json.Marshal(payment.Callback{PaymentID: paymentID, OrderID: o.ID, Status: "paid", Amount: o.Amount.Amount, Currency: "RUB"})
+	res := testenv.Do(t, cut, http.MethodPost, payment.TestCallbackPath, "", string(body),
+		"X-Gateway-Signature: "+payment.Sign(payment.TestCallbackKey(testenv.GatewaySecret), body))
 	if res.Status != http.StatusNoContent {
 		t.Fatalf("callback with Temporal down: %d %s", res.Status, res.Body)
 	}

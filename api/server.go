@@ -17,10 +17,10 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/gateway"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/metrics"
+	"ticketsales/internal/payment"
 	"ticketsales/internal/ratelimit"
 	"ticketsales/internal/requestlog"
 	"ticketsales/sales"
@@ -41,7 +41,7 @@ type Deps struct {
 	// not mounted: sandbox disabled outside development). HostedGateway says
 	// a hosted provider takes production payments. GatewaySecret verifies
 	// their callbacks (the test gateway's through TestCallbackKey).
-	Gateway       *gateway.TestGateway
+	Gateway       *payment.TestGateway
 	HostedGateway bool
 	GatewaySecret []byte
 	// SandboxEnabled serves sandbox keys; without it they are refused.

@@ -12,9 +12,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/gateway"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/delivery"
+	"ticketsales/internal/payment"
 	"ticketsales/internal/pricing"
 	"ticketsales/store"
 	"ticketsales/workflows"
@@ -28,7 +28,7 @@ type OrderSettings struct {
 	// Gateways take gateway payments: sandbox orders always use the test
 	// gateway, production orders the hosted one, or the test gateway only
 	// when TestGatewayForProduction is on (APP_ENV=development).
-	Gateways                 gateway.Set
+	Gateways                 payment.Set
 	TestGatewayForProduction bool
 	// RefundRetryBudget is how long a refund retries the gateway before it
 	// is marked failed (0: the workflow's default, a day); RefundWait is how
@@ -133,13 +133,13 @@ func (s *Service) Links() delivery.Links { return s.Orders.Links }
 // never the test gateway for real money, unless in development.
 func (s *Service) gatewayFor(p *apikey.Principal) (string, error) {
 	switch {
-	case p.IsTest() && s.Orders.Gateways[gateway.Test] != nil:
-		return gateway.Test, nil
+	case p.IsTest() && s.Orders.Gateways[payment.Test] != nil:
+		return payment.Test, nil
 	case p.IsTest():
-	case s.Orders.Gateways[gateway.Hosted] != nil:
-		return gateway.Hosted, nil
-	case s.Orders.TestGatewayForProduction && s.Orders.Gateways[gateway.Test] != nil:
-		return gateway.Test, nil
+	case s.Orders.Gateways[payment.Hosted] != nil:
+		return payment.Hosted, nil
+	case s.Orders.TestGatewayForProduction && s.Orders.Gateways[payment.Test] != nil:
+		return payment.Test, nil
 	}
 	return "", fmt.Errorf("%s key: %w", p.Environment, ErrGatewayUnavailable)
 }
@@ -238,7 +238,7 @@ func (s *Service) startSaga(ctx context.Context, o *store.Order, title string) e
 		if err != nil {
 			return fmt.Errorf("create payment: %w: %w", ErrUnavailable, err)
 		}
-		pay, err := gw.CreatePayment(ctx, gateway.PaymentRequest{OrderID: o.ID, Amount: o.Amount,
+		pay, err := gw.CreatePayment(ctx, payment.PaymentRequest{OrderID: o.ID, Amount: o.Amount,
 			Currency: o.Currency, Description: fmt.Sprintf("%s, order %d", title, o.ID)})
 		if err != nil {
 			return fmt.Errorf("create payment: %w: %w", ErrUnavailable, err)

@@ -11,8 +11,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/gateway"
 	"ticketsales/internal/delivery"
+	"ticketsales/internal/payment"
 	"ticketsales/store"
 	"ticketsales/workflows"
 )
@@ -25,7 +25,7 @@ import (
 // later: the report is still acknowledged, since it is on record. Declines
 // move no money and are not signalled, so a buyer clicking Decline cannot
 // grow the workflow's history.
-func (s *Service) ReceivePayment(ctx context.Context, gatewayName string, cb gateway.Callback) error {
+func (s *Service) ReceivePayment(ctx context.Context, gatewayName string, cb payment.Callback) error {
 	if cb.Status != "paid" {
 		s.log.InfoContext(ctx, "gateway payment declined", "gateway", gatewayName, "payment_id", cb.PaymentID, "order_id", cb.OrderID)
 		return nil
@@ -53,7 +53,7 @@ func (s *Service) ReceivePayment(ctx context.Context, gatewayName string, cb gat
 type PaymentSweep struct {
 	DB       *bun.DB
 	Temporal client.Client
-	Gateways gateway.Set
+	Gateways payment.Set
 }
 
 // PaymentsSwept counts what one sweep did.
@@ -91,7 +91,7 @@ func (w PaymentSweep) Run(ctx context.Context, grace time.Duration) (PaymentsSwe
 			out.Settled++
 		}
 		if p.Status == store.PaymentRefundDue {
-			if err := gateway.ReturnPayment(ctx, w.DB, w.Gateways, p); err != nil {
+			if err := payment.ReturnPayment(ctx, w.DB, w.Gateways, p); err != nil {
 				errs = append(errs, err)
 				continue
 			}

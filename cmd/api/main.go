@@ -19,12 +19,12 @@ import (
 	"go.temporal.io/sdk/log"
 
 	"ticketsales/api"
-	"ticketsales/gateway"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/config"
 	"ticketsales/internal/delivery"
 	"ticketsales/internal/metrics"
+	"ticketsales/internal/payment"
 	"ticketsales/internal/ratelimit"
 	"ticketsales/internal/requestlog"
 	"ticketsales/sales"
@@ -96,7 +96,7 @@ func run() error {
 	sl.Starter = sales.NewStarter(bookkeeping, tc, logger, cfg.TaskQueue, cfg.StartQueue, cfg.StartWorkers)
 	sl.Starter.Run()
 	sl.CacheSaleContext(cfg.SaleCacheTTL)
-	gateways, testGateway := gateway.NewSet(db, logger, cfg.Gateways())
+	gateways, testGateway := payment.NewSet(db, logger, cfg.Gateways())
 	sl.Orders = sales.OrderSettings{PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
 		Links: delivery.Links{BaseURL: cfg.PublicBaseURL, Keys: tokenKeys}, Gateways: gateways,
 		TestGatewayForProduction: cfg.Development(), RefundRetryBudget: cfg.RefundRetryBudget}

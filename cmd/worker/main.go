@@ -16,11 +16,11 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"ticketsales/activities"
-	"ticketsales/gateway"
 	"ticketsales/internal/config"
 	"ticketsales/internal/delivery"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
+	"ticketsales/internal/payment"
 	"ticketsales/sales"
 	"ticketsales/store"
 	"ticketsales/worker"
@@ -82,7 +82,7 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("mailer: %w", err)
 	}
-	gateways, _ := gateway.NewSet(db, logger, cfg.Gateways())
+	gateways, _ := payment.NewSet(db, logger, cfg.Gateways())
 	w := worker.New(c, cfg.TaskQueue, &activities.Activities{DB: db, Mailer: mailer,
 		Links: delivery.Links{BaseURL: cfg.PublicBaseURL, Keys: tokenKeys}, Gateways: gateways, Metrics: reg, Log: logger})
 	refunds := sales.New(db, c, logger, time.Now)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/caarlos0/env/v11"
 
-	"ticketsales/gateway"
+	"ticketsales/internal/payment"
 )
 
 // DefaultDatabaseURL is the local Postgres the scripts look for first.
@@ -116,8 +116,8 @@ func Load() (Config, error) {
 
 // Gateways are the payment gateway settings: the test gateway runs where
 // sandbox keys are served, or in development.
-func (c Config) Gateways() gateway.Settings {
-	return gateway.Settings{PublicBaseURL: c.PublicBaseURL, Secret: []byte(c.GatewaySecret), HostedURL: c.GatewayURL,
+func (c Config) Gateways() payment.Settings {
+	return payment.Settings{PublicBaseURL: c.PublicBaseURL, Secret: []byte(c.GatewaySecret), HostedURL: c.GatewayURL,
 		HostedAPIKey: c.GatewayAPIKey, WithTest: c.SandboxEnabled || c.Development()}
 }
 

@@ -18,13 +18,13 @@ import (
 
 	"ticketsales/activities"
 	"ticketsales/api"
-	"ticketsales/gateway"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/delivery"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
+	"ticketsales/internal/payment"
 	"ticketsales/internal/ratelimit"
 	"ticketsales/internal/requestlog"
 	"ticketsales/sales"
@@ -42,8 +42,8 @@ type Stack struct {
 	RequestLog *requestlog.Writer
 	Sales      *sales.Service
 	Catalog    *catalog.Service
-	Gateway    *gateway.TestGateway // nil: not mounted
-	Gateways   gateway.Set
+	Gateway    *payment.TestGateway // nil: not mounted
+	Gateways   payment.Set
 	Mailer     mail.Sender // nil: production orders cannot be mailed
 	// Metrics is the registry the api records into; cmd/api serves it on
 	// a listener of its own, not on URL.
@@ -187,7 +187,7 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Gateways, s.Gateway = gateway.NewSet(db, log, gateway.Settings{PublicBaseURL: base, Secret: GatewaySecret,
+	s.Gateways, s.Gateway = payment.NewSet(db, log, payment.Settings{PublicBaseURL: base, Secret: GatewaySecret,
 		HostedURL: o.HostedGatewayURL, HostedAPIKey: "test-provider-key", WithTest: !o.SandboxDisabled || !o.Production})
 	s.Sales.Orders.Links = delivery.Links{BaseURL: base, Keys: keys}
 	s.Sales.Orders.Gateways = s.Gateways

@@ -1,5 +1,5 @@
 // Package fakegateway is a hosted-payment-page provider for tests: it speaks
-// the protocol gateway.HostedGateway expects, keeps payments and refunds in
+// the protocol payment.HostedGateway expects, keeps payments and refunds in
 // memory, and reports payments to the service with signed callbacks.
 package fakegateway
 
@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"ticketsales/gateway"
+	"ticketsales/internal/payment"
 )
 
 // Provider is the fake provider.
@@ -24,19 +24,19 @@ type Provider struct {
 	FailRefunds int
 
 	mu       sync.Mutex
-	payments map[string]*payment
+	payments map[string]*providerPayment
 	refunds  map[string]int64 // by idempotency key
 	next     int
 }
 
-type payment struct {
+type providerPayment struct {
 	id, reference, currency, callbackURL string
 	orderID, amount, refunded            int64
 }
 
 // Start serves a provider until the test ends.
 func Start(t testing.TB, secret []byte) *Provider {
-	p := &Provider{Secret: secret, payments: map[string]*payment{}, refunds: map[string]int64{}}
+	p := &Provider{Secret: secret, payments: map[string]*providerPayment{}, refunds: map[string]int64{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /payments", p.create)
 	mux.HandleFunc("POST /payments/{id}/refunds", p.refund)
@@ -61,7 +61,7 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 	fmt.Sscanf(strings.TrimPrefix(in.Reference, "order-"), "%d", &orderID)
 	p.mu.Lock()
 	// The same Idempotency-Key returns the payment made for it.
-	var pay *payment
+	var pay *providerPayment
 	for _, x := range p.payments {
 		if x.reference == in.Reference {
 			pay = x
@@ -69,7 +69,7 @@ func (p *Provider) create(w http.ResponseWriter, r *http.Request) {
 	}
 	if pay == nil {
 		p.next++
-		pay = &payment{id: fmt.Sprintf("hp_%d", p.next), reference: in.Reference, currency: in.Currency,
+		pay = &providerPayment{id: fmt.Sprintf("hp_%d", p.next), reference: in.Reference, currency: in.Currency,
 			callbackURL: in.CallbackURL, orderID: orderID, amount: in.Amount}
 		p.payments[pay.id] = pay
 	}
@@ -149,10 +149,10 @@ func (p *Provider) Pay(t testing.TB, paymentID string) int {
 	if pay == nil {
 		t.Fatalf("fake provider: no payment %s", paymentID)
 	}
-	body, _ := json.Marshal(gateway.Callback{PaymentID: pay.id, OrderID: pay.orderID, Status: "paid", Amount: pay.amount, Currency: pay.currency})
+	body, _ := json.Marshal(payment.Callback{PaymentID: pay.id, OrderID: pay.orderID, Status: "paid", Amount: pay.amount, Currency: pay.currency})
 	req, _ := http.NewRequest(http.MethodPost, pay.callbackURL, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(gateway.SignatureHeader, gateway.Sign(p.Secret, body))
+	req.Header.Set(payment.SignatureHeader, payment.Sign(p.Secret, body))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("fake provider: callback: %v", err)

@@ -1,4 +1,4 @@
-package gateway
+package payment
 
 import (
 	"bytes"

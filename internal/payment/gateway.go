@@ -1,10 +1,10 @@
-// Package gateway is the payment gateway seam: the service creates a payment
+// Package payment is the payment gateway seam: the service creates a payment
 // for a gateway order (the buyer pays at its URL), the gateway reports the
 // result in a signed callback, and money goes back through it. Two
-// implementations: the built-in test gateway (sandbox orders; production
-// orders only in development) and a hosted-payment-page provider reached
-// over HTTP (production).
-package gateway
+// gateways: the built-in test gateway (sandbox orders; production orders
+// only in development) and a hosted-payment-page provider reached over HTTP
+// (production).
+package payment
 
 import (
 	"context"

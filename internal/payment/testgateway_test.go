@@ -1,4 +1,4 @@
-package gateway_test
+package payment_test
 
 import (
 	"context"
@@ -12,20 +12,20 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/gateway"
+	"ticketsales/internal/payment"
 	"ticketsales/test/testenv"
 )
 
 func TestRefundReturnsMoneyOncePerKey(t *testing.T) {
 	ctx := context.Background()
 	db, _ := testenv.DB(t)
-	g := &gateway.TestGateway{DB: db, BaseURL: "http://gw.test"}
-	p, err := g.CreatePayment(ctx, gateway.PaymentRequest{OrderID: 1, Amount: 1000, Currency: "RUB", Description: "x"})
+	g := &payment.TestGateway{DB: db, BaseURL: "http://gw.test"}
+	p, err := g.CreatePayment(ctx, payment.PaymentRequest{OrderID: 1, Amount: 1000, Currency: "RUB", Description: "x"})
 	if err != nil || p.URL != "http://gw.test/pay/"+p.ID {
 		t.Fatalf("create: %+v %v", p, err)
 	}
 	// Nothing is refunded from an unpaid payment.
-	if err := g.Refund(ctx, p.ID, "rf_0", 100); !errors.Is(err, gateway.ErrRefundExceedsPayment) {
+	if err := g.Refund(ctx, p.ID, "rf_0", 100); !errors.Is(err, payment.ErrRefundExceedsPayment) {
 		t.Fatalf("refund of an unpaid payment: %v", err)
 	}
 	if _, err := db.ExecContext(ctx, "UPDATE gateway_payments SET status = 'paid' WHERE id = ?", p.ID); err != nil {
@@ -36,7 +36,7 @@ func TestRefundReturnsMoneyOncePerKey(t *testing.T) {
 			t.Fatalf("refund #%d: %v", i+1, err)
 		}
 	}
-	if err := g.Refund(ctx, p.ID, "rf_2", 500); !errors.Is(err, gateway.ErrRefundExceedsPayment) {
+	if err := g.Refund(ctx, p.ID, "rf_2", 500); !errors.Is(err, payment.ErrRefundExceedsPayment) {
 		t.Fatalf("over-refund: %v", err)
 	}
 	if err := g.Refund(ctx, p.ID, "rf_3", 400); err != nil {
@@ -50,11 +50,11 @@ func TestRefundReturnsMoneyOncePerKey(t *testing.T) {
 
 func TestCallbackSignature(t *testing.T) {
 	secret, body := []byte("s3cret"), []byte(`{"payment_id":"pay_1","order_id":1,"status":"paid"}`)
-	sig := gateway.Sign(secret, body)
-	if !gateway.Verify(secret, body, sig) {
+	sig := payment.Sign(secret, body)
+	if !payment.Verify(secret, body, sig) {
 		t.Fatal("a correct signature was refused")
 	}
-	if gateway.Verify([]byte("other"), body, sig) || gateway.Verify(secret, append(body, ' '), sig) || gateway.Verify(secret, body, "") {
+	if payment.Verify([]byte("other"), body, sig) || payment.Verify(secret, append(body, ' '), sig) || payment.Verify(secret, body, "") {
 		t.Fatal("a wrong signature was accepted")
 	}
 }
@@ -68,10 +68,10 @@ func TestTakenPaymentIsReportedUntilAcknowledged(t *testing.T) {
 	defer cancel()
 	db, _ := testenv.DB(t)
 	var mu sync.Mutex
-	var got []gateway.Callback
+	var got []payment.Callback
 	up := true
 	service := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var cb gateway.Callback
+		var cb payment.Callback
 		_ = json.NewDecoder(r.Body).Decode(&cb)
 		mu.Lock()
 		defer mu.Unlock()
@@ -83,10 +83,10 @@ func TestTakenPaymentIsReportedUntilAcknowledged(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer service.Close()
-	g := &gateway.TestGateway{DB: db, CallbackURL: service.URL, Secret: []byte("k"), Log: slog.Default()}
+	g := &payment.TestGateway{DB: db, CallbackURL: service.URL, Secret: []byte("k"), Log: slog.Default()}
 	pages := httptest.NewServer(g.Handler())
 	defer pages.Close()
-	p, err := g.CreatePayment(ctx, gateway.PaymentRequest{OrderID: 7, Amount: 1000, Currency: "RUB", Description: "x"})
+	p, err := g.CreatePayment(ctx, payment.PaymentRequest{OrderID: 7, Amount: 1000, Currency: "RUB", Description: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
