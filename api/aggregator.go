@@ -12,7 +12,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
-	"ticketsales/sales"
+	"ticketsales/internal/sales"
 )
 
 // The aggregator adapter: the same reservations and sales as /v1, in the

@@ -11,7 +11,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/payment"
-	"ticketsales/sales"
+	"ticketsales/internal/sales"
 	"ticketsales/store"
 )
 

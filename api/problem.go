@@ -10,7 +10,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/sales"
+	"ticketsales/internal/sales"
 	"ticketsales/store"
 )
 

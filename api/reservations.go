@@ -7,7 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"ticketsales/internal/apikey"
-	"ticketsales/sales"
+	"ticketsales/internal/sales"
 )
 
 type createReservationInput struct {

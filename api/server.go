@@ -23,7 +23,7 @@ import (
 	"ticketsales/internal/payment"
 	"ticketsales/internal/ratelimit"
 	"ticketsales/internal/requestlog"
-	"ticketsales/sales"
+	"ticketsales/internal/sales"
 )
 
 // Deps are what the API serves from.

@@ -11,7 +11,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
-	"ticketsales/sales"
+	"ticketsales/internal/sales"
 	"ticketsales/store"
 	"ticketsales/worker"
 	"ticketsales/workflows"

@@ -8,7 +8,7 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/sales"
+	"ticketsales/internal/sales"
 	"ticketsales/store"
 )
 

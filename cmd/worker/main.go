@@ -21,7 +21,7 @@ import (
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/payment"
-	"ticketsales/sales"
+	"ticketsales/internal/sales"
 	"ticketsales/store"
 	"ticketsales/worker"
 )

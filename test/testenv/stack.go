@@ -27,7 +27,7 @@ import (
 	"ticketsales/internal/payment"
 	"ticketsales/internal/ratelimit"
 	"ticketsales/internal/requestlog"
-	"ticketsales/sales"
+	"ticketsales/internal/sales"
 	"ticketsales/store"
 	"ticketsales/worker"
 )
