@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"ticketsales/internal/delivery"
+	"ticketsales/internal/delivery/email"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/payment"
@@ -216,7 +217,7 @@ func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error 
 	if a.Mailer == nil {
 		return temporal.NewNonRetryableApplicationError("no mailer configured", "no_mailer", nil)
 	}
-	msg, err := delivery.TicketsEmail(ctx, a.DB, a.Links, orderID)
+	msg, err := email.Tickets(ctx, a.DB, a.Links, orderID)
 	if err != nil || msg == nil {
 		return err // nil: a sandbox order, or e-mailed already
 	}

@@ -10,7 +10,7 @@ import (
 
 	"ticketsales/internal/payment"
 	"ticketsales/test/testenv"
-	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 type order struct {
@@ -191,8 +191,8 @@ func TestCancelUnpaidOrderFreesSeats(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	f.Sales.Orders.SandboxLifetime = 0
-	var st workflows.OrderStatus
-	v, err := f.Temporal.QueryWorkflow(ctx, workflows.OrderWorkflowID(ob.Data.ID), "", workflows.StatusQuery)
+	var st contract.OrderStatus
+	v, err := f.Temporal.QueryWorkflow(ctx, contract.OrderWorkflowID(ob.Data.ID), "", contract.StatusQuery)
 	if err != nil || v.Get(&st) != nil || st.Status != "cancelled" {
 		t.Fatalf("order workflow status: %+v %v", st, err)
 	}

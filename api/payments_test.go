@@ -23,7 +23,7 @@ import (
 	"ticketsales/internal/payment"
 	"ticketsales/test/testenv"
 	"ticketsales/test/testenv/fakegateway"
-	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 // gatewayOrder reserves a seat and orders it with payment=gateway.
@@ -290,7 +290,7 @@ func TestPaymentAfterTheSagaEndedGoesBack(t *testing.T) {
 	f.Sales.Orders.PaymentWindow = 3 * time.Second
 	f.StartWorker(t)
 	o := f.gatewayOrder(t, f.keyA, "parterre-2-7")
-	if err := f.Temporal.TerminateWorkflow(context.Background(), workflows.OrderWorkflowID(o.ID), "", "test: the saga is gone"); err != nil {
+	if err := f.Temporal.TerminateWorkflow(context.Background(), contract.OrderWorkflowID(o.ID), "", "test: the saga is gone"); err != nil {
 		t.Fatal(err)
 	}
 	payOnTestGateway(t, o.PaymentURL, "pay")
@@ -319,7 +319,7 @@ func TestDeclineClicksDoNotGrowTheWorkflowHistory(t *testing.T) {
 	payOnTestGateway(t, o.PaymentURL, "pay")
 	f.awaitOrderStatus(t, f.keyA, o.ID, "paid")
 	signals := 0
-	it := f.Temporal.GetWorkflowHistory(context.Background(), workflows.OrderWorkflowID(o.ID), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := f.Temporal.GetWorkflowHistory(context.Background(), contract.OrderWorkflowID(o.ID), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/test/testenv"
-	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 type reservation struct {
@@ -377,11 +377,11 @@ func TestWorkerExpiresTheHold(t *testing.T) {
 	if res.Status != 201 {
 		t.Fatalf("reserve: %d %s", res.Status, res.Body)
 	}
-	f.AwaitWorkflow(t, workflows.ReservationWorkflowID(r.Data.ID))
-	run := f.Temporal.GetWorkflow(context.Background(), workflows.ReservationWorkflowID(r.Data.ID), "")
+	f.AwaitWorkflow(t, contract.ReservationWorkflowID(r.Data.ID))
+	run := f.Temporal.GetWorkflow(context.Background(), contract.ReservationWorkflowID(r.Data.ID), "")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var result workflows.ReservationStatus
+	var result contract.ReservationStatus
 	if err := run.Get(ctx, &result); err != nil {
 		t.Fatalf("reservation workflow: %v", err)
 	}
@@ -395,7 +395,7 @@ func TestWorkerExpiresTheHold(t *testing.T) {
 	if result.Status != "expired" || stored != "expired" || seat != "free" {
 		t.Fatalf("after expiry: workflow %q, stored %q, seat %q", result.Status, stored, seat)
 	}
-	desc, err := f.Temporal.DescribeWorkflowExecution(context.Background(), workflows.ReservationWorkflowID(r.Data.ID), "")
+	desc, err := f.Temporal.DescribeWorkflowExecution(context.Background(), contract.ReservationWorkflowID(r.Data.ID), "")
 	if err != nil || desc.WorkflowExecutionInfo.Status != enums.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		t.Fatalf("describe: %v %v", desc, err)
 	}

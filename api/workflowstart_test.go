@@ -14,7 +14,7 @@ import (
 	"ticketsales/internal/sales"
 	"ticketsales/store"
 	"ticketsales/worker"
-	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 // stalledStarter makes holds queue for a start that never comes: the api
@@ -31,7 +31,7 @@ func (f *fixture) holdWithoutWorkflow(t *testing.T, seat string) string {
 	}
 	var r reservationBody
 	res.Decode(t, &r)
-	_, err := f.Temporal.DescribeWorkflowExecution(context.Background(), workflows.ReservationWorkflowID(r.Data.ID), "")
+	_, err := f.Temporal.DescribeWorkflowExecution(context.Background(), contract.ReservationWorkflowID(r.Data.ID), "")
 	var nf *serviceerror.NotFound
 	if !errors.As(err, &nf) {
 		t.Fatalf("the stalled hold has a workflow already: %v", err)
@@ -48,12 +48,12 @@ func (f *fixture) workflowStarted(t *testing.T, id string) bool {
 	return started
 }
 
-func (f *fixture) reservationResult(t *testing.T, id string) workflows.ReservationStatus {
+func (f *fixture) reservationResult(t *testing.T, id string) contract.ReservationStatus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var out workflows.ReservationStatus
-	if err := f.Temporal.GetWorkflow(ctx, workflows.ReservationWorkflowID(id), "").Get(ctx, &out); err != nil {
+	var out contract.ReservationStatus
+	if err := f.Temporal.GetWorkflow(ctx, contract.ReservationWorkflowID(id), "").Get(ctx, &out); err != nil {
 		t.Fatalf("workflow of %s: %v", id, err)
 	}
 	return out
@@ -68,7 +68,7 @@ func TestHoldWorkflowStartsAfterTheAnswerAndIsRecorded(t *testing.T) {
 	if res.Status != http.StatusCreated {
 		t.Fatalf("reserve: %d %s", res.Status, res.Body)
 	}
-	f.AwaitWorkflow(t, workflows.ReservationWorkflowID(r.Data.ID))
+	f.AwaitWorkflow(t, contract.ReservationWorkflowID(r.Data.ID))
 	for deadline := time.Now().Add(10 * time.Second); !f.workflowStarted(t, r.Data.ID); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the started workflow was never recorded on the reservation")
@@ -87,7 +87,7 @@ func TestSweepStartsTheWorkflowsACrashedAPINeverStarted(t *testing.T) {
 	reaper := worker.Reaper{DB: f.DB, Temporal: f.Temporal, TaskQueue: f.TaskQueue,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Grace: 0}
 	reaper.Once(context.Background())
-	desc, err := f.Temporal.DescribeWorkflowExecution(context.Background(), workflows.ReservationWorkflowID(id), "")
+	desc, err := f.Temporal.DescribeWorkflowExecution(context.Background(), contract.ReservationWorkflowID(id), "")
 	if err != nil {
 		t.Fatalf("after the sweep: %v", err)
 	}
@@ -105,7 +105,7 @@ func TestSweepStartsTheWorkflowsACrashedAPINeverStarted(t *testing.T) {
 	if got := f.reservationResult(t, id); got.Status != store.ReservationReleased {
 		t.Fatalf("swept workflow ended %q", got.Status)
 	}
-	again, _ := f.Temporal.DescribeWorkflowExecution(context.Background(), workflows.ReservationWorkflowID(id), "")
+	again, _ := f.Temporal.DescribeWorkflowExecution(context.Background(), contract.ReservationWorkflowID(id), "")
 	if again.WorkflowExecutionInfo.Execution.RunId != desc.WorkflowExecutionInfo.Execution.RunId {
 		t.Fatal("the release started a second run")
 	}
@@ -133,7 +133,7 @@ func TestHoldEndedBeforeItsWorkflowStartedStillShowsInTemporal(t *testing.T) {
 	}
 
 	// The start the dead api owed comes late: it must not run the hold again.
-	first, _ := f.Temporal.DescribeWorkflowExecution(context.Background(), workflows.ReservationWorkflowID(released), "")
+	first, _ := f.Temporal.DescribeWorkflowExecution(context.Background(), contract.ReservationWorkflowID(released), "")
 	r, _, err := store.GetReservation(context.Background(), f.DB, f.companyA, released)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestHoldEndedBeforeItsWorkflowStartedStillShowsInTemporal(t *testing.T) {
 	if err := sales.StartReservationWorkflow(context.Background(), f.Temporal, f.TaskQueue, r); err != nil {
 		t.Fatalf("late start: %v", err)
 	}
-	after, _ := f.Temporal.DescribeWorkflowExecution(context.Background(), workflows.ReservationWorkflowID(released), "")
+	after, _ := f.Temporal.DescribeWorkflowExecution(context.Background(), contract.ReservationWorkflowID(released), "")
 	if after.WorkflowExecutionInfo.Execution.RunId != first.WorkflowExecutionInfo.Execution.RunId {
 		t.Fatal("a late start ran a closed hold's workflow again")
 	}

@@ -6,9 +6,11 @@ import (
 
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"ticketsales/activities"
 	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 // New returns a worker on the task queue with every workflow and activity
@@ -22,14 +24,15 @@ func New(c client.Client, taskQueue string, acts *activities.Activities) sdkwork
 	return w
 }
 
-// Register adds every workflow and activity to a registry (a worker, or a
-// replayer or test environment).
+// Register adds every workflow, under the name the contract gives it, and
+// every activity to a registry (a worker, or a replayer or test
+// environment).
 func Register(r interface {
-	RegisterWorkflow(any)
+	RegisterWorkflowWithOptions(any, workflow.RegisterOptions)
 	RegisterActivity(any)
 }, acts *activities.Activities) {
-	r.RegisterWorkflow(workflows.Reservation)
-	r.RegisterWorkflow(workflows.Order)
-	r.RegisterWorkflow(workflows.Refund)
+	r.RegisterWorkflowWithOptions(workflows.Reservation, workflow.RegisterOptions{Name: contract.ReservationWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.Order, workflow.RegisterOptions{Name: contract.OrderWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.Refund, workflow.RegisterOptions{Name: contract.RefundWorkflow})
 	r.RegisterActivity(acts)
 }

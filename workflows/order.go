@@ -9,15 +9,16 @@ import (
 
 	"ticketsales/activities"
 	"ticketsales/store"
+	"ticketsales/workflows/contract"
 )
 
 // orderWorkflow is the saga of one order: the payment window, payment by
 // the gateway (signal) or by the partner (confirm update), ticket issue,
 // e-mail for production orders, and the sandbox order's one-day deletion.
 type orderWorkflow struct {
-	in        OrderInput
-	state     OrderStatus
-	payments  []PaymentEvent
+	in        contract.OrderInput
+	state     contract.OrderStatus
+	payments  []contract.PaymentEvent
 	cancel    bool
 	paying    bool
 	paidWith  string // the payment that paid the order
@@ -48,11 +49,11 @@ var activityOptions = workflow.ActivityOptions{
 }
 
 // Order is the workflow of one order, id "order/{id}".
-func Order(ctx workflow.Context, in OrderInput) (OrderStatus, error) {
+func Order(ctx workflow.Context, in contract.OrderInput) (contract.OrderStatus, error) {
 	if in.OrderID == 0 || in.ExpiresAt.IsZero() {
-		return OrderStatus{}, temporal.NewNonRetryableApplicationError("order id and deadline are required", "invalid_input", nil)
+		return contract.OrderStatus{}, temporal.NewNonRetryableApplicationError("order id and deadline are required", "invalid_input", nil)
 	}
-	w := &orderWorkflow{in: in, state: OrderStatus{OrderID: in.OrderID, Status: "pending_payment"}}
+	w := &orderWorkflow{in: in, state: contract.OrderStatus{OrderID: in.OrderID, Status: "pending_payment"}}
 	ctx = workflow.WithActivityOptions(ctx, activityOptions)
 	if err := w.setup(ctx); err != nil {
 		return w.state, err
@@ -61,24 +62,24 @@ func Order(ctx workflow.Context, in OrderInput) (OrderStatus, error) {
 }
 
 func (w *orderWorkflow) setup(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (OrderStatus, error) { return w.state, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, contract.StatusQuery, func() (contract.OrderStatus, error) { return w.state, nil }); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, ConfirmUpdate, w.confirm, workflow.UpdateHandlerOptions{
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, contract.ConfirmUpdate, w.confirm, workflow.UpdateHandlerOptions{
 		Validator: w.validateConfirm,
 	}); err != nil {
 		return err
 	}
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		ch := workflow.GetSignalChannel(ctx, PaymentSignal)
+		ch := workflow.GetSignalChannel(ctx, contract.PaymentSignal)
 		for {
-			var p PaymentEvent
+			var p contract.PaymentEvent
 			ch.Receive(ctx, &p)
 			w.payments = append(w.payments, p)
 		}
 	})
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		workflow.GetSignalChannel(ctx, OrderCancelledSignal).Receive(ctx, nil)
+		workflow.GetSignalChannel(ctx, contract.OrderCancelledSignal).Receive(ctx, nil)
 		w.cancel = true
 	})
 	return nil
@@ -86,20 +87,20 @@ func (w *orderWorkflow) setup(ctx workflow.Context) error {
 
 // validateConfirm rejects a wrong amount or a closed order before the
 // update enters history.
-func (w *orderWorkflow) validateConfirm(_ workflow.Context, in ConfirmInput) error {
+func (w *orderWorkflow) validateConfirm(_ workflow.Context, in contract.ConfirmInput) error {
 	switch {
 	case in.PaidAmount != w.in.Amount:
-		return temporal.NewApplicationError("paid_amount differs from the order amount", ErrTypeAmountMismatch)
+		return temporal.NewApplicationError("paid_amount differs from the order amount", contract.ErrTypeAmountMismatch)
 	case w.state.Status == "cancelled":
-		return temporal.NewApplicationError("the order was cancelled", ErrTypeOrderExpired)
+		return temporal.NewApplicationError("the order was cancelled", contract.ErrTypeOrderExpired)
 	case w.state.Status != "pending_payment" && w.state.Status != "paid":
-		return temporal.NewApplicationError("the order is "+w.state.Status, ErrTypeInvalidState)
+		return temporal.NewApplicationError("the order is "+w.state.Status, contract.ErrTypeInvalidState)
 	}
 	return nil
 }
 
 // confirm pays the order; a repeat returns the paid order.
-func (w *orderWorkflow) confirm(ctx workflow.Context, in ConfirmInput) (OrderStatus, error) {
+func (w *orderWorkflow) confirm(ctx workflow.Context, in contract.ConfirmInput) (contract.OrderStatus, error) {
 	if err := w.pay(ctx, in.ExternalPaymentID); err != nil {
 		return w.state, err
 	}
@@ -118,7 +119,7 @@ func (w *orderWorkflow) pay(ctx workflow.Context, paymentID string) error {
 		return nil
 	}
 	if w.state.Status != "pending_payment" {
-		return temporal.NewApplicationError("the order is "+w.state.Status, ErrTypeOrderExpired)
+		return temporal.NewApplicationError("the order is "+w.state.Status, contract.ErrTypeOrderExpired)
 	}
 	w.paying = true
 	defer func() { w.paying = false }()
@@ -131,7 +132,7 @@ func (w *orderWorkflow) pay(ctx workflow.Context, paymentID string) error {
 	}
 	if res.Status != "paid" {
 		// The window closed in Postgres's clock: the timer cancels it.
-		return temporal.NewApplicationError("the payment window has closed", ErrTypeOrderExpired)
+		return temporal.NewApplicationError("the payment window has closed", contract.ErrTypeOrderExpired)
 	}
 	w.paidWith = paymentID
 	w.setStatus(ctx, "paid")
@@ -140,12 +141,12 @@ func (w *orderWorkflow) pay(ctx workflow.Context, paymentID string) error {
 
 func (w *orderWorkflow) setStatus(ctx workflow.Context, status string) {
 	w.state.Status = status
-	if err := workflow.UpsertTypedSearchAttributes(ctx, OrderStatusAttr.ValueSet(status)); err != nil {
-		workflow.GetLogger(ctx).Warn("upsert OrderStatus", "err", err)
+	if err := workflow.UpsertTypedSearchAttributes(ctx, contract.OrderStatusAttr.ValueSet(status)); err != nil {
+		workflow.GetLogger(ctx).Warn("upsert contract.OrderStatus", "err", err)
 	}
 }
 
-func (w *orderWorkflow) run(ctx workflow.Context) (OrderStatus, error) {
+func (w *orderWorkflow) run(ctx workflow.Context) (contract.OrderStatus, error) {
 	log := workflow.GetLogger(ctx)
 	var a *activities.Activities
 	for w.state.Status == "pending_payment" {
@@ -226,7 +227,7 @@ func (w *orderWorkflow) run(ctx workflow.Context) (OrderStatus, error) {
 // settle applies a recorded gateway payment to the order, or gives it back
 // when the order cannot take it (closed, paid by another payment, another
 // amount, a seat lost): SettlePayment decides in one transaction.
-func (w *orderWorkflow) settle(ctx workflow.Context, p PaymentEvent) error {
+func (w *orderWorkflow) settle(ctx workflow.Context, p contract.PaymentEvent) error {
 	var a *activities.Activities
 	var res activities.SettleResult
 	if err := workflow.ExecuteActivity(ctx, a.SettlePayment, p.Gateway, p.PaymentID).Get(ctx, &res); err != nil {
@@ -250,7 +251,7 @@ func (w *orderWorkflow) settle(ctx workflow.Context, p PaymentEvent) error {
 // giveBack returns a payment due back, beside the order's own work so a slow
 // gateway holds nothing up; the workflow ends only after it. When the
 // retries run out, operators are alerted and the reaper goes on returning it.
-func (w *orderWorkflow) giveBack(ctx workflow.Context, p PaymentEvent) {
+func (w *orderWorkflow) giveBack(ctx workflow.Context, p contract.PaymentEvent) {
 	w.returning++
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		defer func() { w.returning-- }()
@@ -269,9 +270,9 @@ func (w *orderWorkflow) returnUnapplied(ctx workflow.Context) error {
 	var a *activities.Activities
 	// Signals delivered in this very task may not have reached the
 	// receiving goroutine yet: take them from the channel too.
-	ch := workflow.GetSignalChannel(ctx, PaymentSignal)
+	ch := workflow.GetSignalChannel(ctx, contract.PaymentSignal)
 	for {
-		var p PaymentEvent
+		var p contract.PaymentEvent
 		if !ch.ReceiveAsync(&p) {
 			break
 		}

@@ -13,6 +13,7 @@ import (
 
 	"ticketsales/activities"
 	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 type orderSuite struct {
@@ -33,8 +34,8 @@ func (s *orderSuite) SetupTest() {
 	s.env.RegisterActivity(s.acts)
 }
 
-func (s *orderSuite) input(isTest bool) workflows.OrderInput {
-	in := workflows.OrderInput{OrderID: 42, CompanyID: 1, EventID: 2, IsTest: isTest, Payment: "external",
+func (s *orderSuite) input(isTest bool) contract.OrderInput {
+	in := contract.OrderInput{OrderID: 42, CompanyID: 1, EventID: 2, IsTest: isTest, Payment: "external",
 		Amount: 495000, ExpiresAt: s.t0.Add(15 * time.Minute)}
 	if isTest {
 		in.DeleteAt = s.t0.Add(24 * time.Hour)
@@ -42,25 +43,25 @@ func (s *orderSuite) input(isTest bool) workflows.OrderInput {
 	return in
 }
 
-func (s *orderSuite) result() workflows.OrderStatus {
+func (s *orderSuite) result() contract.OrderStatus {
 	s.True(s.env.IsWorkflowCompleted())
 	s.NoError(s.env.GetWorkflowError())
-	var r workflows.OrderStatus
+	var r contract.OrderStatus
 	s.NoError(s.env.GetWorkflowResult(&r))
 	return r
 }
 
 // confirmAt sends the confirm update at workflow time d.
-func (s *orderSuite) confirmAt(d time.Duration, amount int64, done func(workflows.OrderStatus, error)) {
+func (s *orderSuite) confirmAt(d time.Duration, amount int64, done func(contract.OrderStatus, error)) {
 	s.env.RegisterDelayedCallback(func() {
-		s.env.UpdateWorkflow(workflows.ConfirmUpdate, "confirm-1", &testsuite.TestUpdateCallback{
+		s.env.UpdateWorkflow(contract.ConfirmUpdate, "confirm-1", &testsuite.TestUpdateCallback{
 			OnAccept: func() {},
-			OnReject: func(err error) { done(workflows.OrderStatus{}, err) },
+			OnReject: func(err error) { done(contract.OrderStatus{}, err) },
 			OnComplete: func(v any, err error) {
-				st, _ := v.(workflows.OrderStatus)
+				st, _ := v.(contract.OrderStatus)
 				done(st, err)
 			},
-		}, workflows.ConfirmInput{PaidAmount: amount, ExternalPaymentID: "ext-1"})
+		}, contract.ConfirmInput{PaidAmount: amount, ExternalPaymentID: "ext-1"})
 	}, d)
 }
 
@@ -82,9 +83,9 @@ func (s *orderSuite) TestConfirmBeforeTheWindowIssuesTicketsAndMailsProduction()
 	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(activities.PayResult{Status: "paid", Changed: true}, nil).Once()
 	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(2, nil).Once()
 	s.env.OnActivity(s.acts.SendTicketsEmail, mock.Anything, int64(42)).Return(nil).Once()
-	var got workflows.OrderStatus
+	var got contract.OrderStatus
 	var gotErr error
-	s.confirmAt(5*time.Minute, 495000, func(st workflows.OrderStatus, err error) { got, gotErr = st, err })
+	s.confirmAt(5*time.Minute, 495000, func(st contract.OrderStatus, err error) { got, gotErr = st, err })
 	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
 	s.NoError(gotErr)
 	s.Equal("paid", got.Status)
@@ -98,11 +99,11 @@ func (s *orderSuite) TestConfirmBeforeTheWindowIssuesTicketsAndMailsProduction()
 func (s *orderSuite) TestAmountMismatchIsRejectedBeforeHistory() {
 	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), "payment_timeout").Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
 	var gotErr error
-	s.confirmAt(time.Minute, 1, func(_ workflows.OrderStatus, err error) { gotErr = err })
+	s.confirmAt(time.Minute, 1, func(_ contract.OrderStatus, err error) { gotErr = err })
 	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
 	var appErr *temporal.ApplicationError
 	s.True(errors.As(gotErr, &appErr), "want an application error, got %v", gotErr)
-	s.Equal(workflows.ErrTypeAmountMismatch, appErr.Type())
+	s.Equal(contract.ErrTypeAmountMismatch, appErr.Type())
 	s.env.AssertNotCalled(s.T(), "MarkOrderPaid", mock.Anything, mock.Anything, mock.Anything)
 	s.Equal("cancelled", s.result().Status)
 }
@@ -115,10 +116,10 @@ func (s *orderSuite) TestGatewayPaymentSignal() {
 	in.Payment = "gateway"
 	// A decline signalled by an older api changes nothing.
 	s.env.RegisterDelayedCallback(func() {
-		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "declined", PaymentID: "pay_1"})
+		s.env.SignalWorkflow(contract.PaymentSignal, contract.PaymentEvent{Status: "declined", PaymentID: "pay_1"})
 	}, 2*time.Minute)
 	s.env.RegisterDelayedCallback(func() {
-		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "paid", PaymentID: "pay_1", Gateway: "test"})
+		s.env.SignalWorkflow(contract.PaymentSignal, contract.PaymentEvent{Status: "paid", PaymentID: "pay_1", Gateway: "test"})
 	}, 3*time.Minute)
 	s.env.ExecuteWorkflow(workflows.Order, in)
 	r := s.result()
@@ -140,7 +141,7 @@ func (s *orderSuite) TestPaymentTheOrderCannotTakeGoesBack() {
 	in := s.input(false)
 	in.Payment = "gateway"
 	s.env.RegisterDelayedCallback(func() {
-		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "paid", PaymentID: "pay_1", Gateway: "hosted"})
+		s.env.SignalWorkflow(contract.PaymentSignal, contract.PaymentEvent{Status: "paid", PaymentID: "pay_1", Gateway: "hosted"})
 	}, 3*time.Minute)
 	s.env.ExecuteWorkflow(workflows.Order, in)
 	s.Equal("cancelled", s.result().Status)
@@ -160,7 +161,7 @@ func (s *orderSuite) TestPaymentNotReturnedIsAlerted() {
 	in := s.input(false)
 	in.Payment = "gateway"
 	s.env.RegisterDelayedCallback(func() {
-		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "paid", PaymentID: "pay_9", Gateway: "hosted"})
+		s.env.SignalWorkflow(contract.PaymentSignal, contract.PaymentEvent{Status: "paid", PaymentID: "pay_9", Gateway: "hosted"})
 	}, 3*time.Minute)
 	s.env.ExecuteWorkflow(workflows.Order, in)
 	s.Equal("cancelled", s.result().Status)
@@ -175,7 +176,7 @@ func (s *orderSuite) TestSandboxOrderDeletedAfterOneDay() {
 		deletedAt = s.env.Now()
 		return true, nil
 	})
-	s.confirmAt(time.Minute, 495000, func(workflows.OrderStatus, error) {})
+	s.confirmAt(time.Minute, 495000, func(contract.OrderStatus, error) {})
 	s.env.ExecuteWorkflow(workflows.Order, s.input(true))
 	r := s.result()
 	s.True(r.Deleted)
@@ -188,14 +189,14 @@ func (s *orderSuite) TestTicketIssueRetriedAfterAFailure() {
 	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(0, errors.New("connection reset")).Once()
 	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(2, nil).Once()
 	s.env.OnActivity(s.acts.SendTicketsEmail, mock.Anything, int64(42)).Return(nil)
-	s.confirmAt(time.Minute, 495000, func(workflows.OrderStatus, error) {})
+	s.confirmAt(time.Minute, 495000, func(contract.OrderStatus, error) {})
 	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
 	s.Equal(2, s.result().TicketsIssued)
 	s.env.AssertNumberOfCalls(s.T(), "IssueTickets", 2)
 }
 
 func (s *orderSuite) TestPartnerCancelEndsThePendingOrder() {
-	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(workflows.OrderCancelledSignal, nil) }, time.Minute)
+	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(contract.OrderCancelledSignal, nil) }, time.Minute)
 	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
 	s.Equal("cancelled", s.result().Status)
 }
@@ -210,7 +211,7 @@ func (s *orderSuite) TestLateGatewayPaymentIsReturned() {
 	in.Payment = "gateway"
 	// The buyer pays five minutes after the window closed.
 	s.env.RegisterDelayedCallback(func() {
-		s.env.SignalWorkflow(workflows.PaymentSignal, workflows.PaymentEvent{Status: "paid", PaymentID: "pay_1", Gateway: "test"})
+		s.env.SignalWorkflow(contract.PaymentSignal, contract.PaymentEvent{Status: "paid", PaymentID: "pay_1", Gateway: "test"})
 	}, 20*time.Minute)
 	s.env.ExecuteWorkflow(workflows.Order, in)
 	s.Equal("cancelled", s.result().Status)
@@ -225,7 +226,7 @@ func (s *orderSuite) TestRefusedTicketsEmailDoesNotFailTheSaga() {
 	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(1, nil)
 	s.env.OnActivity(s.acts.SendTicketsEmail, mock.Anything, int64(42)).
 		Return(temporal.NewNonRetryableApplicationError("mail server refused", activities.ErrTypeMailRefused, nil)).Once()
-	s.confirmAt(time.Minute, 495000, func(workflows.OrderStatus, error) {})
+	s.confirmAt(time.Minute, 495000, func(contract.OrderStatus, error) {})
 	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
 	r := s.result()
 	s.Equal("paid", r.Status)

@@ -7,14 +7,15 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"ticketsales/activities"
+	"ticketsales/workflows/contract"
 )
 
 // Refund is the workflow of one refund, id "refund/{id}": void the tickets
 // and free their seats (one transaction), then, for gateway orders, return
 // the money through the gateway, retrying until it succeeds.
-func Refund(ctx workflow.Context, in RefundInput) (RefundStatus, error) {
-	st := RefundStatus{RefundID: in.RefundID, Status: "pending"}
-	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (RefundStatus, error) { return st, nil }); err != nil {
+func Refund(ctx workflow.Context, in contract.RefundInput) (contract.RefundStatus, error) {
+	st := contract.RefundStatus{RefundID: in.RefundID, Status: "pending"}
+	if err := workflow.SetQueryHandler(ctx, contract.StatusQuery, func() (contract.RefundStatus, error) { return st, nil }); err != nil {
 		return st, err
 	}
 	var a *activities.Activities
@@ -30,14 +31,14 @@ func Refund(ctx workflow.Context, in RefundInput) (RefundStatus, error) {
 		return st, err
 	}
 	st.Amount, st.MoneyReturnedBy, st.OrderStatus, st.Status = v.Amount, v.MoneyReturnedBy, v.OrderStatus, v.Status
-	_ = workflow.UpsertTypedSearchAttributes(ctx, OrderStatusAttr.ValueSet(v.OrderStatus))
+	_ = workflow.UpsertTypedSearchAttributes(ctx, contract.OrderStatusAttr.ValueSet(v.OrderStatus))
 	if st.Status == "completed" {
 		return st, nil
 	}
 	// The gateway may be down for a while: keep trying, a day by default.
 	budget := in.MoneyRetryBudget
 	if budget <= 0 {
-		budget = DefaultRefundRetryBudget
+		budget = contract.DefaultRefundRetryBudget
 	}
 	gctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    30 * time.Second,

@@ -13,6 +13,7 @@ import (
 
 	"ticketsales/activities"
 	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 func refundEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
@@ -30,10 +31,10 @@ func TestGatewayRefundRetriedUntilDoneOnce(t *testing.T) {
 		Return(activities.VoidResult{Amount: 300000, MoneyReturnedBy: "gateway", Status: "pending", OrderStatus: "partially_refunded"}, nil).Once()
 	env.OnActivity(acts.ReturnMoney, mock.Anything, "rf_1").Return(errors.New("gateway unavailable")).Twice()
 	env.OnActivity(acts.ReturnMoney, mock.Anything, "rf_1").Return(nil).Once()
-	env.ExecuteWorkflow(workflows.Refund, workflows.RefundInput{RefundID: "rf_1", OrderID: 42, TicketIDs: []int64{7}})
+	env.ExecuteWorkflow(workflows.Refund, contract.RefundInput{RefundID: "rf_1", OrderID: 42, TicketIDs: []int64{7}})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	var st workflows.RefundStatus
+	var st contract.RefundStatus
 	require.NoError(t, env.GetWorkflowResult(&st))
 	require.Equal(t, "completed", st.Status)
 	require.Equal(t, int64(300000), st.Amount)
@@ -45,7 +46,7 @@ func TestExternalRefundNeedsNoGateway(t *testing.T) {
 	env, acts := refundEnv(t)
 	env.OnActivity(acts.VoidTickets, mock.Anything, "rf_2", int64(42), mock.Anything).
 		Return(activities.VoidResult{Amount: 825000, MoneyReturnedBy: "external", Status: "completed", OrderStatus: "refunded"}, nil)
-	env.ExecuteWorkflow(workflows.Refund, workflows.RefundInput{RefundID: "rf_2", OrderID: 42})
+	env.ExecuteWorkflow(workflows.Refund, contract.RefundInput{RefundID: "rf_2", OrderID: 42})
 	require.NoError(t, env.GetWorkflowError())
 	env.AssertNotCalled(t, "ReturnMoney", mock.Anything, mock.Anything)
 }
@@ -54,7 +55,7 @@ func TestRefusedRefundIsNotRetried(t *testing.T) {
 	env, acts := refundEnv(t)
 	env.OnActivity(acts.VoidTickets, mock.Anything, "rf_3", int64(42), mock.Anything).
 		Return(activities.VoidResult{}, temporal.NewNonRetryableApplicationError("refunded already", activities.ErrTypeRefundRefused, nil))
-	env.ExecuteWorkflow(workflows.Refund, workflows.RefundInput{RefundID: "rf_3", OrderID: 42})
+	env.ExecuteWorkflow(workflows.Refund, contract.RefundInput{RefundID: "rf_3", OrderID: 42})
 	require.Error(t, env.GetWorkflowError())
 	env.AssertNumberOfCalls(t, "VoidTickets", 1)
 }
@@ -72,10 +73,10 @@ func TestRefundOutOfRetriesIsMarkedFailed(t *testing.T) {
 		cause = c
 		return nil
 	}).Once()
-	env.ExecuteWorkflow(workflows.Refund, workflows.RefundInput{RefundID: "rf_4", OrderID: 42, MoneyRetryBudget: 2 * time.Hour})
+	env.ExecuteWorkflow(workflows.Refund, contract.RefundInput{RefundID: "rf_4", OrderID: 42, MoneyRetryBudget: 2 * time.Hour})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	var st workflows.RefundStatus
+	var st contract.RefundStatus
 	require.NoError(t, env.GetWorkflowResult(&st))
 	require.Equal(t, "failed", st.Status)
 	require.Contains(t, cause, "gateway unavailable")

@@ -20,6 +20,7 @@ import (
 	"ticketsales/internal/mail"
 	"ticketsales/test/testenv"
 	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 // TestReplayRecordedHistories replays histories recorded from real runs: a
@@ -145,10 +146,10 @@ func TestRecordHistories(t *testing.T) {
 	s.Sales.Orders.PaymentWindow = time.Second
 	timedOut := order("parterre-1-4")
 
-	ids := map[string]string{"reservation-expired": workflows.ReservationWorkflowID(expired),
-		"reservation-released": workflows.ReservationWorkflowID(released),
-		"order-paid-deleted":   workflows.OrderWorkflowID(paid), "order-payment-timeout": workflows.OrderWorkflowID(timedOut),
-		"order-gateway-paid": workflows.OrderWorkflowID(gatewayPaid), "refund-gateway": workflows.RefundWorkflowID(refund.Data.ID)}
+	ids := map[string]string{"reservation-expired": contract.ReservationWorkflowID(expired),
+		"reservation-released": contract.ReservationWorkflowID(released),
+		"order-paid-deleted":   contract.OrderWorkflowID(paid), "order-payment-timeout": contract.OrderWorkflowID(timedOut),
+		"order-gateway-paid": contract.OrderWorkflowID(gatewayPaid), "refund-gateway": contract.RefundWorkflowID(refund.Data.ID)}
 	for name, wid := range ids {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := s.Temporal.GetWorkflow(ctx, wid, "").Get(ctx, nil); err != nil {

@@ -7,45 +7,46 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"ticketsales/activities"
+	"ticketsales/workflows/contract"
 )
 
 // reservationWorkflow keeps a hold alive until its deadline: a durable timer
 // raced against the signal that the hold ended some other way. Postgres
 // already treats a lapsed hold as free; the timer makes it final.
 type reservationWorkflow struct {
-	in     ReservationInput
+	in     contract.ReservationInput
 	status string
 }
 
 // Reservation is the workflow of one reservation, id "reservation/{id}".
-func Reservation(ctx workflow.Context, in ReservationInput) (ReservationStatus, error) {
+func Reservation(ctx workflow.Context, in contract.ReservationInput) (contract.ReservationStatus, error) {
 	if in.ReservationID == "" || in.ExpiresAt.IsZero() {
-		return ReservationStatus{}, temporal.NewNonRetryableApplicationError("reservation id and deadline are required", "invalid_input", nil)
+		return contract.ReservationStatus{}, temporal.NewNonRetryableApplicationError("reservation id and deadline are required", "invalid_input", nil)
 	}
 	w := &reservationWorkflow{in: in, status: "reserved"}
-	if err := workflow.SetQueryHandler(ctx, StatusQuery, func() (ReservationStatus, error) {
+	if err := workflow.SetQueryHandler(ctx, contract.StatusQuery, func() (contract.ReservationStatus, error) {
 		return w.result(), nil
 	}); err != nil {
-		return ReservationStatus{}, err
+		return contract.ReservationStatus{}, err
 	}
 	return w.run(ctx)
 }
 
-func (w *reservationWorkflow) result() ReservationStatus {
-	return ReservationStatus{ReservationID: w.in.ReservationID, Status: w.status, ExpiresAt: w.in.ExpiresAt}
+func (w *reservationWorkflow) result() contract.ReservationStatus {
+	return contract.ReservationStatus{ReservationID: w.in.ReservationID, Status: w.status, ExpiresAt: w.in.ExpiresAt}
 }
 
-func (w *reservationWorkflow) run(ctx workflow.Context) (ReservationStatus, error) {
+func (w *reservationWorkflow) run(ctx workflow.Context) (contract.ReservationStatus, error) {
 	log := workflow.GetLogger(ctx)
 	timerCtx, cancelTimer := workflow.WithCancel(ctx)
 	timer := workflow.NewTimer(timerCtx, max(w.in.ExpiresAt.Sub(workflow.Now(ctx)), 0))
-	ended := workflow.GetSignalChannel(ctx, ReservationEndedSignal)
+	ended := workflow.GetSignalChannel(ctx, contract.ReservationEndedSignal)
 
 	expired := false
 	sel := workflow.NewSelector(ctx)
 	sel.AddFuture(timer, func(f workflow.Future) { expired = f.Get(ctx, nil) == nil })
 	sel.AddReceive(ended, func(c workflow.ReceiveChannel, _ bool) {
-		var sig ReservationEnded
+		var sig contract.ReservationEnded
 		c.Receive(ctx, &sig)
 		w.status = sig.Status
 		cancelTimer()

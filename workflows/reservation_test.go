@@ -12,6 +12,7 @@ import (
 
 	"ticketsales/activities"
 	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 type reservationSuite struct {
@@ -32,14 +33,14 @@ func (s *reservationSuite) SetupTest() {
 	s.env.RegisterActivity(s.acts)
 }
 
-func (s *reservationSuite) input() workflows.ReservationInput {
-	return workflows.ReservationInput{ReservationID: "rsv_1", CompanyID: 7, EventID: 9, ExpiresAt: s.t0.Add(15 * time.Minute)}
+func (s *reservationSuite) input() contract.ReservationInput {
+	return contract.ReservationInput{ReservationID: "rsv_1", CompanyID: 7, EventID: 9, ExpiresAt: s.t0.Add(15 * time.Minute)}
 }
 
-func (s *reservationSuite) result() workflows.ReservationStatus {
+func (s *reservationSuite) result() contract.ReservationStatus {
 	s.True(s.env.IsWorkflowCompleted())
 	s.NoError(s.env.GetWorkflowError())
-	var r workflows.ReservationStatus
+	var r contract.ReservationStatus
 	s.NoError(s.env.GetWorkflowResult(&r))
 	return r
 }
@@ -53,9 +54,9 @@ func (s *reservationSuite) TestExpiresAtTheDeadline() {
 		})
 	// While the hold lives, the status query says reserved.
 	s.env.RegisterDelayedCallback(func() {
-		v, err := s.env.QueryWorkflow(workflows.StatusQuery)
+		v, err := s.env.QueryWorkflow(contract.StatusQuery)
 		s.NoError(err)
-		var st workflows.ReservationStatus
+		var st contract.ReservationStatus
 		s.NoError(v.Get(&st))
 		s.Equal("reserved", st.Status)
 	}, 14*time.Minute)
@@ -67,7 +68,7 @@ func (s *reservationSuite) TestExpiresAtTheDeadline() {
 
 func (s *reservationSuite) TestReleasedBeforeTheDeadline() {
 	s.env.RegisterDelayedCallback(func() {
-		s.env.SignalWorkflow(workflows.ReservationEndedSignal, workflows.ReservationEnded{Status: "released"})
+		s.env.SignalWorkflow(contract.ReservationEndedSignal, contract.ReservationEnded{Status: "released"})
 	}, 5*time.Minute)
 	s.env.ExecuteWorkflow(workflows.Reservation, s.input())
 	s.Equal("released", s.result().Status)
@@ -77,7 +78,7 @@ func (s *reservationSuite) TestReleasedBeforeTheDeadline() {
 
 func (s *reservationSuite) TestOrderedBeforeTheDeadline() {
 	s.env.RegisterDelayedCallback(func() {
-		s.env.SignalWorkflow(workflows.ReservationEndedSignal, workflows.ReservationEnded{Status: "ordered"})
+		s.env.SignalWorkflow(contract.ReservationEndedSignal, contract.ReservationEnded{Status: "ordered"})
 	}, time.Minute)
 	s.env.ExecuteWorkflow(workflows.Reservation, s.input())
 	s.Equal("ordered", s.result().Status)
@@ -94,6 +95,6 @@ func (s *reservationSuite) TestExpiryRetriedAfterAFailure() {
 }
 
 func (s *reservationSuite) TestRejectsInputWithoutDeadline() {
-	s.env.ExecuteWorkflow(workflows.Reservation, workflows.ReservationInput{ReservationID: "rsv_1"})
+	s.env.ExecuteWorkflow(workflows.Reservation, contract.ReservationInput{ReservationID: "rsv_1"})
 	s.Error(s.env.GetWorkflowError())
 }

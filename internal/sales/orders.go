@@ -17,7 +17,7 @@ import (
 	"ticketsales/internal/payment"
 	"ticketsales/internal/pricing"
 	"ticketsales/store"
-	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 // OrderSettings are the order saga's durations, links and gateways.
@@ -350,17 +350,17 @@ func (s *Service) itemsOf(ctx context.Context, sc *saleContext, in CreateOrderIn
 }
 
 func (s *Service) startOrderWorkflow(ctx context.Context, o *store.Order) error {
-	in := workflows.OrderInput{OrderID: o.ID, CompanyID: o.CompanyID, EventID: o.EventID, IsTest: o.IsTest,
+	in := contract.OrderInput{OrderID: o.ID, CompanyID: o.CompanyID, EventID: o.EventID, IsTest: o.IsTest,
 		Payment: o.Payment, Amount: o.Amount, ExpiresAt: o.ExpiresAt}
 	if o.IsTest {
 		in.DeleteAt = o.CreatedAt.Add(s.Orders.SandboxLifetime)
 	}
 	_, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.OrderWorkflowID(o.ID), TaskQueue: s.TaskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true,
+		ID: contract.OrderWorkflowID(o.ID), TaskQueue: s.TaskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.CompanyIDAttr.ValueSet(o.CompanyID), workflows.EventIDAttr.ValueSet(o.EventID),
-			workflows.IsTestAttr.ValueSet(o.IsTest), workflows.OrderStatusAttr.ValueSet(o.Status)),
-	}, workflows.Order, in)
+			contract.CompanyIDAttr.ValueSet(o.CompanyID), contract.EventIDAttr.ValueSet(o.EventID),
+			contract.IsTestAttr.ValueSet(o.IsTest), contract.OrderStatusAttr.ValueSet(o.Status)),
+	}, contract.OrderWorkflow, in)
 	if err != nil {
 		return fmt.Errorf("start workflow of order %d: %w: %w", o.ID, ErrUnavailable, err)
 	}
@@ -434,8 +434,8 @@ func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, pa
 	uctx, cancel := context.WithTimeout(ctx, confirmTimeout)
 	defer cancel()
 	h, err := s.temporal.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
-		WorkflowID: workflows.OrderWorkflowID(id), UpdateName: workflows.ConfirmUpdate,
-		Args:         []any{workflows.ConfirmInput{PaidAmount: paidAmount, ExternalPaymentID: externalID}},
+		WorkflowID: contract.OrderWorkflowID(id), UpdateName: contract.ConfirmUpdate,
+		Args:         []any{contract.ConfirmInput{PaidAmount: paidAmount, ExternalPaymentID: externalID}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err == nil {
@@ -459,13 +459,13 @@ func (s *Service) confirmError(ctx context.Context, id int64, err error) error {
 	var appErr *temporal.ApplicationError
 	var notFound *serviceerror.NotFound
 	switch {
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeAmountMismatch:
+	case errors.As(err, &appErr) && appErr.Type() == contract.ErrTypeAmountMismatch:
 		return &AmountMismatchError{}
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeOrderExpired:
+	case errors.As(err, &appErr) && appErr.Type() == contract.ErrTypeOrderExpired:
 		return fmt.Errorf("order %d: %w", id, ErrOrderExpired)
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeInvalidState:
+	case errors.As(err, &appErr) && appErr.Type() == contract.ErrTypeInvalidState:
 		return &StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: appErr.Message()}
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeSeatsLost:
+	case errors.As(err, &appErr) && appErr.Type() == contract.ErrTypeSeatsLost:
 		return &StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "without one of its seats (retaken after its deadline)"}
 	case errors.As(err, &notFound):
 		o, gerr := store.GetOrderByID(ctx, s.db, id)
@@ -500,7 +500,7 @@ func (s *Service) Cancel(ctx context.Context, p *apikey.Principal, id int64) (*O
 		}
 		if changed {
 			s.seatsChanged(o.EventID)
-			if err := s.temporal.SignalWorkflow(ctx, workflows.OrderWorkflowID(id), "", workflows.OrderCancelledSignal, nil); err != nil {
+			if err := s.temporal.SignalWorkflow(ctx, contract.OrderWorkflowID(id), "", contract.OrderCancelledSignal, nil); err != nil {
 				s.log.WarnContext(ctx, "signal cancelled order", "order_id", id, "err", err)
 			}
 		}

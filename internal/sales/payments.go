@@ -14,7 +14,7 @@ import (
 	"ticketsales/internal/delivery"
 	"ticketsales/internal/payment"
 	"ticketsales/store"
-	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 // ReceivePayment takes a gateway's verified report of a payment. A paid
@@ -38,8 +38,8 @@ func (s *Service) ReceivePayment(ctx context.Context, gatewayName string, cb pay
 	if p.Status != store.PaymentReceived {
 		return nil // settled already: a repeated report
 	}
-	err = s.temporal.SignalWorkflow(ctx, workflows.OrderWorkflowID(cb.OrderID), "", workflows.PaymentSignal,
-		workflows.PaymentEvent{Status: "paid", PaymentID: p.ID, Gateway: p.Gateway})
+	err = s.temporal.SignalWorkflow(ctx, contract.OrderWorkflowID(cb.OrderID), "", contract.PaymentSignal,
+		contract.PaymentEvent{Status: "paid", PaymentID: p.ID, Gateway: p.Gateway})
 	if err != nil {
 		s.log.WarnContext(ctx, "payment recorded; its order workflow was not told, the reaper settles it",
 			"gateway", gatewayName, "payment_id", p.ID, "order_id", p.OrderID, "err", err)
@@ -115,8 +115,8 @@ func (w PaymentSweep) signalIfPayable(ctx context.Context, p *store.Payment) (bo
 	case status != store.OrderPendingPayment:
 		return false, nil
 	}
-	err = w.Temporal.SignalWorkflow(ctx, workflows.OrderWorkflowID(p.OrderID), "", workflows.PaymentSignal,
-		workflows.PaymentEvent{Status: "paid", PaymentID: p.ID, Gateway: p.Gateway})
+	err = w.Temporal.SignalWorkflow(ctx, contract.OrderWorkflowID(p.OrderID), "", contract.PaymentSignal,
+		contract.PaymentEvent{Status: "paid", PaymentID: p.ID, Gateway: p.Gateway})
 	var notFound *serviceerror.NotFound
 	switch {
 	case errors.As(err, &notFound):

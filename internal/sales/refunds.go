@@ -18,7 +18,7 @@ import (
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/pricing"
 	"ticketsales/store"
-	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 // RefundView is a refund as partners see it.
@@ -115,13 +115,13 @@ func (s *Service) startRefundWorkflow(ctx context.Context, id string, errIfRunni
 	// The input names the voided tickets: the workflow finds the refund
 	// recorded and changes nothing, whatever else happened meanwhile.
 	run, err := s.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.RefundWorkflowID(r.ID), TaskQueue: s.TaskQueue,
+		ID: contract.RefundWorkflowID(r.ID), TaskQueue: s.TaskQueue,
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: errIfRunning,
-		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.CompanyIDAttr.ValueSet(o.CompanyID),
-			workflows.EventIDAttr.ValueSet(o.EventID), workflows.IsTestAttr.ValueSet(o.IsTest),
-			workflows.OrderStatusAttr.ValueSet(o.Status)),
-	}, workflows.Refund, workflows.RefundInput{RefundID: r.ID, OrderID: o.ID, CompanyID: o.CompanyID, EventID: o.EventID,
+		TypedSearchAttributes: temporal.NewSearchAttributes(contract.CompanyIDAttr.ValueSet(o.CompanyID),
+			contract.EventIDAttr.ValueSet(o.EventID), contract.IsTestAttr.ValueSet(o.IsTest),
+			contract.OrderStatusAttr.ValueSet(o.Status)),
+	}, contract.RefundWorkflow, contract.RefundInput{RefundID: r.ID, OrderID: o.ID, CompanyID: o.CompanyID, EventID: o.EventID,
 		IsTest: o.IsTest, TicketIDs: r.TicketIDs, MoneyRetryBudget: s.Orders.RefundRetryBudget})
 	if err != nil {
 		return nil, fmt.Errorf("start workflow of refund %s: %w", r.ID, err)

@@ -19,7 +19,7 @@ import (
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/pricing"
 	"ticketsales/store"
-	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 // Limits of a reservation (DESIGN.md §3).
@@ -67,7 +67,7 @@ func (s *Service) seatsChanged(eventID int64) {
 
 // New builds the service.
 func New(db *bun.DB, tc client.Client, log *slog.Logger, now func() time.Time) *Service {
-	return &Service{db: db, temporal: tc, log: log, now: now, TTLUnit: time.Minute, TaskQueue: workflows.TaskQueue,
+	return &Service{db: db, temporal: tc, log: log, now: now, TTLUnit: time.Minute, TaskQueue: contract.TaskQueue,
 		Orders: OrderSettings{PaymentWindow: 15 * time.Minute, SandboxLifetime: 24 * time.Hour}}
 }
 
@@ -310,15 +310,15 @@ func (s *Service) startReservationWorkflow(ctx context.Context, r *store.Reserva
 // started yet gets it started with the signal, so its history still shows
 // how it ended.
 func (s *Service) endReservationWorkflow(ctx context.Context, companyID int64, id, status string) {
-	wid := workflows.ReservationWorkflowID(id)
-	sig := workflows.ReservationEnded{Status: status}
-	err := s.temporal.SignalWorkflow(ctx, wid, "", workflows.ReservationEndedSignal, sig)
+	wid := contract.ReservationWorkflowID(id)
+	sig := contract.ReservationEnded{Status: status}
+	err := s.temporal.SignalWorkflow(ctx, wid, "", contract.ReservationEndedSignal, sig)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		var r *store.Reservation
 		if r, _, err = store.GetReservation(ctx, s.db, companyID, id); err == nil {
 			opts, in := reservationStart(s.TaskQueue, r)
-			_, err = s.temporal.SignalWithStartWorkflow(ctx, wid, workflows.ReservationEndedSignal, sig, opts, workflows.Reservation, in)
+			_, err = s.temporal.SignalWithStartWorkflow(ctx, wid, contract.ReservationEndedSignal, sig, opts, contract.ReservationWorkflow, in)
 			var started *serviceerror.WorkflowExecutionAlreadyStarted
 			if errors.As(err, &started) {
 				err = nil // it ran and closed already

@@ -15,23 +15,23 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"ticketsales/store"
-	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 // reservationStart is how every reservation workflow is started, by the
 // starter, the sweep or a signal-with-start. A duplicate is refused even
 // after the first run closed, so a late start never runs a hold twice.
-func reservationStart(taskQueue string, r *store.Reservation) (client.StartWorkflowOptions, workflows.ReservationInput) {
+func reservationStart(taskQueue string, r *store.Reservation) (client.StartWorkflowOptions, contract.ReservationInput) {
 	return client.StartWorkflowOptions{
-			ID:                    workflows.ReservationWorkflowID(r.ID),
+			ID:                    contract.ReservationWorkflowID(r.ID),
 			TaskQueue:             taskQueue,
 			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			TypedSearchAttributes: temporal.NewSearchAttributes(
-				workflows.CompanyIDAttr.ValueSet(r.CompanyID),
-				workflows.EventIDAttr.ValueSet(r.EventID),
-				workflows.IsTestAttr.ValueSet(r.IsTest),
+				contract.CompanyIDAttr.ValueSet(r.CompanyID),
+				contract.EventIDAttr.ValueSet(r.EventID),
+				contract.IsTestAttr.ValueSet(r.IsTest),
 			),
-		}, workflows.ReservationInput{
+		}, contract.ReservationInput{
 			ReservationID: r.ID, CompanyID: r.CompanyID, EventID: r.EventID, IsTest: r.IsTest, ExpiresAt: r.ExpiresAt,
 		}
 }
@@ -40,7 +40,7 @@ func reservationStart(taskQueue string, r *store.Reservation) (client.StartWorkf
 // already (running or closed) counts as started.
 func StartReservationWorkflow(ctx context.Context, tc client.Client, taskQueue string, r *store.Reservation) error {
 	opts, in := reservationStart(taskQueue, r)
-	_, err := tc.ExecuteWorkflow(ctx, opts, workflows.Reservation, in)
+	_, err := tc.ExecuteWorkflow(ctx, opts, contract.ReservationWorkflow, in)
 	// The SDK answers a duplicate with the existing run and no error unless
 	// told otherwise; the check keeps that true whatever the options say.
 	var started *serviceerror.WorkflowExecutionAlreadyStarted

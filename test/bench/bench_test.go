@@ -22,7 +22,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/test/testenv"
-	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 // Results is what `make bench` writes to test/bench/results/latest.{md,json}.
@@ -368,8 +368,8 @@ func benchSagas(t *testing.T, s *testenv.Stack, key string, event int64) map[str
 	})
 	sagaRate := float64(done.Load()) / elapsed.Seconds()
 	ctx := context.Background()
-	events := historyLen(t, s.Temporal, workflows.OrderWorkflowID(lastOrder.Load())) +
-		historyLen(t, s.Temporal, workflows.ReservationWorkflowID(lastReservation.Load().(string)))
+	events := historyLen(t, s.Temporal, contract.OrderWorkflowID(lastOrder.Load())) +
+		historyLen(t, s.Temporal, contract.ReservationWorkflowID(lastReservation.Load().(string)))
 	out["sagas"], out["sagas_per_s"], out["saga_failures"], out["events_per_saga"] = done.Load(), sagaRate, fails.Load(), events
 	if f := firstFailure.Load(); f != nil {
 		out["first_failure"] = f

@@ -29,7 +29,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/test/testenv"
-	"ticketsales/workflows"
+	"ticketsales/workflows/contract"
 )
 
 func envInt(name string, def int) int {
@@ -277,7 +277,7 @@ func TestChaos(t *testing.T) {
 	for deadline := time.Now().Add(30 * time.Second); len(missing) > 0 && time.Now().Before(deadline); time.Sleep(time.Second) {
 		var still []string
 		for _, id := range missing {
-			if _, err := tc.DescribeWorkflowExecution(ctx, workflows.ReservationWorkflowID(id), ""); err != nil {
+			if _, err := tc.DescribeWorkflowExecution(ctx, contract.ReservationWorkflowID(id), ""); err != nil {
 				still, lastErr = append(still, id), err
 			}
 		}

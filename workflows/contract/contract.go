@@ -1,7 +1,8 @@
-// Package workflows holds the deterministic workflow code and its contract:
-// task queue, workflow ids, signal and query names, inputs and statuses. The
-// api imports this contract without pulling in worker code.
-package workflows
+// Package contract is what the api and the worker agree on about the
+// workflows: task queue, workflow names and ids, signal, update and query
+// names, inputs, results and error types. The api starts, signals and
+// queries workflows through it without importing any worker code.
+package contract
 
 import (
 	"strconv"
@@ -13,6 +14,13 @@ import (
 
 // TaskQueue is where the worker polls for every workflow and activity.
 const TaskQueue = "ticketsales"
+
+// Workflow type names, as the worker registers them.
+const (
+	ReservationWorkflow = "Reservation"
+	OrderWorkflow       = "Order"
+	RefundWorkflow      = "Refund"
+)
 
 // Names shared by the api (which signals and queries) and the workflows.
 const (

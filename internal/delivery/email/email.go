@@ -1,4 +1,7 @@
-package delivery
+// Package email composes the e-mail that brings a production order its
+// tickets. It is apart from package delivery so the api, which renders
+// pages but sends no mail, does not link the mail transport.
+package email
 
 import (
 	"context"
@@ -6,16 +9,17 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"ticketsales/internal/delivery"
 	"ticketsales/internal/mail"
 )
 
-// TicketsEmail composes the e-mail that brings a production order its
+// Tickets composes the e-mail that brings a production order its
 // tickets: the PDF attached and the order page's link. It returns nil when
 // there is nothing to send (a sandbox order, or one e-mailed already). The
 // Message-ID is the order's, so a send repeated after a crash is the same
 // message.
-func TicketsEmail(ctx context.Context, db bun.IDB, links Links, orderID int64) (*mail.Message, error) {
-	doc, o, err := LoadDocument(ctx, db, orderID)
+func Tickets(ctx context.Context, db bun.IDB, links delivery.Links, orderID int64) (*mail.Message, error) {
+	doc, o, err := delivery.LoadDocument(ctx, db, orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +30,7 @@ func TicketsEmail(ctx context.Context, db bun.IDB, links Links, orderID int64) (
 	if err != nil {
 		return nil, err
 	}
-	pdf, err := PDF(doc)
+	pdf, err := delivery.PDF(doc)
 	if err != nil {
 		return nil, fmt.Errorf("tickets pdf of order %d: %w", orderID, err)
 	}
