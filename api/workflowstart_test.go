@@ -20,7 +20,7 @@ import (
 // stalledStarter makes holds queue for a start that never comes: the api
 // that took them died before starting their workflows.
 func stalledStarter(f *fixture) {
-	f.Sales.Starter = sales.NewStarter(f.DB, f.Temporal, slog.New(slog.NewTextHandler(io.Discard, nil)), f.TaskQueue, 100, 1)
+	f.Sales.UseStarter(sales.NewStarter(f.DB, f.Temporal, slog.New(slog.NewTextHandler(io.Discard, nil)), f.TaskQueue, 100, 1))
 }
 
 func (f *fixture) holdWithoutWorkflow(t *testing.T, seat string) string {

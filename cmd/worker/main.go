@@ -15,13 +15,10 @@ import (
 	"go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"ticketsales/activities"
+	"ticketsales/internal/app"
 	"ticketsales/internal/config"
-	"ticketsales/internal/delivery"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
-	"ticketsales/internal/payment"
-	"ticketsales/internal/sales"
 	"ticketsales/store"
 	"ticketsales/worker"
 )
@@ -39,10 +36,6 @@ func run() error {
 		return err
 	}
 	if err := cfg.CheckSecrets(); err != nil {
-		return err
-	}
-	tokenKeys, err := delivery.NewKeyring(cfg.OrderTokenSecret, cfg.OrderTokenPreviousSecret...)
-	if err != nil {
 		return err
 	}
 	logger := cfg.Logger()
@@ -82,15 +75,12 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("mailer: %w", err)
 	}
-	gateways, _ := payment.NewSet(db, logger, cfg.Gateways())
-	w := worker.New(c, cfg.TaskQueue, &activities.Activities{DB: db, Mailer: mailer,
-		Links: delivery.Links{BaseURL: cfg.PublicBaseURL, Keys: tokenKeys}, Gateways: gateways, Metrics: reg, Log: logger})
-	refunds := sales.New(db, c, logger, time.Now)
-	refunds.TaskQueue, refunds.Orders.RefundRetryBudget = cfg.TaskQueue, cfg.RefundRetryBudget
-	go worker.Reap(ctx, worker.Reaper{DB: db, Temporal: c, TaskQueue: cfg.TaskQueue, Log: logger,
-		Interval: cfg.ReapInterval, Grace: cfg.ReapGrace,
-		Payments: sales.PaymentSweep{DB: db, Temporal: c, Gateways: gateways},
-		Refunds:  refunds, RefundResumeAfter: cfg.RefundResumeAfter})
+	parts, err := app.NewWorker(cfg, app.Conns{DB: db, Temporal: c, Metrics: reg, Log: logger}, mailer)
+	if err != nil {
+		return err
+	}
+	w := worker.New(c, cfg.TaskQueue, parts.Activities)
+	go worker.Reap(ctx, parts.Reaper)
 	logger.Info("worker running", "temporal", cfg.TemporalAddress)
 	// Stops on SIGINT/SIGTERM, letting running activities finish.
 	if err := w.Run(sdkworker.InterruptCh()); err != nil {

@@ -88,6 +88,19 @@ func Load() (Config, error) {
 	if err := env.Parse(&c); err != nil {
 		return c, fmt.Errorf("read configuration: %w", err)
 	}
+	return c.check()
+}
+
+// Defaults are the settings of an empty environment in development: the
+// test stack starts from them.
+func Defaults() Config {
+	var c Config
+	_ = env.ParseWithOptions(&c, env.Options{Environment: map[string]string{"APP_ENV": "development"}})
+	c, _ = c.check()
+	return c
+}
+
+func (c Config) check() (Config, error) {
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = DefaultDatabaseURL
 	}

@@ -3,6 +3,7 @@
 package sales
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -36,39 +37,70 @@ type Service struct {
 	temporal client.Client
 	log      *slog.Logger
 	now      func() time.Time
+	metrics  *metrics.Registry
+	changed  func(eventID int64)
+	starter  *Starter
+	sales    *saleCache
 	// TTLUnit is the length of one "minute" of ttl_minutes: a minute in
 	// production, shorter in tests that watch a hold expire.
 	TTLUnit time.Duration
 	// TaskQueue of the workflows this service starts.
 	TaskQueue string
-	// Orders configures the order saga.
+	// Orders configures the order saga (tests shorten its durations).
 	Orders OrderSettings
-	// Metrics counts hold decisions (nil: none).
-	Metrics *metrics.Registry
+}
+
+// Deps are what the service works with.
+type Deps struct {
+	DB       *bun.DB
+	Temporal client.Client
+	Log      *slog.Logger
+	Now      func() time.Time  // nil: time.Now
+	Metrics  *metrics.Registry // counts hold decisions (nil: none)
 	// SeatsChanged is told of every seat change this service makes, so the
-	// availability cache of this instance reflects it at once (nil: none).
+	// availability cache reflects it at once (nil: none).
 	SeatsChanged func(eventID int64)
 	// Starter starts reservation workflows off the request path (nil: each
 	// hold starts its workflow before answering).
 	Starter *Starter
-	sales   *saleCache
 }
 
-// CacheSaleContext lets holds read an event and its prices from memory for
-// up to ttl (0: every hold reads them). A hold on an event that stopped
-// selling meanwhile is still refused: the hold statement checks it.
-func (s *Service) CacheSaleContext(ttl time.Duration) { s.sales = &saleCache{ttl: ttl} }
-
-func (s *Service) seatsChanged(eventID int64) {
-	if s.SeatsChanged != nil {
-		s.SeatsChanged(eventID)
-	}
+// Settings shape the selling.
+type Settings struct {
+	TaskQueue string
+	Orders    OrderSettings
+	// SaleCacheTTL: holds read an event and its prices from memory for up
+	// to this long (0: every hold reads them). A hold on an event that
+	// stopped selling meanwhile is still refused: the hold statement
+	// checks it.
+	SaleCacheTTL time.Duration
 }
 
 // New builds the service.
-func New(db *bun.DB, tc client.Client, log *slog.Logger, now func() time.Time) *Service {
-	return &Service{db: db, temporal: tc, log: log, now: now, TTLUnit: time.Minute, TaskQueue: contract.TaskQueue,
-		Orders: OrderSettings{PaymentWindow: 15 * time.Minute, SandboxLifetime: 24 * time.Hour}}
+func New(d Deps, st Settings) *Service {
+	s := &Service{db: d.DB, temporal: d.Temporal, log: d.Log, now: d.Now, metrics: d.Metrics, changed: d.SeatsChanged,
+		starter: d.Starter, TTLUnit: time.Minute, TaskQueue: cmp.Or(st.TaskQueue, contract.TaskQueue), Orders: st.Orders}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if st.SaleCacheTTL > 0 {
+		s.sales = &saleCache{ttl: st.SaleCacheTTL}
+	}
+	return s
+}
+
+// CacheSaleContext changes how long holds read an event and its prices
+// from memory (Settings.SaleCacheTTL), for tests of either way.
+func (s *Service) CacheSaleContext(ttl time.Duration) { s.sales = &saleCache{ttl: ttl} }
+
+// UseStarter changes how holds start their workflows (Deps.Starter; nil:
+// before answering), for tests of either way.
+func (s *Service) UseStarter(st *Starter) { s.starter = st }
+
+func (s *Service) seatsChanged(eventID int64) {
+	if s.changed != nil {
+		s.changed(eventID)
+	}
 }
 
 // ReservationSeat is a held seat with the price fixed at hold time.
@@ -240,7 +272,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	if err != nil {
 		return nil, err
 	}
-	s.Metrics.Hold(ok)
+	s.metrics.Hold(ok)
 	if !ok {
 		return nil, takenError(ids, taken, seats)
 	}
@@ -280,14 +312,14 @@ func reservationSeat(rs store.ReservedSeat, currency string) ReservationSeat {
 // startReservationWorkflow hands the hold to the starter, or, when there
 // is none or it is full, starts the workflow before answering.
 func (s *Service) startReservationWorkflow(ctx context.Context, r *store.Reservation) error {
-	if s.Starter != nil && s.Starter.Enqueue(*r) {
+	if s.starter != nil && s.starter.Enqueue(*r) {
 		return nil
 	}
 	err := StartReservationWorkflow(ctx, s.temporal, s.TaskQueue, r)
 	if err == nil {
 		var marks bun.IDB = s.db
-		if s.Starter != nil {
-			marks = s.Starter.db // no WAL flush on the request path
+		if s.starter != nil {
+			marks = s.starter.db // no WAL flush on the request path
 		}
 		if merr := store.MarkWorkflowsStarted(ctx, marks, []string{r.ID}); merr != nil {
 			s.log.WarnContext(ctx, "record reservation workflow start", "reservation_id", r.ID, "err", merr)

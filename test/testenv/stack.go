@@ -16,12 +16,12 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/activities"
 	"ticketsales/api"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/app"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/internal/delivery"
+	"ticketsales/internal/config"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/payment"
@@ -33,7 +33,8 @@ import (
 )
 
 // Stack is the real HTTP API over a fresh database and the Temporal dev
-// server, served on a loopback port.
+// server, served on a loopback port, built by internal/app as the api
+// process is.
 type Stack struct {
 	DB         *bun.DB
 	DBURL      string
@@ -52,47 +53,114 @@ type Stack struct {
 	// TaskQueue is this stack's own, so parallel test packages sharing the
 	// dev server never run each other's workflows.
 	TaskQueue string
+	// Config is the settings the stack was built from.
+	Config config.Config
 
-	deps api.Deps
+	deps  api.Deps
+	conns app.Conns
 }
 
-// ProductionLikeAPI serves an api instance configured as in production: keys
-// cached for 10 s, the availability cache kept fresh by notifications, its
-// own seat changes announced by a batched notifier rather than the seat
-// triggers, events cached for holds for a second, the default rate limit
-// raised out of the way of load.
+// Options shape a test stack; the zero value is a development deployment
+// (APP_ENV=development): sandbox on, the test gateway for every key.
+type Options struct {
+	// Production is a deployment outside development: production keys
+	// never pay on the test gateway.
+	Production bool
+	// HostedGatewayURL configures a hosted-payment-page provider (see
+	// testenv/fakegateway) for production payments.
+	HostedGatewayURL string
+	// SandboxDisabled refuses sandbox keys and unmounts the test gateway.
+	SandboxDisabled bool
+}
+
+// GatewaySecret is the test stacks' GATEWAY_SECRET.
+var GatewaySecret = []byte("test-gateway-secret-0123456789abcdef")
+
+// NewStack starts the API for one test.
+func NewStack(t testing.TB, opts ...Options) *Stack {
+	t.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	db, dbURL := DB(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	reg := metrics.New(log)
+	tc, err := client.NewLazyClient(client.Options{HostPort: TemporalAddress(t), MetricsHandler: reg.TemporalHandler()})
+	if err != nil {
+		t.Fatalf("temporal client: %v", err)
+	}
+	t.Cleanup(tc.Close)
+	bookkeeping, err := store.OpenBookkeeping(context.Background(), dbURL)
+	if err != nil {
+		t.Fatalf("bookkeeping pool: %v", err)
+	}
+	t.Cleanup(func() { _ = bookkeeping.Close() })
+	reg.CollectOrders(db)
+	// The server's address is known before it serves: links, the test
+	// gateway's page and the callbacks point at it.
+	hs := httptest.NewUnstartedServer(nil)
+	cfg := config.Defaults()
+	cfg.DatabaseURL, cfg.PublicBaseURL, cfg.TaskQueue = dbURL, "http://"+hs.Listener.Addr().String(), "test-"+randomHex(6)
+	cfg.OrderTokenSecret, cfg.GatewaySecret = "test-token-secret", string(GatewaySecret)
+	cfg.GatewayURL, cfg.GatewayAPIKey, cfg.SandboxEnabled = o.HostedGatewayURL, "test-provider-key", !o.SandboxDisabled
+	if o.Production {
+		cfg.AppEnv = "production"
+	}
+	// Keys looked up every time, limits out of the way of all but the
+	// tests of limits, the request log written at once.
+	cfg.AuthCacheTTL, cfg.RateLimitRPS, cfg.RateLimitBurst, cfg.AuthFailureRPS = 0, 10_000, 10_000, 0
+	cfg.RequestLogFlush, cfg.StartQueue, cfg.StartWorkers, cfg.SaleCacheTTL = 20*time.Millisecond, 10_000, 4, 0
+	s := &Stack{DB: db, DBURL: dbURL, Temporal: tc, Now: time.Now, TaskQueue: cfg.TaskQueue, Metrics: reg, Config: cfg,
+		conns: app.Conns{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Metrics: reg, Log: log}}
+	a, err := app.NewAPI(cfg, s.conns, app.APIOptions{Now: s.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Start()
+	s.Sales, s.Catalog, s.Gateway, s.Gateways, s.RequestLog, s.deps = a.Sales, a.Catalog, a.TestGateway, a.Sales.Orders.Gateways, a.Deps.RequestLog, a.Deps
+	hs.Config.Handler = a.Handler
+	hs.Start()
+	t.Cleanup(func() { hs.Close(); a.Stop(10 * time.Second) })
+	s.URL = hs.URL
+	return s
+}
+
+// now lets tests move the stack's clock after it is built.
+func (s *Stack) now() time.Time { return s.Now() }
+
+// ProductionLikeAPI serves another api instance configured as in
+// production: keys cached for 10 s, the availability cache kept fresh by
+// notifications, its own seat changes announced by a batched notifier
+// rather than the seat triggers, events cached for holds for a second, the
+// default rate limit raised out of the way of load.
 func (s *Stack) ProductionLikeAPI(t testing.TB) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := store.OpenAppNotifying(ctx, s.DBURL)
+	db, err := store.OpenAppNotifying(context.Background(), s.DBURL)
 	if err != nil {
 		t.Fatalf("open database: %v", err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	deps := s.deps
-	deps.DB = db
-	deps.Auth = apikey.NewAuthenticator(db, 10*time.Second)
-	deps.Catalog = catalog.New(db, s.Now)
-	go deps.Catalog.Listen(ctx, s.DBURL, log)
-	for deadline := time.Now().Add(5 * time.Second); !deps.Catalog.Listening(); time.Sleep(10 * time.Millisecond) {
+	cfg := s.Config
+	cfg.AuthCacheTTL, cfg.SaleCacheTTL, cfg.RateLimitRPS, cfg.RateLimitBurst = 10*time.Second, time.Second, 1e9, 1e9
+	conns := s.conns
+	conns.DB = db
+	a, err := app.NewAPI(cfg, conns, app.APIOptions{Now: s.now, Announce: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Sales.Orders = s.Sales.Orders
+	a.Start()
+	t.Cleanup(func() { a.Stop(10 * time.Second) })
+	for deadline := time.Now().Add(5 * time.Second); !a.Catalog.Listening(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("availability cache listener did not connect")
 		}
 	}
-	notifier := store.NewNotifier(deps.Bookkeeping, log, 50*time.Millisecond)
-	go notifier.Run(ctx)
-	sl := sales.New(db, s.Temporal, log, func() time.Time { return s.Now() })
-	sl.TaskQueue, sl.Metrics, sl.Orders, sl.Starter = s.Sales.TaskQueue, s.Sales.Metrics, s.Sales.Orders, s.Sales.Starter
-	sl.CacheSaleContext(time.Second)
-	sl.SeatsChanged = func(eventID int64) {
-		deps.Catalog.Invalidate(eventID)
-		notifier.Changed(eventID)
-	}
-	deps.Sales = sl
-	deps.Limiter, deps.DefaultLimit = ratelimit.NewMemory(), ratelimit.Limit{Rate: 1e9, Burst: 1e9}
-	hs := httptest.NewServer(api.New(deps))
+	hs := httptest.NewServer(a.Handler)
 	t.Cleanup(hs.Close)
 	return hs.URL
 }
@@ -115,103 +183,36 @@ func (s *Stack) APIWith(t testing.TB, edit func(*api.Deps)) string {
 	return hs.URL
 }
 
-// Options shape a test stack; the zero value is a development deployment
-// (APP_ENV=development): sandbox on, the test gateway for every key.
-type Options struct {
-	// Production is a deployment outside development: production keys
-	// never pay on the test gateway.
-	Production bool
-	// HostedGatewayURL configures a hosted-payment-page provider (see
-	// testenv/fakegateway) for production payments.
-	HostedGatewayURL string
-	// SandboxDisabled refuses sandbox keys and unmounts the test gateway.
-	SandboxDisabled bool
-}
-
-// GatewaySecret is the test stacks' GATEWAY_SECRET.
-var GatewaySecret = []byte("test-gateway-secret-0123456789abcdef")
-
 // APIWithTemporal serves another api instance over the same database whose
 // sales go through tc, e.g. a client that cannot reach Temporal.
 func (s *Stack) APIWithTemporal(t testing.TB, tc client.Client) string {
 	t.Helper()
-	deps := s.deps
-	sl := sales.New(s.DB, tc, deps.Log, func() time.Time { return s.Now() })
-	sl.TaskQueue, sl.Metrics, sl.Orders, sl.SeatsChanged = s.Sales.TaskQueue, s.Sales.Metrics, s.Sales.Orders, s.Sales.SeatsChanged
-	deps.Sales, deps.Temporal = sl, tc
-	hs := httptest.NewServer(api.New(deps))
+	conns := s.conns
+	conns.Temporal = tc
+	a, err := app.NewAPI(s.Config, conns, app.APIOptions{Now: s.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(a.Handler)
 	t.Cleanup(hs.Close)
 	return hs.URL
 }
 
-// NewStack starts the API for one test.
-func NewStack(t testing.TB, opts ...Options) *Stack {
+// worker builds the worker process's parts over this stack.
+func (s *Stack) worker(t testing.TB) *app.Worker {
 	t.Helper()
-	var o Options
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	db, dbURL := DB(t)
-	reg := metrics.New(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	tc, err := client.NewLazyClient(client.Options{HostPort: TemporalAddress(t), MetricsHandler: reg.TemporalHandler()})
-	if err != nil {
-		t.Fatalf("temporal client: %v", err)
-	}
-	t.Cleanup(tc.Close)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if os.Getenv("TEST_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
-	bookkeeping, err := store.OpenBookkeeping(context.Background(), dbURL)
-	if err != nil {
-		t.Fatalf("bookkeeping pool: %v", err)
-	}
-	t.Cleanup(func() { _ = bookkeeping.Close() })
-	// The server's address is known before it serves: links, the test
-	// gateway's page and the callbacks point at it.
-	hs := httptest.NewUnstartedServer(nil)
-	base := "http://" + hs.Listener.Addr().String()
-	rl := requestlog.NewWriter(bookkeeping, log, 20*time.Millisecond)
-	s := &Stack{DB: db, DBURL: dbURL, Temporal: tc, RequestLog: rl, Now: time.Now, TaskQueue: "test-" + randomHex(6), Metrics: reg}
-	now := func() time.Time { return s.Now() }
-	s.Sales = sales.New(db, tc, log, now)
-	s.Sales.TaskQueue = s.TaskQueue
-	s.Sales.Metrics = reg
-	// Workflows of holds are started off the request path, as in production.
-	starter := sales.NewStarter(bookkeeping, tc, log, s.TaskQueue, 10_000, 4)
-	starter.Run()
-	t.Cleanup(func() { starter.Close(10 * time.Second) })
-	s.Sales.Starter = starter
-	reg.CollectOrders(db)
-	keys, err := delivery.NewKeyring("test-token-secret")
+	w, err := app.NewWorker(s.Config, s.conns, s.Mailer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Gateways, s.Gateway = payment.NewSet(db, log, payment.Settings{PublicBaseURL: base, Secret: GatewaySecret,
-		HostedURL: o.HostedGatewayURL, HostedAPIKey: "test-provider-key", WithTest: !o.SandboxDisabled || !o.Production})
-	s.Sales.Orders.Links = delivery.Links{BaseURL: base, Keys: keys}
-	s.Sales.Orders.Gateways = s.Gateways
-	s.Sales.Orders.TestGatewayForProduction = !o.Production
-	s.Catalog = catalog.New(db, now)
-	s.Sales.SeatsChanged = s.Catalog.Invalidate
-	s.deps = api.Deps{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Auth: apikey.NewAuthenticator(db, 0),
-		Catalog: s.Catalog, Sales: s.Sales, RequestLog: rl, Log: log, Gateway: s.Gateway, HostedGateway: o.HostedGatewayURL != "",
-		GatewaySecret: GatewaySecret, SandboxEnabled: !o.SandboxDisabled,
-		// Generous, so that only the rate-limit tests meet the limit.
-		Limiter: ratelimit.NewMemory(), DefaultLimit: ratelimit.Limit{Rate: 10_000, Burst: 10_000}, Metrics: reg}
-	hs.Config.Handler = api.New(s.deps)
-	hs.Start()
-	t.Cleanup(func() { hs.Close(); rl.Close() })
-	s.URL = hs.URL
-	return s
+	return w
 }
 
 // StartWorker runs a real worker for this stack's task queue until the test
 // ends (or the returned stop is called).
 func (s *Stack) StartWorker(t testing.TB) (stop func()) {
 	t.Helper()
-	w := worker.New(s.Temporal, s.TaskQueue, &activities.Activities{DB: s.DB, Mailer: s.Mailer, Links: s.Sales.Links(),
-		Gateways: s.Gateways, Metrics: s.Metrics, Log: s.deps.Log})
+	w := worker.New(s.Temporal, s.TaskQueue, s.worker(t).Activities)
 	if err := w.Start(); err != nil {
 		t.Fatalf("start worker: %v", err)
 	}
@@ -226,13 +227,13 @@ func (s *Stack) StartWorker(t testing.TB) (stop func()) {
 // until the test ends.
 func (s *Stack) StartReaper(t testing.TB, interval, grace, resumeAfter time.Duration) {
 	t.Helper()
+	r := s.worker(t).Reaper
+	r.Interval, r.Grace, r.RefundResumeAfter = interval, grace, resumeAfter
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		worker.Reap(ctx, worker.Reaper{DB: s.DB, Temporal: s.Temporal, TaskQueue: s.TaskQueue, Log: s.deps.Log,
-			Interval: interval, Grace: grace, Payments: sales.PaymentSweep{DB: s.DB, Temporal: s.Temporal, Gateways: s.Gateways},
-			Refunds: s.Sales, RefundResumeAfter: resumeAfter})
+		worker.Reap(ctx, r)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 }
