@@ -19,6 +19,7 @@ import (
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/payment"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
@@ -59,23 +60,23 @@ func final(err error) error {
 
 // ExpireResult says what expiring a reservation found.
 type ExpireResult struct {
-	Status  string // the reservation's status afterwards
-	Changed bool   // this run made the change
+	Status  states.ReservationStatus // the reservation's status afterwards
+	Changed bool                     // this run made the change
 }
 
 // ExpireReservation ends a reservation whose deadline passed and frees its
 // seats. If the reservation already ended (released, ordered, or expired by
 // an earlier attempt) it changes nothing.
 func (a *Activities) ExpireReservation(ctx context.Context, id string) (ExpireResult, error) {
-	changed, err := store.EndReservation(ctx, a.DB, id, store.ReservationExpired)
+	changed, err := store.EndReservation(ctx, a.DB, id, states.ReservationExpired)
 	if err != nil {
 		return ExpireResult{}, final(err)
 	}
-	var status string
-	if err := a.DB.NewRaw("SELECT status FROM reservations WHERE id = ?", id).Scan(ctx, &status); err != nil {
-		return ExpireResult{}, fmt.Errorf("read reservation %s: %w", id, err)
+	status, err := store.ReservationStatusOf(ctx, a.DB, id)
+	if err != nil {
+		return ExpireResult{}, err
 	}
-	if status == store.ReservationReserved {
+	if status == states.ReservationReserved {
 		// The database clock is behind the workflow timer: retry shortly.
 		return ExpireResult{}, temporal.NewApplicationError(fmt.Sprintf("reservation %s is not past its deadline yet", id), "not_yet_expired")
 	}
@@ -84,7 +85,7 @@ func (a *Activities) ExpireReservation(ctx context.Context, id string) (ExpireRe
 
 // PayResult is an order's status after an attempt to mark it paid.
 type PayResult struct {
-	Status  string
+	Status  states.OrderStatus
 	Changed bool
 }
 
@@ -103,7 +104,7 @@ func (a *Activities) MarkOrderPaid(ctx context.Context, orderID int64, paymentID
 			return err
 		}
 		res = PayResult{Status: status, Changed: changed}
-		if status != store.OrderPaid {
+		if status != states.OrderPaid {
 			return nil
 		}
 		_, err = store.IssueTickets(ctx, tx, orderID, delivery.NewBarcode)
@@ -118,8 +119,8 @@ func (a *Activities) MarkOrderPaid(ctx context.Context, orderID int64, paymentID
 
 // SettleResult is what settling a gateway payment decided.
 type SettleResult struct {
-	Status       string // applied, refund_due or refunded
-	RefundReason string
+	Status       states.PaymentStatus // applied, refund_due or refunded
+	RefundReason states.ReturnReason
 }
 
 // SettlePayment applies a recorded gateway payment to its order (order paid,
@@ -173,28 +174,24 @@ func (a *Activities) IssueTickets(ctx context.Context, orderID int64) (int, erro
 	if _, err := store.IssueTickets(ctx, a.DB, orderID, delivery.NewBarcode); err != nil {
 		return 0, err
 	}
-	var n int
-	if err := a.DB.NewRaw("SELECT count(*) FROM tickets WHERE order_id = ?", orderID).Scan(ctx, &n); err != nil {
-		return 0, fmt.Errorf("count tickets of order %d: %w", orderID, err)
-	}
-	return n, nil
+	return store.CountTickets(ctx, a.DB, orderID)
 }
 
 // CancelResult is an order's status after an attempt to cancel it.
 type CancelResult struct {
-	Status  string
+	Status  states.OrderStatus
 	Changed bool
 }
 
 // CancelOrder cancels a pending order and frees its seats. For
 // payment_timeout it waits for the deadline in Postgres's clock: if the
 // order is pending but not yet past it, the activity is retried.
-func (a *Activities) CancelOrder(ctx context.Context, orderID int64, reason string) (CancelResult, error) {
+func (a *Activities) CancelOrder(ctx context.Context, orderID int64, reason states.CancelReason) (CancelResult, error) {
 	status, changed, err := store.CancelOrder(ctx, a.DB, orderID, reason)
 	if err != nil {
 		return CancelResult{}, err
 	}
-	if status == store.OrderPendingPayment {
+	if status == states.OrderPendingPayment {
 		return CancelResult{}, temporal.NewApplicationError(fmt.Sprintf("order %d is not past its payment deadline yet", orderID), "not_yet_expired")
 	}
 	return CancelResult{Status: status, Changed: changed}, nil
@@ -239,8 +236,8 @@ const ErrTypeRefundRefused = "refund_refused"
 type VoidResult struct {
 	Amount          int64
 	MoneyReturnedBy string
-	Status          string // refund status: completed for external orders
-	OrderStatus     string
+	Status          states.RefundStatus // completed for external orders
+	OrderStatus     states.OrderStatus
 }
 
 // VoidTickets records the refund: tickets refunded, seats and capacity back
@@ -249,16 +246,16 @@ type VoidResult struct {
 func (a *Activities) VoidTickets(ctx context.Context, refundID string, orderID int64, ticketIDs []int64) (VoidResult, error) {
 	r := &store.Refund{ID: refundID, OrderID: orderID, TicketIDs: ticketIDs}
 	if err := store.CreateRefund(ctx, a.DB, r); err != nil {
-		var se *store.StateError
+		var se *states.StateError
 		var te *store.RefundTicketsError
 		if errors.As(err, &se) || errors.As(err, &te) {
 			return VoidResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefundRefused, err)
 		}
 		return VoidResult{}, final(err)
 	}
-	var orderStatus string
-	if err := a.DB.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &orderStatus); err != nil {
-		return VoidResult{}, fmt.Errorf("order %d: %w", orderID, err)
+	orderStatus, err := store.OrderStatusOf(ctx, a.DB, orderID)
+	if err != nil {
+		return VoidResult{}, err
 	}
 	return VoidResult{Amount: r.Amount, MoneyReturnedBy: r.MoneyReturnedBy, Status: r.Status, OrderStatus: orderStatus}, nil
 }
@@ -271,7 +268,7 @@ func (a *Activities) ReturnMoney(ctx context.Context, refundID string) error {
 	if err != nil {
 		return err
 	}
-	if r.Status == store.RefundCompleted {
+	if r.Status == states.RefundCompleted {
 		return nil
 	}
 	o, err := store.GetOrderByID(ctx, a.DB, r.OrderID)
@@ -305,7 +302,7 @@ func (a *Activities) MarkRefundFailed(ctx context.Context, refundID, cause strin
 	if err != nil {
 		return err
 	}
-	if r.Status == store.RefundFailed {
+	if r.Status == states.RefundFailed {
 		a.alert(ctx, "refund_failed", "a refund's money was not returned within its retry budget; the reaper resumes it",
 			slog.String("refund_id", refundID), slog.Int64("order_id", r.OrderID), slog.Int64("amount", r.Amount), slog.String("cause", cause))
 	}
@@ -325,7 +322,7 @@ func (a *Activities) RefundLatePayment(ctx context.Context, orderID int64, payme
 		name = *o.Gateway
 	}
 	p, err := store.RecordPayment(ctx, a.DB, &store.Payment{Gateway: name, ID: paymentID, OrderID: orderID,
-		Amount: o.Amount, Currency: o.Currency, Status: store.PaymentReceived})
+		Amount: o.Amount, Currency: o.Currency, Status: states.PaymentReceived})
 	if err != nil {
 		return final(err)
 	}

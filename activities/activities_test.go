@@ -7,6 +7,7 @@ import (
 
 	"ticketsales/activities"
 	"ticketsales/internal/catalog/catalogfile"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )
@@ -83,7 +84,7 @@ func TestExpireReservationRunsOnce(t *testing.T) {
 	}
 
 	// A released reservation stays released.
-	if _, err := store.EndReservation(ctx, s.DB, "rsv_live", store.ReservationReleased); err != nil {
+	if _, err := store.EndReservation(ctx, s.DB, "rsv_live", states.ReservationReleased); err != nil {
 		t.Fatal(err)
 	}
 	res, err := acts.ExpireReservation(ctx, "rsv_live")

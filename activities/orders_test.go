@@ -10,6 +10,7 @@ import (
 
 	"ticketsales/activities"
 	"ticketsales/internal/delivery"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )
@@ -27,7 +28,7 @@ func pendingOrder(t *testing.T, s *testenv.Stack, company, keyID int64, seat str
 		t.Fatal(err)
 	}
 	o := &store.Order{CompanyID: company, APIKeyID: keyID, IsTest: true, EventID: eventID, ReservationID: &rid,
-		Status: store.OrderPendingPayment, Payment: "external", CustomerEmail: "a@b.c", CustomerFirstName: "A",
+		Status: states.OrderPendingPayment, Payment: "external", CustomerEmail: "a@b.c", CustomerFirstName: "A",
 		CustomerLastName: "B", CustomerPhone: "+79991234567", AccessTokenHash: hash, AccessTokenSealed: sealed, ExpiresAt: deadline}
 	if err := store.CreateOrderFromReservation(context.Background(), s.DB, o); err != nil {
 		t.Fatal(err)
@@ -67,11 +68,11 @@ func TestOrderActivitiesAreSafeToRepeat(t *testing.T) {
 	if res, err := acts.MarkOrderPaid(ctx, late, "ext-2"); err != nil || res.Status != "pending_payment" || res.Changed {
 		t.Fatalf("late payment: %+v %v", res, err)
 	}
-	c1, err := acts.CancelOrder(ctx, late, store.CancelPaymentTimeout)
+	c1, err := acts.CancelOrder(ctx, late, states.CancelPaymentTimeout)
 	if err != nil || !c1.Changed || c1.Status != "cancelled" {
 		t.Fatalf("cancel: %+v %v", c1, err)
 	}
-	c2, err := acts.CancelOrder(ctx, late, store.CancelPaymentTimeout)
+	c2, err := acts.CancelOrder(ctx, late, states.CancelPaymentTimeout)
 	if err != nil || c2.Changed || c2.Status != "cancelled" {
 		t.Fatalf("cancel again: %+v %v", c2, err)
 	}
@@ -79,11 +80,11 @@ func TestOrderActivitiesAreSafeToRepeat(t *testing.T) {
 		t.Fatalf("seat after timeout: %s", st)
 	}
 	// A timeout cancel before the deadline asks for a retry; a paid order is not cancelled.
-	if _, err := acts.CancelOrder(ctx, id, store.CancelPaymentTimeout); err != nil {
+	if _, err := acts.CancelOrder(ctx, id, states.CancelPaymentTimeout); err != nil {
 		t.Fatalf("cancel of a paid order: %v", err)
 	}
 	open, _ := pendingOrder(t, s, company, keyID, "parterre-2-3", time.Now().Add(time.Hour))
-	if _, err := acts.CancelOrder(ctx, open, store.CancelPaymentTimeout); err == nil {
+	if _, err := acts.CancelOrder(ctx, open, states.CancelPaymentTimeout); err == nil {
 		t.Fatal("an order inside its window was cancelled for timeout")
 	}
 

@@ -13,6 +13,7 @@ import (
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/sales"
+	"ticketsales/internal/states"
 )
 
 // The aggregator adapter: the same reservations and sales as /v1, in the
@@ -30,19 +31,19 @@ const (
 
 // aggregatorStatus maps a reservation and the order made from it (if any)
 // to the aggregator's lifecycle.
-func aggregatorStatus(reservationStatus, orderStatus string) string {
-	switch orderStatus {
-	case "paid", "partially_refunded":
+func aggregatorStatus(reservation states.ReservationStatus, order states.OrderStatus) string {
+	switch order {
+	case states.OrderPaid, states.OrderPartiallyRefunded:
 		return aggApproved
-	case "pending_payment":
+	case states.OrderPendingPayment:
 		return aggReserved
-	case "cancelled", "refunded":
+	case states.OrderCancelled, states.OrderRefunded:
 		return aggCancelled
 	}
-	switch reservationStatus {
-	case "reserved", "ordered":
+	switch reservation {
+	case states.ReservationReserved, states.ReservationOrdered:
 		return aggReserved
-	case "expired", "released":
+	case states.ReservationExpired, states.ReservationReleased:
 		return aggCancelled
 	}
 	return aggCreated
@@ -270,7 +271,7 @@ func (s *Server) aggOrder(ctx context.Context, reservationID string) (*aggOrder,
 
 func aggOrderOf(r *sales.Reservation, o *sales.Order, ts []sales.Ticket) aggOrder {
 	out := aggOrder{OrderID: r.ID, Amount: aggMoney{Value: r.TotalToPay.Amount, Currency: r.TotalToPay.Currency}, ExpiresAt: r.ExpiresAt}
-	orderStatus := ""
+	var orderStatus states.OrderStatus
 	if o != nil {
 		orderStatus = o.Status
 		out.ExternalOrderID = strconv.FormatInt(o.ID, 10)

@@ -1,6 +1,10 @@
 package api
 
-import "testing"
+import (
+	"testing"
+
+	"ticketsales/internal/states"
+)
 
 func TestAggregatorStatusMapping(t *testing.T) {
 	tests := []struct{ reservation, order, want string }{
@@ -15,7 +19,7 @@ func TestAggregatorStatusMapping(t *testing.T) {
 		{"", "", "CREATED"},
 	}
 	for _, tt := range tests {
-		if got := aggregatorStatus(tt.reservation, tt.order); got != tt.want {
+		if got := aggregatorStatus(states.ReservationStatus(tt.reservation), states.OrderStatus(tt.order)); got != tt.want {
 			t.Errorf("aggregatorStatus(%q, %q) = %s, want %s", tt.reservation, tt.order, got, tt.want)
 		}
 	}

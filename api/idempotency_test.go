@@ -10,7 +10,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/store"
+	"ticketsales/internal/states"
 	"ticketsales/test/testenv"
 )
 
@@ -126,9 +126,9 @@ func TestFailedWorkflowStartUndoesTheHold(t *testing.T) {
 	if state != "free" {
 		t.Fatalf("seat after a failed workflow start is %q", state)
 	}
-	var status string
+	var status states.ReservationStatus
 	_ = s.DB.NewRaw("SELECT status FROM reservations").Scan(context.Background(), &status)
-	if status != store.ReservationReleased {
+	if status != states.ReservationReleased {
 		t.Fatalf("reservation after a failed start: %q", status)
 	}
 	// A 5xx is not stored: the retry with the same key runs again.

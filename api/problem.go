@@ -11,6 +11,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"ticketsales/internal/sales"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
@@ -138,8 +139,8 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 	var p *Problem
 	var taken *sales.SeatTakenError
 	var invalid *sales.ValidationError
-	var state *sales.StateError
-	var soldOut *sales.SoldOutError
+	var state *states.StateError
+	var soldOut *states.SoldOutError
 	var mismatch *sales.AmountMismatchError
 	switch {
 	case errors.As(err, &p):

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"ticketsales/internal/sales"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/worker"
 	"ticketsales/workflows/contract"
@@ -102,7 +103,7 @@ func TestSweepStartsTheWorkflowsACrashedAPINeverStarted(t *testing.T) {
 	if res := f.Do(t, http.MethodDelete, "/v1/reservations/"+id, f.keyA, ""); res.Status != http.StatusOK {
 		t.Fatalf("release: %d %s", res.Status, res.Body)
 	}
-	if got := f.reservationResult(t, id); got.Status != store.ReservationReleased {
+	if got := f.reservationResult(t, id); got.Status != states.ReservationReleased {
 		t.Fatalf("swept workflow ended %q", got.Status)
 	}
 	again, _ := f.Temporal.DescribeWorkflowExecution(context.Background(), contract.ReservationWorkflowID(id), "")
@@ -120,7 +121,7 @@ func TestHoldEndedBeforeItsWorkflowStartedStillShowsInTemporal(t *testing.T) {
 	if res := f.Do(t, http.MethodDelete, "/v1/reservations/"+released, f.keyA, ""); res.Status != http.StatusOK {
 		t.Fatalf("release: %d %s", res.Status, res.Body)
 	}
-	if got := f.reservationResult(t, released); got.Status != store.ReservationReleased {
+	if got := f.reservationResult(t, released); got.Status != states.ReservationReleased {
 		t.Fatalf("released hold's workflow ended %q", got.Status)
 	}
 
@@ -128,7 +129,7 @@ func TestHoldEndedBeforeItsWorkflowStartedStillShowsInTemporal(t *testing.T) {
 	if res := f.orderFromReservation(t, f.keyA, ordered, "external"); res.Status != http.StatusCreated {
 		t.Fatalf("order: %d %s", res.Status, res.Body)
 	}
-	if got := f.reservationResult(t, ordered); got.Status != store.ReservationOrdered {
+	if got := f.reservationResult(t, ordered); got.Status != states.ReservationOrdered {
 		t.Fatalf("ordered hold's workflow ended %q", got.Status)
 	}
 

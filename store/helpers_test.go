@@ -7,6 +7,7 @@ import (
 
 	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/pricing"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )
@@ -48,7 +49,7 @@ func (d *demo) gaOrder(t *testing.T, qty int, expires time.Time) (*store.Order, 
 	if err := d.DB.NewRaw("SELECT id FROM ticket_categories WHERE event_id = ?", event).Scan(ctx, &cat); err != nil {
 		t.Fatal(err)
 	}
-	o := &store.Order{CompanyID: d.company, APIKeyID: d.keyID, IsTest: true, EventID: event, Status: store.OrderPendingPayment,
+	o := &store.Order{CompanyID: d.company, APIKeyID: d.keyID, IsTest: true, EventID: event, Status: states.OrderPendingPayment,
 		Payment: "external", CustomerEmail: "a@b.c", CustomerFirstName: "A", CustomerLastName: "B", AccessTokenHash: []byte{1},
 		ExpiresAt: expires}
 	fee := pricing.Fee{Mode: pricing.Included}

@@ -8,39 +8,31 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
-)
-
-// Reservation statuses as stored. A "reserved" row past expires_at reads as
-// expired even before the workflow records it.
-const (
-	ReservationReserved = "reserved"
-	ReservationOrdered  = "ordered"
-	ReservationExpired  = "expired"
-	ReservationReleased = "released"
+	"ticketsales/internal/states"
 )
 
 // Reservation is a hold of seats of one event.
 type Reservation struct {
 	bun.BaseModel `bun:"table:reservations,alias:r"`
-	ID            string    `bun:"id,pk"`
-	CompanyID     int64     `bun:"company_id"`
-	APIKeyID      int64     `bun:"api_key_id"`
-	IsTest        bool      `bun:"is_test"`
-	EventID       int64     `bun:"event_id"`
-	Status        string    `bun:"status"`
-	ExpiresAt     time.Time `bun:"expires_at"`
-	Currency      string    `bun:"currency"`
-	Total         int64     `bun:"total"`
-	ServiceFee    int64     `bun:"service_fee"`
-	TotalToPay    int64     `bun:"total_to_pay"`
-	CreatedAt     time.Time `bun:"created_at"`
-	UpdatedAt     time.Time `bun:"updated_at"`
+	ID            string                   `bun:"id,pk"`
+	CompanyID     int64                    `bun:"company_id"`
+	APIKeyID      int64                    `bun:"api_key_id"`
+	IsTest        bool                     `bun:"is_test"`
+	EventID       int64                    `bun:"event_id"`
+	Status        states.ReservationStatus `bun:"status"`
+	ExpiresAt     time.Time                `bun:"expires_at"`
+	Currency      string                   `bun:"currency"`
+	Total         int64                    `bun:"total"`
+	ServiceFee    int64                    `bun:"service_fee"`
+	TotalToPay    int64                    `bun:"total_to_pay"`
+	CreatedAt     time.Time                `bun:"created_at"`
+	UpdatedAt     time.Time                `bun:"updated_at"`
 }
 
 // EffectiveStatus is what partners see: a lapsed hold is expired at once.
-func (r *Reservation) EffectiveStatus(now time.Time) string {
-	if r.Status == ReservationReserved && !now.Before(r.ExpiresAt) {
-		return ReservationExpired
+func (r *Reservation) EffectiveStatus(now time.Time) states.ReservationStatus {
+	if r.Status == states.ReservationReserved && !now.Before(r.ExpiresAt) {
+		return states.ReservationExpired
 	}
 	return r.Status
 }
@@ -151,7 +143,7 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 // READ COMMITTED the seat statement after it then sees what a replace that
 // committed during the wait added; one statement would look for the seats in
 // its snapshot from before the wait and leave the added ones held.
-func EndReservation(ctx context.Context, db bun.IDB, id, status string) (changed bool, err error) {
+func EndReservation(ctx context.Context, db bun.IDB, id string, status states.ReservationStatus) (changed bool, err error) {
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewRaw(`UPDATE reservations SET status = ?, updated_at = now()
 			WHERE id = ? AND status = 'reserved' AND (? <> 'expired' OR expires_at <= now())`, status, id, status).Exec(ctx)
@@ -175,6 +167,15 @@ func EndReservation(ctx context.Context, db bun.IDB, id, status string) (changed
 		return false, fmt.Errorf("end reservation %s as %s: %w", id, status, err)
 	}
 	return changed, nil
+}
+
+// ReservationStatusOf reads a reservation's stored status.
+func ReservationStatusOf(ctx context.Context, db bun.IDB, id string) (states.ReservationStatus, error) {
+	var status states.ReservationStatus
+	if err := db.NewRaw("SELECT status FROM reservations WHERE id = ?", id).Scan(ctx, &status); err != nil {
+		return "", notFound(err, "reservation "+id)
+	}
+	return status, nil
 }
 
 // GetReservation returns a company's reservation with its seats.
@@ -220,11 +221,11 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []stri
 		if err := tx.NewSelect().Model(r).Where("id = ? AND company_id = ?", rp.ReservationID, rp.CompanyID).For("UPDATE").Scan(ctx); err != nil {
 			return notFound(err, "reservation "+rp.ReservationID)
 		}
-		if r.Status != ReservationReserved {
-			return &StateError{Entity: "reservation", ID: r.ID, Status: r.Status}
+		if r.Status != states.ReservationReserved {
+			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(r.Status)}
 		}
 		if !r.ExpiresAt.After(time.Now()) {
-			return &StateError{Entity: "reservation", ID: r.ID, Status: ReservationExpired}
+			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(states.ReservationExpired)}
 		}
 		seats := pgdialect.Array(rp.SeatIDs)
 		var cur []struct {
@@ -311,12 +312,3 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []stri
 }
 
 var errTaken = fmt.Errorf("seats taken")
-
-// StateError is a transition the current status forbids.
-type StateError struct {
-	Entity, ID, Status string
-}
-
-func (e *StateError) Error() string {
-	return fmt.Sprintf("%s %s is %s", e.Entity, e.ID, e.Status)
-}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
@@ -68,7 +69,7 @@ func TestEndReservationFreesSeatsAddedWhileItWaited(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		changed, err := store.EndReservation(ctx, s.DB, "rsv_race", store.ReservationReleased)
+		changed, err := store.EndReservation(ctx, s.DB, "rsv_race", states.ReservationReleased)
 		done <- result{changed, err}
 	}()
 	waitForLockWait(t, s.DB, "UPDATE reservations")
@@ -93,7 +94,7 @@ func TestEndReservationFreesSeatsAddedWhileItWaited(t *testing.T) {
 	if len(held) > 0 {
 		t.Fatalf("seats %v are still held by the released reservation", held)
 	}
-	again, err := store.EndReservation(ctx, s.DB, "rsv_race", store.ReservationReleased)
+	again, err := store.EndReservation(ctx, s.DB, "rsv_race", states.ReservationReleased)
 	if err != nil || again {
 		t.Fatalf("second release: changed %v, %v", again, err)
 	}

@@ -9,53 +9,41 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-)
-
-// Order statuses and cancel reasons.
-const (
-	OrderPendingPayment    = "pending_payment"
-	OrderPaid              = "paid"
-	OrderCancelled         = "cancelled"
-	OrderPartiallyRefunded = "partially_refunded"
-	OrderRefunded          = "refunded"
-
-	CancelBuyer          = "buyer"
-	CancelPaymentTimeout = "payment_timeout"
-	CancelPartner        = "partner"
+	"ticketsales/internal/states"
 )
 
 // Order is a purchase.
 type Order struct {
 	bun.BaseModel     `bun:"table:orders,alias:o"`
-	ID                int64      `bun:"id,pk,autoincrement"`
-	CompanyID         int64      `bun:"company_id"`
-	APIKeyID          int64      `bun:"api_key_id"`
-	IsTest            bool       `bun:"is_test"`
-	EventID           int64      `bun:"event_id"`
-	ReservationID     *string    `bun:"reservation_id"`
-	ScheduleSlotID    *int64     `bun:"schedule_slot_id"`
-	Status            string     `bun:"status"`
-	CancelReason      *string    `bun:"cancel_reason"`
-	Payment           string     `bun:"payment"`
-	Gateway           *string    `bun:"gateway"` // which gateway takes a gateway order's payment
-	PaymentID         *string    `bun:"payment_id"`
-	PaymentURL        *string    `bun:"payment_url"`
-	Currency          string     `bun:"currency"`
-	Total             int64      `bun:"total"`
-	ServiceFee        int64      `bun:"service_fee"`
-	Amount            int64      `bun:"amount"`
-	CustomerEmail     string     `bun:"customer_email"`
-	CustomerFirstName string     `bun:"customer_first_name"`
-	CustomerLastName  string     `bun:"customer_last_name"`
-	CustomerPhone     string     `bun:"customer_phone"`
-	AccessTokenHash   []byte     `bun:"access_token_hash"`
-	AccessTokenSealed []byte     `bun:"access_token_sealed"`
-	CreatedAt         time.Time  `bun:"created_at,nullzero,default:now()"`
-	ExpiresAt         time.Time  `bun:"expires_at"`
-	PaidAt            *time.Time `bun:"paid_at"`
-	CancelledAt       *time.Time `bun:"cancelled_at"`
-	EmailedAt         *time.Time `bun:"emailed_at"`
-	UpdatedAt         time.Time  `bun:"updated_at,nullzero,default:now()"`
+	ID                int64                `bun:"id,pk,autoincrement"`
+	CompanyID         int64                `bun:"company_id"`
+	APIKeyID          int64                `bun:"api_key_id"`
+	IsTest            bool                 `bun:"is_test"`
+	EventID           int64                `bun:"event_id"`
+	ReservationID     *string              `bun:"reservation_id"`
+	ScheduleSlotID    *int64               `bun:"schedule_slot_id"`
+	Status            states.OrderStatus   `bun:"status"`
+	CancelReason      *states.CancelReason `bun:"cancel_reason"`
+	Payment           string               `bun:"payment"`
+	Gateway           *string              `bun:"gateway"` // which gateway takes a gateway order's payment
+	PaymentID         *string              `bun:"payment_id"`
+	PaymentURL        *string              `bun:"payment_url"`
+	Currency          string               `bun:"currency"`
+	Total             int64                `bun:"total"`
+	ServiceFee        int64                `bun:"service_fee"`
+	Amount            int64                `bun:"amount"`
+	CustomerEmail     string               `bun:"customer_email"`
+	CustomerFirstName string               `bun:"customer_first_name"`
+	CustomerLastName  string               `bun:"customer_last_name"`
+	CustomerPhone     string               `bun:"customer_phone"`
+	AccessTokenHash   []byte               `bun:"access_token_hash"`
+	AccessTokenSealed []byte               `bun:"access_token_sealed"`
+	CreatedAt         time.Time            `bun:"created_at,nullzero,default:now()"`
+	ExpiresAt         time.Time            `bun:"expires_at"`
+	PaidAt            *time.Time           `bun:"paid_at"`
+	CancelledAt       *time.Time           `bun:"cancelled_at"`
+	EmailedAt         *time.Time           `bun:"emailed_at"`
+	UpdatedAt         time.Time            `bun:"updated_at,nullzero,default:now()"`
 }
 
 // insertOrder stores a new order, its access token hash included.
@@ -105,10 +93,10 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 			return notFound(err, "reservation "+*o.ReservationID)
 		}
 		if r.EventID != o.EventID {
-			return &StateError{Entity: "reservation", ID: r.ID, Status: "for another event"}
+			return &states.StateError{Entity: "reservation", ID: r.ID, Status: "for another event"}
 		}
-		if st := r.EffectiveStatus(time.Now()); st != ReservationReserved {
-			return &StateError{Entity: "reservation", ID: r.ID, Status: st}
+		if st := r.EffectiveStatus(time.Now()); st != states.ReservationReserved {
+			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(st)}
 		}
 		var items []OrderItem
 		if err := tx.NewRaw(`SELECT row_number() OVER (ORDER BY seat_id) AS position, category_id, seat_id, price
@@ -131,7 +119,7 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 		}
 		if n, _ := res.RowsAffected(); int(n) != len(items) {
 			// A seat of the hold was retaken after it lapsed.
-			return &StateError{Entity: "reservation", ID: r.ID, Status: ReservationExpired}
+			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(states.ReservationExpired)}
 		}
 		return insertItems(ctx, tx, o.ID, items)
 	})
@@ -153,16 +141,6 @@ func insertItems(ctx context.Context, tx bun.Tx, orderID int64, items []OrderIte
 	return err
 }
 
-// SoldOutError lists the categories (or the slot) that lack capacity.
-type SoldOutError struct {
-	CategoryIDs []int64
-	Slot        bool
-}
-
-func (e *SoldOutError) Error() string {
-	return fmt.Sprintf("sold out: categories %v, slot %v", e.CategoryIDs, e.Slot)
-}
-
 // ItemQuantity asks for tickets of a general-admission category.
 type ItemQuantity struct {
 	CategoryID int64
@@ -175,7 +153,7 @@ type ItemQuantity struct {
 // one transaction; if any capacity is short, nothing changes.
 func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []ItemQuantity, totals Totals) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		soldOut := &SoldOutError{}
+		soldOut := &states.SoldOutError{}
 		var items []OrderItem
 		n := 0
 		// Lock categories in id order, as every order does: no deadlocks.
@@ -224,7 +202,7 @@ func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []Item
 // and its seats to sold, in one statement. The deadline check makes payment
 // and a new hold of lapsed seats mutually exclusive. It returns the order's
 // status afterwards and whether this call paid it.
-func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, paymentID string) (status string, changed bool, err error) {
+func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, paymentID string) (status states.OrderStatus, changed bool, err error) {
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var out struct {
 			Changed, Sold, Seated int
@@ -277,7 +255,7 @@ var ErrSeatsLost = errors.New("order lost a seat")
 // later, so the snapshot that finds the order finds all of them; seats that
 // left it meanwhile (undo, a new hold after a lapse) fail the re-check of
 // FOR UPDATE. MarkOrderPaid relies on the same.
-func CancelOrder(ctx context.Context, db bun.IDB, orderID int64, reason string) (status string, changed bool, err error) {
+func CancelOrder(ctx context.Context, db bun.IDB, orderID int64, reason states.CancelReason) (status states.OrderStatus, changed bool, err error) {
 	var out struct{ Changed int }
 	err = db.NewRaw(`
 		WITH o AS (
@@ -331,7 +309,7 @@ func DeleteTestOrder(ctx context.Context, db *bun.DB, orderID int64) (deleted bo
 			o.EventID, o.ID).Exec(ctx); err != nil {
 			return err
 		}
-		if o.Status != OrderCancelled {
+		if o.Status != states.OrderCancelled {
 			// Positions still counted as sold: those without a refunded ticket.
 			if _, err := tx.NewRaw(`UPDATE ticket_categories c SET sold = c.sold - x.n
 				FROM (SELECT i.category_id, count(*) AS n FROM order_items i
@@ -367,30 +345,30 @@ func DeleteTestOrder(ctx context.Context, db *bun.DB, orderID int64) (deleted bo
 
 // Ticket is an issued ticket with its seat.
 type Ticket struct {
-	ID         int64   `bun:"id"`
-	OrderID    int64   `bun:"order_id"`
-	Position   int     `bun:"position"`
-	Number     string  `bun:"number"`
-	Barcode    string  `bun:"barcode"`
-	Status     string  `bun:"status"`
-	CategoryID int64   `bun:"category_id"`
-	Category   string  `bun:"category"`
-	SeatID     *string `bun:"seat_id"`
-	ZoneID     *string `bun:"zone_id"`
-	Label      *string `bun:"label"`
-	Price      int64   `bun:"price"`
+	ID         int64               `bun:"id"`
+	OrderID    int64               `bun:"order_id"`
+	Position   int                 `bun:"position"`
+	Number     string              `bun:"number"`
+	Barcode    string              `bun:"barcode"`
+	Status     states.TicketStatus `bun:"status"`
+	CategoryID int64               `bun:"category_id"`
+	Category   string              `bun:"category"`
+	SeatID     *string             `bun:"seat_id"`
+	ZoneID     *string             `bun:"zone_id"`
+	Label      *string             `bun:"label"`
+	Price      int64               `bun:"price"`
 }
 
 // IssueTickets creates the missing ticket of every position of a paid order;
 // the unique (order, position) key makes a retried issue create none twice.
 // newBarcode is called again when a random barcode collides.
 func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode func() string) (issued int, err error) {
-	var status string
+	var status states.OrderStatus
 	if err := db.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status); err != nil {
 		return 0, notFound(err, fmt.Sprintf("order %d", orderID))
 	}
-	if status != OrderPaid && status != OrderPartiallyRefunded && status != OrderRefunded {
-		return 0, &StateError{Entity: "order", ID: fmt.Sprint(orderID), Status: status}
+	if !status.Sold() {
+		return 0, &states.StateError{Entity: "order", ID: fmt.Sprint(orderID), Status: string(status)}
 	}
 	var missing []int
 	if err := db.NewRaw(`SELECT i.position FROM order_items i
@@ -452,6 +430,24 @@ func GetOrder(ctx context.Context, db bun.IDB, companyID int64, isTest bool, ord
 		return nil, notFound(err, fmt.Sprintf("order %d", orderID))
 	}
 	return o, nil
+}
+
+// OrderStatusOf reads an order's status.
+func OrderStatusOf(ctx context.Context, db bun.IDB, orderID int64) (states.OrderStatus, error) {
+	var status states.OrderStatus
+	if err := db.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status); err != nil {
+		return "", notFound(err, fmt.Sprintf("order %d", orderID))
+	}
+	return status, nil
+}
+
+// CountTickets counts an order's tickets.
+func CountTickets(ctx context.Context, db bun.IDB, orderID int64) (int, error) {
+	var n int
+	if err := db.NewRaw("SELECT count(*) FROM tickets WHERE order_id = ?", orderID).Scan(ctx, &n); err != nil {
+		return 0, fmt.Errorf("count tickets of order %d: %w", orderID, err)
+	}
+	return n, nil
 }
 
 // MarkOrderEmailed records that the order's tickets e-mail went out.
@@ -524,7 +520,7 @@ func UndoOrderFromReservation(ctx context.Context, db *bun.DB, orderID int64) (u
 		if err := tx.NewSelect().Model(o).Where("id = ?", orderID).For("UPDATE").Scan(ctx); err != nil {
 			return notFound(err, fmt.Sprintf("order %d", orderID))
 		}
-		if o.Status != OrderPendingPayment || o.ReservationID == nil {
+		if o.Status != states.OrderPendingPayment || o.ReservationID == nil {
 			return nil
 		}
 		r := new(Reservation)

@@ -7,38 +7,22 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-)
-
-// Payment statuses: see the payments migration for the transitions.
-const (
-	PaymentReceived  = "received"
-	PaymentApplied   = "applied"
-	PaymentRefundDue = "refund_due"
-	PaymentRefunded  = "refunded"
-)
-
-// Why a payment goes back instead of paying its order.
-const (
-	RefundOrderClosed    = "order_closed"    // cancelled, or its payment window passed
-	RefundOrderGone      = "order_gone"      // a sandbox order deleted after its day
-	RefundOtherPayment   = "other_payment"   // not the payment made for the order, or the order was paid otherwise
-	RefundAmountMismatch = "amount_mismatch" // another sum or currency than the order's
-	RefundSeatsLost      = "seats_lost"      // a seat of the order was retaken after a lapse
+	"ticketsales/internal/states"
 )
 
 // Payment is money a gateway reported as taken.
 type Payment struct {
 	bun.BaseModel `bun:"table:payments"`
-	Gateway       string     `bun:"gateway,pk"`
-	ID            string     `bun:"id,pk"`
-	OrderID       int64      `bun:"order_id"`
-	Amount        int64      `bun:"amount"`
-	Currency      string     `bun:"currency"`
-	Status        string     `bun:"status"`
-	RefundReason  *string    `bun:"refund_reason"`
-	ReceivedAt    time.Time  `bun:"received_at,nullzero,default:now()"`
-	SettledAt     *time.Time `bun:"settled_at"`
-	RefundedAt    *time.Time `bun:"refunded_at"`
+	Gateway       string               `bun:"gateway,pk"`
+	ID            string               `bun:"id,pk"`
+	OrderID       int64                `bun:"order_id"`
+	Amount        int64                `bun:"amount"`
+	Currency      string               `bun:"currency"`
+	Status        states.PaymentStatus `bun:"status"`
+	RefundReason  *states.ReturnReason `bun:"refund_reason"`
+	ReceivedAt    time.Time            `bun:"received_at,nullzero,default:now()"`
+	SettledAt     *time.Time           `bun:"settled_at"`
+	RefundedAt    *time.Time           `bun:"refunded_at"`
 }
 
 // RecordPayment stores a payment the gateway reported, once: a repeated
@@ -83,16 +67,16 @@ func SettlePayment(ctx context.Context, db bun.IDB, gateway, id string, newBarco
 		if err := tx.NewSelect().Model(p).Where("gateway = ? AND id = ?", gateway, id).For("UPDATE").Scan(ctx); err != nil {
 			return notFound(err, "payment "+gateway+"/"+id)
 		}
-		if p.Status != PaymentReceived {
+		if p.Status != states.PaymentReceived {
 			return nil
 		}
 		reason, err := applyPayment(ctx, tx, p, newBarcode)
 		if err != nil {
 			return err
 		}
-		status := PaymentApplied
+		status := states.PaymentApplied
 		if reason != "" {
-			status = PaymentRefundDue
+			status = states.PaymentRefundDue
 		}
 		return tx.NewRaw(`UPDATE payments SET status = ?, refund_reason = NULLIF(?, ''), settled_at = now()
 			WHERE gateway = ? AND id = ? RETURNING *`, status, reason, gateway, id).Scan(ctx, p)
@@ -105,34 +89,34 @@ func SettlePayment(ctx context.Context, db bun.IDB, gateway, id string, newBarco
 
 // applyPayment pays p's order if it can take p, inside the settling
 // transaction, and otherwise says why p must go back.
-func applyPayment(ctx context.Context, tx bun.Tx, p *Payment, newBarcode func() string) (refundReason string, err error) {
+func applyPayment(ctx context.Context, tx bun.Tx, p *Payment, newBarcode func() string) (refundReason states.ReturnReason, err error) {
 	o := new(Order)
 	if err := tx.NewSelect().Model(o).Where("id = ?", p.OrderID).For("UPDATE").Scan(ctx); err != nil {
 		if errors.Is(notFound(err, ""), ErrNotFound) {
-			return RefundOrderGone, nil
+			return states.ReturnOrderGone, nil
 		}
 		return "", fmt.Errorf("order %d: %w", p.OrderID, err)
 	}
 	switch {
 	case o.Payment != "gateway" || o.Gateway == nil || *o.Gateway != p.Gateway || o.PaymentID == nil || *o.PaymentID != p.ID:
-		return RefundOtherPayment, nil
+		return states.ReturnOtherPayment, nil
 	case o.Amount != p.Amount || o.Currency != p.Currency:
-		return RefundAmountMismatch, nil
-	case o.Status == OrderPaid || o.Status == OrderPartiallyRefunded || o.Status == OrderRefunded:
+		return states.ReturnAmountMismatch, nil
+	case o.Status == states.OrderPaid || o.Status == states.OrderPartiallyRefunded || o.Status == states.OrderRefunded:
 		// Paid before payments were recorded (the same payment, as checked
 		// above): it is the one that paid.
 		return "", nil
-	case o.Status != OrderPendingPayment:
-		return RefundOrderClosed, nil
+	case o.Status != states.OrderPendingPayment:
+		return states.ReturnOrderClosed, nil
 	}
 	status, _, err := MarkOrderPaid(ctx, tx, o.ID, p.ID)
 	switch {
 	case errors.Is(err, ErrSeatsLost):
-		return RefundSeatsLost, nil
+		return states.ReturnSeatsLost, nil
 	case err != nil:
 		return "", err
-	case status != OrderPaid:
-		return RefundOrderClosed, nil // the window closed in Postgres's clock
+	case status != states.OrderPaid:
+		return states.ReturnOrderClosed, nil // the window closed in Postgres's clock
 	}
 	if _, err := IssueTickets(ctx, tx, o.ID, newBarcode); err != nil {
 		return "", err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"ticketsales/internal/states"
 )
 
 // Reaped counts what ReapLapsed finalised.
@@ -28,7 +29,7 @@ func ReapLapsed(ctx context.Context, db bun.IDB, grace time.Duration) (Reaped, e
 		return out, fmt.Errorf("find lapsed reservations: %w", err)
 	}
 	for _, id := range rids {
-		changed, err := EndReservation(ctx, db, id, ReservationExpired)
+		changed, err := EndReservation(ctx, db, id, states.ReservationExpired)
 		if err != nil {
 			return out, err
 		}
@@ -42,7 +43,7 @@ func ReapLapsed(ctx context.Context, db bun.IDB, grace time.Duration) (Reaped, e
 		return out, fmt.Errorf("find lapsed orders: %w", err)
 	}
 	for _, id := range oids {
-		_, changed, err := CancelOrder(ctx, db, id, CancelPaymentTimeout)
+		_, changed, err := CancelOrder(ctx, db, id, states.CancelPaymentTimeout)
 		if err != nil {
 			return out, err
 		}

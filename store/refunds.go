@@ -9,29 +9,23 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
-)
-
-// Refund statuses.
-const (
-	RefundPending   = "pending"
-	RefundCompleted = "completed"
-	RefundFailed    = "failed" // out of retries; the reaper resumes it
+	"ticketsales/internal/states"
 )
 
 // Refund voids tickets of an order and returns money.
 type Refund struct {
 	bun.BaseModel   `bun:"table:refunds"`
-	ID              string     `bun:"id,pk"`
-	OrderID         int64      `bun:"order_id"`
-	Amount          int64      `bun:"amount"`
-	Reason          string     `bun:"reason"`
-	MoneyReturnedBy string     `bun:"money_returned_by"`
-	Status          string     `bun:"status"`
-	CreatedAt       time.Time  `bun:"created_at,nullzero,default:now()"`
-	CompletedAt     *time.Time `bun:"completed_at"`
-	FailedAt        *time.Time `bun:"failed_at"`
-	LastError       *string    `bun:"last_error"`
-	TicketIDs       []int64    `bun:"-"`
+	ID              string              `bun:"id,pk"`
+	OrderID         int64               `bun:"order_id"`
+	Amount          int64               `bun:"amount"`
+	Reason          string              `bun:"reason"`
+	MoneyReturnedBy string              `bun:"money_returned_by"`
+	Status          states.RefundStatus `bun:"status"`
+	CreatedAt       time.Time           `bun:"created_at,nullzero,default:now()"`
+	CompletedAt     *time.Time          `bun:"completed_at"`
+	FailedAt        *time.Time          `bun:"failed_at"`
+	LastError       *string             `bun:"last_error"`
+	TicketIDs       []int64             `bun:"-"`
 }
 
 // RefundTicketsError: some requested tickets are not tickets of the order
@@ -59,8 +53,8 @@ type ticketPrice struct {
 }
 
 func refundSelection(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64) ([]ticketPrice, error) {
-	if o.Status != OrderPaid && o.Status != OrderPartiallyRefunded {
-		return nil, &StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: o.Status}
+	if o.Status != states.OrderPaid && o.Status != states.OrderPartiallyRefunded {
+		return nil, &states.StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: string(o.Status)}
 	}
 	var all []ticketPrice
 	if err := db.NewRaw(`SELECT t.id, t.status, i.price FROM tickets t
@@ -76,7 +70,7 @@ func refundSelection(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int6
 			}
 		}
 		if len(chosen) == 0 {
-			return nil, &StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: "refunded"}
+			return nil, &states.StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: "refunded"}
 		}
 		return chosen, nil
 	}
@@ -134,9 +128,9 @@ func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 			r.TicketIDs = append(r.TicketIDs, t.ID)
 			r.Amount += t.Price
 		}
-		status := OrderPartiallyRefunded
+		status := states.OrderPartiallyRefunded
 		if len(chosen) == active {
-			status = OrderRefunded
+			status = states.OrderRefunded
 			var returned int64
 			if err := tx.NewRaw("SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ?", o.ID).Scan(ctx, &returned); err != nil {
 				return err
@@ -144,10 +138,10 @@ func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 			r.Amount = o.Amount - returned
 		}
 		r.MoneyReturnedBy = o.Payment
-		r.Status = RefundPending
+		r.Status = states.RefundPending
 		if o.Payment == "external" {
 			// The partner returns the money itself: voiding is all there is.
-			r.Status = RefundCompleted
+			r.Status = states.RefundCompleted
 			now := time.Now()
 			r.CompletedAt = &now
 		}

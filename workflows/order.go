@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"ticketsales/activities"
-	"ticketsales/store"
+	"ticketsales/internal/states"
 	"ticketsales/workflows/contract"
 )
 
@@ -53,7 +53,7 @@ func Order(ctx workflow.Context, in contract.OrderInput) (contract.OrderStatus, 
 	if in.OrderID == 0 || in.ExpiresAt.IsZero() {
 		return contract.OrderStatus{}, temporal.NewNonRetryableApplicationError("order id and deadline are required", "invalid_input", nil)
 	}
-	w := &orderWorkflow{in: in, state: contract.OrderStatus{OrderID: in.OrderID, Status: "pending_payment"}}
+	w := &orderWorkflow{in: in, state: contract.OrderStatus{OrderID: in.OrderID, Status: states.OrderPendingPayment}}
 	ctx = workflow.WithActivityOptions(ctx, activityOptions)
 	if err := w.setup(ctx); err != nil {
 		return w.state, err
@@ -91,10 +91,10 @@ func (w *orderWorkflow) validateConfirm(_ workflow.Context, in contract.ConfirmI
 	switch {
 	case in.PaidAmount != w.in.Amount:
 		return temporal.NewApplicationError("paid_amount differs from the order amount", contract.ErrTypeAmountMismatch)
-	case w.state.Status == "cancelled":
+	case w.state.Status == states.OrderCancelled:
 		return temporal.NewApplicationError("the order was cancelled", contract.ErrTypeOrderExpired)
-	case w.state.Status != "pending_payment" && w.state.Status != "paid":
-		return temporal.NewApplicationError("the order is "+w.state.Status, contract.ErrTypeInvalidState)
+	case w.state.Status != states.OrderPendingPayment && w.state.Status != states.OrderPaid:
+		return temporal.NewApplicationError("the order is "+string(w.state.Status), contract.ErrTypeInvalidState)
 	}
 	return nil
 }
@@ -115,11 +115,11 @@ func (w *orderWorkflow) pay(ctx workflow.Context, paymentID string) error {
 			return err
 		}
 	}
-	if w.state.Status == "paid" {
+	if w.state.Status == states.OrderPaid {
 		return nil
 	}
-	if w.state.Status != "pending_payment" {
-		return temporal.NewApplicationError("the order is "+w.state.Status, contract.ErrTypeOrderExpired)
+	if w.state.Status != states.OrderPendingPayment {
+		return temporal.NewApplicationError("the order is "+string(w.state.Status), contract.ErrTypeOrderExpired)
 	}
 	w.paying = true
 	defer func() { w.paying = false }()
@@ -130,18 +130,18 @@ func (w *orderWorkflow) pay(ctx workflow.Context, paymentID string) error {
 	if err := workflow.ExecuteActivity(ctx, a.MarkOrderPaid, w.in.OrderID, paymentID).Get(ctx, &res); err != nil {
 		return err
 	}
-	if res.Status != "paid" {
+	if res.Status != states.OrderPaid {
 		// The window closed in Postgres's clock: the timer cancels it.
 		return temporal.NewApplicationError("the payment window has closed", contract.ErrTypeOrderExpired)
 	}
 	w.paidWith = paymentID
-	w.setStatus(ctx, "paid")
+	w.setStatus(ctx, states.OrderPaid)
 	return workflow.ExecuteActivity(ctx, a.IssueTickets, w.in.OrderID).Get(ctx, &w.state.TicketsIssued)
 }
 
-func (w *orderWorkflow) setStatus(ctx workflow.Context, status string) {
+func (w *orderWorkflow) setStatus(ctx workflow.Context, status states.OrderStatus) {
 	w.state.Status = status
-	if err := workflow.UpsertTypedSearchAttributes(ctx, contract.OrderStatusAttr.ValueSet(status)); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, contract.OrderStatusAttr.ValueSet(string(status))); err != nil {
 		workflow.GetLogger(ctx).Warn("upsert contract.OrderStatus", "err", err)
 	}
 }
@@ -149,20 +149,20 @@ func (w *orderWorkflow) setStatus(ctx workflow.Context, status string) {
 func (w *orderWorkflow) run(ctx workflow.Context) (contract.OrderStatus, error) {
 	log := workflow.GetLogger(ctx)
 	var a *activities.Activities
-	for w.state.Status == "pending_payment" {
+	for w.state.Status == states.OrderPendingPayment {
 		left := w.in.ExpiresAt.Sub(workflow.Now(ctx))
 		woke, err := workflow.AwaitWithTimeout(ctx, max(left, 0), func() bool {
-			return w.state.Status != "pending_payment" || len(w.payments) > 0 || w.cancel
+			return w.state.Status != states.OrderPendingPayment || len(w.payments) > 0 || w.cancel
 		})
 		if err != nil {
 			return w.state, err
 		}
 		switch {
-		case w.state.Status != "pending_payment":
+		case w.state.Status != states.OrderPendingPayment:
 		case len(w.payments) > 0:
 			p := w.payments[0]
 			w.payments = w.payments[1:]
-			if p.Status != "paid" {
+			if p.Status != states.GatewayPaid {
 				log.Info("payment declined; the order stays payable until its deadline")
 				continue
 			}
@@ -177,19 +177,19 @@ func (w *orderWorkflow) run(ctx workflow.Context) (contract.OrderStatus, error) 
 			}
 		case w.cancel:
 			// The api cancelled the order in Postgres already.
-			w.setStatus(ctx, "cancelled")
+			w.setStatus(ctx, states.OrderCancelled)
 		case !woke:
 			var res activities.CancelResult
-			if err := workflow.ExecuteActivity(ctx, a.CancelOrder, w.in.OrderID, "payment_timeout").Get(ctx, &res); err != nil {
+			if err := workflow.ExecuteActivity(ctx, a.CancelOrder, w.in.OrderID, states.CancelPaymentTimeout).Get(ctx, &res); err != nil {
 				return w.state, err
 			}
-			w.setStatus(ctx, res.Status) // "paid" if a payment won the race
+			w.setStatus(ctx, res.Status) // paid if a payment won the race
 		}
 	}
 	if err := w.returnUnapplied(ctx); err != nil {
 		return w.state, err
 	}
-	if w.state.Status == "paid" && !w.in.IsTest {
+	if w.state.Status == states.OrderPaid && !w.in.IsTest {
 		err := workflow.ExecuteActivity(ctx, a.SendTicketsEmail, w.in.OrderID).Get(ctx, nil)
 		var appErr *temporal.ApplicationError
 		switch {
@@ -234,14 +234,14 @@ func (w *orderWorkflow) settle(ctx workflow.Context, p contract.PaymentEvent) er
 		return err
 	}
 	switch res.Status {
-	case store.PaymentApplied:
-		if w.state.Status == "paid" {
+	case states.PaymentApplied:
+		if w.state.Status == states.OrderPaid {
 			return nil
 		}
 		w.paidWith = p.PaymentID
-		w.setStatus(ctx, "paid")
+		w.setStatus(ctx, states.OrderPaid)
 		return workflow.ExecuteActivity(ctx, a.IssueTickets, w.in.OrderID).Get(ctx, &w.state.TicketsIssued)
-	case store.PaymentRefundDue:
+	case states.PaymentRefundDue:
 		workflow.GetLogger(ctx).Info("gateway payment goes back", "payment_id", p.PaymentID, "reason", res.RefundReason)
 		w.giveBack(ctx, p)
 	}
@@ -281,7 +281,7 @@ func (w *orderWorkflow) returnUnapplied(ctx workflow.Context) error {
 	for len(w.payments) > 0 {
 		p := w.payments[0]
 		w.payments = w.payments[1:]
-		if p.Status != "paid" || (w.state.Status == "paid" && p.PaymentID == w.paidWith) {
+		if p.Status != states.GatewayPaid || (w.state.Status == states.OrderPaid && p.PaymentID == w.paidWith) {
 			continue
 		}
 		if workflow.GetVersion(ctx, recordedPayments, workflow.DefaultVersion, 1) != workflow.DefaultVersion {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"ticketsales/activities"
+	"ticketsales/internal/states"
 	"ticketsales/workflows"
 	"ticketsales/workflows/contract"
 )
@@ -67,14 +68,14 @@ func (s *orderSuite) confirmAt(d time.Duration, amount int64, done func(contract
 
 func (s *orderSuite) TestPaymentTimeoutCancelsAndFreesSeats() {
 	var cancelledAt time.Time
-	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), "payment_timeout").Return(
-		func(context.Context, int64, string) (activities.CancelResult, error) {
+	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), states.CancelPaymentTimeout).Return(
+		func(context.Context, int64, states.CancelReason) (activities.CancelResult, error) {
 			cancelledAt = s.env.Now()
 			return activities.CancelResult{Status: "cancelled", Changed: true}, nil
 		})
 	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
 	r := s.result()
-	s.Equal("cancelled", r.Status)
+	s.Equal(states.OrderCancelled, r.Status)
 	s.True(s.t0.Add(15*time.Minute).Equal(cancelledAt), "cancelled at %v", cancelledAt)
 	s.env.AssertNotCalled(s.T(), "SendTicketsEmail", mock.Anything, mock.Anything)
 }
@@ -88,16 +89,16 @@ func (s *orderSuite) TestConfirmBeforeTheWindowIssuesTicketsAndMailsProduction()
 	s.confirmAt(5*time.Minute, 495000, func(st contract.OrderStatus, err error) { got, gotErr = st, err })
 	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
 	s.NoError(gotErr)
-	s.Equal("paid", got.Status)
+	s.Equal(states.OrderPaid, got.Status)
 	s.Equal(2, got.TicketsIssued)
 	r := s.result()
-	s.Equal("paid", r.Status)
+	s.Equal(states.OrderPaid, r.Status)
 	s.True(r.Emailed)
 	s.env.AssertNotCalled(s.T(), "CancelOrder", mock.Anything, mock.Anything, mock.Anything)
 }
 
 func (s *orderSuite) TestAmountMismatchIsRejectedBeforeHistory() {
-	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), "payment_timeout").Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
+	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), states.CancelPaymentTimeout).Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
 	var gotErr error
 	s.confirmAt(time.Minute, 1, func(_ contract.OrderStatus, err error) { gotErr = err })
 	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
@@ -105,7 +106,7 @@ func (s *orderSuite) TestAmountMismatchIsRejectedBeforeHistory() {
 	s.True(errors.As(gotErr, &appErr), "want an application error, got %v", gotErr)
 	s.Equal(contract.ErrTypeAmountMismatch, appErr.Type())
 	s.env.AssertNotCalled(s.T(), "MarkOrderPaid", mock.Anything, mock.Anything, mock.Anything)
-	s.Equal("cancelled", s.result().Status)
+	s.Equal(states.OrderCancelled, s.result().Status)
 }
 
 func (s *orderSuite) TestGatewayPaymentSignal() {
@@ -123,7 +124,7 @@ func (s *orderSuite) TestGatewayPaymentSignal() {
 	}, 3*time.Minute)
 	s.env.ExecuteWorkflow(workflows.Order, in)
 	r := s.result()
-	s.Equal("paid", r.Status)
+	s.Equal(states.OrderPaid, r.Status)
 	s.Equal(1, r.TicketsIssued)
 	s.False(r.Emailed, "sandbox orders send no e-mail")
 	s.env.AssertNotCalled(s.T(), "SendTicketsEmail", mock.Anything, mock.Anything)
@@ -137,14 +138,14 @@ func (s *orderSuite) TestPaymentTheOrderCannotTakeGoesBack() {
 	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, "hosted", "pay_1").
 		Return(activities.SettleResult{Status: "refund_due", RefundReason: "seats_lost"}, nil).Once()
 	s.env.OnActivity(s.acts.ReturnPayment, mock.Anything, "hosted", "pay_1").Return(nil).Once()
-	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), "payment_timeout").Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
+	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), states.CancelPaymentTimeout).Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
 	in := s.input(false)
 	in.Payment = "gateway"
 	s.env.RegisterDelayedCallback(func() {
 		s.env.SignalWorkflow(contract.PaymentSignal, contract.PaymentEvent{Status: "paid", PaymentID: "pay_1", Gateway: "hosted"})
 	}, 3*time.Minute)
 	s.env.ExecuteWorkflow(workflows.Order, in)
-	s.Equal("cancelled", s.result().Status)
+	s.Equal(states.OrderCancelled, s.result().Status)
 	s.env.AssertNumberOfCalls(s.T(), "ReturnPayment", 1)
 	s.env.AssertNotCalled(s.T(), "SendTicketsEmail", mock.Anything, mock.Anything)
 }
@@ -153,7 +154,7 @@ func (s *orderSuite) TestPaymentTheOrderCannotTakeGoesBack() {
 // back within the workflow's retries, operators are alerted and the
 // workflow still ends (the reaper goes on returning it).
 func (s *orderSuite) TestPaymentNotReturnedIsAlerted() {
-	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), "payment_timeout").Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
+	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), states.CancelPaymentTimeout).Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
 	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, "hosted", "pay_9").
 		Return(activities.SettleResult{Status: "refund_due", RefundReason: "other_payment"}, nil)
 	s.env.OnActivity(s.acts.ReturnPayment, mock.Anything, "hosted", "pay_9").Return(errors.New("provider down"))
@@ -164,7 +165,7 @@ func (s *orderSuite) TestPaymentNotReturnedIsAlerted() {
 		s.env.SignalWorkflow(contract.PaymentSignal, contract.PaymentEvent{Status: "paid", PaymentID: "pay_9", Gateway: "hosted"})
 	}, 3*time.Minute)
 	s.env.ExecuteWorkflow(workflows.Order, in)
-	s.Equal("cancelled", s.result().Status)
+	s.Equal(states.OrderCancelled, s.result().Status)
 	s.env.AssertNumberOfCalls(s.T(), "AlertPaymentNotReturned", 1)
 }
 
@@ -198,11 +199,11 @@ func (s *orderSuite) TestTicketIssueRetriedAfterAFailure() {
 func (s *orderSuite) TestPartnerCancelEndsThePendingOrder() {
 	s.env.RegisterDelayedCallback(func() { s.env.SignalWorkflow(contract.OrderCancelledSignal, nil) }, time.Minute)
 	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
-	s.Equal("cancelled", s.result().Status)
+	s.Equal(states.OrderCancelled, s.result().Status)
 }
 
 func (s *orderSuite) TestLateGatewayPaymentIsReturned() {
-	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), "payment_timeout").Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
+	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), states.CancelPaymentTimeout).Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
 	s.env.OnActivity(s.acts.DeleteTestOrder, mock.Anything, int64(42)).Return(true, nil)
 	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, "test", "pay_1").
 		Return(activities.SettleResult{Status: "refund_due", RefundReason: "order_closed"}, nil).Once()
@@ -214,7 +215,7 @@ func (s *orderSuite) TestLateGatewayPaymentIsReturned() {
 		s.env.SignalWorkflow(contract.PaymentSignal, contract.PaymentEvent{Status: "paid", PaymentID: "pay_1", Gateway: "test"})
 	}, 20*time.Minute)
 	s.env.ExecuteWorkflow(workflows.Order, in)
-	s.Equal("cancelled", s.result().Status)
+	s.Equal(states.OrderCancelled, s.result().Status)
 	s.env.AssertNumberOfCalls(s.T(), "ReturnPayment", 1)
 	s.env.AssertNotCalled(s.T(), "MarkOrderPaid", mock.Anything, mock.Anything, mock.Anything)
 }
@@ -229,6 +230,6 @@ func (s *orderSuite) TestRefusedTicketsEmailDoesNotFailTheSaga() {
 	s.confirmAt(time.Minute, 495000, func(contract.OrderStatus, error) {})
 	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
 	r := s.result()
-	s.Equal("paid", r.Status)
+	s.Equal(states.OrderPaid, r.Status)
 	s.False(r.Emailed)
 }

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"ticketsales/activities"
+	"ticketsales/internal/states"
 	"ticketsales/workflows/contract"
 )
 
@@ -14,7 +15,7 @@ import (
 // and free their seats (one transaction), then, for gateway orders, return
 // the money through the gateway, retrying until it succeeds.
 func Refund(ctx workflow.Context, in contract.RefundInput) (contract.RefundStatus, error) {
-	st := contract.RefundStatus{RefundID: in.RefundID, Status: "pending"}
+	st := contract.RefundStatus{RefundID: in.RefundID, Status: states.RefundPending}
 	if err := workflow.SetQueryHandler(ctx, contract.StatusQuery, func() (contract.RefundStatus, error) { return st, nil }); err != nil {
 		return st, err
 	}
@@ -31,8 +32,8 @@ func Refund(ctx workflow.Context, in contract.RefundInput) (contract.RefundStatu
 		return st, err
 	}
 	st.Amount, st.MoneyReturnedBy, st.OrderStatus, st.Status = v.Amount, v.MoneyReturnedBy, v.OrderStatus, v.Status
-	_ = workflow.UpsertTypedSearchAttributes(ctx, contract.OrderStatusAttr.ValueSet(v.OrderStatus))
-	if st.Status == "completed" {
+	_ = workflow.UpsertTypedSearchAttributes(ctx, contract.OrderStatusAttr.ValueSet(string(v.OrderStatus)))
+	if st.Status == states.RefundCompleted {
 		return st, nil
 	}
 	// The gateway may be down for a while: keep trying, a day by default.
@@ -55,10 +56,10 @@ func Refund(ctx workflow.Context, in contract.RefundInput) (contract.RefundStatu
 		if err := workflow.ExecuteActivity(vctx, a.MarkRefundFailed, in.RefundID, err.Error()).Get(ctx, nil); err != nil {
 			return st, err
 		}
-		st.Status = "failed"
+		st.Status = states.RefundFailed
 		return st, nil
 	}
-	st.Status = "completed"
+	st.Status = states.RefundCompleted
 	return st, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"ticketsales/activities"
+	"ticketsales/internal/states"
 	"ticketsales/workflows"
 	"ticketsales/workflows/contract"
 )
@@ -36,7 +37,7 @@ func TestGatewayRefundRetriedUntilDoneOnce(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var st contract.RefundStatus
 	require.NoError(t, env.GetWorkflowResult(&st))
-	require.Equal(t, "completed", st.Status)
+	require.Equal(t, states.RefundCompleted, st.Status)
 	require.Equal(t, int64(300000), st.Amount)
 	env.AssertNumberOfCalls(t, "ReturnMoney", 3)
 	env.AssertNumberOfCalls(t, "VoidTickets", 1)
@@ -78,7 +79,7 @@ func TestRefundOutOfRetriesIsMarkedFailed(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var st contract.RefundStatus
 	require.NoError(t, env.GetWorkflowResult(&st))
-	require.Equal(t, "failed", st.Status)
+	require.Equal(t, states.RefundFailed, st.Status)
 	require.Contains(t, cause, "gateway unavailable")
 	// (The test environment caps retries at 10 attempts; the budget itself
 	// is exercised by the api's refund tests.)

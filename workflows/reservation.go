@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"ticketsales/activities"
+	"ticketsales/internal/states"
 	"ticketsales/workflows/contract"
 )
 
@@ -15,7 +16,7 @@ import (
 // already treats a lapsed hold as free; the timer makes it final.
 type reservationWorkflow struct {
 	in     contract.ReservationInput
-	status string
+	status states.ReservationStatus
 }
 
 // Reservation is the workflow of one reservation, id "reservation/{id}".
@@ -23,7 +24,7 @@ func Reservation(ctx workflow.Context, in contract.ReservationInput) (contract.R
 	if in.ReservationID == "" || in.ExpiresAt.IsZero() {
 		return contract.ReservationStatus{}, temporal.NewNonRetryableApplicationError("reservation id and deadline are required", "invalid_input", nil)
 	}
-	w := &reservationWorkflow{in: in, status: "reserved"}
+	w := &reservationWorkflow{in: in, status: states.ReservationReserved}
 	if err := workflow.SetQueryHandler(ctx, contract.StatusQuery, func() (contract.ReservationStatus, error) {
 		return w.result(), nil
 	}); err != nil {

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"ticketsales/activities"
+	"ticketsales/internal/states"
 	"ticketsales/workflows"
 	"ticketsales/workflows/contract"
 )
@@ -58,10 +59,10 @@ func (s *reservationSuite) TestExpiresAtTheDeadline() {
 		s.NoError(err)
 		var st contract.ReservationStatus
 		s.NoError(v.Get(&st))
-		s.Equal("reserved", st.Status)
+		s.Equal(states.ReservationReserved, st.Status)
 	}, 14*time.Minute)
 	s.env.ExecuteWorkflow(workflows.Reservation, s.input())
-	s.Equal("expired", s.result().Status)
+	s.Equal(states.ReservationExpired, s.result().Status)
 	s.True(s.t0.Add(15*time.Minute).Equal(calledAt), "expiry must run exactly at expires_at, ran at %v", calledAt)
 	s.env.AssertExpectations(s.T())
 }
@@ -71,7 +72,7 @@ func (s *reservationSuite) TestReleasedBeforeTheDeadline() {
 		s.env.SignalWorkflow(contract.ReservationEndedSignal, contract.ReservationEnded{Status: "released"})
 	}, 5*time.Minute)
 	s.env.ExecuteWorkflow(workflows.Reservation, s.input())
-	s.Equal("released", s.result().Status)
+	s.Equal(states.ReservationReleased, s.result().Status)
 	s.True(s.t0.Add(5*time.Minute).Equal(s.env.Now()), "the workflow ends at the release, not at the deadline: %v", s.env.Now())
 	s.env.AssertNotCalled(s.T(), "ExpireReservation", mock.Anything, mock.Anything)
 }
@@ -81,7 +82,7 @@ func (s *reservationSuite) TestOrderedBeforeTheDeadline() {
 		s.env.SignalWorkflow(contract.ReservationEndedSignal, contract.ReservationEnded{Status: "ordered"})
 	}, time.Minute)
 	s.env.ExecuteWorkflow(workflows.Reservation, s.input())
-	s.Equal("ordered", s.result().Status)
+	s.Equal(states.ReservationOrdered, s.result().Status)
 }
 
 func (s *reservationSuite) TestExpiryRetriedAfterAFailure() {
@@ -90,7 +91,7 @@ func (s *reservationSuite) TestExpiryRetriedAfterAFailure() {
 	s.env.OnActivity(s.acts.ExpireReservation, mock.Anything, "rsv_1").
 		Return(activities.ExpireResult{Status: "expired", Changed: true}, nil).Once()
 	s.env.ExecuteWorkflow(workflows.Reservation, s.input())
-	s.Equal("expired", s.result().Status)
+	s.Equal(states.ReservationExpired, s.result().Status)
 	s.env.AssertNumberOfCalls(s.T(), "ExpireReservation", 2)
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
@@ -13,7 +14,7 @@ import (
 // records it. The gateway refund is keyed by the payment, so the money goes
 // back once however often this runs (a workflow and the reaper may both).
 func ReturnPayment(ctx context.Context, db bun.IDB, gateways Set, p *store.Payment) error {
-	if p.Status != store.PaymentRefundDue {
+	if p.Status != states.PaymentRefundDue {
 		return nil
 	}
 	g, err := gateways.Get(p.Gateway)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
@@ -21,7 +22,7 @@ func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, 
 	if err != nil {
 		return nil, err
 	}
-	if o != nil && o.Status == store.OrderPendingPayment {
+	if o != nil && o.Status == states.OrderPendingPayment {
 		// Made by another confirm, which may not have started its saga
 		// yet: without the workflow, the confirm below would find nothing
 		// to update.
@@ -39,7 +40,7 @@ func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, 
 			return nil, err
 		}
 		o, err = s.CreateOrder(ctx, p, CreateOrderInput{EventID: r.EventID, ReservationID: reservationID, Customer: c, Payment: "external"})
-		var se *StateError
+		var se *states.StateError
 		if errors.As(err, &se) {
 			// Ordered by a concurrent checkout: continue with its order.
 			if o, err = s.OrderOfReservation(ctx, p, reservationID); err == nil && o == nil {
@@ -71,7 +72,7 @@ func (s *Service) paidWith(ctx context.Context, p *apikey.Principal, orderID int
 		return nil, err
 	}
 	if o.PaymentID == nil || *o.PaymentID != paymentID {
-		return nil, &StateError{Entity: "order", ID: strconv.FormatInt(orderID, 10), Status: "confirmed with another paymentId"}
+		return nil, &states.StateError{Entity: "order", ID: strconv.FormatInt(orderID, 10), Status: "confirmed with another paymentId"}
 	}
 	return s.orderView(o), nil
 }

@@ -16,6 +16,7 @@ import (
 	"ticketsales/internal/delivery"
 	"ticketsales/internal/payment"
 	"ticketsales/internal/pricing"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/workflows/contract"
 )
@@ -64,32 +65,32 @@ type CreateOrderInput struct {
 
 // Order is an order as partners see it.
 type Order struct {
-	ID             int64         `json:"id"`
-	Status         string        `json:"status" enum:"pending_payment,paid,cancelled,partially_refunded,refunded"`
-	CancelReason   *string       `json:"cancel_reason,omitempty" enum:"buyer,payment_timeout,partner"`
-	EventID        int64         `json:"event_id"`
-	ReservationID  *string       `json:"reservation_id,omitempty"`
-	ScheduleSlotID *int64        `json:"schedule_slot_id,omitempty"`
-	Payment        string        `json:"payment" enum:"gateway,external"`
-	PaymentURL     string        `json:"payment_url,omitempty" doc:"Where the buyer pays, for payment=gateway."`
-	Amount         pricing.Money `json:"amount" doc:"The sum to collect; always charge this."`
-	Total          pricing.Money `json:"total" doc:"Sum of ticket prices."`
-	ServiceFee     pricing.Money `json:"service_fee" doc:"Computed from the order sum; the minimum fee is taken once per order."`
-	IsTest         bool          `json:"is_test"`
-	Customer       Customer      `json:"customer"`
-	CreatedAt      time.Time     `json:"created_at"`
-	ExpiresAt      time.Time     `json:"expires_at" doc:"End of the payment window."`
-	PaidAt         *time.Time    `json:"paid_at,omitempty"`
+	ID             int64                `json:"id"`
+	Status         states.OrderStatus   `json:"status" enum:"pending_payment,paid,cancelled,partially_refunded,refunded"`
+	CancelReason   *states.CancelReason `json:"cancel_reason,omitempty" enum:"buyer,payment_timeout,partner"`
+	EventID        int64                `json:"event_id"`
+	ReservationID  *string              `json:"reservation_id,omitempty"`
+	ScheduleSlotID *int64               `json:"schedule_slot_id,omitempty"`
+	Payment        string               `json:"payment" enum:"gateway,external"`
+	PaymentURL     string               `json:"payment_url,omitempty" doc:"Where the buyer pays, for payment=gateway."`
+	Amount         pricing.Money        `json:"amount" doc:"The sum to collect; always charge this."`
+	Total          pricing.Money        `json:"total" doc:"Sum of ticket prices."`
+	ServiceFee     pricing.Money        `json:"service_fee" doc:"Computed from the order sum; the minimum fee is taken once per order."`
+	IsTest         bool                 `json:"is_test"`
+	Customer       Customer             `json:"customer"`
+	CreatedAt      time.Time            `json:"created_at"`
+	ExpiresAt      time.Time            `json:"expires_at" doc:"End of the payment window."`
+	PaidAt         *time.Time           `json:"paid_at,omitempty"`
 }
 
 // Ticket is an issued ticket.
 type Ticket struct {
-	ID      int64         `json:"id"`
-	Number  string        `json:"number"`
-	Barcode string        `json:"barcode"`
-	Status  string        `json:"status" enum:"active,refunded"`
-	Seat    *TicketSeat   `json:"seat"`
-	Price   pricing.Money `json:"price"`
+	ID      int64               `json:"id"`
+	Number  string              `json:"number"`
+	Barcode string              `json:"barcode"`
+	Status  states.TicketStatus `json:"status" enum:"active,refunded"`
+	Seat    *TicketSeat         `json:"seat"`
+	Price   pricing.Money       `json:"price"`
 	// OrderURL opens all the order's tickets without authorization.
 	OrderURL string `json:"order_url"`
 }
@@ -100,14 +101,6 @@ type TicketSeat struct {
 	SeatID string `json:"seat_id"`
 	Label  string `json:"label"`
 }
-
-// SoldOutError: capacity of some categories or of the slot is exhausted.
-type SoldOutError struct {
-	CategoryIDs []int64
-	Slot        bool
-}
-
-func (e *SoldOutError) Error() string { return "sold out" }
 
 // ErrOrderExpired: the payment window has closed.
 var ErrOrderExpired = errors.New("order expired")
@@ -180,7 +173,7 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 	now := s.now()
 	o := &store.Order{
 		CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(), EventID: sc.event.ID,
-		Status: store.OrderPendingPayment, Payment: in.Payment, Gateway: gw, Currency: sc.event.Currency,
+		Status: states.OrderPendingPayment, Payment: in.Payment, Gateway: gw, Currency: sc.event.Currency,
 		CustomerEmail: in.Customer.Email, CustomerFirstName: in.Customer.FirstName,
 		CustomerLastName: in.Customer.LastName, CustomerPhone: in.Customer.Phone,
 		CreatedAt: now, ExpiresAt: now.Add(s.Orders.PaymentWindow).Truncate(time.Microsecond),
@@ -202,29 +195,23 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 			})
 		}
 	}
-	var se *store.StateError
-	var so *store.SoldOutError
+	var se *states.StateError
 	switch {
-	case errors.As(err, &se) && se.Status == store.ReservationOrdered && in.ReservationID != "":
+	case errors.As(err, &se) && se.Status == string(states.ReservationOrdered) && in.ReservationID != "":
 		// A repeat of a create whose first attempt committed but never
 		// answered (its process died): the order is the answer.
 		return s.resumeOrder(ctx, p, in)
 	case errors.As(err, &se):
-		if se.Status == store.ReservationExpired {
-			return nil, fmt.Errorf("reservation %s: %w", se.ID, ErrReservationExpired)
-		}
-		return nil, &StateError{Entity: se.Entity, ID: se.ID, Status: se.Status}
-	case errors.As(err, &so):
-		return nil, &SoldOutError{CategoryIDs: so.CategoryIDs, Slot: so.Slot}
+		return nil, stateError(se)
 	case err != nil:
-		return nil, err
+		return nil, err // a sold out error among them
 	}
 	s.seatsChanged(o.EventID)
 	if err := s.startSaga(ctx, o, sc.event.Title); err != nil {
 		return nil, s.abandonOrder(ctx, o, err)
 	}
 	if o.ReservationID != nil {
-		s.endReservationWorkflow(ctx, p.CompanyID, *o.ReservationID, store.ReservationOrdered)
+		s.endReservationWorkflow(ctx, p.CompanyID, *o.ReservationID, states.ReservationOrdered)
 	}
 	return s.orderView(o), nil
 }
@@ -263,7 +250,7 @@ func (s *Service) resumeOrder(ctx context.Context, p *apikey.Principal, in Creat
 	o := new(store.Order)
 	err := s.db.NewSelect().Model(o).Where("reservation_id = ? AND company_id = ? AND is_test = ?", in.ReservationID, p.CompanyID, p.IsTest()).Scan(ctx)
 	if err != nil || o.EventID != in.EventID || o.Payment != in.Payment {
-		return nil, &StateError{Entity: "reservation", ID: in.ReservationID, Status: store.ReservationOrdered}
+		return nil, &states.StateError{Entity: "reservation", ID: in.ReservationID, Status: string(states.ReservationOrdered)}
 	}
 	if err := s.resumeSaga(ctx, o); err != nil {
 		return nil, err
@@ -275,7 +262,7 @@ func (s *Service) resumeOrder(ctx context.Context, p *apikey.Principal, in Creat
 // has not started it (yet, or ever: its process died); a started saga is
 // left as it is.
 func (s *Service) resumeSaga(ctx context.Context, o *store.Order) error {
-	if o.Status != store.OrderPendingPayment {
+	if o.Status != states.OrderPendingPayment {
 		return nil
 	}
 	var title string
@@ -294,7 +281,7 @@ func (s *Service) abandonOrder(ctx context.Context, o *store.Order, cause error)
 		if _, err := store.UndoOrderFromReservation(undoCtx, s.db, o.ID); err != nil {
 			s.log.ErrorContext(ctx, "undo order after failed start", "order_id", o.ID, "err", err)
 		}
-	} else if _, _, err := store.CancelOrder(undoCtx, s.db, o.ID, store.CancelPartner); err != nil {
+	} else if _, _, err := store.CancelOrder(undoCtx, s.db, o.ID, states.CancelPartner); err != nil {
 		s.log.ErrorContext(ctx, "cancel order after failed start", "order_id", o.ID, "err", err)
 	}
 	s.seatsChanged(o.EventID)
@@ -359,7 +346,7 @@ func (s *Service) startOrderWorkflow(ctx context.Context, o *store.Order) error 
 		ID: contract.OrderWorkflowID(o.ID), TaskQueue: s.TaskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			contract.CompanyIDAttr.ValueSet(o.CompanyID), contract.EventIDAttr.ValueSet(o.EventID),
-			contract.IsTestAttr.ValueSet(o.IsTest), contract.OrderStatusAttr.ValueSet(o.Status)),
+			contract.IsTestAttr.ValueSet(o.IsTest), contract.OrderStatusAttr.ValueSet(string(o.Status))),
 	}, contract.OrderWorkflow, in)
 	if err != nil {
 		return fmt.Errorf("start workflow of order %d: %w: %w", o.ID, ErrUnavailable, err)
@@ -373,7 +360,7 @@ func (s *Service) orderView(o *store.Order) *Order {
 		ScheduleSlotID: o.ScheduleSlotID, Payment: o.Payment, Amount: money(o.Amount), Total: money(o.Total),
 		ServiceFee: money(o.ServiceFee), IsTest: o.IsTest, CreatedAt: o.CreatedAt, ExpiresAt: o.ExpiresAt, PaidAt: o.PaidAt,
 		Customer: Customer{Email: o.CustomerEmail, FirstName: o.CustomerFirstName, LastName: o.CustomerLastName, Phone: o.CustomerPhone}}
-	if o.Status == store.OrderPendingPayment {
+	if o.Status == states.OrderPendingPayment {
 		switch {
 		case o.PaymentURL != nil:
 			out.PaymentURL = *o.PaymentURL
@@ -422,11 +409,11 @@ func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, pa
 		return nil, &AmountMismatchError{Paid: paidAmount, Amount: o.Amount}
 	}
 	if o.Payment != "external" {
-		return nil, &StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "paid through the gateway"}
+		return nil, &states.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "paid through the gateway"}
 	}
 	switch o.Status {
-	case store.OrderPendingPayment:
-	case store.OrderCancelled:
+	case states.OrderPendingPayment:
+	case states.OrderCancelled:
 		return nil, s.cancelledError(o)
 	default:
 		return s.orderView(o), nil // already paid: the same order again
@@ -464,13 +451,13 @@ func (s *Service) confirmError(ctx context.Context, id int64, err error) error {
 	case errors.As(err, &appErr) && appErr.Type() == contract.ErrTypeOrderExpired:
 		return fmt.Errorf("order %d: %w", id, ErrOrderExpired)
 	case errors.As(err, &appErr) && appErr.Type() == contract.ErrTypeInvalidState:
-		return &StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: appErr.Message()}
+		return &states.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: appErr.Message()}
 	case errors.As(err, &appErr) && appErr.Type() == contract.ErrTypeSeatsLost:
-		return &StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "without one of its seats (retaken after its deadline)"}
+		return &states.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "without one of its seats (retaken after its deadline)"}
 	case errors.As(err, &notFound):
 		o, gerr := store.GetOrderByID(ctx, s.db, id)
-		if gerr == nil && o.Status != store.OrderPendingPayment {
-			if o.Status == store.OrderCancelled {
+		if gerr == nil && o.Status != states.OrderPendingPayment {
+			if o.Status == states.OrderCancelled {
 				return s.cancelledError(o)
 			}
 			return nil
@@ -480,10 +467,10 @@ func (s *Service) confirmError(ctx context.Context, id int64, err error) error {
 }
 
 func (s *Service) cancelledError(o *store.Order) error {
-	if o.CancelReason != nil && *o.CancelReason == store.CancelPaymentTimeout {
+	if o.CancelReason != nil && *o.CancelReason == states.CancelPaymentTimeout {
 		return fmt.Errorf("order %d: %w", o.ID, ErrOrderExpired)
 	}
-	return &StateError{Entity: "order", ID: strconv.FormatInt(o.ID, 10), Status: o.Status}
+	return &states.StateError{Entity: "order", ID: strconv.FormatInt(o.ID, 10), Status: string(o.Status)}
 }
 
 // Cancel cancels an unpaid order and frees its seats; a paid order must be
@@ -493,8 +480,8 @@ func (s *Service) Cancel(ctx context.Context, p *apikey.Principal, id int64) (*O
 	if err != nil {
 		return nil, err
 	}
-	if o.Status == store.OrderPendingPayment {
-		_, changed, err := store.CancelOrder(ctx, s.db, id, store.CancelPartner)
+	if o.Status == states.OrderPendingPayment {
+		_, changed, err := store.CancelOrder(ctx, s.db, id, states.CancelPartner)
 		if err != nil {
 			return nil, err
 		}
@@ -509,12 +496,12 @@ func (s *Service) Cancel(ctx context.Context, p *apikey.Principal, id int64) (*O
 		}
 	}
 	switch o.Status {
-	case store.OrderCancelled:
+	case states.OrderCancelled:
 		return s.orderView(o), nil
-	case store.OrderPaid, store.OrderPartiallyRefunded:
+	case states.OrderPaid, states.OrderPartiallyRefunded:
 		return nil, fmt.Errorf("order %d: %w", id, ErrOrderPaid)
 	default:
-		return nil, &StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: o.Status}
+		return nil, &states.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: string(o.Status)}
 	}
 }
 

@@ -2,7 +2,6 @@ package sales
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"ticketsales/internal/delivery"
 	"ticketsales/internal/payment"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/workflows/contract"
 )
@@ -31,11 +31,11 @@ func (s *Service) ReceivePayment(ctx context.Context, gatewayName string, cb pay
 		return nil
 	}
 	p, err := store.RecordPayment(ctx, s.db, &store.Payment{Gateway: gatewayName, ID: cb.PaymentID, OrderID: cb.OrderID,
-		Amount: cb.Amount, Currency: cb.Currency, Status: store.PaymentReceived})
+		Amount: cb.Amount, Currency: cb.Currency, Status: states.PaymentReceived})
 	if err != nil {
 		return err
 	}
-	if p.Status != store.PaymentReceived {
+	if p.Status != states.PaymentReceived {
 		return nil // settled already: a repeated report
 	}
 	err = s.temporal.SignalWorkflow(ctx, contract.OrderWorkflowID(cb.OrderID), "", contract.PaymentSignal,
@@ -74,7 +74,7 @@ func (w PaymentSweep) Run(ctx context.Context, grace time.Duration) (PaymentsSwe
 	var errs []error
 	for i := range ps {
 		p := &ps[i]
-		if p.Status == store.PaymentReceived {
+		if p.Status == states.PaymentReceived {
 			signalled, err := w.signalIfPayable(ctx, p)
 			if err != nil {
 				errs = append(errs, err)
@@ -90,7 +90,7 @@ func (w PaymentSweep) Run(ctx context.Context, grace time.Duration) (PaymentsSwe
 			}
 			out.Settled++
 		}
-		if p.Status == store.PaymentRefundDue {
+		if p.Status == states.PaymentRefundDue {
 			if err := payment.ReturnPayment(ctx, w.DB, w.Gateways, p); err != nil {
 				errs = append(errs, err)
 				continue
@@ -105,14 +105,13 @@ func (w PaymentSweep) Run(ctx context.Context, grace time.Duration) (PaymentsSwe
 // false when the order is not pending or has no workflow: p is then the
 // sweep's to settle.
 func (w PaymentSweep) signalIfPayable(ctx context.Context, p *store.Payment) (bool, error) {
-	var status string
-	err := w.DB.NewRaw("SELECT status FROM orders WHERE id = ?", p.OrderID).Scan(ctx, &status)
+	status, err := store.OrderStatusOf(ctx, w.DB, p.OrderID)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case errors.Is(err, store.ErrNotFound):
 		return false, nil // a deleted sandbox order: the payment goes back
 	case err != nil:
 		return false, fmt.Errorf("order of payment %s: %w", p.ID, err)
-	case status != store.OrderPendingPayment:
+	case status != states.OrderPendingPayment:
 		return false, nil
 	}
 	err = w.Temporal.SignalWorkflow(ctx, contract.OrderWorkflowID(p.OrderID), "", contract.PaymentSignal,

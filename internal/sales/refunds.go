@@ -17,21 +17,22 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/pricing"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/workflows/contract"
 )
 
 // RefundView is a refund as partners see it.
 type RefundView struct {
-	ID              string        `json:"id"`
-	OrderID         int64         `json:"order_id"`
-	Status          string        `json:"status" enum:"pending,completed,failed" doc:"completed once the money is returned (at once for external orders); failed: the gateway did not return it within a day, operators are alerted and it is retried."`
-	Amount          pricing.Money `json:"amount" doc:"Money returned by this refund."`
-	MoneyReturnedBy string        `json:"money_returned_by" enum:"gateway,external" doc:"gateway: the service returned the money; external: the partner returns it."`
-	Reason          string        `json:"reason"`
-	Tickets         []Ticket      `json:"tickets" doc:"The tickets this refund voided."`
-	OrderStatus     string        `json:"order_status"`
-	CreatedAt       time.Time     `json:"created_at"`
+	ID              string              `json:"id"`
+	OrderID         int64               `json:"order_id"`
+	Status          states.RefundStatus `json:"status" enum:"pending,completed,failed" doc:"completed once the money is returned (at once for external orders); failed: the gateway did not return it within a day, operators are alerted and it is retried."`
+	Amount          pricing.Money       `json:"amount" doc:"Money returned by this refund."`
+	MoneyReturnedBy string              `json:"money_returned_by" enum:"gateway,external" doc:"gateway: the service returned the money; external: the partner returns it."`
+	Reason          string              `json:"reason"`
+	Tickets         []Ticket            `json:"tickets" doc:"The tickets this refund voided."`
+	OrderStatus     states.OrderStatus  `json:"order_status"`
+	CreatedAt       time.Time           `json:"created_at"`
 }
 
 // defaultRefundWait bounds how long a refund request waits for the money.
@@ -73,14 +74,14 @@ func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64
 		return nil, false, refundError(err)
 	}
 	s.seatsChanged(o.EventID)
-	if r.Status == store.RefundPending {
+	if r.Status == states.RefundPending {
 		s.awaitRefund(ctx, r.ID)
 	}
 	view, err = s.GetRefund(ctx, p, r.ID)
 	if err != nil {
 		return nil, false, err
 	}
-	return view, view.Status == store.RefundCompleted, nil
+	return view, view.Status == states.RefundCompleted, nil
 }
 
 // awaitRefund starts (or finds) the refund's workflow and waits for it up to
@@ -120,7 +121,7 @@ func (s *Service) startRefundWorkflow(ctx context.Context, id string, errIfRunni
 		WorkflowExecutionErrorWhenAlreadyStarted: errIfRunning,
 		TypedSearchAttributes: temporal.NewSearchAttributes(contract.CompanyIDAttr.ValueSet(o.CompanyID),
 			contract.EventIDAttr.ValueSet(o.EventID), contract.IsTestAttr.ValueSet(o.IsTest),
-			contract.OrderStatusAttr.ValueSet(o.Status)),
+			contract.OrderStatusAttr.ValueSet(string(o.Status))),
 	}, contract.RefundWorkflow, contract.RefundInput{RefundID: r.ID, OrderID: o.ID, CompanyID: o.CompanyID, EventID: o.EventID,
 		IsTest: o.IsTest, TicketIDs: r.TicketIDs, MoneyRetryBudget: s.Orders.RefundRetryBudget})
 	if err != nil {
@@ -180,7 +181,6 @@ func (s *Service) GetRefund(ctx context.Context, p *apikey.Principal, id string)
 }
 
 func refundError(err error) error {
-	var se *store.StateError
 	var te *store.RefundTicketsError
 	switch {
 	case err == nil:
@@ -192,9 +192,7 @@ func refundError(err error) error {
 		}
 		return verr
 	case errors.As(err, &te):
-		return &StateError{Entity: "ticket", ID: fmt.Sprint(te.Refunded), Status: "refunded already"}
-	case errors.As(err, &se):
-		return &StateError{Entity: se.Entity, ID: se.ID, Status: se.Status}
+		return &states.StateError{Entity: "ticket", ID: fmt.Sprint(te.Refunded), Status: "refunded already"}
 	}
 	return err
 }

@@ -19,6 +19,7 @@ import (
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/pricing"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/workflows/contract"
 )
@@ -116,15 +117,15 @@ type ReservationSeat struct {
 
 // Reservation is a hold as partners see it.
 type Reservation struct {
-	ID         string            `json:"id"`
-	Status     string            `json:"status" enum:"reserved,ordered,expired,released"`
-	EventID    int64             `json:"event_id"`
-	ExpiresAt  time.Time         `json:"expires_at"`
-	Seats      []ReservationSeat `json:"seats"`
-	Total      pricing.Money     `json:"total" doc:"Sum of seat prices."`
-	ServiceFee pricing.Money     `json:"service_fee" doc:"The order fee these seats would carry (minimum once per order)."`
-	TotalToPay pricing.Money     `json:"total_to_pay" doc:"What the buyer pays for these seats."`
-	CreatedAt  time.Time         `json:"created_at"`
+	ID         string                   `json:"id"`
+	Status     states.ReservationStatus `json:"status" enum:"reserved,ordered,expired,released"`
+	EventID    int64                    `json:"event_id"`
+	ExpiresAt  time.Time                `json:"expires_at"`
+	Seats      []ReservationSeat        `json:"seats"`
+	Total      pricing.Money            `json:"total" doc:"Sum of seat prices."`
+	ServiceFee pricing.Money            `json:"service_fee" doc:"The order fee these seats would carry (minimum once per order)."`
+	TotalToPay pricing.Money            `json:"total_to_pay" doc:"What the buyer pays for these seats."`
+	CreatedAt  time.Time                `json:"created_at"`
 }
 
 // ReserveInput asks to hold seats of an event.
@@ -257,7 +258,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	now := s.now()
 	r := store.Reservation{
 		ID: newReservationID(), CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(), EventID: sc.event.ID,
-		Status: store.ReservationReserved, ExpiresAt: now.Add(hold).Truncate(time.Microsecond),
+		Status: states.ReservationReserved, ExpiresAt: now.Add(hold).Truncate(time.Microsecond),
 		Currency: sc.event.Currency, Total: total, ServiceFee: fee, TotalToPay: toPay, CreatedAt: now,
 	}
 	taken, ok, err := store.HoldSeats(ctx, s.db, store.NewHold{Reservation: r, SeatIDs: ids, Prices: seatPrices})
@@ -330,7 +331,7 @@ func (s *Service) startReservationWorkflow(ctx context.Context, r *store.Reserva
 	// give the seats back and tell the partner to retry.
 	undoCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if _, uerr := store.EndReservation(undoCtx, s.db, r.ID, store.ReservationReleased); uerr != nil {
+	if _, uerr := store.EndReservation(undoCtx, s.db, r.ID, states.ReservationReleased); uerr != nil {
 		s.log.ErrorContext(ctx, "undo hold after failed workflow start", "reservation_id", r.ID, "err", uerr)
 	}
 	s.seatsChanged(r.EventID)
@@ -341,7 +342,7 @@ func (s *Service) startReservationWorkflow(ctx context.Context, r *store.Reserva
 // truth is already in Postgres). A hold whose workflow the starter has not
 // started yet gets it started with the signal, so its history still shows
 // how it ended.
-func (s *Service) endReservationWorkflow(ctx context.Context, companyID int64, id, status string) {
+func (s *Service) endReservationWorkflow(ctx context.Context, companyID int64, id string, status states.ReservationStatus) {
 	wid := contract.ReservationWorkflowID(id)
 	sig := contract.ReservationEnded{Status: status}
 	err := s.temporal.SignalWorkflow(ctx, wid, "", contract.ReservationEndedSignal, sig)
@@ -406,7 +407,7 @@ func (s *Service) ReplaceSeats(ctx context.Context, p *apikey.Principal, id stri
 		Prices: func(categoryID int64) int64 { return sc.prices[categoryID] },
 		Totals: func(prices []int64) (int64, int64, int64) { return s.totals(sc.event, prices) },
 	})
-	var se *store.StateError
+	var se *states.StateError
 	switch {
 	case errors.As(err, &se):
 		return nil, stateError(se)
@@ -426,13 +427,13 @@ func (s *Service) Release(ctx context.Context, p *apikey.Principal, id string) (
 	if err != nil {
 		return nil, err
 	}
-	if cur.Status == store.ReservationReleased {
+	if cur.Status == states.ReservationReleased {
 		return cur, nil
 	}
 	if err := reservationLive(cur); err != nil {
 		return nil, err
 	}
-	changed, err := store.EndReservation(ctx, s.db, id, store.ReservationReleased)
+	changed, err := store.EndReservation(ctx, s.db, id, states.ReservationReleased)
 	if err != nil {
 		return nil, err
 	}
@@ -440,13 +441,13 @@ func (s *Service) Release(ctx context.Context, p *apikey.Principal, id string) (
 		s.seatsChanged(cur.EventID)
 		// The workflow's timer would find nothing to do; end it now so the
 		// history shows the release.
-		s.endReservationWorkflow(ctx, p.CompanyID, id, store.ReservationReleased)
+		s.endReservationWorkflow(ctx, p.CompanyID, id, states.ReservationReleased)
 	}
 	out, err := s.GetReservation(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
-	if out.Status != store.ReservationReleased {
+	if out.Status != states.ReservationReleased {
 		return nil, reservationLive(out)
 	}
 	return out, nil
@@ -455,27 +456,21 @@ func (s *Service) Release(ctx context.Context, p *apikey.Principal, id string) (
 // ErrReservationExpired: the hold's deadline passed.
 var ErrReservationExpired = errors.New("reservation expired")
 
-// StateError: the reservation or order is in a status that forbids the call.
-type StateError struct {
-	Entity, ID, Status string
-}
-
-func (e *StateError) Error() string { return fmt.Sprintf("%s %s is %s", e.Entity, e.ID, e.Status) }
-
 func reservationLive(r *Reservation) error {
 	switch r.Status {
-	case store.ReservationReserved:
+	case states.ReservationReserved:
 		return nil
-	case store.ReservationExpired:
+	case states.ReservationExpired:
 		return fmt.Errorf("reservation %s: %w", r.ID, ErrReservationExpired)
 	default:
-		return &StateError{Entity: "reservation", ID: r.ID, Status: r.Status}
+		return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(r.Status)}
 	}
 }
 
-func stateError(se *store.StateError) error {
-	if se.Status == store.ReservationExpired {
+// stateError tells an expired reservation apart: it has its own error code.
+func stateError(se *states.StateError) error {
+	if se.Status == string(states.ReservationExpired) {
 		return fmt.Errorf("reservation %s: %w", se.ID, ErrReservationExpired)
 	}
-	return &StateError{Entity: se.Entity, ID: se.ID, Status: se.Status}
+	return se
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/temporal"
+
+	"ticketsales/internal/states"
 )
 
 // TaskQueue is where the worker polls for every workflow and activity.
@@ -55,13 +57,13 @@ type ReservationInput struct {
 // ReservationEnded is the signal the api sends when the reservation ended
 // outside the workflow (released by the partner, or turned into an order).
 type ReservationEnded struct {
-	Status string // "released" or "ordered"
+	Status states.ReservationStatus // released or ordered
 }
 
 // ReservationStatus answers the status query.
 type ReservationStatus struct {
 	ReservationID string
-	Status        string // reserved, released, ordered, expired
+	Status        states.ReservationStatus
 	ExpiresAt     time.Time
 }
 
@@ -106,7 +108,7 @@ type ConfirmInput struct {
 // callback recorded it (only paid ones are signalled now; declines came
 // before payments were recorded).
 type PaymentEvent struct {
-	Status    string // paid or declined
+	Status    states.GatewayResult
 	PaymentID string
 	Gateway   string // the gateway that reported it ("" in signals sent before it was recorded)
 }
@@ -114,7 +116,7 @@ type PaymentEvent struct {
 // OrderStatus answers the status query and is the confirm update's result.
 type OrderStatus struct {
 	OrderID       int64
-	Status        string
+	Status        states.OrderStatus
 	TicketsIssued int
 	Emailed       bool
 	Deleted       bool
@@ -142,8 +144,8 @@ const DefaultRefundRetryBudget = 24 * time.Hour
 // RefundStatus answers the status query and is the workflow's result.
 type RefundStatus struct {
 	RefundID        string
-	Status          string // pending, completed, failed
+	Status          states.RefundStatus
 	Amount          int64
 	MoneyReturnedBy string
-	OrderStatus     string
+	OrderStatus     states.OrderStatus
 }
