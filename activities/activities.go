@@ -43,8 +43,9 @@ const (
 )
 
 // final makes errors that no retry can mend non-retryable: a violated
-// constraint (bad input or a bug: the same statement fails again) and a
-// payment gateway's final refusal. Others pass unchanged.
+// constraint (bad input or a bug: the same statement fails again, and so
+// does a payment reported again with other details) and a payment
+// gateway's final refusal. Others pass unchanged.
 func final(err error) error {
 	var pg *pgconn.PgError
 	switch {
@@ -54,6 +55,8 @@ func final(err error) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeConstraintViolation, err)
 	case errors.Is(err, payment.ErrRefused):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeGatewayRefused, err)
+	case errors.Is(err, store.ErrPaymentConflict):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeConstraintViolation, err)
 	}
 	return err
 }
@@ -119,23 +122,48 @@ func (a *Activities) MarkOrderPaid(ctx context.Context, orderID int64, paymentID
 
 // SettleResult is what settling a gateway payment decided.
 type SettleResult struct {
+	Gateway      string               // the gateway that took it
 	Status       states.PaymentStatus // applied, refund_due or refunded
 	RefundReason states.ReturnReason
 }
 
 // SettlePayment applies a recorded gateway payment to its order (order paid,
 // seats sold, tickets issued, in one transaction) or marks it due back.
-// Settling a settled payment returns the decision already made.
-func (a *Activities) SettlePayment(ctx context.Context, gatewayName, paymentID string) (SettleResult, error) {
+// Settling a settled payment returns the decision already made. A payment
+// signalled by an api from before payments were recorded (no gateway named,
+// nothing on record) is recorded from its order first.
+func (a *Activities) SettlePayment(ctx context.Context, orderID int64, gatewayName, paymentID string) (SettleResult, error) {
+	if _, err := store.GetPayment(ctx, a.DB, gatewayName, paymentID); errors.Is(err, store.ErrNotFound) {
+		if gatewayName, err = a.recordFromOrder(ctx, orderID, paymentID); err != nil {
+			return SettleResult{}, final(err)
+		}
+	} else if err != nil {
+		return SettleResult{}, err
+	}
 	p, err := store.SettlePayment(ctx, a.DB, gatewayName, paymentID, delivery.NewBarcode)
 	if err != nil {
 		return SettleResult{}, final(err)
 	}
-	res := SettleResult{Status: p.Status}
+	res := SettleResult{Gateway: p.Gateway, Status: p.Status}
 	if p.RefundReason != nil {
 		res.RefundReason = *p.RefundReason
 	}
 	return res, nil
+}
+
+// recordFromOrder records a payment the gateway reported before payments
+// were recorded: through the order's gateway, of the order's amount (the
+// test gateway, the only one then, took exactly that). It returns the
+// gateway's name.
+func (a *Activities) recordFromOrder(ctx context.Context, orderID int64, paymentID string) (string, error) {
+	o, err := store.GetOrderByID(ctx, a.DB, orderID)
+	if err != nil {
+		return "", err
+	}
+	name := o.GatewayName()
+	_, err = store.RecordPayment(ctx, a.DB, &store.Payment{Gateway: name, ID: paymentID, OrderID: orderID,
+		Amount: o.Amount, Currency: o.Currency, Status: states.PaymentReceived})
+	return name, err
 }
 
 // ReturnPayment gives a payment due back to the buyer through its gateway,
@@ -278,11 +306,7 @@ func (a *Activities) ReturnMoney(ctx context.Context, refundID string) error {
 	if o.PaymentID == nil {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("order %d has no gateway payment", r.OrderID), "no_payment", nil)
 	}
-	name := payment.Test // orders from before the gateway was recorded
-	if o.Gateway != nil {
-		name = *o.Gateway
-	}
-	g, err := a.Gateways.Get(name)
+	g, err := a.Gateways.Get(o.GatewayName())
 	if err != nil {
 		return err
 	}
@@ -313,21 +337,9 @@ func (a *Activities) MarkRefundFailed(ctx context.Context, refundID, cause strin
 // serves order workflows started before payments were recorded; newer ones
 // settle and return payments with SettlePayment and ReturnPayment.
 func (a *Activities) RefundLatePayment(ctx context.Context, orderID int64, paymentID string) error {
-	o, err := store.GetOrderByID(ctx, a.DB, orderID)
+	res, err := a.SettlePayment(ctx, orderID, "", paymentID)
 	if err != nil {
 		return err
 	}
-	name := payment.Test
-	if o.Gateway != nil {
-		name = *o.Gateway
-	}
-	p, err := store.RecordPayment(ctx, a.DB, &store.Payment{Gateway: name, ID: paymentID, OrderID: orderID,
-		Amount: o.Amount, Currency: o.Currency, Status: states.PaymentReceived})
-	if err != nil {
-		return final(err)
-	}
-	if p, err = store.SettlePayment(ctx, a.DB, name, p.ID, delivery.NewBarcode); err != nil {
-		return final(err)
-	}
-	return final(payment.ReturnPayment(ctx, a.DB, a.Gateways, p))
+	return a.ReturnPayment(ctx, res.Gateway, paymentID)
 }

@@ -154,3 +154,26 @@ func TestViolatedConstraintIsNotRetried(t *testing.T) {
 		t.Fatalf("%d refunds after the failure (%v)", n, err)
 	}
 }
+
+// TestPaymentSignalledByAnOlderAPIIsRecordedAndApplied: a payment an api
+// from before payments were recorded signalled (no gateway named, nothing
+// on record) is recorded from its order and applied, not retried forever.
+func TestPaymentSignalledByAnOlderAPIIsRecordedAndApplied(t *testing.T) {
+	ctx := context.Background()
+	s, company, keyID, acts := demoStore(t)
+	id, _ := pendingOrder(t, s, company, keyID, "parterre-2-8", time.Now().Add(time.Hour))
+	if _, err := s.DB.ExecContext(ctx, "UPDATE orders SET payment = 'gateway', payment_id = 'pay_legacy', gateway = NULL WHERE id = ?", id); err != nil {
+		t.Fatal(err)
+	}
+	res, err := acts.SettlePayment(ctx, id, "", "pay_legacy")
+	if err != nil || res.Status != states.PaymentApplied || res.Gateway != "test" {
+		t.Fatalf("settle: %+v %v", res, err)
+	}
+	if st, err := store.OrderStatusOf(ctx, s.DB, id); err != nil || st != states.OrderPaid {
+		t.Fatalf("order %s (%v)", st, err)
+	}
+	again, err := acts.SettlePayment(ctx, id, "", "pay_legacy")
+	if err != nil || again != res {
+		t.Fatalf("settle again: %+v %v", again, err)
+	}
+}

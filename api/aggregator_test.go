@@ -242,7 +242,7 @@ func TestAggregatorConfirmWithAnotherPayment(t *testing.T) {
 		res.Decode(t, &first)
 	}
 	p := expectProblem(t, f.aggConfirm(t, o.OrderID, "agg-pay-2"), http.StatusConflict, "invalid_state")
-	if !strings.Contains(p.Detail, "another paymentId") {
+	if !strings.Contains(p.Detail, "another payment id") {
 		t.Fatalf("the refusal does not say why: %+v", p)
 	}
 	var again aggOrder

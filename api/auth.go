@@ -40,25 +40,24 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	rctx := ctx.Context()
 	client := s.clientAddr(ctx)
 	if s.deps.AuthFailures != nil {
-		if wait, blocked := s.deps.AuthFailures.Blocked(client); blocked {
+		// A key known valid from the cache passes: partners behind the
+		// same address as an attacker keep working. Anything else waits,
+		// before any query.
+		if wait, blocked := s.deps.AuthFailures.Blocked(client); blocked && !s.deps.Auth.KnownValid(bearer(ctx)) {
 			s.writeErr(ctx, newProblem(rctx, http.StatusTooManyRequests, "rate_limited",
 				"Too many failed authentications from this address; retry after the number of seconds in Retry-After.").
 				withHeader("Retry-After", strconv.Itoa(max(int(math.Ceil(wait.Seconds())), 1))))
 			return
 		}
 	}
-	key, ok := strings.CutPrefix(ctx.Header("Authorization"), "Bearer ")
-	if !ok {
-		// Also accept a lowercase scheme, as RFC 9110 says schemes are case-insensitive.
-		key, ok = strings.CutPrefix(ctx.Header("Authorization"), "bearer ")
-	}
-	if !ok || strings.TrimSpace(key) == "" {
+	key := bearer(ctx)
+	if key == "" {
 		s.authFailed(client)
 		s.writeErr(ctx, newProblem(rctx, http.StatusUnauthorized, "unauthenticated",
 			"Send the API key as `Authorization: Bearer <key>`.").withHeader("WWW-Authenticate", `Bearer realm="ticketsales"`))
 		return
 	}
-	p, err := s.deps.Auth.Authenticate(rctx, strings.TrimSpace(key))
+	p, err := s.deps.Auth.Authenticate(rctx, key)
 	switch {
 	case errors.Is(err, apikey.ErrInvalidKey):
 		s.authFailed(client)
@@ -112,6 +111,19 @@ func (s *Server) clientAddr(ctx huma.Context) string {
 		return ap.Addr().Unmap().String()
 	}
 	return ctx.RemoteAddr()
+}
+
+// bearer is the request's API key ("" without one).
+func bearer(ctx huma.Context) string {
+	key, ok := strings.CutPrefix(ctx.Header("Authorization"), "Bearer ")
+	if !ok {
+		// Also accept a lowercase scheme, as RFC 9110 says schemes are case-insensitive.
+		key, ok = strings.CutPrefix(ctx.Header("Authorization"), "bearer ")
+	}
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(key)
 }
 
 // writeErr writes a problem from Huma middleware.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"ticketsales/api"
 	"ticketsales/internal/apikey"
@@ -83,4 +84,22 @@ func TestFailedAuthenticationsAreLimitedPerClient(t *testing.T) {
 	}
 	expectProblem(t, testenv.Do(t, direct, http.MethodGet, "/v1/cities", good, "", "X-Real-IP: 198.51.100.99"),
 		http.StatusTooManyRequests, "rate_limited")
+
+	// A partner whose key the api knows (seen lately, cached) keeps working
+	// from an address an attacker exhausted.
+	cached := s.APIWith(t, func(d *api.Deps) {
+		d.AuthFailures, d.ClientIPHeader = ratelimit.NewFailures(limit), "X-Real-IP"
+		d.Auth = apikey.NewAuthenticator(s.DB, time.Minute)
+	})
+	if res := testenv.Do(t, cached, http.MethodGet, "/v1/cities", good, "", "X-Real-IP: 192.0.2.1"); res.Status != http.StatusOK {
+		t.Fatalf("good key: %d", res.Status)
+	}
+	for i := 0; i < limit.Burst; i++ {
+		testenv.Do(t, cached, http.MethodGet, "/v1/cities", unknown, "", "X-Real-IP: 192.0.2.1")
+	}
+	expectProblem(t, testenv.Do(t, cached, http.MethodGet, "/v1/cities", unknown, "", "X-Real-IP: 192.0.2.1"),
+		http.StatusTooManyRequests, "rate_limited")
+	if res := testenv.Do(t, cached, http.MethodGet, "/v1/cities", good, "", "X-Real-IP: 192.0.2.1"); res.Status != http.StatusOK {
+		t.Fatalf("a known good key from an exhausted address: %d %s", res.Status, res.Body)
+	}
 }

@@ -65,7 +65,9 @@ func (s *Server) orderDocument(w http.ResponseWriter, r *http.Request) (delivery
 	case err != nil:
 		writeProblem(w, fromError(ctx, s.log, err).(*Problem))
 		return delivery.Order{}, false
-	case !delivery.CheckToken(hash, token):
+	case !delivery.CheckToken(hash, token), s.deps.Sales.Links().Keys.Forgeable(id, hash):
+		// A token derived from a public secret opens nothing: anyone could
+		// have computed it.
 		return notFound()
 	}
 	doc, _, err := delivery.LoadDocument(ctx, s.deps.DB, id)

@@ -115,6 +115,14 @@ func TestSandboxFullCheck(t *testing.T) {
 	if res.Status != 200 || paid.Data.Status != "paid" || paid.Data.PaidAt == nil {
 		t.Fatalf("confirm: %d %s", res.Status, res.Body)
 	}
+	// The same payment again: the same paid order; another payment is
+	// refused, so the partner knows to give that money back.
+	if res := f.confirm(t, f.keyA, o.ID, o.Amount.Amount); res.Status != 200 {
+		t.Fatalf("repeated confirm: %d %s", res.Status, res.Body)
+	}
+	other := f.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", o.ID), f.keyA,
+		fmt.Sprintf(`{"external_payment_id": "another", "paid_amount": %d}`, o.Amount.Amount), idemKey(t))
+	expectProblem(t, other, http.StatusConflict, "invalid_state")
 	// Tickets are available as soon as confirm answers.
 	var tb struct{ Data []ticket }
 	tres := f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", o.ID), f.keyA)

@@ -385,3 +385,30 @@ func TestOrderPageChecksTheTokenFirst(t *testing.T) {
 		t.Fatalf("right token: %d", res.Status)
 	}
 }
+
+// TestForgeableOldLinksOpenNothing: an order made before tokens were random
+// whose token was derived from the public development secret: outside
+// development its old link opens nothing, and its tickets show a fresh,
+// working link instead.
+func TestForgeableOldLinksOpenNothing(t *testing.T) {
+	f := newFixture(t, testenv.Options{Production: true})
+	f.StartWorker(t)
+	id := f.paidOrder(t, f.keyA, "parterre-2-10")
+	m := hmac.New(sha256.New, []byte("dev-order-token-secret"))
+	m.Write([]byte(fmt.Sprintf("order-page:%d", id)))
+	old := base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	if _, err := f.DB.ExecContext(context.Background(), "UPDATE orders SET access_token_hash = ?, access_token_sealed = NULL WHERE id = ?",
+		delivery.TokenHash(old), id); err != nil {
+		t.Fatal(err)
+	}
+	if res := f.Get(t, fmt.Sprintf("/o/%d?access_token=%s", id, old), ""); res.Status != http.StatusNotFound {
+		t.Fatalf("a forgeable link opened the order page: %d", res.Status)
+	}
+	link := f.tickets(t, id)[0].OrderURL
+	if strings.Contains(link, old) || f.Get(t, strings.TrimPrefix(link, f.URL), "").Status != 200 {
+		t.Fatalf("the fresh link %q does not open the page", link)
+	}
+	if f.tickets(t, id)[0].OrderURL != link {
+		t.Fatal("the fresh link changed again")
+	}
+}

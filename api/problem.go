@@ -161,6 +161,9 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 		return p
 	case errors.As(err, &mismatch):
 		return newProblem(ctx, http.StatusUnprocessableEntity, "amount_mismatch", "paid_amount must equal the order amount; nothing was changed.")
+	case errors.Is(err, store.ErrPaymentConflict):
+		log.ErrorContext(ctx, "a gateway reported a payment again with other details", "request_id", RequestID(ctx), "err", err)
+		return newProblem(ctx, http.StatusConflict, "invalid_state", "This payment is on record with another order or amount; it was not applied.")
 	case errors.Is(err, sales.ErrGatewayUnavailable):
 		return newProblem(ctx, http.StatusUnprocessableEntity, "gateway_unavailable",
 			"This deployment has no payment gateway for production orders: use payment=external and confirm the "+

@@ -46,6 +46,15 @@ type Order struct {
 	UpdatedAt         time.Time            `bun:"updated_at,nullzero,default:now()"`
 }
 
+// GatewayName is the gateway that takes the order's payment; orders from
+// before it was recorded took the test gateway, the only one there was.
+func (o *Order) GatewayName() string {
+	if o.Gateway == nil {
+		return "test"
+	}
+	return *o.Gateway
+}
+
 // insertOrder stores a new order, its access token hash included.
 func insertOrder(ctx context.Context, tx bun.Tx, o *Order) error {
 	if len(o.AccessTokenHash) == 0 {
@@ -448,6 +457,31 @@ func CountTickets(ctx context.Context, db bun.IDB, orderID int64) (int, error) {
 		return 0, fmt.Errorf("count tickets of order %d: %w", orderID, err)
 	}
 	return n, nil
+}
+
+// SetOrderPayment records the gateway payment made for an order, unless
+// one was recorded already; o gets the order's payment either way.
+func SetOrderPayment(ctx context.Context, db bun.IDB, o *Order, paymentID, paymentURL string) error {
+	err := db.NewRaw(`UPDATE orders SET payment_id = COALESCE(payment_id, ?),
+			payment_url = CASE WHEN payment_id IS NULL THEN ? ELSE payment_url END, updated_at = now()
+		WHERE id = ? RETURNING payment_id, payment_url`, paymentID, paymentURL, o.ID).Scan(ctx, &o.PaymentID, &o.PaymentURL)
+	if err != nil {
+		return notFound(err, fmt.Sprintf("order %d", o.ID))
+	}
+	return nil
+}
+
+// ReplaceOrderToken gives an order a new page token in place of the one
+// whose hash is old; it reports false when the token had been replaced
+// already.
+func ReplaceOrderToken(ctx context.Context, db bun.IDB, orderID int64, old, hash, sealed []byte) (bool, error) {
+	res, err := db.NewRaw(`UPDATE orders SET access_token_hash = ?, access_token_sealed = ?, updated_at = now()
+		WHERE id = ? AND access_token_hash = ?`, hash, sealed, orderID, old).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("replace token of order %d: %w", orderID, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
 }
 
 // MarkOrderEmailed records that the order's tickets e-mail went out.

@@ -23,6 +23,7 @@ type Payment struct {
 	ReceivedAt    time.Time            `bun:"received_at,nullzero,default:now()"`
 	SettledAt     *time.Time           `bun:"settled_at"`
 	RefundedAt    *time.Time           `bun:"refunded_at"`
+	SweptAt       *time.Time           `bun:"swept_at"` // last taken by the reaper
 }
 
 // RecordPayment stores a payment the gateway reported, once: a repeated
@@ -98,7 +99,7 @@ func applyPayment(ctx context.Context, tx bun.Tx, p *Payment, newBarcode func() 
 		return "", fmt.Errorf("order %d: %w", p.OrderID, err)
 	}
 	switch {
-	case o.Payment != "gateway" || o.Gateway == nil || *o.Gateway != p.Gateway || o.PaymentID == nil || *o.PaymentID != p.ID:
+	case o.Payment != "gateway" || o.GatewayName() != p.Gateway || o.PaymentID == nil || *o.PaymentID != p.ID:
 		return states.ReturnOtherPayment, nil
 	case o.Amount != p.Amount || o.Currency != p.Currency:
 		return states.ReturnAmountMismatch, nil
@@ -136,9 +137,14 @@ func MarkPaymentRefunded(ctx context.Context, db bun.IDB, gateway, id string) er
 // OpenPayments lists payments received or due back before cutoff: the ones
 // the reaper settles or returns when no workflow did.
 func OpenPayments(ctx context.Context, db bun.IDB, cutoff time.Time, limit int64) ([]Payment, error) {
+	// The least recently swept first, each stamped as it is taken: a row
+	// that keeps failing waits its turn behind the others, and reapers of
+	// several workers take different rows.
 	var out []Payment
-	err := db.NewSelect().Model(&out).Where("status IN ('received', 'refund_due') AND received_at < ?", cutoff).
-		OrderExpr("received_at").Limit(limit).Scan(ctx)
+	err := db.NewRaw(`UPDATE payments p SET swept_at = now() FROM (
+			SELECT gateway, id FROM payments WHERE status IN ('received', 'refund_due') AND received_at < ?
+			ORDER BY swept_at NULLS FIRST, received_at LIMIT ? FOR UPDATE SKIP LOCKED) o
+		WHERE p.gateway = o.gateway AND p.id = o.id RETURNING p.*`, cutoff, limit).Scan(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("open payments: %w", err)
 	}

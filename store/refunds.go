@@ -25,6 +25,7 @@ type Refund struct {
 	CompletedAt     *time.Time          `bun:"completed_at"`
 	FailedAt        *time.Time          `bun:"failed_at"`
 	LastError       *string             `bun:"last_error"`
+	SweptAt         *time.Time          `bun:"swept_at"` // last taken by the reaper
 	TicketIDs       []int64             `bun:"-"`
 }
 
@@ -211,9 +212,13 @@ func MarkRefundFailed(ctx context.Context, db bun.IDB, id, cause string) (*Refun
 // pendingBefore.
 func RefundsToResume(ctx context.Context, db bun.IDB, pendingBefore, failedBefore time.Time, limit int) ([]string, error) {
 	var ids []string
-	err := db.NewRaw(`SELECT id FROM refunds
-		WHERE (status = 'pending' AND created_at < ?) OR (status = 'failed' AND failed_at < ?)
-		ORDER BY created_at LIMIT ?`, pendingBefore, failedBefore, limit).Scan(ctx, &ids)
+	// The least recently swept first, each stamped as it is taken, so
+	// refunds whose workflow still runs do not hold the others back.
+	err := db.NewRaw(`UPDATE refunds r SET swept_at = now() FROM (
+			SELECT id FROM refunds
+			WHERE (status = 'pending' AND created_at < ?) OR (status = 'failed' AND failed_at < ?)
+			ORDER BY swept_at NULLS FIRST, created_at LIMIT ? FOR UPDATE SKIP LOCKED) o
+		WHERE r.id = o.id RETURNING r.id`, pendingBefore, failedBefore, limit).Scan(ctx, &ids)
 	if err != nil {
 		return nil, fmt.Errorf("refunds to resume: %w", err)
 	}

@@ -21,8 +21,8 @@ type orderWorkflow struct {
 	payments  []contract.PaymentEvent
 	cancel    bool
 	paying    bool
-	paidWith  string // the payment that paid the order
-	returning int    // gateway payments being given back
+	paidWith  string          // the payment that paid the order
+	returning map[string]bool // gateway payments being given back
 }
 
 // recordedPayments is the change that made gateway payments recorded in
@@ -218,7 +218,7 @@ func (w *orderWorkflow) run(ctx workflow.Context) (contract.OrderStatus, error) 
 	if err := w.returnUnapplied(ctx); err != nil {
 		return w.state, err
 	}
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && w.returning == 0 }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && len(w.returning) == 0 }); err != nil {
 		return w.state, err
 	}
 	return w.state, nil
@@ -230,7 +230,7 @@ func (w *orderWorkflow) run(ctx workflow.Context) (contract.OrderStatus, error) 
 func (w *orderWorkflow) settle(ctx workflow.Context, p contract.PaymentEvent) error {
 	var a *activities.Activities
 	var res activities.SettleResult
-	if err := workflow.ExecuteActivity(ctx, a.SettlePayment, p.Gateway, p.PaymentID).Get(ctx, &res); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.SettlePayment, w.in.OrderID, p.Gateway, p.PaymentID).Get(ctx, &res); err != nil {
 		return err
 	}
 	switch res.Status {
@@ -243,22 +243,29 @@ func (w *orderWorkflow) settle(ctx workflow.Context, p contract.PaymentEvent) er
 		return workflow.ExecuteActivity(ctx, a.IssueTickets, w.in.OrderID).Get(ctx, &w.state.TicketsIssued)
 	case states.PaymentRefundDue:
 		workflow.GetLogger(ctx).Info("gateway payment goes back", "payment_id", p.PaymentID, "reason", res.RefundReason)
-		w.giveBack(ctx, p)
+		w.giveBack(ctx, res.Gateway, p.PaymentID)
 	}
 	return nil
 }
 
 // giveBack returns a payment due back, beside the order's own work so a slow
-// gateway holds nothing up; the workflow ends only after it. When the
-// retries run out, operators are alerted and the reaper goes on returning it.
-func (w *orderWorkflow) giveBack(ctx workflow.Context, p contract.PaymentEvent) {
-	w.returning++
+// gateway holds nothing up; the workflow ends only after it. A payment
+// already being returned is not returned twice at once. When the retries
+// run out, operators are alerted and the reaper goes on returning it.
+func (w *orderWorkflow) giveBack(ctx workflow.Context, gateway, paymentID string) {
+	if w.returning[paymentID] {
+		return
+	}
+	if w.returning == nil {
+		w.returning = map[string]bool{}
+	}
+	w.returning[paymentID] = true
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		defer func() { w.returning-- }()
+		defer delete(w.returning, paymentID)
 		var a *activities.Activities
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, returnOptions), a.ReturnPayment, p.Gateway, p.PaymentID).Get(ctx, nil)
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, returnOptions), a.ReturnPayment, gateway, paymentID).Get(ctx, nil)
 		if err != nil {
-			_ = workflow.ExecuteActivity(ctx, a.AlertPaymentNotReturned, p.Gateway, p.PaymentID, err.Error()).Get(ctx, nil)
+			_ = workflow.ExecuteActivity(ctx, a.AlertPaymentNotReturned, gateway, paymentID, err.Error()).Get(ctx, nil)
 		}
 	})
 }

@@ -110,7 +110,7 @@ func (s *orderSuite) TestAmountMismatchIsRejectedBeforeHistory() {
 }
 
 func (s *orderSuite) TestGatewayPaymentSignal() {
-	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, "test", "pay_1").Return(activities.SettleResult{Status: "applied"}, nil).Once()
+	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, int64(42), "test", "pay_1").Return(activities.SettleResult{Gateway: "test", Status: "applied"}, nil).Once()
 	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(1, nil)
 	s.env.OnActivity(s.acts.DeleteTestOrder, mock.Anything, int64(42)).Return(true, nil)
 	in := s.input(true)
@@ -135,8 +135,8 @@ func (s *orderSuite) TestGatewayPaymentSignal() {
 // (here: one of its seats was retaken) is given back at once; the order
 // stays payable until its window closes.
 func (s *orderSuite) TestPaymentTheOrderCannotTakeGoesBack() {
-	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, "hosted", "pay_1").
-		Return(activities.SettleResult{Status: "refund_due", RefundReason: "seats_lost"}, nil).Once()
+	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, int64(42), "hosted", "pay_1").
+		Return(activities.SettleResult{Gateway: "hosted", Status: "refund_due", RefundReason: "seats_lost"}, nil).Once()
 	s.env.OnActivity(s.acts.ReturnPayment, mock.Anything, "hosted", "pay_1").Return(nil).Once()
 	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), states.CancelPaymentTimeout).Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
 	in := s.input(false)
@@ -155,8 +155,8 @@ func (s *orderSuite) TestPaymentTheOrderCannotTakeGoesBack() {
 // workflow still ends (the reaper goes on returning it).
 func (s *orderSuite) TestPaymentNotReturnedIsAlerted() {
 	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), states.CancelPaymentTimeout).Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
-	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, "hosted", "pay_9").
-		Return(activities.SettleResult{Status: "refund_due", RefundReason: "other_payment"}, nil)
+	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, int64(42), "hosted", "pay_9").
+		Return(activities.SettleResult{Gateway: "hosted", Status: "refund_due", RefundReason: "other_payment"}, nil)
 	s.env.OnActivity(s.acts.ReturnPayment, mock.Anything, "hosted", "pay_9").Return(errors.New("provider down"))
 	s.env.OnActivity(s.acts.AlertPaymentNotReturned, mock.Anything, "hosted", "pay_9", mock.Anything).Return(nil).Once()
 	in := s.input(false)
@@ -205,8 +205,8 @@ func (s *orderSuite) TestPartnerCancelEndsThePendingOrder() {
 func (s *orderSuite) TestLateGatewayPaymentIsReturned() {
 	s.env.OnActivity(s.acts.CancelOrder, mock.Anything, int64(42), states.CancelPaymentTimeout).Return(activities.CancelResult{Status: "cancelled", Changed: true}, nil)
 	s.env.OnActivity(s.acts.DeleteTestOrder, mock.Anything, int64(42)).Return(true, nil)
-	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, "test", "pay_1").
-		Return(activities.SettleResult{Status: "refund_due", RefundReason: "order_closed"}, nil).Once()
+	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, int64(42), "test", "pay_1").
+		Return(activities.SettleResult{Gateway: "test", Status: "refund_due", RefundReason: "order_closed"}, nil).Once()
 	s.env.OnActivity(s.acts.ReturnPayment, mock.Anything, "test", "pay_1").Return(nil).Once()
 	in := s.input(true)
 	in.Payment = "gateway"

@@ -37,6 +37,11 @@ func Orders(cfg config.Config, db *bun.DB, log *slog.Logger) (sales.OrderSetting
 	if err != nil {
 		return sales.OrderSettings{}, nil, err
 	}
+	if !cfg.Development() {
+		// Links of old orders derived from the public development secret
+		// are forgeable: they open nothing and are replaced when shown.
+		keys.Refuse(config.DevelopmentOrderTokenSecret)
+	}
 	gateways, test := payment.NewSet(db, log, cfg.Gateways())
 	return sales.OrderSettings{PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
 		Links: delivery.Links{BaseURL: cfg.PublicBaseURL, Keys: keys}, Gateways: gateways,

@@ -140,9 +140,14 @@ func (c Config) Development() bool { return c.AppEnv == "development" }
 // The development secrets, and others known from docs and examples: never
 // good enough for production.
 const (
-	devOrderTokenSecret = "dev-order-token-secret"
+	devOrderTokenSecret = DevelopmentOrderTokenSecret
 	devGatewaySecret    = "dev-gateway-secret"
 )
+
+// DevelopmentOrderTokenSecret is the public order token secret of
+// development, the default of every environment before secrets were
+// required: order page links derived from it are forgeable.
+const DevelopmentOrderTokenSecret = "dev-order-token-secret"
 
 var knownSecrets = map[string]bool{devOrderTokenSecret: true, devGatewaySecret: true,
 	"changeme": true, "change-me": true, "secret": true, "test-token-secret": true, "test-gateway-secret": true}

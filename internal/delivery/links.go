@@ -9,6 +9,7 @@
 package delivery
 
 import (
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
@@ -19,12 +20,17 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/uptrace/bun"
+
+	"ticketsales/store"
 )
 
 // Keyring seals tokens with the current secret and opens them with it or
 // any previous one.
 type Keyring struct {
-	keys []key // keys[0] seals
+	keys    []key    // keys[0] seals
+	refused [][]byte // public secrets: tokens derived from them are forgeable
 }
 
 type key struct {
@@ -79,6 +85,27 @@ func (k *Keyring) NewToken() (token string, hash, sealed []byte, err error) {
 // hold (rotated without listing the old one).
 var ErrUnknownKey = errors.New("order token sealed with an unknown secret")
 
+// Refuse marks secrets that are public (the development defaults): a token
+// of an order made before tokens were random, derived from one of them, is
+// forgeable, so Forgeable reports it and it is never shown again.
+func (k *Keyring) Refuse(secrets ...string) *Keyring {
+	for _, s := range secrets {
+		k.refused = append(k.refused, []byte(s))
+	}
+	return k
+}
+
+// Forgeable tells whether the order's stored token was derived from a
+// public secret: anyone could compute its link.
+func (k *Keyring) Forgeable(orderID int64, storedHash []byte) bool {
+	for _, s := range k.refused {
+		if CheckToken(storedHash, legacyToken(s, orderID)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Token returns the order's token from what the store holds: the sealed
 // copy, or for orders made before tokens were sealed, the token derived
 // from the order id, if it matches the stored hash.
@@ -102,6 +129,11 @@ func (k *Keyring) Token(orderID int64, sealed, storedHash []byte) (string, error
 		t, err := key.aead.Open(nil, rest[:key.aead.NonceSize()], rest[key.aead.NonceSize():], key.id[:])
 		if err != nil {
 			return "", fmt.Errorf("open token of order %d: %w", orderID, err)
+		}
+		if !CheckToken(storedHash, string(t)) {
+			// Another order's sealed copy: never show a link that opens
+			// nothing, or someone else's page.
+			return "", fmt.Errorf("order %d: the sealed token is not the order's: %w", orderID, ErrUnknownKey)
 		}
 		return string(t), nil
 	}
@@ -142,11 +174,38 @@ func (l Links) PDFURL(orderID int64, token string) string {
 	return fmt.Sprintf("%s/o/%d/tickets.pdf?access_token=%s", l.BaseURL, orderID, token)
 }
 
-// OrderPage is the order's page link from what the store holds of its token.
-func (l Links) OrderPage(orderID int64, sealed, storedHash []byte) (string, error) {
-	t, err := l.Keys.Token(orderID, sealed, storedHash)
+// OrderPage is the order's page link. A token that is forgeable (derived
+// from a public secret), and one sealed with a secret no longer configured
+// when replace allows it (an order whose link was never sent), is replaced
+// by a fresh one, stored in place of the old: the old link opens nothing
+// from then on. Otherwise a token that cannot be shown is ErrUnknownKey.
+func (l Links) OrderPage(ctx context.Context, db bun.IDB, o *store.Order, replace bool) (string, error) {
+	t, err := l.Keys.Token(o.ID, o.AccessTokenSealed, o.AccessTokenHash)
+	forgeable := l.Keys.Forgeable(o.ID, o.AccessTokenHash)
+	switch {
+	case err == nil && !forgeable:
+		return l.PageURL(o.ID, t), nil
+	case err != nil && !errors.Is(err, ErrUnknownKey):
+		return "", err
+	case err != nil && !forgeable && !replace:
+		return "", err
+	}
+	t, hash, sealed, err := l.Keys.NewToken()
 	if err != nil {
 		return "", err
 	}
-	return l.PageURL(orderID, t), nil
+	replaced, err := store.ReplaceOrderToken(ctx, db, o.ID, o.AccessTokenHash, hash, sealed)
+	if err != nil {
+		return "", err
+	}
+	if !replaced {
+		// Replaced meanwhile by another request: show that one.
+		if o, err = store.GetOrderByID(ctx, db, o.ID); err != nil {
+			return "", err
+		}
+		if t, err = l.Keys.Token(o.ID, o.AccessTokenSealed, o.AccessTokenHash); err != nil {
+			return "", err
+		}
+	}
+	return l.PageURL(o.ID, t), nil
 }

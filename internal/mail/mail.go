@@ -189,7 +189,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 type Error struct {
 	msg string
 	// Permanent: the server refused the message for good (a 5xx reply to
-	// MAIL FROM, RCPT TO or DATA), or it cannot be composed; sending it
+	// RCPT TO or DATA), or it cannot be composed; sending it
 	// again cannot succeed. Connection, TLS and authentication failures are
 	// not permanent: they are fixed on the sending side, then a retry works.
 	Permanent bool
@@ -215,8 +215,11 @@ func deliveryError(err error, to string) *Error {
 	e := &Error{msg: "send mail: " + scrub(err.Error(), to), Permanent: errors.Is(err, errCompose)}
 	var se *gomail.SendError
 	if errors.As(err, &se) {
+		// A 5xx to RCPT TO or DATA refuses this message for good. One to
+		// MAIL FROM refuses our sender (a configuration to fix on our
+		// side): a retry after the fix works, so it is not permanent.
 		code := se.ErrorCode()
-		e.Permanent = e.Permanent || (code >= 500 && code < 600)
+		e.Permanent = e.Permanent || (code >= 500 && code < 600 && se.Reason != gomail.ErrSMTPMailFrom)
 	}
 	for _, c := range []error{context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, c) {

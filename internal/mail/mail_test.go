@@ -254,6 +254,19 @@ func TestSMTPRefusedRecipient(t *testing.T) {
 	}
 }
 
+// TestSMTPRefusedSender: a 5xx to MAIL FROM refuses our sender, a setting
+// fixed on our side: not permanent, a retry after the fix delivers.
+func TestSMTPRefusedSender(t *testing.T) {
+	be := &smtptest.Backend{MailFrom: func(string) error {
+		return &smtp.SMTPError{Code: 553, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "sender not allowed"}
+	}}
+	s, err := New("smtp://"+smtptest.Start(t, be)+"?tls=none", "", "tickets@example.test")
+	require.NoError(t, err)
+	err = s.Send(context.Background(), ticketMessage())
+	require.Error(t, err)
+	assert.False(t, IsPermanent(err), err.Error())
+}
+
 // mimeParts walks a message with only the standard library and returns
 // leaf parts (header + transfer-decoded body).
 func mimeParts(t *testing.T, header map[string][]string, body io.Reader) []stdPart {

@@ -23,7 +23,7 @@ import (
 // (order-{id} for a payment, the refund key for a refund), so a retried call
 // creates or returns nothing twice. The provider reports each payment's
 // result to callback_url as a Callback signed with the shared secret
-// (SignatureHeader). A 4xx answer to a refund is final (ErrRefused).
+// (SignatureHeader). A 4xx answer is final (ErrRefused), but for 408, 409 and 429.
 type HostedGateway struct {
 	URL         string // GATEWAY_URL
 	APIKey      string // GATEWAY_API_KEY
@@ -67,8 +67,8 @@ func (g *HostedGateway) Refund(ctx context.Context, paymentID, refundKey string,
 }
 
 // call posts body as JSON and decodes a 2xx answer into out (nil: ignored).
-// A 4xx answer is final (wrapping ErrRefused); 5xx and network errors
-// may be retried.
+// A 4xx answer is final (wrapping ErrRefused); 5xx, network errors
+// may be retried, and so may 408, 409 and 429.
 func (g *HostedGateway) call(ctx context.Context, path, idempotencyKey string, body, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -94,6 +94,10 @@ func (g *HostedGateway) call(ctx context.Context, path, idempotencyKey string, b
 	switch {
 	case res.StatusCode >= 500:
 		return fmt.Errorf("payment provider answered %d", res.StatusCode)
+	case res.StatusCode == http.StatusRequestTimeout, res.StatusCode == http.StatusConflict, res.StatusCode == http.StatusTooManyRequests:
+		// Busy, or the same Idempotency-Key still in progress (a workflow
+		// and the reaper returning one payment): worth another try.
+		return fmt.Errorf("payment provider answered %d, retry later", res.StatusCode)
 	case res.StatusCode >= 400:
 		return fmt.Errorf("payment provider answered %d: %.200s: %w", res.StatusCode, payload, ErrRefused)
 	case res.StatusCode < 200 || res.StatusCode >= 300:

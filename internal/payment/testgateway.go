@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"log/slog"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"ticketsales/store"
 )
 
 // SignatureHeader carries the HMAC-SHA256 of a callback body.
@@ -79,44 +82,21 @@ func newPaymentID() string {
 
 // CreatePayment stores a pending payment and returns its page.
 func (g *TestGateway) CreatePayment(ctx context.Context, req PaymentRequest) (Payment, error) {
-	id := newPaymentID()
-	_, err := g.DB.NewRaw(`INSERT INTO gateway_payments (id, order_id, amount, currency, description) VALUES (?, ?, ?, ?, ?)`,
-		id, req.OrderID, req.Amount, req.Currency, req.Description).Exec(ctx)
-	if err != nil {
-		return Payment{}, fmt.Errorf("create test payment for order %d: %w", req.OrderID, err)
+	p := &store.TestPayment{ID: newPaymentID(), OrderID: req.OrderID, Amount: req.Amount, Currency: req.Currency,
+		Description: req.Description, Status: "pending"}
+	if err := store.CreateTestPayment(ctx, g.DB, p); err != nil {
+		return Payment{}, err
 	}
-	return Payment{ID: id, URL: g.BaseURL + "/pay/" + id}, nil
+	return Payment{ID: p.ID, URL: g.BaseURL + "/pay/" + p.ID}, nil
 }
 
 // Refund returns amount of a paid payment once per refund key.
 func (g *TestGateway) Refund(ctx context.Context, paymentID, refundKey string, amount int64) error {
-	var out struct{ Applied, Known int }
-	err := g.DB.NewRaw(`
-		WITH ins AS (
-			INSERT INTO gateway_refunds (key, payment_id, amount)
-			SELECT ?, id, ? FROM gateway_payments WHERE id = ? AND status = 'paid' AND refunded + ? <= amount
-			ON CONFLICT (key) DO NOTHING RETURNING payment_id
-		), upd AS (
-			UPDATE gateway_payments SET refunded = refunded + ?, updated_at = now() WHERE id IN (SELECT payment_id FROM ins) RETURNING 1
-		)
-		SELECT (SELECT count(*) FROM upd) AS applied, (SELECT count(*) FROM gateway_refunds WHERE key = ?) AS known`,
-		refundKey, amount, paymentID, amount, amount, refundKey).Scan(ctx, &out)
-	if err != nil {
-		return fmt.Errorf("refund %d of payment %s: %w", amount, paymentID, err)
+	err := store.RefundTestPayment(ctx, g.DB, paymentID, refundKey, amount)
+	if errors.Is(err, store.ErrTestRefundRefused) {
+		return fmt.Errorf("%w: %w", ErrRefundExceedsPayment, err)
 	}
-	if out.Applied == 0 && out.Known == 0 {
-		return fmt.Errorf("refund %d of payment %s: %w", amount, paymentID, ErrRefundExceedsPayment)
-	}
-	return nil
-}
-
-type payment struct {
-	ID          string
-	OrderID     int64
-	Amount      int64
-	Currency    string
-	Description string
-	Status      string
+	return err
 }
 
 // Handler serves the payment page: GET /pay/{id}, POST /pay/{id} with
@@ -128,10 +108,8 @@ func (g *TestGateway) Handler() http.Handler {
 	return mux
 }
 
-func (g *TestGateway) load(ctx context.Context, id string) (*payment, error) {
-	p := new(payment)
-	err := g.DB.NewRaw("SELECT id, order_id, amount, currency, description, status FROM gateway_payments WHERE id = ?", id).Scan(ctx, p)
-	return p, err
+func (g *TestGateway) load(ctx context.Context, id string) (*store.TestPayment, error) {
+	return store.GetTestPayment(ctx, g.DB, id)
 }
 
 var pageTmpl = template.Must(template.New("pay").Funcs(template.FuncMap{
@@ -169,20 +147,18 @@ func (g *TestGateway) act(w http.ResponseWriter, r *http.Request) {
 	// A paid payment stays paid; a declined one may still be paid. Only a
 	// change is reported: declining again, or paying twice, sends nothing
 	// new, so clicking cannot flood the order with callbacks.
-	res, err := g.DB.NewRaw(`UPDATE gateway_payments SET status = ?, updated_at = now()
-		WHERE id = ? AND status <> 'paid' AND status <> ?`, status, id, status).Exec(ctx)
+	changed, err := store.SetTestPaymentStatus(ctx, g.DB, id, status)
 	if err != nil {
 		http.Error(w, "payment failed", http.StatusInternalServerError)
 		return
 	}
-	changed, _ := res.RowsAffected()
 	switch {
 	case status == "paid":
 		// Also when paid already: a report the service never acknowledged
 		// (it was down) goes again.
 		err = g.report(ctx, id)
-	case changed == 1:
-		var p *payment
+	case changed:
+		var p *store.TestPayment
 		if p, err = g.load(ctx, id); err == nil {
 			err = g.notify(ctx, Callback{PaymentID: p.ID, OrderID: p.OrderID, Status: status, Amount: p.Amount, Currency: p.Currency})
 		}
@@ -196,21 +172,22 @@ func (g *TestGateway) act(w http.ResponseWriter, r *http.Request) {
 // report sends a taken payment's callback unless the service acknowledged
 // it already, and records the acknowledgement.
 func (g *TestGateway) report(ctx context.Context, id string) error {
-	var p struct {
-		payment
-		Reported bool
-	}
-	err := g.DB.NewRaw(`SELECT id, order_id, amount, currency, description, status, reported_at IS NOT NULL AS reported
-		FROM gateway_payments WHERE id = ?`, id).Scan(ctx, &p)
-	if err != nil || p.Status != "paid" || p.Reported {
+	p, err := g.load(ctx, id)
+	if err != nil || p.Status != "paid" || p.ReportedAt != nil {
 		return err
 	}
-	if err := g.notify(ctx, Callback{PaymentID: p.ID, OrderID: p.OrderID, Status: "paid", Amount: p.Amount, Currency: p.Currency}); err != nil {
+	err = g.notify(ctx, Callback{PaymentID: p.ID, OrderID: p.OrderID, Status: "paid", Amount: p.Amount, Currency: p.Currency})
+	if err != nil && !errors.Is(err, errReportRefused) {
 		return err
 	}
-	_, err = g.DB.NewRaw("UPDATE gateway_payments SET reported_at = now() WHERE id = ? AND reported_at IS NULL", id).Exec(ctx)
-	return err
+	if err := store.MarkTestPaymentReported(ctx, g.DB, id); err != nil {
+		return err
+	}
+	return err // a refused report is not sent again, but it is an error
 }
+
+// errReportRefused: the service refused a callback for good (4xx).
+var errReportRefused = errors.New("the service refused the report")
 
 // Redeliver reports, every interval until ctx ends, the taken payments the
 // service has not acknowledged (it was down, or answered 5xx), as payment
@@ -224,9 +201,8 @@ func (g *TestGateway) Redeliver(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		var ids []string
-		if err := g.DB.NewRaw(`SELECT id FROM gateway_payments WHERE status = 'paid' AND reported_at IS NULL
-			AND updated_at < now() - interval '2 seconds' ORDER BY updated_at LIMIT 100`).Scan(ctx, &ids); err != nil {
+		ids, err := store.UnreportedTestPayments(ctx, g.DB, time.Now().Add(-2*time.Second), 100)
+		if err != nil {
 			g.Log.WarnContext(ctx, "test gateway redelivery", "err", err)
 			continue
 		}
@@ -256,8 +232,12 @@ func (g *TestGateway) notify(ctx context.Context, cb Callback) error {
 		res, err := client.Do(req)
 		if err == nil {
 			res.Body.Close()
-			if res.StatusCode < 300 {
+			switch {
+			case res.StatusCode < 300:
 				return nil
+			case res.StatusCode < 500 && res.StatusCode != http.StatusRequestTimeout && res.StatusCode != http.StatusTooManyRequests:
+				// Refused for good: reporting again would not change it.
+				return fmt.Errorf("callback for payment %s answered %d: %w", cb.PaymentID, res.StatusCode, errReportRefused)
 			}
 			err = fmt.Errorf("callback answered %d", res.StatusCode)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -134,5 +135,64 @@ func TestTakenPaymentIsReportedUntilAcknowledged(t *testing.T) {
 	}
 	if got[len(got)-1].Amount != 1000 || got[len(got)-1].Currency != "RUB" || got[len(got)-1].OrderID != 7 {
 		t.Fatalf("callback %+v", got[len(got)-1])
+	}
+}
+
+// TestConcurrentRefundsReturnMoneyOnce: the same refund sent twice at once
+// (a workflow and the reaper) succeeds twice and returns money once; two
+// refunds whose sum exceeds the payment never both pass.
+func TestConcurrentRefundsReturnMoneyOnce(t *testing.T) {
+	ctx := context.Background()
+	db, _ := testenv.DB(t)
+	g := &payment.TestGateway{DB: db}
+	for round := 0; round < 5; round++ {
+		p, err := g.CreatePayment(ctx, payment.PaymentRequest{OrderID: int64(round), Amount: 1000, Currency: "RUB", Description: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, "UPDATE gateway_payments SET status = 'paid' WHERE id = ?", p.ID); err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, 4)
+		var wg sync.WaitGroup
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				key := fmt.Sprintf("same-%d", round) // two of each key
+				if i >= 2 {
+					key = fmt.Sprintf("other-%d-%d", round, i)
+				}
+				errs[i] = g.Refund(ctx, p.ID, key, 600)
+			}()
+		}
+		wg.Wait()
+		var refunded int64
+		if err := db.NewRaw("SELECT refunded FROM gateway_payments WHERE id = ?", p.ID).Scan(ctx, &refunded); err != nil {
+			t.Fatal(err)
+		}
+		if refunded != 600 {
+			t.Fatalf("round %d: refunded %d of 1000 (errors %v)", round, refunded, errs)
+		}
+		if errs[0] != nil && errs[1] != nil && errs[2] != nil && errs[3] != nil {
+			t.Fatalf("round %d: every refund failed: %v", round, errs)
+		}
+	}
+}
+
+// TestHostedGatewayRetriesBusyAnswers: 408, 409 (the same Idempotency-Key
+// in progress) and 429 may be retried; other 4xx refuse for good.
+func TestHostedGatewayRetriesBusyAnswers(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		final  bool
+	}{{409, false}, {429, false}, {408, false}, {503, false}, {422, true}, {404, true}} {
+		provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(c.status) }))
+		g := &payment.HostedGateway{URL: provider.URL, APIKey: "k"}
+		err := g.Refund(context.Background(), "hp_1", "key", 100)
+		provider.Close()
+		if err == nil || errors.Is(err, payment.ErrRefused) != c.final {
+			t.Errorf("%d: %v, want final=%v", c.status, err, c.final)
+		}
 	}
 }

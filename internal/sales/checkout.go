@@ -54,25 +54,23 @@ func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, 
 	if o.Status == "cancelled" {
 		return nil, fmt.Errorf("order %d: %w", o.ID, ErrOrderExpired)
 	}
-	if o.Status == "pending_payment" {
-		if _, err := s.Confirm(ctx, p, o.ID, o.Amount.Amount, paymentID); err != nil {
-			return nil, err
-		}
+	if o.Status == states.OrderPendingPayment {
+		return s.Confirm(ctx, p, o.ID, o.Amount.Amount, paymentID)
 	}
 	return s.paidWith(ctx, p, o.ID, paymentID)
 }
 
 // paidWith returns the order when paymentID is the payment that paid it. A
 // confirm with another payment (a repeat, or one that lost a race) must not
-// read as approved: that payment was not applied, and the aggregator has to
-// give it back.
+// read as paid: that payment was not applied, and the partner or aggregator
+// has to give it back.
 func (s *Service) paidWith(ctx context.Context, p *apikey.Principal, orderID int64, paymentID string) (*Order, error) {
 	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), orderID)
 	if err != nil {
 		return nil, err
 	}
 	if o.PaymentID == nil || *o.PaymentID != paymentID {
-		return nil, &states.StateError{Entity: "order", ID: strconv.FormatInt(orderID, 10), Status: "confirmed with another paymentId"}
+		return nil, &states.StateError{Entity: "order", ID: strconv.FormatInt(orderID, 10), Status: "confirmed with another payment id"}
 	}
 	return s.orderView(o), nil
 }

@@ -230,8 +230,9 @@ func (s *Service) startSaga(ctx context.Context, o *store.Order, title string) e
 		if err != nil {
 			return fmt.Errorf("create payment: %w: %w", ErrUnavailable, err)
 		}
-		o.PaymentID, o.PaymentURL = &pay.ID, &pay.URL
-		if _, err := s.db.NewUpdate().Model(o).Column("payment_id", "payment_url").WherePK().Exec(ctx); err != nil {
+		// A concurrent resume may have made one first: the stored one is
+		// the order's payment, and this one is never shown.
+		if err := store.SetOrderPayment(ctx, s.db, o, pay.ID, pay.URL); err != nil {
 			return err
 		}
 	}
@@ -416,7 +417,7 @@ func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, pa
 	case states.OrderCancelled:
 		return nil, s.cancelledError(o)
 	default:
-		return s.orderView(o), nil // already paid: the same order again
+		return s.paidWith(ctx, p, id, externalID) // paid: the same order again, if by this payment
 	}
 	uctx, cancel := context.WithTimeout(ctx, confirmTimeout)
 	defer cancel()
@@ -433,11 +434,8 @@ func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, pa
 			return nil, mapped
 		}
 	}
-	o, err = store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id)
-	if err != nil {
-		return nil, err
-	}
-	return s.orderView(o), nil
+	// A concurrent confirm with another payment may have won.
+	return s.paidWith(ctx, p, id, externalID)
 }
 
 // confirmError maps what the workflow said; nil means read the order again
@@ -522,7 +520,15 @@ func (s *Service) ticketsOf(ctx context.Context, o *store.Order) ([]Ticket, erro
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	url, err := s.Orders.Links.OrderPage(o.ID, o.AccessTokenSealed, o.AccessTokenHash)
+	// A link sent already must keep working: a token sealed with a secret
+	// no longer configured is not replaced here, only left out (and the
+	// operators told: ORDER_TOKEN_PREVIOUS_SECRETS lacks that secret).
+	url, err := s.Orders.Links.OrderPage(ctx, s.db, o, false)
+	if errors.Is(err, delivery.ErrUnknownKey) {
+		s.log.ErrorContext(ctx, "order page link cannot be shown: its token was sealed with a secret no longer configured",
+			"order_id", o.ID, "err", err)
+		url, err = "", nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("order page link: %w", err)
 	}

@@ -140,18 +140,19 @@ func (s *Service) ResumeRefunds(ctx context.Context, grace, retryAfter time.Dura
 		return 0, err
 	}
 	n := 0
+	var errs []error
 	for _, id := range ids {
 		_, err := s.startRefundWorkflow(ctx, id, true)
 		var running *serviceerror.WorkflowExecutionAlreadyStarted
 		switch {
 		case errors.As(err, &running):
 		case err != nil:
-			return n, err
+			errs = append(errs, err) // the others still get their turn
 		default:
 			n++
 		}
 	}
-	return n, nil
+	return n, errors.Join(errs...)
 }
 
 // GetRefund returns a refund of the caller's order.

@@ -340,7 +340,8 @@ func gatewaySaga(call caller, event int64, i int, next *atomic.Int64, killWorker
 	if err != nil {
 		return err
 	}
-	expires, err := time.Parse(time.RFC3339Nano, od["expires_at"].(string))
+	expiresAt, _ := od["expires_at"].(string)
+	expires, err := time.Parse(time.RFC3339Nano, expiresAt)
 	if err != nil {
 		return fmt.Errorf("saga %d: expires_at: %w", i, err)
 	}
@@ -348,9 +349,15 @@ func gatewaySaga(call caller, event int64, i int, next *atomic.Int64, killWorker
 	if i%2 == 0 {
 		go killWorker()
 	}
+	payURL, _ := od["payment_url"].(string)
+	if payURL == "" {
+		// Only a pending order shows where to pay: say what it was instead.
+		st, o := call(http.MethodGet, fmt.Sprintf("/v1/orders/%d", oid), "", "")
+		return fmt.Errorf("saga %d: order %d came without payment_url (%v); now %d %v", i, oid, od, st, o)
+	}
 	browser := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(300 * time.Millisecond) {
-		res, err := browser.PostForm(od["payment_url"].(string), url.Values{"action": {"pay"}})
+		res, err := browser.PostForm(payURL, url.Values{"action": {"pay"}})
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusSeeOther {

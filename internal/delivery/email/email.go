@@ -26,7 +26,8 @@ func Tickets(ctx context.Context, db bun.IDB, links delivery.Links, orderID int6
 	if o.IsTest || o.EmailedAt != nil {
 		return nil, nil
 	}
-	page, err := links.OrderPage(o.ID, o.AccessTokenSealed, o.AccessTokenHash)
+	// The link was never sent: one that cannot be shown is replaced.
+	page, err := links.OrderPage(ctx, db, o, true)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,8 @@ type Backend struct {
 	// Rcpt, when set, answers each RCPT TO: a non-nil error (e.g. an
 	// *smtp.SMTPError with code 550 or 451) refuses the recipient.
 	Rcpt func(to string) error
+	// MailFrom, when set, answers MAIL FROM the same way.
+	MailFrom func(from string) error
 
 	mu   sync.Mutex
 	msgs []Message
@@ -79,6 +81,11 @@ func (s *session) Auth(string) (sasl.Server, error) {
 func (s *session) Mail(from string, _ *smtp.MailOptions) error {
 	if s.b.Creds[0] != "" && s.cur.User == "" {
 		return smtp.ErrAuthRequired
+	}
+	if s.b.MailFrom != nil {
+		if err := s.b.MailFrom(from); err != nil {
+			return err
+		}
 	}
 	s.cur.From = from
 	return nil
