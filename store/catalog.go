@@ -300,3 +300,71 @@ func EventSeats(ctx context.Context, db *bun.DB, eventID int64) ([]SeatState, Se
 	}
 	return seats, version, nil
 }
+
+// EventTitle reads an event's title.
+func EventTitle(ctx context.Context, db bun.IDB, eventID int64) (string, error) {
+	var title string
+	if err := db.NewRaw("SELECT title FROM events WHERE id = ?", eventID).Scan(ctx, &title); err != nil {
+		return "", notFound(err, fmt.Sprintf("event %d", eventID))
+	}
+	return title, nil
+}
+
+// EventCurrency reads the currency an event sells in.
+func EventCurrency(ctx context.Context, db bun.IDB, eventID int64) (string, error) {
+	var currency string
+	if err := db.NewRaw("SELECT currency FROM events WHERE id = ?", eventID).Scan(ctx, &currency); err != nil {
+		return "", notFound(err, fmt.Sprintf("currency of event %d", eventID))
+	}
+	return currency, nil
+}
+
+// Place is where and when an event happens, as tickets print it.
+type Place struct {
+	Title    string
+	StartsAt time.Time
+	Venue    string
+	City     string
+	Timezone string
+}
+
+// EventPlace reads an event's title, start, venue, city and time zone.
+func EventPlace(ctx context.Context, db bun.IDB, eventID int64) (Place, error) {
+	var p Place
+	err := db.NewRaw(`SELECT e.title, e.starts_at, v.name AS venue, ci.name AS city, v.timezone
+		FROM events e JOIN venues v ON v.id = e.venue_id JOIN cities ci ON ci.id = v.city_id WHERE e.id = ?`, eventID).Scan(ctx, &p)
+	if err != nil {
+		return Place{}, notFound(err, fmt.Sprintf("event %d", eventID))
+	}
+	return p, nil
+}
+
+// CountSessions counts an event's schedule slots.
+func CountSessions(ctx context.Context, db bun.IDB, eventID int64) (int, error) {
+	var n int
+	if err := db.NewRaw("SELECT count(*) FROM sessions WHERE event_id = ?", eventID).Scan(ctx, &n); err != nil {
+		return 0, fmt.Errorf("sessions of event %d: %w", eventID, err)
+	}
+	return n, nil
+}
+
+// IsSessionOf tells whether a schedule slot belongs to an event.
+func IsSessionOf(ctx context.Context, db bun.IDB, sessionID, eventID int64) (bool, error) {
+	var ok bool
+	if err := db.NewRaw("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ? AND event_id = ?)", sessionID, eventID).Scan(ctx, &ok); err != nil {
+		return false, fmt.Errorf("session %d of event %d: %w", sessionID, eventID, err)
+	}
+	return ok, nil
+}
+
+// EventsOnSale lists a company's published events that have not started,
+// with their venue and city.
+func EventsOnSale(ctx context.Context, db bun.IDB, companyID int64, now time.Time) ([]Event, error) {
+	var events []Event
+	err := eventQuery(db, &events).Where("e.company_id = ? AND e.status = 'published' AND e.starts_at > ?", companyID, now).
+		OrderExpr("e.starts_at, e.id").Limit(1000).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("events on sale of company %d: %w", companyID, err)
+	}
+	return events, nil
+}

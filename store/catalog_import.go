@@ -316,7 +316,7 @@ func (im *importer) eventSeats(ctx context.Context, eventID int64, e PlanEvent, 
 	}
 	removed, _ := res.RowsAffected()
 	if changed+removed > 0 {
-		if _, err := im.tx.NewRaw("UPDATE events SET seat_version = seat_version + 1 WHERE id = ?", eventID).Exec(ctx); err != nil {
+		if _, err := im.tx.NewRaw(bumpEventVersion, eventID).Exec(ctx); err != nil {
 			return fmt.Errorf("bump seat version of event %q: %w", e.Ref, err)
 		}
 	}

@@ -97,14 +97,13 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 		WITH ev AS (
 			SELECT EXISTS (SELECT 1 FROM events WHERE id = ? AND status = 'published' AND starts_at > now()) AS on_sale
 		), cur AS (
-			SELECT s.seat_id, (s.state = 'free' OR (s.state = 'held' AND s.hold_expires_at <= now())) AS free
+			SELECT s.seat_id, `+seatIsFree+` AS free
 			FROM event_seats s WHERE s.event_id = ? AND s.seat_id = ANY(?::text[])
 			ORDER BY s.seat_id FOR UPDATE
 		), verdict AS (
 			SELECT count(*) = ? AND coalesce(bool_and(free), false) AND (SELECT on_sale FROM ev) AS ok FROM cur
 		), held AS (
-			UPDATE event_seats s SET state = 'held', hold_id = ?, hold_expires_at = ?, order_id = NULL,
-				version = nextval('seat_change_seq')
+			UPDATE event_seats s SET state = 'held', hold_id = ?, hold_expires_at = ?, order_id = NULL, `+newSeatVersion+`
 			FROM verdict WHERE verdict.ok AND s.event_id = ? AND s.seat_id = ANY(?::text[])
 			RETURNING s.seat_id, s.category_id
 		), res AS (
@@ -159,7 +158,7 @@ func EndReservation(ctx context.Context, db bun.IDB, id string, status states.Re
 				SELECT s.event_id, s.seat_id FROM event_seats s
 				WHERE s.hold_id = ? AND s.state = 'held' ORDER BY s.seat_id FOR UPDATE
 			)
-			UPDATE event_seats s SET state = 'free', hold_id = NULL, hold_expires_at = NULL, version = nextval('seat_change_seq')
+			UPDATE event_seats s SET `+freeSeat+`
 			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`, id).Exec(ctx)
 		return err
 	})
@@ -236,7 +235,7 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []stri
 		}
 		if err := tx.NewRaw(`
 			SELECT s.seat_id, s.category_id, (s.state = 'held' AND s.hold_id = ?) AS mine,
-				(s.state = 'free' OR (s.state = 'held' AND s.hold_expires_at <= now())) AS free
+				`+seatIsFree+` AS free
 			FROM event_seats s
 			WHERE s.event_id = ? AND (s.seat_id = ANY(?::text[]) OR (s.state = 'held' AND s.hold_id = ?))
 			ORDER BY s.seat_id FOR UPDATE`, r.ID, r.EventID, seats, r.ID).Scan(ctx, &cur); err != nil {
@@ -274,13 +273,12 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []stri
 		for i, c := range addCats {
 			addPrices[i] = rp.Prices(c)
 		}
-		if _, err := tx.NewRaw(`UPDATE event_seats SET state = 'free', hold_id = NULL, hold_expires_at = NULL,
-			version = nextval('seat_change_seq') WHERE event_id = ? AND seat_id = ANY(?::text[]) AND hold_id = ?`,
+		if _, err := tx.NewRaw(`UPDATE event_seats SET `+freeSeat+` WHERE event_id = ? AND seat_id = ANY(?::text[]) AND hold_id = ?`,
 			r.EventID, pgdialect.Array(drop), r.ID).Exec(ctx); err != nil {
 			return fmt.Errorf("free dropped seats: %w", err)
 		}
-		if _, err := tx.NewRaw(`UPDATE event_seats SET state = 'held', hold_id = ?, hold_expires_at = ?, order_id = NULL,
-			version = nextval('seat_change_seq') WHERE event_id = ? AND seat_id = ANY(?::text[])`,
+		if _, err := tx.NewRaw(`UPDATE event_seats SET state = 'held', hold_id = ?, hold_expires_at = ?, order_id = NULL, `+
+			newSeatVersion+` WHERE event_id = ? AND seat_id = ANY(?::text[])`,
 			r.ID, r.ExpiresAt, r.EventID, pgdialect.Array(add)).Exec(ctx); err != nil {
 			return fmt.Errorf("hold added seats: %w", err)
 		}

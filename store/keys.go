@@ -25,6 +25,15 @@ func CreateCompany(ctx context.Context, db bun.IDB, name string) (*Company, erro
 	return c, nil
 }
 
+// CompanyByName returns the oldest company of that name (ErrNotFound: none).
+func CompanyByName(ctx context.Context, db bun.IDB, name string) (*Company, error) {
+	c := new(Company)
+	if err := db.NewSelect().Model(c).Where("name = ?", name).OrderExpr("id").Limit(1).Scan(ctx); err != nil {
+		return nil, notFound(err, fmt.Sprintf("company %q", name))
+	}
+	return c, nil
+}
+
 // APIKey is a stored key: its hash, never the key.
 type APIKey struct {
 	bun.BaseModel  `bun:"table:api_keys"`

@@ -121,7 +121,7 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 		}
 		res, err := tx.NewRaw(`WITH lk AS (SELECT event_id, seat_id FROM event_seats WHERE event_id = ? AND hold_id = ?
 				AND state = 'held' ORDER BY seat_id FOR UPDATE)
-			UPDATE event_seats s SET order_id = ?, hold_expires_at = ?, version = nextval('seat_change_seq')
+			UPDATE event_seats s SET order_id = ?, hold_expires_at = ?, `+newSeatVersion+`
 			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`, o.EventID, r.ID, o.ID, o.ExpiresAt).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("move seats to order: %w", err)
@@ -202,7 +202,7 @@ func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []Item
 		if err := insertItems(ctx, tx, o.ID, items); err != nil {
 			return err
 		}
-		_, err := tx.NewRaw("UPDATE events SET seat_version = seat_version + 1 WHERE id = ?", o.EventID).Exec(ctx)
+		_, err := tx.NewRaw(bumpEventVersion, o.EventID).Exec(ctx)
 		return err
 	})
 }
@@ -228,7 +228,7 @@ func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, paymentID str
 				SELECT s.event_id, s.seat_id FROM event_seats s JOIN o ON s.event_id = o.event_id AND s.order_id = o.id
 				WHERE s.state = 'held' ORDER BY s.seat_id FOR UPDATE OF s
 			), sold AS (
-				UPDATE event_seats s SET state = 'sold', hold_id = NULL, hold_expires_at = NULL, version = nextval('seat_change_seq')
+				UPDATE event_seats s SET state = 'sold', hold_id = NULL, hold_expires_at = NULL, `+newSeatVersion+`
 				FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING 1
 			)
 			SELECT (SELECT count(*) FROM o) AS changed, (SELECT count(*) FROM sold) AS sold,
@@ -275,8 +275,7 @@ func CancelOrder(ctx context.Context, db bun.IDB, orderID int64, reason states.C
 			SELECT s.event_id, s.seat_id FROM event_seats s JOIN o ON s.event_id = o.event_id AND s.order_id = o.id
 			WHERE s.state = 'held' ORDER BY s.seat_id FOR UPDATE OF s
 		), freed AS (
-			UPDATE event_seats s SET state = 'free', hold_id = NULL, hold_expires_at = NULL, order_id = NULL,
-				version = nextval('seat_change_seq')
+			UPDATE event_seats s SET `+freeSeat+`
 			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING 1
 		), counts AS (
 			SELECT category_id, count(*) AS n FROM order_items WHERE order_id IN (SELECT id FROM o) GROUP BY category_id
@@ -313,18 +312,15 @@ func DeleteTestOrder(ctx context.Context, db *bun.DB, orderID int64) (deleted bo
 		}
 		if _, err := tx.NewRaw(`WITH lk AS (SELECT event_id, seat_id FROM event_seats WHERE event_id = ? AND order_id = ?
 				AND state IN ('held', 'sold') ORDER BY seat_id FOR UPDATE)
-			UPDATE event_seats s SET state = 'free', hold_id = NULL, hold_expires_at = NULL, order_id = NULL,
-				version = nextval('seat_change_seq') FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`,
+			UPDATE event_seats s SET `+freeSeat+` FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`,
 			o.EventID, o.ID).Exec(ctx); err != nil {
 			return err
 		}
 		if o.Status != states.OrderCancelled {
 			// Positions still counted as sold: those without a refunded ticket.
-			if _, err := tx.NewRaw(`UPDATE ticket_categories c SET sold = c.sold - x.n
-				FROM (SELECT i.category_id, count(*) AS n FROM order_items i
-					LEFT JOIN tickets t ON t.order_id = i.order_id AND t.position = i.position
-					WHERE i.order_id = ? AND (t.status IS NULL OR t.status = 'active') GROUP BY i.category_id) x
-				WHERE c.id = x.category_id`, o.ID).Exec(ctx); err != nil {
+			if err := giveBackSold(ctx, tx, `SELECT i.category_id, count(*) AS n FROM order_items i
+				LEFT JOIN tickets t ON t.order_id = i.order_id AND t.position = i.position
+				WHERE i.order_id = ? AND (t.status IS NULL OR t.status = 'active') GROUP BY i.category_id`, o.ID); err != nil {
 				return err
 			}
 			if o.ScheduleSlotID != nil {
@@ -337,7 +333,7 @@ func DeleteTestOrder(ctx context.Context, db *bun.DB, orderID int64) (deleted bo
 				}
 			}
 		}
-		if _, err := tx.NewRaw("UPDATE events SET seat_version = seat_version + 1 WHERE id = ?", o.EventID).Exec(ctx); err != nil {
+		if _, err := tx.NewRaw(bumpEventVersion, o.EventID).Exec(ctx); err != nil {
 			return err
 		}
 		if _, err := tx.NewDelete().Model(o).WherePK().Exec(ctx); err != nil {
@@ -502,6 +498,17 @@ func OrderAccessTokenHash(ctx context.Context, db bun.IDB, orderID int64) ([]byt
 	return hash, nil
 }
 
+// OrderOfReservation returns the order made from a reservation of a
+// company's environment (ErrNotFound: none).
+func OrderOfReservation(ctx context.Context, db bun.IDB, companyID int64, isTest bool, reservationID string) (*Order, error) {
+	o := new(Order)
+	err := db.NewSelect().Model(o).Where("reservation_id = ? AND company_id = ? AND is_test = ?", reservationID, companyID, isTest).Scan(ctx)
+	if err != nil {
+		return nil, notFound(err, "order of reservation "+reservationID)
+	}
+	return o, nil
+}
+
 // GetOrderByID returns any order (for workflows and the public order page).
 func GetOrderByID(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
 	o := new(Order)
@@ -563,13 +570,11 @@ func UndoOrderFromReservation(ctx context.Context, db *bun.DB, orderID int64) (u
 		}
 		if _, err := tx.NewRaw(`WITH lk AS (SELECT event_id, seat_id FROM event_seats WHERE event_id = ? AND order_id = ?
 				AND state = 'held' ORDER BY seat_id FOR UPDATE)
-			UPDATE event_seats s SET order_id = NULL, hold_expires_at = ?, version = nextval('seat_change_seq')
+			UPDATE event_seats s SET order_id = NULL, hold_expires_at = ?, `+newSeatVersion+`
 			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`, o.EventID, o.ID, r.ExpiresAt).Exec(ctx); err != nil {
 			return err
 		}
-		if _, err := tx.NewRaw(`UPDATE ticket_categories c SET sold = c.sold - x.n
-			FROM (SELECT category_id, count(*) AS n FROM order_items WHERE order_id = ? GROUP BY category_id) x
-			WHERE c.id = x.category_id`, o.ID).Exec(ctx); err != nil {
+		if err := giveBackSold(ctx, tx, "SELECT category_id, count(*) AS n FROM order_items WHERE order_id = ? GROUP BY category_id", o.ID); err != nil {
 			return err
 		}
 		if _, err := tx.NewRaw("UPDATE reservations SET status = 'reserved', updated_at = now() WHERE id = ?", r.ID).Exec(ctx); err != nil {

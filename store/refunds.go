@@ -162,16 +162,14 @@ func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 				JOIN order_items i ON i.seat_id = s.seat_id AND i.order_id = ?
 				JOIN tickets t ON t.order_id = i.order_id AND t.position = i.position AND t.id = ANY(?::bigint[])
 				WHERE s.event_id = ? AND s.order_id = ? AND s.state = 'sold' ORDER BY s.seat_id FOR UPDATE OF s)
-			UPDATE event_seats s SET state = 'free', order_id = NULL, hold_id = NULL, hold_expires_at = NULL,
-				version = nextval('seat_change_seq')
+			UPDATE event_seats s SET `+freeSeat+`
 			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`,
 			o.ID, ids, o.EventID, o.ID).Exec(ctx); err != nil {
 			return err
 		}
-		if _, err := tx.NewRaw(`UPDATE ticket_categories c SET sold = c.sold - x.n
-			FROM (SELECT i.category_id, count(*) AS n FROM tickets t
-				JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
-				WHERE t.id = ANY(?::bigint[]) GROUP BY i.category_id) x WHERE c.id = x.category_id`, ids).Exec(ctx); err != nil {
+		if err := giveBackSold(ctx, tx, `SELECT i.category_id, count(*) AS n FROM tickets t
+			JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
+			WHERE t.id = ANY(?::bigint[]) GROUP BY i.category_id`, ids); err != nil {
 			return err
 		}
 		if o.ScheduleSlotID != nil {
@@ -179,7 +177,7 @@ func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 				return err
 			}
 		}
-		if _, err := tx.NewRaw("UPDATE events SET seat_version = seat_version + 1 WHERE id = ? AND scheme_id IS NULL", o.EventID).Exec(ctx); err != nil {
+		if _, err := tx.NewRaw(bumpUnseatedVersion, o.EventID).Exec(ctx); err != nil {
 			return err
 		}
 		_, err = tx.NewRaw("UPDATE orders SET status = ?, updated_at = now() WHERE id = ?", status, o.ID).Exec(ctx)

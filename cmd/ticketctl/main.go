@@ -342,15 +342,14 @@ func (c *cli) seedDemoCmd() *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			var companyID int64
-			err := c.db.NewRaw("SELECT id FROM companies WHERE name = ? ORDER BY id LIMIT 1", demoCompany).Scan(ctx, &companyID)
-			if err != nil {
-				co, err := store.CreateCompany(ctx, c.db, demoCompany)
-				if err != nil {
-					return err
-				}
-				companyID = co.ID
+			co, err := store.CompanyByName(ctx, c.db, demoCompany)
+			if errors.Is(err, store.ErrNotFound) {
+				co, err = store.CreateCompany(ctx, c.db, demoCompany)
 			}
+			if err != nil {
+				return err
+			}
+			companyID := co.ID
 			res, err := catalogfile.Import(ctx, c.db, companyID, catalogfile.Demo(time.Now()))
 			if err != nil {
 				return err

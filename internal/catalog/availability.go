@@ -133,9 +133,9 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 	if err != nil {
 		return nil, err
 	}
-	var currency string
-	if err := s.db.NewRaw("SELECT currency FROM events WHERE id = ?", eventID).Scan(ctx, &currency); err != nil {
-		return nil, fmt.Errorf("currency of event %d: %w", eventID, err)
+	currency, err := store.EventCurrency(ctx, s.db, eventID)
+	if err != nil {
+		return nil, err
 	}
 	validUntil := now.Add(time.Minute) // bounds staleness of anything not versioned
 	price := map[int64]int64{}

@@ -17,15 +17,7 @@ func LoadDocument(ctx context.Context, db bun.IDB, orderID int64) (Order, *store
 	if err != nil {
 		return Order{}, nil, err
 	}
-	var ev struct {
-		Title    string
-		StartsAt time.Time
-		Venue    string
-		City     string
-		Timezone string
-	}
-	err = db.NewRaw(`SELECT e.title, e.starts_at, v.name AS venue, ci.name AS city, v.timezone
-		FROM events e JOIN venues v ON v.id = e.venue_id JOIN cities ci ON ci.id = v.city_id WHERE e.id = ?`, o.EventID).Scan(ctx, &ev)
+	ev, err := store.EventPlace(ctx, db, o.EventID)
 	if err != nil {
 		return Order{}, nil, fmt.Errorf("event of order %d: %w", orderID, err)
 	}

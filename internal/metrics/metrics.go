@@ -17,6 +17,8 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 	sdktally "go.temporal.io/sdk/contrib/tally"
+
+	"ticketsales/store"
 )
 
 // Registry holds every metric of one process.
@@ -101,21 +103,17 @@ func (r *Registry) TemporalHandler() client.MetricsHandler {
 // "failed" and payments "refund_due" staying above zero need an operator.
 func (r *Registry) CollectOrders(db bun.IDB) {
 	byEnv := []string{"status", "environment"}
-	const env = "CASE WHEN o.is_test THEN 'sandbox' ELSE 'production' END"
 	r.reg.MustRegister(&statusCollector{db: db, log: r.log, queries: []statusQuery{
-		{prometheus.NewDesc("ticketsales_orders", "Orders by status and environment.", byEnv, nil),
-			"SELECT o.status, " + env + " AS label, count(*) AS n FROM orders o GROUP BY 1, 2"},
-		{prometheus.NewDesc("ticketsales_refunds", "Refunds by status (pending, completed, failed) and environment.", byEnv, nil),
-			"SELECT r.status, " + env + " AS label, count(*) AS n FROM refunds r JOIN orders o ON o.id = r.order_id GROUP BY 1, 2"},
+		{prometheus.NewDesc("ticketsales_orders", "Orders by status and environment.", byEnv, nil), store.OrderCounts},
+		{prometheus.NewDesc("ticketsales_refunds", "Refunds by status (pending, completed, failed) and environment.", byEnv, nil), store.RefundCounts},
 		{prometheus.NewDesc("ticketsales_gateway_payments", "Payments gateways reported, by status (received, applied, refund_due, refunded) and gateway.",
-			[]string{"status", "gateway"}, nil),
-			"SELECT status, gateway AS label, count(*) AS n FROM payments GROUP BY 1, 2"},
+			[]string{"status", "gateway"}, nil), store.PaymentCounts},
 	}})
 }
 
 type statusQuery struct {
-	desc *prometheus.Desc
-	sql  string // selects status, label, n
+	desc  *prometheus.Desc
+	count func(context.Context, bun.IDB) ([]store.StatusCount, error)
 }
 
 type statusCollector struct {
@@ -134,11 +132,8 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	for _, q := range c.queries {
-		var rows []struct {
-			Status, Label string
-			N             int64
-		}
-		if err := c.db.NewRaw(q.sql).Scan(ctx, &rows); err != nil {
+		rows, err := q.count(ctx, c.db)
+		if err != nil {
 			c.log.Warn("status metric", "err", err)
 			continue
 		}

@@ -2,7 +2,6 @@ package sales
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
@@ -248,8 +247,7 @@ func (s *Service) startSaga(ctx context.Context, o *store.Order, title string) e
 // the order the first attempt made, finishing its start if the first
 // attempt died before it.
 func (s *Service) resumeOrder(ctx context.Context, p *apikey.Principal, in CreateOrderInput) (*Order, error) {
-	o := new(store.Order)
-	err := s.db.NewSelect().Model(o).Where("reservation_id = ? AND company_id = ? AND is_test = ?", in.ReservationID, p.CompanyID, p.IsTest()).Scan(ctx)
+	o, err := store.OrderOfReservation(ctx, s.db, p.CompanyID, p.IsTest(), in.ReservationID)
 	if err != nil || o.EventID != in.EventID || o.Payment != in.Payment {
 		return nil, &states.StateError{Entity: "reservation", ID: in.ReservationID, Status: string(states.ReservationOrdered)}
 	}
@@ -266,8 +264,10 @@ func (s *Service) resumeSaga(ctx context.Context, o *store.Order) error {
 	if o.Status != states.OrderPendingPayment {
 		return nil
 	}
-	var title string
-	_ = s.db.NewRaw("SELECT title FROM events WHERE id = ?", o.EventID).Scan(ctx, &title)
+	title, err := store.EventTitle(ctx, s.db, o.EventID)
+	if err != nil {
+		return err
+	}
 	return s.startSaga(ctx, o, title)
 }
 
@@ -298,9 +298,9 @@ func (s *Service) itemsOf(ctx context.Context, sc *saleContext, in CreateOrderIn
 		verr.add("body.items", "the event sells seats: hold them with a reservation and order by reservation_id", nil)
 		return nil, verr
 	}
-	var slots int
-	if err := s.db.NewRaw("SELECT count(*) FROM sessions WHERE event_id = ?", sc.event.ID).Scan(ctx, &slots); err != nil {
-		return nil, fmt.Errorf("sessions of event %d: %w", sc.event.ID, err)
+	slots, err := store.CountSessions(ctx, s.db, sc.event.ID)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case slots > 0 && in.ScheduleSlotID == 0:
@@ -308,8 +308,8 @@ func (s *Service) itemsOf(ctx context.Context, sc *saleContext, in CreateOrderIn
 	case slots == 0 && in.ScheduleSlotID != 0:
 		verr.add("body.schedule_slot_id", "the event has no sessions", in.ScheduleSlotID)
 	case in.ScheduleSlotID != 0:
-		var ok bool
-		if err := s.db.NewRaw("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ? AND event_id = ?)", in.ScheduleSlotID, sc.event.ID).Scan(ctx, &ok); err != nil {
+		ok, err := store.IsSessionOf(ctx, s.db, in.ScheduleSlotID, sc.event.ID)
+		if err != nil {
 			return nil, err
 		}
 		if !ok {
@@ -545,26 +545,17 @@ func (s *Service) ticketsOf(ctx context.Context, o *store.Order) ([]Ticket, erro
 
 // OrderOfReservation returns the order made from a reservation, if any.
 func (s *Service) OrderOfReservation(ctx context.Context, p *apikey.Principal, reservationID string) (*Order, error) {
-	o := new(store.Order)
-	err := s.db.NewSelect().Model(o).Where("reservation_id = ? AND company_id = ? AND is_test = ?", reservationID, p.CompanyID, p.IsTest()).Scan(ctx)
-	if err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("order of reservation %s: %w", reservationID, err)
+	o, err := store.OrderOfReservation(ctx, s.db, p.CompanyID, p.IsTest(), reservationID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
 	}
 	return s.orderView(o), nil
 }
 
 // EventsOnSale lists the company's published events that have not started.
 func (s *Service) EventsOnSale(ctx context.Context, p *apikey.Principal) ([]store.Event, error) {
-	var events []store.Event
-	err := s.db.NewSelect().Model(&events).ColumnExpr("e.*").ColumnExpr("v.name AS venue_name, v.city_id, ci.name AS city_name").
-		Join("JOIN venues AS v ON v.id = e.venue_id").Join("JOIN cities AS ci ON ci.id = v.city_id").
-		Where("e.company_id = ? AND e.status = 'published' AND e.starts_at > ?", p.CompanyID, s.now()).
-		OrderExpr("e.starts_at, e.id").Limit(1000).Scan(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("events on sale of company %d: %w", p.CompanyID, err)
-	}
-	return events, nil
+	return store.EventsOnSale(ctx, s.db, p.CompanyID, s.now())
 }
