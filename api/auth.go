@@ -10,27 +10,10 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/ratelimit"
 )
-
-// scoped declares the operation's required scope: in the OpenAPI document
-// (security requirement) and for the authenticate middleware.
-func scoped(op huma.Operation, scope string) huma.Operation {
-	// Bearer schemes carry no scopes in OpenAPI: the scope is stated in
-	// the description and enforced by the authenticate middleware.
-	op.Security = []map[string][]string{{"bearer": {}}}
-	if op.Description != "" {
-		op.Description += "\n\n"
-	}
-	op.Description += "Requires an API key with the scope `" + scope + "`."
-	if op.Metadata == nil {
-		op.Metadata = map[string]any{}
-	}
-	op.Metadata["scope"] = scope
-	op.Errors = append(op.Errors, http.StatusUnauthorized, http.StatusForbidden)
-	return op
-}
 
 // authenticate resolves the Bearer key to a principal and checks the
 // operation's scope: 401 unauthenticated or 403 insufficient_scope. A client
@@ -72,13 +55,13 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 			"This deployment serves no sandbox: use a production key.").withHeader("WWW-Authenticate", `Bearer realm="ticketsales", error="invalid_token"`))
 		return
 	}
-	if ri, ok := rctx.Value(reqInfoKey).(*reqInfo); ok {
-		ri.principal = p
+	if ri := request.From(rctx); ri != nil {
+		ri.Principal = p
 	}
 	if !s.rateLimit(ctx, p) {
 		return
 	}
-	if scope, _ := ctx.Operation().Metadata["scope"].(string); scope != "" && !p.Has(scope) {
+	if scope := request.RequiredScope(ctx.Operation()); scope != "" && !p.Has(scope) {
 		prob := newProblem(rctx, http.StatusForbidden, "insufficient_scope", "The API key lacks the scope "+scope+".")
 		prob.RequiredScope = scope
 		s.writeErr(ctx, prob.withHeader("WWW-Authenticate", `Bearer realm="ticketsales", error="insufficient_scope", scope="`+scope+`"`))
@@ -160,7 +143,7 @@ func (s *Server) rateLimit(ctx huma.Context, p *apikey.Principal) bool {
 	}
 	res, err := s.deps.Limiter.Allow(rctx, "key:"+strconv.FormatInt(p.KeyID, 10), l)
 	if err != nil {
-		s.log.WarnContext(rctx, "rate limiter unavailable; request let through", "request_id", RequestID(rctx), "err", err)
+		s.log.WarnContext(rctx, "rate limiter unavailable; request let through", "request_id", request.ID(rctx), "err", err)
 		return true
 	}
 	policy, limit, retryAfter := ratelimit.Headers(l, res)

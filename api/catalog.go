@@ -8,6 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/catalog/catalogfile"
@@ -91,24 +92,21 @@ type pageInput struct{ PageParams }
 
 func (s *Server) registerCatalog(api huma.API) {
 	tags := []string{"Catalog"}
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-events", Method: http.MethodGet, Path: "/events", Tags: tags,
 		Summary: "List the company's events", Errors: []int{http.StatusUnprocessableEntity},
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *listEventsInput) (*listOutput[catalog.Event], error) {
-		events, total, err := s.deps.Catalog.ListEvents(ctx, principal(ctx).CompanyID, in.filter)
-		if err != nil {
-			return nil, fromError(ctx, s.log, err)
-		}
-		return page(ctx, events, in.PageParams, total), nil
+		events, total, err := s.deps.Catalog.ListEvents(ctx, request.Caller(ctx).CompanyID, in.filter)
+		return replyPage(ctx, events, in.PageParams, total, err)
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-event-categories", Method: http.MethodGet, Path: "/events/{id}/categories", Tags: tags,
 		Summary: "List an event's ticket categories with current prices and fee estimates", Errors: []int{http.StatusNotFound},
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *EventPath) (*dataOutput[[]catalog.Category], error) {
-		cats, err := s.deps.Catalog.Categories(ctx, principal(ctx).CompanyID, in.ID)
+		cats, err := s.deps.Catalog.Categories(ctx, request.Caller(ctx).CompanyID, in.ID)
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
 		if cats == nil {
 			cats = []catalog.Category{}
@@ -116,68 +114,65 @@ func (s *Server) registerCatalog(api huma.API) {
 		return ok(ctx, cats), nil
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-sessions", Method: http.MethodGet, Path: "/sessions", Tags: tags,
 		Summary: "List schedule slots (sessions); an order of a scheduled event names one as schedule_slot_id",
 		Errors:  []int{http.StatusNotFound, http.StatusUnprocessableEntity},
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *sessionsInput) (*listOutput[catalog.Session], error) {
-		items, total, err := s.deps.Catalog.Sessions(ctx, principal(ctx).CompanyID, in.EventID, catalog.Page{Page: in.Page, PerPage: in.PerPage})
-		if err != nil {
-			return nil, fromError(ctx, s.log, err)
-		}
-		return page(ctx, items, in.PageParams, total), nil
+		items, total, err := s.deps.Catalog.Sessions(ctx, request.Caller(ctx).CompanyID, in.EventID, catalog.Page{Page: in.Page, PerPage: in.PerPage})
+		return replyPage(ctx, items, in.PageParams, total, err)
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-venues", Method: http.MethodGet, Path: "/venues", Tags: tags,
 		Summary: "List venues (cache for one day)", Errors: []int{http.StatusUnprocessableEntity},
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *pageInput) (*listOutput[catalog.VenueItem], error) {
-		items, total, err := s.deps.Catalog.Venues(ctx, principal(ctx).CompanyID, catalog.Page{Page: in.Page, PerPage: in.PerPage})
+		items, total, err := s.deps.Catalog.Venues(ctx, request.Caller(ctx).CompanyID, catalog.Page{Page: in.Page, PerPage: in.PerPage})
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
 		out := page(ctx, items, in.PageParams, total)
 		out.CacheControl = cacheOneDay
 		return out, nil
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-cities", Method: http.MethodGet, Path: "/cities", Tags: tags,
 		Summary: "List cities (cache for one day)", Errors: []int{http.StatusUnprocessableEntity},
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *pageInput) (*listOutput[catalog.City], error) {
-		items, total, err := s.deps.Catalog.Cities(ctx, principal(ctx).CompanyID, catalog.Page{Page: in.Page, PerPage: in.PerPage})
+		items, total, err := s.deps.Catalog.Cities(ctx, request.Caller(ctx).CompanyID, catalog.Page{Page: in.Page, PerPage: in.PerPage})
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
 		out := page(ctx, items, in.PageParams, total)
 		out.CacheControl = cacheOneDay
 		return out, nil
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "get-event-scheme", Method: http.MethodGet, Path: "/events/{id}/scheme", Tags: tags,
 		Summary:     "Get the hall geometry of an event (cache by ETag)",
 		Description: "Zones, rows and seats with ids, labels and optional coordinates. Large and rarely changing: send If-None-Match.",
 		Errors:      []int{http.StatusNotFound},
 		Responses:   jsonResponse[catalogfile.Geometry](api, "Hall geometry"),
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *conditionalEventInput) (*rawOutput, error) {
-		geometry, etag, err := s.deps.Catalog.Scheme(ctx, principal(ctx).CompanyID, in.ID)
+		geometry, etag, err := s.deps.Catalog.Scheme(ctx, request.Caller(ctx).CompanyID, in.ID)
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
 		return rawEnvelope(ctx, geometry, `"`+etag+`"`, in.IfNoneMatch, "private, no-cache"), nil
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "get-event-availability", Method: http.MethodGet, Path: "/events/{id}/availability", Tags: tags,
 		Summary:     "Get seat occupancy of an event (light, poll with If-None-Match)",
 		Description: "Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category.",
 		Errors:      []int{http.StatusNotFound},
 		Responses:   jsonResponse[catalog.Availability](api, "Availability"),
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *conditionalEventInput) (*partsOutput, error) {
-		doc, err := s.deps.Catalog.Availability(ctx, principal(ctx).CompanyID, in.ID)
+		doc, err := s.deps.Catalog.Availability(ctx, request.Caller(ctx).CompanyID, in.ID)
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
 		out := &partsOutput{ETag: doc.ETag, CacheControl: "private, no-cache", ContentType: "application/json", Vary: "Accept-Encoding"}
 		if etagMatches(in.IfNoneMatch, doc.ETag) {
@@ -187,15 +182,15 @@ func (s *Server) registerCatalog(api huma.API) {
 		if gzipped {
 			out.ContentEncoding = "gzip"
 		}
-		return out.serve(http.StatusOK, doc.Parts(RequestID(ctx), gzipped)...), nil
+		return out.serve(http.StatusOK, doc.Parts(request.ID(ctx), gzipped)...), nil
 	})
 }
 
 // principal is the authenticated caller; every /v1 operation has one.
 func principal(ctx context.Context) *apikey.Principal {
-	p := PrincipalFrom(ctx)
+	p := request.Principal(ctx)
 	if p == nil {
-		panic(fmt.Sprintf("no principal for request %s", RequestID(ctx)))
+		panic(fmt.Sprintf("no principal for request %s", request.ID(ctx)))
 	}
 	return p
 }

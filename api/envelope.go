@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+	"ticketsales/api/request"
 )
 
 // Envelope is the shape of every successful /v1 body.
@@ -41,7 +42,24 @@ type listOutput[T any] struct {
 }
 
 func ok[T any](ctx context.Context, data T) *dataOutput[T] {
-	return &dataOutput[T]{Body: Envelope[T]{Data: data, RequestID: RequestID(ctx)}}
+	return &dataOutput[T]{Body: Envelope[T]{Data: data, RequestID: request.ID(ctx)}}
+}
+
+// reply answers data in the envelope, or passes err on to the error model,
+// which answers the problem: a handler only translates HTTP.
+func reply[T any](ctx context.Context, data T, err error) (*dataOutput[T], error) {
+	if err != nil {
+		return nil, err
+	}
+	return ok(ctx, data), nil
+}
+
+// replyPage answers a page of items, or passes err on.
+func replyPage[T any](ctx context.Context, items []T, p PageParams, total int, err error) (*listOutput[T], error) {
+	if err != nil {
+		return nil, err
+	}
+	return page(ctx, items, p, total), nil
 }
 
 func page[T any](ctx context.Context, items []T, p PageParams, total int) *listOutput[T] {
@@ -49,7 +67,7 @@ func page[T any](ctx context.Context, items []T, p PageParams, total int) *listO
 		items = []T{}
 	}
 	last := max((total+p.PerPage-1)/p.PerPage, 1)
-	return &listOutput[T]{Body: Envelope[[]T]{Data: items, RequestID: RequestID(ctx),
+	return &listOutput[T]{Body: Envelope[[]T]{Data: items, RequestID: request.ID(ctx),
 		Meta: &Meta{CurrentPage: p.Page, PerPage: p.PerPage, Total: total, LastPage: last}}}
 }
 
@@ -118,7 +136,7 @@ func rawEnvelope(ctx context.Context, data []byte, etag, ifNoneMatch, cacheContr
 		out.Status = http.StatusNotModified
 		return out
 	}
-	rid := RequestID(ctx)
+	rid := request.ID(ctx)
 	body := make([]byte, 0, len(data)+len(rid)+32)
 	body = append(body, `{"data":`...)
 	body = append(body, data...)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"ticketsales/api/request"
 	"ticketsales/store"
 )
 
@@ -46,7 +47,7 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	rctx := ctx.Context()
-	p := PrincipalFrom(rctx)
+	p := request.Principal(rctx)
 	key := ctx.Header("Idempotency-Key")
 	switch {
 	case key == "":
@@ -78,8 +79,8 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 		s.answerRepeat(ctx, rec, existing)
 		return
 	}
-	if ri, ok := rctx.Value(reqInfoKey).(*reqInfo); ok {
-		ri.idempotencyKey = key
+	if ri := request.From(rctx); ri != nil {
+		ri.IdempotencyKey = key
 	}
 
 	c := &capturingContext{humaContext: ctx, body: body, headers: http.Header{}}
@@ -107,7 +108,7 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 			}
 		}
 		if err != nil {
-			s.log.ErrorContext(rctx, "idempotency record", "request_id", RequestID(rctx), "err", err)
+			s.log.ErrorContext(rctx, "idempotency record", "request_id", request.ID(rctx), "err", err)
 		}
 	}()
 	next(c)

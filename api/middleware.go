@@ -2,9 +2,6 @@ package api
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,54 +18,11 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/felixge/httpsnoop"
 
-	"ticketsales/internal/apikey"
+	"ticketsales/api/request"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/requestlog"
 	"ticketsales/store"
 )
-
-type ctxKey int
-
-const reqInfoKey ctxKey = iota
-
-// reqInfo travels with a request: its id, and the caller once authenticated,
-// so the access log and the request log can name them.
-type reqInfo struct {
-	id             string
-	principal      *apikey.Principal
-	idempotencyKey string
-}
-
-// RequestID returns the id of the request in ctx, or "".
-func RequestID(ctx context.Context) string {
-	if ri, ok := ctx.Value(reqInfoKey).(*reqInfo); ok {
-		return ri.id
-	}
-	return ""
-}
-
-// IdempotencyKey returns the Idempotency-Key of the request in ctx, once the
-// idempotency middleware accepted it, or "".
-func IdempotencyKey(ctx context.Context) string {
-	if ri, ok := ctx.Value(reqInfoKey).(*reqInfo); ok {
-		return ri.idempotencyKey
-	}
-	return ""
-}
-
-// PrincipalFrom returns the authenticated caller of the request in ctx.
-func PrincipalFrom(ctx context.Context) *apikey.Principal {
-	if ri, ok := ctx.Value(reqInfoKey).(*reqInfo); ok {
-		return ri.principal
-	}
-	return nil
-}
-
-func newRequestID() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return "req_" + hex.EncodeToString(b)
-}
 
 // withRequest gives every request an id (X-Request-Id, and request_id in
 // every body), recovers panics into a bare 500 problem, logs the request and
@@ -78,9 +32,9 @@ func newRequestID() string {
 // which it records on the request.
 func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg *metrics.Registry) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ri := &reqInfo{id: newRequestID()}
-		r = r.WithContext(context.WithValue(r.Context(), reqInfoKey, ri))
-		w.Header().Set("X-Request-Id", ri.id)
+		ctx, ri := request.Start(r.Context())
+		r = r.WithContext(ctx)
+		w.Header().Set("X-Request-Id", ri.ID)
 		start := time.Now()
 		m := httpsnoop.CaptureMetrics(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer func() {
@@ -88,7 +42,7 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg
 					if v == http.ErrAbortHandler {
 						panic(v)
 					}
-					log.ErrorContext(r.Context(), "panic", "request_id", ri.id, "panic", v)
+					log.ErrorContext(r.Context(), "panic", "request_id", ri.ID, "panic", v)
 					writeProblem(w, newProblem(r.Context(), http.StatusInternalServerError, "internal",
 						"The service could not complete the request; quote the request_id to support."))
 				}
@@ -97,9 +51,9 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg
 		}), w, r)
 		// Postgres text cannot hold NUL: one such path would fail its whole
 		// request log batch.
-		entry := store.RequestLogEntry{RequestID: ri.id, Method: r.Method, Path: strings.ReplaceAll(r.URL.Path, "\x00", "\uFFFD"), Status: m.Code,
+		entry := store.RequestLogEntry{RequestID: ri.ID, Method: r.Method, Path: strings.ReplaceAll(r.URL.Path, "\x00", "\uFFFD"), Status: m.Code,
 			DurationUS: m.Duration.Microseconds(), CreatedAt: start}
-		if p := ri.principal; p != nil {
+		if p := ri.Principal; p != nil {
 			entry.CompanyID, entry.APIKeyID = &p.CompanyID, &p.KeyID
 		}
 		// Every request is in the request log table already; the process
@@ -110,9 +64,9 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg
 			level = slog.LevelError
 		}
 		if log.Enabled(r.Context(), level) {
-			attrs := []slog.Attr{slog.String("request_id", ri.id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			attrs := []slog.Attr{slog.String("request_id", ri.ID), slog.String("method", r.Method), slog.String("path", r.URL.Path),
 				slog.Int("status", m.Code), slog.Duration("duration", m.Duration)}
-			if p := ri.principal; p != nil {
+			if p := ri.Principal; p != nil {
 				attrs = append(attrs, slog.Int64("company_id", p.CompanyID), slog.Int64("key_id", p.KeyID))
 			}
 			log.LogAttrs(r.Context(), level, "http request", attrs...)

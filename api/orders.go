@@ -9,6 +9,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/payment"
 	"ticketsales/internal/sales"
@@ -54,7 +55,7 @@ type orderOutput struct {
 
 func (s *Server) registerOrders(api huma.API) {
 	tags := []string{"Orders"}
-	huma.Register(api, idempotent(scoped(huma.Operation{
+	huma.Register(api, idempotent(request.Scoped(huma.Operation{
 		OperationID: "create-order", Method: http.MethodPost, Path: "/orders", Tags: tags, DefaultStatus: http.StatusCreated,
 		Summary: "Create an order from a reservation or items",
 		Description: "`payment=gateway`: the buyer pays at `payment_url`. `payment=external`: the partner takes the payment " +
@@ -62,69 +63,57 @@ func (s *Server) registerOrders(api huma.API) {
 		Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *createOrderInput) (*orderOutput, error) {
 		b := in.Body
-		o, err := s.deps.Sales.CreateOrder(ctx, principal(ctx), sales.CreateOrderInput{EventID: b.EventID,
+		o, err := s.deps.Sales.CreateOrder(ctx, request.Caller(ctx), sales.CreateOrderInput{EventID: b.EventID,
 			ReservationID: b.ReservationID, Items: b.Items, ScheduleSlotID: b.ScheduleSlotID, Customer: b.Customer, Payment: b.Payment})
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
-		return &orderOutput{Location: "/v1/orders/" + strconv.FormatInt(o.ID, 10), Body: Envelope[*sales.Order]{Data: o, RequestID: RequestID(ctx)}}, nil
+		return &orderOutput{Location: "/v1/orders/" + strconv.FormatInt(o.ID, 10), Body: Envelope[*sales.Order]{Data: o, RequestID: request.ID(ctx)}}, nil
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-orders", Method: http.MethodGet, Path: "/orders", Tags: tags,
 		Summary: "List orders, newest first", Errors: []int{http.StatusUnprocessableEntity},
 	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *listOrdersInput) (*listOutput[*sales.Order], error) {
-		items, total, err := s.deps.Sales.ListOrders(ctx, principal(ctx), store.OrderFilter{Status: in.Status, EventID: in.EventID,
+		items, total, err := s.deps.Sales.ListOrders(ctx, request.Caller(ctx), store.OrderFilter{Status: in.Status, EventID: in.EventID,
 			CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo, Page: in.Page, PerPage: in.PerPage})
-		if err != nil {
-			return nil, fromError(ctx, s.log, err)
-		}
-		return page(ctx, items, in.PageParams, total), nil
+		return replyPage(ctx, items, in.PageParams, total, err)
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "get-order", Method: http.MethodGet, Path: "/orders/{id}", Tags: tags,
 		Summary: "Get an order", Errors: []int{http.StatusNotFound},
 	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *OrderPath) (*dataOutput[*sales.Order], error) {
-		o, err := s.deps.Sales.GetOrder(ctx, principal(ctx), in.ID)
-		if err != nil {
-			return nil, fromError(ctx, s.log, err)
-		}
-		return ok(ctx, o), nil
+		o, err := s.deps.Sales.GetOrder(ctx, request.Caller(ctx), in.ID)
+		return reply(ctx, o, err)
 	})
 
-	huma.Register(api, idempotent(scoped(huma.Operation{
+	huma.Register(api, idempotent(request.Scoped(huma.Operation{
 		OperationID: "confirm-order", Method: http.MethodPost, Path: "/orders/{id}/confirm", Tags: tags,
 		Summary:     "Confirm an external payment",
 		Description: "For `payment=external`. The order becomes paid and its tickets are issued before this answers. A repeat returns the same paid order; a different `paid_amount` gives 422 `amount_mismatch` and changes nothing.",
 		Errors:      []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *confirmInput) (*dataOutput[*sales.Order], error) {
-		o, err := s.deps.Sales.Confirm(ctx, principal(ctx), in.ID, in.Body.PaidAmount, in.Body.ExternalPaymentID)
-		if err != nil {
-			return nil, fromError(ctx, s.log, err)
-		}
-		return ok(ctx, o), nil
+		o, err := s.deps.Sales.Confirm(ctx, request.Caller(ctx), in.ID, in.Body.PaidAmount, in.Body.ExternalPaymentID)
+		return reply(ctx, o, err)
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "cancel-order", Method: http.MethodPost, Path: "/orders/{id}/cancel", Tags: tags,
 		Summary: "Cancel an unpaid order", Description: "Frees its seats. A paid order answers 409 `order_paid`: refund it instead.",
 		Errors: []int{http.StatusNotFound, http.StatusConflict},
 	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *OrderPath) (*dataOutput[*sales.Order], error) {
-		o, err := s.deps.Sales.Cancel(ctx, principal(ctx), in.ID)
-		if err != nil {
-			return nil, fromError(ctx, s.log, err)
-		}
-		return ok(ctx, o), nil
+		o, err := s.deps.Sales.Cancel(ctx, request.Caller(ctx), in.ID)
+		return reply(ctx, o, err)
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-order-tickets", Method: http.MethodGet, Path: "/orders/{id}/tickets", Tags: tags,
 		Summary: "List an order's tickets (empty until it is paid)", Errors: []int{http.StatusNotFound},
 	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *OrderPath) (*dataOutput[[]sales.Ticket], error) {
-		ts, err := s.deps.Sales.Tickets(ctx, principal(ctx), in.ID)
+		ts, err := s.deps.Sales.Tickets(ctx, request.Caller(ctx), in.ID)
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
 		if ts == nil {
 			ts = []sales.Ticket{}
@@ -155,7 +144,7 @@ type RefundPath struct {
 }
 
 func (s *Server) registerRefunds(api huma.API) {
-	huma.Register(api, idempotent(scoped(huma.Operation{
+	huma.Register(api, idempotent(request.Scoped(huma.Operation{
 		OperationID: "refund-order", Method: http.MethodPost, Path: "/orders/{id}/refund", Tags: []string{"Orders"},
 		Summary: "Refund a paid order, fully or by tickets", DefaultStatus: http.StatusCreated,
 		Description: "Voids the tickets at once (their barcodes stop being valid) and puts their seats back on sale. " +
@@ -168,27 +157,24 @@ func (s *Server) registerRefunds(api huma.API) {
 		Responses: map[string]*huma.Response{"202": {Description: "Accepted: tickets voided, money on its way back."}},
 		Errors:    []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *refundInput) (*refundOutput, error) {
-		r, done, err := s.deps.Sales.Refund(ctx, principal(ctx), in.ID, in.Body.TicketIDs, in.Body.Reason, IdempotencyKey(ctx))
+		r, done, err := s.deps.Sales.Refund(ctx, request.Caller(ctx), in.ID, in.Body.TicketIDs, in.Body.Reason, request.IdempotencyKey(ctx))
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
-		out := &refundOutput{Status: http.StatusCreated, Location: "/v1/refunds/" + r.ID, Body: Envelope[*sales.RefundView]{Data: r, RequestID: RequestID(ctx)}}
+		out := &refundOutput{Status: http.StatusCreated, Location: "/v1/refunds/" + r.ID, Body: Envelope[*sales.RefundView]{Data: r, RequestID: request.ID(ctx)}}
 		if !done {
 			out.Status = http.StatusAccepted
 		}
 		return out, nil
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "get-refund", Method: http.MethodGet, Path: "/refunds/{id}", Tags: []string{"Orders"},
 		Summary: "Get a refund", Description: "Its status moves from `pending` to `completed` once the gateway returned the money.",
 		Errors: []int{http.StatusNotFound},
 	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *RefundPath) (*dataOutput[*sales.RefundView], error) {
-		r, err := s.deps.Sales.GetRefund(ctx, principal(ctx), in.ID)
-		if err != nil {
-			return nil, fromError(ctx, s.log, err)
-		}
-		return ok(ctx, r), nil
+		r, err := s.deps.Sales.GetRefund(ctx, request.Caller(ctx), in.ID)
+		return reply(ctx, r, err)
 	})
 }
 
@@ -218,7 +204,7 @@ func (s *Server) registerGatewayCallbacks(api huma.API) {
 				return nil, newProblem(ctx, http.StatusBadRequest, "malformed_request", "Bad callback body.")
 			}
 			if err := s.deps.Sales.ReceivePayment(ctx, name, cb); err != nil {
-				return nil, fromError(ctx, s.log, err)
+				return nil, err
 			}
 			return nil, nil
 		})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"ticketsales/api/request"
 	"ticketsales/internal/sales"
 	"ticketsales/internal/states"
 	"ticketsales/store"
@@ -73,7 +74,7 @@ func newProblem(ctx context.Context, status int, code, detail string) *Problem {
 		}
 	}
 	return &Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail,
-		Code: code, RequestID: RequestID(ctx)}
+		Code: code, RequestID: request.ID(ctx)}
 }
 
 // withHeader adds a response header to the problem.
@@ -86,16 +87,23 @@ func (p *Problem) withHeader(k, v string) *Problem {
 }
 
 // installErrorModel routes every error Huma raises (validation, body parsing,
-// unexpected handler errors) through Problem, so all carry code and
-// request_id and none leaks internals.
+// handler errors) through Problem, so all carry code and request_id and none
+// leaks internals; a handler's error is mapped by fromError.
 func installErrorModel(log *slog.Logger) {
 	huma.NewErrorWithContext = func(hctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
 		ctx := context.Background()
 		if hctx != nil {
 			ctx = hctx.Context()
 		}
+		if err := errors.Join(errs...); status == http.StatusInternalServerError && err != nil {
+			// A handler's error: the one mapping of service errors to
+			// problems decides, so handlers just pass errors on.
+			var p *Problem
+			errors.As(fromError(ctx, log, err), &p)
+			return p
+		}
 		if status >= 500 {
-			log.ErrorContext(ctx, "request failed", "request_id", RequestID(ctx), "status", status, "msg", msg, "err", errors.Join(errs...))
+			log.ErrorContext(ctx, "request failed", "request_id", request.ID(ctx), "status", status, "msg", msg, "err", errors.Join(errs...))
 			return newProblem(ctx, status, "", "The service could not complete the request; quote the request_id to support.")
 		}
 		p := newProblem(ctx, status, "", msg)
@@ -162,7 +170,7 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 	case errors.As(err, &mismatch):
 		return newProblem(ctx, http.StatusUnprocessableEntity, "amount_mismatch", "paid_amount must equal the order amount; nothing was changed.")
 	case errors.Is(err, store.ErrPaymentConflict):
-		log.ErrorContext(ctx, "a gateway reported a payment again with other details", "request_id", RequestID(ctx), "err", err)
+		log.ErrorContext(ctx, "a gateway reported a payment again with other details", "request_id", request.ID(ctx), "err", err)
 		return newProblem(ctx, http.StatusConflict, "invalid_state", "This payment is on record with another order or amount; it was not applied.")
 	case errors.Is(err, sales.ErrGatewayUnavailable):
 		return newProblem(ctx, http.StatusUnprocessableEntity, "gateway_unavailable",
@@ -177,7 +185,7 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 	case errors.As(err, &state):
 		return newProblem(ctx, http.StatusConflict, "invalid_state", fmt.Sprintf("The %s is %s; that does not allow this request.", state.Entity, state.Status))
 	case errors.Is(err, sales.ErrUnavailable):
-		log.WarnContext(ctx, "dependency unavailable", "request_id", RequestID(ctx), "err", err)
+		log.WarnContext(ctx, "dependency unavailable", "request_id", request.ID(ctx), "err", err)
 		return newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "A backing service is unreachable and nothing was changed; retry later.").
 			withHeader("Retry-After", "5")
 	case errors.Is(err, store.ErrNotFound):
@@ -185,11 +193,11 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 	case errors.Is(err, context.Canceled):
 		return newProblem(ctx, 499, "client_closed_request", "The client closed the request.")
 	case isUnavailable(err):
-		log.WarnContext(ctx, "dependency unavailable", "request_id", RequestID(ctx), "err", err)
+		log.WarnContext(ctx, "dependency unavailable", "request_id", request.ID(ctx), "err", err)
 		return newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "A backing service is unreachable; retry later.").
 			withHeader("Retry-After", "5")
 	}
-	log.ErrorContext(ctx, "request failed", "request_id", RequestID(ctx), "err", err)
+	log.ErrorContext(ctx, "request failed", "request_id", request.ID(ctx), "err", err)
 	return newProblem(ctx, http.StatusInternalServerError, "internal", "The service could not complete the request; quote the request_id to support.")
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/sales"
 )
@@ -38,54 +39,45 @@ type reservationOutput struct {
 
 func (s *Server) registerReservations(api huma.API) {
 	tags := []string{"Reservations"}
-	huma.Register(api, idempotent(scoped(huma.Operation{
+	huma.Register(api, idempotent(request.Scoped(huma.Operation{
 		OperationID: "create-reservation", Method: http.MethodPost, Path: "/reservations", Tags: tags,
 		Summary: "Hold seats", DefaultStatus: http.StatusCreated,
 		Description: "Holds every listed seat or none. If any seat is taken: 409 `seat_taken` with `unavailable_seats`; " +
 			"refresh availability and offer other seats. The hold expires at `expires_at`.",
 		Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *createReservationInput) (*reservationOutput, error) {
-		r, err := s.deps.Sales.Reserve(ctx, principal(ctx), sales.ReserveInput{
+		r, err := s.deps.Sales.Reserve(ctx, request.Caller(ctx), sales.ReserveInput{
 			EventID: in.Body.EventID, Seats: in.Body.Seats, TTLMinutes: in.Body.TTLMinutes})
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
-		return &reservationOutput{Location: "/v1/reservations/" + r.ID, Body: Envelope[*sales.Reservation]{Data: r, RequestID: RequestID(ctx)}}, nil
+		return &reservationOutput{Location: "/v1/reservations/" + r.ID, Body: Envelope[*sales.Reservation]{Data: r, RequestID: request.ID(ctx)}}, nil
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "get-reservation", Method: http.MethodGet, Path: "/reservations/{id}", Tags: tags,
 		Summary: "Get a reservation", Errors: []int{http.StatusNotFound},
 	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *ReservationPath) (*dataOutput[*sales.Reservation], error) {
-		r, err := s.deps.Sales.GetReservation(ctx, principal(ctx), in.ID)
-		if err != nil {
-			return nil, fromError(ctx, s.log, err)
-		}
-		return ok(ctx, r), nil
+		r, err := s.deps.Sales.GetReservation(ctx, request.Caller(ctx), in.ID)
+		return reply(ctx, r, err)
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "replace-reservation-seats", Method: http.MethodPatch, Path: "/reservations/{id}", Tags: tags,
 		Summary:     "Replace a reservation's seats",
 		Description: "The body's seat list replaces the composition as a whole: kept seats stay held at their price, dropped ones are freed, new ones held — or 409 and nothing changes. `expires_at` does not move.",
 		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity},
 	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *replaceSeatsInput) (*dataOutput[*sales.Reservation], error) {
-		r, err := s.deps.Sales.ReplaceSeats(ctx, principal(ctx), in.ID, in.Body.Seats)
-		if err != nil {
-			return nil, fromError(ctx, s.log, err)
-		}
-		return ok(ctx, r), nil
+		r, err := s.deps.Sales.ReplaceSeats(ctx, request.Caller(ctx), in.ID, in.Body.Seats)
+		return reply(ctx, r, err)
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "release-reservation", Method: http.MethodDelete, Path: "/reservations/{id}", Tags: tags,
 		Summary: "Release a reservation's seats", Description: "Status becomes `released`; releasing again returns the same result.",
 		Errors: []int{http.StatusNotFound, http.StatusConflict},
 	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *ReservationPath) (*dataOutput[*sales.Reservation], error) {
-		r, err := s.deps.Sales.Release(ctx, principal(ctx), in.ID)
-		if err != nil {
-			return nil, fromError(ctx, s.log, err)
-		}
-		return ok(ctx, r), nil
+		r, err := s.deps.Sales.Release(ctx, request.Caller(ctx), in.ID)
+		return reply(ctx, r, err)
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
+	"ticketsales/api/aggregator"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/metrics"
@@ -116,7 +117,7 @@ func New(deps Deps) *Server {
 	s.registerRefunds(v1)
 	agg := huma.NewGroup(s.API, "/aggregator/v1")
 	agg.UseMiddleware(s.authenticate)
-	s.registerAggregator(agg)
+	aggregator.Register(agg, deps.Sales, deps.Catalog)
 	s.registerGatewayCallbacks(s.API)
 	s.registerOrderPage(mux)
 	if deps.Gateway != nil {

@@ -1,4 +1,8 @@
-package api
+// Package aggregator is the aggregator adapter, /aggregator/v1: the same
+// reservations and sales as /v1, in the names and statuses of an external
+// ticket aggregator's contract. No rule lives here; every call goes to the
+// sales and catalog services.
+package aggregator
 
 import (
 	"context"
@@ -10,15 +14,12 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/sales"
 	"ticketsales/internal/states"
 )
-
-// The aggregator adapter: the same reservations and sales as /v1, in the
-// names and statuses of an external ticket aggregator's contract. No rule
-// lives here; every call goes to the sales and catalog services.
 
 // Aggregator order statuses. CREATED is the instant the hold is being
 // placed, which a synchronous hold never shows; BOOKED is never entered.
@@ -115,15 +116,23 @@ type aggSessionPath struct {
 	ID int64 `path:"id" minimum:"1" doc:"The event id."`
 }
 
-func (s *Server) registerAggregator(api huma.API) {
+type adapter struct {
+	sales   *sales.Service
+	catalog *catalog.Service
+}
+
+// Register adds the adapter's operations to api (the /aggregator/v1 group,
+// behind the same authentication as /v1).
+func Register(api huma.API, sl *sales.Service, cat *catalog.Service) {
+	a := &adapter{sales: sl, catalog: cat}
 	tags := []string{"Aggregator adapter"}
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "aggregator-list-sessions", Method: http.MethodGet, Path: "/sessions", Tags: tags,
 		Summary: "Sessions on sale (the company's published events that have not started)",
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, _ *struct{}) (*plainOutput[[]aggSession], error) {
-		events, err := s.deps.Sales.EventsOnSale(ctx, principal(ctx))
+		events, err := a.sales.EventsOnSale(ctx, request.Caller(ctx))
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
 		out := make([]aggSession, len(events))
 		for i, e := range events {
@@ -133,13 +142,13 @@ func (s *Server) registerAggregator(api huma.API) {
 		return &plainOutput[[]aggSession]{Body: out}, nil
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "aggregator-available-seats", Method: http.MethodGet, Path: "/sessions/{id}/available-seats", Tags: tags,
 		Summary: "Free seats of a session with their prices", Errors: []int{http.StatusNotFound},
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *aggSessionPath) (*plainOutput[[]aggSeat], error) {
-		doc, err := s.deps.Catalog.Availability(ctx, principal(ctx).CompanyID, in.ID)
+		doc, err := a.catalog.Availability(ctx, request.Caller(ctx).CompanyID, in.ID)
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
 		out := []aggSeat{}
 		for _, st := range doc.Data.Seats {
@@ -151,15 +160,15 @@ func (s *Server) registerAggregator(api huma.API) {
 		return &plainOutput[[]aggSeat]{Body: out}, nil
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "aggregator-reserve", Method: http.MethodPost, Path: "/reserve", Tags: tags,
 		Summary: "Hold seats for an aggregator order", DefaultStatus: http.StatusCreated,
 		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *aggReserveInput) (*plainOutput[aggOrder], error) {
 		eventID, err := strconv.ParseInt(in.Body.SessionID, 10, 64)
 		if err != nil || eventID < 1 {
-			return nil, fromError(ctx, s.log, &sales.ValidationError{Fields: []sales.FieldError{
-				{Location: "body.sessionId", Message: "must be an event id", Value: in.Body.SessionID}}})
+			return nil, &sales.ValidationError{Fields: []sales.FieldError{
+				{Location: "body.sessionId", Message: "must be an event id", Value: in.Body.SessionID}}}
 		}
 		seats := make([]sales.SeatRef, len(in.Body.Seats))
 		verr := &sales.ValidationError{}
@@ -172,31 +181,31 @@ func (s *Server) registerAggregator(api huma.API) {
 			seats[i] = sales.SeatRef{ZoneID: zone, SeatID: seat}
 		}
 		if len(verr.Fields) > 0 {
-			return nil, fromError(ctx, s.log, verr)
+			return nil, verr
 		}
 		ttl := in.Body.TTL
 		if ttl == 0 {
 			ttl = 900
 		}
-		r, err := s.deps.Sales.Reserve(ctx, principal(ctx), sales.ReserveInput{EventID: eventID, Seats: seats, TTL: time.Duration(ttl) * time.Second})
+		r, err := a.sales.Reserve(ctx, request.Caller(ctx), sales.ReserveInput{EventID: eventID, Seats: seats, TTL: time.Duration(ttl) * time.Second})
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
 		return &plainOutput[aggOrder]{Body: aggOrderOf(r, nil, nil)}, nil
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "aggregator-get-order", Method: http.MethodGet, Path: "/orders/{orderId}", Tags: tags,
 		Summary: "Order status", Errors: []int{http.StatusNotFound},
 	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *AggOrderPath) (*plainOutput[aggOrder], error) {
-		out, err := s.aggOrder(ctx, in.OrderID)
+		out, err := a.order(ctx, in.OrderID)
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
 		return &plainOutput[aggOrder]{Body: *out}, nil
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "aggregator-confirm", Method: http.MethodPost, Path: "/orders/{orderId}/confirm", Tags: tags,
 		Summary: "Payment accepted: issue the tickets",
 		Description: "Charges the amount reserve quoted. Repeating it with the same paymentId returns the same result; " +
@@ -207,36 +216,36 @@ func (s *Server) registerAggregator(api huma.API) {
 		if last == "" {
 			last = "-"
 		}
-		_, err := s.deps.Sales.CheckoutReservation(ctx, principal(ctx), in.OrderID,
+		_, err := a.sales.CheckoutReservation(ctx, request.Caller(ctx), in.OrderID,
 			sales.Customer{Email: in.Body.Customer.Email, FirstName: first, LastName: strings.TrimSpace(last)}, in.Body.PaymentID)
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
-		out, err := s.aggOrder(ctx, in.OrderID)
+		out, err := a.order(ctx, in.OrderID)
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
 		return &plainOutput[aggOrder]{Body: *out}, nil
 	})
 
-	huma.Register(api, scoped(huma.Operation{
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "aggregator-clear-reservation", Method: http.MethodPost, Path: "/orders/{orderId}/clear-reservation", Tags: tags,
 		Summary: "Release the reservation", Description: "Status becomes CANCELLED and the seats are free; repeating it is harmless.",
 		Errors: []int{http.StatusNotFound, http.StatusConflict},
 	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *AggOrderPath) (*plainOutput[aggOrder], error) {
-		p := principal(ctx)
-		o, err := s.deps.Sales.OrderOfReservation(ctx, p, in.OrderID)
+		p := request.Caller(ctx)
+		o, err := a.sales.OrderOfReservation(ctx, p, in.OrderID)
 		if err == nil && o != nil {
-			_, err = s.deps.Sales.Cancel(ctx, p, o.ID) // an unpaid order from it
+			_, err = a.sales.Cancel(ctx, p, o.ID) // an unpaid order from it
 		} else if err == nil {
-			_, err = s.deps.Sales.Release(ctx, p, in.OrderID)
+			_, err = a.sales.Release(ctx, p, in.OrderID)
 		}
 		if err != nil && !errorsIsExpired(err) {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
-		out, err := s.aggOrder(ctx, in.OrderID)
+		out, err := a.order(ctx, in.OrderID)
 		if err != nil {
-			return nil, fromError(ctx, s.log, err)
+			return nil, err
 		}
 		return &plainOutput[aggOrder]{Body: *out}, nil
 	})
@@ -249,19 +258,19 @@ type plainOutput[T any] struct {
 	Body      T
 }
 
-func (s *Server) aggOrder(ctx context.Context, reservationID string) (*aggOrder, error) {
-	p := principal(ctx)
-	r, err := s.deps.Sales.GetReservation(ctx, p, reservationID)
+func (a *adapter) order(ctx context.Context, reservationID string) (*aggOrder, error) {
+	p := request.Caller(ctx)
+	r, err := a.sales.GetReservation(ctx, p, reservationID)
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.deps.Sales.OrderOfReservation(ctx, p, reservationID)
+	o, err := a.sales.OrderOfReservation(ctx, p, reservationID)
 	if err != nil {
 		return nil, err
 	}
 	var ts []sales.Ticket
 	if o != nil {
-		if ts, err = s.deps.Sales.Tickets(ctx, p, o.ID); err != nil {
+		if ts, err = a.sales.Tickets(ctx, p, o.ID); err != nil {
 			return nil, err
 		}
 	}

@@ -1,4 +1,4 @@
-package api
+package aggregator
 
 import (
 	"testing"
