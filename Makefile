@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test build vet fmt clean bench chaos
+.PHONY: run test unit build vet fmt clean bench chaos
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -14,6 +14,11 @@ run: build
 
 test:
 	scripts/test.sh
+
+# The tests that need no service (no Postgres, Temporal or browser): seconds.
+unit:
+	$(GO) vet ./...
+	$(GO) test -short -count=1 ./...
 
 vet:
 	$(GO) vet ./...

@@ -43,6 +43,7 @@ func (b *syncBuffer) String() string {
 // before its profile directory is removed.
 func newBrowser(t *testing.T, timeout time.Duration) context.Context {
 	t.Helper()
+	testenv.SkipInUnit(t)
 	path := os.Getenv("CHROMIUM_PATH")
 	if path == "" {
 		path = "/usr/bin/chromium"

@@ -80,6 +80,7 @@ func (p *proc) kill() {
 }
 
 func TestChaos(t *testing.T) {
+	testenv.SkipInUnit(t)
 	sagas, kills := envInt("CHAOS_SAGAS", 30), envInt("CHAOS_KILLS", 2)
 	dir := t.TempDir()
 	build := exec.Command("go", "build", "-o", dir+"/", "ticketsales/cmd/api", "ticketsales/cmd/worker")

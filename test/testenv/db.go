@@ -29,10 +29,21 @@ func adminURL() string {
 	return DefaultAdminURL
 }
 
+// SkipInUnit skips a test that needs Postgres, Temporal or a browser when
+// the run is `make unit` (go test -short): those run in `make test`, where
+// their absence fails them.
+func SkipInUnit(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs Postgres, Temporal or Chromium (make test runs it)")
+	}
+}
+
 // DB creates a fresh database, migrates it and drops it when the test ends.
 // It fails the test (never skips) when Postgres is not reachable.
 func DB(t testing.TB) (*bun.DB, string) {
 	t.Helper()
+	SkipInUnit(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, adminURL())

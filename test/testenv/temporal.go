@@ -17,6 +17,7 @@ import (
 // from the Temporal CLI binary that scripts/temporal.sh builds.
 func TemporalAddress(t testing.TB) string {
 	t.Helper()
+	SkipInUnit(t)
 	if addr := os.Getenv("TEMPORAL_ADDRESS"); addr != "" {
 		return addr
 	}
