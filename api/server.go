@@ -1,7 +1,8 @@
-// Package api is the HTTP interface: Huma operations for /v1 (and later
-// /aggregator/v1), the error model, authentication and request middleware.
-// Handlers translate HTTP to the service packages and back; business rules
-// live in those packages.
+// Package api is the HTTP interface: Huma operations for /v1 (the
+// aggregator adapter's are in api/aggregator), the error model,
+// authentication, rate limits, idempotency and request middleware, the
+// buyer's order page and the gateways' callbacks. Handlers translate HTTP
+// to the service packages and back; business rules live in those packages.
 package api
 
 import (

@@ -1,5 +1,6 @@
 // Package sales holds the selling rules that /v1 and the aggregator adapter
-// share: seat holds (reservations), and later orders, payment and refunds.
+// share: seat holds (reservations), orders, confirm and cancel, tickets,
+// refunds, and the gateway payments they record.
 package sales
 
 import (
