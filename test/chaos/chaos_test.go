@@ -60,6 +60,10 @@ type proc struct {
 func (p *proc) start(t *testing.T) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.cmd != nil && p.cmd.Process != nil {
+		// Restarts may overlap: never leave two of a process running.
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	}
 	cmd := exec.Command(p.bin)
 	cmd.Env = p.env
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
@@ -316,20 +320,27 @@ type caller func(method, path, body, idem string) (int, map[string]any)
 // saga runs reserve → order → confirm → tickets for one buyer, moving to
 // another seat if its own was taken by an attempt that a crash orphaned.
 func saga(call caller, event int64, i int, next *atomic.Int64) error {
-	oid, amount, _, err := reserveAndOrder(call, event, i, next, "external")
-	if err != nil {
-		return err
+	for round := 0; ; round++ {
+		oid, amount, _, err := reserveAndOrder(call, event, i, round, next, "external")
+		if err != nil {
+			return err
+		}
+		st, c := call(http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", oid),
+			fmt.Sprintf(`{"external_payment_id": "p-%d-%d", "paid_amount": %d}`, i, round, amount), fmt.Sprintf("c-%d-%d", i, round))
+		if st == http.StatusConflict && c["code"] == "order_expired" && round < 2 {
+			// Restarts held the order past its window: as a partner
+			// would, start over with another seat.
+			continue
+		}
+		if st != 200 {
+			return fmt.Errorf("saga %d confirm: %d %v", i, st, c)
+		}
+		st, tk := call(http.MethodGet, fmt.Sprintf("/v1/orders/%d/tickets", oid), "", "")
+		if st != 200 || len(tk["data"].([]any)) != 1 {
+			return fmt.Errorf("saga %d tickets: %d %v", i, st, tk)
+		}
+		return nil
 	}
-	st, c := call(http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", oid),
-		fmt.Sprintf(`{"external_payment_id": "p-%d", "paid_amount": %d}`, i, amount), fmt.Sprintf("c-%d", i))
-	if st != 200 {
-		return fmt.Errorf("saga %d confirm: %d %v", i, st, c)
-	}
-	st, tk := call(http.MethodGet, fmt.Sprintf("/v1/orders/%d/tickets", oid), "", "")
-	if st != 200 || len(tk["data"].([]any)) != 1 {
-		return fmt.Errorf("saga %d tickets: %d %v", i, st, tk)
-	}
-	return nil
 }
 
 // gatewaySaga orders with payment=gateway and pays on the gateway's page
@@ -337,7 +348,7 @@ func saga(call caller, event int64, i int, next *atomic.Int64) error {
 // worker as it does every other time. The order ends paid with its ticket, or cancelled (its payment
 // is then returned: the invariants check that).
 func gatewaySaga(call caller, event int64, i int, next *atomic.Int64, killWorker func(), paid *atomic.Int64) error {
-	oid, _, od, err := reserveAndOrder(call, event, i, next, "gateway")
+	oid, _, od, err := reserveAndOrder(call, event, i, 0, next, "gateway")
 	if err != nil {
 		return err
 	}
@@ -393,13 +404,16 @@ func gatewaySaga(call caller, event int64, i int, next *atomic.Int64, killWorker
 }
 
 // reserveAndOrder holds a seat and orders it, and returns the order.
-func reserveAndOrder(call caller, event int64, i int, next *atomic.Int64, payment string) (int64, int64, map[string]any, error) {
+func reserveAndOrder(call caller, event int64, i, round int, next *atomic.Int64, payment string) (int64, int64, map[string]any, error) {
 	seat := i
+	if round > 0 {
+		seat = 300 + int(next.Add(1)) // the spare half of the hall
+	}
 	var rid string
 	for attempt := 0; ; attempt++ {
 		id := fmt.Sprintf("a-%d-%d", seat/30+1, seat%30+1)
 		st, r := call(http.MethodPost, "/v1/reservations",
-			fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "a", "seat_id": %q}]}`, event, id), fmt.Sprintf("r-%d-%d", i, attempt))
+			fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "a", "seat_id": %q}]}`, event, id), fmt.Sprintf("r-%d-%d-%d", i, round, attempt))
 		if st == 201 {
 			rid = r["data"].(map[string]any)["id"].(string)
 			break
@@ -411,7 +425,7 @@ func reserveAndOrder(call caller, event int64, i int, next *atomic.Int64, paymen
 	}
 	st, o := call(http.MethodPost, "/v1/orders", fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "payment": %q,
 		"customer": {"email": "c%d@example.com", "first_name": "C", "last_name": "D", "phone": "+79990000000"}}`, event, rid, payment, i),
-		fmt.Sprintf("o-%d", i))
+		fmt.Sprintf("o-%d-%d", i, round))
 	if st != 201 {
 		return 0, 0, nil, fmt.Errorf("saga %d order: %d %v", i, st, o)
 	}
