@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
@@ -22,35 +21,12 @@ func newOneConnClient(t *testing.T) *oneConnClient {
 	return &oneConnClient{c: &http.Client{Transport: tr, Timeout: time.Minute}}
 }
 
-func (c *oneConnClient) do(method, url, key, body string, headers ...string) (res *testenv.Response, reused bool, err error) {
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		return nil, false, err
-	}
+func (c *oneConnClient) do(t *testing.T, method, url, key, body string, headers ...string) (res *testenv.Response, reused bool, err error) {
+	req := testenv.NewRequest(t, method, url, key, body, headers...)
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(),
 		&httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}))
-	req.Header.Set("Authorization", "Bearer "+key)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for _, h := range headers {
-		k, v, _ := strings.Cut(h, ":")
-		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	hres, err := c.c.Do(req)
-	if err != nil {
-		return nil, reused, err
-	}
-	defer hres.Body.Close()
-	b, err := io.ReadAll(hres.Body)
-	if err != nil {
-		return nil, reused, err
-	}
-	return &testenv.Response{Status: hres.StatusCode, Header: hres.Header, Body: b}, reused, nil
+	res, err = testenv.Send(c.c, req)
+	return res, reused, err
 }
 
 // A confirm waits for the order workflow; with no worker for a while it
@@ -82,7 +58,7 @@ func TestSlowConfirmKeepsItsConnection(t *testing.T) {
 	done := make(chan result, 1)
 	start := time.Now()
 	go func() {
-		res, _, err := client.do(http.MethodPost, fmt.Sprintf("%s/v1/orders/%d/confirm", f.URL, ob.Data.ID), f.keyA,
+		res, _, err := client.do(t, http.MethodPost, fmt.Sprintf("%s/v1/orders/%d/confirm", f.URL, ob.Data.ID), f.keyA,
 			fmt.Sprintf(`{"external_payment_id": "slow-1", "paid_amount": %d}`, ob.Data.Amount.Amount), idemKey(t))
 		done <- result{res, err}
 	}()
@@ -104,7 +80,7 @@ func TestSlowConfirmKeepsItsConnection(t *testing.T) {
 		t.Fatalf("confirm took only %v: the test did not outlast the body read timeout", took)
 	}
 
-	res, reused, err := client.do(http.MethodGet, fmt.Sprintf("%s/v1/orders/%d", f.URL, ob.Data.ID), f.keyA, "")
+	res, reused, err := client.do(t, http.MethodGet, fmt.Sprintf("%s/v1/orders/%d", f.URL, ob.Data.ID), f.keyA, "")
 	if err != nil {
 		t.Fatalf("request after the slow confirm: %v", err)
 	}

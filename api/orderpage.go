@@ -53,6 +53,13 @@ func (s *Server) orderDocument(w http.ResponseWriter, r *http.Request) (delivery
 		writeProblem(w, newProblem(ctx, http.StatusNotFound, "not_found", "No such order, or the link is not valid."))
 		return delivery.Order{}, false
 	}
+	failed := func(err error) (delivery.Order, bool) {
+		if errors.Is(err, store.ErrNotFound) {
+			return notFound()
+		}
+		writeProblem(w, fromError(ctx, s.log, err).(*Problem))
+		return delivery.Order{}, false
+	}
 	if err != nil {
 		return notFound()
 	}
@@ -60,11 +67,8 @@ func (s *Server) orderDocument(w http.ResponseWriter, r *http.Request) (delivery
 	token := r.URL.Query().Get("access_token")
 	hash, err := store.OrderAccessTokenHash(ctx, s.deps.DB, id)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return notFound()
 	case err != nil:
-		writeProblem(w, fromError(ctx, s.log, err).(*Problem))
-		return delivery.Order{}, false
+		return failed(err)
 	case !delivery.CheckToken(hash, token), s.deps.Sales.Links().Keys.Forgeable(id, hash):
 		// A token derived from a public secret opens nothing: anyone could
 		// have computed it.
@@ -72,11 +76,8 @@ func (s *Server) orderDocument(w http.ResponseWriter, r *http.Request) (delivery
 	}
 	doc, _, err := delivery.LoadDocument(ctx, s.deps.DB, id)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return notFound()
 	case err != nil:
-		writeProblem(w, fromError(ctx, s.log, err).(*Problem))
-		return delivery.Order{}, false
+		return failed(err)
 	case len(doc.Tickets) == 0:
 		writeProblem(w, newProblem(ctx, http.StatusNotFound, "not_found", "The order has no tickets yet: it is not paid."))
 		return delivery.Order{}, false

@@ -17,7 +17,6 @@ import (
 	"go.temporal.io/sdk/log"
 
 	"ticketsales/internal/app"
-	"ticketsales/internal/config"
 	"ticketsales/internal/metrics"
 	"ticketsales/store"
 )
@@ -30,11 +29,8 @@ func main() {
 }
 
 func run() error {
-	cfg, err := config.Load()
+	cfg, err := app.Settings()
 	if err != nil {
-		return err
-	}
-	if err := cfg.CheckSecrets(); err != nil {
 		return err
 	}
 	logger := cfg.Logger()

@@ -16,7 +16,6 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"ticketsales/internal/app"
-	"ticketsales/internal/config"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
 	"ticketsales/store"
@@ -31,11 +30,8 @@ func main() {
 }
 
 func run() error {
-	cfg, err := config.Load()
+	cfg, err := app.Settings()
 	if err != nil {
-		return err
-	}
-	if err := cfg.CheckSecrets(); err != nil {
 		return err
 	}
 	logger := cfg.Logger()

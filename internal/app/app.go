@@ -29,6 +29,17 @@ import (
 	"ticketsales/worker"
 )
 
+// Settings reads the settings from the environment, refusing outside
+// development the secrets a process must not run with: both processes start
+// here.
+func Settings() (config.Config, error) {
+	cfg, err := config.Load()
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.CheckSecrets()
+}
+
 // Orders are the order saga's settings: the order page links with their
 // token keyring, and the deployment's gateways (the test gateway is
 // returned too: the api serves its pages).

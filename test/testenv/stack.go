@@ -306,11 +306,22 @@ func (s *Stack) Do(t testing.TB, method, path, key string, body string, headers 
 // Do sends a request to the server at base.
 func Do(t testing.TB, base, method, path, key string, body string, headers ...string) *Response {
 	t.Helper()
+	res, err := Send(http.DefaultClient, NewRequest(t, method, base+path, key, body, headers...))
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return res
+}
+
+// NewRequest builds a request with the key (if any), a JSON body (if any)
+// and extra headers as "K: V".
+func NewRequest(t testing.TB, method, url, key string, body string, headers ...string) *http.Request {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, base+path, rd)
+	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,16 +335,21 @@ func Do(t testing.TB, base, method, path, key string, body string, headers ...st
 		k, v, _ := strings.Cut(h, ":")
 		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
-	res, err := http.DefaultClient.Do(req)
+	return req
+}
+
+// Send sends req with c and reads the whole answer.
+func Send(c *http.Client, req *http.Request) (*Response, error) {
+	res, err := c.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		return nil, err
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}, nil
 }
 
 // Get is Do with GET and no body.
