@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
+	"ticketsales/api"
 	"ticketsales/internal/app"
 	"ticketsales/internal/metrics"
 	"ticketsales/store"
@@ -59,8 +60,8 @@ func run() error {
 	}
 	defer tc.Close()
 
-	a, err := app.NewAPI(cfg, app.Conns{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Metrics: reg, Log: logger},
-		app.APIOptions{Announce: true})
+	a, err := api.NewProcess(cfg, app.Conns{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Metrics: reg, Log: logger},
+		api.ProcessOptions{Announce: true})
 	if err != nil {
 		return err
 	}

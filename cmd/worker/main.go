@@ -71,7 +71,7 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("mailer: %w", err)
 	}
-	parts, err := app.NewWorker(cfg, app.Conns{DB: db, Temporal: c, Metrics: reg, Log: logger}, mailer)
+	parts, err := worker.NewProcess(cfg, app.Conns{DB: db, Temporal: c, Metrics: reg, Log: logger}, mailer)
 	if err != nil {
 		return err
 	}

@@ -116,7 +116,7 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 	cfg.RequestLogFlush, cfg.StartQueue, cfg.StartWorkers, cfg.SaleCacheTTL = 20*time.Millisecond, 10_000, 4, 0
 	s := &Stack{DB: db, DBURL: dbURL, Temporal: tc, Now: time.Now, TaskQueue: cfg.TaskQueue, Metrics: reg, Config: cfg,
 		conns: app.Conns{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Metrics: reg, Log: log}}
-	a, err := app.NewAPI(cfg, s.conns, app.APIOptions{Now: s.now})
+	a, err := api.NewProcess(cfg, s.conns, api.ProcessOptions{Now: s.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func (s *Stack) ProductionLikeAPI(t testing.TB) string {
 	cfg.AuthCacheTTL, cfg.SaleCacheTTL, cfg.RateLimitRPS, cfg.RateLimitBurst = 10*time.Second, time.Second, 1e9, 1e9
 	conns := s.conns
 	conns.DB = db
-	a, err := app.NewAPI(cfg, conns, app.APIOptions{Now: s.now, Announce: true})
+	a, err := api.NewProcess(cfg, conns, api.ProcessOptions{Now: s.now, Announce: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func (s *Stack) APIWithTemporal(t testing.TB, tc client.Client) string {
 	t.Helper()
 	conns := s.conns
 	conns.Temporal = tc
-	a, err := app.NewAPI(s.Config, conns, app.APIOptions{Now: s.now})
+	a, err := api.NewProcess(s.Config, conns, api.ProcessOptions{Now: s.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,9 +199,9 @@ func (s *Stack) APIWithTemporal(t testing.TB, tc client.Client) string {
 }
 
 // worker builds the worker process's parts over this stack.
-func (s *Stack) worker(t testing.TB) *app.Worker {
+func (s *Stack) worker(t testing.TB) *worker.Process {
 	t.Helper()
-	w, err := app.NewWorker(s.Config, s.conns, s.Mailer)
+	w, err := worker.NewProcess(s.Config, s.conns, s.Mailer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,166 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/app"
+	"ticketsales/internal/catalog"
+	"ticketsales/internal/config"
+	"ticketsales/internal/payment"
+	"ticketsales/internal/ratelimit"
+	"ticketsales/internal/requestlog"
+	"ticketsales/internal/sales"
+	"ticketsales/store"
+)
+
+// ProcessOptions are what a test varies beyond the settings.
+type ProcessOptions struct {
+	Now func() time.Time // nil: time.Now
+	// Announce: the api announces its seat changes after commit (a batched
+	// notifier; open DB with store.OpenAppNotifying) and keeps its
+	// availability cache fresh from notifications, as a deployment of
+	// several instances must. Off: it only drops its own cache entries.
+	Announce bool
+	// Limiter replaces the one the settings choose (Redis or memory).
+	Limiter ratelimit.Limiter
+}
+
+// Process is the api process: its handler and the work beside it.
+type Process struct {
+	Handler     http.Handler
+	Deps        Deps // what Handler serves from, for a variant of it
+	Sales       *sales.Service
+	Catalog     *catalog.Service
+	TestGateway *payment.TestGateway // nil: not mounted
+	cfg         config.Config
+	conns       app.Conns
+	starter     *sales.Starter
+	notifier    *store.Notifier
+	announce    bool
+	stop        context.CancelFunc
+	background  sync.WaitGroup
+	// The notifier outlives the other work: requests still finishing after
+	// the shutdown signal announce their changes too (Stop ends it last).
+	stopNotifier context.CancelFunc
+	notifierEnd  chan struct{}
+}
+
+// NewProcess builds the api process from its settings.
+func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, error) {
+	orders, test, err := app.Orders(cfg, c.DB, c.Log)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	a := &Process{cfg: cfg, conns: c, TestGateway: test, announce: opt.Announce, notifierEnd: make(chan struct{})}
+	a.Catalog = catalog.New(c.DB, opt.Now)
+	a.starter = sales.NewStarter(c.Bookkeeping, c.Temporal, c.Log, cfg.TaskQueue, cfg.StartQueue, cfg.StartWorkers)
+	changed := a.Catalog.Invalidate
+	if opt.Announce {
+		a.notifier = store.NewNotifier(c.Bookkeeping, c.Log, 50*time.Millisecond)
+		changed = func(eventID int64) {
+			a.Catalog.Invalidate(eventID)
+			a.notifier.Changed(eventID)
+		}
+	}
+	a.Sales = sales.New(sales.Deps{DB: c.DB, Temporal: c.Temporal, Log: c.Log, Now: opt.Now, Metrics: c.Metrics,
+		SeatsChanged: changed, Starter: a.starter},
+		sales.Settings{TaskQueue: cfg.TaskQueue, Orders: orders, SaleCacheTTL: cfg.SaleCacheTTL})
+	limiter := opt.Limiter
+	if limiter == nil {
+		limiter = ratelimit.NewMemory()
+		if cfg.RedisURL != "" {
+			// Several api instances share one budget per key through Redis.
+			if limiter, err = ratelimit.NewRedis(cfg.RedisURL); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var authFailures *ratelimit.Failures
+	if cfg.AuthFailureRPS > 0 {
+		authFailures = ratelimit.NewFailures(ratelimit.Limit{Rate: cfg.AuthFailureRPS, Burst: cfg.AuthFailureBurst})
+	}
+	a.Deps = Deps{DB: c.DB, Bookkeeping: c.Bookkeeping, Temporal: c.Temporal, Auth: apikey.NewAuthenticator(c.DB, cfg.AuthCacheTTL),
+		Catalog: a.Catalog, Sales: a.Sales, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush), Log: c.Log,
+		Gateway: test, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
+		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
+		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader}
+	a.Handler = New(a.Deps)
+	return a, nil
+}
+
+// Start runs the work beside the handler: the workflow starter, the
+// availability listener and the change notifier (when announcing), the
+// test gateway's redelivery, and housekeeping.
+func (a *Process) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stop = cancel
+	a.starter.Run()
+	notifyCtx, stopNotifier := context.WithCancel(context.Background())
+	a.stopNotifier = stopNotifier
+	if a.announce {
+		go func() { a.notifier.Run(notifyCtx); close(a.notifierEnd) }()
+		a.spawn(func() { a.Catalog.Listen(ctx, a.cfg.DatabaseURL, a.conns.Log) })
+	} else {
+		close(a.notifierEnd)
+	}
+	if a.TestGateway != nil {
+		a.spawn(func() { a.TestGateway.Redeliver(ctx, 5*time.Second) })
+	}
+	a.spawn(func() { housekeeping(ctx, a.conns.DB, a.conns.Log, a.cfg.RequestLogRetention) })
+}
+
+func (a *Process) spawn(f func()) {
+	a.background.Add(1)
+	go func() { defer a.background.Done(); f() }()
+}
+
+// Stop ends the work Start began, once the HTTP server stopped taking
+// requests: queued workflow starts are made, the last changes announced,
+// the queued request log written.
+func (a *Process) Stop(timeout time.Duration) {
+	if a.stop == nil { // never started
+		a.Deps.RequestLog.Close()
+		return
+	}
+	a.stop()
+	a.background.Wait()
+	a.starter.Close(timeout)
+	a.stopNotifier()
+	<-a.notifierEnd
+	a.Deps.RequestLog.Close()
+}
+
+// housekeeping deletes idempotency records past their 24 hours and request
+// log entries past their retention, every ten minutes, until ctx ends.
+func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retention time.Duration) {
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		now := time.Now()
+		if n, err := store.DeleteExpiredIdempotencyKeys(ctx, db, now); err != nil && ctx.Err() == nil {
+			logger.Warn("idempotency cleanup", "err", err)
+		} else if n > 0 {
+			logger.Info("idempotency cleanup", "deleted", n)
+		}
+		if n, err := store.DeleteRequestLogBefore(ctx, db, now.Add(-retention)); err != nil && ctx.Err() == nil {
+			logger.Warn("request log cleanup", "err", err)
+		} else if n > 0 {
+			logger.Info("request log cleanup", "deleted", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
