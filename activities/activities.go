@@ -40,6 +40,7 @@ type Activities struct {
 const (
 	ErrTypeConstraintViolation = "constraint_violation"
 	ErrTypeGatewayRefused      = "gateway_refused"
+	ErrTypePaymentUnknown      = "payment_unknown"
 )
 
 // final makes errors that no retry can mend non-retryable: a violated
@@ -153,17 +154,31 @@ func (a *Activities) SettlePayment(ctx context.Context, orderID int64, gatewayNa
 
 // recordFromOrder records a payment the gateway reported before payments
 // were recorded: through the order's gateway, of the order's amount (the
-// test gateway, the only one then, took exactly that). It returns the
-// gateway's name.
+// test gateway, the only one then, took exactly that). A sandbox order
+// deleted since is read from the test gateway's own record of the payment,
+// and the settling then gives it back. A payment known to neither is a
+// final error: no retry can find it. It returns the gateway's name.
 func (a *Activities) recordFromOrder(ctx context.Context, orderID int64, paymentID string) (string, error) {
+	p := &store.Payment{ID: paymentID, OrderID: orderID, Status: states.PaymentReceived}
 	o, err := store.GetOrderByID(ctx, a.DB, orderID)
-	if err != nil {
+	switch {
+	case err == nil:
+		p.Gateway, p.Amount, p.Currency = o.GatewayName(), o.Amount, o.Currency
+	case errors.Is(err, store.ErrNotFound):
+		tp, terr := store.GetTestPayment(ctx, a.DB, paymentID)
+		if errors.Is(terr, store.ErrNotFound) {
+			return "", temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("payment %s of order %d is known neither to its order nor to the test gateway", paymentID, orderID),
+				ErrTypePaymentUnknown, terr)
+		} else if terr != nil {
+			return "", terr
+		}
+		p.Gateway, p.Amount, p.Currency = payment.Test, tp.Amount, tp.Currency
+	default:
 		return "", err
 	}
-	name := o.GatewayName()
-	_, err = store.RecordPayment(ctx, a.DB, &store.Payment{Gateway: name, ID: paymentID, OrderID: orderID,
-		Amount: o.Amount, Currency: o.Currency, Status: states.PaymentReceived})
-	return name, err
+	_, err = store.RecordPayment(ctx, a.DB, p)
+	return p.Gateway, err
 }
 
 // ReturnPayment gives a payment due back to the buyer through its gateway,
@@ -180,6 +195,15 @@ func (a *Activities) ReturnPayment(ctx context.Context, gatewayName, paymentID s
 // within its retries: the reaper keeps trying, an operator should look.
 func (a *Activities) AlertPaymentNotReturned(ctx context.Context, gatewayName, paymentID, cause string) error {
 	a.alert(ctx, "payment_return_failed", "a payment due back was not returned; the reaper retries it",
+		slog.String("gateway", gatewayName), slog.String("payment_id", paymentID), slog.String("cause", cause))
+	return nil
+}
+
+// AlertPaymentUnknown reports a payment signalled to an order that neither
+// the order nor the gateway's record knows: nothing can apply or return it,
+// an operator must look at the gateway's side.
+func (a *Activities) AlertPaymentUnknown(ctx context.Context, gatewayName, paymentID, cause string) error {
+	a.alert(ctx, "payment_unknown", "a payment signalled to an order is on record nowhere",
 		slog.String("gateway", gatewayName), slog.String("payment_id", paymentID), slog.String("cause", cause))
 	return nil
 }

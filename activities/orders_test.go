@@ -177,3 +177,29 @@ func TestPaymentSignalledByAnOlderAPIIsRecordedAndApplied(t *testing.T) {
 		t.Fatalf("settle again: %+v %v", again, err)
 	}
 }
+
+// TestPaymentOfADeletedOrderIsRecordedAndGivenBack: an older api's payment
+// whose sandbox order was deleted since is recorded from the test gateway's
+// own record and goes back; one known nowhere fails for good at once.
+func TestPaymentOfADeletedOrderIsRecordedAndGivenBack(t *testing.T) {
+	ctx := context.Background()
+	s, _, _, acts := demoStore(t)
+	if err := store.CreateTestPayment(ctx, s.DB, &store.TestPayment{ID: "pay_gone", OrderID: 987654, Amount: 1500,
+		Currency: "EUR", Description: "deleted order", Status: "paid"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := acts.SettlePayment(ctx, 987654, "", "pay_gone")
+	if err != nil || res.Status != states.PaymentRefundDue || res.RefundReason != states.ReturnOrderGone {
+		t.Fatalf("settle: %+v %v", res, err)
+	}
+	p, err := store.GetPayment(ctx, s.DB, "test", "pay_gone")
+	if err != nil || p.Amount != 1500 || p.Currency != "EUR" {
+		t.Fatalf("recorded %+v (%v)", p, err)
+	}
+
+	_, err = acts.SettlePayment(ctx, 987655, "", "pay_nowhere")
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || !appErr.NonRetryable() || appErr.Type() != activities.ErrTypePaymentUnknown {
+		t.Fatalf("want a non-retryable payment_unknown, got %v", err)
+	}
+}

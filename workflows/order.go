@@ -231,6 +231,12 @@ func (w *orderWorkflow) settle(ctx workflow.Context, p contract.PaymentEvent) er
 	var a *activities.Activities
 	var res activities.SettleResult
 	if err := workflow.ExecuteActivity(ctx, a.SettlePayment, w.in.OrderID, p.Gateway, p.PaymentID).Get(ctx, &res); err != nil {
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypePaymentUnknown {
+			// Nothing on record to apply or give back: the order's own
+			// saga goes on, operators see the payment in the alert.
+			return workflow.ExecuteActivity(ctx, a.AlertPaymentUnknown, p.Gateway, p.PaymentID, err.Error()).Get(ctx, nil)
+		}
 		return err
 	}
 	switch res.Status {

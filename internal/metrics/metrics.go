@@ -48,7 +48,7 @@ func New(log *slog.Logger) *Registry {
 		Name: "ticketsales_holds_total", Help: "Seat hold attempts by result (granted, refused).",
 	}, []string{"result"})
 	r.MoneyAlerts = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ticketsales_money_alerts_total", Help: "Money that could not be moved as it must, by kind (refund_failed, payment_return_failed); each needs an operator.",
+		Name: "ticketsales_money_alerts_total", Help: "Money that could not be moved as it must, by kind (refund_failed, payment_return_failed, payment_unknown); each needs an operator.",
 	}, []string{"kind"})
 	r.reg.MustRegister(r.HTTPRequests, r.HTTPDuration, r.Holds, r.MoneyAlerts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
