@@ -263,3 +263,40 @@ func distinctColours(img image.Image) int {
 	}
 	return len(seen)
 }
+
+// TestDocsRenderOffline opens /docs in headless Chromium: the reference UI
+// renders the operations from the served document, and every file the
+// page loads comes from this server (its assets are in the binary), so it
+// works behind a firewall.
+func TestDocsRenderOffline(t *testing.T) {
+	s := testenv.NewStack(t)
+	ctx := newBrowser(t, 60*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+"/docs#/operations/list-events")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.body.innerText.includes("List the company's events")`,
+		chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("docs did not render the operations: %v\n%s", err, text)
+	}
+	loaded, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`[location.href, ...performance.getEntriesByType('resource').map(e => e.name)]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(loaded) < 4 { // the page, its script, its styles, the document
+		t.Fatalf("the docs page loaded only %v", loaded)
+	}
+	for _, u := range loaded {
+		if !strings.HasPrefix(u, s.URL+"/") {
+			t.Errorf("the docs page loaded %s from outside this server", u)
+		}
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(80))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "docs.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

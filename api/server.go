@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"ticketsales/api/aggregator"
+	"ticketsales/api/reference"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/metrics"
@@ -106,6 +107,8 @@ func New(deps Deps) *Server {
 	// Responses are wrapped in an envelope, so the $schema link Huma adds
 	// to bodies would be misleading.
 	cfg.CreateHooks = nil
+	// /docs is served from the binary's own copy of its assets (reference).
+	cfg.DocsPath = ""
 	s := &Server{deps: deps, log: deps.Log}
 	s.API = humago.New(mux, cfg)
 
@@ -121,6 +124,7 @@ func New(deps Deps) *Server {
 	aggregator.Register(agg, deps.Sales, deps.Catalog)
 	s.registerGatewayCallbacks(s.API)
 	s.registerOrderPage(mux)
+	reference.Register(mux, cfg.Info.Title+" Reference", "/openapi.yaml")
 	if deps.Gateway != nil {
 		mux.Handle("/pay/", deps.Gateway.Handler())
 	}
