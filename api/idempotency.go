@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
@@ -129,6 +130,14 @@ func (s *Server) answerRepeat(ctx huma.Context, rec *store.IdempotencyRecord, ex
 			for _, v := range vs {
 				ctx.AppendHeader(k, v)
 			}
+		}
+		// The replayed body names the first request: so does the header,
+		// so a partner quoting either to support finds the same request.
+		var first struct {
+			RequestID string `json:"request_id"`
+		}
+		if json.Unmarshal(existing.Body, &first) == nil && first.RequestID != "" {
+			ctx.SetHeader("X-Request-Id", first.RequestID)
 		}
 		ctx.SetHeader("Idempotent-Replayed", "true")
 		ctx.SetHeader("Content-Length", strconv.Itoa(len(existing.Body)))

@@ -38,6 +38,14 @@ func TestIdempotentReplay(t *testing.T) {
 	if n := f.countReservations(t); n != 1 {
 		t.Fatalf("replay created a reservation: %d", n)
 	}
+	// The replay names the first request in its header as in its body.
+	var firstBody struct {
+		RequestID string `json:"request_id"`
+	}
+	first.Decode(t, &firstBody)
+	if id := first.Header.Get("X-Request-Id"); id == "" || id != firstBody.RequestID || again.Header.Get("X-Request-Id") != id {
+		t.Fatalf("X-Request-Id first %q (body %q), replay %q", id, firstBody.RequestID, again.Header.Get("X-Request-Id"))
+	}
 	// The same key with another body, or on another path, is refused.
 	other := fmt.Sprintf(`{"event_id": %d, "seats": %s}`, f.ids["swan-lake"], seatsJSON("parterre-1-8"))
 	expectProblem(t, f.Do(t, http.MethodPost, "/v1/reservations", f.keyA, other, "Idempotency-Key: order-42"),
@@ -57,6 +65,9 @@ func TestIdempotentReplay(t *testing.T) {
 	replayed := f.Do(t, http.MethodPost, "/v1/reservations", key2, body, "Idempotency-Key: retry-me")
 	if replayed.Status != 409 || replayed.Header.Get("Idempotent-Replayed") != "true" || replayed.Header.Get("Content-Type") != "application/problem+json" {
 		t.Fatalf("replayed 409: %d %v", replayed.Status, replayed.Header)
+	}
+	if replayed.Header.Get("X-Request-Id") != taken.Header.Get("X-Request-Id") {
+		t.Fatalf("replayed problem's X-Request-Id %q, first %q", replayed.Header.Get("X-Request-Id"), taken.Header.Get("X-Request-Id"))
 	}
 }
 

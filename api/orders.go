@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -124,12 +125,14 @@ func (s *Server) registerOrders(api huma.API) {
 
 type refundInput struct {
 	OrderPath
-	Body struct {
-		// Unique ids are checked by the sales service: Huma's uniqueItems
-		// check panics on malformed items such as nested arrays.
-		TicketIDs []int64 `json:"ticket_ids,omitempty" maxItems:"20" doc:"Omit for a full refund; give ticket ids (each once) to refund only those."`
-		Reason    string  `json:"reason,omitempty" maxLength:"500"`
-	}
+	Body *refundBody // none: a full refund
+}
+
+type refundBody struct {
+	// Unique ids are checked by the sales service: Huma's uniqueItems
+	// check panics on malformed items such as nested arrays.
+	TicketIDs []int64 `json:"ticket_ids,omitempty" maxItems:"20" doc:"Omit for a full refund; give ticket ids (each once) to refund only those."`
+	Reason    string  `json:"reason,omitempty" maxLength:"500"`
 }
 
 type refundOutput struct {
@@ -157,7 +160,8 @@ func (s *Server) registerRefunds(api huma.API) {
 		Responses: map[string]*huma.Response{"202": {Description: "Accepted: tickets voided, money on its way back."}},
 		Errors:    []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *refundInput) (*refundOutput, error) {
-		r, done, err := s.deps.Sales.Refund(ctx, request.Caller(ctx), in.ID, in.Body.TicketIDs, in.Body.Reason, request.IdempotencyKey(ctx))
+		body := cmp.Or(in.Body, &refundBody{})
+		r, done, err := s.deps.Sales.Refund(ctx, request.Caller(ctx), in.ID, body.TicketIDs, body.Reason, request.IdempotencyKey(ctx))
 		if err != nil {
 			return nil, err
 		}

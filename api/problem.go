@@ -107,6 +107,9 @@ func installErrorModel(log *slog.Logger) {
 			return newProblem(ctx, status, "", "The service could not complete the request; quote the request_id to support.")
 		}
 		p := newProblem(ctx, status, "", msg)
+		if status == http.StatusUnsupportedMediaType {
+			p.Detail = "The body must be JSON: send it with `Content-Type: application/json`."
+		}
 		for _, err := range errs {
 			var d *huma.ErrorDetail
 			if errors.As(err, &d) {
@@ -119,7 +122,7 @@ func installErrorModel(log *slog.Logger) {
 			// A body that is not JSON is not echoed back, nor a large value
 			// (a megabyte string, an array nested ten thousand deep that
 			// clients' JSON decoders refuse): they may be huge.
-			if status == http.StatusBadRequest || !smallValue(d.Value) {
+			if status == http.StatusBadRequest || status == http.StatusUnsupportedMediaType || !smallValue(d.Value) {
 				d.Value = nil
 			}
 		}

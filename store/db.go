@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -176,4 +177,12 @@ func EnsureDatabase(ctx context.Context, url string) error {
 		return fmt.Errorf("create database %q: %w", name, err)
 	}
 	return nil
+}
+
+// nullTime is t for a query, or NULL when t is zero (unset).
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }

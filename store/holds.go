@@ -108,8 +108,8 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 			RETURNING s.seat_id, s.category_id
 		), res AS (
 			INSERT INTO reservations (id, company_id, api_key_id, is_test, event_id, status, expires_at, currency,
-				total, service_fee, total_to_pay)
-			SELECT ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ? FROM verdict WHERE verdict.ok
+				total, service_fee, total_to_pay, created_at)
+			SELECT ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, coalesce(?, now()) FROM verdict WHERE verdict.ok
 			RETURNING id
 		), rs AS (
 			INSERT INTO reservation_seats (reservation_id, event_id, seat_id, category_id, price)
@@ -120,7 +120,7 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 			ARRAY(SELECT seat_id FROM cur WHERE NOT free ORDER BY seat_id) AS taken`,
 		r.EventID, r.EventID, seats, len(h.SeatIDs),
 		r.ID, r.ExpiresAt, r.EventID, seats,
-		r.ID, r.CompanyID, r.APIKeyID, r.IsTest, r.EventID, r.ExpiresAt, r.Currency, r.Total, r.ServiceFee, r.TotalToPay,
+		r.ID, r.CompanyID, r.APIKeyID, r.IsTest, r.EventID, r.ExpiresAt, r.Currency, r.Total, r.ServiceFee, r.TotalToPay, nullTime(r.CreatedAt),
 		r.EventID, seats, pgdialect.Array(prices),
 	).Scan(ctx, &out)
 	if err != nil {

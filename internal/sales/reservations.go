@@ -82,9 +82,13 @@ type Settings struct {
 func New(d Deps, st Settings) *Service {
 	s := &Service{db: d.DB, temporal: d.Temporal, log: d.Log, now: d.Now, metrics: d.Metrics, changed: d.SeatsChanged,
 		starter: d.Starter, TTLUnit: time.Minute, TaskQueue: cmp.Or(st.TaskQueue, contract.TaskQueue), Orders: st.Orders}
-	if s.now == nil {
-		s.now = time.Now
+	clock := d.Now
+	if clock == nil {
+		clock = time.Now
 	}
+	// Postgres keeps microseconds: a time a create answers with must be
+	// the one a later read returns.
+	s.now = func() time.Time { return clock().Truncate(time.Microsecond) }
 	if st.SaleCacheTTL > 0 {
 		s.sales = &saleCache{ttl: st.SaleCacheTTL}
 	}
