@@ -36,21 +36,11 @@ func (in *listEventsInput) Resolve(huma.Context) []error {
 	var errs []error
 	in.filter = store.EventFilter{Status: in.Status, CityID: in.CityID, VenueID: in.VenueID, Page: in.Page, PerPage: in.PerPage}
 	parse := func(name, value string, endOfDay bool) time.Time {
-		if value == "" {
-			return time.Time{}
+		t, err := parseDateOrTime("query."+name, value, endOfDay)
+		if err != nil {
+			errs = append(errs, err)
 		}
-		if t, err := time.Parse(time.RFC3339, value); err == nil {
-			return t
-		}
-		if d, err := time.Parse(time.DateOnly, value); err == nil {
-			if endOfDay {
-				return d.AddDate(0, 0, 1)
-			}
-			return d
-		}
-		errs = append(errs, &huma.ErrorDetail{Location: "query." + name, Value: value,
-			Message: "expected a date (YYYY-MM-DD) or an ISO 8601 timestamp with offset"})
-		return time.Time{}
+		return t
 	}
 	in.filter.DateFrom = parse("filter.date_from", in.DateFrom, false)
 	in.filter.DateTo = parse("filter.date_to", in.DateTo, true)
@@ -71,6 +61,26 @@ func (in *listEventsInput) Resolve(huma.Context) []error {
 		in.filter.HasScheme = &v
 	}
 	return errs
+}
+
+// parseDateOrTime reads a filter bound: an ISO 8601 timestamp with offset,
+// or a plain date (UTC), taken as its start, or with endOfDay as the start
+// of the next day (for "before the end of this date").
+func parseDateOrTime(location, value string, endOfDay bool) (time.Time, error) {
+	if value == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, value); err == nil {
+		return t, nil
+	}
+	if d, err := time.Parse(time.DateOnly, value); err == nil {
+		if endOfDay {
+			return d.AddDate(0, 0, 1), nil
+		}
+		return d, nil
+	}
+	return time.Time{}, &huma.ErrorDetail{Location: location, Value: value,
+		Message: "expected a date (YYYY-MM-DD) or an ISO 8601 timestamp with offset"}
 }
 
 type EventPath struct {

@@ -43,10 +43,25 @@ type confirmInput struct {
 
 type listOrdersInput struct {
 	PageParams
-	Status      string    `query:"filter.status" enum:"pending_payment,paid,cancelled,partially_refunded,refunded"`
-	EventID     int64     `query:"filter.event_id" minimum:"1"`
-	CreatedFrom time.Time `query:"filter.created_from" doc:"Orders created at or after this ISO 8601 time."`
-	CreatedTo   time.Time `query:"filter.created_to" doc:"Orders created before this ISO 8601 time."`
+	Status      string `query:"filter.status" enum:"pending_payment,paid,cancelled,partially_refunded,refunded"`
+	EventID     int64  `query:"filter.event_id" minimum:"1"`
+	CreatedFrom string `query:"filter.created_from" doc:"Orders created at or after: a date (YYYY-MM-DD, UTC) or an ISO 8601 timestamp."`
+	CreatedTo   string `query:"filter.created_to" doc:"Orders created before the end of this date (YYYY-MM-DD, UTC) or before this timestamp."`
+
+	from, to time.Time
+}
+
+// Resolve parses the creation bounds, reporting both bad ones at once.
+func (in *listOrdersInput) Resolve(huma.Context) []error {
+	var errs []error
+	var err error
+	if in.from, err = parseDateOrTime("query.filter.created_from", in.CreatedFrom, false); err != nil {
+		errs = append(errs, err)
+	}
+	if in.to, err = parseDateOrTime("query.filter.created_to", in.CreatedTo, true); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
 }
 
 type orderOutput struct {
@@ -77,7 +92,7 @@ func (s *Server) registerOrders(api huma.API) {
 		Summary: "List orders, newest first", Errors: []int{http.StatusUnprocessableEntity},
 	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *listOrdersInput) (*listOutput[*sales.Order], error) {
 		items, total, err := s.deps.Sales.ListOrders(ctx, request.Caller(ctx), store.OrderFilter{Status: in.Status, EventID: in.EventID,
-			CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo, Page: in.Page, PerPage: in.PerPage})
+			CreatedFrom: in.from, CreatedTo: in.to, Page: in.Page, PerPage: in.PerPage})
 		return replyPage(ctx, items, in.PageParams, total, err)
 	})
 

@@ -173,6 +173,18 @@ func TestSandboxFullCheck(t *testing.T) {
 	if list.Meta.Total != 1 || list.Data[0].ID != o.ID {
 		t.Fatalf("list paid orders: %+v", list)
 	}
+	// Creation bounds take a plain date as the event filters do.
+	today := time.Now().UTC().Format(time.DateOnly)
+	f.Get(t, "/v1/orders?filter.status=paid&filter.created_from="+today+"&filter.created_to="+today, f.keyA).Decode(t, &list)
+	if list.Meta.Total != 1 {
+		t.Fatalf("paid orders created today: %+v", list)
+	}
+	tomorrow := time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)
+	f.Get(t, "/v1/orders?filter.created_from="+tomorrow, f.keyA).Decode(t, &list)
+	if list.Meta.Total != 0 {
+		t.Fatalf("orders created from tomorrow: %+v", list)
+	}
+	expectProblem(t, f.Get(t, "/v1/orders?filter.created_from=23.11.2026", f.keyA), http.StatusUnprocessableEntity, "validation_error")
 	countWorkflows(t, f.Stack, fmt.Sprintf("OrderStatus = 'paid' AND EventId = %d", f.ids["swan-lake"]), 1)
 }
 

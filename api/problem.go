@@ -10,7 +10,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"ticketsales/api/aggregator"
 	"ticketsales/api/request"
+	"ticketsales/internal/catalog"
 	"ticketsales/internal/sales"
 	"ticketsales/internal/states"
 	"ticketsales/store"
@@ -30,6 +32,8 @@ type Problem struct {
 	RequiredScope string              `json:"required_scope,omitempty" doc:"The scope an insufficient_scope error lacks."`
 
 	UnavailableSeats []sales.SeatRef `json:"unavailable_seats,omitempty" doc:"The seats a seat_taken error refers to."`
+	// The aggregator adapter names seats as its reserve takes them.
+	AggUnavailableSeats []string `json:"unavailableSeats,omitempty" doc:"Aggregator adapter: the seats a seat_taken error refers to, as <zone_id>|<seat_id>."`
 
 	UnavailableCategories []int64 `json:"unavailable_categories,omitempty" doc:"The ticket categories a sold_out error refers to."`
 	SlotSoldOut           bool    `json:"slot_sold_out,omitempty" doc:"True when the schedule slot's capacity is exhausted."`
@@ -149,6 +153,7 @@ func smallValue(v any) bool {
 func fromError(ctx context.Context, log *slog.Logger, err error) error {
 	var p *Problem
 	var taken *sales.SeatTakenError
+	var aggTaken *aggregator.SeatTakenError
 	var invalid *sales.ValidationError
 	var state *states.StateError
 	var soldOut *states.SoldOutError
@@ -159,6 +164,10 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 	case errors.As(err, &taken):
 		p := newProblem(ctx, http.StatusConflict, "seat_taken", "Some seats are no longer free: refresh availability and offer others.")
 		p.UnavailableSeats = taken.Seats
+		return p
+	case errors.As(err, &aggTaken):
+		p := newProblem(ctx, http.StatusConflict, "seat_taken", "Some seats are no longer free: refresh available-seats and offer others.")
+		p.AggUnavailableSeats = aggTaken.Seats
 		return p
 	case errors.As(err, &invalid):
 		p := newProblem(ctx, http.StatusUnprocessableEntity, "validation_error", "validation failed")
@@ -191,6 +200,9 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 		log.WarnContext(ctx, "dependency unavailable", "request_id", request.ID(ctx), "err", err)
 		return newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "A backing service is unreachable and nothing was changed; retry later.").
 			withHeader("Retry-After", "5")
+	case errors.Is(err, catalog.ErrNoScheme):
+		return newProblem(ctx, http.StatusNotFound, "not_found",
+			"This event has no seating scheme: it sells general-admission tickets by category (order them by items).")
 	case errors.Is(err, store.ErrNotFound):
 		return newProblem(ctx, http.StatusNotFound, "not_found", notFoundDetail(err))
 	case errors.Is(err, context.Canceled):

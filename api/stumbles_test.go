@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -57,4 +58,58 @@ func TestCreatesAnswerWhatIsStored(t *testing.T) {
 		t.Fatalf("refund without a body is not a full refund: %s", res.Body)
 	}
 	same("refund", res, "/v1/refunds/%v")
+}
+
+// TestMessagesSayWhatIsWrong: errors a partner meets while integrating name
+// the cause in the words of the interface they used.
+func TestMessagesSayWhatIsWrong(t *testing.T) {
+	f := newFixture(t)
+	type detailed struct {
+		Detail string `json:"detail"`
+		Errors []struct {
+			Location string `json:"location"`
+			Message  string `json:"message"`
+		} `json:"errors"`
+		AggSeats []string `json:"unavailableSeats"`
+	}
+	read := func(res *testenv.Response, status int, code string) detailed {
+		t.Helper()
+		expectProblem(t, res, status, code)
+		var d detailed
+		res.Decode(t, &d)
+		return d
+	}
+	// A general-admission event has no seating scheme.
+	d := read(f.Get(t, fmt.Sprintf("/v1/events/%d/scheme", f.ids["standup"]), f.keyA), http.StatusNotFound, "not_found")
+	if !strings.Contains(d.Detail, "no seating scheme") {
+		t.Fatalf("scheme of a general-admission event: %q", d.Detail)
+	}
+	// An order naming a reservation of another event (both seated).
+	if _, err := f.DB.ExecContext(context.Background(), "UPDATE events SET status = 'published' WHERE slug = 'nutcracker'"); err != nil {
+		t.Fatal(err)
+	}
+	var nutcracker int64
+	if err := f.DB.NewRaw("SELECT id FROM events WHERE slug = 'nutcracker'").Scan(context.Background(), &nutcracker); err != nil {
+		t.Fatal(err)
+	}
+	var r reservationBody
+	f.reserve(t, f.keyA, "parterre-2-1").Decode(t, &r)
+	res := f.Do(t, http.MethodPost, "/v1/orders", f.keyA, fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "payment": "external",
+		"customer": {"email": "a@example.com", "first_name": "A", "last_name": "B", "phone": "+79991234567"}}`, nutcracker, r.Data.ID), idemKey(t))
+	d = read(res, http.StatusUnprocessableEntity, "validation_error")
+	if len(d.Errors) != 1 || d.Errors[0].Location != "body.reservation_id" || !strings.Contains(d.Errors[0].Message, "belongs to another event") {
+		t.Fatalf("reservation of another event: %s", res.Body)
+	}
+	// The aggregator adapter: a taken seat as reserve takes it, and a
+	// general-admission session, in its own field names.
+	d = read(f.aggReserve(t, "parterre|parterre-2-1"), http.StatusConflict, "seat_taken")
+	if len(d.AggSeats) != 1 || d.AggSeats[0] != "parterre|parterre-2-1" {
+		t.Fatalf("aggregator seat_taken seats: %v", d.AggSeats)
+	}
+	res = f.Do(t, http.MethodPost, "/aggregator/v1/reserve", f.keyA,
+		fmt.Sprintf(`{"sessionId": "%d", "seats": ["floor|floor-1"]}`, f.ids["standup"]))
+	d = read(res, http.StatusUnprocessableEntity, "validation_error")
+	if len(d.Errors) != 1 || d.Errors[0].Location != "body.sessionId" || !strings.Contains(d.Errors[0].Message, "hasSeats: false") {
+		t.Fatalf("aggregator reserve on a general-admission session: %s", res.Body)
+	}
 }

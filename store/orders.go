@@ -87,6 +87,17 @@ func applyTotals(o *Order, items []OrderItem, totals Totals) {
 	o.Total, o.ServiceFee, o.Amount = totals(prices)
 }
 
+// OtherEventError: the reservation an order names holds seats of another
+// event than the order's.
+type OtherEventError struct {
+	ReservationID string
+	EventID       int64 // the reservation's
+}
+
+func (e *OtherEventError) Error() string {
+	return fmt.Sprintf("reservation %s belongs to event %d", e.ReservationID, e.EventID)
+}
+
 // CreateOrderFromReservation turns a live reservation into an order in one
 // transaction: the reservation becomes ordered, its seats stay held for the
 // order until its payment deadline, and the positions keep the hold prices.
@@ -102,7 +113,7 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 			return notFound(err, "reservation "+*o.ReservationID)
 		}
 		if r.EventID != o.EventID {
-			return &states.StateError{Entity: "reservation", ID: r.ID, Status: "for another event"}
+			return &OtherEventError{ReservationID: r.ID, EventID: r.EventID}
 		}
 		if st := r.EffectiveStatus(time.Now()); st != states.ReservationReserved {
 			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(st)}

@@ -7,6 +7,7 @@ package aggregator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -189,7 +190,7 @@ func Register(api huma.API, sl *sales.Service, cat *catalog.Service) {
 		}
 		r, err := a.sales.Reserve(ctx, request.Caller(ctx), sales.ReserveInput{EventID: eventID, Seats: seats, TTL: time.Duration(ttl) * time.Second})
 		if err != nil {
-			return nil, err
+			return nil, inAdapterTerms(err, in.Body.SessionID)
 		}
 		return &plainOutput[aggOrder]{Body: aggOrderOf(r, nil, nil)}, nil
 	})
@@ -308,4 +309,41 @@ func seatRowNumber(r *sales.Reservation, seatID string) (row, number string) {
 
 func errorsIsExpired(err error) bool {
 	return errors.Is(err, sales.ErrReservationExpired) || errors.Is(err, sales.ErrOrderExpired)
+}
+
+// SeatTakenError is seat_taken in the adapter's terms: seats as
+// <zone_id>|<seat_id>, as reserve takes them.
+type SeatTakenError struct {
+	Seats []string
+}
+
+func (e *SeatTakenError) Error() string { return fmt.Sprintf("%d seat(s) taken", len(e.Seats)) }
+
+// inAdapterTerms words a sales error of reserve in the adapter's names:
+// sessionId for the event, seats as <zone_id>|<seat_id>.
+func inAdapterTerms(err error, sessionID string) error {
+	var taken *sales.SeatTakenError
+	var invalid *sales.ValidationError
+	switch {
+	case errors.As(err, &taken):
+		out := &SeatTakenError{Seats: make([]string, len(taken.Seats))}
+		for i, s := range taken.Seats {
+			out.Seats[i] = s.ZoneID + "|" + s.SeatID
+		}
+		return out
+	case errors.As(err, &invalid):
+		out := &sales.ValidationError{}
+		for _, f := range invalid.Fields {
+			if f.Location == "body.event_id" {
+				f.Location, f.Value = "body.sessionId", sessionID
+				f.Message = strings.Replace(f.Message, "the event", "the session", 1)
+				if f.Message == strings.Replace(sales.MsgNoScheme, "the event", "the session", 1) {
+					f.Message = "the session is general admission (hasSeats: false): it has no seats to reserve"
+				}
+			}
+			out.Fields = append(out.Fields, f)
+		}
+		return out
+	}
+	return err
 }

@@ -121,7 +121,9 @@ var pageTmpl = template.Must(template.New("pay").Funcs(template.FuncMap{
 <h1>Test payment gateway</h1>
 <p id="description">{{.Description}}</p>
 <p>Amount: <strong id="amount">{{money .Amount .Currency}}</strong></p>
-{{if eq .Status "paid"}}<p id="result">Payment accepted. Your tickets are on their way.</p>
+{{if and (eq .Status "paid") (ge .Refunded .Amount)}}<p id="result">Payment refunded: {{money .Refunded .Currency}} went back to the buyer.</p>
+{{else if and (eq .Status "paid") (gt .Refunded 0)}}<p id="result">Payment accepted; {{money .Refunded .Currency}} of it refunded.</p>
+{{else if eq .Status "paid"}}<p id="result">Payment accepted. Your tickets are on their way.</p>
 {{else}}{{if eq .Status "declined"}}<p id="result">Payment declined. You may try again.</p>{{end}}
 <form method="post"><button id="pay" name="action" value="pay">Pay</button><button id="decline" name="action" value="decline">Decline</button></form>
 {{end}}</body></html>`))

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,10 +33,22 @@ func TestRefundReturnsMoneyOncePerKey(t *testing.T) {
 	if _, err := db.ExecContext(ctx, "UPDATE gateway_payments SET status = 'paid' WHERE id = ?", p.ID); err != nil {
 		t.Fatal(err)
 	}
+	page := func() string {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		g.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/pay/"+p.ID, nil))
+		return rec.Body.String()
+	}
+	if body := page(); !strings.Contains(body, "Payment accepted.") {
+		t.Fatalf("page of a paid payment:\n%s", body)
+	}
 	for i := 0; i < 3; i++ { // a retried refund returns money once
 		if err := g.Refund(ctx, p.ID, "rf_1", 600); err != nil {
 			t.Fatalf("refund #%d: %v", i+1, err)
 		}
+	}
+	if body := page(); !strings.Contains(body, "6.00 RUB of it refunded") || strings.Contains(body, `id="pay"`) {
+		t.Fatalf("page of a partly refunded payment:\n%s", body)
 	}
 	if err := g.Refund(ctx, p.ID, "rf_2", 500); !errors.Is(err, payment.ErrRefundExceedsPayment) {
 		t.Fatalf("over-refund: %v", err)
@@ -46,6 +59,9 @@ func TestRefundReturnsMoneyOncePerKey(t *testing.T) {
 	var refunded int64
 	if err := db.NewRaw("SELECT refunded FROM gateway_payments WHERE id = ?", p.ID).Scan(ctx, &refunded); err != nil || refunded != 1000 {
 		t.Fatalf("refunded %d (%v), want 1000", refunded, err)
+	}
+	if body := page(); !strings.Contains(body, "Payment refunded: 10.00 RUB went back") {
+		t.Fatalf("page of a refunded payment:\n%s", body)
 	}
 }
 

@@ -195,7 +195,11 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 		}
 	}
 	var se *states.StateError
+	var other *store.OtherEventError
 	switch {
+	case errors.As(err, &other):
+		return nil, &ValidationError{Fields: []FieldError{{"body.reservation_id",
+			fmt.Sprintf("the reservation belongs to another event (event_id %d), not event_id %d", other.EventID, in.EventID), in.ReservationID}}}
 	case errors.As(err, &se) && se.Status == string(states.ReservationOrdered) && in.ReservationID != "":
 		// A repeat of a create whose first attempt committed but never
 		// answered (its process died): the order is the answer.

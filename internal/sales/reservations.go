@@ -160,6 +160,10 @@ func (s *Service) onSale(ctx context.Context, companyID, eventID int64, needSche
 	return s.onSaleCached(ctx, companyID, eventID, needScheme, false)
 }
 
+// MsgNoScheme is the field error of a seat hold on an event without seats;
+// the aggregator adapter says it in its own words.
+const MsgNoScheme = "the event has no seating scheme: order it by items"
+
 func (s *Service) onSaleCached(ctx context.Context, companyID, eventID int64, needScheme, cached bool) (*saleContext, error) {
 	e, cats, err := s.loadSale(ctx, companyID, eventID, cached)
 	if err != nil {
@@ -172,7 +176,7 @@ func (s *Service) onSaleCached(ctx context.Context, companyID, eventID int64, ne
 	case !e.StartsAt.After(s.now()):
 		verr.add("body.event_id", "the event has started", eventID)
 	case needScheme && e.SchemeID == nil:
-		verr.add("body.event_id", "the event has no seating scheme: order it by items", eventID)
+		verr.add("body.event_id", MsgNoScheme, eventID)
 	}
 	if err := verr.orNil(); err != nil {
 		return nil, err
