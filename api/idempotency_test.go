@@ -130,6 +130,10 @@ func TestFailedWorkflowStartUndoesTheHold(t *testing.T) {
 	res := f.Do(t, http.MethodPost, "/v1/reservations", f.keyA,
 		fmt.Sprintf(`{"event_id": %d, "seats": %s}`, swan, seatsJSON("parterre-1-1")), "Idempotency-Key: k1")
 	expectProblem(t, res, http.StatusServiceUnavailable, "unavailable")
+	// A partner's client backs off as told.
+	if ra := res.Header.Get("Retry-After"); ra == "" {
+		t.Fatalf("503 without Retry-After: %v", res.Header)
+	}
 	var state string
 	if err := s.DB.NewRaw("SELECT state FROM event_seats WHERE event_id = ? AND seat_id = 'parterre-1-1'", swan).Scan(context.Background(), &state); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -104,6 +105,14 @@ func installErrorModel(log *slog.Logger) {
 			// problems decides, so handlers just pass errors on.
 			var p *Problem
 			errors.As(fromError(ctx, log, err), &p)
+			// Huma copies headers only from the error the handler
+			// returned, not from this mapping of it: a 503's Retry-After
+			// would be lost.
+			if hctx != nil {
+				for k, vs := range p.headers {
+					hctx.SetHeader(k, strings.Join(vs, ", "))
+				}
+			}
 			return p
 		}
 		if status >= 500 {
