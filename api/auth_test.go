@@ -102,4 +102,21 @@ func TestFailedAuthenticationsAreLimitedPerClient(t *testing.T) {
 	if res := testenv.Do(t, cached, http.MethodGet, "/v1/cities", good, "", "X-Real-IP: 192.0.2.1"); res.Status != http.StatusOK {
 		t.Fatalf("a known good key from an exhausted address: %d %s", res.Status, res.Body)
 	}
+	// Also when it was last seen longer ago than the cache keeps keys.
+	shortCache := s.APIWith(t, func(d *api.Deps) {
+		d.AuthFailures, d.ClientIPHeader = ratelimit.NewFailures(limit), "X-Real-IP"
+		d.Auth = apikey.NewAuthenticator(s.DB, 10*time.Millisecond)
+	})
+	if res := testenv.Do(t, shortCache, http.MethodGet, "/v1/cities", good, "", "X-Real-IP: 192.0.2.2"); res.Status != http.StatusOK {
+		t.Fatalf("good key: %d", res.Status)
+	}
+	time.Sleep(50 * time.Millisecond) // the cache has forgotten it
+	for i := 0; i <= limit.Burst; i++ {
+		testenv.Do(t, shortCache, http.MethodGet, "/v1/cities", unknown, "", "X-Real-IP: 192.0.2.2")
+	}
+	expectProblem(t, testenv.Do(t, shortCache, http.MethodGet, "/v1/cities", unknown, "", "X-Real-IP: 192.0.2.2"),
+		http.StatusTooManyRequests, "rate_limited")
+	if res := testenv.Do(t, shortCache, http.MethodGet, "/v1/cities", good, "", "X-Real-IP: 192.0.2.2"); res.Status != http.StatusOK {
+		t.Fatalf("a good key idle longer than the cache, from an exhausted address: %d %s", res.Status, res.Body)
+	}
 }

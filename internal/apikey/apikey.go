@@ -114,25 +114,34 @@ var ErrInvalidKey = errors.New("invalid API key")
 type Authenticator struct {
 	db    bun.IDB
 	cache *expirable.LRU[string, *Principal] // nil principal: unknown or revoked
+	// recent holds keys that authenticated within RecentlyValidFor, much
+	// longer than the cache's life: a partner idle for a while still
+	// passes the failed-auth block of an address it shares with an
+	// attacker. Kept only beside a cache.
+	recent *expirable.LRU[string, struct{}]
 }
+
+// RecentlyValidFor is how long a key that authenticated counts as known
+// valid for the failed-authentication block.
+const RecentlyValidFor = 24 * time.Hour
 
 // NewAuthenticator caches up to 10,000 keys for ttl; ttl <= 0 disables the cache.
 func NewAuthenticator(db bun.IDB, ttl time.Duration) *Authenticator {
 	a := &Authenticator{db: db}
 	if ttl > 0 {
 		a.cache = expirable.NewLRU[string, *Principal](10_000, nil, ttl)
+		a.recent = expirable.NewLRU[string, struct{}](10_000, nil, RecentlyValidFor)
 	}
 	return a
 }
 
-// KnownValid tells, from the cache alone, whether key is a valid key seen
-// lately; it never queries.
+// KnownValid tells, from memory alone, whether key authenticated within
+// RecentlyValidFor (and was not found revoked since); it never queries.
 func (a *Authenticator) KnownValid(key string) bool {
-	if a.cache == nil || !WellFormed(key) {
+	if a.recent == nil || !WellFormed(key) {
 		return false
 	}
-	p, ok := a.cache.Get(string(Hash(key)))
-	return ok && p != nil
+	return a.recent.Contains(string(Hash(key)))
 }
 
 // Authenticate returns the principal of a key, or ErrInvalidKey.
@@ -147,6 +156,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principa
 			if p == nil {
 				return nil, ErrInvalidKey
 			}
+			a.recent.Add(cacheKey, struct{}{})
 			return p, nil
 		}
 	}
@@ -162,6 +172,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principa
 	}
 	if a.cache != nil {
 		a.cache.Add(cacheKey, p)
+		if p != nil {
+			a.recent.Add(cacheKey, struct{}{})
+		} else {
+			a.recent.Remove(cacheKey) // revoked: no longer passes
+		}
 	}
 	if p == nil {
 		return nil, ErrInvalidKey
