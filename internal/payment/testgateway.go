@@ -188,7 +188,7 @@ func (g *TestGateway) report(ctx context.Context, id string) error {
 	return err // a refused report is not sent again, but it is an error
 }
 
-// errReportRefused: the service refused a callback for good (4xx).
+// errReportRefused: the service refused a callback for good (409 or 422).
 var errReportRefused = errors.New("the service refused the report")
 
 // Redeliver reports, every interval until ctx ends, the taken payments the
@@ -237,8 +237,11 @@ func (g *TestGateway) notify(ctx context.Context, cb Callback) error {
 			switch {
 			case res.StatusCode < 300:
 				return nil
-			case res.StatusCode < 500 && res.StatusCode != http.StatusRequestTimeout && res.StatusCode != http.StatusTooManyRequests:
-				// Refused for good: reporting again would not change it.
+			case res.StatusCode == http.StatusConflict || res.StatusCode == http.StatusUnprocessableEntity:
+				// The service's deliberate "this payment cannot be
+				// applied": reporting again would not change it. Any other
+				// answer (a 401 of a secret not yet rolled out, a 404 of a
+				// route not yet deployed, 5xx) may mend: it is retried.
 				return fmt.Errorf("callback for payment %s answered %d: %w", cb.PaymentID, res.StatusCode, errReportRefused)
 			}
 			err = fmt.Errorf("callback answered %d", res.StatusCode)
