@@ -189,7 +189,8 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 type Error struct {
 	msg string
 	// Permanent: the server refused the message for good (a 5xx reply to
-	// RCPT TO or DATA), or it cannot be composed; sending it
+	// RCPT TO or DATA, or 552 / 5.3.4 "too big" to MAIL FROM), or it cannot
+	// be composed; sending it
 	// again cannot succeed. Connection, TLS and authentication failures are
 	// not permanent: they are fixed on the sending side, then a retry works.
 	Permanent bool
@@ -216,10 +217,13 @@ func deliveryError(err error, to string) *Error {
 	var se *gomail.SendError
 	if errors.As(err, &se) {
 		// A 5xx to RCPT TO or DATA refuses this message for good. One to
-		// MAIL FROM refuses our sender (a configuration to fix on our
-		// side): a retry after the fix works, so it is not permanent.
+		// MAIL FROM mostly refuses our sender (a configuration to fix on
+		// our side): a retry after the fix works, so it is not permanent —
+		// but for 552 / 5.3.4, the message's declared size over the
+		// server's limit (RFC 1870, RFC 3463), which no retry changes.
 		code := se.ErrorCode()
-		e.Permanent = e.Permanent || (code >= 500 && code < 600 && se.Reason != gomail.ErrSMTPMailFrom)
+		tooBig := code == 552 || se.EnhancedStatusCode() == "5.3.4"
+		e.Permanent = e.Permanent || (code >= 500 && code < 600 && (se.Reason != gomail.ErrSMTPMailFrom || tooBig))
 	}
 	for _, c := range []error{context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, c) {

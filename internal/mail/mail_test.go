@@ -255,7 +255,8 @@ func TestSMTPRefusedRecipient(t *testing.T) {
 }
 
 // TestSMTPRefusedSender: a 5xx to MAIL FROM refuses our sender, a setting
-// fixed on our side: not permanent, a retry after the fix delivers.
+// fixed on our side: not permanent, a retry after the fix delivers — but
+// for a message too big.
 func TestSMTPRefusedSender(t *testing.T) {
 	be := &smtptest.Backend{MailFrom: func(string) error {
 		return &smtp.SMTPError{Code: 553, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "sender not allowed"}
@@ -265,6 +266,20 @@ func TestSMTPRefusedSender(t *testing.T) {
 	err = s.Send(context.Background(), ticketMessage())
 	require.Error(t, err)
 	assert.False(t, IsPermanent(err), err.Error())
+
+	// But a message too big for the server (552, or 5.3.4 under another
+	// code) stays too big: no retry can deliver it.
+	for _, refusal := range []*smtp.SMTPError{
+		{Code: 552, EnhancedCode: smtp.EnhancedCode{5, 3, 4}, Message: "message size exceeds fixed maximum message size"},
+		{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 3, 4}, Message: "message too big for system"},
+	} {
+		be := &smtptest.Backend{MailFrom: func(string) error { return refusal }}
+		s, err := New("smtp://"+smtptest.Start(t, be)+"?tls=none", "", "tickets@example.test")
+		require.NoError(t, err)
+		err = s.Send(context.Background(), ticketMessage())
+		require.Error(t, err)
+		assert.True(t, IsPermanent(err), err.Error())
+	}
 }
 
 // mimeParts walks a message with only the standard library and returns
