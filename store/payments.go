@@ -138,8 +138,10 @@ func MarkPaymentRefunded(ctx context.Context, db bun.IDB, gateway, id string) er
 // the reaper settles or returns when no workflow did.
 func OpenPayments(ctx context.Context, db bun.IDB, cutoff time.Time, limit int64) ([]Payment, error) {
 	// The least recently swept first, each stamped as it is taken: a row
-	// that keeps failing waits its turn behind the others, and reapers of
-	// several workers take different rows.
+	// that keeps failing waits its turn behind the others (round robin).
+	// SKIP LOCKED only keeps two sweeps running at the same instant from
+	// waiting on each other's rows; sweeps a moment apart may take the same
+	// rows, which is safe: settling and returning are idempotent.
 	var out []Payment
 	err := db.NewRaw(`UPDATE payments p SET swept_at = now() FROM (
 			SELECT gateway, id FROM payments WHERE status IN ('received', 'refund_due') AND received_at < ?

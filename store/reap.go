@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,10 +29,17 @@ func ReapLapsed(ctx context.Context, db bun.IDB, grace time.Duration) (Reaped, e
 		cutoff).Scan(ctx, &rids); err != nil {
 		return out, fmt.Errorf("find lapsed reservations: %w", err)
 	}
+	// One row that fails (a constraint, a lock timeout) must not keep the
+	// rest waiting: each is tried, the failures are returned together.
+	var errs []error
 	for _, id := range rids {
 		changed, err := EndReservation(ctx, db, id, states.ReservationExpired)
 		if err != nil {
-			return out, err
+			if ctx.Err() != nil {
+				return out, err
+			}
+			errs = append(errs, err)
+			continue
 		}
 		if changed {
 			out.Reservations++
@@ -40,16 +48,20 @@ func ReapLapsed(ctx context.Context, db bun.IDB, grace time.Duration) (Reaped, e
 	var oids []int64
 	if err := db.NewRaw("SELECT id FROM orders WHERE status = 'pending_payment' AND expires_at < ? ORDER BY expires_at LIMIT 1000",
 		cutoff).Scan(ctx, &oids); err != nil {
-		return out, fmt.Errorf("find lapsed orders: %w", err)
+		return out, errors.Join(append(errs, fmt.Errorf("find lapsed orders: %w", err))...)
 	}
 	for _, id := range oids {
 		_, changed, err := CancelOrder(ctx, db, id, states.CancelPaymentTimeout)
 		if err != nil {
-			return out, err
+			if ctx.Err() != nil {
+				return out, err
+			}
+			errs = append(errs, err)
+			continue
 		}
 		if changed {
 			out.Orders++
 		}
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }

@@ -211,7 +211,10 @@ func MarkRefundFailed(ctx context.Context, db bun.IDB, id, cause string) (*Refun
 func RefundsToResume(ctx context.Context, db bun.IDB, pendingBefore, failedBefore time.Time, limit int) ([]string, error) {
 	var ids []string
 	// The least recently swept first, each stamped as it is taken, so
-	// refunds whose workflow still runs do not hold the others back.
+	// refunds whose workflow still runs do not hold the others back (round
+	// robin). SKIP LOCKED only keeps sweeps at the same instant from
+	// waiting on each other; resuming a refund twice is safe (one
+	// workflow id per refund).
 	err := db.NewRaw(`UPDATE refunds r SET swept_at = now() FROM (
 			SELECT id FROM refunds
 			WHERE (status = 'pending' AND created_at < ?) OR (status = 'failed' AND failed_at < ?)
