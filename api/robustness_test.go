@@ -270,6 +270,9 @@ type oaOperation struct {
 func (d *oaDoc) operations() []oaOperation {
 	var ops []oaOperation
 	for path, item := range d.Paths {
+		if strings.HasPrefix(path, "/o/") || strings.HasPrefix(path, "/pay/") {
+			continue // the buyer's HTML pages, documented but not part of the JSON API
+		}
 		for method, raw := range item {
 			switch strings.ToUpper(method) {
 			case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:

@@ -47,6 +47,8 @@ type Deps struct {
 	Gateway       *payment.TestGateway
 	HostedGateway bool
 	GatewaySecret []byte
+	// PublicBaseURL is where partners reach this API: the document's server.
+	PublicBaseURL string
 	// SandboxEnabled serves sandbox keys; without it they are refused.
 	SandboxEnabled bool
 	// Limiter limits requests per API key (nil: no limit); DefaultLimit
@@ -87,6 +89,9 @@ func New(deps Deps) *Server {
 		deps.Log = slog.Default()
 	}
 	installErrorModel(deps.Log)
+	// Arrays are never null in requests or answers (an empty list is []):
+	// the document says so, and generated clients need no null checks.
+	huma.DefaultArrayNullable = false
 	mux := http.NewServeMux()
 	cfg := huma.DefaultConfig("Ticket Sales API", "1.0.0")
 	cfg.Info.Description = "Catalog, seat maps, availability, reservations, orders, payment, tickets and refunds " +
@@ -129,6 +134,8 @@ func New(deps Deps) *Server {
 		mux.Handle("/pay/", deps.Gateway.Handler())
 	}
 
+	polishDocument(s.API.OpenAPI(), deps.PublicBaseURL)
+
 	s.http = withRequest(gzipUnlessEncoded(withRoutingProblems(mux)), deps.Log, deps.RequestLog, deps.Metrics)
 	return s
 }
@@ -149,7 +156,7 @@ func gzipUnlessEncoded(next http.Handler) http.Handler {
 
 type healthOutput struct {
 	Body struct {
-		Status string `json:"status" example:"ok"`
+		Status string `json:"status" example:"ok" enum:"ok"`
 	}
 }
 
@@ -215,7 +222,7 @@ const (
 
 type readinessOutput struct {
 	Body struct {
-		Status   string `json:"status" example:"ready"`
+		Status   string `json:"status" example:"ready" enum:"ready"`
 		Postgres string `json:"postgres" example:"ok" enum:"ok"`
 		Temporal string `json:"temporal" example:"ok" enum:"ok,unreachable,not_configured" doc:"Orders, confirm and refunds need Temporal; the catalog and holds do not."`
 	}
@@ -223,7 +230,7 @@ type readinessOutput struct {
 
 type temporalReadinessOutput struct {
 	Body struct {
-		Status   string `json:"status" example:"ready"`
+		Status   string `json:"status" example:"ready" enum:"ready"`
 		Temporal string `json:"temporal" example:"ok" enum:"ok"`
 	}
 }

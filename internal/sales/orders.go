@@ -46,6 +46,15 @@ type Customer struct {
 	Phone     string `json:"phone" pattern:"^\\+?[0-9][0-9 ()\\-]{5,24}$" doc:"International format, e.g. +7 999 123-45-67."`
 }
 
+// Buyer is the customer as an order shows it: what was given, unchecked
+// here (an aggregator's buyer may have no phone).
+type Buyer struct {
+	Email     string `json:"email"`
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+	Phone     string `json:"phone"`
+}
+
 // OrderItemInput asks for general-admission tickets of a category.
 type OrderItemInput struct {
 	TicketCategoryID int64 `json:"ticket_category_id" minimum:"1"`
@@ -76,7 +85,7 @@ type Order struct {
 	Total          pricing.Money        `json:"total" doc:"Sum of ticket prices."`
 	ServiceFee     pricing.Money        `json:"service_fee" doc:"Computed from the order sum; the minimum fee is taken once per order."`
 	IsTest         bool                 `json:"is_test"`
-	Customer       Customer             `json:"customer"`
+	Customer       Buyer                `json:"customer"`
 	CreatedAt      time.Time            `json:"created_at"`
 	ExpiresAt      time.Time            `json:"expires_at" doc:"End of the payment window."`
 	PaidAt         *time.Time           `json:"paid_at,omitempty"`
@@ -364,7 +373,7 @@ func (s *Service) orderView(o *store.Order) *Order {
 	out := &Order{ID: o.ID, Status: o.Status, CancelReason: o.CancelReason, EventID: o.EventID, ReservationID: o.ReservationID,
 		ScheduleSlotID: o.ScheduleSlotID, Payment: o.Payment, Amount: money(o.Amount), Total: money(o.Total),
 		ServiceFee: money(o.ServiceFee), IsTest: o.IsTest, CreatedAt: o.CreatedAt, ExpiresAt: o.ExpiresAt, PaidAt: o.PaidAt,
-		Customer: Customer{Email: o.CustomerEmail, FirstName: o.CustomerFirstName, LastName: o.CustomerLastName, Phone: o.CustomerPhone}}
+		Customer: Buyer{Email: o.CustomerEmail, FirstName: o.CustomerFirstName, LastName: o.CustomerLastName, Phone: o.CustomerPhone}}
 	if o.Status == states.OrderPendingPayment {
 		switch {
 		case o.PaymentURL != nil:

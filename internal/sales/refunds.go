@@ -31,7 +31,7 @@ type RefundView struct {
 	MoneyReturnedBy string              `json:"money_returned_by" enum:"gateway,external" doc:"gateway: the service returned the money; external: the partner returns it."`
 	Reason          string              `json:"reason"`
 	Tickets         []Ticket            `json:"tickets" doc:"The tickets this refund voided."`
-	OrderStatus     states.OrderStatus  `json:"order_status"`
+	OrderStatus     states.OrderStatus  `json:"order_status" enum:"partially_refunded,refunded" doc:"The order's status (after this refund, or now when read again)."`
 	CreatedAt       time.Time           `json:"created_at"`
 }
 

@@ -349,6 +349,9 @@ func Send(c *http.Client, req *http.Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkContract(c, req, res, b); err != nil {
+		return nil, err
+	}
 	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}, nil
 }
 

@@ -1,0 +1,110 @@
+package testenv
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+)
+
+// Every response a test receives through Send is checked against the
+// OpenAPI document the same server serves, by an independent validator
+// (pb33f/libopenapi-validator, strict about status codes, nullability and
+// required fields): a drift between the code and the document fails the
+// test that met it. Requests to paths the document does not describe (the
+// order page, the test gateway, deliberately malformed paths) are not
+// checked.
+
+var contracts sync.Map // server base URL -> *contract
+
+type contract struct {
+	once sync.Once
+	v    validator.Validator
+	err  error
+}
+
+// contractOf loads and caches the document of the server at base.
+func contractOf(c *http.Client, base string) (validator.Validator, error) {
+	got, _ := contracts.LoadOrStore(base, &contract{})
+	k := got.(*contract)
+	k.once.Do(func() {
+		res, err := c.Get(base + "/openapi.json")
+		if err != nil {
+			k.err = fmt.Errorf("fetch the OpenAPI document: %w", err)
+			return
+		}
+		defer res.Body.Close()
+		spec, err := io.ReadAll(res.Body)
+		if err != nil {
+			k.err = fmt.Errorf("read the OpenAPI document: %w", err)
+			return
+		}
+		doc, err := libopenapi.NewDocument(spec)
+		if err != nil {
+			k.err = fmt.Errorf("parse the OpenAPI document: %w", err)
+			return
+		}
+		v, errs := validator.NewValidator(doc)
+		if len(errs) > 0 {
+			k.err = fmt.Errorf("build the validator: %w", errors.Join(errs...))
+			return
+		}
+		k.v = v
+	})
+	return k.v, k.err
+}
+
+// checkContract validates res (its body already read into body) against
+// the document of the server req went to. It returns nil for requests the
+// document does not describe.
+func checkContract(c *http.Client, req *http.Request, res *http.Response, body []byte) error {
+	if res.StatusCode == http.StatusNotFound && !strings.HasPrefix(req.URL.Path, "/v1/") && !strings.HasPrefix(req.URL.Path, "/aggregator/v1/") {
+		return nil
+	}
+	v, err := contractOf(c, req.URL.Scheme+"://"+req.URL.Host)
+	if err != nil {
+		return err
+	}
+	check := *res
+	if strings.EqualFold(res.Header.Get("Content-Encoding"), "gzip") {
+		// The test asked for gzip itself, so the client left it packed.
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return fmt.Errorf("%s %s: gzip body: %w", req.Method, req.URL.Path, err)
+		}
+		if body, err = io.ReadAll(zr); err != nil {
+			return fmt.Errorf("%s %s: gzip body: %w", req.Method, req.URL.Path, err)
+		}
+	}
+	check.Body = io.NopCloser(bytes.NewReader(body))
+	ok, errs := v.ValidateHttpResponse(req, &check)
+	if ok {
+		return nil
+	}
+	var msgs []string
+	for _, e := range errs {
+		if e.ValidationType == "path" { // not in the document: not checked
+			continue
+		}
+		m := e.Message
+		if e.Reason != "" {
+			m += ": " + e.Reason
+		}
+		for _, se := range e.SchemaValidationErrors {
+			m += fmt.Sprintf("; %s at %s", se.Reason, se.FieldPath)
+		}
+		msgs = append(msgs, m)
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s %s answered %d, which the OpenAPI document does not allow: %s\nbody: %.500s",
+		req.Method, req.URL.Path, res.StatusCode, strings.Join(msgs, " | "), body)
+}
