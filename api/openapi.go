@@ -49,6 +49,11 @@ func polishDocument(doc *huma.OpenAPI, publicBaseURL string) {
 			}
 		}
 	}
+	if p := schemas["Problem"]; p != nil && p.Properties["unavailableSeats"] != nil {
+		// The aggregator's camelCase member and /v1's snake_case one are
+		// one name in Go: tell generators apart.
+		p.Properties["unavailableSeats"].Extensions = map[string]any{"x-go-name": "AggregatorUnavailableSeats"}
+	}
 	for name, props := range nullable {
 		s := schemas[name]
 		if s == nil {

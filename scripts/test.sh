@@ -52,3 +52,5 @@ go test -count=1 -timeout 12m ./...
 
 # The served OpenAPI document passes Spectral (spectral:oas) with no errors.
 scripts/spectral.sh
+# The published clients (api/client) are what the code generates now.
+scripts/clients.sh check

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
@@ -107,4 +108,32 @@ func checkContract(c *http.Client, req *http.Request, res *http.Response, body [
 	}
 	return fmt.Errorf("%s %s answered %d, which the OpenAPI document does not allow: %s\nbody: %.500s",
 		req.Method, req.URL.Path, res.StatusCode, strings.Join(msgs, " | "), body)
+}
+
+// ContractClient is an HTTP client whose every response is checked against
+// the document of the server it came from, as Send's are: for clients
+// that bring their own requests (the generated API client).
+func ContractClient() *http.Client {
+	c := &http.Client{Timeout: time.Minute}
+	c.Transport = contractTransport{c: c}
+	return c
+}
+
+type contractTransport struct{ c *http.Client }
+
+func (t contractTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil || req.URL.Path == "/openapi.json" {
+		return res, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	if err := checkContract(&http.Client{Timeout: time.Minute}, req, res, body); err != nil {
+		return nil, err
+	}
+	return res, nil
 }

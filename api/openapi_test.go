@@ -1,0 +1,36 @@
+package api_test
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+
+	"ticketsales/test/testenv"
+)
+
+// TestServedDocumentIsThePublishedOne: the document a running service
+// serves is the one api/client was generated from (but for servers, which
+// names the deployment), so the published clients fit the service.
+func TestServedDocumentIsThePublishedOne(t *testing.T) {
+	s := testenv.NewStack(t)
+	res := s.Get(t, "/openapi.json", "")
+	var served, published map[string]any
+	res.Decode(t, &served)
+	raw, err := os.ReadFile("client/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &published); err != nil {
+		t.Fatal(err)
+	}
+	servers, _ := served["servers"].([]any)
+	if len(servers) != 1 || servers[0].(map[string]any)["url"] != s.URL {
+		t.Fatalf("servers %v, want this deployment's public base URL %s", servers, s.URL)
+	}
+	delete(served, "servers")
+	delete(published, "servers")
+	if !reflect.DeepEqual(served, published) {
+		t.Fatal("the served document differs from api/client/openapi.json: run `go generate ./api/client` and commit")
+	}
+}
