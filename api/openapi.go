@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -17,6 +18,22 @@ var problemCodes = []string{
 	"order_expired", "order_paid", "rate_limited", "request_timeout", "request_too_large",
 	"reservation_expired", "seat_taken", "sold_out", "unauthenticated", "unavailable",
 	"unsupported_media_type", "validation_error", "error",
+}
+
+// codesByStatus says which problem codes each failure status carries; the
+// document lists them in that response's description.
+var codesByStatus = map[string][]string{
+	"400": {"malformed_request", "idempotency_key_required"},
+	"401": {"unauthenticated"},
+	"403": {"insufficient_scope"},
+	"404": {"not_found"},
+	"409": {"seat_taken", "sold_out", "invalid_state", "order_paid", "reservation_expired", "order_expired", "idempotency_request_in_progress"},
+	"413": {"request_too_large"},
+	"415": {"unsupported_media_type"},
+	"422": {"validation_error", "amount_mismatch", "gateway_unavailable", "idempotency_key_reused"},
+	"429": {"rate_limited"},
+	"500": {"internal"},
+	"503": {"unavailable"},
 }
 
 // nullable lists properties the service answers with null (a ticket
@@ -123,6 +140,9 @@ func polishDocument(doc *huma.OpenAPI, publicBaseURL string) {
 				if idem {
 					res.Headers["Idempotent-Replayed"] = header("`true` when this is the stored answer to an earlier request with the same Idempotency-Key.")
 				}
+				if codes := codesByStatus[key]; len(codes) > 0 && res.Content["application/problem+json"] != nil {
+					res.Description = http.StatusText(mustAtoi(key)) + ". Problem codes: `" + strings.Join(codes, "`, `") + "`."
+				}
 				switch key {
 				case "429", "503":
 					res.Headers["Retry-After"] = header("Seconds to wait before retrying.")
@@ -214,4 +234,9 @@ func documentPages(doc *huma.OpenAPI) {
 				"404": text("No such payment."),
 			}},
 	}
+}
+
+func mustAtoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

@@ -1169,7 +1169,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggOrder"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1186,7 +1186,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1201,7 +1201,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1216,7 +1216,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1231,7 +1231,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1248,7 +1248,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1307,7 +1307,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggOrder"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1324,7 +1324,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1339,7 +1339,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1354,7 +1354,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1369,7 +1369,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1384,7 +1384,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1401,7 +1401,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1464,7 +1464,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggOrder"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1481,7 +1481,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1496,7 +1496,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1511,7 +1511,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1526,7 +1526,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request Entity Too Large */
+            /** @description Request Entity Too Large. Problem codes: `request_too_large`. */
             413: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1541,7 +1541,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type. Problem codes: `unsupported_media_type`. */
             415: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1556,7 +1556,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1571,7 +1571,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1588,7 +1588,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1603,7 +1603,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable. Problem codes: `unavailable`. */
             503: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1665,7 +1665,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggOrder"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1682,7 +1682,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1697,7 +1697,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1712,7 +1712,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1727,7 +1727,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request Entity Too Large */
+            /** @description Request Entity Too Large. Problem codes: `request_too_large`. */
             413: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1742,7 +1742,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type. Problem codes: `unsupported_media_type`. */
             415: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1757,7 +1757,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1772,7 +1772,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1789,7 +1789,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1804,7 +1804,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable. Problem codes: `unavailable`. */
             503: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1862,7 +1862,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggSession"][];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1879,7 +1879,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1894,7 +1894,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1911,7 +1911,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1970,7 +1970,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggSeat"][];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1987,7 +1987,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2002,7 +2002,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2017,7 +2017,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2032,7 +2032,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2049,7 +2049,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2140,7 +2140,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description No such order, or the link is not valid (a wrong token looks like no order). */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description This request's id, as `request_id` in the body; quote it to support. */
@@ -2190,7 +2190,7 @@ export interface operations {
                     "application/pdf": string;
                 };
             };
-            /** @description No such order, or the link is not valid (a wrong token looks like no order). */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description This request's id, as `request_id` in the body; quote it to support. */
@@ -2313,7 +2313,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Request Entity Too Large */
+            /** @description Request Entity Too Large. Problem codes: `request_too_large`. */
             413: {
                 headers: {
                     /** @description This request's id, as `request_id` in the body; quote it to support. */
@@ -2324,7 +2324,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type. Problem codes: `unsupported_media_type`. */
             415: {
                 headers: {
                     /** @description This request's id, as `request_id` in the body; quote it to support. */
@@ -2368,7 +2368,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReadinessOutputBody"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description This request's id, as `request_id` in the body; quote it to support. */
@@ -2379,7 +2379,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable. Problem codes: `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -2425,7 +2425,7 @@ export interface operations {
                     "application/json": components["schemas"]["TemporalReadinessOutputBody"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description This request's id, as `request_id` in the body; quote it to support. */
@@ -2436,7 +2436,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable. Problem codes: `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -2492,7 +2492,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListCity"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2509,7 +2509,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2524,7 +2524,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2539,7 +2539,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2556,7 +2556,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2630,7 +2630,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListEvent"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2647,7 +2647,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2662,7 +2662,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2677,7 +2677,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2694,7 +2694,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2773,7 +2773,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2790,7 +2790,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2805,7 +2805,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2820,7 +2820,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2835,7 +2835,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2852,7 +2852,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2911,7 +2911,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListCategory"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2928,7 +2928,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2943,7 +2943,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2958,7 +2958,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2973,7 +2973,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2990,7 +2990,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3069,7 +3069,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3086,7 +3086,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3101,7 +3101,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3116,7 +3116,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3131,7 +3131,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3148,7 +3148,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3216,7 +3216,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListOrder"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3233,7 +3233,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3248,7 +3248,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3263,7 +3263,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3280,7 +3280,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3346,7 +3346,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeOrder"];
                 };
             };
-            /** @description Bad Request */
+            /** @description Bad Request. Problem codes: `malformed_request`, `idempotency_key_required`. */
             400: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3363,7 +3363,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3382,7 +3382,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3399,7 +3399,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3416,7 +3416,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3433,7 +3433,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request Entity Too Large */
+            /** @description Request Entity Too Large. Problem codes: `request_too_large`. */
             413: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3450,7 +3450,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type. Problem codes: `unsupported_media_type`. */
             415: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3467,7 +3467,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3484,7 +3484,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3503,7 +3503,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3520,7 +3520,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable. Problem codes: `unavailable`. */
             503: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3585,7 +3585,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeOrder"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3602,7 +3602,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3617,7 +3617,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3632,7 +3632,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3647,7 +3647,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3664,7 +3664,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3723,7 +3723,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeOrder"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3740,7 +3740,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3755,7 +3755,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3770,7 +3770,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3785,7 +3785,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3800,7 +3800,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3817,7 +3817,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3885,7 +3885,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeOrder"];
                 };
             };
-            /** @description Bad Request */
+            /** @description Bad Request. Problem codes: `malformed_request`, `idempotency_key_required`. */
             400: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3902,7 +3902,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3921,7 +3921,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3938,7 +3938,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3955,7 +3955,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3972,7 +3972,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request Entity Too Large */
+            /** @description Request Entity Too Large. Problem codes: `request_too_large`. */
             413: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3989,7 +3989,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type. Problem codes: `unsupported_media_type`. */
             415: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4006,7 +4006,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4023,7 +4023,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4042,7 +4042,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4059,7 +4059,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable. Problem codes: `unavailable`. */
             503: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4149,7 +4149,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Bad Request */
+            /** @description Bad Request. Problem codes: `malformed_request`, `idempotency_key_required`. */
             400: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4166,7 +4166,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4185,7 +4185,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4202,7 +4202,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4219,7 +4219,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4236,7 +4236,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request Entity Too Large */
+            /** @description Request Entity Too Large. Problem codes: `request_too_large`. */
             413: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4253,7 +4253,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type. Problem codes: `unsupported_media_type`. */
             415: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4270,7 +4270,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4287,7 +4287,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4306,7 +4306,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4323,7 +4323,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable. Problem codes: `unavailable`. */
             503: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4388,7 +4388,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListTicket"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4405,7 +4405,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4420,7 +4420,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4435,7 +4435,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4450,7 +4450,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4467,7 +4467,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4526,7 +4526,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeRefundView"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4543,7 +4543,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4558,7 +4558,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4573,7 +4573,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4588,7 +4588,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4605,7 +4605,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4671,7 +4671,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeReservation"];
                 };
             };
-            /** @description Bad Request */
+            /** @description Bad Request. Problem codes: `malformed_request`, `idempotency_key_required`. */
             400: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4688,7 +4688,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4707,7 +4707,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4724,7 +4724,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4741,7 +4741,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4758,7 +4758,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request Entity Too Large */
+            /** @description Request Entity Too Large. Problem codes: `request_too_large`. */
             413: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4775,7 +4775,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type. Problem codes: `unsupported_media_type`. */
             415: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4792,7 +4792,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4809,7 +4809,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4828,7 +4828,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4845,7 +4845,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Service Unavailable */
+            /** @description Service Unavailable. Problem codes: `unavailable`. */
             503: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4910,7 +4910,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeReservation"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4927,7 +4927,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4942,7 +4942,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4957,7 +4957,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4972,7 +4972,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4989,7 +4989,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5048,7 +5048,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeReservation"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5065,7 +5065,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5080,7 +5080,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5095,7 +5095,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5110,7 +5110,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5125,7 +5125,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5142,7 +5142,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5205,7 +5205,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeReservation"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5222,7 +5222,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5237,7 +5237,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5252,7 +5252,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5267,7 +5267,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Request Entity Too Large */
+            /** @description Request Entity Too Large. Problem codes: `request_too_large`. */
             413: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5282,7 +5282,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unsupported Media Type */
+            /** @description Unsupported Media Type. Problem codes: `unsupported_media_type`. */
             415: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5297,7 +5297,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5312,7 +5312,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5329,7 +5329,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5392,7 +5392,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListSession"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5409,7 +5409,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5424,7 +5424,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not Found */
+            /** @description Not Found. Problem codes: `not_found`. */
             404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5439,7 +5439,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5454,7 +5454,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5471,7 +5471,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5533,7 +5533,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListVenueItem"];
                 };
             };
-            /** @description Unauthorized */
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5550,7 +5550,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden */
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5565,7 +5565,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unprocessable Entity */
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5580,7 +5580,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too Many Requests */
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
             429: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5597,7 +5597,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Internal Server Error */
+            /** @description Internal Server Error. Problem codes: `internal`. */
             500: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
