@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"ticketsales/internal/states"
@@ -81,6 +82,15 @@ var ErrNotOnSale = errors.New("event not on sale")
 // statement: it locks the seats in seat order, and only when all of them are
 // free (or held by a lapsed hold) marks them held and stores the reservation
 // with its seats. It returns the seats that were not free when it fails.
+//
+// A seat another transaction has locked (a concurrent hold, an order, an
+// expiry in flight) counts as taken at once (NOWAIT): in an on-sale rush
+// buyers of the same seats never queue behind each other's locks, and a
+// "no" costs what a "yes" does. Seats are locked in seat order, so of
+// buyers racing for the same seats the first to lock the first seat goes
+// on and wins (SKIP LOCKED would let each lock a different part and all
+// fail). Never a false success: the statement that meets a lock holds
+// nothing.
 func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok bool, err error) {
 	r := h.Reservation
 	prices := make([]int64, len(h.SeatIDs))
@@ -99,7 +109,7 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 		), cur AS (
 			SELECT s.seat_id, `+seatIsFree+` AS free
 			FROM event_seats s WHERE s.event_id = ? AND s.seat_id = ANY(?::text[])
-			ORDER BY s.seat_id FOR UPDATE
+			ORDER BY s.seat_id FOR UPDATE NOWAIT
 		), verdict AS (
 			SELECT count(*) = ? AND coalesce(bool_and(free), false) AND (SELECT on_sale FROM ev) AS ok FROM cur
 		), held AS (
@@ -117,12 +127,24 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 			FROM held h JOIN unnest(?::text[], ?::bigint[]) AS p(seat_id, price) USING (seat_id)
 		)
 		SELECT (SELECT ok FROM verdict) AS ok, (SELECT on_sale FROM ev) AS on_sale,
-			ARRAY(SELECT seat_id FROM cur WHERE NOT free ORDER BY seat_id) AS taken`,
+			ARRAY(SELECT w FROM unnest(?::text[]) AS w WHERE w NOT IN (SELECT seat_id FROM cur WHERE free) ORDER BY w) AS taken`,
 		r.EventID, r.EventID, seats, len(h.SeatIDs),
 		r.ID, r.ExpiresAt, r.EventID, seats,
 		r.ID, r.CompanyID, r.APIKeyID, r.IsTest, r.EventID, r.ExpiresAt, r.Currency, r.Total, r.ServiceFee, r.TotalToPay, nullTime(r.CreatedAt),
-		r.EventID, seats, pgdialect.Array(prices),
+		r.EventID, seats, pgdialect.Array(prices), seats,
 	).Scan(ctx, &out)
+	if isLockNotAvailable(err) {
+		// A seat is locked by a hold (or order, or expiry) in flight: taken
+		// for now. Name the seats a plain read shows taken, else all.
+		taken, err := seatsNotFree(ctx, db, r.EventID, h.SeatIDs)
+		if err != nil {
+			return nil, false, fmt.Errorf("hold seats of event %d: %w", r.EventID, err)
+		}
+		if len(taken) == 0 {
+			taken = h.SeatIDs
+		}
+		return taken, false, nil
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("hold %d seats of event %d: %w", len(h.SeatIDs), r.EventID, err)
 	}
@@ -130,6 +152,21 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 		return nil, false, fmt.Errorf("hold seats of event %d: %w", r.EventID, ErrNotOnSale)
 	}
 	return out.Taken, out.OK, nil
+}
+
+// isLockNotAvailable tells a NOWAIT lock refusal (55P03).
+func isLockNotAvailable(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "55P03"
+}
+
+// seatsNotFree reads, without locking, which of the seats are held by a
+// live hold or sold.
+func seatsNotFree(ctx context.Context, db bun.IDB, eventID int64, seatIDs []string) ([]string, error) {
+	var taken []string
+	err := db.NewRaw(`SELECT s.seat_id FROM event_seats s WHERE s.event_id = ? AND s.seat_id = ANY(?::text[])
+		AND NOT `+seatIsFree+` ORDER BY s.seat_id`, eventID, pgdialect.Array(seatIDs)).Scan(ctx, &taken)
+	return taken, err
 }
 
 // EndReservation moves a reserved reservation to status (released or

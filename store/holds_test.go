@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -97,5 +99,88 @@ func TestEndReservationFreesSeatsAddedWhileItWaited(t *testing.T) {
 	again, err := store.EndReservation(ctx, s.DB, "rsv_race", states.ReservationReleased)
 	if err != nil || again {
 		t.Fatalf("second release: changed %v, %v", again, err)
+	}
+}
+
+// TestHoldFailsFastOnALockedSeat: a hold meeting a seat another transaction
+// has locked (a concurrent hold in flight) answers at once that the seat is
+// taken, holding nothing, instead of queueing behind the lock.
+func TestHoldFailsFastOnALockedSeat(t *testing.T) {
+	ctx := context.Background()
+	s := newDemo(t)
+	swan := s.eventID(t, "swan-lake")
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT 1 FROM event_seats WHERE event_id = ? AND seat_id = 'parterre-1-2' FOR UPDATE", swan); err != nil {
+		t.Fatal(err)
+	}
+	// Waiting would run into this deadline; failing fast does not.
+	quick, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	taken, ok, err := store.HoldSeats(quick, s.DB, store.NewHold{
+		Reservation: store.Reservation{ID: "rsv_fast", CompanyID: s.company, APIKeyID: s.keyID, IsTest: true,
+			EventID: swan, ExpiresAt: time.Now().Add(time.Hour), Currency: "RUB"},
+		SeatIDs: []string{"parterre-1-1", "parterre-1-2"}, Prices: map[string]int64{"parterre-1-1": 1, "parterre-1-2": 1},
+	})
+	// The locked seat is among those named (a lock does not say which row
+	// it holds, so a seat that reads free may be named too).
+	if err != nil || ok || !slices.Contains(taken, "parterre-1-2") {
+		t.Fatalf("hold over a locked seat: taken %v ok %v err %v", taken, ok, err)
+	}
+	var held int
+	if err := s.DB.NewRaw("SELECT count(*) FROM event_seats WHERE event_id = ? AND state = 'held'", swan).Scan(ctx, &held); err != nil || held != 0 {
+		t.Fatalf("%d seats held after a refused hold (%v)", held, err)
+	}
+}
+
+// TestManyBuyersOfTheSameSeats: 200 buyers race for the same two seats;
+// exactly one gets them, every other is told they are taken, none errs.
+func TestManyBuyersOfTheSameSeats(t *testing.T) {
+	ctx := context.Background()
+	s := newDemo(t)
+	swan := s.eventID(t, "swan-lake")
+	const buyers = 200
+	type result struct {
+		ok    bool
+		taken []string
+		err   error
+	}
+	results := make(chan result, buyers)
+	start := make(chan struct{})
+	for i := 0; i < buyers; i++ {
+		go func() {
+			<-start
+			taken, ok, err := store.HoldSeats(ctx, s.DB, store.NewHold{
+				Reservation: store.Reservation{ID: fmt.Sprintf("rsv_race_%d", i), CompanyID: s.company, APIKeyID: s.keyID, IsTest: true,
+					EventID: swan, ExpiresAt: time.Now().Add(time.Hour), Currency: "RUB"},
+				SeatIDs: []string{"parterre-2-1", "parterre-2-2"}, Prices: map[string]int64{"parterre-2-1": 1, "parterre-2-2": 1},
+			})
+			results <- result{ok, taken, err}
+		}()
+	}
+	close(start)
+	won := 0
+	seen := map[string]int{}
+	defer func() { t.Logf("answers: %v", seen) }()
+	for i := 0; i < buyers; i++ {
+		r := <-results
+		seen[fmt.Sprint(r.ok, r.taken, r.err)]++
+		switch {
+		case r.err != nil:
+			t.Errorf("buyer failed: %v", r.err)
+		case r.ok:
+			won++
+		case len(r.taken) == 0:
+			t.Errorf("a refused hold names no taken seat: %+v", r)
+		}
+	}
+	var held, reservations int
+	_ = s.DB.NewRaw("SELECT count(*) FROM event_seats WHERE event_id = ? AND state = 'held'", swan).Scan(ctx, &held)
+	_ = s.DB.NewRaw("SELECT count(*) FROM reservations").Scan(ctx, &reservations)
+	if won != 1 || held != 2 || reservations != 1 {
+		t.Fatalf("%d buyers won, %d seats held, %d reservations; want 1, 2, 1", won, held, reservations)
 	}
 }
