@@ -38,6 +38,7 @@ type Problem struct {
 
 	UnavailableCategories []int64 `json:"unavailable_categories,omitempty" doc:"The ticket categories a sold_out error refers to."`
 	SlotSoldOut           bool    `json:"slot_sold_out,omitempty" doc:"True when the schedule slot's capacity is exhausted."`
+	Available             *int    `json:"available,omitempty" doc:"For best_available: free seats left within the request's categories and zones."`
 
 	headers http.Header
 }
@@ -186,7 +187,11 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 		return p
 	case errors.As(err, &soldOut):
 		p := newProblem(ctx, http.StatusConflict, "sold_out", "Not enough tickets left for this order.")
-		p.UnavailableCategories, p.SlotSoldOut = soldOut.CategoryIDs, soldOut.Slot
+		p.UnavailableCategories, p.SlotSoldOut, p.Available = soldOut.CategoryIDs, soldOut.Slot, soldOut.Available
+		if soldOut.Available != nil {
+			p.Detail = fmt.Sprintf("No %sseats fit the request; %d free seats are left within its categories and zones.",
+				map[bool]string{true: "side-by-side ", false: ""}[soldOut.Together], *soldOut.Available)
+		}
 		return p
 	case errors.As(err, &mismatch):
 		return newProblem(ctx, http.StatusUnprocessableEntity, "amount_mismatch", "paid_amount must equal the order amount; nothing was changed.")

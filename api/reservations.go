@@ -13,9 +13,10 @@ import (
 
 type createReservationInput struct {
 	Body struct {
-		EventID    int64           `json:"event_id" minimum:"1"`
-		Seats      []sales.SeatRef `json:"seats" minItems:"1" maxItems:"20" doc:"The seats to hold, at most 20."`
-		TTLMinutes int             `json:"ttl_minutes,omitempty" minimum:"1" maximum:"60" default:"15" doc:"Hold duration in minutes."`
+		EventID       int64                `json:"event_id" minimum:"1"`
+		Seats         []sales.SeatRef      `json:"seats,omitempty" minItems:"1" maxItems:"20" doc:"The seats to hold, at most 20; or best_available instead."`
+		BestAvailable *sales.BestAvailable `json:"best_available,omitempty" doc:"Let the service pick the best free seats, instead of seats."`
+		TTLMinutes    int                  `json:"ttl_minutes,omitempty" minimum:"1" maximum:"60" default:"15" doc:"Hold duration in minutes."`
 	}
 }
 
@@ -43,11 +44,14 @@ func (s *Server) registerReservations(api huma.API) {
 		OperationID: "create-reservation", Method: http.MethodPost, Path: "/reservations", Tags: tags,
 		Summary: "Hold seats", DefaultStatus: http.StatusCreated,
 		Description: "Holds every listed seat or none. If any seat is taken: 409 `seat_taken` with `unavailable_seats`; " +
-			"refresh availability and offer other seats. The hold expires at `expires_at`.",
+			"refresh availability and offer other seats. The hold expires at `expires_at`.\n\n" +
+			"With `best_available` instead of `seats`, the service picks the best free seats (rows nearer the stage, " +
+			"seats nearer the row's centre; a group `together` in one row, leaving no single seat alone where it can) " +
+			"and holds them in the same way; 409 `sold_out` with `available` (free seats left in the filters) when none fit.",
 		Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *createReservationInput) (*reservationOutput, error) {
 		r, err := s.deps.Sales.Reserve(ctx, request.Caller(ctx), sales.ReserveInput{
-			EventID: in.Body.EventID, Seats: in.Body.Seats, TTLMinutes: in.Body.TTLMinutes})
+			EventID: in.Body.EventID, Seats: in.Body.Seats, BestAvailable: in.Body.BestAvailable, TTLMinutes: in.Body.TTLMinutes})
 		if err != nil {
 			return nil, err
 		}

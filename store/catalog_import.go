@@ -316,6 +316,9 @@ func (im *importer) eventSeats(ctx context.Context, eventID int64, e PlanEvent, 
 	}
 	removed, _ := res.RowsAffected()
 	if changed+removed > 0 {
+		if _, err := im.tx.NewRaw("SELECT rank_event_seats(?)", eventID).Exec(ctx); err != nil {
+			return fmt.Errorf("rank seats of event %q: %w", e.Ref, err)
+		}
 		if _, err := im.tx.NewRaw(bumpEventVersion, eventID).Exec(ctx); err != nil {
 			return fmt.Errorf("bump seat version of event %q: %w", e.Ref, err)
 		}

@@ -92,7 +92,8 @@ type aggTicket struct {
 type aggReserveInput struct {
 	Body struct {
 		SessionID string   `json:"sessionId" minLength:"1" maxLength:"20" doc:"The event id."`
-		Seats     []string `json:"seats" minItems:"1" maxItems:"20" doc:"Seats as <zone_id>|<seat_id>."`
+		Seats     []string `json:"seats,omitempty" minItems:"1" maxItems:"20" doc:"Seats as <zone_id>|<seat_id>; or quantity instead."`
+		Quantity  int      `json:"quantity,omitempty" minimum:"1" maximum:"20" doc:"Instead of seats: the service picks this many of the best free seats, side by side."`
 		TTL       int      `json:"ttl,omitempty" minimum:"60" maximum:"3600" default:"900" doc:"Hold in seconds."`
 	}
 }
@@ -188,7 +189,15 @@ func Register(api huma.API, sl *sales.Service, cat *catalog.Service) {
 		if ttl == 0 {
 			ttl = 900
 		}
-		r, err := a.sales.Reserve(ctx, request.Caller(ctx), sales.ReserveInput{EventID: eventID, Seats: seats, TTL: time.Duration(ttl) * time.Second})
+		in2 := sales.ReserveInput{EventID: eventID, Seats: seats, TTL: time.Duration(ttl) * time.Second}
+		switch {
+		case in.Body.Quantity > 0 && len(seats) > 0:
+			return nil, &sales.ValidationError{Fields: []sales.FieldError{
+				{Location: "body.quantity", Message: "give either seats or quantity", Value: in.Body.Quantity}}}
+		case in.Body.Quantity > 0:
+			in2.Seats, in2.BestAvailable = nil, &sales.BestAvailable{Quantity: in.Body.Quantity, Together: true}
+		}
+		r, err := a.sales.Reserve(ctx, request.Caller(ctx), in2)
 		if err != nil {
 			return nil, inAdapterTerms(err, in.Body.SessionID)
 		}

@@ -594,8 +594,11 @@ type AggOrderStatus string
 
 // AggReserveInputBody defines model for AggReserveInputBody.
 type AggReserveInputBody struct {
-	// Seats Seats as <zone_id>|<seat_id>.
-	Seats []string `json:"seats"`
+	// Quantity Instead of seats: the service picks this many of the best free seats, side by side.
+	Quantity *int64 `json:"quantity,omitempty"`
+
+	// Seats Seats as <zone_id>|<seat_id>; or quantity instead.
+	Seats *[]string `json:"seats,omitempty"`
 
 	// SessionId The event id.
 	SessionId string `json:"sessionId"`
@@ -644,6 +647,21 @@ type Availability struct {
 
 	// Version Changes with every seat change; the ETag follows it.
 	Version string `json:"version"`
+}
+
+// BestAvailable defines model for BestAvailable.
+type BestAvailable struct {
+	// Quantity How many seats.
+	Quantity int64 `json:"quantity"`
+
+	// TicketCategoryIds Only seats of these categories (none: any).
+	TicketCategoryIds *[]int64 `json:"ticket_category_ids,omitempty"`
+
+	// Together All in one row, side by side.
+	Together *bool `json:"together,omitempty"`
+
+	// ZoneIds Only seats of these zones (none: any).
+	ZoneIds *[]string `json:"zone_ids,omitempty"`
 }
 
 // Buyer defines model for Buyer.
@@ -720,10 +738,12 @@ type CreateOrderInputBodyPayment string
 
 // CreateReservationInputBody defines model for CreateReservationInputBody.
 type CreateReservationInputBody struct {
-	EventId int64 `json:"event_id"`
+	// BestAvailable Let the service pick the best free seats, instead of seats.
+	BestAvailable *BestAvailable `json:"best_available,omitempty"`
+	EventId       int64          `json:"event_id"`
 
-	// Seats The seats to hold, at most 20.
-	Seats []SeatRef `json:"seats"`
+	// Seats The seats to hold, at most 20; or best_available instead.
+	Seats *[]SeatRef `json:"seats,omitempty"`
 
 	// TtlMinutes Hold duration in minutes.
 	TtlMinutes *int64 `json:"ttl_minutes,omitempty"`
@@ -982,6 +1002,9 @@ type OrderItemInput struct {
 
 // Problem defines model for Problem.
 type Problem struct {
+	// Available For best_available: free seats left within the request's categories and zones.
+	Available *int64 `json:"available,omitempty"`
+
 	// Code Machine-readable error code.
 	Code   ProblemCode `json:"code"`
 	Detail *string     `json:"detail,omitempty"`
@@ -1714,6 +1737,8 @@ type ClientInterface interface {
 	//
 	// Holds every listed seat or none. If any seat is taken: 409 `seat_taken` with `unavailable_seats`; refresh availability and offer other seats. The hold expires at `expires_at`.
 	//
+	// With `best_available` instead of `seats`, the service picks the best free seats (rows nearer the stage, seats nearer the row's centre; a group `together` in one row, leaving no single seat alone where it can) and holds them in the same way; 409 `sold_out` with `available` (free seats left in the filters) when none fit.
+	//
 	// Requires an API key with the scope `orders:write`.
 	//
 	// Takes any type of body and a specified content type.
@@ -1724,6 +1749,8 @@ type ClientInterface interface {
 	// CreateReservation Hold seats
 	//
 	// Holds every listed seat or none. If any seat is taken: 409 `seat_taken` with `unavailable_seats`; refresh availability and offer other seats. The hold expires at `expires_at`.
+	//
+	// With `best_available` instead of `seats`, the service picks the best free seats (rows nearer the stage, seats nearer the row's centre; a group `together` in one row, leaving no single seat alone where it can) and holds them in the same way; 409 `sold_out` with `available` (free seats left in the filters) when none fit.
 	//
 	// Requires an API key with the scope `orders:write`.
 	//
@@ -2387,6 +2414,8 @@ func (c *Client) GetRefund(ctx context.Context, id string, reqEditors ...Request
 //
 // Holds every listed seat or none. If any seat is taken: 409 `seat_taken` with `unavailable_seats`; refresh availability and offer other seats. The hold expires at `expires_at`.
 //
+// With `best_available` instead of `seats`, the service picks the best free seats (rows nearer the stage, seats nearer the row's centre; a group `together` in one row, leaving no single seat alone where it can) and holds them in the same way; 409 `sold_out` with `available` (free seats left in the filters) when none fit.
+//
 // Requires an API key with the scope `orders:write`.
 //
 // Takes any type of body and a specified content type.
@@ -2407,6 +2436,8 @@ func (c *Client) CreateReservationWithBody(ctx context.Context, params *CreateRe
 // CreateReservation Hold seats
 //
 // Holds every listed seat or none. If any seat is taken: 409 `seat_taken` with `unavailable_seats`; refresh availability and offer other seats. The hold expires at `expires_at`.
+//
+// With `best_available` instead of `seats`, the service picks the best free seats (rows nearer the stage, seats nearer the row's centre; a group `together` in one row, leaving no single seat alone where it can) and holds them in the same way; 409 `sold_out` with `available` (free seats left in the filters) when none fit.
 //
 // Requires an API key with the scope `orders:write`.
 //
@@ -4478,6 +4509,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Holds every listed seat or none. If any seat is taken: 409 `seat_taken` with `unavailable_seats`; refresh availability and offer other seats. The hold expires at `expires_at`.
 	//
+	// With `best_available` instead of `seats`, the service picks the best free seats (rows nearer the stage, seats nearer the row's centre; a group `together` in one row, leaving no single seat alone where it can) and holds them in the same way; 409 `sold_out` with `available` (free seats left in the filters) when none fit.
+	//
 	// Requires an API key with the scope `orders:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -4488,6 +4521,8 @@ type ClientWithResponsesInterface interface {
 	// CreateReservationWithResponse Hold seats
 	//
 	// Holds every listed seat or none. If any seat is taken: 409 `seat_taken` with `unavailable_seats`; refresh availability and offer other seats. The hold expires at `expires_at`.
+	//
+	// With `best_available` instead of `seats`, the service picks the best free seats (rows nearer the stage, seats nearer the row's centre; a group `together` in one row, leaving no single seat alone where it can) and holds them in the same way; 409 `sold_out` with `available` (free seats left in the filters) when none fit.
 	//
 	// Requires an API key with the scope `orders:write`.
 	//
@@ -10261,6 +10296,8 @@ func (c *ClientWithResponses) GetRefundWithResponse(ctx context.Context, id stri
 //
 // Holds every listed seat or none. If any seat is taken: 409 `seat_taken` with `unavailable_seats`; refresh availability and offer other seats. The hold expires at `expires_at`.
 //
+// With `best_available` instead of `seats`, the service picks the best free seats (rows nearer the stage, seats nearer the row's centre; a group `together` in one row, leaving no single seat alone where it can) and holds them in the same way; 409 `sold_out` with `available` (free seats left in the filters) when none fit.
+//
 // Requires an API key with the scope `orders:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -10277,6 +10314,8 @@ func (c *ClientWithResponses) CreateReservationWithBodyWithResponse(ctx context.
 // CreateReservationWithResponse Hold seats
 //
 // Holds every listed seat or none. If any seat is taken: 409 `seat_taken` with `unavailable_seats`; refresh availability and offer other seats. The hold expires at `expires_at`.
+//
+// With `best_available` instead of `seats`, the service picks the best free seats (rows nearer the stage, seats nearer the row's centre; a group `together` in one row, leaving no single seat alone where it can) and holds them in the same way; 409 `sold_out` with `available` (free seats left in the filters) when none fit.
 //
 // Requires an API key with the scope `orders:write`.
 //

@@ -133,11 +133,25 @@ type Reservation struct {
 	CreatedAt  time.Time                `json:"created_at"`
 }
 
-// ReserveInput asks to hold seats of an event.
+// BestAvailable asks the service to pick the seats.
+type BestAvailable struct {
+	Quantity          int      `json:"quantity" minimum:"1" maximum:"20" doc:"How many seats."`
+	TicketCategoryIDs []int64  `json:"ticket_category_ids,omitempty" maxItems:"50" doc:"Only seats of these categories (none: any)."`
+	ZoneIDs           []string `json:"zone_ids,omitempty" maxItems:"50" doc:"Only seats of these zones (none: any)."`
+	Together          bool     `json:"together,omitempty" doc:"All in one row, side by side."`
+}
+
+// bestWindow is how many of the best free seats a pick considers: enough
+// to find a group together in a busy hall, few enough to lock briefly.
+const bestWindow = 400
+
+// ReserveInput asks to hold seats of an event: the listed seats, or the
+// best available.
 type ReserveInput struct {
-	EventID    int64
-	Seats      []SeatRef
-	TTLMinutes int // 0: the default
+	EventID       int64
+	Seats         []SeatRef
+	BestAvailable *BestAvailable
+	TTLMinutes    int // 0: the default
 	// TTL, when set, is the hold's exact length (the aggregator counts in
 	// seconds); TTLMinutes is then ignored.
 	TTL time.Duration
@@ -248,12 +262,39 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	if in.TTL > 0 {
 		hold = in.TTL
 	}
+	if (in.BestAvailable == nil) == (len(in.Seats) == 0) {
+		return nil, &ValidationError{Fields: []FieldError{{"body.seats", "give either seats or best_available", nil}}}
+	}
 	sc, err := s.onSaleCached(ctx, p.CompanyID, in.EventID, true, true)
 	if err != nil {
 		return nil, err
 	}
-	ids, seats, err := s.resolveSeats(ctx, sc.event.ID, in.Seats)
-	if err != nil {
+	// A pick locks its seats in a transaction that the hold then completes.
+	var db bun.IDB = s.db
+	var ids []string
+	var seats map[string]store.ReservedSeat
+	if ba := in.BestAvailable; ba != nil {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return nil, fmt.Errorf("best available on event %d: %w", in.EventID, err)
+		}
+		defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+		db = tx
+		req := store.BestSeatsRequest{EventID: sc.event.ID, Quantity: ba.Quantity, CategoryIDs: ba.TicketCategoryIDs,
+			ZoneIDs: ba.ZoneIDs, Together: ba.Together, Window: max(bestWindow, 20*ba.Quantity)}
+		if seats, ids, err = store.PickBestSeats(ctx, tx, req); err != nil {
+			return nil, err
+		}
+		if len(ids) < ba.Quantity {
+			_ = tx.Rollback()
+			left, err := store.FreeSeatsLeft(ctx, s.db, sc.event.ID, ba.TicketCategoryIDs, ba.ZoneIDs)
+			if err != nil {
+				return nil, err
+			}
+			s.metrics.Hold(false)
+			return nil, &states.SoldOutError{Available: &left, Together: ba.Together}
+		}
+	} else if ids, seats, err = s.resolveSeats(ctx, sc.event.ID, in.Seats); err != nil {
 		return nil, err
 	}
 	seatPrices := make(map[string]int64, len(ids))
@@ -270,7 +311,12 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		Status: states.ReservationReserved, ExpiresAt: now.Add(hold).Truncate(time.Microsecond),
 		Currency: sc.event.Currency, Total: total, ServiceFee: fee, TotalToPay: toPay, CreatedAt: now,
 	}
-	taken, ok, err := store.HoldSeats(ctx, s.db, store.NewHold{Reservation: r, SeatIDs: ids, Prices: seatPrices})
+	taken, ok, err := store.HoldSeats(ctx, db, store.NewHold{Reservation: r, SeatIDs: ids, Prices: seatPrices})
+	if tx, isTx := db.(bun.Tx); isTx && err == nil && ok {
+		if err = tx.Commit(); err != nil {
+			err = fmt.Errorf("hold best seats of event %d: %w", in.EventID, err)
+		}
+	}
 	if errors.Is(err, store.ErrNotOnSale) {
 		// The cached event stopped selling: say why from a fresh read.
 		s.sales.drop(saleKey{p.CompanyID, in.EventID})

@@ -101,6 +101,10 @@ func (e *StateError) Error() string { return fmt.Sprintf("%s %s is %s", e.Entity
 type SoldOutError struct {
 	CategoryIDs []int64
 	Slot        bool
+	// Available is what is left when best-available seats did not fit:
+	// free seats within the request's categories and zones.
+	Available *int
+	Together  bool // the request wanted its seats side by side
 }
 
 func (e *SoldOutError) Error() string {

@@ -104,7 +104,7 @@ func SandboxCheck(ctx context.Context, c *client.ClientWithResponses, logf func(
 		return fmt.Errorf("event %d has no free seat", seated.Id)
 	}
 	hold, err := c.CreateReservationWithResponse(ctx, &client.CreateReservationParams{IdempotencyKey: newKey()},
-		client.CreateReservationJSONRequestBody{EventId: seated.Id, Seats: []client.SeatRef{{ZoneId: seat.ZoneId, SeatId: seat.SeatId}}})
+		client.CreateReservationJSONRequestBody{EventId: seated.Id, Seats: &[]client.SeatRef{{ZoneId: seat.ZoneId, SeatId: seat.SeatId}}})
 	if err != nil {
 		return err
 	}

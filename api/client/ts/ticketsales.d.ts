@@ -525,6 +525,8 @@ export interface paths {
          * Hold seats
          * @description Holds every listed seat or none. If any seat is taken: 409 `seat_taken` with `unavailable_seats`; refresh availability and offer other seats. The hold expires at `expires_at`.
          *
+         *     With `best_available` instead of `seats`, the service picks the best free seats (rows nearer the stage, seats nearer the row's centre; a group `together` in one row, leaving no single seat alone where it can) and holds them in the same way; 409 `sold_out` with `available` (free seats left in the filters) when none fit.
+         *
          *     Requires an API key with the scope `orders:write`.
          */
         post: operations["create-reservation"];
@@ -635,8 +637,13 @@ export interface components {
             tickets?: components["schemas"]["AggTicket"][];
         };
         AggReserveInputBody: {
-            /** @description Seats as <zone_id>|<seat_id>. */
-            seats: string[];
+            /**
+             * Format: int64
+             * @description Instead of seats: the service picks this many of the best free seats, side by side.
+             */
+            quantity?: number;
+            /** @description Seats as <zone_id>|<seat_id>; or quantity instead. */
+            seats?: string[];
             /** @description The event id. */
             sessionId: string;
             /**
@@ -678,6 +685,19 @@ export interface components {
             seats: components["schemas"]["SeatAvailability"][];
             /** @description Changes with every seat change; the ETag follows it. */
             version: string;
+        };
+        BestAvailable: {
+            /**
+             * Format: int64
+             * @description How many seats.
+             */
+            quantity: number;
+            /** @description Only seats of these categories (none: any). */
+            ticket_category_ids?: number[];
+            /** @description All in one row, side by side. */
+            together?: boolean;
+            /** @description Only seats of these zones (none: any). */
+            zone_ids?: string[];
         };
         Buyer: {
             email: string;
@@ -748,10 +768,12 @@ export interface components {
             schedule_slot_id?: number;
         };
         CreateReservationInputBody: {
+            /** @description Let the service pick the best free seats, instead of seats. */
+            best_available?: components["schemas"]["BestAvailable"];
             /** Format: int64 */
             event_id: number;
-            /** @description The seats to hold, at most 20. */
-            seats: components["schemas"]["SeatRef"][];
+            /** @description The seats to hold, at most 20; or best_available instead. */
+            seats?: components["schemas"]["SeatRef"][];
             /**
              * Format: int64
              * @description Hold duration in minutes.
@@ -956,6 +978,11 @@ export interface components {
             ticket_category_id: number;
         };
         Problem: {
+            /**
+             * Format: int64
+             * @description For best_available: free seats left within the request's categories and zones.
+             */
+            available?: number;
             /**
              * @description Machine-readable error code.
              * @enum {string}

@@ -1,0 +1,158 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"ticketsales/test/testenv"
+)
+
+func (f *fixture) reserveBest(t *testing.T, best string) *testenv.Response {
+	t.Helper()
+	return f.Do(t, http.MethodPost, "/v1/reservations", f.keyA,
+		fmt.Sprintf(`{"event_id": %d, "best_available": %s}`, f.ids["swan-lake"], best), idemKey(t))
+}
+
+// TestBestAvailable: the service picks the best seats — a group side by
+// side in the stalls' front row centre — holds them like listed seats, and
+// answers sold_out with what is left when nothing fits; seats and
+// best_available together, or neither, are refused.
+func TestBestAvailable(t *testing.T) {
+	f := newFixture(t)
+	res := f.reserveBest(t, `{"quantity": 4, "zone_ids": ["parterre"], "together": true}`)
+	if res.Status != http.StatusCreated {
+		t.Fatalf("best available: %d %s", res.Status, res.Body)
+	}
+	var r reservationBody
+	res.Decode(t, &r)
+	var got []string
+	for _, s := range r.Data.Seats {
+		got = append(got, s.SeatID)
+	}
+	if want := "[parterre-1-14 parterre-1-15 parterre-1-16 parterre-1-17]"; fmt.Sprint(got) != want {
+		t.Fatalf("picked %v, want %s", got, want)
+	}
+	if st := f.seatStates(t); st["parterre-1-15"] != "reserved" {
+		t.Fatalf("picked seat is %q in availability", st["parterre-1-15"])
+	}
+	// The balcony has six seats: seven together cannot fit.
+	p := expectProblem(t, f.reserveBest(t, `{"quantity": 7, "zone_ids": ["balcony"], "together": true}`), http.StatusConflict, "sold_out")
+	if p.Detail == "" {
+		t.Fatal("sold_out without a detail")
+	}
+	expectProblem(t, f.Do(t, http.MethodPost, "/v1/reservations", f.keyA,
+		fmt.Sprintf(`{"event_id": %d, "seats": %s, "best_available": {"quantity": 1}}`, f.ids["swan-lake"], seatsJSON("parterre-3-1")), idemKey(t)),
+		http.StatusUnprocessableEntity, "validation_error")
+	expectProblem(t, f.Do(t, http.MethodPost, "/v1/reservations", f.keyA,
+		fmt.Sprintf(`{"event_id": %d}`, f.ids["swan-lake"]), idemKey(t)), http.StatusUnprocessableEntity, "validation_error")
+	expectProblem(t, f.reserveBest(t, `{"quantity": 21}`), http.StatusUnprocessableEntity, "validation_error")
+
+	// The aggregator adapter: reserve a quantity, no seats.
+	res = f.Do(t, http.MethodPost, "/aggregator/v1/reserve", f.keyA, fmt.Sprintf(`{"sessionId": "%d", "quantity": 3}`, f.ids["swan-lake"]))
+	if res.Status != http.StatusCreated {
+		t.Fatalf("aggregator reserve by quantity: %d %s", res.Status, res.Body)
+	}
+	var o aggOrder
+	res.Decode(t, &o)
+	// Zones rank alike: the balcony's centre ties the stalls' front row
+	// centre, and the balcony comes first by name (3 × 1500.00 + 10%).
+	if o.Status != "RESERVED" || o.Amount.Value != 495000 {
+		t.Fatalf("aggregator reserve by quantity: %s", res.Body)
+	}
+}
+
+// TestBestAvailableRush: 40 buyers ask for two seats each at once; every
+// one gets two seats, no seat goes to two buyers, nobody errs.
+func TestBestAvailableRush(t *testing.T) {
+	f := newFixture(t)
+	const buyers = 40
+	var wg sync.WaitGroup
+	results := make([]*testenv.Response, buyers)
+	for i := range buyers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = f.reserveBest(t, `{"quantity": 2}`)
+		}()
+	}
+	wg.Wait()
+	owner := map[string]int{}
+	for i, res := range results {
+		if res.Status != http.StatusCreated {
+			t.Fatalf("buyer %d: %d %s", i, res.Status, res.Body)
+		}
+		var r reservationBody
+		res.Decode(t, &r)
+		if len(r.Data.Seats) != 2 {
+			t.Fatalf("buyer %d got %d seats", i, len(r.Data.Seats))
+		}
+		for _, s := range r.Data.Seats {
+			if j, taken := owner[s.SeatID]; taken {
+				t.Fatalf("seat %s went to buyers %d and %d", s.SeatID, j, i)
+			}
+			owner[s.SeatID] = i
+		}
+	}
+	held := 0
+	for _, st := range f.seatStates(t) {
+		if st == "reserved" {
+			held++
+		}
+	}
+	if held != 2*buyers {
+		t.Fatalf("%d seats reserved in availability, want %d", held, 2*buyers)
+	}
+}
+
+// TestBestAvailableTogetherRush: 24 buyers of two seats side by side at
+// once: each winner's seats are neighbours in one row, no seat goes to two
+// buyers, and a buyer who gets none is told sold_out, never an error.
+func TestBestAvailableTogetherRush(t *testing.T) {
+	f := newFixture(t)
+	const buyers = 24
+	var wg sync.WaitGroup
+	results := make([]*testenv.Response, buyers)
+	for i := range buyers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = f.reserveBest(t, `{"quantity": 2, "together": true}`)
+		}()
+	}
+	wg.Wait()
+	owner := map[string]int{}
+	won := 0
+	for i, res := range results {
+		if res.Status == http.StatusConflict {
+			expectProblem(t, res, http.StatusConflict, "sold_out")
+			continue
+		}
+		if res.Status != http.StatusCreated {
+			t.Fatalf("buyer %d: %d %s", i, res.Status, res.Body)
+		}
+		won++
+		var r reservationBody
+		res.Decode(t, &r)
+		a, b := r.Data.Seats[0], r.Data.Seats[1]
+		var za, ra, zb, rb string
+		var na, nb int
+		fmt.Sscanf(strings.ReplaceAll(a.SeatID, "-", " "), "%s %s %d", &za, &ra, &na)
+		fmt.Sscanf(strings.ReplaceAll(b.SeatID, "-", " "), "%s %s %d", &zb, &rb, &nb)
+		if za != zb || ra != rb || nb-na != 1 && na-nb != 1 {
+			t.Fatalf("buyer %d got %s and %s: not side by side", i, a.SeatID, b.SeatID)
+		}
+		for _, s := range r.Data.Seats {
+			if j, taken := owner[s.SeatID]; taken {
+				t.Fatalf("seat %s went to buyers %d and %d", s.SeatID, j, i)
+			}
+			owner[s.SeatID] = i
+		}
+	}
+	t.Logf("%d of %d buyers got two seats together at once", won, buyers)
+	if won == 0 {
+		t.Fatal("nobody got seats")
+	}
+}

@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// BestSeatsRequest asks for the best free seats of an event.
+type BestSeatsRequest struct {
+	EventID     int64
+	Quantity    int
+	CategoryIDs []int64  // none: any
+	ZoneIDs     []string // none: any
+	Together    bool     // consecutive seats of one row
+	// Window is how many of the best free seats a group together is
+	// sought among.
+	Window int
+}
+
+// PickBestSeats locks and returns the best free seats for the request, in
+// the caller's transaction; the caller holds them there with HoldSeats. It
+// returns none when nothing fits (or every fit is being taken right now).
+//
+// Seats another transaction has locked are skipped (SKIP LOCKED): buyers
+// picking at the same moment get different seats and never wait on each
+// other. Seats apart are simply the best ranked free ones. A group together
+// is a run of consecutive free seats in one row, found among the Window
+// best free seats: runs that would leave one orphan seat beside them come
+// last, then the lower rank sum; the best few are tried in turn, each
+// locked whole or given back (a savepoint), so a group is never half taken.
+func PickBestSeats(ctx context.Context, tx bun.Tx, r BestSeatsRequest) (map[string]ReservedSeat, []string, error) {
+	if r.CategoryIDs == nil {
+		r.CategoryIDs = []int64{} // an empty array, not NULL: "any"
+	}
+	if r.ZoneIDs == nil {
+		r.ZoneIDs = []string{}
+	}
+	filter := `s.event_id = ? AND ` + seatIsFree + `
+		AND (cardinality(?::bigint[]) = 0 OR s.category_id = ANY(?::bigint[]))
+		AND (cardinality(?::text[]) = 0 OR s.zone_id = ANY(?::text[]))`
+	args := []any{r.EventID, pgdialect.Array(r.CategoryIDs), pgdialect.Array(r.CategoryIDs), pgdialect.Array(r.ZoneIDs), pgdialect.Array(r.ZoneIDs)}
+	var rows []ReservedSeat
+	if !r.Together {
+		err := tx.NewRaw(`SELECT s.seat_id, s.zone_id, s.row, s.number, s.label, s.category_id, 0 AS price
+			FROM event_seats s WHERE `+filter+` ORDER BY s.rank, s.seat_id LIMIT ? FOR UPDATE SKIP LOCKED`,
+			append(args, r.Quantity)...).Scan(ctx, &rows)
+		if err != nil {
+			return nil, nil, fmt.Errorf("pick %d best seats of event %d: %w", r.Quantity, r.EventID, err)
+		}
+		return pickResult(rows)
+	}
+	// Buyers picking at the same moment see the same best groups; one who
+	// finds all of them taken looks again, on a fresh snapshot that shows
+	// the others' holds.
+	for round := 0; round < 3; round++ {
+		seats, ids, err := pickTogether(ctx, tx, r, filter, args, round)
+		if err != nil || len(ids) > 0 {
+			return seats, ids, err
+		}
+	}
+	return nil, nil, nil
+}
+
+// pickTogether tries the best groups together of one snapshot.
+func pickTogether(ctx context.Context, tx bun.Tx, r BestSeatsRequest, filter string, args []any, round int) (map[string]ReservedSeat, []string, error) {
+	var rows []ReservedSeat
+	var groups []struct {
+		SeatIDs []string `bun:"seat_ids,array"`
+	}
+	err := tx.NewRaw(`
+		WITH c AS (
+			SELECT s.seat_id, s.zone_id, s.row, s.pos, s.rank FROM event_seats s WHERE `+filter+`
+			ORDER BY s.rank, s.seat_id LIMIT ?
+		), runs AS (
+			SELECT c.*, pos - row_number() OVER (PARTITION BY zone_id, row ORDER BY pos) AS run FROM c
+		), sized AS (
+			SELECT runs.*, count(*) OVER (PARTITION BY zone_id, row, run) AS len,
+				row_number() OVER (PARTITION BY zone_id, row, run ORDER BY pos) AS k,
+				sum(rank) OVER (PARTITION BY zone_id, row, run ORDER BY pos ROWS BETWEEN CURRENT ROW AND ? FOLLOWING) AS score,
+				array_agg(seat_id) OVER (PARTITION BY zone_id, row, run ORDER BY pos ROWS BETWEEN CURRENT ROW AND ? FOLLOWING) AS seat_ids
+			FROM runs
+		)
+		SELECT seat_ids FROM sized WHERE k + ? - 1 <= len
+		ORDER BY (k = 2 OR len - (k + ? - 1) = 1), score, zone_id, row, k
+		LIMIT 8`,
+		append(args, r.Window, r.Quantity-1, r.Quantity-1, r.Quantity, r.Quantity)...).Scan(ctx, &groups)
+	if err != nil {
+		return nil, nil, fmt.Errorf("find %d seats together of event %d: %w", r.Quantity, r.EventID, err)
+	}
+	for i, g := range groups {
+		sp := fmt.Sprintf("best_group_%d_%d", round, i)
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
+			return nil, nil, fmt.Errorf("pick seats together: %w", err)
+		}
+		rows = rows[:0]
+		err := tx.NewRaw(`SELECT s.seat_id, s.zone_id, s.row, s.number, s.label, s.category_id, 0 AS price
+			FROM event_seats s WHERE `+filter+` AND s.seat_id = ANY(?::text[])
+			ORDER BY s.seat_id FOR UPDATE SKIP LOCKED`, append(args, pgdialect.Array(g.SeatIDs))...).Scan(ctx, &rows)
+		if err != nil {
+			return nil, nil, fmt.Errorf("lock seats together of event %d: %w", r.EventID, err)
+		}
+		if len(rows) == r.Quantity {
+			return pickResult(rows)
+		}
+		// Part of the group was taken meanwhile: give the rest back.
+		if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp); err != nil {
+			return nil, nil, fmt.Errorf("pick seats together: %w", err)
+		}
+	}
+	return nil, nil, nil
+}
+
+func pickResult(rows []ReservedSeat) (map[string]ReservedSeat, []string, error) {
+	seats := make(map[string]ReservedSeat, len(rows))
+	ids := make([]string, 0, len(rows))
+	for _, row := range rows {
+		seats[row.SeatID] = row
+		ids = append(ids, row.SeatID)
+	}
+	slices.Sort(ids)
+	return seats, ids, nil
+}
+
+// FreeSeatsLeft counts an event's free seats within the categories and
+// zones (none: any): what a sold_out answer says is left.
+func FreeSeatsLeft(ctx context.Context, db bun.IDB, eventID int64, categoryIDs []int64, zoneIDs []string) (int, error) {
+	if categoryIDs == nil {
+		categoryIDs = []int64{}
+	}
+	if zoneIDs == nil {
+		zoneIDs = []string{}
+	}
+	var n int
+	err := db.NewRaw(`SELECT count(*) FROM event_seats s WHERE s.event_id = ? AND `+seatIsFree+`
+		AND (cardinality(?::bigint[]) = 0 OR s.category_id = ANY(?::bigint[]))
+		AND (cardinality(?::text[]) = 0 OR s.zone_id = ANY(?::text[]))`,
+		eventID, pgdialect.Array(categoryIDs), pgdialect.Array(categoryIDs), pgdialect.Array(zoneIDs), pgdialect.Array(zoneIDs)).Scan(ctx, &n)
+	if err != nil {
+		return 0, fmt.Errorf("count free seats of event %d: %w", eventID, err)
+	}
+	return n, nil
+}
