@@ -103,7 +103,32 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 		OnSale bool
 		Taken  []string `bun:",array"`
 	}
-	err = db.NewRaw(`
+	err = holdQuery(db, h, seats, prices).Scan(ctx, &out)
+	if isLockNotAvailable(err) {
+		// A seat is locked by a hold (or order, or expiry) in flight: taken
+		// for now. Name the seats a plain read shows taken, else all.
+		taken, err := seatsNotFree(ctx, db, r.EventID, h.SeatIDs)
+		if err != nil {
+			return nil, false, fmt.Errorf("hold seats of event %d: %w", r.EventID, err)
+		}
+		if len(taken) == 0 {
+			taken = h.SeatIDs
+		}
+		return taken, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("hold %d seats of event %d: %w", len(h.SeatIDs), r.EventID, err)
+	}
+	if !out.OnSale {
+		return nil, false, fmt.Errorf("hold seats of event %d: %w", r.EventID, ErrNotOnSale)
+	}
+	return out.Taken, out.OK, nil
+}
+
+// holdQuery is the hold statement of HoldSeats.
+func holdQuery(db bun.IDB, h NewHold, seats any, prices []int64) *bun.RawQuery {
+	r := h.Reservation
+	return db.NewRaw(`
 		WITH ev AS (
 			SELECT EXISTS (SELECT 1 FROM events WHERE id = ? AND status = 'published' AND starts_at > now()) AS on_sale
 		), cur AS (
@@ -132,26 +157,18 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 		r.ID, r.ExpiresAt, r.EventID, seats,
 		r.ID, r.CompanyID, r.APIKeyID, r.IsTest, r.EventID, r.ExpiresAt, r.Currency, r.Total, r.ServiceFee, r.TotalToPay, nullTime(r.CreatedAt),
 		r.EventID, seats, pgdialect.Array(prices), seats,
-	).Scan(ctx, &out)
-	if isLockNotAvailable(err) {
-		// A seat is locked by a hold (or order, or expiry) in flight: taken
-		// for now. Name the seats a plain read shows taken, else all.
-		taken, err := seatsNotFree(ctx, db, r.EventID, h.SeatIDs)
-		if err != nil {
-			return nil, false, fmt.Errorf("hold seats of event %d: %w", r.EventID, err)
-		}
-		if len(taken) == 0 {
-			taken = h.SeatIDs
-		}
-		return taken, false, nil
+	)
+}
+
+// HoldSQL is the hold statement for h with its values inlined, as
+// HoldSeats runs it: for benchmarks that run the very statement elsewhere
+// (pgbench).
+func HoldSQL(h NewHold) string {
+	prices := make([]int64, len(h.SeatIDs))
+	for i, s := range h.SeatIDs {
+		prices[i] = h.Prices[s]
 	}
-	if err != nil {
-		return nil, false, fmt.Errorf("hold %d seats of event %d: %w", len(h.SeatIDs), r.EventID, err)
-	}
-	if !out.OnSale {
-		return nil, false, fmt.Errorf("hold seats of event %d: %w", r.EventID, ErrNotOnSale)
-	}
-	return out.Taken, out.OK, nil
+	return holdQuery(bun.NewDB(nil, pgdialect.New()), h, pgdialect.Array(h.SeatIDs), prices).String()
 }
 
 // isLockNotAvailable tells a NOWAIT lock refusal (55P03).
