@@ -16,6 +16,21 @@ func (f *fixture) reserveBest(t *testing.T, best string) *testenv.Response {
 		fmt.Sprintf(`{"event_id": %d, "best_available": %s}`, f.ids["swan-lake"], best), idemKey(t))
 }
 
+// rushBest sends n best-available holds at once and returns the answers.
+func (f *fixture) rushBest(t *testing.T, n int, best string) []*testenv.Response {
+	var wg sync.WaitGroup
+	results := make([]*testenv.Response, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = f.reserveBest(t, best)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
 // TestBestAvailable: the service picks the best seats — a group side by
 // side in the stalls' front row centre — holds them like listed seats, and
 // answers sold_out with what is left when nothing fits; seats and
@@ -69,16 +84,7 @@ func TestBestAvailable(t *testing.T) {
 func TestBestAvailableRush(t *testing.T) {
 	f := newFixture(t)
 	const buyers = 40
-	var wg sync.WaitGroup
-	results := make([]*testenv.Response, buyers)
-	for i := range buyers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = f.reserveBest(t, `{"quantity": 2}`)
-		}()
-	}
-	wg.Wait()
+	results := f.rushBest(t, buyers, `{"quantity": 2}`)
 	owner := map[string]int{}
 	for i, res := range results {
 		if res.Status != http.StatusCreated {
@@ -113,16 +119,7 @@ func TestBestAvailableRush(t *testing.T) {
 func TestBestAvailableTogetherRush(t *testing.T) {
 	f := newFixture(t)
 	const buyers = 24
-	var wg sync.WaitGroup
-	results := make([]*testenv.Response, buyers)
-	for i := range buyers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = f.reserveBest(t, `{"quantity": 2, "together": true}`)
-		}()
-	}
-	wg.Wait()
+	results := f.rushBest(t, buyers, `{"quantity": 2, "together": true}`)
 	owner := map[string]int{}
 	won := 0
 	for i, res := range results {

@@ -27,6 +27,7 @@ var codesByStatus = map[string][]string{
 	"401": {"unauthenticated"},
 	"403": {"insufficient_scope"},
 	"404": {"not_found"},
+	"405": {"method_not_allowed"},
 	"409": {"seat_taken", "sold_out", "invalid_state", "order_paid", "reservation_expired", "order_expired", "idempotency_request_in_progress"},
 	"413": {"request_too_large"},
 	"415": {"unsupported_media_type"},
@@ -120,6 +121,7 @@ func polishDocument(doc *huma.OpenAPI, publicBaseURL string) {
 				add(http.StatusRequestEntityTooLarge)
 				add(http.StatusUnsupportedMediaType)
 			}
+			add(http.StatusMethodNotAllowed) // another method on the same path
 			if op.Responses["default"] == nil {
 				op.Responses["default"] = problem("Any other failure, as a problem (RFC 9457) with its code.")
 			}

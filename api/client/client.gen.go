@@ -4621,6 +4621,13 @@ type AggregatorGetOrderResponse404Headers struct {
 	XRequestId      *string
 }
 
+// AggregatorGetOrderResponse405Headers the declared response headers of an HTTP 405 response for AggregatorGetOrder
+type AggregatorGetOrderResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // AggregatorGetOrderResponse422Headers the declared response headers of an HTTP 422 response for AggregatorGetOrder
 type AggregatorGetOrderResponse422Headers struct {
 	RateLimit       *string
@@ -4661,6 +4668,8 @@ type AggregatorGetOrderResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -4677,6 +4686,8 @@ type AggregatorGetOrderResponse struct {
 	Headers403 *AggregatorGetOrderResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AggregatorGetOrderResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *AggregatorGetOrderResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *AggregatorGetOrderResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -4705,6 +4716,11 @@ func (r AggregatorGetOrderResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r AggregatorGetOrderResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r AggregatorGetOrderResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -4785,6 +4801,13 @@ type AggregatorClearReservationResponse404Headers struct {
 	XRequestId      *string
 }
 
+// AggregatorClearReservationResponse405Headers the declared response headers of an HTTP 405 response for AggregatorClearReservation
+type AggregatorClearReservationResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // AggregatorClearReservationResponse409Headers the declared response headers of an HTTP 409 response for AggregatorClearReservation
 type AggregatorClearReservationResponse409Headers struct {
 	RateLimit       *string
@@ -4832,6 +4855,8 @@ type AggregatorClearReservationResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -4850,6 +4875,8 @@ type AggregatorClearReservationResponse struct {
 	Headers403 *AggregatorClearReservationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AggregatorClearReservationResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *AggregatorClearReservationResponse405Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *AggregatorClearReservationResponse409Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
@@ -4880,6 +4907,11 @@ func (r AggregatorClearReservationResponse) GetApplicationproblemJSON403() *Prob
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r AggregatorClearReservationResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r AggregatorClearReservationResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -4965,6 +4997,13 @@ type AggregatorConfirmResponse404Headers struct {
 	XRequestId      *string
 }
 
+// AggregatorConfirmResponse405Headers the declared response headers of an HTTP 405 response for AggregatorConfirm
+type AggregatorConfirmResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // AggregatorConfirmResponse409Headers the declared response headers of an HTTP 409 response for AggregatorConfirm
 type AggregatorConfirmResponse409Headers struct {
 	RateLimit       *string
@@ -5034,6 +5073,8 @@ type AggregatorConfirmResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -5058,6 +5099,8 @@ type AggregatorConfirmResponse struct {
 	Headers403 *AggregatorConfirmResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AggregatorConfirmResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *AggregatorConfirmResponse405Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *AggregatorConfirmResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -5094,6 +5137,11 @@ func (r AggregatorConfirmResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r AggregatorConfirmResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r AggregatorConfirmResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -5194,6 +5242,13 @@ type AggregatorReserveResponse404Headers struct {
 	XRequestId      *string
 }
 
+// AggregatorReserveResponse405Headers the declared response headers of an HTTP 405 response for AggregatorReserve
+type AggregatorReserveResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // AggregatorReserveResponse409Headers the declared response headers of an HTTP 409 response for AggregatorReserve
 type AggregatorReserveResponse409Headers struct {
 	RateLimit       *string
@@ -5263,6 +5318,8 @@ type AggregatorReserveResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -5287,6 +5344,8 @@ type AggregatorReserveResponse struct {
 	Headers403 *AggregatorReserveResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AggregatorReserveResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *AggregatorReserveResponse405Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *AggregatorReserveResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -5323,6 +5382,11 @@ func (r AggregatorReserveResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r AggregatorReserveResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r AggregatorReserveResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -5416,6 +5480,13 @@ type AggregatorListSessionsResponse403Headers struct {
 	XRequestId      *string
 }
 
+// AggregatorListSessionsResponse405Headers the declared response headers of an HTTP 405 response for AggregatorListSessions
+type AggregatorListSessionsResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // AggregatorListSessionsResponse429Headers the declared response headers of an HTTP 429 response for AggregatorListSessions
 type AggregatorListSessionsResponse429Headers struct {
 	RateLimit       *string
@@ -5447,6 +5518,8 @@ type AggregatorListSessionsResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -5459,6 +5532,8 @@ type AggregatorListSessionsResponse struct {
 	Headers401 *AggregatorListSessionsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *AggregatorListSessionsResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *AggregatorListSessionsResponse405Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AggregatorListSessionsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -5480,6 +5555,11 @@ func (r AggregatorListSessionsResponse) GetApplicationproblemJSON401() *Problem 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r AggregatorListSessionsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r AggregatorListSessionsResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -5555,6 +5635,13 @@ type AggregatorAvailableSeatsResponse404Headers struct {
 	XRequestId      *string
 }
 
+// AggregatorAvailableSeatsResponse405Headers the declared response headers of an HTTP 405 response for AggregatorAvailableSeats
+type AggregatorAvailableSeatsResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // AggregatorAvailableSeatsResponse422Headers the declared response headers of an HTTP 422 response for AggregatorAvailableSeats
 type AggregatorAvailableSeatsResponse422Headers struct {
 	RateLimit       *string
@@ -5595,6 +5682,8 @@ type AggregatorAvailableSeatsResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -5611,6 +5700,8 @@ type AggregatorAvailableSeatsResponse struct {
 	Headers403 *AggregatorAvailableSeatsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *AggregatorAvailableSeatsResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *AggregatorAvailableSeatsResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *AggregatorAvailableSeatsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -5639,6 +5730,11 @@ func (r AggregatorAvailableSeatsResponse) GetApplicationproblemJSON403() *Proble
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r AggregatorAvailableSeatsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r AggregatorAvailableSeatsResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -5695,6 +5791,11 @@ type GetHealthResponse200Headers struct {
 	XRequestId *string
 }
 
+// GetHealthResponse405Headers the declared response headers of an HTTP 405 response for GetHealth
+type GetHealthResponse405Headers struct {
+	XRequestId *string
+}
+
 // GetHealthResponseDefaultHeaders the declared response headers of an HTTP default response for GetHealth
 type GetHealthResponseDefaultHeaders struct {
 	XRequestId *string
@@ -5705,10 +5806,14 @@ type GetHealthResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HealthOutputBody
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetHealthResponse200Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetHealthResponse405Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetHealthResponseDefaultHeaders
 }
@@ -5716,6 +5821,11 @@ type GetHealthResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetHealthResponse) GetJSON200() *HealthOutputBody {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetHealthResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -5762,6 +5872,11 @@ type GetOrderPageResponse404Headers struct {
 	XRequestId *string
 }
 
+// GetOrderPageResponse405Headers the declared response headers of an HTTP 405 response for GetOrderPage
+type GetOrderPageResponse405Headers struct {
+	XRequestId *string
+}
+
 // GetOrderPageResponseDefaultHeaders the declared response headers of an HTTP default response for GetOrderPage
 type GetOrderPageResponseDefaultHeaders struct {
 	XRequestId *string
@@ -5772,12 +5887,16 @@ type GetOrderPageResponse struct {
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOrderPageResponse200Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetOrderPageResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetOrderPageResponse405Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetOrderPageResponseDefaultHeaders
 }
@@ -5785,6 +5904,11 @@ type GetOrderPageResponse struct {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetOrderPageResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetOrderPageResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -5831,6 +5955,11 @@ type GetOrderTicketsPdfResponse404Headers struct {
 	XRequestId *string
 }
 
+// GetOrderTicketsPdfResponse405Headers the declared response headers of an HTTP 405 response for GetOrderTicketsPdf
+type GetOrderTicketsPdfResponse405Headers struct {
+	XRequestId *string
+}
+
 // GetOrderTicketsPdfResponseDefaultHeaders the declared response headers of an HTTP default response for GetOrderTicketsPdf
 type GetOrderTicketsPdfResponseDefaultHeaders struct {
 	XRequestId *string
@@ -5841,12 +5970,16 @@ type GetOrderTicketsPdfResponse struct {
 	HTTPResponse *http.Response
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOrderTicketsPdfResponse200Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetOrderTicketsPdfResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetOrderTicketsPdfResponse405Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetOrderTicketsPdfResponseDefaultHeaders
 }
@@ -5854,6 +5987,11 @@ type GetOrderTicketsPdfResponse struct {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetOrderTicketsPdfResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetOrderTicketsPdfResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -5900,6 +6038,11 @@ type GetTestPaymentPageResponse404Headers struct {
 	XRequestId *string
 }
 
+// GetTestPaymentPageResponse405Headers the declared response headers of an HTTP 405 response for GetTestPaymentPage
+type GetTestPaymentPageResponse405Headers struct {
+	XRequestId *string
+}
+
 // GetTestPaymentPageResponseDefaultHeaders the declared response headers of an HTTP default response for GetTestPaymentPage
 type GetTestPaymentPageResponseDefaultHeaders struct {
 	XRequestId *string
@@ -5908,14 +6051,23 @@ type GetTestPaymentPageResponseDefaultHeaders struct {
 type GetTestPaymentPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetTestPaymentPageResponse200Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetTestPaymentPageResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetTestPaymentPageResponse405Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetTestPaymentPageResponseDefaultHeaders
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetTestPaymentPageResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -5968,6 +6120,11 @@ type ActOnTestPaymentResponse404Headers struct {
 	XRequestId *string
 }
 
+// ActOnTestPaymentResponse405Headers the declared response headers of an HTTP 405 response for ActOnTestPayment
+type ActOnTestPaymentResponse405Headers struct {
+	XRequestId *string
+}
+
 // ActOnTestPaymentResponse413Headers the declared response headers of an HTTP 413 response for ActOnTestPayment
 type ActOnTestPaymentResponse413Headers struct {
 	XRequestId *string
@@ -5986,6 +6143,8 @@ type ActOnTestPaymentResponseDefaultHeaders struct {
 type ActOnTestPaymentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -5998,12 +6157,19 @@ type ActOnTestPaymentResponse struct {
 	Headers400 *ActOnTestPaymentResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ActOnTestPaymentResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ActOnTestPaymentResponse405Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ActOnTestPaymentResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *ActOnTestPaymentResponse415Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ActOnTestPaymentResponseDefaultHeaders
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ActOnTestPaymentResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -6055,6 +6221,11 @@ type GetReadinessResponse200Headers struct {
 	XRequestId *string
 }
 
+// GetReadinessResponse405Headers the declared response headers of an HTTP 405 response for GetReadiness
+type GetReadinessResponse405Headers struct {
+	XRequestId *string
+}
+
 // GetReadinessResponse500Headers the declared response headers of an HTTP 500 response for GetReadiness
 type GetReadinessResponse500Headers struct {
 	XRequestId *string
@@ -6076,6 +6247,8 @@ type GetReadinessResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ReadinessOutputBody
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -6084,6 +6257,8 @@ type GetReadinessResponse struct {
 	ApplicationproblemJSONDefault *Problem
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetReadinessResponse200Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetReadinessResponse405Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetReadinessResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -6095,6 +6270,11 @@ type GetReadinessResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetReadinessResponse) GetJSON200() *ReadinessOutputBody {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetReadinessResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -6146,6 +6326,11 @@ type GetReadinessTemporalResponse200Headers struct {
 	XRequestId *string
 }
 
+// GetReadinessTemporalResponse405Headers the declared response headers of an HTTP 405 response for GetReadinessTemporal
+type GetReadinessTemporalResponse405Headers struct {
+	XRequestId *string
+}
+
 // GetReadinessTemporalResponse500Headers the declared response headers of an HTTP 500 response for GetReadinessTemporal
 type GetReadinessTemporalResponse500Headers struct {
 	XRequestId *string
@@ -6167,6 +6352,8 @@ type GetReadinessTemporalResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *TemporalReadinessOutputBody
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -6175,6 +6362,8 @@ type GetReadinessTemporalResponse struct {
 	ApplicationproblemJSONDefault *Problem
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetReadinessTemporalResponse200Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetReadinessTemporalResponse405Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetReadinessTemporalResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -6186,6 +6375,11 @@ type GetReadinessTemporalResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetReadinessTemporalResponse) GetJSON200() *TemporalReadinessOutputBody {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetReadinessTemporalResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -6255,6 +6449,13 @@ type ListCitiesResponse403Headers struct {
 	XRequestId      *string
 }
 
+// ListCitiesResponse405Headers the declared response headers of an HTTP 405 response for ListCities
+type ListCitiesResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // ListCitiesResponse422Headers the declared response headers of an HTTP 422 response for ListCities
 type ListCitiesResponse422Headers struct {
 	RateLimit       *string
@@ -6293,6 +6494,8 @@ type ListCitiesResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -6307,6 +6510,8 @@ type ListCitiesResponse struct {
 	Headers401 *ListCitiesResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListCitiesResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListCitiesResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ListCitiesResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -6330,6 +6535,11 @@ func (r ListCitiesResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListCitiesResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ListCitiesResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -6404,6 +6614,13 @@ type ListEventsResponse403Headers struct {
 	XRequestId      *string
 }
 
+// ListEventsResponse405Headers the declared response headers of an HTTP 405 response for ListEvents
+type ListEventsResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // ListEventsResponse422Headers the declared response headers of an HTTP 422 response for ListEvents
 type ListEventsResponse422Headers struct {
 	RateLimit       *string
@@ -6442,6 +6659,8 @@ type ListEventsResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -6456,6 +6675,8 @@ type ListEventsResponse struct {
 	Headers401 *ListEventsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListEventsResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListEventsResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ListEventsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -6479,6 +6700,11 @@ func (r ListEventsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListEventsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ListEventsResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -6569,6 +6795,13 @@ type GetEventAvailabilityResponse404Headers struct {
 	XRequestId      *string
 }
 
+// GetEventAvailabilityResponse405Headers the declared response headers of an HTTP 405 response for GetEventAvailability
+type GetEventAvailabilityResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // GetEventAvailabilityResponse422Headers the declared response headers of an HTTP 422 response for GetEventAvailability
 type GetEventAvailabilityResponse422Headers struct {
 	RateLimit       *string
@@ -6609,6 +6842,8 @@ type GetEventAvailabilityResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -6627,6 +6862,8 @@ type GetEventAvailabilityResponse struct {
 	Headers403 *GetEventAvailabilityResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetEventAvailabilityResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetEventAvailabilityResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *GetEventAvailabilityResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -6655,6 +6892,11 @@ func (r GetEventAvailabilityResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetEventAvailabilityResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetEventAvailabilityResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -6735,6 +6977,13 @@ type ListEventCategoriesResponse404Headers struct {
 	XRequestId      *string
 }
 
+// ListEventCategoriesResponse405Headers the declared response headers of an HTTP 405 response for ListEventCategories
+type ListEventCategoriesResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // ListEventCategoriesResponse422Headers the declared response headers of an HTTP 422 response for ListEventCategories
 type ListEventCategoriesResponse422Headers struct {
 	RateLimit       *string
@@ -6775,6 +7024,8 @@ type ListEventCategoriesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -6791,6 +7042,8 @@ type ListEventCategoriesResponse struct {
 	Headers403 *ListEventCategoriesResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ListEventCategoriesResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListEventCategoriesResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ListEventCategoriesResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -6819,6 +7072,11 @@ func (r ListEventCategoriesResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListEventCategoriesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ListEventCategoriesResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -6909,6 +7167,13 @@ type GetEventSchemeResponse404Headers struct {
 	XRequestId      *string
 }
 
+// GetEventSchemeResponse405Headers the declared response headers of an HTTP 405 response for GetEventScheme
+type GetEventSchemeResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // GetEventSchemeResponse422Headers the declared response headers of an HTTP 422 response for GetEventScheme
 type GetEventSchemeResponse422Headers struct {
 	RateLimit       *string
@@ -6949,6 +7214,8 @@ type GetEventSchemeResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -6967,6 +7234,8 @@ type GetEventSchemeResponse struct {
 	Headers403 *GetEventSchemeResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetEventSchemeResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetEventSchemeResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *GetEventSchemeResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -6995,6 +7264,11 @@ func (r GetEventSchemeResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetEventSchemeResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetEventSchemeResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -7069,6 +7343,13 @@ type ListOrdersResponse403Headers struct {
 	XRequestId      *string
 }
 
+// ListOrdersResponse405Headers the declared response headers of an HTTP 405 response for ListOrders
+type ListOrdersResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // ListOrdersResponse422Headers the declared response headers of an HTTP 422 response for ListOrders
 type ListOrdersResponse422Headers struct {
 	RateLimit       *string
@@ -7107,6 +7388,8 @@ type ListOrdersResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -7121,6 +7404,8 @@ type ListOrdersResponse struct {
 	Headers401 *ListOrdersResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListOrdersResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListOrdersResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ListOrdersResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -7144,6 +7429,11 @@ func (r ListOrdersResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListOrdersResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ListOrdersResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -7237,6 +7527,14 @@ type CreateOrderResponse404Headers struct {
 	XRequestId         *string
 }
 
+// CreateOrderResponse405Headers the declared response headers of an HTTP 405 response for CreateOrder
+type CreateOrderResponse405Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
 // CreateOrderResponse409Headers the declared response headers of an HTTP 409 response for CreateOrder
 type CreateOrderResponse409Headers struct {
 	IdempotentReplayed *string
@@ -7316,6 +7614,8 @@ type CreateOrderResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -7342,6 +7642,8 @@ type CreateOrderResponse struct {
 	Headers403 *CreateOrderResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateOrderResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *CreateOrderResponse405Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreateOrderResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -7383,6 +7685,11 @@ func (r CreateOrderResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r CreateOrderResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r CreateOrderResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -7483,6 +7790,13 @@ type GetOrderResponse404Headers struct {
 	XRequestId      *string
 }
 
+// GetOrderResponse405Headers the declared response headers of an HTTP 405 response for GetOrder
+type GetOrderResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // GetOrderResponse422Headers the declared response headers of an HTTP 422 response for GetOrder
 type GetOrderResponse422Headers struct {
 	RateLimit       *string
@@ -7523,6 +7837,8 @@ type GetOrderResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -7539,6 +7855,8 @@ type GetOrderResponse struct {
 	Headers403 *GetOrderResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetOrderResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetOrderResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *GetOrderResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -7567,6 +7885,11 @@ func (r GetOrderResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetOrderResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetOrderResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -7647,6 +7970,13 @@ type CancelOrderResponse404Headers struct {
 	XRequestId      *string
 }
 
+// CancelOrderResponse405Headers the declared response headers of an HTTP 405 response for CancelOrder
+type CancelOrderResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // CancelOrderResponse409Headers the declared response headers of an HTTP 409 response for CancelOrder
 type CancelOrderResponse409Headers struct {
 	RateLimit       *string
@@ -7694,6 +8024,8 @@ type CancelOrderResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -7712,6 +8044,8 @@ type CancelOrderResponse struct {
 	Headers403 *CancelOrderResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CancelOrderResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *CancelOrderResponse405Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CancelOrderResponse409Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
@@ -7742,6 +8076,11 @@ func (r CancelOrderResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r CancelOrderResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r CancelOrderResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -7839,6 +8178,14 @@ type ConfirmOrderResponse404Headers struct {
 	XRequestId         *string
 }
 
+// ConfirmOrderResponse405Headers the declared response headers of an HTTP 405 response for ConfirmOrder
+type ConfirmOrderResponse405Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
 // ConfirmOrderResponse409Headers the declared response headers of an HTTP 409 response for ConfirmOrder
 type ConfirmOrderResponse409Headers struct {
 	IdempotentReplayed *string
@@ -7918,6 +8265,8 @@ type ConfirmOrderResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -7944,6 +8293,8 @@ type ConfirmOrderResponse struct {
 	Headers403 *ConfirmOrderResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ConfirmOrderResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ConfirmOrderResponse405Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *ConfirmOrderResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -7985,6 +8336,11 @@ func (r ConfirmOrderResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ConfirmOrderResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ConfirmOrderResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -8106,6 +8462,14 @@ type RefundOrderResponse404Headers struct {
 	XRequestId         *string
 }
 
+// RefundOrderResponse405Headers the declared response headers of an HTTP 405 response for RefundOrder
+type RefundOrderResponse405Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
 // RefundOrderResponse409Headers the declared response headers of an HTTP 409 response for RefundOrder
 type RefundOrderResponse409Headers struct {
 	IdempotentReplayed *string
@@ -8185,6 +8549,8 @@ type RefundOrderResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -8213,6 +8579,8 @@ type RefundOrderResponse struct {
 	Headers403 *RefundOrderResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RefundOrderResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *RefundOrderResponse405Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *RefundOrderResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -8254,6 +8622,11 @@ func (r RefundOrderResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r RefundOrderResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r RefundOrderResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -8354,6 +8727,13 @@ type ListOrderTicketsResponse404Headers struct {
 	XRequestId      *string
 }
 
+// ListOrderTicketsResponse405Headers the declared response headers of an HTTP 405 response for ListOrderTickets
+type ListOrderTicketsResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // ListOrderTicketsResponse422Headers the declared response headers of an HTTP 422 response for ListOrderTickets
 type ListOrderTicketsResponse422Headers struct {
 	RateLimit       *string
@@ -8394,6 +8774,8 @@ type ListOrderTicketsResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -8410,6 +8792,8 @@ type ListOrderTicketsResponse struct {
 	Headers403 *ListOrderTicketsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ListOrderTicketsResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListOrderTicketsResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ListOrderTicketsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -8438,6 +8822,11 @@ func (r ListOrderTicketsResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListOrderTicketsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ListOrderTicketsResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -8518,6 +8907,13 @@ type GetRefundResponse404Headers struct {
 	XRequestId      *string
 }
 
+// GetRefundResponse405Headers the declared response headers of an HTTP 405 response for GetRefund
+type GetRefundResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // GetRefundResponse422Headers the declared response headers of an HTTP 422 response for GetRefund
 type GetRefundResponse422Headers struct {
 	RateLimit       *string
@@ -8558,6 +8954,8 @@ type GetRefundResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -8574,6 +8972,8 @@ type GetRefundResponse struct {
 	Headers403 *GetRefundResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetRefundResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetRefundResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *GetRefundResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -8602,6 +9002,11 @@ func (r GetRefundResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetRefundResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetRefundResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -8695,6 +9100,14 @@ type CreateReservationResponse404Headers struct {
 	XRequestId         *string
 }
 
+// CreateReservationResponse405Headers the declared response headers of an HTTP 405 response for CreateReservation
+type CreateReservationResponse405Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
 // CreateReservationResponse409Headers the declared response headers of an HTTP 409 response for CreateReservation
 type CreateReservationResponse409Headers struct {
 	IdempotentReplayed *string
@@ -8774,6 +9187,8 @@ type CreateReservationResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -8800,6 +9215,8 @@ type CreateReservationResponse struct {
 	Headers403 *CreateReservationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateReservationResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *CreateReservationResponse405Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreateReservationResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -8841,6 +9258,11 @@ func (r CreateReservationResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r CreateReservationResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r CreateReservationResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -8941,6 +9363,13 @@ type ReleaseReservationResponse404Headers struct {
 	XRequestId      *string
 }
 
+// ReleaseReservationResponse405Headers the declared response headers of an HTTP 405 response for ReleaseReservation
+type ReleaseReservationResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // ReleaseReservationResponse409Headers the declared response headers of an HTTP 409 response for ReleaseReservation
 type ReleaseReservationResponse409Headers struct {
 	RateLimit       *string
@@ -8988,6 +9417,8 @@ type ReleaseReservationResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -9006,6 +9437,8 @@ type ReleaseReservationResponse struct {
 	Headers403 *ReleaseReservationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ReleaseReservationResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ReleaseReservationResponse405Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *ReleaseReservationResponse409Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
@@ -9036,6 +9469,11 @@ func (r ReleaseReservationResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ReleaseReservationResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ReleaseReservationResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -9121,6 +9559,13 @@ type GetReservationResponse404Headers struct {
 	XRequestId      *string
 }
 
+// GetReservationResponse405Headers the declared response headers of an HTTP 405 response for GetReservation
+type GetReservationResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // GetReservationResponse422Headers the declared response headers of an HTTP 422 response for GetReservation
 type GetReservationResponse422Headers struct {
 	RateLimit       *string
@@ -9161,6 +9606,8 @@ type GetReservationResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -9177,6 +9624,8 @@ type GetReservationResponse struct {
 	Headers403 *GetReservationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetReservationResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetReservationResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *GetReservationResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -9205,6 +9654,11 @@ func (r GetReservationResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetReservationResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetReservationResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -9285,6 +9739,13 @@ type ReplaceReservationSeatsResponse404Headers struct {
 	XRequestId      *string
 }
 
+// ReplaceReservationSeatsResponse405Headers the declared response headers of an HTTP 405 response for ReplaceReservationSeats
+type ReplaceReservationSeatsResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // ReplaceReservationSeatsResponse409Headers the declared response headers of an HTTP 409 response for ReplaceReservationSeats
 type ReplaceReservationSeatsResponse409Headers struct {
 	RateLimit       *string
@@ -9346,6 +9807,8 @@ type ReplaceReservationSeatsResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -9368,6 +9831,8 @@ type ReplaceReservationSeatsResponse struct {
 	Headers403 *ReplaceReservationSeatsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ReplaceReservationSeatsResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ReplaceReservationSeatsResponse405Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *ReplaceReservationSeatsResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -9402,6 +9867,11 @@ func (r ReplaceReservationSeatsResponse) GetApplicationproblemJSON403() *Problem
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ReplaceReservationSeatsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ReplaceReservationSeatsResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -9498,6 +9968,13 @@ type ListSessionsResponse404Headers struct {
 	XRequestId      *string
 }
 
+// ListSessionsResponse405Headers the declared response headers of an HTTP 405 response for ListSessions
+type ListSessionsResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // ListSessionsResponse422Headers the declared response headers of an HTTP 422 response for ListSessions
 type ListSessionsResponse422Headers struct {
 	RateLimit       *string
@@ -9538,6 +10015,8 @@ type ListSessionsResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -9554,6 +10033,8 @@ type ListSessionsResponse struct {
 	Headers403 *ListSessionsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ListSessionsResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListSessionsResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ListSessionsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -9582,6 +10063,11 @@ func (r ListSessionsResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListSessionsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ListSessionsResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -9656,6 +10142,13 @@ type ListVenuesResponse403Headers struct {
 	XRequestId      *string
 }
 
+// ListVenuesResponse405Headers the declared response headers of an HTTP 405 response for ListVenues
+type ListVenuesResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
 // ListVenuesResponse422Headers the declared response headers of an HTTP 422 response for ListVenues
 type ListVenuesResponse422Headers struct {
 	RateLimit       *string
@@ -9694,6 +10187,8 @@ type ListVenuesResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -9708,6 +10203,8 @@ type ListVenuesResponse struct {
 	Headers401 *ListVenuesResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListVenuesResponse403Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListVenuesResponse405Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ListVenuesResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -9731,6 +10228,11 @@ func (r ListVenuesResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListVenuesResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ListVenuesResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
@@ -10468,6 +10970,13 @@ func ParseAggregatorGetOrderResponse(rsp *http.Response) (*AggregatorGetOrderRes
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10602,6 +11111,30 @@ func ParseAggregatorGetOrderResponse(rsp *http.Response) (*AggregatorGetOrderRes
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers AggregatorGetOrderResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers AggregatorGetOrderResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -10752,6 +11285,13 @@ func ParseAggregatorClearReservationResponse(rsp *http.Response) (*AggregatorCle
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10893,6 +11433,30 @@ func ParseAggregatorClearReservationResponse(rsp *http.Response) (*AggregatorCle
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers AggregatorClearReservationResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 409:
 		var headers AggregatorClearReservationResponse409Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -11067,6 +11631,13 @@ func ParseAggregatorConfirmResponse(rsp *http.Response) (*AggregatorConfirmRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11229,6 +11800,30 @@ func ParseAggregatorConfirmResponse(rsp *http.Response) (*AggregatorConfirmRespo
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers AggregatorConfirmResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 409:
 		var headers AggregatorConfirmResponse409Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -11482,6 +12077,13 @@ func ParseAggregatorReserveResponse(rsp *http.Response) (*AggregatorReserveRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11644,6 +12246,30 @@ func ParseAggregatorReserveResponse(rsp *http.Response) (*AggregatorReserveRespo
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers AggregatorReserveResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 409:
 		var headers AggregatorReserveResponse409Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -11890,6 +12516,13 @@ func ParseAggregatorListSessionsResponse(rsp *http.Response) (*AggregatorListSes
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11993,6 +12626,30 @@ func ParseAggregatorListSessionsResponse(rsp *http.Response) (*AggregatorListSes
 			headers.XRequestId = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers AggregatorListSessionsResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 429:
 		var headers AggregatorListSessionsResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -12118,6 +12775,13 @@ func ParseAggregatorAvailableSeatsResponse(rsp *http.Response) (*AggregatorAvail
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
@@ -12253,6 +12917,30 @@ func ParseAggregatorAvailableSeatsResponse(rsp *http.Response) (*AggregatorAvail
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers AggregatorAvailableSeatsResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers AggregatorAvailableSeatsResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -12382,6 +13070,13 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12402,6 +13097,16 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetHealthResponse405Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case true:
 		var headers GetHealthResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -12438,6 +13143,13 @@ func ParseGetOrderPageResponse(rsp *http.Response) (*GetOrderPageResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12468,6 +13180,16 @@ func ParseGetOrderPageResponse(rsp *http.Response) (*GetOrderPageResponse, error
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetOrderPageResponse405Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case true:
 		var headers GetOrderPageResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -12504,6 +13226,13 @@ func ParseGetOrderTicketsPdfResponse(rsp *http.Response) (*GetOrderTicketsPdfRes
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12534,6 +13263,16 @@ func ParseGetOrderTicketsPdfResponse(rsp *http.Response) (*GetOrderTicketsPdfRes
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetOrderTicketsPdfResponse405Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case true:
 		var headers GetOrderTicketsPdfResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -12563,6 +13302,13 @@ func ParseGetTestPaymentPageResponse(rsp *http.Response) (*GetTestPaymentPageRes
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12593,6 +13339,16 @@ func ParseGetTestPaymentPageResponse(rsp *http.Response) (*GetTestPaymentPageRes
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetTestPaymentPageResponse405Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case true:
 		var headers GetTestPaymentPageResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -12624,6 +13380,13 @@ func ParseActOnTestPaymentResponse(rsp *http.Response) (*ActOnTestPaymentRespons
 	switch {
 	case rsp.StatusCode == 303:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
@@ -12686,6 +13449,16 @@ func ParseActOnTestPaymentResponse(rsp *http.Response) (*ActOnTestPaymentRespons
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers ActOnTestPaymentResponse405Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 413:
 		var headers ActOnTestPaymentResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -12742,6 +13515,13 @@ func ParseGetReadinessResponse(rsp *http.Response) (*GetReadinessResponse, error
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12776,6 +13556,16 @@ func ParseGetReadinessResponse(rsp *http.Response) (*GetReadinessResponse, error
 			headers.XRequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetReadinessResponse405Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetReadinessResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -12839,6 +13629,13 @@ func ParseGetReadinessTemporalResponse(rsp *http.Response) (*GetReadinessTempora
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12873,6 +13670,16 @@ func ParseGetReadinessTemporalResponse(rsp *http.Response) (*GetReadinessTempora
 			headers.XRequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetReadinessTemporalResponse405Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetReadinessTemporalResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -12949,6 +13756,13 @@ func ParseListCitiesResponse(rsp *http.Response) (*ListCitiesResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
@@ -13067,6 +13881,30 @@ func ParseListCitiesResponse(rsp *http.Response) (*ListCitiesResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListCitiesResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers ListCitiesResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -13210,6 +14048,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13327,6 +14172,30 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListEventsResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers ListEventsResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -13479,6 +14348,13 @@ func ParseGetEventAvailabilityResponse(rsp *http.Response) (*GetEventAvailabilit
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
@@ -13659,6 +14535,30 @@ func ParseGetEventAvailabilityResponse(rsp *http.Response) (*GetEventAvailabilit
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetEventAvailabilityResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers GetEventAvailabilityResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -13809,6 +14709,13 @@ func ParseListEventCategoriesResponse(rsp *http.Response) (*ListEventCategoriesR
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13943,6 +14850,30 @@ func ParseListEventCategoriesResponse(rsp *http.Response) (*ListEventCategoriesR
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListEventCategoriesResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers ListEventCategoriesResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -14095,6 +15026,13 @@ func ParseGetEventSchemeResponse(rsp *http.Response) (*GetEventSchemeResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
@@ -14275,6 +15213,30 @@ func ParseGetEventSchemeResponse(rsp *http.Response) (*GetEventSchemeResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetEventSchemeResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers GetEventSchemeResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -14418,6 +15380,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14535,6 +15504,30 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListOrdersResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers ListOrdersResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -14691,6 +15684,13 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
@@ -14920,6 +15920,37 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers CreateOrderResponse405Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateOrderResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -15229,6 +16260,13 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15363,6 +16401,30 @@ func ParseGetOrderResponse(rsp *http.Response) (*GetOrderResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetOrderResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers GetOrderResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -15513,6 +16575,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15654,6 +16723,30 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers CancelOrderResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 409:
 		var headers CancelOrderResponse409Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -15834,6 +16927,13 @@ func ParseConfirmOrderResponse(rsp *http.Response) (*ConfirmOrderResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
@@ -16056,6 +17156,37 @@ func ParseConfirmOrderResponse(rsp *http.Response) (*ConfirmOrderResponse, error
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers ConfirmOrderResponse405Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 409:
 		var headers ConfirmOrderResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -16375,6 +17506,13 @@ func ParseRefundOrderResponse(rsp *http.Response) (*RefundOrderResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16634,6 +17772,37 @@ func ParseRefundOrderResponse(rsp *http.Response) (*RefundOrderResponse, error) 
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers RefundOrderResponse405Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 409:
 		var headers RefundOrderResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -16943,6 +18112,13 @@ func ParseListOrderTicketsResponse(rsp *http.Response) (*ListOrderTicketsRespons
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17077,6 +18253,30 @@ func ParseListOrderTicketsResponse(rsp *http.Response) (*ListOrderTicketsRespons
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListOrderTicketsResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers ListOrderTicketsResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -17227,6 +18427,13 @@ func ParseGetRefundResponse(rsp *http.Response) (*GetRefundResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17361,6 +18568,30 @@ func ParseGetRefundResponse(rsp *http.Response) (*GetRefundResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetRefundResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers GetRefundResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -17517,6 +18748,13 @@ func ParseCreateReservationResponse(rsp *http.Response) (*CreateReservationRespo
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
@@ -17746,6 +18984,37 @@ func ParseCreateReservationResponse(rsp *http.Response) (*CreateReservationRespo
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers CreateReservationResponse405Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateReservationResponse409Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
@@ -18055,6 +19324,13 @@ func ParseReleaseReservationResponse(rsp *http.Response) (*ReleaseReservationRes
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18196,6 +19472,30 @@ func ParseReleaseReservationResponse(rsp *http.Response) (*ReleaseReservationRes
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers ReleaseReservationResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 409:
 		var headers ReleaseReservationResponse409Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -18370,6 +19670,13 @@ func ParseGetReservationResponse(rsp *http.Response) (*GetReservationResponse, e
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18504,6 +19811,30 @@ func ParseGetReservationResponse(rsp *http.Response) (*GetReservationResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetReservationResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers GetReservationResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -18653,6 +19984,13 @@ func ParseReplaceReservationSeatsResponse(rsp *http.Response) (*ReplaceReservati
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
@@ -18809,6 +20147,30 @@ func ParseReplaceReservationSeatsResponse(rsp *http.Response) (*ReplaceReservati
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers ReplaceReservationSeatsResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 409:
 		var headers ReplaceReservationSeatsResponse409Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -19031,6 +20393,13 @@ func ParseListSessionsResponse(rsp *http.Response) (*ListSessionsResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19172,6 +20541,30 @@ func ParseListSessionsResponse(rsp *http.Response) (*ListSessionsResponse, error
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListSessionsResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers ListSessionsResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -19315,6 +20708,13 @@ func ParseListVenuesResponse(rsp *http.Response) (*ListVenuesResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19432,6 +20832,30 @@ func ParseListVenuesResponse(rsp *http.Response) (*ListVenuesResponse, error) {
 			headers.XRequestId = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListVenuesResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	case rsp.StatusCode == 422:
 		var headers ListVenuesResponse422Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {

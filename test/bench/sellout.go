@@ -235,7 +235,9 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, company, keyID, ev
 	var running int
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Second) {
 		res, err := s.Temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
-			Query: fmt.Sprintf("WorkflowType = 'Order' AND ExecutionStatus = 'Running' AND EventId = %d", event)})
+			// This run's only: a shared dev server may hold other runs' sagas.
+			Query: fmt.Sprintf("WorkflowType = 'Order' AND ExecutionStatus = 'Running' AND EventId = %d AND StartTime >= '%s'",
+				event, start.UTC().Format(time.RFC3339))})
 		if err == nil {
 			running = int(res.Count)
 		}
