@@ -72,9 +72,9 @@ func TestBestAvailable(t *testing.T) {
 	}
 	var o aggOrder
 	res.Decode(t, &o)
-	// Zones rank alike: the balcony's centre ties the stalls' front row
-	// centre, and the balcony comes first by name (3 × 1500.00 + 10%).
-	if o.Status != "RESERVED" || o.Amount.Value != 495000 {
+	// The stalls come first in the scheme: three of its front row's
+	// centre (3 × 3000.00 + 10%).
+	if o.Status != "RESERVED" || o.Amount.Value != 990000 {
 		t.Fatalf("aggregator reserve by quantity: %s", res.Body)
 	}
 }

@@ -48,3 +48,33 @@ func TestBestSeatsTogetherLeaveNoOrphan(t *testing.T) {
 		t.Fatalf("a seat of the sold-out balcony: %v", got)
 	}
 }
+
+// TestBestSeatsFollowTheFilesRank: a rank given in the catalog file takes
+// the place of the computed one (here the row's centre seat is made the
+// worst), and zones rank in the file's order.
+func TestBestSeatsFollowTheFilesRank(t *testing.T) {
+	ctx := context.Background()
+	s := newDemo(t)
+	s.Import(t, s.company, []byte(`{"cities": [{"ref": "c", "name": "City"}], "venues": [{"ref": "club", "name": "Club", "city": "c",
+	  "timezone": "UTC", "schemes": [{"ref": "s", "name": "Club", "zones": [
+	    {"id": "z", "name": "Front", "rows": [{"row": "1", "seats": ["1", {"number": "2", "rank": 5000000}, "3"]}]},
+	    {"id": "a", "name": "Back", "rows": [{"row": "1", "seats": 3}]}]}]}],
+	  "events": [{"ref": "gig", "title": "Gig", "slug": "gig", "status": "published", "starts_at": "2030-01-01T19:00:00Z",
+	    "venue": "club", "scheme": "s", "fee": {"mode": "included", "rate_bp": 0, "min_fee": 0},
+	    "categories": [{"ref": "all", "name": "All", "price": 1000, "zones": ["z", "a"]}]}]}`))
+	gig := s.eventID(t, "gig")
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	_, ids, err := store.PickBestSeats(ctx, tx, store.BestSeatsRequest{EventID: gig, Quantity: 3, Window: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Front 1 and 3 (rank 2), then the back row's centre (rank 1,000,000),
+	// before front 2 (rank 5,000,000).
+	if want := []string{"a-1-2", "z-1-1", "z-1-3"}; !slices.Equal(ids, want) {
+		t.Fatalf("picked %v, want %v", ids, want)
+	}
+}

@@ -60,7 +60,7 @@ func LoadKnownCatalog(ctx context.Context, db bun.IDB, companyID int64) (KnownCa
 		PlanSeat
 	}
 	err := db.NewRaw(`
-		SELECT v.ref AS venue_ref, s.ref AS scheme_ref, ss.seat_id, ss.zone_id, ss.row, ss.number, ss.label
+		SELECT v.ref AS venue_ref, s.ref AS scheme_ref, ss.seat_id, ss.zone_id, ss.row, ss.number, ss.label, ss.pos, ss.rank
 		FROM venues v
 		LEFT JOIN schemes s ON s.venue_id = v.id
 		LEFT JOIN scheme_seats ss ON ss.scheme_id = s.id
@@ -195,11 +195,11 @@ func (im *importer) scheme(ctx context.Context, venueID int64, s PlanScheme) err
 	}
 	cols := seatColumns(s.Seats)
 	if _, err := im.tx.NewRaw(`
-		INSERT INTO scheme_seats (scheme_id, seat_id, zone_id, row, number, label)
-		SELECT ?, * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
-		ON CONFLICT (scheme_id, seat_id) DO UPDATE SET label = EXCLUDED.label
-		WHERE scheme_seats.label IS DISTINCT FROM EXCLUDED.label`,
-		schemeID, cols.ids, cols.zones, cols.rows, cols.numbers, cols.labels).Exec(ctx); err != nil {
+		INSERT INTO scheme_seats (scheme_id, seat_id, zone_id, row, number, label, pos, rank)
+		SELECT ?, * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::int[])
+		ON CONFLICT (scheme_id, seat_id) DO UPDATE SET label = EXCLUDED.label, pos = EXCLUDED.pos, rank = EXCLUDED.rank
+		WHERE (scheme_seats.label, scheme_seats.pos, scheme_seats.rank) IS DISTINCT FROM (EXCLUDED.label, EXCLUDED.pos, EXCLUDED.rank)`,
+		schemeID, cols.ids, cols.zones, cols.rows, cols.numbers, cols.labels, cols.pos, cols.ranks).Exec(ctx); err != nil {
 		return fmt.Errorf("store seats of scheme %q: %w", s.Ref, err)
 	}
 	if _, err := im.tx.NewRaw("DELETE FROM scheme_seats WHERE scheme_id = ? AND seat_id <> ALL(?::text[])",
@@ -210,16 +210,19 @@ func (im *importer) scheme(ctx context.Context, venueID int64, s PlanScheme) err
 }
 
 type seatCols struct {
-	ids, zones, rows, numbers, labels any
+	ids, zones, rows, numbers, labels, pos, ranks any
 }
 
 func seatColumns(seats []PlanSeat) seatCols {
 	ids, zones, rows, numbers, labels := make([]string, len(seats)), make([]string, len(seats)),
 		make([]string, len(seats)), make([]string, len(seats)), make([]string, len(seats))
+	pos, ranks := make([]int64, len(seats)), make([]int64, len(seats))
 	for i, s := range seats {
 		ids[i], zones[i], rows[i], numbers[i], labels[i] = s.SeatID, s.ZoneID, s.Row, s.Number, s.Label
+		pos[i], ranks[i] = int64(s.Pos), int64(s.Rank)
 	}
-	return seatCols{pgdialect.Array(ids), pgdialect.Array(zones), pgdialect.Array(rows), pgdialect.Array(numbers), pgdialect.Array(labels)}
+	return seatCols{pgdialect.Array(ids), pgdialect.Array(zones), pgdialect.Array(rows), pgdialect.Array(numbers), pgdialect.Array(labels),
+		pgdialect.Array(pos), pgdialect.Array(ranks)}
 }
 
 func (im *importer) event(ctx context.Context, e PlanEvent) error {
@@ -299,12 +302,14 @@ func (im *importer) eventSeats(ctx context.Context, eventID int64, e PlanEvent, 
 	}
 	cols := seatColumns(plain)
 	res, err := im.tx.NewRaw(`
-		INSERT INTO event_seats (event_id, seat_id, zone_id, row, number, label, category_id)
-		SELECT ?, * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[])
-		ON CONFLICT (event_id, seat_id) DO UPDATE SET label = EXCLUDED.label, category_id = EXCLUDED.category_id
+		INSERT INTO event_seats (event_id, seat_id, zone_id, row, number, label, pos, rank, category_id)
+		SELECT ?, * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::int[], ?::bigint[])
+		ON CONFLICT (event_id, seat_id) DO UPDATE SET label = EXCLUDED.label, pos = EXCLUDED.pos, rank = EXCLUDED.rank,
+			category_id = EXCLUDED.category_id
 		WHERE event_seats.state = 'free'
-			AND (event_seats.label, event_seats.category_id) IS DISTINCT FROM (EXCLUDED.label, EXCLUDED.category_id)`,
-		eventID, cols.ids, cols.zones, cols.rows, cols.numbers, cols.labels, pgdialect.Array(cats)).Exec(ctx)
+			AND (event_seats.label, event_seats.pos, event_seats.rank, event_seats.category_id)
+				IS DISTINCT FROM (EXCLUDED.label, EXCLUDED.pos, EXCLUDED.rank, EXCLUDED.category_id)`,
+		eventID, cols.ids, cols.zones, cols.rows, cols.numbers, cols.labels, cols.pos, cols.ranks, pgdialect.Array(cats)).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("store seats of event %q: %w", e.Ref, err)
 	}
@@ -316,9 +321,6 @@ func (im *importer) eventSeats(ctx context.Context, eventID int64, e PlanEvent, 
 	}
 	removed, _ := res.RowsAffected()
 	if changed+removed > 0 {
-		if _, err := im.tx.NewRaw("SELECT rank_event_seats(?)", eventID).Exec(ctx); err != nil {
-			return fmt.Errorf("rank seats of event %q: %w", e.Ref, err)
-		}
 		if _, err := im.tx.NewRaw(bumpEventVersion, eventID).Exec(ctx); err != nil {
 			return fmt.Errorf("bump seat version of event %q: %w", e.Ref, err)
 		}

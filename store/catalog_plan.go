@@ -29,6 +29,8 @@ type PlanScheme struct {
 
 type PlanSeat struct {
 	SeatID, ZoneID, Row, Number, Label string
+	Pos                                int // 1-based place in its row, in the file's order
+	Rank                               int // best-available order, lower is better
 }
 
 type PlanEvent struct {

@@ -916,8 +916,11 @@ type GeometryRow struct {
 
 // GeometrySeat defines model for GeometrySeat.
 type GeometrySeat struct {
-	Label  string   `json:"label"`
-	Number string   `json:"number"`
+	Label  string `json:"label"`
+	Number string `json:"number"`
+
+	// Rank Best-available order, lower is better: the file's rank, or zone, row and closeness to the row's centre.
+	Rank   int64    `json:"rank"`
 	SeatId string   `json:"seat_id"`
 	X      *float64 `json:"x,omitempty"`
 	Y      *float64 `json:"y,omitempty"`

@@ -900,6 +900,11 @@ export interface components {
         GeometrySeat: {
             label: string;
             number: string;
+            /**
+             * Format: int64
+             * @description Best-available order, lower is better: the file's rank, or zone, row and closeness to the row's centre.
+             */
+            rank: number;
             seat_id: string;
             /** Format: double */
             x?: number;

@@ -50,10 +50,13 @@ type Row struct {
 }
 
 // Seat is one seat of a row; X and Y are optional drawing coordinates.
+// Rank, optional, places the seat for best-available picks (lower is
+// better), in place of the rank computed from its zone, row and place.
 type Seat struct {
 	Number string   `json:"number"`
 	X      *float64 `json:"x,omitempty"`
 	Y      *float64 `json:"y,omitempty"`
+	Rank   *int     `json:"rank,omitempty"`
 }
 
 // SeatList is a row's seats: a count N (seats "1".."N") or a list whose items
@@ -107,7 +110,7 @@ func parseSeat(raw json.RawMessage) (Seat, error) {
 	default:
 		var n json.Number
 		if err := json.Unmarshal(raw, &n); err != nil {
-			return Seat{}, errors.New("a seat is a number, a string or {number, x, y}")
+			return Seat{}, errors.New("a seat is a number, a string or {number, x, y, rank}")
 		}
 		if _, err := strconv.ParseUint(n.String(), 10, 32); err != nil {
 			return Seat{}, fmt.Errorf("seat number %s is not a whole number", n)

@@ -159,7 +159,22 @@ type GeometrySeat struct {
 	Label  string   `json:"label"`
 	X      *float64 `json:"x,omitempty"`
 	Y      *float64 `json:"y,omitempty"`
+	Rank   int      `json:"rank" doc:"Best-available order, lower is better: the file's rank, or zone, row and closeness to the row's centre."`
 }
+
+// SeatRank is a seat's best-available rank when the file gives none: zones
+// and rows in the file's order (the first nearer the stage), then seats
+// nearer the row's centre. pos is 1-based in the row of n seats.
+func SeatRank(zone, row, pos, n int) int {
+	centre := 2*pos - (n + 1)
+	if centre < 0 {
+		centre = -centre
+	}
+	return zone*1_000_000 + row*1_000 + centre
+}
+
+// maxRank bounds a rank the file gives.
+const maxRank = 1_000_000_000
 
 func (v *validator) scheme(p string, s Scheme, seen map[string]bool) store.PlanScheme {
 	v.ref(p+".ref", s.Ref, seen)
@@ -209,8 +224,16 @@ func (v *validator) scheme(p string, s Scheme, seen map[string]bool) store.PlanS
 				numbers[seat.Number] = true
 				id := z.ID + "-" + r.Row + "-" + seat.Number
 				label := fmt.Sprintf("%s, row %s, seat %s", z.Name, r.Row, seat.Number)
-				ps.Seats = append(ps.Seats, store.PlanSeat{SeatID: id, ZoneID: z.ID, Row: r.Row, Number: seat.Number, Label: label})
-				gr.Seats = append(gr.Seats, GeometrySeat{SeatID: id, Number: seat.Number, Label: label, X: seat.X, Y: seat.Y})
+				rank := SeatRank(zi, ri, si+1, len(list))
+				if seat.Rank != nil {
+					if *seat.Rank < 0 || *seat.Rank > maxRank {
+						v.add(sp+".rank", "rank must be 0..%d", maxRank)
+					}
+					rank = *seat.Rank
+				}
+				ps.Seats = append(ps.Seats, store.PlanSeat{SeatID: id, ZoneID: z.ID, Row: r.Row, Number: seat.Number, Label: label,
+					Pos: si + 1, Rank: rank})
+				gr.Seats = append(gr.Seats, GeometrySeat{SeatID: id, Number: seat.Number, Label: label, X: seat.X, Y: seat.Y, Rank: rank})
 			}
 			gz.Rows = append(gz.Rows, gr)
 		}
