@@ -2,24 +2,23 @@ package api_test
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"testing"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 
 	"ticketsales/internal/sales"
 	"ticketsales/internal/states"
-	"ticketsales/store"
 	"ticketsales/worker"
 	"ticketsales/workflows/contract"
 )
 
-// stalledStarter makes holds queue for a start that never comes: the api
-// that took them died before starting their workflows.
+// stalledStarter makes holds queue for a hand-over that never comes: the
+// api that took them died before giving them to their event's workflow.
 func stalledStarter(f *fixture) {
 	f.Sales.UseStarter(sales.NewStarter(f.DB, f.Temporal, slog.New(slog.NewTextHandler(io.Discard, nil)), f.TaskQueue, 100, 1))
 }
@@ -32,10 +31,8 @@ func (f *fixture) holdWithoutWorkflow(t *testing.T, seat string) string {
 	}
 	var r reservationBody
 	res.Decode(t, &r)
-	_, err := f.Temporal.DescribeWorkflowExecution(context.Background(), contract.ReservationWorkflowID(r.Data.ID), "")
-	var nf *serviceerror.NotFound
-	if !errors.As(err, &nf) {
-		t.Fatalf("the stalled hold has a workflow already: %v", err)
+	if f.workflowStarted(t, r.Data.ID) {
+		t.Fatal("a queued hand-over is recorded as made")
 	}
 	return r.Data.ID
 }
@@ -49,18 +46,7 @@ func (f *fixture) workflowStarted(t *testing.T, id string) bool {
 	return started
 }
 
-func (f *fixture) reservationResult(t *testing.T, id string) contract.ReservationStatus {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var out contract.ReservationStatus
-	if err := f.Temporal.GetWorkflow(ctx, contract.ReservationWorkflowID(id), "").Get(ctx, &out); err != nil {
-		t.Fatalf("workflow of %s: %v", id, err)
-	}
-	return out
-}
-
-func TestHoldWorkflowStartsAfterTheAnswerAndIsRecorded(t *testing.T) {
+func TestHoldIsHandedToItsEventsWorkflowAfterTheAnswerAndIsRecorded(t *testing.T) {
 	f := newFixture(t)
 	f.StartWorker(t)
 	res := f.reserve(t, f.keyA, "parterre-2-1")
@@ -69,85 +55,118 @@ func TestHoldWorkflowStartsAfterTheAnswerAndIsRecorded(t *testing.T) {
 	if res.Status != http.StatusCreated {
 		t.Fatalf("reserve: %d %s", res.Status, res.Body)
 	}
-	f.AwaitWorkflow(t, contract.ReservationWorkflowID(r.Data.ID))
+	// Operators find the hold in its event's workflow, with its deadline.
+	st := f.AwaitHold(t, f.ids["swan-lake"], r.Data.ID, "", 20*time.Second)
+	if !st.ExpiresAt.Equal(r.Data.ExpiresAt) || st.Status != "" {
+		t.Fatalf("the workflow has %+v for a hold expiring at %v", st, r.Data.ExpiresAt)
+	}
 	for deadline := time.Now().Add(10 * time.Second); !f.workflowStarted(t, r.Data.ID); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the started workflow was never recorded on the reservation")
+			t.Fatal("the hand-over was never recorded on the reservation")
 		}
+	}
+	desc, err := f.Temporal.DescribeWorkflowExecution(context.Background(), contract.EventHoldsWorkflowID(f.ids["swan-lake"]), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc.WorkflowExecutionInfo.Type.Name != contract.EventHoldsWorkflow {
+		t.Fatalf("workflow type %q", desc.WorkflowExecutionInfo.Type.Name)
 	}
 }
 
-func TestSweepStartsTheWorkflowsACrashedAPINeverStarted(t *testing.T) {
+// Many holds of one event cost a few signals, not a workflow each.
+func TestHoldsOfAnEventShareOneWorkflow(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	seats := []string{"parterre-1-1", "parterre-1-2", "parterre-1-3", "parterre-1-4", "parterre-1-5", "parterre-1-6"}
+	ids := make([]string, len(seats))
+	for i, seat := range seats {
+		res := f.reserve(t, f.keyA, seat)
+		if res.Status != http.StatusCreated {
+			t.Fatalf("reserve %s: %d %s", seat, res.Status, res.Body)
+		}
+		var r reservationBody
+		res.Decode(t, &r)
+		ids[i] = r.Data.ID
+	}
+	for _, id := range ids {
+		f.AwaitHold(t, f.ids["swan-lake"], id, "", 20*time.Second)
+	}
+	// Visibility lags a little behind the start.
+	query := fmt.Sprintf("WorkflowType = '%s' AND EventId = %d", contract.EventHoldsWorkflow, f.ids["swan-lake"])
+	var found int
+	for deadline := time.Now().Add(15 * time.Second); found == 0 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		resp, err := f.Temporal.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found = len(resp.Executions)
+	}
+	if found != 1 {
+		t.Fatalf("%d holds workflows for one event, want 1", found)
+	}
+	v, err := f.Temporal.QueryWorkflow(context.Background(), contract.EventHoldsWorkflowID(f.ids["swan-lake"]), "", contract.HoldsQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum contract.HoldsSummary
+	if err := v.Get(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Pending != len(ids) || sum.NextDeadline.IsZero() {
+		t.Fatalf("summary %+v, want %d pending", sum, len(ids))
+	}
+}
+
+func TestSweepHandsOverTheHoldsACrashedAPINeverHandedOver(t *testing.T) {
 	f := newFixture(t)
 	f.StartWorker(t)
 	stalledStarter(f)
 	id := f.holdWithoutWorkflow(t, "parterre-2-2")
-	if f.workflowStarted(t, id) {
-		t.Fatal("a queued start is recorded as made")
-	}
 	reaper := worker.Reaper{DB: f.DB, Temporal: f.Temporal, TaskQueue: f.TaskQueue,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Grace: 0}
 	reaper.Once(context.Background())
-	desc, err := f.Temporal.DescribeWorkflowExecution(context.Background(), contract.ReservationWorkflowID(id), "")
-	if err != nil {
-		t.Fatalf("after the sweep: %v", err)
-	}
+	f.AwaitHold(t, f.ids["swan-lake"], id, "", 20*time.Second)
 	if !f.workflowStarted(t, id) {
-		t.Fatal("the sweep did not record its start")
+		t.Fatal("the sweep did not record its hand-over")
 	}
-	// Nothing left to sweep; a second run starts nothing new.
+	// Nothing left to sweep; a second run hands over nothing new.
 	if n, err := sales.Sweep(context.Background(), f.DB, f.Temporal, f.TaskQueue, 0); n != 0 || err != nil {
 		t.Fatalf("second sweep: %d %v", n, err)
 	}
-	// The swept workflow is the hold's: releasing ends it.
-	if res := f.Do(t, http.MethodDelete, "/v1/reservations/"+id, f.keyA, ""); res.Status != http.StatusOK {
-		t.Fatalf("release: %d %s", res.Status, res.Body)
-	}
-	if got := f.reservationResult(t, id); got.Status != states.ReservationReleased {
-		t.Fatalf("swept workflow ended %q", got.Status)
-	}
-	again, _ := f.Temporal.DescribeWorkflowExecution(context.Background(), contract.ReservationWorkflowID(id), "")
-	if again.WorkflowExecutionInfo.Execution.RunId != desc.WorkflowExecutionInfo.Execution.RunId {
-		t.Fatal("the release started a second run")
-	}
-}
-
-func TestHoldEndedBeforeItsWorkflowStartedStillShowsInTemporal(t *testing.T) {
-	f := newFixture(t)
-	f.StartWorker(t)
-	stalledStarter(f)
-
+	// Ended holds are not the sweep's business.
 	released := f.holdWithoutWorkflow(t, "parterre-2-3")
 	if res := f.Do(t, http.MethodDelete, "/v1/reservations/"+released, f.keyA, ""); res.Status != http.StatusOK {
 		t.Fatalf("release: %d %s", res.Status, res.Body)
 	}
-	if got := f.reservationResult(t, released); got.Status != states.ReservationReleased {
-		t.Fatalf("released hold's workflow ended %q", got.Status)
+	if n, err := sales.Sweep(context.Background(), f.DB, f.Temporal, f.TaskQueue, 0); n != 0 || err != nil {
+		t.Fatalf("sweep over an ended hold: %d %v", n, err)
 	}
+}
 
-	ordered := f.holdWithoutWorkflow(t, "parterre-2-4")
+// A hold released or ordered before its deadline is left as it is by the
+// deadline pass, which reports how it ended.
+func TestDeadlinePassLeavesHoldsThatEndedOtherwise(t *testing.T) {
+	f := newFixture(t)
+	f.Sales.TTLUnit = time.Second // ttl_minutes=1 → a one-second hold
+	f.StartWorker(t)
+	hold := func(seat string) string {
+		res := f.Do(t, http.MethodPost, "/v1/reservations", f.keyA,
+			fmt.Sprintf(`{"event_id": %d, "seats": %s, "ttl_minutes": 2}`, f.ids["swan-lake"], seatsJSON(seat)), idemKey(t))
+		if res.Status != http.StatusCreated {
+			t.Fatalf("reserve: %d %s", res.Status, res.Body)
+		}
+		var r reservationBody
+		res.Decode(t, &r)
+		return r.Data.ID
+	}
+	released, ordered := hold("parterre-3-5"), hold("parterre-3-6")
+	if res := f.Do(t, http.MethodDelete, "/v1/reservations/"+released, f.keyA, ""); res.Status != http.StatusOK {
+		t.Fatalf("release: %d %s", res.Status, res.Body)
+	}
 	if res := f.orderFromReservation(t, f.keyA, ordered, "external"); res.Status != http.StatusCreated {
 		t.Fatalf("order: %d %s", res.Status, res.Body)
 	}
-	if got := f.reservationResult(t, ordered); got.Status != states.ReservationOrdered {
-		t.Fatalf("ordered hold's workflow ended %q", got.Status)
-	}
-
-	// The start the dead api owed comes late: it must not run the hold again.
-	first, _ := f.Temporal.DescribeWorkflowExecution(context.Background(), contract.ReservationWorkflowID(released), "")
-	r, _, err := store.GetReservation(context.Background(), f.DB, f.companyA, released)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sales.StartReservationWorkflow(context.Background(), f.Temporal, f.TaskQueue, r); err != nil {
-		t.Fatalf("late start: %v", err)
-	}
-	after, _ := f.Temporal.DescribeWorkflowExecution(context.Background(), contract.ReservationWorkflowID(released), "")
-	if after.WorkflowExecutionInfo.Execution.RunId != first.WorkflowExecutionInfo.Execution.RunId {
-		t.Fatal("a late start ran a closed hold's workflow again")
-	}
-	// Ended holds are not the sweep's business.
-	if n, err := sales.Sweep(context.Background(), f.DB, f.Temporal, f.TaskQueue, 0); n != 0 || err != nil {
-		t.Fatalf("sweep over ended holds: %d %v", n, err)
-	}
+	f.AwaitHold(t, f.ids["swan-lake"], released, states.ReservationReleased, 30*time.Second)
+	f.AwaitHold(t, f.ids["swan-lake"], ordered, states.ReservationOrdered, 30*time.Second)
 }

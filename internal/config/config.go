@@ -65,9 +65,9 @@ type Config struct {
 	AuthFailureRPS   float64 `env:"AUTH_FAILURE_RPS" envDefault:"10"`
 	AuthFailureBurst int     `env:"AUTH_FAILURE_BURST" envDefault:"20"`
 	ClientIPHeader   string  `env:"CLIENT_IP_HEADER"`
-	// Reservation workflows are started off the request path by this many
-	// goroutines, with at most StartQueue holds waiting (then holds start
-	// their workflow before answering).
+	// Holds are handed to their events' workflows off the request path, in
+	// batches, by this many goroutines, with at most StartQueue holds
+	// waiting (then a hold is handed over before answering).
 	StartWorkers int `env:"RESERVATION_START_WORKERS" envDefault:"8"`
 	StartQueue   int `env:"RESERVATION_START_QUEUE" envDefault:"20000"`
 	// Holds read an event and its prices from memory for this long (0: never).

@@ -222,9 +222,8 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 	if err := s.startSaga(ctx, o, sc.event.Title); err != nil {
 		return nil, s.abandonOrder(ctx, o, err)
 	}
-	if o.ReservationID != nil {
-		s.endReservationWorkflow(ctx, p.CompanyID, *o.ReservationID, states.ReservationOrdered)
-	}
+	// The hold's deadline pass finds it ordered and leaves it: no call to
+	// Temporal per hold on the order path either.
 	return s.orderView(o), nil
 }
 

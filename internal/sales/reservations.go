@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"ticketsales/internal/apikey"
@@ -366,19 +365,19 @@ func reservationSeat(rs store.ReservedSeat, currency string) ReservationSeat {
 }
 
 // startReservationWorkflow hands the hold to the starter, or, when there
-// is none or it is full, starts the workflow before answering.
+// is none or it is full, to its event's holds workflow before answering.
 func (s *Service) startReservationWorkflow(ctx context.Context, r *store.Reservation) error {
 	if s.starter != nil && s.starter.Enqueue(*r) {
 		return nil
 	}
-	err := StartReservationWorkflow(ctx, s.temporal, s.TaskQueue, r)
+	err := HandOverHolds(ctx, s.temporal, s.TaskQueue, []store.Reservation{*r})
 	if err == nil {
 		var marks bun.IDB = s.db
 		if s.starter != nil {
 			marks = s.starter.db // no WAL flush on the request path
 		}
 		if merr := store.MarkWorkflowsStarted(ctx, marks, []string{r.ID}); merr != nil {
-			s.log.WarnContext(ctx, "record reservation workflow start", "reservation_id", r.ID, "err", merr)
+			s.log.WarnContext(ctx, "record hold handed to its workflow", "reservation_id", r.ID, "err", merr)
 		}
 		return nil
 	}
@@ -391,31 +390,6 @@ func (s *Service) startReservationWorkflow(ctx context.Context, r *store.Reserva
 	}
 	s.seatsChanged(r.EventID)
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
-}
-
-// endReservationWorkflow tells a hold's workflow that the hold ended (the
-// truth is already in Postgres). A hold whose workflow the starter has not
-// started yet gets it started with the signal, so its history still shows
-// how it ended.
-func (s *Service) endReservationWorkflow(ctx context.Context, companyID int64, id string, status states.ReservationStatus) {
-	wid := contract.ReservationWorkflowID(id)
-	sig := contract.ReservationEnded{Status: status}
-	err := s.temporal.SignalWorkflow(ctx, wid, "", contract.ReservationEndedSignal, sig)
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		var r *store.Reservation
-		if r, _, err = store.GetReservation(ctx, s.db, companyID, id); err == nil {
-			opts, in := reservationStart(s.TaskQueue, r)
-			_, err = s.temporal.SignalWithStartWorkflow(ctx, wid, contract.ReservationEndedSignal, sig, opts, contract.ReservationWorkflow, in)
-			var started *serviceerror.WorkflowExecutionAlreadyStarted
-			if errors.As(err, &started) {
-				err = nil // it ran and closed already
-			}
-		}
-	}
-	if err != nil {
-		s.log.WarnContext(ctx, "signal ended reservation", "reservation_id", id, "status", status, "err", err)
-	}
 }
 
 // GetReservation returns a company's reservation.
@@ -493,10 +467,9 @@ func (s *Service) Release(ctx context.Context, p *apikey.Principal, id string) (
 		return nil, err
 	}
 	if changed {
+		// No word to Temporal: the event's holds workflow finds the hold
+		// released at its deadline and leaves it (one call per hold less).
 		s.seatsChanged(cur.EventID)
-		// The workflow's timer would find nothing to do; end it now so the
-		// history shows the release.
-		s.endReservationWorkflow(ctx, p.CompanyID, id, states.ReservationReleased)
 	}
 	out, err := s.GetReservation(ctx, p, id)
 	if err != nil {

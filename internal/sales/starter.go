@@ -10,7 +10,6 @@ import (
 
 	"github.com/uptrace/bun"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -18,45 +17,52 @@ import (
 	"ticketsales/workflows/contract"
 )
 
-// reservationStart is how every reservation workflow is started, by the
-// starter, the sweep or a signal-with-start. A duplicate is refused even
-// after the first run closed, so a late start never runs a hold twice.
-func reservationStart(taskQueue string, r *store.Reservation) (client.StartWorkflowOptions, contract.ReservationInput) {
+// eventHoldsStart is how every event's holds workflow is started: by the
+// first batch of holds that finds none running (signal-with-start). A run
+// that ended idle is followed by a new one.
+func eventHoldsStart(taskQueue string, eventID, companyID int64) (client.StartWorkflowOptions, contract.EventHoldsInput) {
 	return client.StartWorkflowOptions{
-			ID:                    contract.ReservationWorkflowID(r.ID),
-			TaskQueue:             taskQueue,
-			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			TypedSearchAttributes: temporal.NewSearchAttributes(
-				contract.CompanyIDAttr.ValueSet(r.CompanyID),
-				contract.EventIDAttr.ValueSet(r.EventID),
-				contract.IsTestAttr.ValueSet(r.IsTest),
-			),
-		}, contract.ReservationInput{
-			ReservationID: r.ID, CompanyID: r.CompanyID, EventID: r.EventID, IsTest: r.IsTest, ExpiresAt: r.ExpiresAt,
-		}
+		ID:                    contract.EventHoldsWorkflowID(eventID),
+		TaskQueue:             taskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			contract.CompanyIDAttr.ValueSet(companyID),
+			contract.EventIDAttr.ValueSet(eventID),
+		),
+	}, contract.EventHoldsInput{EventID: eventID, CompanyID: companyID}
 }
 
-// StartReservationWorkflow starts the workflow of a hold; one that exists
-// already (running or closed) counts as started.
-func StartReservationWorkflow(ctx context.Context, tc client.Client, taskQueue string, r *store.Reservation) error {
-	opts, in := reservationStart(taskQueue, r)
-	_, err := tc.ExecuteWorkflow(ctx, opts, contract.ReservationWorkflow, in)
-	// The SDK answers a duplicate with the existing run and no error unless
-	// told otherwise; the check keeps that true whatever the options say.
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if err != nil && !errors.As(err, &started) {
-		return fmt.Errorf("start workflow of reservation %s: %w", r.ID, err)
+// HandOverHolds gives committed holds of one event to the event's holds
+// workflow, which makes each final at its deadline: one signal-with-start
+// for the whole batch. Sending a hold twice is harmless.
+func HandOverHolds(ctx context.Context, tc client.Client, taskQueue string, rs []store.Reservation) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	holds := make([]contract.Hold, len(rs))
+	for i, r := range rs {
+		if r.EventID != rs[0].EventID {
+			return fmt.Errorf("hand over holds: reservation %s is of event %d, not %d", r.ID, r.EventID, rs[0].EventID)
+		}
+		holds[i] = contract.Hold{ReservationID: r.ID, ExpiresAt: r.ExpiresAt}
+	}
+	opts, in := eventHoldsStart(taskQueue, rs[0].EventID, rs[0].CompanyID)
+	_, err := tc.SignalWithStartWorkflow(ctx, opts.ID, contract.HoldsAddedSignal, contract.HoldsAdded{Holds: holds},
+		opts, contract.EventHoldsWorkflow, in)
+	if err != nil {
+		return fmt.Errorf("hand %d holds of event %d to %s: %w", len(rs), rs[0].EventID, opts.ID, err)
 	}
 	return nil
 }
 
-// Starter starts reservation workflows after the hold committed, off the
+// Starter hands committed holds to their events' holds workflows off the
 // request path: Postgres decides a hold (DESIGN.md §1, principle 3: a hold
 // is correct without its workflow), the workflow only makes the expiry
-// final and visible. So an on-sale rush is answered at the speed of the
-// hold statement while the Temporal server takes the starts at its own
-// pace. Each start is recorded on the reservation (in batches); a start
-// lost with a crashed process is made by Sweep.
+// final and visible. Holds are gathered per event for up to batchEvery or
+// batchMax holds and handed over with one signal each, so the Temporal
+// server sees a few calls a second per event however fast holds come.
+// Each hand-over is recorded on the reservations (in batches); one lost
+// with a crashed process is made by Sweep.
 type Starter struct {
 	db        *bun.DB // for the marks: the bookkeeping pool
 	tc        client.Client
@@ -64,24 +70,32 @@ type Starter struct {
 	taskQueue string
 	workers   int
 
-	mu     sync.RWMutex
-	closed bool
-	queue  chan store.Reservation
-	marks  chan string
-	done   sync.WaitGroup
-	marked sync.WaitGroup
+	mu      sync.RWMutex
+	closed  bool
+	queue   chan store.Reservation
+	batches chan []store.Reservation
+	marks   chan []string
+	done    sync.WaitGroup
+	marked  sync.WaitGroup
 }
 
-// NewStarter makes a starter holding at most capacity pending starts,
-// started by workers goroutines once Run is called.
+// How holds are gathered before a hand-over.
+const (
+	batchEvery = 50 * time.Millisecond
+	batchMax   = 500
+)
+
+// NewStarter makes a starter holding at most capacity pending holds,
+// handed over by workers goroutines once Run is called.
 func NewStarter(db *bun.DB, tc client.Client, log *slog.Logger, taskQueue string, capacity, workers int) *Starter {
 	return &Starter{db: db, tc: tc, log: log, taskQueue: taskQueue, workers: max(workers, 1),
-		queue: make(chan store.Reservation, capacity), marks: make(chan string, capacity)}
+		queue: make(chan store.Reservation, capacity), batches: make(chan []store.Reservation, max(workers, 1)),
+		marks: make(chan []string, 64)}
 }
 
 // Enqueue hands a committed hold to the starter. It reports false when the
-// starter is full or closed; the caller then starts the workflow itself, so
-// a backlog turns into backpressure rather than unbounded memory.
+// starter is full or closed; the caller then hands it over itself, so a
+// backlog turns into backpressure rather than unbounded memory.
 func (st *Starter) Enqueue(r store.Reservation) bool {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
@@ -96,41 +110,80 @@ func (st *Starter) Enqueue(r store.Reservation) bool {
 	}
 }
 
-// Run starts the workers and the marker; Close stops them.
+// Run starts the gatherer, the workers and the marker; Close stops them.
 func (st *Starter) Run() {
 	st.marked.Add(1)
 	go st.mark()
+	st.done.Add(1)
+	go st.gather()
 	for range st.workers {
 		st.done.Add(1)
 		go func() {
 			defer st.done.Done()
-			for r := range st.queue {
-				st.start(&r)
+			for b := range st.batches {
+				st.handOver(b)
 			}
 		}()
 	}
 }
 
-func (st *Starter) start(r *store.Reservation) {
+// gather groups queued holds by event.
+func (st *Starter) gather() {
+	defer st.done.Done()
+	defer close(st.batches)
+	byEvent := map[int64][]store.Reservation{}
+	flush := func() {
+		for ev, b := range byEvent {
+			st.batches <- b
+			delete(byEvent, ev)
+		}
+	}
+	tick := time.NewTicker(batchEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case r, ok := <-st.queue:
+			if !ok {
+				flush()
+				return
+			}
+			b := append(byEvent[r.EventID], r)
+			if len(b) >= batchMax {
+				st.batches <- b
+				delete(byEvent, r.EventID)
+				continue
+			}
+			byEvent[r.EventID] = b
+		case <-tick.C:
+			flush()
+		}
+	}
+}
+
+func (st *Starter) handOver(b []store.Reservation) {
 	var err error
 	for attempt := range 3 {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * time.Second)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err = StartReservationWorkflow(ctx, st.tc, st.taskQueue, r)
+		err = HandOverHolds(ctx, st.tc, st.taskQueue, b)
 		cancel()
 		if err == nil {
-			st.marks <- r.ID
+			ids := make([]string, len(b))
+			for i, r := range b {
+				ids[i] = r.ID
+			}
+			st.marks <- ids
 			return
 		}
 	}
-	// Left for the sweep; the hold itself is safe in Postgres meanwhile.
-	st.log.Warn("reservation workflow not started; the sweep will retry", "reservation_id", r.ID, "err", err)
+	// Left for the sweep; the holds themselves are safe in Postgres meanwhile.
+	st.log.Warn("holds not handed to their workflow; the sweep will retry", "event_id", b[0].EventID, "holds", len(b), "err", err)
 }
 
-// mark records started workflows in batches: one statement for up to 500
-// starts, at least every 100 ms.
+// mark records handed-over holds in batches: one statement for up to 500,
+// at least every 100 ms.
 func (st *Starter) mark() {
 	defer st.marked.Done()
 	var batch []string
@@ -141,7 +194,7 @@ func (st *Starter) mark() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := store.MarkWorkflowsStarted(ctx, st.db, batch); err != nil {
-			st.log.Warn("record reservation workflow starts", "count", len(batch), "err", err)
+			st.log.Warn("record holds handed to their workflow", "count", len(batch), "err", err)
 		}
 		batch = batch[:0]
 	}
@@ -149,12 +202,12 @@ func (st *Starter) mark() {
 	defer tick.Stop()
 	for {
 		select {
-		case id, ok := <-st.marks:
+		case ids, ok := <-st.marks:
 			if !ok {
 				flush()
 				return
 			}
-			if batch = append(batch, id); len(batch) >= 500 {
+			if batch = append(batch, ids...); len(batch) >= 500 {
 				flush()
 			}
 		case <-tick.C:
@@ -163,8 +216,8 @@ func (st *Starter) mark() {
 	}
 }
 
-// Close stops taking holds and waits up to timeout for the pending starts;
-// what is left then is the sweep's.
+// Close stops taking holds and waits up to timeout for the pending
+// hand-overs; what is left then is the sweep's.
 func (st *Starter) Close(timeout time.Duration) {
 	st.mu.Lock()
 	if st.closed {
@@ -184,26 +237,36 @@ func (st *Starter) Close(timeout time.Duration) {
 	select {
 	case <-finished:
 	case <-time.After(timeout):
-		st.log.Warn("reservation workflow starts left for the sweep", "pending", len(st.queue))
+		st.log.Warn("holds left for the sweep", "pending", len(st.queue))
 	}
 }
 
-// Sweep starts the workflows of live holds created before olderThan ago
-// whose start was never recorded, and records them. The worker runs it with
-// its reaper.
+// Sweep hands to their workflows the live holds created before olderThan
+// ago whose hand-over was never recorded, and records it. The worker runs
+// it with its reaper.
 func Sweep(ctx context.Context, db *bun.DB, tc client.Client, taskQueue string, olderThan time.Duration) (int, error) {
 	rs, err := store.UnstartedReservations(ctx, db, time.Now().Add(-olderThan), 1000)
 	if err != nil || len(rs) == 0 {
 		return 0, err
 	}
-	ids := make([]string, 0, len(rs))
+	byEvent := map[int64][]store.Reservation{}
+	var events []int64
+	for _, r := range rs {
+		if byEvent[r.EventID] == nil {
+			events = append(events, r.EventID)
+		}
+		byEvent[r.EventID] = append(byEvent[r.EventID], r)
+	}
+	var ids []string
 	var errs []error
-	for i := range rs {
-		if err := StartReservationWorkflow(ctx, tc, taskQueue, &rs[i]); err != nil {
-			errs = append(errs, err) // the others still get theirs
+	for _, ev := range events {
+		if err := HandOverHolds(ctx, tc, taskQueue, byEvent[ev]); err != nil {
+			errs = append(errs, err) // the other events still get theirs
 			continue
 		}
-		ids = append(ids, rs[i].ID)
+		for _, r := range byEvent[ev] {
+			ids = append(ids, r.ID)
+		}
 	}
 	if len(ids) > 0 {
 		errs = append(errs, store.MarkWorkflowsStarted(ctx, db, ids))

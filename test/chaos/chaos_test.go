@@ -261,37 +261,49 @@ func TestChaos(t *testing.T) {
 	testenv.CheckPayments(t, s.DB, time.Minute)
 	t.Logf("payments: %d applied, %d returned", count("SELECT count(*) FROM payments WHERE status = 'applied'"),
 		count("SELECT count(*) FROM payments WHERE status = 'refunded'"))
-	// Every hold has its workflow, including those whose start was still
-	// queued in an api that was killed: the sweep made them.
-	// (A hold given back because its workflow could not be started before
-	// answering, released without a recorded start, rightly has none.)
-	var rids []string
-	if err := s.DB.NewRaw("SELECT id FROM reservations WHERE status <> 'released' OR workflow_started").Scan(ctx, &rids); err != nil {
+	// Every hold is owned by its event's holds workflow, including those
+	// whose hand-over was still queued in an api that was killed: the sweep
+	// made them. (A hold given back because it could not be handed over
+	// before answering, released without a recorded hand-over, rightly is
+	// not.)
+	var holds []struct {
+		ID      string `bun:"id"`
+		EventID int64  `bun:"event_id"`
+	}
+	if err := s.DB.NewRaw("SELECT id, event_id FROM reservations WHERE status <> 'released' OR workflow_started").Scan(ctx, &holds); err != nil {
 		t.Fatal(err)
 	}
-	if len(rids) < sagas {
-		t.Errorf("%d reservations for %d sagas", len(rids), sagas)
+	if len(holds) < sagas {
+		t.Errorf("%d reservations for %d sagas", len(holds), sagas)
 	}
 	tc, err := temporalclient.Dial(temporalclient.Options{HostPort: temporalAddr, Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tc.Close()
-	missing := rids
+	missing := holds
 	var lastErr error
 	for deadline := time.Now().Add(30 * time.Second); len(missing) > 0 && time.Now().Before(deadline); time.Sleep(time.Second) {
-		var still []string
-		for _, id := range missing {
-			if _, err := tc.DescribeWorkflowExecution(ctx, contract.ReservationWorkflowID(id), ""); err != nil {
-				still, lastErr = append(still, id), err
+		still := missing[:0:0]
+		for _, h := range missing {
+			var st contract.HoldState
+			v, err := tc.QueryWorkflow(ctx, contract.EventHoldsWorkflowID(h.EventID), "", contract.HoldQuery, h.ID)
+			if err == nil {
+				err = v.Get(&st)
+			}
+			if err == nil && !st.Known {
+				err = fmt.Errorf("hold %s unknown to %s", h.ID, contract.EventHoldsWorkflowID(h.EventID))
+			}
+			if err != nil {
+				still, lastErr = append(still, h), err
 			}
 		}
 		missing = still
 	}
 	if len(missing) > 0 {
-		t.Errorf("%d of %d reservations have no workflow, e.g. %s: %v", len(missing), len(rids), missing[0], lastErr)
+		t.Errorf("%d of %d reservations are not owned by their event's holds workflow, e.g. %s: %v", len(missing), len(holds), missing[0].ID, lastErr)
 	} else {
-		t.Logf("%d reservations, each with its workflow", len(rids))
+		t.Logf("%d reservations, each owned by its event's holds workflow", len(holds))
 	}
 
 	// No e-mail twice: one file per paid order at most, all of them in time.

@@ -79,14 +79,17 @@ func DB(t testing.TB) (*bun.DB, string) {
 	if _, err := store.Migrate(ctx, db); err != nil {
 		t.Fatalf("migrate test database: %v", err)
 	}
-	// Workflow ids derive from order ids ("order/{id}"), and every test
-	// database shares the dev server: start each database's ids elsewhere.
-	var start int64
-	if err := db.NewRaw("SELECT (random() * 1e12)::bigint + 1000").Scan(ctx, &start); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER SEQUENCE orders_id_seq RESTART WITH %d", start)); err != nil {
-		t.Fatalf("offset order ids: %v", err)
+	// Workflow ids derive from order and event ids ("order/{id}",
+	// "event-holds/{id}"), and every test database shares the dev server:
+	// start each database's ids elsewhere.
+	for _, seq := range []string{"orders_id_seq", "events_id_seq"} {
+		var start int64
+		if err := db.NewRaw("SELECT (random() * 1e12)::bigint + 1000").Scan(ctx, &start); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER SEQUENCE %s RESTART WITH %d", seq, start)); err != nil {
+			t.Fatalf("offset ids of %s: %v", seq, err)
+		}
 	}
 	return db, dbURL
 }

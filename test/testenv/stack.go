@@ -15,6 +15,7 @@ import (
 
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"ticketsales/api"
 	"ticketsales/internal/apikey"
@@ -28,8 +29,10 @@ import (
 	"ticketsales/internal/ratelimit"
 	"ticketsales/internal/requestlog"
 	"ticketsales/internal/sales"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/worker"
+	wfcontract "ticketsales/workflows/contract"
 )
 
 // Stack is the real HTTP API over a fresh database and the Temporal dev
@@ -372,6 +375,26 @@ func (s *Stack) AwaitWorkflow(t testing.TB, workflowID string) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("workflow %s never started: %v", workflowID, err)
+		}
+	}
+}
+
+// AwaitHold waits until the event's holds workflow owns the hold (status
+// "") or has finalised it with that status; it returns what
+// the workflow's hold query says.
+func (s *Stack) AwaitHold(t testing.TB, eventID int64, reservationID string, status states.ReservationStatus, within time.Duration) wfcontract.HoldState {
+	t.Helper()
+	var last wfcontract.HoldState
+	var err error
+	for deadline := time.Now().Add(within); ; time.Sleep(50 * time.Millisecond) {
+		var v converter.EncodedValue
+		if v, err = s.Temporal.QueryWorkflow(context.Background(), wfcontract.EventHoldsWorkflowID(eventID), "", wfcontract.HoldQuery, reservationID); err == nil {
+			if err = v.Get(&last); err == nil && last.Known && (status == "" || last.Status == status) {
+				return last
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hold %s in %s: want status %q, have %+v (%v)", reservationID, wfcontract.EventHoldsWorkflowID(eventID), status, last, err)
 		}
 	}
 }

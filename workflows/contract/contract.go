@@ -19,7 +19,8 @@ const TaskQueue = "ticketsales"
 
 // Workflow type names, as the worker registers them.
 const (
-	ReservationWorkflow = "Reservation"
+	ReservationWorkflow = "Reservation" // one per hold; only holds made before EventHolds
+	EventHoldsWorkflow  = "EventHolds"
 	OrderWorkflow       = "Order"
 	RefundWorkflow      = "Refund"
 )
@@ -28,6 +29,11 @@ const (
 const (
 	StatusQuery            = "status"
 	ReservationEndedSignal = "reservation-ended"
+	HoldsAddedSignal       = "holds-added"
+	// HoldQuery asks an event's holds workflow about one hold (argument:
+	// the reservation id); HoldsQuery for a summary of all it owns.
+	HoldQuery  = "reservation"
+	HoldsQuery = "holds"
 )
 
 // Search attributes operators filter by in the Temporal UI.
@@ -43,6 +49,49 @@ func ReservationWorkflowID(id string) string { return "reservation/" + id }
 
 // ReservationIDFromWorkflowID is the inverse of ReservationWorkflowID.
 func ReservationIDFromWorkflowID(wid string) string { return strings.TrimPrefix(wid, "reservation/") }
+
+// EventHoldsWorkflowID is the readable id of the workflow that owns the
+// deadlines of an event's holds.
+func EventHoldsWorkflowID(eventID int64) string { return "event-holds/" + strconv.FormatInt(eventID, 10) }
+
+// Hold is one reservation handed to its event's holds workflow.
+type Hold struct {
+	ReservationID string
+	ExpiresAt     time.Time
+}
+
+// EventHoldsInput starts (or continues as new) an event's holds workflow:
+// ids and deadlines only.
+type EventHoldsInput struct {
+	EventID   int64
+	CompanyID int64
+	Pending   []Hold // carried over by continue-as-new
+	// Finished are the latest holds the workflow finalised, so the hold
+	// query still answers for them after a continue-as-new.
+	Finished []HoldState
+}
+
+// HoldsAdded is the signal that hands new holds to the workflow.
+type HoldsAdded struct {
+	Holds []Hold
+}
+
+// HoldState answers HoldQuery: a hold waiting for its deadline has an
+// empty Status; once the deadline pass ran, Status is what Postgres said
+// (expired, or ordered/released if it ended first).
+type HoldState struct {
+	ReservationID string
+	ExpiresAt     time.Time
+	Status        states.ReservationStatus
+	Known         bool // false: this workflow run never had the hold
+}
+
+// HoldsSummary answers HoldsQuery.
+type HoldsSummary struct {
+	Pending      int
+	NextDeadline time.Time // zero when nothing is pending
+	Finished     int       // finalised by this run and its predecessors (as far as remembered)
+}
 
 // ReservationInput starts the reservation workflow: ids and the deadline,
 // never personal data.
