@@ -90,7 +90,7 @@ func (s *eventHoldsSuite) TestEveryHoldIsFinalisedWithinASecondOfItsDeadlineNeve
 		contract.Hold{ReservationID: "r_b", ExpiresAt: deadline(15*time.Minute + 900*time.Millisecond)},
 		contract.Hold{ReservationID: "ord_c", ExpiresAt: deadline(20 * time.Minute)})
 	s.add(2*time.Second,
-		contract.Hold{ReservationID: "r_d", ExpiresAt: deadline(5 * time.Minute)}, // shorter ttl: earlier than all
+		contract.Hold{ReservationID: "r_d", ExpiresAt: deadline(5 * time.Minute)},                       // shorter ttl: earlier than all
 		contract.Hold{ReservationID: "r_a", ExpiresAt: deadline(15*time.Minute + 300*time.Millisecond)}) // sent again
 	s.env.RegisterDelayedCallback(func() {
 		st := s.query("r_a")

@@ -175,7 +175,7 @@ func TestRecordHistories(t *testing.T) {
 	// (reservation-expired and reservation-released were recorded when each
 	// hold had a workflow of its own; they stay, replayed above.)
 	ids := map[string]string{
-		"order-paid-deleted":   contract.OrderWorkflowID(paid), "order-payment-timeout": contract.OrderWorkflowID(timedOut),
+		"order-paid-deleted": contract.OrderWorkflowID(paid), "order-payment-timeout": contract.OrderWorkflowID(timedOut),
 		"order-gateway-paid": contract.OrderWorkflowID(gatewayPaid), "refund-gateway": contract.RefundWorkflowID(refund.Data.ID)}
 	for name, wid := range ids {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

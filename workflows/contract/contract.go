@@ -52,7 +52,9 @@ func ReservationIDFromWorkflowID(wid string) string { return strings.TrimPrefix(
 
 // EventHoldsWorkflowID is the readable id of the workflow that owns the
 // deadlines of an event's holds.
-func EventHoldsWorkflowID(eventID int64) string { return "event-holds/" + strconv.FormatInt(eventID, 10) }
+func EventHoldsWorkflowID(eventID int64) string {
+	return "event-holds/" + strconv.FormatInt(eventID, 10)
+}
 
 // Hold is one reservation handed to its event's holds workflow.
 type Hold struct {
