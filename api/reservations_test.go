@@ -378,7 +378,7 @@ func TestWorkerExpiresTheHold(t *testing.T) {
 	}
 	// The event's holds workflow finalises the hold within a second of its
 	// deadline; Postgres and the seat map agree.
-	f.AwaitHold(t, f.ids["swan-lake"], r.Data.ID, states.ReservationExpired, 30*time.Second)
+	f.AwaitHold(t, r.Data.ID, states.ReservationExpired, 30*time.Second)
 	var stored, seat string
 	if err := f.DB.NewRaw("SELECT status FROM reservations WHERE id = ?", r.Data.ID).Scan(context.Background(), &stored); err != nil {
 		t.Fatal(err)

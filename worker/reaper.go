@@ -34,13 +34,18 @@ type Reaper struct {
 	RefundResumeAfter time.Duration
 }
 
-// Once starts the workflows of holds that have none, then finalises holds
+// Once hands holds the api never handed over to their workflows, then finalises holds
 // and orders still open past their deadline.
 func (r Reaper) Once(ctx context.Context) {
-	if n, err := sales.Sweep(ctx, r.DB, r.Temporal, r.TaskQueue, r.Grace); err != nil {
-		r.Log.Warn("reservation workflow sweep", "started", n, "err", err)
+	// Its own deadline: a Temporal outage must not hold back the
+	// Postgres-only safety net below.
+	sweepCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	n, err := sales.Sweep(sweepCtx, r.DB, r.Temporal, r.TaskQueue, r.Grace)
+	cancel()
+	if err != nil {
+		r.Log.Warn("holds sweep", "handed_over", n, "err", err)
 	} else if n > 0 {
-		r.Log.Warn("started reservation workflows the api never started", "reservations", n)
+		r.Log.Warn("handed holds to their workflows the api never handed over", "reservations", n)
 	}
 	if res, err := store.ReapLapsed(ctx, r.DB, r.Grace); err != nil {
 		r.Log.Warn("reaper", "err", err)

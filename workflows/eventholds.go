@@ -14,47 +14,42 @@ import (
 
 // Limits of an event's holds workflow.
 const (
-	// holdsIdleFor: a run that owns no pending hold ends after this long
-	// without a new one; the next hold starts a new run.
-	holdsIdleFor = time.Hour
 	// holdsPassChunk: holds finalised per activity of a deadline pass.
 	holdsPassChunk = 500
 	// holdsRetryAfter: a hold the pass could not finalise is tried again
 	// this much later.
 	holdsRetryAfter = 5 * time.Second
-	// holdsBatchesPerRun: signals taken before continuing as new, whatever
-	// the server suggests, so a run's history stays small to replay.
-	holdsBatchesPerRun = 1000
-	// holdsFinishedKept: how many finalised holds the hold query still
-	// answers for.
-	holdsFinishedKept = 1000
 )
 
-// eventHolds owns the deadlines of one event's holds, so a rush of holds
-// costs the Temporal server one signal per batch of holds instead of one
-// workflow per hold. Postgres decides every hold and already treats a
-// lapsed one as free at expires_at; this workflow makes it final (the same
-// guarded transition the per-hold workflow ran) within a second of it.
+// eventHolds owns the deadlines of one event's holds that fall in one
+// minute, so a rush of holds costs the Temporal server one signal per
+// batch of holds instead of one workflow per hold. Postgres decides every
+// hold and already treats a lapsed one as free at expires_at; this
+// workflow makes it final (the same guarded transition the per-hold
+// workflow ran) at the deadline's second.
+//
+// One run per minute of deadlines keeps a run's state and history bounded
+// by the holds of that minute and lets it end on its own once the minute
+// is over and every hold in it is final: no hold made later can have a
+// deadline in a minute that has passed (a sweep's late hand-over starts a
+// new run, which finalises it at once).
 type eventHolds struct {
 	in       contract.EventHoldsInput
-	pending  map[string]time.Time // reservation id → deadline
-	order    deadlineHeap         // pending by deadline; entries of finished holds are skipped
+	pending  map[string]pendingHold
+	order    deadlineHeap // pending holds by when they are next due
 	finished map[string]contract.HoldState
-	recent   []string // finished ids, oldest first, for the bound on finished
-	batches  int
-	done     int
 }
 
-// EventHolds is the workflow "event-holds/{event_id}". Holds arrive by the
-// holds-added signal (signal-with-start); the hold query answers for one
-// hold, the holds query for all of them.
+type pendingHold struct {
+	expiresAt time.Time
+	due       time.Time // expiresAt, or later after a pass could not finalise it
+}
+
+// EventHolds is the workflow "event-holds/{event_id}/{minute}". Holds
+// arrive by the holds-added signal (signal-with-start); the reservation
+// query answers for one hold, the holds query for all of them.
 func EventHolds(ctx workflow.Context, in contract.EventHoldsInput) error {
-	w := &eventHolds{in: in, pending: make(map[string]time.Time, len(in.Pending)),
-		finished: make(map[string]contract.HoldState, len(in.Finished))}
-	for _, f := range in.Finished {
-		w.remember(f)
-	}
-	w.add(in.Pending)
+	w := &eventHolds{in: in, pending: map[string]pendingHold{}, finished: map[string]contract.HoldState{}}
 	if err := workflow.SetQueryHandler(ctx, contract.HoldQuery, w.hold); err != nil {
 		return err
 	}
@@ -65,8 +60,8 @@ func EventHolds(ctx workflow.Context, in contract.EventHoldsInput) error {
 }
 
 func (w *eventHolds) hold(id string) (contract.HoldState, error) {
-	if at, ok := w.pending[id]; ok {
-		return contract.HoldState{ReservationID: id, ExpiresAt: at, Known: true}, nil
+	if p, ok := w.pending[id]; ok {
+		return contract.HoldState{ReservationID: id, ExpiresAt: p.expiresAt, Known: true}, nil
 	}
 	if f, ok := w.finished[id]; ok {
 		return f, nil
@@ -75,8 +70,11 @@ func (w *eventHolds) hold(id string) (contract.HoldState, error) {
 }
 
 func (w *eventHolds) summary() (contract.HoldsSummary, error) {
-	next, _ := w.next()
-	return contract.HoldsSummary{Pending: len(w.pending), NextDeadline: next, Finished: w.done}, nil
+	var next time.Time
+	if len(w.order) > 0 {
+		next = w.order[0].at // every heap entry is a pending hold's due time
+	}
+	return contract.HoldsSummary{Pending: len(w.pending), NextDeadline: next, Finished: len(w.finished)}, nil
 }
 
 // add takes holds; one already pending or finished (a sweep or a retried
@@ -89,77 +87,55 @@ func (w *eventHolds) add(hs []contract.Hold) {
 		if _, ok := w.finished[h.ReservationID]; ok {
 			continue
 		}
-		w.pending[h.ReservationID] = h.ExpiresAt
+		w.pending[h.ReservationID] = pendingHold{expiresAt: h.ExpiresAt, due: h.ExpiresAt}
 		heap.Push(&w.order, deadline{at: h.ExpiresAt, id: h.ReservationID})
 	}
 }
 
-func (w *eventHolds) remember(f contract.HoldState) {
-	f.Known = true
-	if _, ok := w.finished[f.ReservationID]; !ok {
-		w.recent = append(w.recent, f.ReservationID)
-	}
-	w.finished[f.ReservationID] = f
-	for len(w.recent) > holdsFinishedKept {
-		delete(w.finished, w.recent[0])
-		w.recent = w.recent[1:]
-	}
-}
-
-// next is the earliest pending deadline.
-func (w *eventHolds) next() (time.Time, bool) {
-	for w.order.Len() > 0 {
-		top := w.order[0]
-		if at, ok := w.pending[top.id]; ok && at.Equal(top.at) {
-			return top.at, true
-		}
-		heap.Pop(&w.order) // finished, or re-queued under a later deadline
-	}
-	return time.Time{}, false
-}
-
 // receive takes every holds-added signal already delivered; it reports
 // whether there was one.
-func (w *eventHolds) receive(ctx workflow.Context, ch workflow.ReceiveChannel) bool {
+func (w *eventHolds) receive(ch workflow.ReceiveChannel) bool {
 	got := false
-	var sig contract.HoldsAdded
-	for ch.ReceiveAsync(&sig) {
+	for {
+		var sig contract.HoldsAdded
+		if !ch.ReceiveAsync(&sig) {
+			return got
+		}
 		w.add(sig.Holds)
-		w.batches++
 		got = true
-		sig = contract.HoldsAdded{}
 	}
-	return got
 }
 
 func (w *eventHolds) run(ctx workflow.Context) error {
 	added := workflow.GetSignalChannel(ctx, contract.HoldsAddedSignal)
+	minuteEnd := w.in.Minute.Add(time.Minute)
 	var (
 		timer       workflow.Future
 		timerAt     time.Time
 		cancelTimer workflow.CancelFunc
 	)
 	for {
-		w.receive(ctx, added)
-		if w.batches >= holdsBatchesPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			return workflow.NewContinueAsNewError(ctx, contract.EventHoldsWorkflow, w.carry())
-		}
+		w.receive(added)
 		now := workflow.Now(ctx)
-		next, pending := w.next()
-		if pending && !next.After(now) {
+		if len(w.order) > 0 && !w.order[0].at.After(now) {
 			if err := w.pass(ctx); err != nil {
 				return err
 			}
 			continue
 		}
-		// Deadlines are met to the second: holds made in the same second
+		// Deadlines are met to the second: holds due in the same second
 		// share one timer and one pass.
-		wake := now.Add(holdsIdleFor)
-		if pending {
-			wake = next.Truncate(time.Second)
-			if wake.Before(next) {
+		var wake time.Time
+		switch {
+		case len(w.order) > 0:
+			next := w.order[0].at
+			if wake = next.Truncate(time.Second); wake.Before(next) {
 				wake = wake.Add(time.Second)
 			}
+		case now.Before(minuteEnd):
+			wake = minuteEnd // holds may still come for this minute
+		default:
+			return nil // the minute is over and every hold in it is final
 		}
 		if timer == nil || !wake.Equal(timerAt) {
 			if cancelTimer != nil {
@@ -169,38 +145,34 @@ func (w *eventHolds) run(ctx workflow.Context) error {
 			tctx, cancelTimer = workflow.WithCancel(ctx)
 			timer, timerAt = workflow.NewTimer(tctx, wake.Sub(now)), wake
 		}
+		var timerErr error
 		fired := false
 		sel := workflow.NewSelector(ctx)
-		sel.AddFuture(timer, func(f workflow.Future) { fired = f.Get(ctx, nil) == nil })
+		sel.AddFuture(timer, func(f workflow.Future) { fired, timerErr = true, f.Get(ctx, nil) })
 		sel.AddReceive(added, func(workflow.ReceiveChannel, bool) {}) // taken at the loop's top
 		sel.Select(ctx)
-		if !fired {
-			continue
-		}
-		timer, cancelTimer = nil, nil
-		if !pending && !w.receive(ctx, added) {
-			return nil // idle: the next hold starts a new run
+		if fired {
+			timer, cancelTimer = nil, nil
+			if timerErr != nil && ctx.Err() != nil {
+				return ctx.Err() // the workflow was cancelled
+			}
 		}
 	}
 }
 
-// pass finalises every hold whose deadline came, in chunks.
+// pass finalises every hold that is due, in chunks.
 func (w *eventHolds) pass(ctx workflow.Context) error {
 	now := workflow.Now(ctx)
 	var due []string
-	for {
-		next, ok := w.next()
-		if !ok || next.After(now) {
-			break
-		}
-		d := heap.Pop(&w.order).(deadline)
-		due = append(due, d.id)
+	for len(w.order) > 0 && !w.order[0].at.After(now) {
+		due = append(due, heap.Pop(&w.order).(deadline).id)
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 	})
 	var a *activities.Activities
+	retried := 0
 	for chunk := range slices.Chunk(due, holdsPassChunk) {
 		var res []activities.ExpiredHold
 		if err := workflow.ExecuteActivity(actx, a.ExpireReservations, chunk).Get(ctx, &res); err != nil {
@@ -211,40 +183,26 @@ func (w *eventHolds) pass(ctx workflow.Context) error {
 			found[r.ReservationID] = r
 		}
 		for _, id := range chunk {
-			r, ok := found[id]
-			if !ok || r.Retry {
-				retry := workflow.Now(ctx).Add(holdsRetryAfter)
-				w.pending[id] = retry
-				heap.Push(&w.order, deadline{at: retry, id: id})
+			p := w.pending[id]
+			if r, ok := found[id]; ok && !r.Retry {
+				delete(w.pending, id)
+				w.finished[id] = contract.HoldState{ReservationID: id, ExpiresAt: p.expiresAt, Status: r.Status, Known: true}
 				continue
 			}
-			at := w.pending[id]
-			delete(w.pending, id)
-			w.done++
-			w.remember(contract.HoldState{ReservationID: id, ExpiresAt: at, Status: r.Status})
+			// Postgres's clock behind the deadline, or an error: again soon.
+			p.due = workflow.Now(ctx).Add(holdsRetryAfter)
+			w.pending[id] = p
+			heap.Push(&w.order, deadline{at: p.due, id: id})
+			retried++
 		}
 	}
-	workflow.GetLogger(ctx).Info("hold deadlines passed", "holds", len(due), "pending", len(w.pending))
+	workflow.GetLogger(ctx).Info("hold deadlines passed", "holds", len(due), "retried", retried, "pending", len(w.pending))
 	return nil
 }
 
-// carry is the next run's input: the pending holds and the latest finished.
-func (w *eventHolds) carry() contract.EventHoldsInput {
-	next := contract.EventHoldsInput{EventID: w.in.EventID, CompanyID: w.in.CompanyID}
-	for w.order.Len() > 0 {
-		d := heap.Pop(&w.order).(deadline)
-		if at, ok := w.pending[d.id]; ok && at.Equal(d.at) {
-			next.Pending = append(next.Pending, contract.Hold{ReservationID: d.id, ExpiresAt: d.at})
-		}
-	}
-	for _, id := range w.recent {
-		next.Finished = append(next.Finished, w.finished[id])
-	}
-	return next
-}
-
-// deadlineHeap orders pending holds by deadline, then id, so the workflow
-// visits them in the same order on every replay.
+// deadlineHeap orders pending holds by when they are due, then id, so the
+// workflow visits them in the same order on every replay. Each pending
+// hold has exactly one entry.
 type deadline struct {
 	at time.Time
 	id string

@@ -18,39 +18,52 @@ import (
 )
 
 // eventHoldsStart is how every event's holds workflow is started: by the
-// first batch of holds that finds none running (signal-with-start). A run
-// that ended idle is followed by a new one.
-func eventHoldsStart(taskQueue string, eventID, companyID int64) (client.StartWorkflowOptions, contract.EventHoldsInput) {
+// first batch of holds of its minute (signal-with-start). A late hand-over
+// after the run ended starts a new run, which finalises it at once.
+func eventHoldsStart(taskQueue string, eventID, companyID int64, deadline time.Time) (client.StartWorkflowOptions, contract.EventHoldsInput) {
 	return client.StartWorkflowOptions{
-		ID:                    contract.EventHoldsWorkflowID(eventID),
+		ID:                    contract.EventHoldsWorkflowID(eventID, deadline),
 		TaskQueue:             taskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			contract.CompanyIDAttr.ValueSet(companyID),
 			contract.EventIDAttr.ValueSet(eventID),
 		),
-	}, contract.EventHoldsInput{EventID: eventID, CompanyID: companyID}
+	}, contract.EventHoldsInput{EventID: eventID, CompanyID: companyID, Minute: contract.HoldsMinute(deadline)}
 }
 
-// HandOverHolds gives committed holds of one event to the event's holds
-// workflow, which makes each final at its deadline: one signal-with-start
-// for the whole batch. Sending a hold twice is harmless.
+// holdsKey is what one hand-over has in common: the event and the minute
+// of the deadlines, that is, one holds workflow.
+type holdsKey struct {
+	event  int64
+	minute time.Time
+}
+
+func keyOf(r *store.Reservation) holdsKey {
+	return holdsKey{r.EventID, contract.HoldsMinute(r.ExpiresAt)}
+}
+
+// HandOverHolds gives committed holds of one event, whose deadlines fall in
+// one minute, to the holds workflow of that event and minute, which makes
+// each final at its deadline: one signal-with-start for the whole batch.
+// Sending a hold twice is harmless.
 func HandOverHolds(ctx context.Context, tc client.Client, taskQueue string, rs []store.Reservation) error {
 	if len(rs) == 0 {
 		return nil
 	}
+	k := keyOf(&rs[0])
 	holds := make([]contract.Hold, len(rs))
-	for i, r := range rs {
-		if r.EventID != rs[0].EventID {
-			return fmt.Errorf("hand over holds: reservation %s is of event %d, not %d", r.ID, r.EventID, rs[0].EventID)
+	for i := range rs {
+		if keyOf(&rs[i]) != k {
+			return fmt.Errorf("hand over holds: reservation %s is not of event %d with a deadline in %v", rs[i].ID, k.event, k.minute)
 		}
-		holds[i] = contract.Hold{ReservationID: r.ID, ExpiresAt: r.ExpiresAt}
+		holds[i] = contract.Hold{ReservationID: rs[i].ID, ExpiresAt: rs[i].ExpiresAt}
 	}
-	opts, in := eventHoldsStart(taskQueue, rs[0].EventID, rs[0].CompanyID)
+	opts, in := eventHoldsStart(taskQueue, rs[0].EventID, rs[0].CompanyID, rs[0].ExpiresAt)
 	_, err := tc.SignalWithStartWorkflow(ctx, opts.ID, contract.HoldsAddedSignal, contract.HoldsAdded{Holds: holds},
 		opts, contract.EventHoldsWorkflow, in)
 	if err != nil {
-		return fmt.Errorf("hand %d holds of event %d to %s: %w", len(rs), rs[0].EventID, opts.ID, err)
+		return fmt.Errorf("hand %d holds of event %d to %s: %w", len(rs), k.event, opts.ID, err)
 	}
 	return nil
 }
@@ -60,7 +73,8 @@ func HandOverHolds(ctx context.Context, tc client.Client, taskQueue string, rs [
 // is correct without its workflow), the workflow only makes the expiry
 // final and visible. Holds are gathered per event for up to batchEvery or
 // batchMax holds and handed over with one signal each, so the Temporal
-// server sees a few calls a second per event however fast holds come.
+// server sees a few calls a second per event however fast holds come
+// (holds of one event made within 50 ms mostly share a deadline minute).
 // Each hand-over is recorded on the reservations (in batches); one lost
 // with a crashed process is made by Sweep.
 type Starter struct {
@@ -127,15 +141,15 @@ func (st *Starter) Run() {
 	}
 }
 
-// gather groups queued holds by event.
+// gather groups queued holds by event and deadline minute.
 func (st *Starter) gather() {
 	defer st.done.Done()
 	defer close(st.batches)
-	byEvent := map[int64][]store.Reservation{}
+	byKey := map[holdsKey][]store.Reservation{}
 	flush := func() {
-		for ev, b := range byEvent {
+		for k, b := range byKey {
 			st.batches <- b
-			delete(byEvent, ev)
+			delete(byKey, k)
 		}
 	}
 	tick := time.NewTicker(batchEvery)
@@ -147,13 +161,14 @@ func (st *Starter) gather() {
 				flush()
 				return
 			}
-			b := append(byEvent[r.EventID], r)
+			k := keyOf(&r)
+			b := append(byKey[k], r)
 			if len(b) >= batchMax {
 				st.batches <- b
-				delete(byEvent, r.EventID)
+				delete(byKey, k)
 				continue
 			}
-			byEvent[r.EventID] = b
+			byKey[k] = b
 		case <-tick.C:
 			flush()
 		}
@@ -249,27 +264,30 @@ func Sweep(ctx context.Context, db *bun.DB, tc client.Client, taskQueue string, 
 	if err != nil || len(rs) == 0 {
 		return 0, err
 	}
-	byEvent := map[int64][]store.Reservation{}
-	var events []int64
+	byKey := map[holdsKey][]store.Reservation{}
+	var keys []holdsKey
 	for _, r := range rs {
-		if byEvent[r.EventID] == nil {
-			events = append(events, r.EventID)
+		k := keyOf(&r)
+		if byKey[k] == nil {
+			keys = append(keys, k)
 		}
-		byEvent[r.EventID] = append(byEvent[r.EventID], r)
+		byKey[k] = append(byKey[k], r)
 	}
 	var ids []string
 	var errs []error
-	for _, ev := range events {
-		if err := HandOverHolds(ctx, tc, taskQueue, byEvent[ev]); err != nil {
-			errs = append(errs, err) // the other events still get theirs
+	for _, k := range keys {
+		if err := HandOverHolds(ctx, tc, taskQueue, byKey[k]); err != nil {
+			errs = append(errs, err) // the others still get theirs
 			continue
 		}
-		for _, r := range byEvent[ev] {
+		for _, r := range byKey[k] {
 			ids = append(ids, r.ID)
 		}
 	}
 	if len(ids) > 0 {
-		errs = append(errs, store.MarkWorkflowsStarted(ctx, db, ids))
+		if err := store.MarkWorkflowsStarted(ctx, db, ids); err != nil {
+			return 0, errors.Join(append(errs, err)...)
+		}
 	}
 	return len(ids), errors.Join(errs...)
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -386,7 +387,15 @@ func benchSagas(t *testing.T, s *testenv.Stack, key string, event int64) map[str
 	ctx := context.Background()
 	// A saga's share of Temporal's work: its order's history and its part
 	// of the event's holds workflow (signals carry batches of holds).
-	holdsEvents := historyLen(t, s.Temporal, contract.EventHoldsWorkflowID(event))
+	holdsEvents := 0
+	list, err := s.Temporal.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("WorkflowType = '%s' AND EventId = %d", contract.EventHoldsWorkflow, event)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range list.Executions {
+		holdsEvents += historyLen(t, s.Temporal, e.Execution.WorkflowId)
+	}
 	events := historyLen(t, s.Temporal, contract.OrderWorkflowID(lastOrder.Load())) +
 		int(math.Ceil(float64(holdsEvents)/float64(max(done.Load(), 1))))
 	out["holds_workflow_events"] = holdsEvents

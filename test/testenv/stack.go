@@ -379,22 +379,30 @@ func (s *Stack) AwaitWorkflow(t testing.TB, workflowID string) {
 	}
 }
 
-// AwaitHold waits until the event's holds workflow owns the hold (status
-// "") or has finalised it with that status; it returns what
-// the workflow's hold query says.
-func (s *Stack) AwaitHold(t testing.TB, eventID int64, reservationID string, status states.ReservationStatus, within time.Duration) wfcontract.HoldState {
+// AwaitHold waits until the holds workflow of the reservation's event and
+// deadline minute owns the hold (status "") or has finalised it with that
+// status; it returns what the workflow's hold query says.
+func (s *Stack) AwaitHold(t testing.TB, reservationID string, status states.ReservationStatus, within time.Duration) wfcontract.HoldState {
 	t.Helper()
+	var r struct {
+		EventID   int64     `bun:"event_id"`
+		ExpiresAt time.Time `bun:"expires_at"`
+	}
+	if err := s.DB.NewRaw("SELECT event_id, expires_at FROM reservations WHERE id = ?", reservationID).Scan(context.Background(), &r); err != nil {
+		t.Fatalf("reservation %s: %v", reservationID, err)
+	}
+	wid := wfcontract.EventHoldsWorkflowID(r.EventID, r.ExpiresAt)
 	var last wfcontract.HoldState
 	var err error
 	for deadline := time.Now().Add(within); ; time.Sleep(50 * time.Millisecond) {
 		var v converter.EncodedValue
-		if v, err = s.Temporal.QueryWorkflow(context.Background(), wfcontract.EventHoldsWorkflowID(eventID), "", wfcontract.HoldQuery, reservationID); err == nil {
+		if v, err = s.Temporal.QueryWorkflow(context.Background(), wid, "", wfcontract.HoldQuery, reservationID); err == nil {
 			if err = v.Get(&last); err == nil && last.Known && (status == "" || last.Status == status) {
 				return last
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("hold %s in %s: want status %q, have %+v (%v)", reservationID, wfcontract.EventHoldsWorkflowID(eventID), status, last, err)
+			t.Fatalf("hold %s in %s: want status %q, have %+v (%v)", reservationID, wid, status, last, err)
 		}
 	}
 }

@@ -51,10 +51,15 @@ func ReservationWorkflowID(id string) string { return "reservation/" + id }
 func ReservationIDFromWorkflowID(wid string) string { return strings.TrimPrefix(wid, "reservation/") }
 
 // EventHoldsWorkflowID is the readable id of the workflow that owns the
-// deadlines of an event's holds.
-func EventHoldsWorkflowID(eventID int64) string {
-	return "event-holds/" + strconv.FormatInt(eventID, 10)
+// deadlines of an event's holds that fall in one minute (UTC):
+// "event-holds/{event_id}/{YYYYMMDDTHHMM}". Operators find a hold's
+// workflow from its event and expires_at.
+func EventHoldsWorkflowID(eventID int64, deadline time.Time) string {
+	return "event-holds/" + strconv.FormatInt(eventID, 10) + "/" + HoldsMinute(deadline).Format("20060102T1504")
 }
+
+// HoldsMinute is the minute whose workflow owns a deadline.
+func HoldsMinute(deadline time.Time) time.Time { return deadline.UTC().Truncate(time.Minute) }
 
 // Hold is one reservation handed to its event's holds workflow.
 type Hold struct {
@@ -62,15 +67,12 @@ type Hold struct {
 	ExpiresAt     time.Time
 }
 
-// EventHoldsInput starts (or continues as new) an event's holds workflow:
-// ids and deadlines only.
+// EventHoldsInput starts an event's holds workflow for one minute of
+// deadlines: ids only.
 type EventHoldsInput struct {
 	EventID   int64
 	CompanyID int64
-	Pending   []Hold // carried over by continue-as-new
-	// Finished are the latest holds the workflow finalised, so the hold
-	// query still answers for them after a continue-as-new.
-	Finished []HoldState
+	Minute    time.Time // the deadlines it owns are in [Minute, Minute+1m)
 }
 
 // HoldsAdded is the signal that hands new holds to the workflow.
@@ -92,7 +94,7 @@ type HoldState struct {
 type HoldsSummary struct {
 	Pending      int
 	NextDeadline time.Time // zero when nothing is pending
-	Finished     int       // finalised by this run and its predecessors (as far as remembered)
+	Finished     int       // finalised by this run
 }
 
 // ReservationInput starts the reservation workflow: ids and the deadline,
