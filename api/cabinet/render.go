@@ -89,8 +89,17 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
-	"day":     func(t time.Time) string { return t.UTC().Format("2006-01-02") },
-	"join":    strings.Join,
+	"day":  func(t time.Time) string { return t.UTC().Format("2006-01-02") },
+	"join": strings.Join,
+	"keyName": func(names map[int64]string, id *int64) string {
+		if id == nil {
+			return "—"
+		}
+		if n, ok := names[*id]; ok {
+			return n
+		}
+		return strconv.FormatInt(*id, 10)
+	},
 	"derefID": func(p *int64) string { return idOrDash(p) },
 	"duration": func(us int64) string {
 		return (time.Duration(us) * time.Microsecond).Round(time.Microsecond * 10).String()
