@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/csv"
@@ -11,10 +12,16 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
+	"image/png"
 
 	"ticketsales/api/cabinet"
 	"ticketsales/internal/apikey"
@@ -407,4 +414,219 @@ func TestCabinetReportEqualsOrdersAndRefunds(t *testing.T) {
 	if got := reportTotals(t, other, ""); got["tickets_sold"] != "0" || got["gross"] != "0" || got["refunds"] != "0" {
 		t.Fatalf("company B's report shows A's sales: %v", got)
 	}
+}
+
+// TestCabinetInBrowser drives the cabinet in headless Chromium against an
+// api instance configured as in production (keys cached for 10 s): sign in
+// through a one-time link, read the report, create a key and use it on /v1,
+// revoke it (the next request gets 401 at once: the cache forgot it), find
+// a request by its request_id, upload a bad catalog file and read its
+// errors. Screenshots at desktop and phone width go to .data/artifacts/cabinet.
+func TestCabinetInBrowser(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	prod, _ := f.Key(t, f.companyA, apikey.Production)
+	sold := f.paidOrder(t, prod, "parterre-2-10", "parterre-2-11")
+	f.paidOrder(t, f.keyA, "parterre-2-12") // sandbox: not in the report
+	var o orderBody
+	f.Get(t, fmt.Sprintf("/v1/orders/%d", sold), prod).Decode(t, &o)
+
+	base := f.ProductionLikeAPI(t)
+	link := cabinetUser(t, f.Stack, base, f.companyA, "organizer@a.test")
+	ctx := newBrowser(t, 3*time.Minute)
+	artifacts := filepath.Join("..", ".data", "artifacts", "cabinet")
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	// submit clicks a button that submits a form and waits for the answer.
+	submit := func(step string, button string, wantStatus int64) {
+		t.Helper()
+		res, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(button)))
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if res.Status != wantStatus {
+			t.Fatalf("%s: %d %s, want %d", step, res.Status, res.URL, wantStatus)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return strings.TrimSpace(s)
+	}
+	screenshot := func(name string) {
+		t.Helper()
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(artifacts, name), shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(shot))
+		if err != nil {
+			t.Fatalf("decode %s: %v", name, err)
+		}
+		if n := distinctColours(img); n <= 10 {
+			t.Fatalf("%s has %d colours in a sample: blank", name, n)
+		}
+	}
+
+	// Sign in through the link: set the password, land on the report.
+	run("open the sign-in link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#password")),
+		chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword), chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword))
+	submit("set the password", "#set-password", 200)
+	run("the report", chromedp.WaitVisible(chromedp.CSS("#totals")))
+	if got := text("#t-sold"); got != "2" {
+		t.Fatalf("tickets sold on the report: %q, want 2 (the sandbox order is not counted)", got)
+	}
+	gross, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#t-gross').dataset.minor`))
+	if err != nil || gross != fmt.Sprint(o.Data.Amount.Amount) {
+		t.Fatalf("gross on the report: %q (%v), want %d", gross, err, o.Data.Amount.Amount)
+	}
+	if got := text("#t-gross"); !strings.Contains(got, money(o.Data.Amount.Amount)) {
+		t.Fatalf("gross shown as %q, want %s", got, money(o.Data.Amount.Amount))
+	}
+	bars, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#chart rect.gross').length`))
+	if err != nil || bars < 1 {
+		t.Fatalf("the chart has %d bars (%v)", bars, err)
+	}
+	screenshot("report-desktop.png")
+	run("phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	// Usable on a phone: the page itself does not scroll sideways (wide
+	// tables scroll inside their own boxes).
+	overflow, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
+	if err != nil || overflow {
+		t.Fatalf("the report scrolls sideways at phone width (%v)", err)
+	}
+	screenshot("report-phone.png")
+	run("desktop width", chromedp.EmulateViewport(1280, 900))
+
+	// Every file the pages load comes from this server.
+	loaded, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[location.href, ...performance.getEntriesByType('resource').map(e => e.name)]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range loaded {
+		if !strings.HasPrefix(u, base+"/") {
+			t.Errorf("the cabinet loaded %s from outside this server", u)
+		}
+	}
+
+	// Create a production key; it is shown once, and it works.
+	run("open API & integrations", chromedp.Navigate(base+"/cabinet/keys"), chromedp.WaitVisible(chromedp.CSS("#create-key")),
+		chromedp.Click(chromedp.CSS("#env-production")), chromedp.SendKeys(chromedp.CSS("#key-name"), "box office"))
+	submit("create a key", "#create-key", 201)
+	key, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS("#new-key")))
+	if err != nil || !apikey.WellFormed(key) || !strings.HasPrefix(key, "tk_production_") {
+		t.Fatalf("the new key: %q %v", key, err)
+	}
+	keyID, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#new-key').dataset.keyId`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run("copy the key", chromedp.Click(chromedp.CSS("#copy-key")))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#copy-key').textContent === 'Copied'`,
+		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("the copy button says %q: %v", text("#copy-key"), err)
+	}
+	res := testenv.Do(t, base, http.MethodGet, "/v1/events", key, "")
+	if res.Status != 200 {
+		t.Fatalf("the new key on /v1: %d %s", res.Status, res.Body)
+	}
+	requestID := res.Header.Get("X-Request-Id")
+	screenshot("keys-created-desktop.png")
+
+	// Revoke it: the same api instance refuses it at once, though it
+	// cached the key a moment ago.
+	run("reload keys", chromedp.Navigate(base+"/cabinet/keys"), chromedp.WaitVisible(chromedp.CSS("#revoke-"+keyID)))
+	submit("revoke the key", "#revoke-"+keyID, 200)
+	if got := text("#notice"); !strings.Contains(got, "revoked") {
+		t.Fatalf("after revoking: %q", got)
+	}
+	if res := testenv.Do(t, base, http.MethodGet, "/v1/events", key, ""); res.Status != http.StatusUnauthorized {
+		t.Fatalf("the revoked key on /v1: %d", res.Status)
+	}
+
+	// Find the key's request by its request_id (the log is written in
+	// batches: try until it is there).
+	found := false
+	for deadline := time.Now().Add(20 * time.Second); !found && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		run("search the request log", chromedp.Navigate(base+"/cabinet/requests"), chromedp.WaitVisible(chromedp.CSS("#request_id")),
+			chromedp.SendKeys(chromedp.CSS("#request_id"), requestID))
+		submit("find", "#find", 200)
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll('#requests tr[data-request-id=%q]').length`, requestID)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found = n == 1
+	}
+	if !found {
+		t.Fatalf("request %s not found in the cabinet's request log", requestID)
+	}
+	if row := text(fmt.Sprintf(`#requests tr[data-request-id=%q]`, requestID)); !strings.Contains(row, "/v1/events") || !strings.Contains(row, "200") {
+		t.Fatalf("the request's row: %q", row)
+	}
+	screenshot("requests-desktop.png")
+
+	// A bad catalog file: every error listed with its path, nothing imported.
+	var eventsBefore int
+	if err := f.DB.NewRaw("SELECT count(*) FROM events").Scan(context.Background(), &eventsBefore); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad-catalog.json")
+	if err := os.WriteFile(bad, []byte(`{"cities": [{"ref": "ekb", "name": "Yekaterinburg"}],
+	  "events": [{"ref": "new-show", "title": "", "slug": "new-show", "status": "published", "starts_at": "2030-01-01T20:00:00+05:00",
+	    "venue": "nowhere", "fee": {"mode": "separate", "rate_bp": 500, "min_fee": 0},
+	    "categories": [{"ref": "ga", "name": "GA", "price": -5, "capacity": 10}]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("open the catalog", chromedp.Navigate(base+"/cabinet/catalog"), chromedp.WaitVisible(chromedp.CSS("#events")))
+	if got := text("#events"); !strings.Contains(got, "Swan Lake") {
+		t.Fatalf("catalog page events: %q", got)
+	}
+	run("choose the file", chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{bad}))
+	submit("upload", "#upload", 422)
+	errs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#import-errors li'), li => li.innerText)`))
+	if err != nil || len(errs) < 3 {
+		t.Fatalf("import errors listed: %v %v", errs, err)
+	}
+	for _, want := range []string{"events[0].title", "events[0].venue", "events[0].categories[0].price"} {
+		if !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, want) }) {
+			t.Errorf("no error at %s among %q", want, errs)
+		}
+	}
+	var eventsAfter int
+	if err := f.DB.NewRaw("SELECT count(*) FROM events").Scan(context.Background(), &eventsAfter); err != nil || eventsAfter != eventsBefore {
+		t.Fatalf("events after a refused file: %d, before %d (%v)", eventsAfter, eventsBefore, err)
+	}
+	screenshot("catalog-errors-desktop.png")
+	run("phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	screenshot("catalog-errors-phone.png")
+
+	// Sign out.
+	submit("sign out", "#signout", 200)
+	run("the sign-in page", chromedp.WaitVisible(chromedp.CSS("#signin")))
+}
+
+// money is how the cabinet shows minor units of roubles.
+func money(minor int64) string {
+	whole := fmt.Sprint(minor / 100)
+	var b strings.Builder
+	for i, d := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteString("\u202f")
+		}
+		b.WriteRune(d)
+	}
+	return fmt.Sprintf("%s.%02d RUB", b.String(), minor%100)
 }

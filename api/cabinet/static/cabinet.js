@@ -4,12 +4,15 @@ document.addEventListener('click', (ev) => {
   if (!b) return;
   const input = document.getElementById(b.dataset.copy);
   if (!input) return;
+  input.focus();
   input.select();
   const done = () => { b.textContent = 'Copied'; };
-  if (navigator.clipboard && window.isSecureContext) {
-    navigator.clipboard.writeText(input.value).then(done, () => { document.execCommand('copy'); done(); });
+  let copied = false;
+  try { copied = document.execCommand('copy'); } catch (e) { copied = false; }
+  if (copied) { done(); return; }
+  if (navigator.clipboard) {
+    navigator.clipboard.writeText(input.value).then(done, () => { b.textContent = 'Selected: press Ctrl+C'; });
   } else {
-    document.execCommand('copy');
-    done();
+    b.textContent = 'Selected: press Ctrl+C';
   }
 });
