@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -91,12 +92,13 @@ type SalesReport struct {
 const salesFactsSQL = `
 	SELECT o.id AS order_id, o.event_id, o.api_key_id, o.channel,
 		(o.paid_at AT TIME ZONE 'UTC')::date AS day,
-		(SELECT count(*) FROM order_items i WHERE i.order_id = o.id) AS tickets_sold,
+		count(*) AS tickets_sold,
 		0::bigint AS tickets_refunded, 1 AS orders, o.amount AS gross, o.service_fee AS service_fees, 0::bigint AS refunds
-	FROM orders o
+	FROM orders o JOIN order_items i ON i.order_id = o.id
 	WHERE o.company_id = ?0 AND NOT o.is_test AND o.paid_at IS NOT NULL
 		AND (?1 = 0 OR o.event_id = ?1)
 		AND (?2::timestamptz IS NULL OR o.paid_at >= ?2) AND (?3::timestamptz IS NULL OR o.paid_at < ?3)
+	GROUP BY o.id
 	UNION ALL
 	SELECT o.id, o.event_id, o.api_key_id, o.channel,
 		(r.completed_at AT TIME ZONE 'UTC')::date,
@@ -117,7 +119,9 @@ const sums = `
 	coalesce(sum(f.refunds), 0)::bigint AS refunds,
 	coalesce(sum(f.gross) - sum(f.refunds), 0)::bigint AS net_revenue`
 
-// SalesReportOf computes the report in SQL, in one snapshot.
+// SalesReportOf computes the report in SQL, in one snapshot: the totals and
+// the rows per event, channel and day in one pass over the facts (grouping
+// sets), the categories in another.
 func SalesReportOf(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesReport, error) {
 	rep := &SalesReport{EventID: f.EventID, Events: []EventSales{}, Categories: []CategorySales{}, Channels: []ChannelSales{}, Days: []DaySales{}}
 	var from, to *time.Time
@@ -129,23 +133,50 @@ func SalesReportOf(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesRepor
 	}
 	args := []any{f.CompanyID, f.EventID, from, to}
 	err := db.RunInTx(ctx, &sqlRepeatableRead, func(ctx context.Context, tx bun.Tx) error {
-		if err := tx.NewRaw(`SELECT `+sums+` FROM (`+salesFactsSQL+`) f`, args...).Scan(ctx, &rep.Total); err != nil {
-			return fmt.Errorf("totals: %w", err)
+		var rows []struct {
+			Grouping        int        `bun:"grouping"`
+			EventID         *int64     `bun:"event_id"`
+			Title           *string    `bun:"title"`
+			StartsAt        *time.Time `bun:"starts_at"`
+			Currency        *string    `bun:"currency"`
+			Channel         *string    `bun:"channel"`
+			APIKeyID        *int64     `bun:"api_key_id"`
+			KeyName         *string    `bun:"key_name"`
+			KeyPrefix       *string    `bun:"key_prefix"`
+			ApplicationID   *int64     `bun:"application_id"`
+			ApplicationName *string    `bun:"application_name"`
+			Day             *time.Time `bun:"day"`
+			SalesFigures
 		}
-		if err := tx.NewRaw(`SELECT e.id AS event_id, e.title, e.starts_at, e.currency, `+sums+`
-			FROM (`+salesFactsSQL+`) f JOIN events e ON e.id = f.event_id
-			GROUP BY e.id ORDER BY e.starts_at, e.id`, args...).Scan(ctx, &rep.Events); err != nil {
-			return fmt.Errorf("by event: %w", err)
+		// grouping() has a bit set for each of (event, channel, day) the row
+		// is not grouped by: 0b111 the total, 0b011 an event, 0b101 a
+		// channel, 0b110 a day.
+		err := tx.NewRaw(`
+			SELECT g.*, e.title, e.starts_at, e.currency, k.name AS key_name, k.key_prefix,
+				a.id AS application_id, a.name AS application_name
+			FROM (SELECT grouping(f.event_id, f.channel, f.day) AS grouping, f.event_id, f.channel, f.api_key_id,
+					f.day::timestamptz AS day, `+sums+`
+				FROM (`+salesFactsSQL+`) f
+				GROUP BY GROUPING SETS ((), (f.event_id), (f.channel, f.api_key_id), (f.day))) g
+			LEFT JOIN events e ON e.id = g.event_id
+			LEFT JOIN api_keys k ON k.id = g.api_key_id LEFT JOIN applications a ON a.id = k.application_id
+			ORDER BY e.starts_at, g.event_id, g.gross DESC, g.api_key_id, g.channel, g.day`, args...).Scan(ctx, &rows)
+		if err != nil {
+			return fmt.Errorf("figures: %w", err)
 		}
-		if err := tx.NewRaw(`SELECT f.channel, k.id AS api_key_id, k.name AS key_name, k.key_prefix,
-				a.id AS application_id, a.name AS application_name, `+sums+`
-			FROM (`+salesFactsSQL+`) f JOIN api_keys k ON k.id = f.api_key_id JOIN applications a ON a.id = k.application_id
-			GROUP BY f.channel, k.id, a.id ORDER BY gross DESC, k.id, f.channel`, args...).Scan(ctx, &rep.Channels); err != nil {
-			return fmt.Errorf("by channel: %w", err)
-		}
-		if err := tx.NewRaw(`SELECT f.day::timestamptz AS day, `+sums+`
-			FROM (`+salesFactsSQL+`) f GROUP BY f.day ORDER BY f.day`, args...).Scan(ctx, &rep.Days); err != nil {
-			return fmt.Errorf("by day: %w", err)
+		for _, r := range rows {
+			switch r.Grouping {
+			case 0b111:
+				rep.Total = r.SalesFigures
+			case 0b011:
+				rep.Events = append(rep.Events, EventSales{EventID: *r.EventID, Title: *r.Title, StartsAt: *r.StartsAt,
+					Currency: *r.Currency, SalesFigures: r.SalesFigures})
+			case 0b101:
+				rep.Channels = append(rep.Channels, ChannelSales{Channel: *r.Channel, APIKeyID: *r.APIKeyID, KeyName: *r.KeyName,
+					KeyPrefix: *r.KeyPrefix, ApplicationID: *r.ApplicationID, ApplicationName: *r.ApplicationName, SalesFigures: r.SalesFigures})
+			case 0b110:
+				rep.Days = append(rep.Days, DaySales{Day: *r.Day, SalesFigures: r.SalesFigures})
+			}
 		}
 		if err := tx.NewRaw(categorySQL, args...).Scan(ctx, &rep.Categories); err != nil {
 			return fmt.Errorf("by category: %w", err)
@@ -155,6 +186,7 @@ func SalesReportOf(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesRepor
 	if err != nil {
 		return nil, fmt.Errorf("sales report of company %d: %w", f.CompanyID, err)
 	}
+	slices.SortStableFunc(rep.Days, func(a, b DaySales) int { return a.Day.Compare(b.Day) })
 	return rep, nil
 }
 
