@@ -92,9 +92,9 @@ type SalesReport struct {
 const salesFactsSQL = `
 	SELECT o.id AS order_id, o.event_id, o.api_key_id, o.channel,
 		(o.paid_at AT TIME ZONE 'UTC')::date AS day,
-		count(*) AS tickets_sold,
+		count(i.order_id) AS tickets_sold,
 		0::bigint AS tickets_refunded, 1 AS orders, o.amount AS gross, o.service_fee AS service_fees, 0::bigint AS refunds
-	FROM orders o JOIN order_items i ON i.order_id = o.id
+	FROM orders o LEFT JOIN order_items i ON i.order_id = o.id
 	WHERE o.company_id = ?0 AND NOT o.is_test AND o.paid_at IS NOT NULL
 		AND (?1 = 0 OR o.event_id = ?1)
 		AND (?2::timestamptz IS NULL OR o.paid_at >= ?2) AND (?3::timestamptz IS NULL OR o.paid_at < ?3)
