@@ -25,6 +25,7 @@ import (
 
 	"ticketsales/api/cabinet"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/mail"
 	"ticketsales/internal/organizer"
 	"ticketsales/test/testenv"
 )
@@ -344,6 +345,17 @@ func TestCabinetPagesScopedToCompany(t *testing.T) {
 	}
 }
 
+// withOutbox gives the stack's worker a mailer writing to a temporary
+// outbox: production orders e-mail their tickets.
+func withOutbox(t *testing.T, f *fixture) {
+	t.Helper()
+	m, err := mail.New("", t.TempDir(), "tickets@ticketsales.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Mailer = m
+}
+
 // reportTotals reads the total row of the cabinet's CSV.
 func reportTotals(t *testing.T, b *browserless, query string) map[string]string {
 	t.Helper()
@@ -368,6 +380,7 @@ func reportTotals(t *testing.T, b *browserless, query string) map[string]string 
 // the sandbox order is absent, and company B's user sees none of it.
 func TestCabinetReportEqualsOrdersAndRefunds(t *testing.T) {
 	f := newFixture(t)
+	withOutbox(t, f)
 	f.StartWorker(t)
 	prod, _ := f.Key(t, f.companyA, apikey.Production)
 	a := f.paidOrder(t, prod, "parterre-3-1", "parterre-3-2", "balcony-1-3")
@@ -424,6 +437,7 @@ func TestCabinetReportEqualsOrdersAndRefunds(t *testing.T) {
 // errors. Screenshots at desktop and phone width go to .data/artifacts/cabinet.
 func TestCabinetInBrowser(t *testing.T) {
 	f := newFixture(t)
+	withOutbox(t, f)
 	f.StartWorker(t)
 	prod, _ := f.Key(t, f.companyA, apikey.Production)
 	sold := f.paidOrder(t, prod, "parterre-2-10", "parterre-2-11")
