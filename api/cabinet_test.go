@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -25,8 +26,10 @@ import (
 
 	"ticketsales/api/cabinet"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/organizer"
+	"ticketsales/store"
 	"ticketsales/test/testenv"
 )
 
@@ -643,4 +646,92 @@ func money(minor int64) string {
 		b.WriteRune(d)
 	}
 	return fmt.Sprintf("%s.%02d RUB", b.String(), minor%100)
+}
+
+// TestCabinetRequestLogFiltersAndCatalogUpload: the request log page filters
+// by status, method, path prefix and time and pages 50 at a time, newest
+// first; a key's last use shows; a good catalog file uploads and its events
+// appear with their seats.
+func TestCabinetRequestLogFiltersAndCatalogUpload(t *testing.T) {
+	s := testenv.NewStack(t)
+	ctx := context.Background()
+	company := s.Company(t, "Acme")
+	key, keyID := s.Key(t, company, apikey.Sandbox)
+	// 120 requests a second apart: 100 GET /v1/events (200), 20 POST /v1/orders (409).
+	base := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	var entries []store.RequestLogEntry
+	for i := range 120 {
+		e := store.RequestLogEntry{RequestID: fmt.Sprintf("req_seed_%03d", i), CompanyID: &company, APIKeyID: &keyID,
+			Method: "GET", Path: "/v1/events", Status: 200, DurationUS: 1500, CreatedAt: base.Add(time.Duration(i) * time.Second)}
+		if i%6 == 0 {
+			e.Method, e.Path, e.Status = "POST", "/v1/orders", 409
+		}
+		entries = append(entries, e)
+	}
+	if err := store.InsertRequestLog(ctx, s.DB, entries); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowserless(t, s.URL, nil)
+	b.setPassword(cabinetUser(t, s, s.URL, company, "ops@acme.test"))
+	rowsOf := func(p page) []string {
+		return regexp.MustCompile(`data-request-id="([^"]+)"`).FindAllString(p.Body, -1)
+	}
+	first := b.get("/cabinet/requests")
+	if rows := rowsOf(first); len(rows) != 50 || rows[0] != `data-request-id="req_seed_119"` || !strings.Contains(first.Body, `id="next"`) {
+		t.Fatalf("first page: %d rows, first %v", len(rows), rows[:min(1, len(rows))])
+	}
+	third := b.get("/cabinet/requests?page=3")
+	if rows := rowsOf(third); len(rows) != 20 || rows[19] != `data-request-id="req_seed_000"` || strings.Contains(third.Body, `id="next"`) {
+		t.Fatalf("third page: %d rows", len(rows))
+	}
+	q := url.Values{"status": {"409"}, "method": {"post"}, "path": {"/v1/ord"}, "key": {fmt.Sprint(keyID)},
+		"from": {"2026-11-20T12:00"}, "to": {"2026-11-20T12:01"}}
+	if rows := rowsOf(b.get("/cabinet/requests?" + q.Encode())); len(rows) != 10 { // i = 0, 6, …, 54
+		t.Fatalf("filtered: %d rows, want 10", len(rows))
+	}
+	if rows := rowsOf(b.get("/cabinet/requests?request_id=req_seed_042")); len(rows) != 1 {
+		t.Fatalf("by request id: %v", rows)
+	}
+
+	// Last use of a key: written with the request log's batches.
+	if res := s.Get(t, "/v1/events", key); res.Status != 200 {
+		t.Fatal(res.Status)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var used *time.Time
+		if err := s.DB.NewRaw("SELECT last_used_at FROM api_keys WHERE id = ?", keyID).Scan(ctx, &used); err != nil {
+			t.Fatal(err)
+		}
+		if used != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the key's last use was never recorded")
+		}
+	}
+	if p := b.get("/cabinet/keys"); !regexp.MustCompile(`<td>\d{4}-\d\d-\d\d \d\d:\d\d UTC</td>\s*<td>—</td>`).MatchString(p.Body) {
+		t.Fatalf("keys page does not show the last use:\n%s", p.Body)
+	}
+
+	// A good catalog file, uploaded as a browser would.
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("file", "catalog.json")
+	_, _ = fw.Write(catalogfile.Demo(time.Now()))
+	_ = mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/cabinet/catalog", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	p := b.do(req)
+	if p.Status != 200 || !strings.Contains(p.Body, `id="import-result"`) || !strings.Contains(p.Body, "Swan Lake") {
+		t.Fatalf("upload: %d %.1000s", p.Status, p.Body)
+	}
+	inv, err := store.CompanyInventory(ctx, s.DB, company, time.Now())
+	if err != nil || len(inv) != 4 {
+		t.Fatalf("inventory after the upload: %v %v", inv, err)
+	}
+	for _, e := range inv {
+		if e.Ref == "swan-lake" && (e.Free == 0 || e.Sold != 0 || e.Held != 0) {
+			t.Fatalf("swan lake seats: %+v", e)
+		}
+	}
 }

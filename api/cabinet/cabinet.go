@@ -82,7 +82,6 @@ func New(d Deps) http.Handler {
 	c := &cabinet{Deps: d, sessions: sm, pages: parsePages()}
 
 	mux := http.NewServeMux()
-	mux.Handle("GET /cabinet/static/", staticFiles())
 	mux.HandleFunc("GET /cabinet/{$}", c.home)
 	mux.HandleFunc("GET /cabinet/signin", c.signInPage)
 	mux.HandleFunc("POST /cabinet/signin", c.signIn)
@@ -108,7 +107,11 @@ func New(d Deps) http.Handler {
 		c.render(w, r, http.StatusForbidden, "error", pageData{Title: "Refused",
 			Message: "This request came from another site and was refused. Open the cabinet and try again."})
 	}))
-	return securityHeaders(secureOverTLS(cop.Handler(sm.LoadAndSave(mux))))
+	// Static files need no session: they skip the session store's query.
+	outer := http.NewServeMux()
+	outer.Handle("GET /cabinet/static/", staticFiles())
+	outer.Handle("/cabinet/", cop.Handler(sm.LoadAndSave(mux)))
+	return securityHeaders(secureOverTLS(outer))
 }
 
 // secureOverTLS marks the cookies of a request that arrived over TLS
