@@ -222,6 +222,13 @@ func TestCabinetSignInSessionsAndCSRF(t *testing.T) {
 	if p := b.signIn("boss@acme.test", cabinetPassword); p.Status != 200 || p.URL.Path != "/cabinet/report" {
 		t.Fatalf("sign in: %d %s", p.Status, p.URL)
 	}
+	// A session past its expiry is gone: the user signs in again.
+	if _, err := s.DB.NewRaw("UPDATE cabinet_sessions SET expiry = now() - interval '1 second'").Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get("/cabinet/report"); p.URL.Path != "/cabinet/signin" {
+		t.Fatalf("report with an expired session: %s", p.URL)
+	}
 	other := newBrowserless(t, s.URL, nil)
 	for i := range 5 {
 		if p := other.signIn("boss@acme.test", "wrong password "+fmt.Sprint(i)); p.Status != http.StatusUnauthorized {
@@ -336,6 +343,9 @@ func TestCabinetPagesScopedToCompany(t *testing.T) {
 		t.Fatalf("A's key after B's attempt to revoke it: %d", res.Status)
 	}
 	keys := bUser.get("/cabinet/keys")
+	if !strings.Contains(keys.Body, `id="applications"`) || strings.Count(keys.Body, "data-application=") != 1 {
+		t.Fatalf("company B's applications:\n%s", keys.Body)
+	}
 	if !strings.Contains(keys.Body, fmt.Sprintf(`data-key-id="%d"`, keyBID)) || strings.Contains(keys.Body, fmt.Sprintf(`data-key-id="%d"`, keyAID)) {
 		t.Fatalf("company B's keys page:\n%s", keys.Body)
 	}

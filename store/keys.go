@@ -183,3 +183,28 @@ func TouchKeysUsed(ctx context.Context, db bun.IDB, lastUsed map[int64]time.Time
 	}
 	return nil
 }
+
+// CompanyApplication is an application with its count of usable keys.
+type CompanyApplication struct {
+	ID          int64     `bun:"id"`
+	Name        string    `bun:"name"`
+	Environment string    `bun:"environment"`
+	CreatedAt   time.Time `bun:"created_at"`
+	ActiveKeys  int       `bun:"active_keys"`
+	RevokedKeys int       `bun:"revoked_keys"`
+}
+
+// CompanyApplications lists the company's applications, sandbox first.
+func CompanyApplications(ctx context.Context, db bun.IDB, companyID int64) ([]CompanyApplication, error) {
+	var out []CompanyApplication
+	err := db.NewRaw(`
+		SELECT a.id, a.name, a.environment, a.created_at,
+			count(k.id) FILTER (WHERE k.revoked_at IS NULL) AS active_keys,
+			count(k.id) FILTER (WHERE k.revoked_at IS NOT NULL) AS revoked_keys
+		FROM applications a LEFT JOIN api_keys k ON k.application_id = a.id
+		WHERE a.company_id = ? GROUP BY a.id ORDER BY a.environment DESC, a.id`, companyID).Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("list applications of company %d: %w", companyID, err)
+	}
+	return out, nil
+}

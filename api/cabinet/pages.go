@@ -164,7 +164,12 @@ func (c *cabinet) keysPage(w http.ResponseWriter, r *http.Request, status int, d
 		c.fail(w, r, err)
 		return
 	}
-	data.Title, data.Nav, data.Keys, data.Scopes = "API & integrations", "keys", keys, apikey.AllScopes
+	apps, err := store.CompanyApplications(r.Context(), c.DB, user(r).CompanyID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	data.Title, data.Nav, data.Keys, data.Apps, data.Scopes = "API & integrations", "keys", keys, apps, apikey.AllScopes
 	c.render(w, r, status, "keys", data)
 }
 

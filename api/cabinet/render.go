@@ -55,6 +55,7 @@ type pageData struct {
 
 	// Keys
 	Keys       []store.CompanyKey
+	Apps       []store.CompanyApplication
 	Scopes     []string
 	NewKey     string
 	NewKeyInfo *store.CompanyKey
