@@ -531,10 +531,14 @@ func TestCabinetInBrowser(t *testing.T) {
 	run("phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
 	// Usable on a phone: the page itself does not scroll sideways (wide
 	// tables scroll inside their own boxes).
-	overflow, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
-	if err != nil || overflow {
-		t.Fatalf("the report scrolls sideways at phone width (%v)", err)
+	noSidewaysScroll := func(what string) {
+		t.Helper()
+		overflow, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
+		if err != nil || overflow {
+			t.Fatalf("%s scrolls sideways (%v)", what, err)
+		}
 	}
+	noSidewaysScroll("the report at phone width")
 	screenshot("report-phone.png")
 	run("desktop width", chromedp.EmulateViewport(1280, 900))
 
@@ -571,7 +575,12 @@ func TestCabinetInBrowser(t *testing.T) {
 		t.Fatalf("the new key on /v1: %d %s", res.Status, res.Body)
 	}
 	requestID := res.Header.Get("X-Request-Id")
+	noSidewaysScroll("the keys page")
 	screenshot("keys-created-desktop.png")
+	run("keys at phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	noSidewaysScroll("the keys page at phone width")
+	screenshot("keys-created-phone.png")
+	run("desktop width", chromedp.EmulateViewport(1280, 900))
 
 	// Revoke it: the same api instance refuses it at once, though it
 	// cached the key a moment ago.
@@ -603,6 +612,7 @@ func TestCabinetInBrowser(t *testing.T) {
 	if row := text(fmt.Sprintf(`#requests tr[data-request-id=%q]`, requestID)); !strings.Contains(row, "/v1/events") || !strings.Contains(row, "200") {
 		t.Fatalf("the request's row: %q", row)
 	}
+	noSidewaysScroll("the request log")
 	screenshot("requests-desktop.png")
 
 	// A bad catalog file: every error listed with its path, nothing imported.
@@ -638,6 +648,7 @@ func TestCabinetInBrowser(t *testing.T) {
 	}
 	screenshot("catalog-errors-desktop.png")
 	run("phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	noSidewaysScroll("the catalog at phone width")
 	screenshot("catalog-errors-phone.png")
 
 	// Sign out.
