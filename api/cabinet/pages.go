@@ -139,15 +139,15 @@ func WriteReportCSV(w io.Writer, rep *store.SalesReport) error {
 	}
 	_ = cw.Write(append([]string{"total", "", "", "", "", "", "", "", "", ""}, fig(rep.Total)...))
 	for _, e := range rep.Events {
-		_ = cw.Write(append([]string{"event", i64(e.EventID), e.Title, "", "", "", "", "", "", ""}, fig(e.SalesFigures)...))
+		_ = cw.Write(append([]string{"event", i64(e.EventID), cell(e.Title), "", "", "", "", "", "", ""}, fig(e.SalesFigures)...))
 	}
 	for _, k := range rep.Categories {
-		_ = cw.Write([]string{"category", i64(k.EventID), k.EventTitle, i64(k.CategoryID), k.Name, "", "", "", "", "",
+		_ = cw.Write([]string{"category", i64(k.EventID), cell(k.EventTitle), i64(k.CategoryID), cell(k.Name), "", "", "", "", "",
 			i64(k.TicketsSold), i64(k.TicketsRefunded), i64(k.TicketsNet), "", "", "", "", "", i64(k.FaceValueSold), i64(k.FaceValueRefund)})
 	}
 	for _, ch := range rep.Channels {
-		_ = cw.Write(append([]string{"channel", "", "", "", "", ch.Channel, i64(ch.APIKeyID), ch.KeyName + " (" + ch.KeyPrefix + "…)",
-			ch.ApplicationName, ""}, fig(ch.SalesFigures)...))
+		_ = cw.Write(append([]string{"channel", "", "", "", "", ch.Channel, i64(ch.APIKeyID), cell(ch.KeyName) + " (" + ch.KeyPrefix + "…)",
+			cell(ch.ApplicationName), ""}, fig(ch.SalesFigures)...))
 	}
 	for _, d := range rep.Days {
 		_ = cw.Write(append([]string{"day", "", "", "", "", "", "", "", "", d.Day.UTC().Format(time.DateOnly)}, fig(d.SalesFigures)...))
@@ -157,6 +157,16 @@ func WriteReportCSV(w io.Writer, rep *store.SalesReport) error {
 }
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
+
+// cell keeps a text cell (a title, a name) from being read as a formula by
+// a spreadsheet that opens the file: one starting with = + - @ or a control
+// character gets a leading apostrophe.
+func cell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
 
 func (c *cabinet) keysPage(w http.ResponseWriter, r *http.Request, status int, data pageData) {
 	keys, err := store.CompanyKeys(r.Context(), c.DB, user(r).CompanyID)
