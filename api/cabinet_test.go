@@ -754,5 +754,11 @@ func TestCabinetRequestLogFiltersAndCatalogUpload(t *testing.T) {
 		if e.Ref == "swan-lake" && (e.Free == 0 || e.Sold != 0 || e.Held != 0) {
 			t.Fatalf("swan lake seats: %+v", e)
 		}
+		if e.Ref == "expo" && e.Free != 100 { // two sessions of 50
+			t.Fatalf("exhibition places: %+v", e)
+		}
+		if e.Ref == "standup" && e.Free != 200 {
+			t.Fatalf("stand-up places: %+v", e)
+		}
 	}
 }

@@ -216,7 +216,8 @@ const categorySQL = `
 	GROUP BY e.id, c.id ORDER BY e.starts_at, e.id, c.position, c.id`
 
 // EventInventory is an event as the cabinet's catalog page lists it, with
-// its seats sold, held and free (general admission: capacity − sold).
+// its seats sold, held and free (general admission: capacity − sold, of its
+// sessions when it has a schedule).
 type EventInventory struct {
 	ID       int64     `bun:"id" json:"id"`
 	Ref      string    `bun:"ref" json:"ref"`
@@ -235,9 +236,9 @@ func CompanyInventory(ctx context.Context, db bun.IDB, companyID int64, now time
 	var out []EventInventory
 	err := db.NewRaw(`
 		SELECT e.id, e.ref, e.title, e.status, e.starts_at, v.name AS venue,
-			coalesce(s.sold, 0) + coalesce(g.sold, 0) AS sold,
+			coalesce(s.sold, 0) + CASE WHEN ses.n > 0 THEN ses.sold ELSE coalesce(g.sold, 0) END AS sold,
 			coalesce(s.held, 0) AS held,
-			coalesce(s.free, 0) + coalesce(g.free, 0) AS free
+			coalesce(s.free, 0) + CASE WHEN ses.n > 0 THEN ses.free ELSE coalesce(g.free, 0) END AS free
 		FROM events e JOIN venues v ON v.id = e.venue_id
 		LEFT JOIN LATERAL (
 			SELECT count(*) FILTER (WHERE state = 'sold') AS sold,
@@ -247,6 +248,10 @@ func CompanyInventory(ctx context.Context, db bun.IDB, companyID int64, now time
 		LEFT JOIN LATERAL (
 			SELECT sum(sold) AS sold, sum(greatest(capacity - sold, 0)) AS free
 			FROM ticket_categories WHERE event_id = e.id AND capacity IS NOT NULL) g ON true
+		-- A scheduled event's capacity is its sessions' (schedule slots').
+		CROSS JOIN LATERAL (
+			SELECT count(*) AS n, coalesce(sum(sold), 0) AS sold, coalesce(sum(greatest(capacity - sold, 0)), 0) AS free
+			FROM sessions WHERE event_id = e.id) ses
 		WHERE e.company_id = ?0
 		ORDER BY e.starts_at, e.id`, companyID, now).Scan(ctx, &out)
 	if err != nil {
