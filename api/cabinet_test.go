@@ -144,8 +144,10 @@ func TestCabinetSignInSessionsAndCSRF(t *testing.T) {
 	link := cabinetUser(t, s, s.URL, company, "Boss@Acme.Test")
 	b := newBrowserless(t, s.URL, nil)
 
-	if p := b.get("/cabinet/report"); p.URL.Path != "/cabinet/signin" {
-		t.Fatalf("the report without a session: %s", p.URL)
+	for _, path := range []string{"/cabinet", "/cabinet/", "/cabinet/report"} {
+		if p := b.get(path); p.Status != 200 || p.URL.Path != "/cabinet/signin" {
+			t.Fatalf("%s without a session: %d %s", path, p.Status, p.URL)
+		}
 	}
 	// Passwords that differ or are short are refused; the link still works.
 	if p := b.post(link, url.Values{"password": {"short"}, "password_again": {"short"}}); p.Status != 422 {
