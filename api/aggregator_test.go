@@ -177,11 +177,16 @@ func TestAggregatorChargesTheQuotedAmount(t *testing.T) {
 		t.Fatalf("confirm charged %d; reserve quoted %d", c.Amount.Value, o.Amount.Value)
 	}
 	var amount int64
-	if err := f.DB.NewRaw("SELECT amount FROM orders WHERE id = ?", c.ExternalOrderID).Scan(context.Background(), &amount); err != nil {
+	var channel string
+	if err := f.DB.NewRaw("SELECT amount, channel FROM orders WHERE id = ?", c.ExternalOrderID).Scan(context.Background(), &amount, &channel); err != nil {
 		t.Fatal(err)
 	}
 	if amount != o.Amount.Value {
 		t.Fatalf("the order's amount is %d; reserve quoted %d", amount, o.Amount.Value)
+	}
+	// The organizer's report tells the adapter's sales from /v1's.
+	if channel != "aggregator" {
+		t.Fatalf("an order of the aggregator adapter has channel %q", channel)
 	}
 }
 

@@ -9,10 +9,12 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"ticketsales/api/cabinet"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/app"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/config"
+	"ticketsales/internal/organizer"
 	"ticketsales/internal/payment"
 	"ticketsales/internal/ratelimit"
 	"ticketsales/internal/requestlog"
@@ -94,6 +96,8 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		Gateway: test, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
 		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
 		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL}
+	a.Deps.Cabinet = cabinet.New(cabinet.Deps{DB: c.DB, Users: organizer.New(c.DB, opt.Now), Auth: a.Deps.Auth,
+		CatalogChanged: changed, PublicBaseURL: cfg.PublicBaseURL, ClientIPHeader: cfg.ClientIPHeader, Log: c.Log, Now: opt.Now})
 	a.Handler = New(a.Deps)
 	return a, nil
 }
@@ -151,6 +155,11 @@ func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retentio
 			logger.Warn("idempotency cleanup", "err", err)
 		} else if n > 0 {
 			logger.Info("idempotency cleanup", "deleted", n)
+		}
+		if n, err := store.DeleteExpiredCabinetSessions(ctx, db, now); err != nil && ctx.Err() == nil {
+			logger.Warn("cabinet session cleanup", "err", err)
+		} else if n > 0 {
+			logger.Info("cabinet session cleanup", "deleted", n)
 		}
 		if n, err := store.DeleteRequestLogBefore(ctx, db, now.Add(-retention)); err != nil && ctx.Err() == nil {
 			logger.Warn("request log cleanup", "err", err)

@@ -60,6 +60,9 @@ type Deps struct {
 	// the one a trusted proxy put in that header.
 	AuthFailures   *ratelimit.Failures
 	ClientIPHeader string
+	// Cabinet serves the organizer's cabinet under /cabinet (nil: not
+	// mounted, as when only the document is built).
+	Cabinet http.Handler
 	// Metrics records the HTTP metrics (nil: none). The api serves it on a
 	// listener of its own (cmd/api, METRICS_ADDR), never on this handler.
 	Metrics *metrics.Registry
@@ -129,6 +132,10 @@ func New(deps Deps) *Server {
 	aggregator.Register(agg, deps.Sales, deps.Catalog)
 	s.registerGatewayCallbacks(s.API)
 	s.registerOrderPage(mux)
+	if deps.Cabinet != nil {
+		// HTML pages outside the OpenAPI document: they are for people.
+		mux.Handle("/cabinet/", deps.Cabinet)
+	}
 	reference.Register(mux, cfg.Info.Title+" Reference", "/openapi.yaml")
 	if deps.Gateway != nil {
 		mux.Handle("/pay/", deps.Gateway.Handler())

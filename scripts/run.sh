@@ -31,7 +31,11 @@ stop_all() {
 trap stop_all INT TERM EXIT
 
 bin/ticketctl migrate
-key="$(bin/ticketctl seed-demo --json | sed -n 's/^ *"key": "\(tk_[^"]*\)".*/\1/p' | head -n1)"
+seed="$(bin/ticketctl seed-demo --json)"
+key="$(sed -n 's/^ *"key": "\(tk_[^"]*\)".*/\1/p' <<<"$seed" | head -n1)"
+# A fresh one-time link for the demo organizer's cabinet on every run.
+signin="$(sed -n 's/^ *"signin_url": "\([^"]*\)".*/\1/p' <<<"$seed" | head -n1)"
+organizer="$(sed -n 's/^ *"email": "\([^"]*\)".*/\1/p' <<<"$seed" | head -n1)"
 
 if [[ -x bin/worker ]]; then
 	bin/worker &
@@ -52,6 +56,9 @@ cat <<MSG
     Temporal UI  http://127.0.0.1:${TEMPORAL_UI_PORT:-8233}
     Demo sandbox key (shown once):
       $key
+    Organizer's cabinet  http://$HTTP_ADDR/cabinet/
+      demo organizer $organizer: set a password and sign in with this one-time link:
+      $signin
 
   Try:
     curl -H "Authorization: Bearer $key" http://$HTTP_ADDR/v1/events

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
 // Company is an organizer: it owns a catalog and API keys.
@@ -47,6 +48,7 @@ type APIKey struct {
 	RevokedAt      *time.Time `bun:"revoked_at" json:"revoked_at,omitempty"`
 	RateLimitRPS   *float64   `bun:"rate_limit_rps" json:"rate_limit_rps,omitempty"`
 	RateLimitBurst *int       `bun:"rate_limit_burst" json:"rate_limit_burst,omitempty"`
+	LastUsedAt     *time.Time `bun:"last_used_at" json:"last_used_at,omitempty"`
 }
 
 // CreateAPIKey stores a key's hash under the company's application for the
@@ -125,4 +127,84 @@ func KeyByHash(ctx context.Context, db bun.IDB, hash []byte) (*KeyOwner, error) 
 	}
 	o := KeyOwner(k)
 	return &o, nil
+}
+
+// CompanyKey is a key as the cabinet lists it, with its application.
+type CompanyKey struct {
+	APIKey
+	ApplicationName string `bun:"application_name"`
+	Environment     string `bun:"environment"`
+}
+
+// CompanyKeys lists the company's keys, newest first.
+func CompanyKeys(ctx context.Context, db bun.IDB, companyID int64) ([]CompanyKey, error) {
+	var out []CompanyKey
+	err := db.NewRaw(`
+		SELECT k.*, a.name AS application_name, a.environment
+		FROM api_keys k JOIN applications a ON a.id = k.application_id
+		WHERE a.company_id = ? ORDER BY a.environment, k.id DESC`, companyID).Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("list keys of company %d: %w", companyID, err)
+	}
+	return out, nil
+}
+
+// RevokeCompanyAPIKey revokes a key of the company; another company's key
+// is ErrNotFound, as if it did not exist.
+func RevokeCompanyAPIKey(ctx context.Context, db bun.IDB, companyID, keyID int64) (*APIKey, error) {
+	key := &APIKey{}
+	err := db.NewRaw(`UPDATE api_keys k SET revoked_at = COALESCE(k.revoked_at, now())
+		FROM applications a WHERE a.id = k.application_id AND a.company_id = ? AND k.id = ? RETURNING k.*`,
+		companyID, keyID).Scan(ctx, key)
+	if err != nil {
+		return nil, notFound(err, fmt.Sprintf("revoke key %d of company %d", keyID, companyID))
+	}
+	return key, nil
+}
+
+// TouchKeysUsed records when keys last authenticated a request: one
+// statement for a batch of the request log, never moving a time backwards.
+func TouchKeysUsed(ctx context.Context, db bun.IDB, lastUsed map[int64]time.Time) error {
+	if len(lastUsed) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(lastUsed))
+	times := make([]time.Time, 0, len(lastUsed))
+	for id, t := range lastUsed {
+		ids = append(ids, id)
+		times = append(times, t)
+	}
+	_, err := db.NewRaw(`UPDATE api_keys k SET last_used_at = u.t
+		FROM unnest(?::bigint[], ?::timestamptz[]) AS u(id, t)
+		WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.t)`,
+		pgdialect.Array(ids), pgdialect.Array(times)).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record last use of %d keys: %w", len(ids), err)
+	}
+	return nil
+}
+
+// CompanyApplication is an application with its count of usable keys.
+type CompanyApplication struct {
+	ID          int64     `bun:"id"`
+	Name        string    `bun:"name"`
+	Environment string    `bun:"environment"`
+	CreatedAt   time.Time `bun:"created_at"`
+	ActiveKeys  int       `bun:"active_keys"`
+	RevokedKeys int       `bun:"revoked_keys"`
+}
+
+// CompanyApplications lists the company's applications, sandbox first.
+func CompanyApplications(ctx context.Context, db bun.IDB, companyID int64) ([]CompanyApplication, error) {
+	var out []CompanyApplication
+	err := db.NewRaw(`
+		SELECT a.id, a.name, a.environment, a.created_at,
+			count(k.id) FILTER (WHERE k.revoked_at IS NULL) AS active_keys,
+			count(k.id) FILTER (WHERE k.revoked_at IS NOT NULL) AS revoked_keys
+		FROM applications a LEFT JOIN api_keys k ON k.application_id = a.id
+		WHERE a.company_id = ? GROUP BY a.id ORDER BY a.environment DESC, a.id`, companyID).Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("list applications of company %d: %w", companyID, err)
+	}
+	return out, nil
 }

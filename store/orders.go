@@ -25,7 +25,8 @@ type Order struct {
 	Status            states.OrderStatus   `bun:"status"`
 	CancelReason      *states.CancelReason `bun:"cancel_reason"`
 	Payment           string               `bun:"payment"`
-	Gateway           *string              `bun:"gateway"` // which gateway takes a gateway order's payment
+	Channel           string               `bun:"channel,nullzero,default:'api'"` // "api" (/v1) or "aggregator" (the adapter)
+	Gateway           *string              `bun:"gateway"`                        // which gateway takes a gateway order's payment
 	PaymentID         *string              `bun:"payment_id"`
 	PaymentURL        *string              `bun:"payment_url"`
 	Currency          string               `bun:"currency"`

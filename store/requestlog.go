@@ -63,6 +63,13 @@ type RequestLogFilter struct {
 	Status    int
 	Since     time.Time
 	Limit     int
+	// The cabinet's filters: the method, a path prefix, one request id, an
+	// end of the time range (exclusive), and how many newer entries to skip.
+	Method     string
+	PathPrefix string
+	RequestID  string
+	Until      time.Time
+	Offset     int
 }
 
 // ListRequestLog returns matching entries, newest first.
@@ -80,6 +87,21 @@ func ListRequestLog(ctx context.Context, db bun.IDB, f RequestLogFilter) ([]Requ
 	}
 	if !f.Since.IsZero() {
 		q.Where("created_at >= ?", f.Since)
+	}
+	if !f.Until.IsZero() {
+		q.Where("created_at < ?", f.Until)
+	}
+	if f.Method != "" {
+		q.Where("method = ?", f.Method)
+	}
+	if f.PathPrefix != "" {
+		q.Where("starts_with(path, ?)", f.PathPrefix)
+	}
+	if f.RequestID != "" {
+		q.Where("request_id = ?", f.RequestID)
+	}
+	if f.Offset > 0 {
+		q.Offset(int64(f.Offset))
 	}
 	limit := f.Limit
 	if limit <= 0 {

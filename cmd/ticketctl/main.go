@@ -47,6 +47,8 @@ var jsonOut bool
 type cli struct {
 	out io.Writer
 	db  *bun.DB
+	// publicBaseURL is where the api is reached: sign-in links point there.
+	publicBaseURL string
 }
 
 func (c *cli) open(cmd *cobra.Command) error {
@@ -58,7 +60,7 @@ func (c *cli) open(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	c.db = db
+	c.db, c.publicBaseURL = db, strings.TrimSuffix(cfg.PublicBaseURL, "/")
 	return nil
 }
 
@@ -87,7 +89,7 @@ func newRoot(out io.Writer) *cobra.Command {
 		},
 	}
 	root.PersistentFlags().BoolVar(&jsonOut, "json", false, "machine-readable JSON output")
-	root.AddCommand(c.migrateCmd(), c.companyCmd(), c.keyCmd(), c.catalogCmd(), c.requestsCmd(), c.seedDemoCmd(), c.openapiCmd())
+	root.AddCommand(c.migrateCmd(), c.companyCmd(), c.keyCmd(), c.catalogCmd(), c.requestsCmd(), c.seedDemoCmd(), c.openapiCmd(), c.userCmd(), c.reportCmd())
 	return root
 }
 
@@ -358,11 +360,17 @@ func (c *cli) seedDemoCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out := map[string]any{"company_id": companyID, "key": k, "catalog": res}
+			link, err := c.demoOrganizerLink(cmd, companyID)
+			if err != nil {
+				return err
+			}
+			out := map[string]any{"company_id": companyID, "key": k, "catalog": res,
+				"organizer": map[string]string{"email": demoOrganizerEmail, "signin_url": link}}
 			return c.print(out, func(w io.Writer) {
 				fmt.Fprintf(w, "demo company %d: catalog %d created, %d updated, %d unchanged\n", companyID,
 					res.Count(store.Created), res.Count(store.Updated), res.Count(store.Unchanged))
 				fmt.Fprintf(w, "demo sandbox key: %s\n", k.Key)
+				fmt.Fprintf(w, "demo organizer %s, one-time sign-in link: %s\n", demoOrganizerEmail, link)
 			})
 		},
 	}

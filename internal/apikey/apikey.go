@@ -183,3 +183,15 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principa
 	}
 	return p, nil
 }
+
+// Forget drops a key (by its stored hash) from this process's cache, so a
+// key revoked here stops working at once rather than within the TTL. Other
+// api instances still answer from their caches until the TTL passes, as
+// after a revocation with ticketctl.
+func (a *Authenticator) Forget(hash []byte) {
+	if a.cache == nil {
+		return
+	}
+	a.cache.Remove(string(hash))
+	a.recent.Remove(string(hash))
+}

@@ -62,6 +62,17 @@ func (w *Writer) run() {
 		if err := store.InsertRequestLog(ctx, w.db, buf); err != nil {
 			w.log.Error("request log flush failed", "entries", len(buf), "err", err)
 		}
+		// The cabinet shows when each key was last used: one UPDATE per
+		// batch keeps that off the request path.
+		used := map[int64]time.Time{}
+		for _, e := range buf {
+			if e.APIKeyID != nil && e.CreatedAt.After(used[*e.APIKeyID]) {
+				used[*e.APIKeyID] = e.CreatedAt
+			}
+		}
+		if err := store.TouchKeysUsed(ctx, w.db, used); err != nil {
+			w.log.Warn("request log: last use of keys", "err", err)
+		}
 		buf = buf[:0]
 	}
 	for {

@@ -39,7 +39,7 @@ func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, 
 		if err != nil {
 			return nil, err
 		}
-		o, err = s.CreateOrder(ctx, p, CreateOrderInput{EventID: r.EventID, ReservationID: reservationID, Customer: c, Payment: "external"})
+		o, err = s.CreateOrder(ctx, p, CreateOrderInput{EventID: r.EventID, ReservationID: reservationID, Customer: c, Payment: "external", Channel: ChannelAggregator})
 		var se *states.StateError
 		if errors.As(err, &se) {
 			// Ordered by a concurrent checkout: continue with its order.

@@ -1,6 +1,7 @@
 package sales
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,7 +70,16 @@ type CreateOrderInput struct {
 	ScheduleSlotID int64
 	Customer       Customer
 	Payment        string
+	// Channel is the sales channel reported to the organizer: ChannelAPI
+	// (the default) or ChannelAggregator.
+	Channel string
 }
+
+// Sales channels of an order, as the organizer's report groups them.
+const (
+	ChannelAPI        = "api"
+	ChannelAggregator = "aggregator"
+)
 
 // Order is an order as partners see it.
 type Order struct {
@@ -185,7 +195,7 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 		CustomerEmail: in.Customer.Email, CustomerFirstName: in.Customer.FirstName,
 		CustomerLastName: in.Customer.LastName, CustomerPhone: in.Customer.Phone,
 		CreatedAt: now, ExpiresAt: now.Add(s.Orders.PaymentWindow).Truncate(time.Microsecond),
-		AccessTokenHash: tokenHash, AccessTokenSealed: tokenSealed,
+		AccessTokenHash: tokenHash, AccessTokenSealed: tokenSealed, Channel: cmp.Or(in.Channel, ChannelAPI),
 	}
 	if in.ReservationID != "" {
 		// Priced as the reservation quoted, whatever the event's fee is now.

@@ -1,0 +1,326 @@
+// Package cabinet is the organizer's cabinet at /cabinet: server-rendered
+// pages for the sales report, API keys and the request log, and the
+// catalog. Organizer users sign in with e-mail and password (they are not
+// API keys); sessions live in Postgres; every state-changing request passes
+// cross-origin protection; every page shows only the user's company.
+// Templates, styles and the one small script are embedded in the binary.
+package cabinet
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/postgresstore"
+	"github.com/alexedwards/scs/v2"
+	"github.com/uptrace/bun"
+
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/organizer"
+	"ticketsales/store"
+)
+
+// Deps are what the cabinet serves from.
+type Deps struct {
+	DB    *bun.DB
+	Users *organizer.Service
+	// Auth is the api's key authenticator: a key revoked here leaves its
+	// cache at once.
+	Auth *apikey.Authenticator
+	// CatalogChanged is told of every event a catalog upload touched, so
+	// the api's availability cache drops it (nil: nothing to tell).
+	CatalogChanged func(eventID int64)
+	// PublicBaseURL decides the session cookie's Secure flag: set when the
+	// deployment is reached over https (as behind a TLS-terminating proxy),
+	// and on any request that arrives over TLS itself.
+	PublicBaseURL string
+	// ClientIPHeader names the header a trusted proxy puts the client's
+	// address in ("": the TCP peer), for sign-in limits.
+	ClientIPHeader string
+	Log            *slog.Logger
+	Now            func() time.Time
+}
+
+// Session lifetimes: an absolute limit and an idle one.
+const (
+	SessionLifetime = 12 * time.Hour
+	SessionIdle     = time.Hour
+	// CookieName is the session cookie's name.
+	CookieName = "cabinet_session"
+)
+
+type cabinet struct {
+	Deps
+	sessions *scs.SessionManager
+	pages    *pages
+}
+
+// New returns the handler of /cabinet and everything under it.
+func New(d Deps) http.Handler {
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	sm := scs.New()
+	// Expired sessions are deleted by the api's housekeeping, not by a
+	// goroutine of the store's own.
+	sm.Store = postgresstore.NewWithConfig(d.DB.DB, postgresstore.Config{TableName: "cabinet_sessions", CleanUpInterval: 0})
+	sm.Lifetime, sm.IdleTimeout = SessionLifetime, SessionIdle
+	sm.Cookie.Name, sm.Cookie.Path = CookieName, "/cabinet"
+	sm.Cookie.HttpOnly, sm.Cookie.SameSite = true, http.SameSiteLaxMode
+	sm.Cookie.Secure = strings.HasPrefix(d.PublicBaseURL, "https://")
+	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) {
+		d.Log.ErrorContext(r.Context(), "cabinet session", "err", err)
+		http.Error(w, "The cabinet could not load your session; try again.", http.StatusInternalServerError)
+	}
+	c := &cabinet{Deps: d, sessions: sm, pages: parsePages()}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /cabinet/{$}", c.home)
+	mux.HandleFunc("GET /cabinet/signin", c.signInPage)
+	mux.HandleFunc("POST /cabinet/signin", c.signIn)
+	mux.HandleFunc("GET /cabinet/link/{token}", c.linkPage)
+	mux.HandleFunc("POST /cabinet/link/{token}", c.useLink)
+	mux.HandleFunc("POST /cabinet/signout", c.signOut)
+	mux.Handle("GET /cabinet/report", c.signedIn(c.report))
+	mux.Handle("GET /cabinet/report.csv", c.signedIn(c.reportCSV))
+	mux.Handle("GET /cabinet/keys", c.signedIn(c.keys))
+	mux.Handle("POST /cabinet/keys", c.signedIn(c.createKey))
+	mux.Handle("POST /cabinet/keys/{id}/revoke", c.signedIn(c.revokeKey))
+	mux.Handle("GET /cabinet/requests", c.signedIn(c.requests))
+	mux.Handle("GET /cabinet/catalog", c.signedIn(c.catalog))
+	mux.Handle("POST /cabinet/catalog", c.signedIn(c.uploadCatalog))
+	mux.HandleFunc("/cabinet/", func(w http.ResponseWriter, r *http.Request) { c.notFound(w, r) })
+
+	// Cross-origin protection refuses every unsafe request a browser sends
+	// from another origin (Sec-Fetch-Site, else Origin against Host): a
+	// form on another site cannot post to the cabinet with the user's
+	// cookie. SameSite=Lax on the cookie is the second wall.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.render(w, r, http.StatusForbidden, "error", pageData{Title: "Refused",
+			Message: "This request came from another site and was refused. Open the cabinet and try again."})
+	}))
+	// Static files need no session: they skip the session store's query.
+	outer := http.NewServeMux()
+	outer.Handle("GET /cabinet/static/", staticFiles())
+	outer.Handle("/cabinet/", cop.Handler(sm.LoadAndSave(mux)))
+	return securityHeaders(secureOverTLS(outer))
+}
+
+// secureOverTLS marks the cookies of a request that arrived over TLS
+// Secure, whatever PublicBaseURL says.
+func secureOverTLS(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS != nil {
+			w = &secureCookies{ResponseWriter: w}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type secureCookies struct {
+	http.ResponseWriter
+	fixed bool
+}
+
+func (s *secureCookies) fix() {
+	if s.fixed {
+		return
+	}
+	s.fixed = true
+	cookies := s.Header()["Set-Cookie"]
+	for i, v := range cookies {
+		if !strings.Contains(strings.ToLower(v), "; secure") {
+			cookies[i] = v + "; Secure"
+		}
+	}
+}
+
+func (s *secureCookies) WriteHeader(code int) { s.fix(); s.ResponseWriter.WriteHeader(code) }
+
+func (s *secureCookies) Write(b []byte) (int, error) { s.fix(); return s.ResponseWriter.Write(b) }
+
+func (s *secureCookies) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// securityHeaders keeps the pages out of frames, shares no referrer (a
+// sign-in link's token is in its path) and allows only this origin's
+// scripts and styles.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "private, no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+type userKey struct{}
+
+// signedIn runs h for a signed-in user, with the user in the context;
+// anyone else is sent to sign in.
+func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := c.sessions.GetInt64(r.Context(), "user_id")
+		if id == 0 {
+			http.Redirect(w, r, "/cabinet/signin", http.StatusSeeOther)
+			return
+		}
+		u, err := c.Users.User(r.Context(), id)
+		if errors.Is(err, store.ErrNotFound) {
+			_ = c.sessions.Destroy(r.Context())
+			http.Redirect(w, r, "/cabinet/signin", http.StatusSeeOther)
+			return
+		}
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+	})
+}
+
+// user is the signed-in user of a request under signedIn.
+func user(r *http.Request) *store.CabinetUser {
+	return r.Context().Value(userKey{}).(*store.CabinetUser)
+}
+
+func (c *cabinet) home(w http.ResponseWriter, r *http.Request) {
+	if c.sessions.GetInt64(r.Context(), "user_id") != 0 {
+		http.Redirect(w, r, "/cabinet/report", http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, "/cabinet/signin", http.StatusSeeOther)
+}
+
+func (c *cabinet) signInPage(w http.ResponseWriter, r *http.Request) {
+	c.render(w, r, http.StatusOK, "signin", pageData{Title: "Sign in"})
+}
+
+func (c *cabinet) signIn(w http.ResponseWriter, r *http.Request) {
+	email, password := r.PostFormValue("email"), r.PostFormValue("password")
+	u, wait, err := c.Users.SignIn(r.Context(), c.clientAddr(r), email, password)
+	switch {
+	case errors.Is(err, organizer.ErrTooManyTries):
+		w.Header().Set("Retry-After", retryAfter(wait))
+		c.render(w, r, http.StatusTooManyRequests, "signin", pageData{Title: "Sign in", Email: email,
+			Message: "Too many sign-in attempts. Wait a few minutes and try again."})
+		return
+	case errors.Is(err, organizer.ErrBadCredentials):
+		c.render(w, r, http.StatusUnauthorized, "signin", pageData{Title: "Sign in", Email: email,
+			Message: "Wrong e-mail or password."})
+		return
+	case err != nil:
+		c.fail(w, r, err)
+		return
+	}
+	c.startSession(w, r, u)
+}
+
+// startSession signs the user in with a new session token (never the one
+// the browser had before: no session fixation).
+func (c *cabinet) startSession(w http.ResponseWriter, r *http.Request, u *store.CabinetUser) {
+	if err := c.sessions.RenewToken(r.Context()); err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.sessions.Put(r.Context(), "user_id", u.ID)
+	c.Log.InfoContext(r.Context(), "cabinet sign-in", "user_id", u.ID, "company_id", u.CompanyID)
+	http.Redirect(w, r, "/cabinet/report", http.StatusSeeOther)
+}
+
+func (c *cabinet) signOut(w http.ResponseWriter, r *http.Request) {
+	if err := c.sessions.Destroy(r.Context()); err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/cabinet/signin", http.StatusSeeOther)
+}
+
+func (c *cabinet) linkPage(w http.ResponseWriter, r *http.Request) {
+	u, err := c.Users.LinkUser(r.Context(), r.PathValue("token"))
+	if errors.Is(err, organizer.ErrLinkInvalid) {
+		c.render(w, r, http.StatusNotFound, "error", pageData{Title: "Link not valid",
+			Message: "This sign-in link is unknown, used or expired. Ask for a new one."})
+		return
+	}
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "link", pageData{Title: "Set your password", Email: u.Email, MinPassword: organizer.MinPasswordLength})
+}
+
+func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
+	token := r.PathValue("token")
+	pw, again := r.PostFormValue("password"), r.PostFormValue("password_again")
+	u, err := c.Users.LinkUser(r.Context(), token)
+	if errors.Is(err, organizer.ErrLinkInvalid) {
+		c.render(w, r, http.StatusNotFound, "error", pageData{Title: "Link not valid",
+			Message: "This sign-in link is unknown, used or expired. Ask for a new one."})
+		return
+	}
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	data := pageData{Title: "Set your password", Email: u.Email, MinPassword: organizer.MinPasswordLength}
+	if pw != again {
+		data.Message = "The two passwords differ."
+		c.render(w, r, http.StatusUnprocessableEntity, "link", data)
+		return
+	}
+	u, err = c.Users.UseLink(r.Context(), token, pw)
+	var pe *organizer.PasswordError
+	switch {
+	case errors.As(err, &pe):
+		data.Message = "The " + pe.Error() + "."
+		c.render(w, r, http.StatusUnprocessableEntity, "link", data)
+		return
+	case errors.Is(err, organizer.ErrLinkInvalid):
+		c.render(w, r, http.StatusNotFound, "error", pageData{Title: "Link not valid",
+			Message: "This sign-in link is unknown, used or expired. Ask for a new one."})
+		return
+	case err != nil:
+		c.fail(w, r, err)
+		return
+	}
+	c.startSession(w, r, u)
+}
+
+// clientAddr is the address sign-in failures count under: the TCP peer's,
+// or the last address of ClientIPHeader (the one the trusted proxy saw).
+func (c *cabinet) clientAddr(r *http.Request) string {
+	if h := c.ClientIPHeader; h != "" {
+		v := r.Header.Get(h)
+		if i := strings.LastIndexByte(v, ','); i >= 0 {
+			v = v[i+1:]
+		}
+		if a, err := netip.ParseAddr(strings.TrimSpace(v)); err == nil {
+			return a.Unmap().String()
+		}
+	}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		return ap.Addr().Unmap().String()
+	}
+	return r.RemoteAddr
+}
+
+func (c *cabinet) notFound(w http.ResponseWriter, r *http.Request) {
+	c.render(w, r, http.StatusNotFound, "error", pageData{Title: "Not found", Message: "There is no such page in your cabinet."})
+}
+
+// fail logs an unexpected error and shows a page without its details.
+func (c *cabinet) fail(w http.ResponseWriter, r *http.Request, err error) {
+	c.Log.ErrorContext(r.Context(), "cabinet", "path", r.URL.Path, "err", err)
+	c.render(w, r, http.StatusInternalServerError, "error", pageData{Title: "Error",
+		Message: "Something went wrong on our side; try again in a moment."})
+}

@@ -1,0 +1,398 @@
+package cabinet
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/catalog/catalogfile"
+	"ticketsales/store"
+)
+
+// reportQuery reads the report's filter from the query: event (one of the
+// company's, else 404), from and to as dates (to inclusive), in UTC. With
+// no dates the report covers the last 30 days.
+func (c *cabinet) reportQuery(w http.ResponseWriter, r *http.Request) (store.ReportFilter, []store.EventInventory, pageData, bool) {
+	u := user(r)
+	q := r.URL.Query()
+	data := pageData{Title: "Sales report", Nav: "report"}
+	events, err := store.CompanyInventory(r.Context(), c.DB, u.CompanyID, c.Now())
+	if err != nil {
+		c.fail(w, r, err)
+		return store.ReportFilter{}, nil, data, false
+	}
+	f := store.ReportFilter{CompanyID: u.CompanyID}
+	if v := q.Get("event"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || !slices.ContainsFunc(events, func(e store.EventInventory) bool { return e.ID == id }) {
+			c.notFound(w, r) // another company's event is not there
+			return f, nil, data, false
+		}
+		f.EventID = id
+	}
+	today := c.Now().UTC().Truncate(24 * time.Hour)
+	from, to := today.AddDate(0, 0, -29), today
+	if v := q.Get("from"); v != "" {
+		if from, err = time.Parse(time.DateOnly, v); err != nil {
+			data.Message = "“From” must be a date (YYYY-MM-DD)."
+			from = today.AddDate(0, 0, -29)
+		}
+	}
+	if v := q.Get("to"); v != "" {
+		if to, err = time.Parse(time.DateOnly, v); err != nil {
+			data.Message = "“To” must be a date (YYYY-MM-DD)."
+			to = today
+		}
+	}
+	if to.Before(from) {
+		from, to = to, from
+	}
+	f.From, f.To = from, to.AddDate(0, 0, 1)
+	data.From, data.To, data.EventID = from.Format(time.DateOnly), to.Format(time.DateOnly), f.EventID
+	return f, events, data, true
+}
+
+func (c *cabinet) report(w http.ResponseWriter, r *http.Request) {
+	f, events, data, ok := c.reportQuery(w, r)
+	if !ok {
+		return
+	}
+	rep, err := store.SalesReportOf(r.Context(), c.DB, f)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	data.Report, data.Events = rep, events
+	currency := "RUB"
+	if len(rep.Events) > 0 {
+		currency = rep.Events[0].Currency
+	}
+	data.Currencies = currency
+	data.Chart = newChart(fillDays(rep.Days, f.From, f.To), currency)
+	q := url.Values{"from": {data.From}, "to": {data.To}}
+	if f.EventID != 0 {
+		q.Set("event", strconv.FormatInt(f.EventID, 10))
+	}
+	data.CSVURL = "/cabinet/report.csv?" + q.Encode()
+	c.render(w, r, http.StatusOK, "report", data)
+}
+
+// fillDays gives every day of [from, to) a row, zero where nothing sold,
+// so the chart's time axis has no gaps.
+func fillDays(days []store.DaySales, from, to time.Time) []store.DaySales {
+	if to.Sub(from) > 366*24*time.Hour {
+		return days // a long range: only the days with sales
+	}
+	byDay := map[string]store.DaySales{}
+	for _, d := range days {
+		byDay[d.Day.UTC().Format(time.DateOnly)] = d
+	}
+	var out []store.DaySales
+	for d := from; d.Before(to); d = d.AddDate(0, 0, 1) {
+		row, ok := byDay[d.Format(time.DateOnly)]
+		if !ok {
+			row = store.DaySales{Day: d}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// reportCSV writes the report's rows: the total, then each event, ticket
+// category, channel and day, with the same figures as the page (money in
+// minor units).
+func (c *cabinet) reportCSV(w http.ResponseWriter, r *http.Request) {
+	f, _, _, ok := c.reportQuery(w, r)
+	if !ok {
+		return
+	}
+	rep, err := store.SalesReportOf(r.Context(), c.DB, f)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="sales-%s-%s.csv"`,
+		f.From.Format(time.DateOnly), f.To.AddDate(0, 0, -1).Format(time.DateOnly)))
+	if err := WriteReportCSV(w, rep); err != nil {
+		c.Log.WarnContext(r.Context(), "cabinet report csv", "err", err)
+	}
+}
+
+// WriteReportCSV writes a report as CSV rows.
+func WriteReportCSV(w io.Writer, rep *store.SalesReport) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"section", "event_id", "event", "category_id", "category", "channel", "api_key_id", "api_key",
+		"application", "day", "tickets_sold", "tickets_refunded", "tickets_net", "orders", "gross", "service_fees", "refunds",
+		"net_revenue", "face_value_sold", "face_value_refunded"})
+	fig := func(s store.SalesFigures) []string {
+		return []string{i64(s.TicketsSold), i64(s.TicketsRefunded), i64(s.TicketsNet), i64(s.Orders), i64(s.Gross),
+			i64(s.ServiceFees), i64(s.Refunds), i64(s.NetRevenue), "", ""}
+	}
+	_ = cw.Write(append([]string{"total", "", "", "", "", "", "", "", "", ""}, fig(rep.Total)...))
+	for _, e := range rep.Events {
+		_ = cw.Write(append([]string{"event", i64(e.EventID), cell(e.Title), "", "", "", "", "", "", ""}, fig(e.SalesFigures)...))
+	}
+	for _, k := range rep.Categories {
+		_ = cw.Write([]string{"category", i64(k.EventID), cell(k.EventTitle), i64(k.CategoryID), cell(k.Name), "", "", "", "", "",
+			i64(k.TicketsSold), i64(k.TicketsRefunded), i64(k.TicketsNet), "", "", "", "", "", i64(k.FaceValueSold), i64(k.FaceValueRefund)})
+	}
+	for _, ch := range rep.Channels {
+		_ = cw.Write(append([]string{"channel", "", "", "", "", ch.Channel, i64(ch.APIKeyID), cell(ch.KeyName) + " (" + ch.KeyPrefix + "…)",
+			cell(ch.ApplicationName), ""}, fig(ch.SalesFigures)...))
+	}
+	for _, d := range rep.Days {
+		_ = cw.Write(append([]string{"day", "", "", "", "", "", "", "", "", d.Day.UTC().Format(time.DateOnly)}, fig(d.SalesFigures)...))
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func i64(v int64) string { return strconv.FormatInt(v, 10) }
+
+// cell keeps a text cell (a title, a name) from being read as a formula by
+// a spreadsheet that opens the file: one starting with = + - @ or a control
+// character gets a leading apostrophe.
+func cell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+func (c *cabinet) keysPage(w http.ResponseWriter, r *http.Request, status int, data pageData) {
+	keys, err := store.CompanyKeys(r.Context(), c.DB, user(r).CompanyID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	apps, err := store.CompanyApplications(r.Context(), c.DB, user(r).CompanyID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	data.Title, data.Nav, data.Keys, data.Apps, data.Scopes = "API & integrations", "keys", keys, apps, apikey.AllScopes
+	c.render(w, r, status, "keys", data)
+}
+
+func (c *cabinet) keys(w http.ResponseWriter, r *http.Request) {
+	data := pageData{}
+	if id := r.URL.Query().Get("revoked"); id != "" {
+		data.Notice = "Key " + id + " is revoked: requests with it now get 401."
+	}
+	c.keysPage(w, r, http.StatusOK, data)
+}
+
+// createKey makes a key and shows it once, in this answer only (no
+// redirect: the key is never stored, not even in the session).
+func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
+	u := user(r)
+	if err := r.ParseForm(); err != nil {
+		c.keysPage(w, r, http.StatusBadRequest, pageData{Message: "The form could not be read."})
+		return
+	}
+	env := r.PostForm.Get("environment")
+	name := strings.TrimSpace(r.PostForm.Get("name"))
+	if env != apikey.Sandbox && env != apikey.Production {
+		c.keysPage(w, r, http.StatusUnprocessableEntity, pageData{Message: "Choose sandbox or production."})
+		return
+	}
+	if len(name) > 100 {
+		c.keysPage(w, r, http.StatusUnprocessableEntity, pageData{Message: "The name must have at most 100 characters."})
+		return
+	}
+	scopes, err := apikey.ValidateScopes(r.PostForm["scopes"])
+	if err != nil {
+		c.keysPage(w, r, http.StatusUnprocessableEntity, pageData{Message: "Choose at least one scope."})
+		return
+	}
+	key, hash, prefix := apikey.Generate(env)
+	k, err := store.CreateAPIKey(r.Context(), c.DB, u.CompanyID, env, name, hash, prefix, scopes)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.Log.InfoContext(r.Context(), "cabinet: key created", "user_id", u.ID, "company_id", u.CompanyID, "key_id", k.ID, "environment", env)
+	c.keysPage(w, r, http.StatusCreated, pageData{NewKey: key, NewKeyInfo: &store.CompanyKey{APIKey: *k, Environment: env}})
+}
+
+func (c *cabinet) revokeKey(w http.ResponseWriter, r *http.Request) {
+	u := user(r)
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		c.notFound(w, r)
+		return
+	}
+	k, err := store.RevokeCompanyAPIKey(r.Context(), c.DB, u.CompanyID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		c.notFound(w, r)
+		return
+	}
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	if c.Auth != nil {
+		c.Auth.Forget(k.KeyHash)
+	}
+	c.Log.InfoContext(r.Context(), "cabinet: key revoked", "user_id", u.ID, "company_id", u.CompanyID, "key_id", k.ID)
+	http.Redirect(w, r, "/cabinet/keys?revoked="+strconv.FormatInt(k.ID, 10), http.StatusSeeOther)
+}
+
+// logFilter is the request log page's form, as given.
+type logFilter struct {
+	Status, Key, Method, Path, From, To, RequestID string
+}
+
+// requestsPerPage is the request log page's length.
+const requestsPerPage = 50
+
+func (c *cabinet) requests(w http.ResponseWriter, r *http.Request) {
+	u := user(r)
+	q := r.URL.Query()
+	lf := logFilter{Status: q.Get("status"), Key: q.Get("key"), Method: strings.ToUpper(strings.TrimSpace(q.Get("method"))),
+		Path: strings.TrimSpace(q.Get("path")), From: q.Get("from"), To: q.Get("to"), RequestID: strings.TrimSpace(q.Get("request_id"))}
+	data := pageData{Title: "Request log", Nav: "requests", LogFilter: lf}
+	keys, err := store.CompanyKeys(r.Context(), c.DB, u.CompanyID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	data.Keys = keys
+	data.KeyNames = map[int64]string{}
+	for _, k := range keys {
+		data.KeyNames[k.ID] = k.KeyPrefix + "… " + k.Name
+	}
+	f := store.RequestLogFilter{CompanyID: u.CompanyID, Method: lf.Method, PathPrefix: lf.Path, RequestID: lf.RequestID,
+		Limit: requestsPerPage + 1}
+	var problems []string
+	if lf.Status != "" {
+		if f.Status, err = strconv.Atoi(lf.Status); err != nil || f.Status < 100 || f.Status > 599 {
+			problems = append(problems, "Status must be an HTTP status code.")
+			f.Status = 0
+		}
+	}
+	if lf.Key != "" {
+		id, err := strconv.ParseInt(lf.Key, 10, 64)
+		if err != nil || !slices.ContainsFunc(keys, func(k store.CompanyKey) bool { return k.ID == id }) {
+			c.notFound(w, r) // another company's key is not there
+			return
+		}
+		f.APIKeyID = id
+	}
+	parseTime := func(v, what string) time.Time {
+		if v == "" {
+			return time.Time{}
+		}
+		for _, layout := range []string{"2006-01-02T15:04", time.RFC3339, time.DateOnly} {
+			if t, err := time.ParseInLocation(layout, v, time.UTC); err == nil {
+				return t
+			}
+		}
+		problems = append(problems, what+" must be a date and time (YYYY-MM-DDTHH:MM, UTC).")
+		return time.Time{}
+	}
+	f.Since, f.Until = parseTime(lf.From, "From"), parseTime(lf.To, "To")
+	page, _ := strconv.Atoi(q.Get("page"))
+	page = max(page, 1)
+	f.Offset = (page - 1) * requestsPerPage
+	entries, err := store.ListRequestLog(r.Context(), c.DB, f)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	data.Page = page
+	link := func(p int) string {
+		v := url.Values{}
+		for k, x := range map[string]string{"status": lf.Status, "key": lf.Key, "method": lf.Method, "path": lf.Path,
+			"from": lf.From, "to": lf.To, "request_id": lf.RequestID} {
+			if x != "" {
+				v.Set(k, x)
+			}
+		}
+		v.Set("page", strconv.Itoa(p))
+		return "/cabinet/requests?" + v.Encode()
+	}
+	if len(entries) > requestsPerPage {
+		entries = entries[:requestsPerPage]
+		data.NextURL = link(page + 1)
+	}
+	if page > 1 {
+		data.PrevURL = link(page - 1)
+	}
+	data.Requests = entries
+	data.RequestFound = lf.RequestID != "" && len(entries) > 0
+	data.Message = strings.Join(problems, " ")
+	if lf.RequestID != "" && len(entries) == 0 {
+		data.Notice = "No request " + lf.RequestID + " of your keys in the log (entries are kept for 30 days)."
+	}
+	c.render(w, r, http.StatusOK, "requests", data)
+}
+
+func (c *cabinet) catalogPage(w http.ResponseWriter, r *http.Request, status int, data pageData) {
+	events, err := store.CompanyInventory(r.Context(), c.DB, user(r).CompanyID, c.Now())
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	data.Title, data.Nav, data.Events = "Catalog", "catalog", events
+	c.render(w, r, status, "catalog", data)
+}
+
+func (c *cabinet) catalog(w http.ResponseWriter, r *http.Request) {
+	c.catalogPage(w, r, http.StatusOK, pageData{})
+}
+
+// maxCatalogFile bounds an uploaded catalog file (the api reads at most
+// 1 MiB of any body; a larger catalog is imported with ticketctl).
+const maxCatalogFile = 1 << 20
+
+// uploadCatalog imports a catalog file with the importer ticketctl uses: a
+// file with any error is refused whole, every error listed with its path.
+func (c *cabinet) uploadCatalog(w http.ResponseWriter, r *http.Request) {
+	u := user(r)
+	file, _, err := r.FormFile("file")
+	if err != nil {
+		c.catalogPage(w, r, http.StatusBadRequest, pageData{Message: "Choose a catalog file (JSON) to upload."})
+		return
+	}
+	defer file.Close()
+	body, err := io.ReadAll(io.LimitReader(file, maxCatalogFile+1))
+	if err != nil || len(body) > maxCatalogFile {
+		c.catalogPage(w, r, http.StatusRequestEntityTooLarge, pageData{Message: "The file could not be read or is larger than 1 MiB."})
+		return
+	}
+	res, err := catalogfile.Import(r.Context(), c.DB, u.CompanyID, body)
+	var errs catalogfile.Errors
+	switch {
+	case errors.As(err, &errs):
+		c.catalogPage(w, r, http.StatusUnprocessableEntity, pageData{ImportErrors: errs,
+			Message: fmt.Sprintf("The file was refused: %d error(s), nothing imported.", len(errs))})
+		return
+	case err != nil:
+		c.fail(w, r, err)
+		return
+	}
+	if c.CatalogChanged != nil {
+		for _, rec := range res.Records {
+			if rec.Kind == "event" {
+				c.CatalogChanged(rec.ID)
+			}
+		}
+	}
+	c.Log.InfoContext(r.Context(), "cabinet: catalog imported", "user_id", u.ID, "company_id", u.CompanyID, "records", len(res.Records))
+	c.catalogPage(w, r, http.StatusOK, pageData{ImportResult: &res, Notice: fmt.Sprintf("Imported: %d created, %d updated, %d unchanged; %d seats changed.",
+		res.Count(store.Created), res.Count(store.Updated), res.Count(store.Unchanged), res.SeatsChanged)})
+}
+
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(max(1, int(d.Seconds()+0.999)))
+}

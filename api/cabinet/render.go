@@ -1,0 +1,221 @@
+package cabinet
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"ticketsales/internal/catalog/catalogfile"
+	"ticketsales/store"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// staticFiles serves the stylesheet and the script from the binary.
+func staticFiles() http.Handler {
+	sub, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		panic(err)
+	}
+	files := http.StripPrefix("/cabinet/static/", http.FileServerFS(sub))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		files.ServeHTTP(w, r)
+	})
+}
+
+// pageData is what any page template may show.
+type pageData struct {
+	Title       string
+	Nav         string // the menu entry to mark current
+	Message     string // an error or notice at the top
+	Notice      string
+	Email       string
+	MinPassword int
+	User        *store.CabinetUser
+
+	// Report
+	Report     *store.SalesReport
+	Chart      *chart
+	Events     []store.EventInventory
+	EventID    int64
+	From, To   string
+	CSVURL     string
+	Currencies string
+
+	// Keys
+	Keys       []store.CompanyKey
+	Apps       []store.CompanyApplication
+	Scopes     []string
+	NewKey     string
+	NewKeyInfo *store.CompanyKey
+
+	// Request log
+	Requests     []store.RequestLogEntry
+	LogFilter    logFilter
+	PrevURL      string
+	NextURL      string
+	Page         int
+	KeyNames     map[int64]string
+	RequestFound bool
+
+	// Catalog
+	ImportErrors catalogfile.Errors
+	ImportResult *store.ImportResult
+}
+
+type pages struct{ byName map[string]*template.Template }
+
+var funcs = template.FuncMap{
+	"money": money,
+	"time": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format("2006-01-02 15:04:05 UTC")
+	},
+	"timep": func(t *time.Time) string {
+		if t == nil {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	},
+	"day":  func(t time.Time) string { return t.UTC().Format("2006-01-02") },
+	"join": strings.Join,
+	"keyName": func(names map[int64]string, id *int64) string {
+		if id == nil {
+			return "—"
+		}
+		if n, ok := names[*id]; ok {
+			return n
+		}
+		return strconv.FormatInt(*id, 10)
+	},
+	"derefID": func(p *int64) string { return idOrDash(p) },
+	"duration": func(us int64) string {
+		return (time.Duration(us) * time.Microsecond).Round(time.Microsecond * 10).String()
+	},
+	"contains": func(list []string, s string) bool {
+		for _, x := range list {
+			if x == s {
+				return true
+			}
+		}
+		return false
+	},
+}
+
+func idOrDash(p *int64) string {
+	if p == nil {
+		return "—"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+func parsePages() *pages {
+	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
+	p := &pages{byName: map[string]*template.Template{}}
+	for _, name := range []string{"signin", "link", "error", "report", "keys", "requests", "catalog"} {
+		p.byName[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
+	}
+	return p
+}
+
+// render writes a page; a template error becomes a bare 500.
+func (c *cabinet) render(w http.ResponseWriter, r *http.Request, status int, name string, data pageData) {
+	if u, ok := r.Context().Value(userKey{}).(*store.CabinetUser); ok && data.User == nil {
+		data.User = u
+	}
+	var buf bytes.Buffer
+	if err := c.pages.byName[name].ExecuteTemplate(&buf, "layout.html", data); err != nil {
+		c.Log.ErrorContext(r.Context(), "cabinet template", "page", name, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// money shows minor units as the currency's major units: 123456 RUB is
+// "1 234.56 RUB" (a narrow no-break space between thousands).
+func money(minor int64, currency string) string {
+	sign := ""
+	if minor < 0 {
+		sign, minor = "−", -minor
+	}
+	whole := strconv.FormatInt(minor/100, 10)
+	var b strings.Builder
+	for i, d := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteString("\u202f")
+		}
+		b.WriteRune(d)
+	}
+	return fmt.Sprintf("%s%s.%02d %s", sign, b.String(), minor%100, currency)
+}
+
+// chart is the sales-per-day bar chart, laid out here and drawn as inline
+// SVG by the template: no script, no outside asset.
+type chart struct {
+	Width, Height int
+	Bars          []bar
+	Ticks         []tick
+	Max           string
+	Label         string
+}
+
+type bar struct {
+	X, Y, W, H   float64
+	RX, RY, RH   float64 // the refund bar
+	Label, Title string
+	ShowLabel    bool
+}
+
+type tick struct {
+	Y     float64
+	Label string
+}
+
+// newChart lays out one bar per day for the gross sales, with the day's
+// refunds beside it, scaled to the largest.
+func newChart(days []store.DaySales, currency string) *chart {
+	if len(days) == 0 {
+		return nil
+	}
+	const w, h, left, bottom, top = 720, 240, 8, 24, 12
+	var peak int64 = 1
+	for _, d := range days {
+		peak = max(peak, d.Gross, d.Refunds)
+	}
+	ch := &chart{Width: w, Height: h, Max: money(peak, currency),
+		Label: fmt.Sprintf("Sales per day, %s to %s", days[0].Day.UTC().Format("2006-01-02"), days[len(days)-1].Day.UTC().Format("2006-01-02"))}
+	plotH := float64(h - bottom - top)
+	slot := float64(w-left) / float64(len(days))
+	every := max(1, len(days)/8) // at most about eight date labels
+	for i, d := range days {
+		gh := plotH * float64(d.Gross) / float64(peak)
+		rh := plotH * float64(d.Refunds) / float64(peak)
+		x := float64(left) + float64(i)*slot
+		bw := slot * 0.4
+		ch.Bars = append(ch.Bars, bar{
+			X: x + slot*0.1, Y: float64(top) + plotH - gh, W: bw, H: gh,
+			RX: x + slot*0.1 + bw, RY: float64(top) + plotH - rh, RH: rh,
+			Label:     d.Day.UTC().Format("01-02"),
+			Title:     fmt.Sprintf("%s: %d tickets, gross %s, refunds %s", d.Day.UTC().Format("2006-01-02"), d.TicketsSold, money(d.Gross, currency), money(d.Refunds, currency)),
+			ShowLabel: i%every == 0,
+		})
+	}
+	ch.Ticks = []tick{{Y: float64(top), Label: money(peak, currency)}, {Y: float64(top) + plotH/2, Label: money(peak/2, currency)}}
+	return ch
+}

@@ -1,0 +1,45 @@
+package cabinet
+
+import (
+	"testing"
+	"time"
+
+	"ticketsales/store"
+)
+
+func TestMoney(t *testing.T) {
+	for minor, want := range map[int64]string{0: "0.00 RUB", 5: "0.05 RUB", 123456: "1\u202f234.56 RUB",
+		100000000: "1\u202f000\u202f000.00 RUB", -2550: "−25.50 RUB"} {
+		if got := money(minor, "RUB"); got != want {
+			t.Errorf("money(%d) = %q, want %q", minor, got, want)
+		}
+	}
+}
+
+func TestCSVCellsAreNotFormulas(t *testing.T) {
+	for in, want := range map[string]string{"Swan Lake": "Swan Lake", "=HYPERLINK(1)": "'=HYPERLINK(1)", "+7": "'+7", "-x": "'-x", "@a": "'@a", "": ""} {
+		if got := cell(in); got != want {
+			t.Errorf("cell(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestChartAndDays: every day of the range gets a bar, scaled to the
+// largest of gross and refunds.
+func TestChartAndDays(t *testing.T) {
+	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	days := fillDays([]store.DaySales{
+		{Day: from.AddDate(0, 0, 1), SalesFigures: store.SalesFigures{Gross: 1000, Refunds: 500}},
+		{Day: from.AddDate(0, 0, 3), SalesFigures: store.SalesFigures{Gross: 250}},
+	}, from, from.AddDate(0, 0, 5))
+	if len(days) != 5 || days[0].Gross != 0 || days[1].Gross != 1000 || days[3].Gross != 250 {
+		t.Fatalf("days: %+v", days)
+	}
+	ch := newChart(days, "RUB")
+	if len(ch.Bars) != 5 || ch.Bars[0].H != 0 || ch.Bars[1].RH != ch.Bars[1].H/2 || ch.Bars[3].H != ch.Bars[1].H/4 {
+		t.Fatalf("bars: %+v", ch.Bars)
+	}
+	if newChart(nil, "RUB") != nil {
+		t.Fatal("a chart of no days")
+	}
+}

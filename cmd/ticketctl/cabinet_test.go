@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"ticketsales/internal/catalog/catalogfile"
+	"ticketsales/store"
+	"ticketsales/test/testenv"
+)
+
+// TestTicketctlUserAndSalesReport: `user create` prints a one-time link
+// whose token is stored only as a hash; `user link` issues another;
+// seed-demo prints the demo organizer's link; `report sales --json` gives
+// the figures the cabinet shows (the same report, production orders only).
+func TestTicketctlUserAndSalesReport(t *testing.T) {
+	db, url := testenv.DB(t)
+	t.Setenv("DATABASE_URL", url)
+	t.Setenv("PUBLIC_BASE_URL", "https://tickets.example")
+	ctx := context.Background()
+	co, err := store.CreateCompany(ctx, db, "Acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid := strconv.FormatInt(co.ID, 10)
+
+	out, err := ticketctl(t, "user", "create", "--company", cid, "--email", "Boss@Acme.test", "--json")
+	var u struct {
+		ID        int64  `json:"id"`
+		Email     string `json:"email"`
+		SignInURL string `json:"signin_url"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &u) != nil || u.Email != "boss@acme.test" ||
+		!strings.HasPrefix(u.SignInURL, "https://tickets.example/cabinet/link/") {
+		t.Fatalf("user create: %v %s", err, out)
+	}
+	token := strings.TrimPrefix(u.SignInURL, "https://tickets.example/cabinet/link/")
+	sum := sha256.Sum256([]byte(token))
+	var n int
+	if err := db.NewRaw("SELECT count(*) FROM cabinet_signin_links WHERE token_hash = ? AND user_id = ?", sum[:], u.ID).Scan(ctx, &n); err != nil || n != 1 {
+		t.Fatalf("the link's hash is not stored: %d %v", n, err)
+	}
+	if _, err := ticketctl(t, "user", "create", "--company", cid, "--email", "boss@acme.test"); err == nil {
+		t.Fatal("a second user with the same e-mail")
+	}
+	if _, err := ticketctl(t, "user", "create", "--company", "999999", "--email", "x@acme.test"); err == nil {
+		t.Fatal("a user of no company")
+	}
+	out, err = ticketctl(t, "user", "link", "--email", "boss@acme.test")
+	if err != nil || !strings.Contains(out, "/cabinet/link/") || strings.Contains(out, token) {
+		t.Fatalf("user link: %v %s", err, out)
+	}
+
+	out, err = ticketctl(t, "seed-demo", "--json")
+	var demo struct {
+		CompanyID int64 `json:"company_id"`
+		Organizer struct {
+			Email     string `json:"email"`
+			SignInURL string `json:"signin_url"`
+		} `json:"organizer"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &demo) != nil || !strings.Contains(demo.Organizer.SignInURL, "/cabinet/link/") {
+		t.Fatalf("seed-demo: %v %s", err, out)
+	}
+	// A second seed reuses the demo organizer with a fresh link.
+	if out, err := ticketctl(t, "seed-demo"); err != nil || !strings.Contains(out, "demo organizer "+demo.Organizer.Email) {
+		t.Fatalf("seed-demo again: %v %s", err, out)
+	}
+
+	// Sales: one production order, one sandbox order of the demo company.
+	if _, err := catalogfile.Import(ctx, db, demo.CompanyID, catalogfile.Demo(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []string{"production", "sandbox"} {
+		if _, err := ticketctl(t, "key", "create", "--company", strconv.FormatInt(demo.CompanyID, 10), "--env", env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.NewRaw(`INSERT INTO orders (company_id, api_key_id, is_test, event_id, status, payment, currency, total, service_fee, amount,
+			customer_email, customer_first_name, customer_last_name, customer_phone, access_token_hash, expires_at, paid_at)
+		SELECT a.company_id, k.id, a.environment = 'sandbox', e.id, 'paid', 'external', 'RUB', 300000, 30000, 330000,
+			'b@x.test', 'B', 'C', '', '\x01', now(), now()
+		FROM api_keys k JOIN applications a ON a.id = k.application_id JOIN events e ON e.company_id = a.company_id AND e.ref = 'swan-lake'
+		WHERE a.company_id = ?`, demo.CompanyID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	today := time.Now().UTC().Format(time.DateOnly)
+	out, err = ticketctl(t, "report", "sales", "--company", strconv.FormatInt(demo.CompanyID, 10), "--from", today, "--to", today, "--json")
+	if err != nil {
+		t.Fatalf("report sales: %v %s", err, out)
+	}
+	var got store.SalesReport
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("report sales: %v %s", err, out)
+	}
+	if got.Total.Orders != 1 || got.Total.Gross != 330000 || got.Total.ServiceFees != 30000 {
+		t.Fatalf("report sales totals (the sandbox order must not count): %+v", got.Total)
+	}
+	from, _ := time.Parse(time.DateOnly, today)
+	want, err := store.SalesReportOf(ctx, db, store.ReportFilter{CompanyID: demo.CompanyID, From: from, To: from.AddDate(0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(want)
+	var wantBack store.SalesReport
+	_ = json.Unmarshal(wantJSON, &wantBack)
+	if !reflect.DeepEqual(got, wantBack) {
+		t.Fatalf("ticketctl's report differs from the cabinet's:\n%s\n%s", out, wantJSON)
+	}
+	if out, err := ticketctl(t, "report", "sales", "--company", strconv.FormatInt(demo.CompanyID, 10), "--csv"); err != nil ||
+		!strings.HasPrefix(out, "section,") || !strings.Contains(out, "\ntotal,") {
+		t.Fatalf("report sales --csv: %v %s", err, out)
+	}
+}

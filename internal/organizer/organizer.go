@@ -1,0 +1,217 @@
+// Package organizer holds the organizer's cabinet users: their one-time
+// sign-in links, passwords (argon2id) and the limits on signing in. Cabinet
+// users are people of a company, not API keys.
+package organizer
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/alexedwards/argon2id"
+	"github.com/uptrace/bun"
+
+	"ticketsales/internal/ratelimit"
+	"ticketsales/store"
+)
+
+// LinkLifetime is how long a sign-in link works (once).
+const LinkLifetime = 72 * time.Hour
+
+// Password length bounds: long enough to resist guessing, short enough
+// that hashing an attacker's megabyte costs nothing extra.
+const (
+	MinPasswordLength = 10
+	MaxPasswordLength = 200
+)
+
+// LinkPath is the cabinet path a sign-in token is appended to.
+const LinkPath = "/cabinet/link/"
+
+// Errors of signing in; the cabinet shows them without telling which of
+// e-mail or password was wrong.
+var (
+	ErrBadCredentials = errors.New("wrong e-mail or password")
+	ErrLinkInvalid    = errors.New("the sign-in link is unknown, used or expired")
+	ErrTooManyTries   = errors.New("too many sign-in attempts")
+)
+
+// PasswordError says why a new password is refused.
+type PasswordError struct{ Reason string }
+
+func (e *PasswordError) Error() string { return "password " + e.Reason }
+
+// params are the argon2id costs: the RFC 9106 second recommendation's
+// memory (64 MiB) with three passes, about 100 ms on one core.
+var params = &argon2id.Params{Memory: 64 * 1024, Iterations: 3, Parallelism: 2, SaltLength: 16, KeyLength: 32}
+
+// dummyHash is compared against when the e-mail is unknown, so a wrong
+// e-mail takes as long as a wrong password.
+var dummyHash = func() string {
+	h, err := argon2id.CreateHash("not a password of anyone", params)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}()
+
+// Service manages cabinet users.
+type Service struct {
+	db  *bun.DB
+	now func() time.Time
+	// Failed sign-ins per address and e-mail (guessing one account's
+	// password) and per address (trying many accounts).
+	perAccount *ratelimit.Failures
+	perAddress *ratelimit.Failures
+}
+
+// New builds the service; now may be nil (time.Now).
+func New(db *bun.DB, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{db: db, now: now,
+		perAccount: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 60, Burst: 5}),
+		perAddress: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 10, Burst: 30})}
+}
+
+// NormalizeEmail checks an address and lowercases it.
+func NormalizeEmail(email string) (string, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	a, err := mail.ParseAddress(email)
+	if err != nil || a.Address != email || a.Name != "" {
+		return "", fmt.Errorf("not an e-mail address: %q", email)
+	}
+	return email, nil
+}
+
+// CreateUser adds a user to the company and returns a one-time link path
+// (LinkPath + token) to set the password.
+func (s *Service) CreateUser(ctx context.Context, companyID int64, email string) (*store.CabinetUser, string, error) {
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return nil, "", err
+	}
+	u, err := store.CreateCabinetUser(ctx, s.db, companyID, email)
+	if err != nil {
+		return nil, "", err
+	}
+	path, err := s.NewLink(ctx, u.ID)
+	return u, path, err
+}
+
+// NewLink issues another one-time link for a user (a lost password, or the
+// demo organizer of every `make run`).
+func (s *Service) NewLink(ctx context.Context, userID int64) (string, error) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails on supported platforms
+	token := base64.RawURLEncoding.EncodeToString(b)
+	if err := store.CreateSignInLink(ctx, s.db, userID, hashToken(token), s.now().Add(LinkLifetime)); err != nil {
+		return "", err
+	}
+	return LinkPath + token, nil
+}
+
+// UserByEmail finds a user by e-mail.
+func (s *Service) UserByEmail(ctx context.Context, email string) (*store.CabinetUser, error) {
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return nil, err
+	}
+	return store.CabinetUserByEmail(ctx, s.db, email)
+}
+
+func hashToken(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+// LinkUser returns the user a link signs in, without spending it.
+func (s *Service) LinkUser(ctx context.Context, token string) (*store.CabinetUser, error) {
+	u, err := store.SignInLinkUser(ctx, s.db, hashToken(token), s.now())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrLinkInvalid
+	}
+	return u, err
+}
+
+// CheckPassword refuses passwords too short or too long.
+func CheckPassword(pw string) error {
+	switch n := utf8.RuneCountInString(pw); {
+	case n < MinPasswordLength:
+		return &PasswordError{fmt.Sprintf("must have at least %d characters", MinPasswordLength)}
+	case len(pw) > MaxPasswordLength:
+		return &PasswordError{fmt.Sprintf("must have at most %d bytes", MaxPasswordLength)}
+	}
+	return nil
+}
+
+// UseLink sets the user's password and spends the link.
+func (s *Service) UseLink(ctx context.Context, token, password string) (*store.CabinetUser, error) {
+	if err := CheckPassword(password); err != nil {
+		return nil, err
+	}
+	hash, err := argon2id.CreateHash(password, params)
+	if err != nil {
+		return nil, fmt.Errorf("hash password: %w", err)
+	}
+	u, err := store.UseSignInLink(ctx, s.db, hashToken(token), hash, s.now())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrLinkInvalid
+	}
+	return u, err
+}
+
+// SignIn checks e-mail and password from a client address. Failures are
+// counted per address and e-mail and per address; past either budget the
+// attempt is refused before the password is looked at (ErrTooManyTries
+// with the wait).
+func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*store.CabinetUser, time.Duration, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	account := addr + "|" + email
+	if wait, blocked := s.perAccount.Blocked(account); blocked {
+		return nil, wait, ErrTooManyTries
+	}
+	if wait, blocked := s.perAddress.Blocked(addr); blocked {
+		return nil, wait, ErrTooManyTries
+	}
+	fail := func() (*store.CabinetUser, time.Duration, error) {
+		s.perAccount.Fail(account)
+		s.perAddress.Fail(addr)
+		return nil, 0, ErrBadCredentials
+	}
+	if len(password) > MaxPasswordLength {
+		return fail()
+	}
+	u, err := store.CabinetUserByEmail(ctx, s.db, email)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		_, _ = argon2id.ComparePasswordAndHash(password, dummyHash)
+		return fail()
+	case err != nil:
+		return nil, 0, err
+	case u.PasswordHash == nil:
+		_, _ = argon2id.ComparePasswordAndHash(password, dummyHash)
+		return fail()
+	}
+	ok, err := argon2id.ComparePasswordAndHash(password, *u.PasswordHash)
+	if err != nil {
+		return nil, 0, fmt.Errorf("check password of user %d: %w", u.ID, err)
+	}
+	if !ok {
+		return fail()
+	}
+	return u, 0, nil
+}
+
+// User returns a signed-in user by id (the session holds the id).
+func (s *Service) User(ctx context.Context, id int64) (*store.CabinetUser, error) {
+	return store.CabinetUserByID(ctx, s.db, id)
+}

@@ -1,0 +1,34 @@
+package organizer
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestNormalizeEmail(t *testing.T) {
+	for in, want := range map[string]string{"Boss@Acme.Example": "boss@acme.example", "  a@b.c ": "a@b.c"} {
+		if got, err := NormalizeEmail(in); err != nil || got != want {
+			t.Errorf("NormalizeEmail(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "boss", "Boss <boss@acme.example>", "a@b.c, d@e.f", "@acme.example"} {
+		if got, err := NormalizeEmail(bad); err == nil {
+			t.Errorf("NormalizeEmail(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+func TestCheckPassword(t *testing.T) {
+	var pe *PasswordError
+	for _, bad := range []string{"", "short", strings.Repeat("x", MinPasswordLength-1), strings.Repeat("x", MaxPasswordLength+1)} {
+		if err := CheckPassword(bad); !errors.As(err, &pe) {
+			t.Errorf("CheckPassword(%d chars) = %v", len(bad), err)
+		}
+	}
+	for _, good := range []string{strings.Repeat("x", MinPasswordLength), "пароль-из-кириллицы", strings.Repeat("x", MaxPasswordLength)} {
+		if err := CheckPassword(good); err != nil {
+			t.Errorf("CheckPassword(%q) = %v", good, err)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/uptrace/bun"
+)
+
+// CabinetUser is an organizer's person who signs in to the cabinet.
+type CabinetUser struct {
+	bun.BaseModel `bun:"table:cabinet_users"`
+	ID            int64     `bun:"id,pk,autoincrement" json:"id"`
+	CompanyID     int64     `bun:"company_id" json:"company_id"`
+	Email         string    `bun:"email" json:"email"`
+	PasswordHash  *string   `bun:"password_hash" json:"-"`
+	CreatedAt     time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	UpdatedAt     time.Time `bun:"updated_at,nullzero,default:now()" json:"-"`
+}
+
+// ErrEmailTaken: another cabinet user has that e-mail.
+var ErrEmailTaken = errors.New("e-mail already has a cabinet user")
+
+// CreateCabinetUser stores a user without a password, of an existing company.
+func CreateCabinetUser(ctx context.Context, db bun.IDB, companyID int64, email string) (*CabinetUser, error) {
+	var exists bool
+	if err := db.NewRaw("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?)", companyID).Scan(ctx, &exists); err != nil {
+		return nil, fmt.Errorf("create cabinet user: %w", err)
+	}
+	if !exists {
+		return nil, fmt.Errorf("create cabinet user: company %d: %w", companyID, ErrNotFound)
+	}
+	u := &CabinetUser{CompanyID: companyID, Email: email}
+	if _, err := db.NewInsert().Model(u).Returning("*").Exec(ctx); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "23505" {
+			return nil, fmt.Errorf("create cabinet user %s: %w", email, ErrEmailTaken)
+		}
+		return nil, fmt.Errorf("create cabinet user %s: %w", email, err)
+	}
+	return u, nil
+}
+
+// CabinetUserByEmail finds a user by (lowercased) e-mail.
+func CabinetUserByEmail(ctx context.Context, db bun.IDB, email string) (*CabinetUser, error) {
+	u := new(CabinetUser)
+	if err := db.NewSelect().Model(u).Where("email = ?", email).Scan(ctx); err != nil {
+		return nil, notFound(err, "cabinet user")
+	}
+	return u, nil
+}
+
+// CabinetUserByID finds a user by id.
+func CabinetUserByID(ctx context.Context, db bun.IDB, id int64) (*CabinetUser, error) {
+	u := new(CabinetUser)
+	if err := db.NewSelect().Model(u).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, notFound(err, fmt.Sprintf("cabinet user %d", id))
+	}
+	return u, nil
+}
+
+// CreateSignInLink stores the hash of a one-time sign-in token.
+func CreateSignInLink(ctx context.Context, db bun.IDB, userID int64, tokenHash []byte, expires time.Time) error {
+	_, err := db.NewRaw("INSERT INTO cabinet_signin_links (token_hash, user_id, expires_at) VALUES (?, ?, ?)",
+		tokenHash, userID, expires).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("create sign-in link for user %d: %w", userID, err)
+	}
+	return nil
+}
+
+// SignInLinkUser returns the user of an unused, unexpired link without
+// using it up (the page that sets the password shows first).
+func SignInLinkUser(ctx context.Context, db bun.IDB, tokenHash []byte, now time.Time) (*CabinetUser, error) {
+	u := new(CabinetUser)
+	err := db.NewRaw(`SELECT u.* FROM cabinet_signin_links l JOIN cabinet_users u ON u.id = l.user_id
+		WHERE l.token_hash = ? AND l.used_at IS NULL AND l.expires_at > ?`, tokenHash, now).Scan(ctx, u)
+	if err != nil {
+		return nil, notFound(err, "sign-in link")
+	}
+	return u, nil
+}
+
+// UseSignInLink sets the user's password hash and spends the link, in one
+// transaction: of two submits of the same link only one succeeds.
+func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHash string, now time.Time) (*CabinetUser, error) {
+	u := new(CabinetUser)
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var userID int64
+		err := tx.NewRaw(`UPDATE cabinet_signin_links SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?
+			RETURNING user_id`, now, tokenHash, now).Scan(ctx, &userID)
+		if err != nil {
+			return notFound(err, "sign-in link")
+		}
+		return tx.NewRaw(`UPDATE cabinet_users SET password_hash = ?, updated_at = ? WHERE id = ? RETURNING *`,
+			passwordHash, now, userID).Scan(ctx, u)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("use sign-in link: %w", err)
+	}
+	return u, nil
+}
+
+// DeleteExpiredCabinetSessions removes sessions past their expiry and
+// spent or expired sign-in links older than a day.
+func DeleteExpiredCabinetSessions(ctx context.Context, db bun.IDB, now time.Time) (int64, error) {
+	res, err := db.NewRaw("DELETE FROM cabinet_sessions WHERE expiry < ?", now).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("delete expired cabinet sessions: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	if _, err := db.NewRaw("DELETE FROM cabinet_signin_links WHERE expires_at < ?", now.Add(-24*time.Hour)).Exec(ctx); err != nil {
+		return n, fmt.Errorf("delete old sign-in links: %w", err)
+	}
+	return n, nil
+}
