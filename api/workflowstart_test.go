@@ -11,6 +11,7 @@ import (
 
 	"ticketsales/internal/sales"
 	"ticketsales/internal/states"
+	"ticketsales/store"
 	"ticketsales/worker"
 	"ticketsales/workflows/contract"
 )
@@ -170,4 +171,60 @@ func TestDeadlinePassLeavesHoldsThatEndedOtherwise(t *testing.T) {
 	}
 	f.AwaitHold(t, released, states.ReservationReleased, 30*time.Second)
 	f.AwaitHold(t, ordered, states.ReservationOrdered, 30*time.Second)
+}
+
+// The starter gathers holds per event and deadline minute: a burst of
+// holds costs a few signals (at most 500 holds each), every hold reaches
+// its workflow, and nothing is taken after Close.
+func TestStarterHandsOverBurstsInBatches(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	st := sales.NewStarter(f.DB, f.Temporal, slog.New(slog.NewTextHandler(io.Discard, nil)), f.TaskQueue, 5000, 4)
+	st.Run()
+	deadline := time.Now().Add(15 * time.Minute).Truncate(time.Minute).Add(30 * time.Second)
+	eventA, eventB := f.ids["swan-lake"], f.foreignID
+	for i := range 1200 {
+		if !st.Enqueue(store.Reservation{ID: fmt.Sprintf("rsv_burst_a_%04d", i), CompanyID: f.companyA, EventID: eventA,
+			ExpiresAt: deadline.Add(time.Duration(i) * time.Millisecond)}) {
+			t.Fatalf("hold %d refused by a starter with room", i)
+		}
+	}
+	for i := range 3 {
+		st.Enqueue(store.Reservation{ID: fmt.Sprintf("rsv_burst_b_%d", i), CompanyID: f.companyA, EventID: eventB, ExpiresAt: deadline})
+	}
+	st.Close(30 * time.Second)
+	if st.Enqueue(store.Reservation{ID: "rsv_after_close", EventID: eventA, ExpiresAt: deadline}) {
+		t.Fatal("a closed starter took a hold")
+	}
+	summary := func(event int64) contract.HoldsSummary {
+		v, err := f.Temporal.QueryWorkflow(context.Background(), contract.EventHoldsWorkflowID(event, deadline), "", contract.HoldsQuery)
+		if err != nil {
+			t.Fatalf("holds workflow of event %d: %v", event, err)
+		}
+		var sum contract.HoldsSummary
+		if err := v.Get(&sum); err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	if a, b := summary(eventA), summary(eventB); a.Pending != 1200 || b.Pending != 3 {
+		t.Fatalf("pending holds: event A %d (want 1200), event B %d (want 3)", a.Pending, b.Pending)
+	}
+	signals := 0
+	it := f.Temporal.GetWorkflowHistory(context.Background(), contract.EventHoldsWorkflowID(eventA, deadline), "", false, 0)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.GetWorkflowExecutionSignaledEventAttributes() != nil {
+			signals++
+		}
+	}
+	// 1,200 holds: at least three batches of at most 500; a handful more
+	// when the 50 ms gathering window cut the burst.
+	if signals < 3 || signals > 30 {
+		t.Fatalf("%d signals for 1,200 holds", signals)
+	}
+	t.Logf("1,200 holds of one event handed over in %d signals", signals)
 }
