@@ -141,7 +141,10 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 			// A seat of the hold was retaken after it lapsed.
 			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(states.ReservationExpired)}
 		}
-		return insertItems(ctx, tx, o.ID, items)
+		if err := insertItems(ctx, tx, o.ID, items); err != nil {
+			return err
+		}
+		return orderEvent(ctx, tx, EventOrderCreated, o.ID, nil)
 	})
 }
 
@@ -213,8 +216,10 @@ func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []Item
 		if err := insertItems(ctx, tx, o.ID, items); err != nil {
 			return err
 		}
-		_, err := tx.NewRaw(bumpEventVersion, o.EventID).Exec(ctx)
-		return err
+		if _, err := tx.NewRaw(bumpEventVersion, o.EventID).Exec(ctx); err != nil {
+			return err
+		}
+		return orderEvent(ctx, tx, EventOrderCreated, o.ID, nil)
 	})
 }
 
@@ -254,6 +259,11 @@ func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, paymentID str
 			return fmt.Errorf("order %d holds %d of its %d seats: %w", orderID, out.Sold, out.Seated, ErrSeatsLost)
 		}
 		changed = out.Changed == 1
+		if changed {
+			if err := orderEvent(ctx, tx, EventOrderPaid, orderID, nil); err != nil {
+				return err
+			}
+		}
 		return tx.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status)
 	})
 	if err != nil {
@@ -281,7 +291,13 @@ func CancelOrder(ctx context.Context, db bun.IDB, orderID int64, reason states.C
 		WITH o AS (
 			UPDATE orders SET status = 'cancelled', cancel_reason = ?, cancelled_at = now(), updated_at = now()
 			WHERE id = ? AND status = 'pending_payment' AND (? <> 'payment_timeout' OR expires_at <= now())
-			RETURNING id, event_id, schedule_slot_id
+			RETURNING *
+		), ev AS (
+			INSERT INTO webhook_events (id, type, company_id, is_test, order_id, snapshot)
+			SELECT `+newEventID+`, '`+EventOrderCancelled+`', x.company_id, x.is_test, x.id,
+				to_jsonb(x) - 'access_token_hash' - 'access_token_sealed'
+			FROM o x WHERE `+hasEndpoint+`
+			RETURNING 1
 		), lk AS (
 			SELECT s.event_id, s.seat_id FROM event_seats s JOIN o ON s.event_id = o.event_id AND s.order_id = o.id
 			WHERE s.state = 'held' ORDER BY s.seat_id FOR UPDATE OF s
@@ -345,6 +361,9 @@ func DeleteTestOrder(ctx context.Context, db *bun.DB, orderID int64) (deleted bo
 			}
 		}
 		if _, err := tx.NewRaw(bumpEventVersion, o.EventID).Exec(ctx); err != nil {
+			return err
+		}
+		if err := orderEvent(ctx, tx, EventOrderDeleted, o.ID, nil); err != nil {
 			return err
 		}
 		if _, err := tx.NewDelete().Model(o).WherePK().Exec(ctx); err != nil {
@@ -590,6 +609,17 @@ func UndoOrderFromReservation(ctx context.Context, db *bun.DB, orderID int64) (u
 		}
 		if _, err := tx.NewRaw("UPDATE reservations SET status = 'reserved', updated_at = now() WHERE id = ?", r.ID).Exec(ctx); err != nil {
 			return err
+		}
+		// The partner was told the order failed: its creation is not
+		// announced, or, if announced already, its deletion is.
+		res, err := tx.NewRaw("DELETE FROM webhook_events WHERE order_id = ? AND type = ? AND dispatched_at IS NULL", o.ID, EventOrderCreated).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			if err := orderEvent(ctx, tx, EventOrderDeleted, o.ID, nil); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.NewDelete().Model(o).WherePK().Exec(ctx); err != nil {
 			return err

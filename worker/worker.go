@@ -39,5 +39,6 @@ func Register(r interface {
 	r.RegisterWorkflowWithOptions(workflows.Reservation, workflow.RegisterOptions{Name: contract.ReservationWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.Order, workflow.RegisterOptions{Name: contract.OrderWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.Refund, workflow.RegisterOptions{Name: contract.RefundWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.WebhookDelivery, workflow.RegisterOptions{Name: contract.WebhookWorkflow})
 	r.RegisterActivity(acts)
 }

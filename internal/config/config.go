@@ -76,7 +76,15 @@ type Config struct {
 	// lapsed hold must be before it steps in.
 	ReapInterval time.Duration `env:"REAP_INTERVAL" envDefault:"1m"`
 	ReapGrace    time.Duration `env:"REAP_GRACE" envDefault:"1m"`
-	MailOutbox   string        `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
+	// Partner webhooks: the first retry, the longest wait between
+	// attempts, how long a delivery is tried (an endpoint failing every
+	// delivery that long is disabled), and how often the worker moves new
+	// events to Temporal and sweeps deliveries never started.
+	WebhookRetryInitial  time.Duration `env:"WEBHOOK_RETRY_INITIAL" envDefault:"15s"`
+	WebhookRetryMax      time.Duration `env:"WEBHOOK_RETRY_MAX" envDefault:"1h"`
+	WebhookGiveUpAfter   time.Duration `env:"WEBHOOK_GIVE_UP_AFTER" envDefault:"72h"`
+	WebhookRelayInterval time.Duration `env:"WEBHOOK_RELAY_INTERVAL" envDefault:"500ms"`
+	MailOutbox           string        `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
 	MailFrom     string        `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
 	LogLevel     slog.Level    `env:"LOG_LEVEL" envDefault:"info"`
 	LogFormat    string        `env:"LOG_FORMAT" envDefault:"text"`
@@ -112,6 +120,9 @@ func (c Config) check() (Config, error) {
 	}
 	if c.StartWorkers < 1 || c.StartQueue < 0 {
 		return c, fmt.Errorf("read configuration: RESERVATION_START_WORKERS must be at least 1 and RESERVATION_START_QUEUE not negative")
+	}
+	if c.WebhookRetryInitial <= 0 || c.WebhookRetryMax < c.WebhookRetryInitial || c.WebhookGiveUpAfter <= 0 || c.WebhookRelayInterval <= 0 {
+		return c, fmt.Errorf("read configuration: WEBHOOK_RETRY_INITIAL, WEBHOOK_GIVE_UP_AFTER and WEBHOOK_RELAY_INTERVAL must be positive, WEBHOOK_RETRY_MAX at least WEBHOOK_RETRY_INITIAL")
 	}
 	if c.AppEnv != "production" && c.AppEnv != "development" {
 		return c, fmt.Errorf("read configuration: APP_ENV must be production or development, not %q", c.AppEnv)

@@ -1,0 +1,124 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/uptrace/bun"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"ticketsales/store"
+	"ticketsales/workflows/contract"
+)
+
+// Renderer gives an event its data: the object as the API returns it.
+type Renderer func(ctx context.Context, ev *store.WebhookEvent) (any, error)
+
+// Relay moves the outbox to Temporal: it gives each new event its body,
+// makes a delivery per endpoint that takes it, and starts each delivery's
+// workflow. It is also the sweep: a delivery whose workflow was never
+// started (the process died between its commit and the start) is started
+// on a later round.
+type Relay struct {
+	DB        *bun.DB
+	Temporal  client.Client
+	TaskQueue string
+	Render    Renderer
+	Retry     contract.WebhookRetry
+	Log       *slog.Logger
+	// Interval between rounds; Grace is how old an unstarted delivery must
+	// be before the sweep starts it, so it does not race a start under way.
+	Interval, Grace time.Duration
+}
+
+// batch bounds the events one round takes per transaction.
+const batch = 200
+
+// Once runs a round: it returns how many deliveries it started.
+func (r *Relay) Once(ctx context.Context) (int, error) {
+	started := 0
+	var errs []error
+	for {
+		made, err := store.DispatchEvents(ctx, r.DB, batch, r.body)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		for _, d := range made {
+			if err := r.Start(ctx, d.EventID, d.EndpointID); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			started++
+		}
+		if len(made) == 0 {
+			break // no events left (or none any endpoint takes)
+		}
+	}
+	unstarted, err := store.UnstartedDeliveries(ctx, r.DB, time.Now().Add(-r.Grace), 500)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, d := range unstarted {
+		if err := r.Start(ctx, d.EventID, d.EndpointID); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		started++
+	}
+	return started, errors.Join(errs...)
+}
+
+func (r *Relay) body(ctx context.Context, ev *store.WebhookEvent) ([]byte, error) {
+	data, err := r.Render(ctx, ev)
+	if err != nil {
+		return nil, err
+	}
+	return Body(ev.ID, ev.Type, ev.CreatedAt, data)
+}
+
+// Start starts a delivery's workflow and marks it started.
+func (r *Relay) Start(ctx context.Context, eventID string, endpointID int64) error {
+	if err := StartDelivery(ctx, r.Temporal, r.TaskQueue, r.Retry, eventID, endpointID); err != nil {
+		return err
+	}
+	return store.MarkDeliveryStarted(ctx, r.DB, eventID, endpointID)
+}
+
+// StartDelivery starts the workflow of a delivery. A running one counts as
+// started; after a finished one a new run starts (a redelivery, or the
+// sweep after a crash between a start and its mark: the new run finds a
+// delivered delivery delivered and sends nothing).
+func StartDelivery(ctx context.Context, tc client.Client, taskQueue string, retry contract.WebhookRetry, eventID string, endpointID int64) error {
+	policy := enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
+	_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: contract.WebhookWorkflowID(eventID, endpointID), TaskQueue: taskQueue,
+		WorkflowIDReusePolicy: policy, WorkflowExecutionErrorWhenAlreadyStarted: true,
+	}, contract.WebhookWorkflow, contract.WebhookInput{EventID: eventID, EndpointID: endpointID, Retry: retry})
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &already) {
+		return fmt.Errorf("start delivery of %s to endpoint %d: %w", eventID, endpointID, err)
+	}
+	return nil
+}
+
+// Run runs a round every interval until ctx ends.
+func (r *Relay) Run(ctx context.Context) {
+	t := time.NewTicker(r.Interval)
+	defer t.Stop()
+	for {
+		if n, err := r.Once(ctx); err != nil && ctx.Err() == nil {
+			r.Log.Warn("webhook relay", "started", n, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
