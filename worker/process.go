@@ -7,7 +7,6 @@ import (
 	"ticketsales/internal/mail"
 	"ticketsales/internal/sales"
 	"ticketsales/internal/webhook"
-	"ticketsales/workflows/contract"
 )
 
 // Process is the worker process: the activities its Temporal worker runs,
@@ -33,9 +32,8 @@ func NewProcess(cfg config.Config, c app.Conns, mailer mail.Sender) (*Process, e
 		Activities: &activities.Activities{DB: c.DB, Mailer: mailer, Links: orders.Links, Gateways: orders.Gateways,
 			Metrics: c.Metrics, Log: c.Log, Webhooks: activities.WebhookSettings{Development: cfg.Development()}},
 		Relay: &webhook.Relay{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.TaskQueue, Render: refunds.WebhookData,
-			Retry: contract.WebhookRetry{Initial: cfg.WebhookRetryInitial, Backoff: 2, Maximum: cfg.WebhookRetryMax,
-				GiveUpAfter: cfg.WebhookGiveUpAfter},
-			Log: c.Log, Interval: cfg.WebhookRelayInterval, Grace: 10 * cfg.WebhookRelayInterval},
+			Retry: cfg.WebhookRetry(),
+			Log:   c.Log, Interval: cfg.WebhookRelayInterval, Grace: 10 * cfg.WebhookRelayInterval},
 		Reaper: Reaper{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.TaskQueue, Log: c.Log,
 			Interval: cfg.ReapInterval, Grace: cfg.ReapGrace,
 			Payments: sales.PaymentSweep{DB: c.DB, Temporal: c.Temporal, Gateways: orders.Gateways},

@@ -13,6 +13,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"ticketsales/internal/payment"
+	"ticketsales/workflows/contract"
 )
 
 // DefaultDatabaseURL is the local Postgres the scripts look for first.
@@ -85,9 +86,9 @@ type Config struct {
 	WebhookGiveUpAfter   time.Duration `env:"WEBHOOK_GIVE_UP_AFTER" envDefault:"72h"`
 	WebhookRelayInterval time.Duration `env:"WEBHOOK_RELAY_INTERVAL" envDefault:"500ms"`
 	MailOutbox           string        `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
-	MailFrom     string        `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
-	LogLevel     slog.Level    `env:"LOG_LEVEL" envDefault:"info"`
-	LogFormat    string        `env:"LOG_FORMAT" envDefault:"text"`
+	MailFrom             string        `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
+	LogLevel             slog.Level    `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat            string        `env:"LOG_FORMAT" envDefault:"text"`
 }
 
 // Load reads the environment.
@@ -198,4 +199,9 @@ func (c Config) Logger() *slog.Logger {
 		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+// WebhookRetry is the schedule of webhook deliveries.
+func (c Config) WebhookRetry() contract.WebhookRetry {
+	return contract.WebhookRetry{Initial: c.WebhookRetryInitial, Backoff: 2, Maximum: c.WebhookRetryMax, GiveUpAfter: c.WebhookGiveUpAfter}
 }

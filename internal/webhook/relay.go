@@ -84,21 +84,26 @@ func (r *Relay) body(ctx context.Context, ev *store.WebhookEvent) ([]byte, error
 
 // Start starts a delivery's workflow and marks it started.
 func (r *Relay) Start(ctx context.Context, eventID string, endpointID int64) error {
-	if err := StartDelivery(ctx, r.Temporal, r.TaskQueue, r.Retry, eventID, endpointID); err != nil {
+	if err := StartDelivery(ctx, r.Temporal, r.TaskQueue, r.Retry, eventID, endpointID, false); err != nil {
 		return err
 	}
 	return store.MarkDeliveryStarted(ctx, r.DB, eventID, endpointID)
 }
 
-// StartDelivery starts the workflow of a delivery. A running one counts as
-// started; after a finished one a new run starts (a redelivery, or the
-// sweep after a crash between a start and its mark: the new run finds a
-// delivered delivery delivered and sends nothing).
-func StartDelivery(ctx context.Context, tc client.Client, taskQueue string, retry contract.WebhookRetry, eventID string, endpointID int64) error {
-	policy := enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
+// StartDelivery starts the workflow of a delivery. After a finished run a
+// new one starts (a redelivery, or the sweep after a crash between a start
+// and its mark: the new run finds the delivery delivered and sends
+// nothing). A running one counts as started, unless again: a redelivery
+// replaces it, so the event goes out now, not after the running one's wait.
+func StartDelivery(ctx context.Context, tc client.Client, taskQueue string, retry contract.WebhookRetry, eventID string, endpointID int64, again bool) error {
+	conflict := enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL
+	if again {
+		conflict = enums.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING
+	}
 	_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: contract.WebhookWorkflowID(eventID, endpointID), TaskQueue: taskQueue,
-		WorkflowIDReusePolicy: policy, WorkflowExecutionErrorWhenAlreadyStarted: true,
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE, WorkflowIDConflictPolicy: conflict,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}, contract.WebhookWorkflow, contract.WebhookInput{EventID: eventID, EndpointID: endpointID, Retry: retry})
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &already) {
