@@ -127,9 +127,7 @@ func New(deps Deps) *Server {
 	s.registerReservations(v1)
 	s.registerOrders(v1)
 	s.registerRefunds(v1)
-	if deps.Webhooks != nil {
-		s.registerWebhooks(v1)
-	}
+	s.registerWebhooks(v1)
 	agg := huma.NewGroup(s.API, "/aggregator/v1")
 	agg.UseMiddleware(s.authenticate)
 	aggregator.Register(agg, deps.Sales, deps.Catalog)

@@ -15,7 +15,7 @@ import (
 // eventTypeEnum lists the event types an endpoint may subscribe to.
 const eventTypeEnum = "order.created,order.paid,order.cancelled,order.refunded,order.deleted,reservation.expired,webhook.test"
 
-type createEndpointInput struct {
+type createWebhookEndpointInput struct {
 	Body struct {
 		URL         string   `json:"url" minLength:"1" maxLength:"2000" doc:"Where events are POSTed: https for production endpoints; never a loopback, private or link-local address."`
 		EventTypes  []string `json:"event_types,omitempty" maxItems:"20" doc:"The event types to send; omit or leave empty for all." enum:"order.created,order.paid,order.cancelled,order.refunded,order.deleted,reservation.expired,webhook.test"`
@@ -24,7 +24,7 @@ type createEndpointInput struct {
 	}
 }
 
-type updateEndpointInput struct {
+type updateWebhookEndpointInput struct {
 	EndpointPath
 	Body struct {
 		URL         *string   `json:"url,omitempty" minLength:"1" maxLength:"2000"`
@@ -44,7 +44,7 @@ type WebhookEventPath struct {
 	ID string `path:"id" maxLength:"64" doc:"Webhook event id (the webhook-id header)."`
 }
 
-type listDeliveriesInput struct {
+type listWebhookDeliveriesInput struct {
 	EndpointPath
 	PageParams
 	Status string `query:"filter.status" enum:"pending,delivered,failed"`
@@ -52,11 +52,11 @@ type listDeliveriesInput struct {
 
 type endpointOutput struct {
 	Location string `header:"Location"`
-	Body     Envelope[*webhook.Endpoint]
+	Body     Envelope[*webhook.WebhookEndpoint]
 }
 
 type sentOutput struct {
-	Body Envelope[*webhook.Sent]
+	Body Envelope[*webhook.WebhookSent]
 }
 
 func (s *Server) registerWebhooks(api huma.API) {
@@ -70,7 +70,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 			"are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a " +
 			"development deployment).",
 		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeWebhooksWrite)), func(ctx context.Context, in *createEndpointInput) (*endpointOutput, error) {
+	}, apikey.ScopeWebhooksWrite)), func(ctx context.Context, in *createWebhookEndpointInput) (*endpointOutput, error) {
 		b := in.Body
 		ein := webhook.EndpointInput{URL: &b.URL, Description: &b.Description, Enabled: b.Enabled}
 		if b.EventTypes != nil {
@@ -81,13 +81,13 @@ func (s *Server) registerWebhooks(api huma.API) {
 			return nil, err
 		}
 		return &endpointOutput{Location: "/v1/webhook-endpoints/" + strconv.FormatInt(e.ID, 10),
-			Body: Envelope[*webhook.Endpoint]{Data: e, RequestID: request.ID(ctx)}}, nil
+			Body: Envelope[*webhook.WebhookEndpoint]{Data: e, RequestID: request.ID(ctx)}}, nil
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-webhook-endpoints", Method: http.MethodGet, Path: "/webhook-endpoints", Tags: tags,
 		Summary: "List webhook endpoints", Errors: []int{http.StatusUnprocessableEntity},
-	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *PageParams) (*listOutput[*webhook.Endpoint], error) {
+	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *PageParams) (*listOutput[*webhook.WebhookEndpoint], error) {
 		items, total, err := svc.List(ctx, request.Caller(ctx), in.Page, in.PerPage)
 		return replyPage(ctx, items, *in, total, err)
 	})
@@ -96,7 +96,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		OperationID: "get-webhook-endpoint", Method: http.MethodGet, Path: "/webhook-endpoints/{id}", Tags: tags,
 		Summary: "Get a webhook endpoint", Description: "A disabled endpoint says why in `disabled_reason`.",
 		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhook.Endpoint], error) {
+	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhook.WebhookEndpoint], error) {
 		e, err := svc.Get(ctx, request.Caller(ctx), in.ID)
 		return reply(ctx, e, err)
 	})
@@ -105,7 +105,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		OperationID: "update-webhook-endpoint", Method: http.MethodPatch, Path: "/webhook-endpoints/{id}", Tags: tags,
 		Summary: "Change a webhook endpoint", Description: "Only the fields sent change. A new `url` is checked as at creation.",
 		Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
-	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *updateEndpointInput) (*dataOutput[*webhook.Endpoint], error) {
+	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *updateWebhookEndpointInput) (*dataOutput[*webhook.WebhookEndpoint], error) {
 		b := in.Body
 		e, err := svc.Update(ctx, request.Caller(ctx), in.ID, webhook.EndpointInput{URL: b.URL, Description: b.Description,
 			EventTypes: b.EventTypes, Enabled: b.Enabled})
@@ -126,7 +126,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		Description: "Answers the new `secret`, shown only now. For 24 hours the old secret keeps signing beside it: each delivery " +
 			"carries both signatures in `webhook-signature`, so receivers switch without missing an event.",
 		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeWebhooksWrite)), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhook.Endpoint], error) {
+	}, apikey.ScopeWebhooksWrite)), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhook.WebhookEndpoint], error) {
 		e, err := svc.RotateSecret(ctx, request.Caller(ctx), in.ID)
 		return reply(ctx, e, err)
 	})
@@ -142,7 +142,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		return &sentOutput{Body: Envelope[*webhook.Sent]{Data: sent, RequestID: request.ID(ctx)}}, nil
+		return &sentOutput{Body: Envelope[*webhook.WebhookSent]{Data: sent, RequestID: request.ID(ctx)}}, nil
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
@@ -150,7 +150,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		Summary:     "List an endpoint's deliveries, newest first",
 		Description: "Each with its latest attempts: when, how long, the status and the first bytes of the answer.",
 		Errors:      []int{http.StatusNotFound, http.StatusUnprocessableEntity},
-	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *listDeliveriesInput) (*listOutput[*webhook.Delivery], error) {
+	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *listWebhookDeliveriesInput) (*listOutput[*webhook.WebhookDelivery], error) {
 		items, total, err := svc.Deliveries(ctx, request.Caller(ctx), in.ID, in.Status, in.Page, in.PerPage)
 		return replyPage(ctx, items, in.PageParams, total, err)
 	})
@@ -166,6 +166,6 @@ func (s *Server) registerWebhooks(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		return &sentOutput{Body: Envelope[*webhook.Sent]{Data: sent, RequestID: request.ID(ctx)}}, nil
+		return &sentOutput{Body: Envelope[*webhook.WebhookSent]{Data: sent, RequestID: request.ID(ctx)}}, nil
 	})
 }

@@ -31,8 +31,8 @@ type Service struct {
 	Development bool
 }
 
-// Endpoint is an endpoint as partners see it.
-type Endpoint struct {
+// WebhookEndpoint is an endpoint as partners see it.
+type WebhookEndpoint struct {
 	ID          int64    `json:"id"`
 	URL         string   `json:"url"`
 	Description string   `json:"description"`
@@ -49,8 +49,8 @@ type Endpoint struct {
 	UpdatedAt               time.Time  `json:"updated_at"`
 }
 
-func endpointView(e *store.WebhookEndpoint, withSecret bool) *Endpoint {
-	out := &Endpoint{ID: e.ID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, Enabled: e.Enabled, IsTest: e.IsTest,
+func endpointView(e *store.WebhookEndpoint, withSecret bool) *WebhookEndpoint {
+	out := &WebhookEndpoint{ID: e.ID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, Enabled: e.Enabled, IsTest: e.IsTest,
 		FailingSince: e.FailingSince, DisabledAt: e.DisabledAt, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
 	if out.EventTypes == nil {
 		out.EventTypes = []string{}
@@ -100,7 +100,7 @@ func (s *Service) validate(ctx context.Context, p *apikey.Principal, in Endpoint
 
 // Create makes an endpoint of the caller's application with a new secret,
 // returned this once.
-func (s *Service) Create(ctx context.Context, p *apikey.Principal, in EndpointInput) (*Endpoint, error) {
+func (s *Service) Create(ctx context.Context, p *apikey.Principal, in EndpointInput) (*WebhookEndpoint, error) {
 	if err := s.validate(ctx, p, in); err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func dedupe(types []string) []string {
 }
 
 // Get returns an endpoint of the caller's application.
-func (s *Service) Get(ctx context.Context, p *apikey.Principal, id int64) (*Endpoint, error) {
+func (s *Service) Get(ctx context.Context, p *apikey.Principal, id int64) (*WebhookEndpoint, error) {
 	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), id)
 	if err != nil {
 		return nil, err
@@ -141,12 +141,12 @@ func (s *Service) Get(ctx context.Context, p *apikey.Principal, id int64) (*Endp
 }
 
 // List returns a page of the caller's endpoints.
-func (s *Service) List(ctx context.Context, p *apikey.Principal, page, perPage int) ([]*Endpoint, int, error) {
+func (s *Service) List(ctx context.Context, p *apikey.Principal, page, perPage int) ([]*WebhookEndpoint, int, error) {
 	rows, n, err := store.ListWebhookEndpoints(ctx, s.DB, p.CompanyID, p.IsTest(), page, perPage)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]*Endpoint, len(rows))
+	out := make([]*WebhookEndpoint, len(rows))
 	for i := range rows {
 		out[i] = endpointView(&rows[i], false)
 	}
@@ -154,7 +154,7 @@ func (s *Service) List(ctx context.Context, p *apikey.Principal, page, perPage i
 }
 
 // Update changes an endpoint; the URL is checked as at creation.
-func (s *Service) Update(ctx context.Context, p *apikey.Principal, id int64, in EndpointInput) (*Endpoint, error) {
+func (s *Service) Update(ctx context.Context, p *apikey.Principal, id int64, in EndpointInput) (*WebhookEndpoint, error) {
 	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), id)
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func (s *Service) Delete(ctx context.Context, p *apikey.Principal, id int64) err
 
 // RotateSecret gives an endpoint a new secret, returned this once; the old
 // one signs beside it for SecretOverlap.
-func (s *Service) RotateSecret(ctx context.Context, p *apikey.Principal, id int64) (*Endpoint, error) {
+func (s *Service) RotateSecret(ctx context.Context, p *apikey.Principal, id int64) (*WebhookEndpoint, error) {
 	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), id)
 	if err != nil {
 		return nil, err
@@ -191,8 +191,8 @@ func (s *Service) RotateSecret(ctx context.Context, p *apikey.Principal, id int6
 	return endpointView(e, true), nil
 }
 
-// Attempt is one POST of a delivery.
-type Attempt struct {
+// WebhookAttempt is one POST of a delivery.
+type WebhookAttempt struct {
 	Attempt         int       `json:"attempt"`
 	AttemptedAt     time.Time `json:"attempted_at"`
 	DurationMS      int       `json:"duration_ms"`
@@ -201,24 +201,24 @@ type Attempt struct {
 	ResponseExcerpt string    `json:"response_excerpt" doc:"The first 512 bytes of the answer."`
 }
 
-// Delivery is an event's delivery to an endpoint.
-type Delivery struct {
-	EventID        string     `json:"event_id"`
-	EventType      string     `json:"event_type"`
-	EndpointID     int64      `json:"endpoint_id"`
-	Status         string     `json:"status" enum:"pending,delivered,failed" doc:"pending: being delivered or waiting for its next attempt."`
-	Attempts       int        `json:"attempts"`
-	LastAttemptAt  *time.Time `json:"last_attempt_at,omitempty"`
-	LastStatus     *int       `json:"last_status,omitempty"`
-	LastError      string     `json:"last_error,omitempty"`
-	DeliveredAt    *time.Time `json:"delivered_at,omitempty"`
-	FailedAt       *time.Time `json:"failed_at,omitempty"`
-	CreatedAt      time.Time  `json:"created_at"`
-	RecentAttempts []Attempt  `json:"recent_attempts" doc:"The latest attempts, newest first (at most 10)."`
+// WebhookDelivery is an event's delivery to an endpoint.
+type WebhookDelivery struct {
+	EventID        string           `json:"event_id"`
+	EventType      string           `json:"event_type"`
+	EndpointID     int64            `json:"endpoint_id"`
+	Status         string           `json:"status" enum:"pending,delivered,failed" doc:"pending: being delivered or waiting for its next attempt."`
+	Attempts       int              `json:"attempts"`
+	LastAttemptAt  *time.Time       `json:"last_attempt_at,omitempty"`
+	LastStatus     *int             `json:"last_status,omitempty"`
+	LastError      string           `json:"last_error,omitempty"`
+	DeliveredAt    *time.Time       `json:"delivered_at,omitempty"`
+	FailedAt       *time.Time       `json:"failed_at,omitempty"`
+	CreatedAt      time.Time        `json:"created_at"`
+	RecentAttempts []WebhookAttempt `json:"recent_attempts" doc:"The latest attempts, newest first (at most 10)."`
 }
 
 // Deliveries returns a page of an endpoint's deliveries, newest first.
-func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointID int64, status string, page, perPage int) ([]*Delivery, int, error) {
+func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointID int64, status string, page, perPage int) ([]*WebhookDelivery, int, error) {
 	if _, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), endpointID); err != nil {
 		return nil, 0, err
 	}
@@ -234,16 +234,16 @@ func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointI
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]*Delivery, len(rows))
+	out := make([]*WebhookDelivery, len(rows))
 	for i, r := range rows {
-		d := &Delivery{EventID: r.EventID, EventType: r.EventType, EndpointID: r.EndpointID, Status: r.Status, Attempts: r.Attempts,
+		d := &WebhookDelivery{EventID: r.EventID, EventType: r.EventType, EndpointID: r.EndpointID, Status: r.Status, Attempts: r.Attempts,
 			LastAttemptAt: r.LastAttemptAt, LastStatus: r.LastStatus, DeliveredAt: r.DeliveredAt, FailedAt: r.FailedAt,
-			CreatedAt: r.CreatedAt, RecentAttempts: []Attempt{}}
+			CreatedAt: r.CreatedAt, RecentAttempts: []WebhookAttempt{}}
 		if r.LastError != nil {
 			d.LastError = *r.LastError
 		}
 		for _, a := range attempts[r.EventID] {
-			v := Attempt{Attempt: a.Attempt, AttemptedAt: a.AttemptedAt, DurationMS: a.DurationMS, StatusCode: a.StatusCode,
+			v := WebhookAttempt{Attempt: a.Attempt, AttemptedAt: a.AttemptedAt, DurationMS: a.DurationMS, StatusCode: a.StatusCode,
 				ResponseExcerpt: a.ResponseExcerpt}
 			if a.Error != nil {
 				v.Error = *a.Error
@@ -255,8 +255,8 @@ func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointI
 	return out, n, nil
 }
 
-// Sent is an event made due: its id and the endpoints it goes to.
-type Sent struct {
+// WebhookSent is an event made due: its id and the endpoints it goes to.
+type WebhookSent struct {
 	EventID     string  `json:"event_id"`
 	EventType   string  `json:"event_type"`
 	EndpointIDs []int64 `json:"endpoint_ids" doc:"The endpoints the event is being delivered to."`
@@ -268,14 +268,14 @@ var ErrNotDispatched = errors.New("event not dispatched yet")
 // Redeliver sends an event again to every enabled endpoint of the caller's
 // application that takes it (for a test ping: its endpoint), as a new run
 // of each delivery's workflow.
-func (s *Service) Redeliver(ctx context.Context, p *apikey.Principal, eventID string) (*Sent, error) {
+func (s *Service) Redeliver(ctx context.Context, p *apikey.Principal, eventID string) (*WebhookSent, error) {
 	ev, err := store.GetWebhookEvent(ctx, s.DB, p.CompanyID, p.IsTest(), eventID)
 	if err != nil {
 		return nil, err
 	}
 	if ev.DispatchedAt == nil || ev.Payload == nil {
 		// The relay sends it shortly for the first time.
-		return &Sent{EventID: ev.ID, EventType: ev.Type, EndpointIDs: []int64{}}, nil
+		return &WebhookSent{EventID: ev.ID, EventType: ev.Type, EndpointIDs: []int64{}}, nil
 	}
 	ds, err := store.Redeliver(ctx, s.DB, ev)
 	if err != nil {
@@ -284,8 +284,8 @@ func (s *Service) Redeliver(ctx context.Context, p *apikey.Principal, eventID st
 	return s.start(ctx, ev, ds)
 }
 
-func (s *Service) start(ctx context.Context, ev *store.WebhookEvent, ds []store.WebhookDelivery) (*Sent, error) {
-	out := &Sent{EventID: ev.ID, EventType: ev.Type, EndpointIDs: []int64{}}
+func (s *Service) start(ctx context.Context, ev *store.WebhookEvent, ds []store.WebhookDelivery) (*WebhookSent, error) {
+	out := &WebhookSent{EventID: ev.ID, EventType: ev.Type, EndpointIDs: []int64{}}
 	for _, d := range ds {
 		if err := StartDelivery(ctx, s.Temporal, s.TaskQueue, s.Retry, d.EventID, d.EndpointID, true); err != nil {
 			// The worker's sweep starts it.
@@ -300,7 +300,7 @@ func (s *Service) start(ctx context.Context, ev *store.WebhookEvent, ds []store.
 }
 
 // Ping sends a webhook.test event to one endpoint.
-func (s *Service) Ping(ctx context.Context, p *apikey.Principal, endpointID int64) (*Sent, error) {
+func (s *Service) Ping(ctx context.Context, p *apikey.Principal, endpointID int64) (*WebhookSent, error) {
 	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), endpointID)
 	if err != nil {
 		return nil, err
@@ -315,5 +315,5 @@ func (s *Service) Ping(ctx context.Context, p *apikey.Principal, endpointID int6
 		return nil, err
 	}
 	// The worker's relay sends it within its interval.
-	return &Sent{EventID: ev.ID, EventType: ev.Type, EndpointIDs: []int64{e.ID}}, nil
+	return &WebhookSent{EventID: ev.ID, EventType: ev.Type, EndpointIDs: []int64{e.ID}}, nil
 }
