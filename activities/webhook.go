@@ -21,8 +21,8 @@ import (
 
 // WebhookSettings shape deliveries.
 type WebhookSettings struct {
-	// Development lets sandbox endpoints reach private addresses.
-	Development bool
+	// Rules say which addresses deliveries may reach.
+	Rules webhook.Rules
 	// Timeout bounds one POST, answer included (0: 10 s).
 	Timeout time.Duration
 }
@@ -142,7 +142,7 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in WebhookAttemptInput)
 // postWebhook sends the signed event: the answer's status and first bytes,
 // or why there was none.
 func (a *Activities) postWebhook(ctx context.Context, t *store.DeliveryTarget) (status int, excerpt string, took time.Duration, err error) {
-	policy := webhook.PolicyFor(a.Webhooks.Development, t.Endpoint.IsTest)
+	policy := a.Webhooks.Rules.For(t.Endpoint.IsTest)
 	start := time.Now()
 	defer func() { took = time.Since(start) }()
 	if err := policy.CheckURL(ctx, t.Endpoint.URL); err != nil {

@@ -95,7 +95,7 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		Gateway: test, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
 		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
 		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL,
-		Webhooks: &webhook.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.TaskQueue, Development: cfg.Development(),
+		Webhooks: &webhook.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.TaskQueue, Rules: cfg.WebhookRules(),
 			Retry: cfg.WebhookRetry()}}
 	a.Handler = New(a.Deps)
 	return a, nil

@@ -30,7 +30,7 @@ func NewProcess(cfg config.Config, c app.Conns, mailer mail.Sender) (*Process, e
 		sales.Settings{TaskQueue: cfg.TaskQueue, Orders: orders})
 	return &Process{
 		Activities: &activities.Activities{DB: c.DB, Mailer: mailer, Links: orders.Links, Gateways: orders.Gateways,
-			Metrics: c.Metrics, Log: c.Log, Webhooks: activities.WebhookSettings{Development: cfg.Development()}},
+			Metrics: c.Metrics, Log: c.Log, Webhooks: activities.WebhookSettings{Rules: cfg.WebhookRules()}},
 		Relay: &webhook.Relay{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.TaskQueue, Render: refunds.WebhookData,
 			Retry: cfg.WebhookRetry(),
 			Log:   c.Log, Interval: cfg.WebhookRelayInterval, Grace: 10 * cfg.WebhookRelayInterval},

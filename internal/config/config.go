@@ -13,6 +13,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"ticketsales/internal/payment"
+	"ticketsales/internal/webhook"
 	"ticketsales/workflows/contract"
 )
 
@@ -85,10 +86,14 @@ type Config struct {
 	WebhookRetryMax      time.Duration `env:"WEBHOOK_RETRY_MAX" envDefault:"1h"`
 	WebhookGiveUpAfter   time.Duration `env:"WEBHOOK_GIVE_UP_AFTER" envDefault:"72h"`
 	WebhookRelayInterval time.Duration `env:"WEBHOOK_RELAY_INTERVAL" envDefault:"500ms"`
-	MailOutbox           string        `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
-	MailFrom             string        `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
-	LogLevel             slog.Level    `env:"LOG_LEVEL" envDefault:"info"`
-	LogFormat            string        `env:"LOG_FORMAT" envDefault:"text"`
+	// WebhookAnyAddress lifts the https and public-address rule for every
+	// endpoint, production ones included: test harnesses in development
+	// only (refused elsewhere).
+	WebhookAnyAddress bool       `env:"WEBHOOK_ANY_ADDRESS"`
+	MailOutbox        string     `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
+	MailFrom          string     `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
+	LogLevel          slog.Level `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat         string     `env:"LOG_FORMAT" envDefault:"text"`
 }
 
 // Load reads the environment.
@@ -124,6 +129,9 @@ func (c Config) check() (Config, error) {
 	}
 	if c.WebhookRetryInitial <= 0 || c.WebhookRetryMax < c.WebhookRetryInitial || c.WebhookGiveUpAfter <= 0 || c.WebhookRelayInterval <= 0 {
 		return c, fmt.Errorf("read configuration: WEBHOOK_RETRY_INITIAL, WEBHOOK_GIVE_UP_AFTER and WEBHOOK_RELAY_INTERVAL must be positive, WEBHOOK_RETRY_MAX at least WEBHOOK_RETRY_INITIAL")
+	}
+	if c.WebhookAnyAddress && c.AppEnv != "development" {
+		return c, fmt.Errorf("read configuration: WEBHOOK_ANY_ADDRESS is for development only")
 	}
 	if c.AppEnv != "production" && c.AppEnv != "development" {
 		return c, fmt.Errorf("read configuration: APP_ENV must be production or development, not %q", c.AppEnv)
@@ -204,4 +212,9 @@ func (c Config) Logger() *slog.Logger {
 // WebhookRetry is the schedule of webhook deliveries.
 func (c Config) WebhookRetry() contract.WebhookRetry {
 	return contract.WebhookRetry{Initial: c.WebhookRetryInitial, Backoff: 2, Maximum: c.WebhookRetryMax, GiveUpAfter: c.WebhookGiveUpAfter}
+}
+
+// WebhookRules are the address rules of webhook endpoints.
+func (c Config) WebhookRules() webhook.Rules {
+	return webhook.Rules{Development: c.Development(), AnyAddress: c.WebhookAnyAddress}
 }

@@ -27,8 +27,8 @@ type Service struct {
 	Temporal  client.Client
 	TaskQueue string
 	Retry     contract.WebhookRetry
-	// Development lets sandbox endpoints name private addresses.
-	Development bool
+	// Rules say which addresses endpoints may name.
+	Rules Rules
 }
 
 // WebhookEndpoint is an endpoint as partners see it.
@@ -80,7 +80,7 @@ type EndpointInput struct {
 func (s *Service) validate(ctx context.Context, p *apikey.Principal, in EndpointInput) error {
 	verr := &sales.ValidationError{}
 	if in.URL != nil {
-		if err := PolicyFor(s.Development, p.IsTest()).CheckURL(ctx, *in.URL); err != nil {
+		if err := s.Rules.For(p.IsTest()).CheckURL(ctx, *in.URL); err != nil {
 			verr.Fields = append(verr.Fields, sales.FieldError{Location: "body.url", Message: err.Error(), Value: *in.URL})
 		}
 	}

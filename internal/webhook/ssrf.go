@@ -31,6 +31,22 @@ func PolicyFor(development, sandbox bool) Policy {
 	return Policy{AllowPrivate: development && sandbox, RequireHTTPS: !sandbox}
 }
 
+// Rules are a deployment's address rules.
+type Rules struct {
+	Development bool
+	// AnyAddress lifts the rule for every endpoint: a development
+	// deployment's test harnesses only (config refuses it elsewhere).
+	AnyAddress bool
+}
+
+// For is the policy of an endpoint of the environment.
+func (r Rules) For(sandbox bool) Policy {
+	if r.AnyAddress && r.Development {
+		return Policy{AllowPrivate: true}
+	}
+	return PolicyFor(r.Development, sandbox)
+}
+
 // forbidden are ranges never reached outside development beyond the
 // standard library's classes: "this network", shared address space
 // (carrier-grade NAT), benchmarking, IPv4-mapped and NAT64 forms are
