@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -41,20 +42,18 @@ const batch = 200
 
 // Once runs a round: it returns how many deliveries it started.
 func (r *Relay) Once(ctx context.Context) (int, error) {
-	started := 0
 	var errs []error
+	started := 0
 	for {
 		made, err := store.DispatchEvents(ctx, r.DB, batch, r.body)
 		if err != nil {
 			errs = append(errs, err)
 			break
 		}
-		for _, d := range made {
-			if err := r.Start(ctx, d.EventID, d.EndpointID); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			started++
+		n, err := r.startAll(ctx, made)
+		started += n
+		if err != nil {
+			errs = append(errs, err)
 		}
 		if len(made) == 0 {
 			break // no events left (or none any endpoint takes)
@@ -64,13 +63,45 @@ func (r *Relay) Once(ctx context.Context) (int, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	for _, d := range unstarted {
-		if err := r.Start(ctx, d.EventID, d.EndpointID); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		started++
+	n, err := r.startAll(ctx, unstarted)
+	if err != nil {
+		errs = append(errs, err)
 	}
+	return started + n, errors.Join(errs...)
+}
+
+// starters is how many workflow starts a relay has in flight: each waits
+// for a round trip to the Temporal server.
+const starters = 16
+
+// startAll starts the deliveries' workflows, several at a time.
+func (r *Relay) startAll(ctx context.Context, ds []store.WebhookDelivery) (int, error) {
+	var mu sync.Mutex
+	var errs []error
+	started := 0
+	next := make(chan store.WebhookDelivery)
+	var wg sync.WaitGroup
+	for range min(starters, len(ds)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := range next {
+				err := r.Start(ctx, d.EventID, d.EndpointID)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				} else {
+					started++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, d := range ds {
+		next <- d
+	}
+	close(next)
+	wg.Wait()
 	return started, errors.Join(errs...)
 }
 
