@@ -210,7 +210,13 @@ func TestWebhooksDeliverSignedEvents(t *testing.T) {
 	if err := json.Unmarshal(paid.Data, &po); err != nil || po.Status != "paid" || po.PaidAt == nil || po.Amount.Amount != o.Amount.Amount {
 		t.Fatalf("order.paid data: %s (%v)", paid.Data, err)
 	}
-	r.await("order.created", idIs(o.ID))
+	created := r.await("order.created", idIs(o.ID))
+	var cr order
+	// The payment is made right after the order's commit: the event has its
+	// payment_url unless the relay sent it in between.
+	if err := json.Unmarshal(created.Data, &cr); err != nil || cr.Status != "pending_payment" || (cr.PaymentURL != o.PaymentURL && cr.PaymentURL != "") {
+		t.Fatalf("order.created data: %s (%v)", created.Data, err)
+	}
 
 	// A payment timeout.
 	var rb reservationBody

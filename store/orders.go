@@ -486,11 +486,19 @@ func CountTickets(ctx context.Context, db bun.IDB, orderID int64) (int, error) {
 }
 
 // SetOrderPayment records the gateway payment made for an order, unless
-// one was recorded already; o gets the order's payment either way.
+// one was recorded already; o gets the order's payment either way. An
+// order.created event not sent yet gets the payment_url too.
 func SetOrderPayment(ctx context.Context, db bun.IDB, o *Order, paymentID, paymentURL string) error {
-	err := db.NewRaw(`UPDATE orders SET payment_id = COALESCE(payment_id, ?),
-			payment_url = CASE WHEN payment_id IS NULL THEN ? ELSE payment_url END, updated_at = now()
-		WHERE id = ? RETURNING payment_id, payment_url`, paymentID, paymentURL, o.ID).Scan(ctx, &o.PaymentID, &o.PaymentURL)
+	err := db.NewRaw(`WITH x AS (
+			UPDATE orders SET payment_id = COALESCE(payment_id, ?),
+				payment_url = CASE WHEN payment_id IS NULL THEN ? ELSE payment_url END, updated_at = now()
+			WHERE id = ? RETURNING *
+		), ev AS (
+			UPDATE webhook_events e SET snapshot = to_jsonb(x) - 'access_token_hash' - 'access_token_sealed'
+			FROM x WHERE e.order_id = x.id AND e.type = '`+EventOrderCreated+`' AND e.dispatched_at IS NULL
+			RETURNING 1
+		)
+		SELECT payment_id, payment_url FROM x`, paymentID, paymentURL, o.ID).Scan(ctx, &o.PaymentID, &o.PaymentURL)
 	if err != nil {
 		return notFound(err, fmt.Sprintf("order %d", o.ID))
 	}
