@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -136,6 +137,9 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in WebhookAttemptInput)
 		return WebhookAttemptResult{}, err
 	}
 	res.Disabled = out.Disabled
+	if out.Disabled {
+		a.logDisabled(ctx, in.EndpointID, res.Error)
+	}
 	return res, nil
 }
 
@@ -179,7 +183,21 @@ func (a *Activities) postWebhook(ctx context.Context, t *store.DeliveryTarget) (
 	return resp.StatusCode, string(b), 0, nil
 }
 
-// FailWebhookDelivery marks a delivery failed when its retries ran out.
+// FailWebhookDelivery marks a delivery failed when its retries ran out, and
+// disables the endpoint if nothing reached it since the delivery began (it
+// failed for the whole window). Repeating it changes nothing.
 func (a *Activities) FailWebhookDelivery(ctx context.Context, eventID string, endpointID int64, reason string) error {
-	return store.FailDelivery(ctx, a.DB, eventID, endpointID, reason)
+	disabled, err := store.GiveUpDelivery(ctx, a.DB, eventID, endpointID, reason)
+	if disabled {
+		a.logDisabled(ctx, endpointID, reason)
+	}
+	return err
+}
+
+func (a *Activities) logDisabled(ctx context.Context, endpointID int64, last string) {
+	log := a.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	log.WarnContext(ctx, "webhook endpoint disabled after failing every delivery", "endpoint_id", endpointID, "last", last)
 }

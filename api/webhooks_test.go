@@ -468,3 +468,50 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 	expectProblem(t, f.Get(t, path, f.keyA), http.StatusNotFound, "not_found")
 	expectProblem(t, f.Do(t, http.MethodPost, "/v1/webhook-events/evt_nope/redeliver", f.keyA, ""), http.StatusNotFound, "not_found")
 }
+
+// An endpoint that fails every delivery for the whole retry window is
+// disabled, and the partner reads why; its deliveries are failed. (The
+// window is seconds here; the workflow test runs the real three days.)
+func TestFailingEndpointIsDisabledWithItsReason(t *testing.T) {
+	f := newFixture(t)
+	f.Config.WebhookGiveUpAfter = 3 * time.Second
+	f.StartWorker(t)
+	r := newReceiver(t)
+	r.status = http.StatusInternalServerError
+	id := f.subscribe(t, f.keyA, r)
+	f.paidOrder(t, f.keyA, "parterre-3-1")
+	var e endpointBody
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		f.Get(t, fmt.Sprintf("/v1/webhook-endpoints/%d", id), f.keyA).Decode(t, &e)
+		if !e.Data.Enabled || time.Now().After(deadline) {
+			break
+		}
+	}
+	if e.Data.Enabled || !strings.Contains(e.Data.DisabledReason, "HTTP 500") {
+		t.Fatalf("endpoint after failing the window: %+v", e.Data)
+	}
+	var l listBody[struct {
+		Status    string `json:"status"`
+		LastError string `json:"last_error"`
+	}]
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		f.Get(t, fmt.Sprintf("/v1/webhook-endpoints/%d/deliveries?filter.status=pending", id), f.keyA).Decode(t, &l)
+		if l.Meta.Total == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if l.Meta.Total != 0 {
+		t.Fatalf("deliveries still pending after the endpoint was disabled: %+v", l.Data)
+	}
+	f.Get(t, fmt.Sprintf("/v1/webhook-endpoints/%d/deliveries?filter.status=failed", id), f.keyA).Decode(t, &l)
+	if l.Meta.Total < 2 || l.Data[0].LastError == "" {
+		t.Fatalf("failed deliveries: %+v", l)
+	}
+	// Enabled again, the reason is gone.
+	res := f.Do(t, http.MethodPatch, fmt.Sprintf("/v1/webhook-endpoints/%d", id), f.keyA, `{"enabled": true}`)
+	var again endpointBody
+	res.Decode(t, &again)
+	if !again.Data.Enabled || again.Data.DisabledReason != "" {
+		t.Fatalf("re-enabled: %+v", again.Data)
+	}
+}

@@ -470,6 +470,33 @@ func FailDelivery(ctx context.Context, db bun.IDB, eventID string, endpointID in
 	return nil
 }
 
+// GiveUpDelivery fails a delivery whose retries ran out and, in the same
+// transaction, disables its endpoint when no delivery to it has succeeded
+// since this one's first attempt: the endpoint failed for the whole retry
+// window. It reports whether it disabled the endpoint.
+func GiveUpDelivery(ctx context.Context, db *bun.DB, eventID string, endpointID int64, reason string) (disabled bool, err error) {
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := FailDelivery(ctx, tx, eventID, endpointID, reason); err != nil {
+			return err
+		}
+		var ids []int64
+		if err := tx.NewRaw(`UPDATE webhook_endpoints SET enabled = false, disabled_at = now(), updated_at = now(),
+				disabled_reason = 'every delivery failed since ' || to_char(failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+					|| '; the last one: ' || left(?, 300)
+			WHERE id = ? AND enabled AND failing_since IS NOT NULL
+				AND failing_since <= (SELECT min(attempted_at) FROM webhook_attempts WHERE event_id = ? AND endpoint_id = ?)
+			RETURNING id`, reason, endpointID, eventID, endpointID).Scan(ctx, &ids); err != nil {
+			return err
+		}
+		disabled = len(ids) > 0
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("give up delivery of %s to %d: %w", eventID, endpointID, err)
+	}
+	return disabled, nil
+}
+
 // ListDeliveries returns a page of an endpoint's deliveries, newest first,
 // and the total.
 func ListDeliveries(ctx context.Context, db bun.IDB, endpointID int64, status string, page, perPage int) ([]WebhookDelivery, int, error) {
