@@ -119,7 +119,7 @@ func (a *Process) Start() {
 	if a.TestGateway != nil {
 		a.spawn(func() { a.TestGateway.Redeliver(ctx, 5*time.Second) })
 	}
-	a.spawn(func() { housekeeping(ctx, a.conns.DB, a.conns.Log, a.cfg.RequestLogRetention) })
+	a.spawn(func() { housekeeping(ctx, a.conns.DB, a.conns.Log, a.cfg.RequestLogRetention, a.cfg.WebhookRetention) })
 }
 
 func (a *Process) spawn(f func()) {
@@ -145,7 +145,7 @@ func (a *Process) Stop(timeout time.Duration) {
 
 // housekeeping deletes idempotency records past their 24 hours and request
 // log entries past their retention, every ten minutes, until ctx ends.
-func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retention time.Duration) {
+func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retention, webhookRetention time.Duration) {
 	t := time.NewTicker(10 * time.Minute)
 	defer t.Stop()
 	for {
@@ -159,6 +159,11 @@ func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retentio
 			logger.Warn("request log cleanup", "err", err)
 		} else if n > 0 {
 			logger.Info("request log cleanup", "deleted", n)
+		}
+		if n, err := store.DeleteWebhookEventsBefore(ctx, db, now.Add(-webhookRetention)); err != nil && ctx.Err() == nil {
+			logger.Warn("webhook events cleanup", "err", err)
+		} else if n > 0 {
+			logger.Info("webhook events cleanup", "deleted", n)
 		}
 		select {
 		case <-ctx.Done():

@@ -551,3 +551,16 @@ const (
 // EventTypes are the types an endpoint may subscribe to.
 var EventTypes = []string{EventOrderCreated, EventOrderPaid, EventOrderCancelled, EventOrderRefunded, EventOrderDeleted,
 	EventReservationExpired, EventPing}
+
+// DeleteWebhookEventsBefore deletes events made before cutoff with their
+// deliveries and attempts, except those still being delivered.
+func DeleteWebhookEventsBefore(ctx context.Context, db bun.IDB, cutoff time.Time) (int64, error) {
+	res, err := db.NewRaw(`DELETE FROM webhook_events e WHERE e.id IN (SELECT id FROM webhook_events
+		WHERE created_at < ? AND dispatched_at IS NOT NULL
+			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id AND d.status = 'pending')
+		LIMIT 10000)`, cutoff).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("delete webhook events: %w", err)
+	}
+	return res.RowsAffected()
+}

@@ -107,6 +107,16 @@ func TestOutboxFollowsTheChange(t *testing.T) {
 	if d.events(t)[store.EventOrderCreated] != before {
 		t.Fatal("a refused order left an event")
 	}
+	// Retention: events not sent yet stay, sent ones past the cutoff go.
+	if n, err := store.DeleteWebhookEventsBefore(ctx, d.DB, time.Now().Add(time.Hour)); err != nil || n != 0 {
+		t.Fatalf("deleted unsent events: %d %v", n, err)
+	}
+	if _, err := d.DB.NewRaw("UPDATE webhook_events SET dispatched_at = now()").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := store.DeleteWebhookEventsBefore(ctx, d.DB, time.Now().Add(time.Hour)); err != nil || n != 2 {
+		t.Fatalf("deleted %d sent events: %v", n, err)
+	}
 }
 
 // An endpoint whose every delivery failed for the whole window is disabled

@@ -86,6 +86,9 @@ type Config struct {
 	WebhookRetryMax      time.Duration `env:"WEBHOOK_RETRY_MAX" envDefault:"1h"`
 	WebhookGiveUpAfter   time.Duration `env:"WEBHOOK_GIVE_UP_AFTER" envDefault:"72h"`
 	WebhookRelayInterval time.Duration `env:"WEBHOOK_RELAY_INTERVAL" envDefault:"500ms"`
+	// WebhookRetention is how long sent events, their deliveries and
+	// attempts are kept (redelivery works within it).
+	WebhookRetention time.Duration `env:"WEBHOOK_RETENTION" envDefault:"720h"`
 	// WebhookAnyAddress lifts the https and public-address rule for every
 	// endpoint, production ones included: test harnesses in development
 	// only (refused elsewhere).
