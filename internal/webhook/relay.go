@@ -105,12 +105,35 @@ func (r *Relay) startAll(ctx context.Context, ds []store.WebhookDelivery) (int, 
 	return started, errors.Join(errs...)
 }
 
+// renderPatience is how long an event whose data cannot be read is retried
+// before it goes out with its ids only: one such event must not hold up
+// every event behind it.
+const renderPatience = time.Minute
+
 func (r *Relay) body(ctx context.Context, ev *store.WebhookEvent) ([]byte, error) {
 	data, err := r.Render(ctx, ev)
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil || time.Since(ev.CreatedAt) < renderPatience {
+			return nil, err
+		}
+		r.Log.Error("webhook event sent with its ids only: its data could not be read", "event_id", ev.ID, "type", ev.Type, "err", err)
+		data = idsOnly(ev)
 	}
 	return Body(ev.ID, ev.Type, ev.CreatedAt, data)
+}
+
+// idsOnly is an event's data when its subject cannot be read.
+func idsOnly(ev *store.WebhookEvent) map[string]any {
+	out := map[string]any{}
+	switch {
+	case ev.RefundID != nil:
+		out["id"], out["order_id"] = *ev.RefundID, ev.OrderID
+	case ev.OrderID != nil:
+		out["id"] = *ev.OrderID
+	case ev.ReservationID != nil:
+		out["id"] = *ev.ReservationID
+	}
+	return out
 }
 
 // Start starts a delivery's workflow and marks it started.

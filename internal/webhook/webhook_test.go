@@ -3,6 +3,8 @@ package webhook_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +16,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"ticketsales/internal/webhook"
+	"ticketsales/store"
 )
 
 // Signatures verify with the specification's reference library, and during
@@ -114,5 +117,23 @@ func TestCheckURL(t *testing.T) {
 	sandboxProd := webhook.PolicyFor(false, true)
 	if err := sandboxProd.CheckURL(ctx, "http://127.0.0.1:8080/hooks"); err == nil {
 		t.Fatal("a sandbox endpoint on loopback outside development")
+	}
+}
+
+// An event whose data cannot be read is retried for a while, then sent with
+// its ids only, so it does not hold up the events behind it.
+func TestRelaySendsAnUnreadableEventWithItsIDs(t *testing.T) {
+	r := &webhook.Relay{Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Render: func(context.Context, *store.WebhookEvent) (any, error) { return nil, errors.New("cannot read") }}
+	order := int64(42)
+	fresh := &store.WebhookEvent{ID: "evt_1", Type: store.EventOrderPaid, OrderID: &order, CreatedAt: time.Now()}
+	if _, err := webhook.RenderBody(r, context.Background(), fresh); err == nil {
+		t.Fatal("a fresh event went out without its data")
+	}
+	old := *fresh
+	old.CreatedAt = time.Now().Add(-2 * time.Minute)
+	b, err := webhook.RenderBody(r, context.Background(), &old)
+	if err != nil || !strings.Contains(string(b), `"data":{"id":42}`) {
+		t.Fatalf("%s %v", b, err)
 	}
 }
