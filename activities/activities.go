@@ -34,6 +34,8 @@ type Activities struct {
 	// Metrics counts money alerts (nil: none); Log reports them.
 	Metrics *metrics.Registry
 	Log     *slog.Logger
+	// Webhooks shape partner webhook deliveries.
+	Webhooks WebhookSettings
 }
 
 // Error types of activity failures that retrying cannot mend.

@@ -19,6 +19,7 @@ import (
 	"ticketsales/internal/ratelimit"
 	"ticketsales/internal/requestlog"
 	"ticketsales/internal/sales"
+	"ticketsales/internal/webhook"
 	"ticketsales/store"
 )
 
@@ -95,7 +96,9 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		Catalog: a.Catalog, Sales: a.Sales, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush), Log: c.Log,
 		Gateway: test, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
 		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
-		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL}
+		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL,
+		Webhooks: &webhook.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.TaskQueue, Rules: cfg.WebhookRules(),
+			Retry: cfg.WebhookRetry()}}
 	a.Deps.Cabinet = cabinet.New(cabinet.Deps{DB: c.DB, Users: organizer.New(c.DB, opt.Now), Auth: a.Deps.Auth,
 		CatalogChanged: changed, PublicBaseURL: cfg.PublicBaseURL, ClientIPHeader: cfg.ClientIPHeader, Log: c.Log, Now: opt.Now})
 	a.Handler = New(a.Deps)
@@ -120,7 +123,7 @@ func (a *Process) Start() {
 	if a.TestGateway != nil {
 		a.spawn(func() { a.TestGateway.Redeliver(ctx, 5*time.Second) })
 	}
-	a.spawn(func() { housekeeping(ctx, a.conns.DB, a.conns.Log, a.cfg.RequestLogRetention) })
+	a.spawn(func() { housekeeping(ctx, a.conns.DB, a.conns.Log, a.cfg.RequestLogRetention, a.cfg.WebhookRetention) })
 }
 
 func (a *Process) spawn(f func()) {
@@ -146,7 +149,7 @@ func (a *Process) Stop(timeout time.Duration) {
 
 // housekeeping deletes idempotency records past their 24 hours and request
 // log entries past their retention, every ten minutes, until ctx ends.
-func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retention time.Duration) {
+func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retention, webhookRetention time.Duration) {
 	t := time.NewTicker(10 * time.Minute)
 	defer t.Stop()
 	for {
@@ -165,6 +168,11 @@ func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retentio
 			logger.Warn("request log cleanup", "err", err)
 		} else if n > 0 {
 			logger.Info("request log cleanup", "deleted", n)
+		}
+		if n, err := store.DeleteWebhookEventsBefore(ctx, db, now.Add(-webhookRetention)); err != nil && ctx.Err() == nil {
+			logger.Warn("webhook events cleanup", "err", err)
+		} else if n > 0 {
+			logger.Info("webhook events cleanup", "deleted", n)
 		}
 		select {
 		case <-ctx.Done():

@@ -27,6 +27,7 @@ import (
 	"ticketsales/internal/ratelimit"
 	"ticketsales/internal/requestlog"
 	"ticketsales/internal/sales"
+	"ticketsales/internal/webhook"
 )
 
 // Deps are what the API serves from.
@@ -39,6 +40,7 @@ type Deps struct {
 	Auth        *apikey.Authenticator
 	Catalog     *catalog.Service
 	Sales       *sales.Service
+	Webhooks    *webhook.Service
 	RequestLog  *requestlog.Writer // nil: no request log
 	// Gateway is the built-in test gateway whose pages the api serves (nil:
 	// not mounted: sandbox disabled outside development). HostedGateway says
@@ -105,6 +107,7 @@ func New(deps Deps) *Server {
 		{Name: "Catalog", Description: "Events, categories, sessions, venues, cities, hall schemes and availability."},
 		{Name: "Reservations", Description: "Seat holds with a deadline."},
 		{Name: "Orders", Description: "Orders, payment, tickets, cancellation and refunds."},
+		{Name: "Webhooks", Description: "Signed, retried event deliveries to the partner's endpoints (Standard Webhooks)."},
 		{Name: "Aggregator adapter", Description: "The same sales in an external aggregator's contract."},
 		{Name: "Health", Description: "Liveness and readiness."},
 		{Name: "Gateway", Description: "The built-in test payment gateway's callback."},
@@ -127,6 +130,7 @@ func New(deps Deps) *Server {
 	s.registerReservations(v1)
 	s.registerOrders(v1)
 	s.registerRefunds(v1)
+	s.registerWebhooks(v1)
 	agg := huma.NewGroup(s.API, "/aggregator/v1")
 	agg.UseMiddleware(s.authenticate)
 	aggregator.Register(agg, deps.Sales, deps.Catalog)

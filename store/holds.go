@@ -207,6 +207,11 @@ func EndReservation(ctx context.Context, db bun.IDB, id string, status states.Re
 			return nil
 		}
 		changed = true
+		if status == states.ReservationExpired {
+			if err := reservationEvent(ctx, tx, EventReservationExpired, id); err != nil {
+				return err
+			}
+		}
 		_, err = tx.NewRaw(`
 			WITH lk AS (
 				SELECT s.event_id, s.seat_id FROM event_seats s

@@ -142,7 +142,10 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 			// A seat of the hold was retaken after it lapsed.
 			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(states.ReservationExpired)}
 		}
-		return insertItems(ctx, tx, o.ID, items)
+		if err := insertItems(ctx, tx, o.ID, items); err != nil {
+			return err
+		}
+		return orderEvent(ctx, tx, EventOrderCreated, o.ID, nil)
 	})
 }
 
@@ -214,8 +217,10 @@ func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []Item
 		if err := insertItems(ctx, tx, o.ID, items); err != nil {
 			return err
 		}
-		_, err := tx.NewRaw(bumpEventVersion, o.EventID).Exec(ctx)
-		return err
+		if _, err := tx.NewRaw(bumpEventVersion, o.EventID).Exec(ctx); err != nil {
+			return err
+		}
+		return orderEvent(ctx, tx, EventOrderCreated, o.ID, nil)
 	})
 }
 
@@ -255,6 +260,11 @@ func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, paymentID str
 			return fmt.Errorf("order %d holds %d of its %d seats: %w", orderID, out.Sold, out.Seated, ErrSeatsLost)
 		}
 		changed = out.Changed == 1
+		if changed {
+			if err := orderEvent(ctx, tx, EventOrderPaid, orderID, nil); err != nil {
+				return err
+			}
+		}
 		return tx.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status)
 	})
 	if err != nil {
@@ -282,7 +292,13 @@ func CancelOrder(ctx context.Context, db bun.IDB, orderID int64, reason states.C
 		WITH o AS (
 			UPDATE orders SET status = 'cancelled', cancel_reason = ?, cancelled_at = now(), updated_at = now()
 			WHERE id = ? AND status = 'pending_payment' AND (? <> 'payment_timeout' OR expires_at <= now())
-			RETURNING id, event_id, schedule_slot_id
+			RETURNING *
+		), ev AS (
+			INSERT INTO webhook_events (id, type, company_id, is_test, order_id, snapshot)
+			SELECT `+newEventID+`, '`+EventOrderCancelled+`', x.company_id, x.is_test, x.id,
+				to_jsonb(x) - 'access_token_hash' - 'access_token_sealed'
+			FROM o x WHERE `+hasEndpoint+`
+			RETURNING 1
 		), lk AS (
 			SELECT s.event_id, s.seat_id FROM event_seats s JOIN o ON s.event_id = o.event_id AND s.order_id = o.id
 			WHERE s.state = 'held' ORDER BY s.seat_id FOR UPDATE OF s
@@ -346,6 +362,9 @@ func DeleteTestOrder(ctx context.Context, db *bun.DB, orderID int64) (deleted bo
 			}
 		}
 		if _, err := tx.NewRaw(bumpEventVersion, o.EventID).Exec(ctx); err != nil {
+			return err
+		}
+		if err := orderEvent(ctx, tx, EventOrderDeleted, o.ID, nil); err != nil {
 			return err
 		}
 		if _, err := tx.NewDelete().Model(o).WherePK().Exec(ctx); err != nil {
@@ -468,11 +487,19 @@ func CountTickets(ctx context.Context, db bun.IDB, orderID int64) (int, error) {
 }
 
 // SetOrderPayment records the gateway payment made for an order, unless
-// one was recorded already; o gets the order's payment either way.
+// one was recorded already; o gets the order's payment either way. An
+// order.created event not sent yet gets the payment_url too.
 func SetOrderPayment(ctx context.Context, db bun.IDB, o *Order, paymentID, paymentURL string) error {
-	err := db.NewRaw(`UPDATE orders SET payment_id = COALESCE(payment_id, ?),
-			payment_url = CASE WHEN payment_id IS NULL THEN ? ELSE payment_url END, updated_at = now()
-		WHERE id = ? RETURNING payment_id, payment_url`, paymentID, paymentURL, o.ID).Scan(ctx, &o.PaymentID, &o.PaymentURL)
+	err := db.NewRaw(`WITH x AS (
+			UPDATE orders SET payment_id = COALESCE(payment_id, ?),
+				payment_url = CASE WHEN payment_id IS NULL THEN ? ELSE payment_url END, updated_at = now()
+			WHERE id = ? RETURNING *
+		), ev AS (
+			UPDATE webhook_events e SET snapshot = to_jsonb(x) - 'access_token_hash' - 'access_token_sealed'
+			FROM x WHERE e.order_id = x.id AND e.type = '`+EventOrderCreated+`' AND e.dispatched_at IS NULL
+			RETURNING 1
+		)
+		SELECT payment_id, payment_url FROM x`, paymentID, paymentURL, o.ID).Scan(ctx, &o.PaymentID, &o.PaymentURL)
 	if err != nil {
 		return notFound(err, fmt.Sprintf("order %d", o.ID))
 	}
@@ -591,6 +618,17 @@ func UndoOrderFromReservation(ctx context.Context, db *bun.DB, orderID int64) (u
 		}
 		if _, err := tx.NewRaw("UPDATE reservations SET status = 'reserved', updated_at = now() WHERE id = ?", r.ID).Exec(ctx); err != nil {
 			return err
+		}
+		// The partner was told the order failed: its creation is not
+		// announced, or, if announced already, its deletion is.
+		res, err := tx.NewRaw("DELETE FROM webhook_events WHERE order_id = ? AND type = ? AND dispatched_at IS NULL", o.ID, EventOrderCreated).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			if err := orderEvent(ctx, tx, EventOrderDeleted, o.ID, nil); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.NewDelete().Model(o).WherePK().Exec(ctx); err != nil {
 			return err

@@ -180,8 +180,10 @@ func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 		if _, err := tx.NewRaw(bumpUnseatedVersion, o.EventID).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = tx.NewRaw("UPDATE orders SET status = ?, updated_at = now() WHERE id = ?", status, o.ID).Exec(ctx)
-		return err
+		if _, err = tx.NewRaw("UPDATE orders SET status = ?, updated_at = now() WHERE id = ?", status, o.ID).Exec(ctx); err != nil {
+			return err
+		}
+		return orderEvent(ctx, tx, EventOrderRefunded, o.ID, &r.ID)
 	})
 }
 

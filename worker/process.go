@@ -6,13 +6,16 @@ import (
 	"ticketsales/internal/config"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/sales"
+	"ticketsales/internal/webhook"
 )
 
-// Process is the worker process: the activities its Temporal worker runs and
-// the reaper beside it.
+// Process is the worker process: the activities its Temporal worker runs,
+// the reaper beside it, and the webhook relay that moves the outbox to
+// Temporal.
 type Process struct {
 	Activities *activities.Activities
 	Reaper     Reaper
+	Relay      *webhook.Relay
 }
 
 // NewProcess builds the worker process from its settings; mailer sends
@@ -27,7 +30,10 @@ func NewProcess(cfg config.Config, c app.Conns, mailer mail.Sender) (*Process, e
 		sales.Settings{TaskQueue: cfg.TaskQueue, Orders: orders})
 	return &Process{
 		Activities: &activities.Activities{DB: c.DB, Mailer: mailer, Links: orders.Links, Gateways: orders.Gateways,
-			Metrics: c.Metrics, Log: c.Log},
+			Metrics: c.Metrics, Log: c.Log, Webhooks: activities.WebhookSettings{Rules: cfg.WebhookRules()}},
+		Relay: &webhook.Relay{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.TaskQueue, Render: refunds.WebhookData,
+			Retry: cfg.WebhookRetry(),
+			Log:   c.Log, Interval: cfg.WebhookRelayInterval, Grace: 10 * cfg.WebhookRelayInterval},
 		Reaper: Reaper{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.TaskQueue, Log: c.Log,
 			Interval: cfg.ReapInterval, Grace: cfg.ReapGrace,
 			Payments: sales.PaymentSweep{DB: c.DB, Temporal: c.Temporal, Gateways: orders.Gateways},

@@ -41,5 +41,6 @@ func Register(r interface {
 	r.RegisterWorkflowWithOptions(workflows.EventHolds, workflow.RegisterOptions{Name: contract.EventHoldsWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.Order, workflow.RegisterOptions{Name: contract.OrderWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.Refund, workflow.RegisterOptions{Name: contract.RefundWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.WebhookDelivery, workflow.RegisterOptions{Name: contract.WebhookWorkflow})
 	r.RegisterActivity(acts)
 }

@@ -4,15 +4,18 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"ticketsales/internal/apikey"
@@ -37,6 +40,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			r.RegisterWorkflow(workflows.EventHolds)
 			r.RegisterWorkflow(workflows.Order)
 			r.RegisterWorkflow(workflows.Refund)
+			r.RegisterWorkflowWithOptions(workflows.WebhookDelivery, workflow.RegisterOptions{Name: contract.WebhookWorkflow})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}
@@ -84,6 +88,19 @@ func TestRecordHistories(t *testing.T) {
 		}
 		keyOf[body.Data.ID] = use
 		return body.Data.ID
+	}
+	// A webhook endpoint whose first answer is a 503: the order.paid
+	// delivery below is retried once.
+	var posts atomic.Int64
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if posts.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer hooks.Close()
+	if res := s.Do(t, http.MethodPost, "/v1/webhook-endpoints", key, fmt.Sprintf(`{"url": %q, "event_types": ["order.paid"]}`, hooks.URL),
+		"Idempotency-Key: hooks"); res.Status != 201 {
+		t.Fatalf("webhook endpoint: %d %s", res.Status, res.Body)
 	}
 	expired := reserve("parterre-1-1")
 	released := reserve("parterre-1-2")
@@ -146,6 +163,20 @@ func TestRecordHistories(t *testing.T) {
 	}
 	s.Sales.Orders.PaymentWindow = time.Second
 	timedOut := order("parterre-1-4")
+	var paidEvent string
+	var endpoint int64
+	for deadline := time.Now().Add(20 * time.Second); paidEvent == ""; time.Sleep(100 * time.Millisecond) {
+		err := s.DB.NewRaw("SELECT d.event_id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.order_id = ? AND e.type = 'order.paid'",
+			paid).Scan(context.Background(), &paidEvent, &endpoint)
+		if time.Now().After(deadline) {
+			var evs []struct {
+				ID, Type     string
+				DispatchedAt *time.Time
+			}
+			_ = s.DB.NewRaw("SELECT id, type, dispatched_at FROM webhook_events").Scan(context.Background(), &evs)
+			t.Fatalf("no order.paid delivery: %v %+v", err, evs)
+		}
+	}
 
 	// The holds' deadlines passed (expired, released and ordered ones): the
 	// holds workflow of the expired one's minute waits for its minute to
@@ -182,7 +213,8 @@ func TestRecordHistories(t *testing.T) {
 	// hold had a workflow of its own; they stay, replayed above.)
 	ids := map[string]string{
 		"order-paid-deleted": contract.OrderWorkflowID(paid), "order-payment-timeout": contract.OrderWorkflowID(timedOut),
-		"order-gateway-paid": contract.OrderWorkflowID(gatewayPaid), "refund-gateway": contract.RefundWorkflowID(refund.Data.ID)}
+		"order-gateway-paid": contract.OrderWorkflowID(gatewayPaid), "refund-gateway": contract.RefundWorkflowID(refund.Data.ID),
+		"webhook-retried-delivered": contract.WebhookWorkflowID(paidEvent, endpoint)}
 	for name, wid := range ids {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := s.Temporal.GetWorkflow(ctx, wid, "").Get(ctx, nil); err != nil {

@@ -77,6 +77,7 @@ func run() error {
 	}
 	w := worker.New(c, cfg.TaskQueue, parts.Activities)
 	go worker.Reap(ctx, parts.Reaper)
+	go parts.Relay.Run(ctx)
 	logger.Info("worker running", "temporal", cfg.TemporalAddress)
 	// Stops on SIGINT/SIGTERM, letting running activities finish.
 	if err := w.Run(sdkworker.InterruptCh()); err != nil {

@@ -24,10 +24,14 @@ const (
 	ScopeCatalogRead = "catalog:read"
 	ScopeOrdersRead  = "orders:read"
 	ScopeOrdersWrite = "orders:write"
+	// Partner webhook endpoints: read them and their deliveries; create,
+	// change, delete, rotate, test and redeliver.
+	ScopeWebhooksRead  = "webhooks:read"
+	ScopeWebhooksWrite = "webhooks:write"
 )
 
 // AllScopes lists every scope in a stable order.
-var AllScopes = []string{ScopeCatalogRead, ScopeOrdersRead, ScopeOrdersWrite}
+var AllScopes = []string{ScopeCatalogRead, ScopeOrdersRead, ScopeOrdersWrite, ScopeWebhooksRead, ScopeWebhooksWrite}
 
 // Environments of an application.
 const (

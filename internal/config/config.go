@@ -13,6 +13,8 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"ticketsales/internal/payment"
+	"ticketsales/internal/webhook"
+	"ticketsales/workflows/contract"
 )
 
 // DefaultDatabaseURL is the local Postgres the scripts look for first.
@@ -76,10 +78,25 @@ type Config struct {
 	// lapsed hold must be before it steps in.
 	ReapInterval time.Duration `env:"REAP_INTERVAL" envDefault:"1m"`
 	ReapGrace    time.Duration `env:"REAP_GRACE" envDefault:"1m"`
-	MailOutbox   string        `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
-	MailFrom     string        `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
-	LogLevel     slog.Level    `env:"LOG_LEVEL" envDefault:"info"`
-	LogFormat    string        `env:"LOG_FORMAT" envDefault:"text"`
+	// Partner webhooks: the first retry, the longest wait between
+	// attempts, how long a delivery is tried (an endpoint failing every
+	// delivery that long is disabled), and how often the worker moves new
+	// events to Temporal and sweeps deliveries never started.
+	WebhookRetryInitial  time.Duration `env:"WEBHOOK_RETRY_INITIAL" envDefault:"15s"`
+	WebhookRetryMax      time.Duration `env:"WEBHOOK_RETRY_MAX" envDefault:"1h"`
+	WebhookGiveUpAfter   time.Duration `env:"WEBHOOK_GIVE_UP_AFTER" envDefault:"72h"`
+	WebhookRelayInterval time.Duration `env:"WEBHOOK_RELAY_INTERVAL" envDefault:"500ms"`
+	// WebhookRetention is how long sent events, their deliveries and
+	// attempts are kept (redelivery works within it).
+	WebhookRetention time.Duration `env:"WEBHOOK_RETENTION" envDefault:"720h"`
+	// WebhookAnyAddress lifts the https and public-address rule for every
+	// endpoint, production ones included: test harnesses in development
+	// only (refused elsewhere).
+	WebhookAnyAddress bool       `env:"WEBHOOK_ANY_ADDRESS"`
+	MailOutbox        string     `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
+	MailFrom          string     `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
+	LogLevel          slog.Level `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat         string     `env:"LOG_FORMAT" envDefault:"text"`
 }
 
 // Load reads the environment.
@@ -112,6 +129,12 @@ func (c Config) check() (Config, error) {
 	}
 	if c.StartWorkers < 1 || c.StartQueue < 0 {
 		return c, fmt.Errorf("read configuration: RESERVATION_START_WORKERS must be at least 1 and RESERVATION_START_QUEUE not negative")
+	}
+	if c.WebhookRetryInitial <= 0 || c.WebhookRetryMax < c.WebhookRetryInitial || c.WebhookGiveUpAfter <= 0 || c.WebhookRelayInterval <= 0 {
+		return c, fmt.Errorf("read configuration: WEBHOOK_RETRY_INITIAL, WEBHOOK_GIVE_UP_AFTER and WEBHOOK_RELAY_INTERVAL must be positive, WEBHOOK_RETRY_MAX at least WEBHOOK_RETRY_INITIAL")
+	}
+	if c.WebhookAnyAddress && c.AppEnv != "development" {
+		return c, fmt.Errorf("read configuration: WEBHOOK_ANY_ADDRESS is for development only")
 	}
 	if c.AppEnv != "production" && c.AppEnv != "development" {
 		return c, fmt.Errorf("read configuration: APP_ENV must be production or development, not %q", c.AppEnv)
@@ -187,4 +210,14 @@ func (c Config) Logger() *slog.Logger {
 		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+// WebhookRetry is the schedule of webhook deliveries.
+func (c Config) WebhookRetry() contract.WebhookRetry {
+	return contract.WebhookRetry{Initial: c.WebhookRetryInitial, Backoff: 2, Maximum: c.WebhookRetryMax, GiveUpAfter: c.WebhookGiveUpAfter}
+}
+
+// WebhookRules are the address rules of webhook endpoints.
+func (c Config) WebhookRules() webhook.Rules {
+	return webhook.Rules{Development: c.Development(), AnyAddress: c.WebhookAnyAddress}
 }

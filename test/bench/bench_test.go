@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,7 @@ type Results struct {
 	Holds        map[string]any `json:"holds"`
 	Sagas        map[string]any `json:"sagas"`
 	Sellout      map[string]any `json:"sellout"`
+	Webhooks     map[string]any `json:"webhooks"`
 }
 
 // hall is a catalog with one published event in a rows × seats hall.
@@ -85,10 +87,11 @@ func TestBench(t *testing.T) {
 	company := s.Company(t, "Bench")
 	key, _ := s.Key(t, company, apikey.Sandbox)
 	prodKey, prodKeyID := s.Key(t, company, apikey.Production)
-	// BENCH_ONLY=availability|sagas|holds|sellout runs one part and only logs it
-	// (for profiling); results are written when all three ran.
+	// BENCH_ONLY=availability|sagas|webhooks|holds|sellout (or several,
+	// comma-separated) runs those parts and only logs them (for profiling);
+	// results are written when all ran.
 	only := os.Getenv("BENCH_ONLY")
-	run := func(part string) bool { return only == "" || only == part }
+	run := func(part string) bool { return only == "" || slices.Contains(strings.Split(only, ","), part) }
 	if run("availability") {
 		s.Import(t, company, hall("avail", 100, 100))
 		res.Availability = benchAvailability(t, s, key, eventID(t, s, company, "avail"))
@@ -98,6 +101,11 @@ func TestBench(t *testing.T) {
 	if run("sagas") {
 		s.Import(t, company, hall("sagas", 100, 100))
 		res.Sagas = benchSagas(t, s, key, eventID(t, s, company, "sagas"))
+	}
+	// Webhook deliveries beside the sagas, before the holds for the same
+	// reason.
+	if run("webhooks") {
+		res.Webhooks = benchWebhooks(t, s, key)
 	}
 	if run("holds") {
 		s.Import(t, company, hall("holds", 100, 100))
@@ -475,7 +483,13 @@ func write(t *testing.T, r Results) {
 	fmt.Fprintf(&md, "| sagas (%v events each) | %.1f | %.0f |\n", sg["events_per_saga"], sg["sagas_per_s"], sg["saga_events_per_s"])
 	fmt.Fprintf(&md, "| empty workflows (%v events each) | %.1f | %.0f |\n| events ratio | | %.1f%% |\n",
 		sg["events_per_empty_workflow"], sg["empty_workflows_per_s"], sg["empty_events_per_s"], 100*sg["events_ratio"].(float64))
-	fmt.Fprintf(&md, "\nFailures: availability %d/%d, holds %v, sagas %v.\n", af.Failures, nf.Failures, h["api_failures"], sg["saga_failures"])
+	wh := r.Webhooks
+	fmt.Fprintf(&md, "| webhook deliveries (%v events each): test events through the outbox, relay, workflow, signed POST, verified | %.1f | |\n",
+		wh["events_per_delivery"], wh["deliveries_per_s"])
+	fmt.Fprintf(&md, "\nWebhooks: %v events sent at concurrency %v, %v delivered (%v lost); from the request to the receiver p50 %.0f ms, p99 %.0f ms.\n",
+		wh["events"], wh["concurrency"], wh["delivered"], wh["lost"], wh["latency_p50_ms"], wh["latency_p99_ms"])
+	fmt.Fprintf(&md, "\nFailures: availability %d/%d, holds %v, sagas %v, webhooks %v.\n", af.Failures, nf.Failures, h["api_failures"], sg["saga_failures"],
+		wh["request_failures"])
 	if err := os.WriteFile("results/latest.md", []byte(md.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	temporalclient "go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
@@ -112,7 +114,10 @@ func TestChaos(t *testing.T) {
 		// rather than a minute later.
 		"REAP_INTERVAL=1s", "REAP_GRACE=3s",
 		// Gateway buyers pay around the end of this window.
-		"PAYMENT_WINDOW="+paymentWindow.String())
+		"PAYMENT_WINDOW="+paymentWindow.String(),
+		// Webhooks go to this test's receiver on loopback, retried within
+		// seconds.
+		"WEBHOOK_ANY_ADDRESS=true", "WEBHOOK_RETRY_INITIAL=1s", "WEBHOOK_RETRY_MAX=3s", "WEBHOOK_RELAY_INTERVAL=200ms")
 	logs, _ := os.Create(filepath.Join(dir, "processes.log"))
 	defer logs.Close()
 	api := &proc{bin: filepath.Join(dir, "api"), env: env, logs: logs}
@@ -121,6 +126,8 @@ func TestChaos(t *testing.T) {
 	wrk.start(t)
 	defer api.kill()
 	defer wrk.kill()
+	hooks := newHookReceiver(t)
+	hooks.subscribe(t, "http://"+addr, key)
 
 	// The killer: SIGKILL the api and the worker in turn, restart them.
 	stop := make(chan struct{})
@@ -321,6 +328,116 @@ func TestChaos(t *testing.T) {
 	if mails != paid {
 		t.Errorf("%d e-mails for %d paid orders", mails, paid)
 	}
+
+	// Webhooks: every event the outbox holds reached the receiver, verified,
+	// whatever was killed meanwhile; repeats only share an id.
+	var events []struct {
+		ID, Type string
+		OrderID  *int64
+	}
+	if err := s.DB.NewRaw("SELECT id, type, order_id FROM webhook_events WHERE company_id = ?", company).Scan(ctx, &events); err != nil {
+		t.Fatal(err)
+	}
+	var lost []string
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		lost = lost[:0]
+		for _, e := range events {
+			if !hooks.got(e.ID) {
+				lost = append(lost, e.Type+" "+e.ID)
+			}
+		}
+		if len(lost) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(lost) > 0 {
+		t.Errorf("%d of %d webhook events never arrived, e.g. %s", len(lost), len(events), lost[0])
+	}
+	if n := count("SELECT count(*) FROM orders o WHERE o.status = 'paid' AND o.company_id = ? AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.order_id = o.id AND e.type = 'order.paid')", company); n != 0 {
+		t.Errorf("%d paid orders without an order.paid event", n)
+	}
+	posts, unique, bad := hooks.counts()
+	if bad != 0 {
+		t.Errorf("%d webhook POSTs failed verification", bad)
+	}
+	t.Logf("webhooks: %d events, %d received (%d POSTs: repeats are deduplicated by webhook-id)", len(events), unique, posts)
+}
+
+// hookReceiver is the partner's webhook endpoint: it verifies each POST
+// with the Standard Webhooks reference library and records event ids.
+type hookReceiver struct {
+	url    string
+	mu     sync.Mutex
+	secret string
+	seen   map[string]bool
+	posts  int
+	bad    int
+}
+
+func newHookReceiver(t *testing.T) *hookReceiver {
+	h := &hookReceiver{seen: map[string]bool{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		wh, err := standardwebhooks.NewWebhook(h.secret)
+		if err == nil {
+			err = wh.Verify(body, r.Header)
+		}
+		if err != nil {
+			h.bad++
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		h.posts++
+		h.seen[r.Header.Get("webhook-id")] = true
+	}))
+	t.Cleanup(srv.Close)
+	h.url = srv.URL + "/hooks"
+	return h
+}
+
+// subscribe adds the receiver as an endpoint through the api.
+func (h *hookReceiver) subscribe(t *testing.T, base, key string) {
+	body := fmt.Sprintf(`{"url": %q}`, h.url)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(300 * time.Millisecond) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/webhook-endpoints", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "hooks")
+		res, err := http.DefaultClient.Do(req)
+		if err == nil {
+			var e struct {
+				Data struct{ Secret string } `json:"data"`
+			}
+			_ = json.NewDecoder(res.Body).Decode(&e)
+			res.Body.Close()
+			if res.StatusCode == http.StatusCreated {
+				h.mu.Lock()
+				h.secret = e.Data.Secret
+				h.mu.Unlock()
+				return
+			}
+			if res.StatusCode < 500 {
+				t.Fatalf("create webhook endpoint: %d", res.StatusCode)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("create webhook endpoint: %v", err)
+		}
+	}
+}
+
+func (h *hookReceiver) got(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seen[id]
+}
+
+func (h *hookReceiver) counts() (posts, unique, bad int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.posts, len(h.seen), h.bad
 }
 
 // Every gatewayEvery-th saga pays through the gateway, around the end of

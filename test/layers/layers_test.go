@@ -18,7 +18,7 @@ var layer = map[string]int{
 	"store":           1,
 	"internal/apikey": 2, "internal/requestlog": 2, "internal/metrics": 2, "internal/delivery": 2, "internal/payment": 2,
 	"internal/catalog": 2, "internal/organizer": 2, "internal/catalog/catalogfile": 2, "workflows/contract": 2,
-	"internal/config": 3, "internal/sales": 3, "internal/app": 4, "internal/delivery/email": 3, "activities": 3, "api/request": 3,
+	"internal/config": 3, "internal/sales": 3, "internal/webhook": 3, "internal/app": 4, "internal/delivery/email": 3, "activities": 3, "api/request": 3,
 	"api/reference": 0, "api/client": 0, "workflows": 4, "api/aggregator": 4, "api/cabinet": 4,
 	"worker": 5, "api": 5,
 	"cmd/api": 7, "api/client/example": 7, "cmd/worker": 7, "cmd/ticketctl": 7,

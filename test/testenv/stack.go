@@ -117,6 +117,8 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 	// tests of limits, the request log written at once.
 	cfg.AuthCacheTTL, cfg.RateLimitRPS, cfg.RateLimitBurst, cfg.AuthFailureRPS = 0, 10_000, 10_000, 0
 	cfg.RequestLogFlush, cfg.StartQueue, cfg.StartWorkers, cfg.SaleCacheTTL = 20*time.Millisecond, 10_000, 4, 0
+	// Webhook retries in a second or two, the outbox moved every 100 ms.
+	cfg.WebhookRetryInitial, cfg.WebhookRetryMax, cfg.WebhookRelayInterval = 500*time.Millisecond, 2*time.Second, 100*time.Millisecond
 	s := &Stack{DB: db, DBURL: dbURL, Temporal: tc, Now: time.Now, TaskQueue: cfg.TaskQueue, Metrics: reg, Config: cfg,
 		conns: app.Conns{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Metrics: reg, Log: log}}
 	a, err := api.NewProcess(cfg, s.conns, api.ProcessOptions{Now: s.now})
@@ -211,16 +213,24 @@ func (s *Stack) worker(t testing.TB) *worker.Process {
 	return w
 }
 
-// StartWorker runs a real worker for this stack's task queue until the test
+// StartWorker runs a real worker for this stack's task queue, with the
+// webhook relay beside it as the worker process runs it, until the test
 // ends (or the returned stop is called).
 func (s *Stack) StartWorker(t testing.TB) (stop func()) {
 	t.Helper()
-	w := worker.New(s.Temporal, s.TaskQueue, s.worker(t).Activities)
+	p := s.worker(t)
+	w := worker.New(s.Temporal, s.TaskQueue, p.Activities)
 	if err := w.Start(); err != nil {
 		t.Fatalf("start worker: %v", err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Relay.Run(ctx)
+	}()
 	var once sync.Once
-	stop = func() { once.Do(w.Stop) }
+	stop = func() { once.Do(func() { cancel(); <-done; w.Stop() }) }
 	t.Cleanup(stop)
 	return stop
 }

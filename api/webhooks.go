@@ -1,0 +1,171 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"ticketsales/api/request"
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/webhook"
+)
+
+// eventTypeEnum lists the event types an endpoint may subscribe to.
+const eventTypeEnum = "order.created,order.paid,order.cancelled,order.refunded,order.deleted,reservation.expired,webhook.test"
+
+type createWebhookEndpointInput struct {
+	Body struct {
+		URL         string   `json:"url" minLength:"1" maxLength:"2000" doc:"Where events are POSTed: https for production endpoints; never a loopback, private or link-local address."`
+		EventTypes  []string `json:"event_types,omitempty" maxItems:"20" doc:"The event types to send; omit or leave empty for all." enum:"order.created,order.paid,order.cancelled,order.refunded,order.deleted,reservation.expired,webhook.test"`
+		Enabled     *bool    `json:"enabled,omitempty" doc:"Default true."`
+		Description string   `json:"description,omitempty" maxLength:"500"`
+	}
+}
+
+type updateWebhookEndpointInput struct {
+	EndpointPath
+	Body struct {
+		URL         *string   `json:"url,omitempty" minLength:"1" maxLength:"2000"`
+		EventTypes  *[]string `json:"event_types,omitempty" maxItems:"20" doc:"Replaces the list; empty: all types." enum:"order.created,order.paid,order.cancelled,order.refunded,order.deleted,reservation.expired,webhook.test"`
+		Enabled     *bool     `json:"enabled,omitempty" doc:"true re-enables an endpoint disabled after failing, and clears why."`
+		Description *string   `json:"description,omitempty" maxLength:"500"`
+	}
+}
+
+// EndpointPath is the {id} of a webhook endpoint.
+type EndpointPath struct {
+	ID int64 `path:"id" minimum:"1" doc:"Webhook endpoint id."`
+}
+
+// WebhookEventPath is the {id} of a webhook event.
+type WebhookEventPath struct {
+	ID string `path:"id" maxLength:"64" doc:"Webhook event id (the webhook-id header)."`
+}
+
+type listWebhookDeliveriesInput struct {
+	EndpointPath
+	PageParams
+	Status string `query:"filter.status" enum:"pending,delivered,failed"`
+}
+
+type endpointOutput struct {
+	Location string `header:"Location"`
+	Body     Envelope[*webhook.WebhookEndpoint]
+}
+
+type sentOutput struct {
+	Body Envelope[*webhook.WebhookSent]
+}
+
+func (s *Server) registerWebhooks(api huma.API) {
+	tags := []string{"Webhooks"}
+	svc := s.deps.Webhooks
+	huma.Register(api, idempotent(request.Scoped(huma.Operation{
+		OperationID: "create-webhook-endpoint", Method: http.MethodPost, Path: "/webhook-endpoints", Tags: tags,
+		Summary: "Add a webhook endpoint", DefaultStatus: http.StatusCreated,
+		Description: "Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard " +
+			"Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that " +
+			"are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a " +
+			"development deployment).",
+		Errors: []int{http.StatusNotFound},
+	}, apikey.ScopeWebhooksWrite)), func(ctx context.Context, in *createWebhookEndpointInput) (*endpointOutput, error) {
+		b := in.Body
+		ein := webhook.EndpointInput{URL: &b.URL, Description: &b.Description, Enabled: b.Enabled}
+		if b.EventTypes != nil {
+			ein.EventTypes = &b.EventTypes
+		}
+		e, err := svc.Create(ctx, request.Caller(ctx), ein)
+		if err != nil {
+			return nil, err
+		}
+		return &endpointOutput{Location: "/v1/webhook-endpoints/" + strconv.FormatInt(e.ID, 10),
+			Body: Envelope[*webhook.WebhookEndpoint]{Data: e, RequestID: request.ID(ctx)}}, nil
+	})
+
+	huma.Register(api, request.Scoped(huma.Operation{
+		OperationID: "list-webhook-endpoints", Method: http.MethodGet, Path: "/webhook-endpoints", Tags: tags,
+		Summary: "List webhook endpoints", Errors: []int{http.StatusUnprocessableEntity},
+	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *PageParams) (*listOutput[*webhook.WebhookEndpoint], error) {
+		items, total, err := svc.List(ctx, request.Caller(ctx), in.Page, in.PerPage)
+		return replyPage(ctx, items, *in, total, err)
+	})
+
+	huma.Register(api, request.Scoped(huma.Operation{
+		OperationID: "get-webhook-endpoint", Method: http.MethodGet, Path: "/webhook-endpoints/{id}", Tags: tags,
+		Summary: "Get a webhook endpoint", Description: "A disabled endpoint says why in `disabled_reason`.",
+		Errors: []int{http.StatusNotFound},
+	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhook.WebhookEndpoint], error) {
+		e, err := svc.Get(ctx, request.Caller(ctx), in.ID)
+		return reply(ctx, e, err)
+	})
+
+	huma.Register(api, request.Scoped(huma.Operation{
+		OperationID: "update-webhook-endpoint", Method: http.MethodPatch, Path: "/webhook-endpoints/{id}", Tags: tags,
+		Summary: "Change a webhook endpoint", Description: "Only the fields sent change. A new `url` is checked as at creation.",
+		Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
+	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *updateWebhookEndpointInput) (*dataOutput[*webhook.WebhookEndpoint], error) {
+		b := in.Body
+		e, err := svc.Update(ctx, request.Caller(ctx), in.ID, webhook.EndpointInput{URL: b.URL, Description: b.Description,
+			EventTypes: b.EventTypes, Enabled: b.Enabled})
+		return reply(ctx, e, err)
+	})
+
+	huma.Register(api, request.Scoped(huma.Operation{
+		OperationID: "delete-webhook-endpoint", Method: http.MethodDelete, Path: "/webhook-endpoints/{id}", Tags: tags,
+		Summary: "Delete a webhook endpoint", Description: "It receives nothing more; deliveries still pending stop.",
+		DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
+	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *EndpointPath) (*struct{}, error) {
+		return nil, svc.Delete(ctx, request.Caller(ctx), in.ID)
+	})
+
+	huma.Register(api, idempotent(request.Scoped(huma.Operation{
+		OperationID: "rotate-webhook-secret", Method: http.MethodPost, Path: "/webhook-endpoints/{id}/rotate-secret", Tags: tags,
+		Summary: "Rotate an endpoint's signing secret",
+		Description: "Answers the new `secret`, shown only now. For 24 hours the old secret keeps signing beside it: each delivery " +
+			"carries both signatures in `webhook-signature`, so receivers switch without missing an event.",
+		Errors: []int{http.StatusNotFound},
+	}, apikey.ScopeWebhooksWrite)), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhook.WebhookEndpoint], error) {
+		e, err := svc.RotateSecret(ctx, request.Caller(ctx), in.ID)
+		return reply(ctx, e, err)
+	})
+
+	huma.Register(api, request.Scoped(huma.Operation{
+		OperationID: "test-webhook-endpoint", Method: http.MethodPost, Path: "/webhook-endpoints/{id}/test", Tags: tags,
+		Summary: "Send a test event", DefaultStatus: http.StatusAccepted,
+		Description: "Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its " +
+			"delivery is listed with the others. A disabled endpoint answers 409: enable it first.",
+		Errors: []int{http.StatusNotFound, http.StatusConflict},
+	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *EndpointPath) (*sentOutput, error) {
+		sent, err := svc.Ping(ctx, request.Caller(ctx), in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &sentOutput{Body: Envelope[*webhook.WebhookSent]{Data: sent, RequestID: request.ID(ctx)}}, nil
+	})
+
+	huma.Register(api, request.Scoped(huma.Operation{
+		OperationID: "list-webhook-deliveries", Method: http.MethodGet, Path: "/webhook-endpoints/{id}/deliveries", Tags: tags,
+		Summary:     "List an endpoint's deliveries, newest first",
+		Description: "Each with its latest attempts: when, how long, the status and the first bytes of the answer.",
+		Errors:      []int{http.StatusNotFound, http.StatusUnprocessableEntity},
+	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *listWebhookDeliveriesInput) (*listOutput[*webhook.WebhookDelivery], error) {
+		items, total, err := svc.Deliveries(ctx, request.Caller(ctx), in.ID, in.Status, in.Page, in.PerPage)
+		return replyPage(ctx, items, in.PageParams, total, err)
+	})
+
+	huma.Register(api, request.Scoped(huma.Operation{
+		OperationID: "redeliver-webhook-event", Method: http.MethodPost, Path: "/webhook-events/{id}/redeliver", Tags: tags,
+		Summary: "Send an event again", DefaultStatus: http.StatusAccepted,
+		Description: "Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, " +
+			"retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty).",
+		Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
+	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *WebhookEventPath) (*sentOutput, error) {
+		sent, err := svc.Redeliver(ctx, request.Caller(ctx), in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return &sentOutput{Body: Envelope[*webhook.WebhookSent]{Data: sent, RequestID: request.ID(ctx)}}, nil
+	})
+}

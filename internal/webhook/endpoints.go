@@ -1,0 +1,319 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/client"
+
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/sales"
+	"ticketsales/internal/states"
+	"ticketsales/store"
+	"ticketsales/workflows/contract"
+)
+
+// SecretOverlap is how long a rotated secret keeps signing beside the new one.
+const SecretOverlap = 24 * time.Hour
+
+// Service is the partner's side of webhooks: endpoints, deliveries,
+// redelivery and test pings.
+type Service struct {
+	DB        *bun.DB
+	Temporal  client.Client
+	TaskQueue string
+	Retry     contract.WebhookRetry
+	// Rules say which addresses endpoints may name.
+	Rules Rules
+}
+
+// WebhookEndpoint is an endpoint as partners see it.
+type WebhookEndpoint struct {
+	ID          int64    `json:"id"`
+	URL         string   `json:"url"`
+	Description string   `json:"description"`
+	EventTypes  []string `json:"event_types" doc:"The event types sent; empty: all of them."`
+	Enabled     bool     `json:"enabled"`
+	IsTest      bool     `json:"is_test" doc:"A sandbox endpoint: it receives sandbox events only."`
+	Secret      string   `json:"secret,omitempty" doc:"The signing secret (whsec_…): shown only when the endpoint is created and when the secret is rotated."`
+	// SecretRotatedUntil is when a rotated secret stops signing.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty" doc:"Until then the previous secret signs beside the current one."`
+	FailingSince            *time.Time `json:"failing_since,omitempty" doc:"Every delivery has failed since then."`
+	DisabledAt              *time.Time `json:"disabled_at,omitempty"`
+	DisabledReason          string     `json:"disabled_reason,omitempty" doc:"Why the endpoint was disabled (by the API, or after failing every delivery for three days)."`
+	CreatedAt               time.Time  `json:"created_at"`
+	UpdatedAt               time.Time  `json:"updated_at"`
+}
+
+func endpointView(e *store.WebhookEndpoint, withSecret bool) *WebhookEndpoint {
+	out := &WebhookEndpoint{ID: e.ID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, Enabled: e.Enabled, IsTest: e.IsTest,
+		FailingSince: e.FailingSince, DisabledAt: e.DisabledAt, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
+	if out.EventTypes == nil {
+		out.EventTypes = []string{}
+	}
+	if e.DisabledReason != nil && !e.Enabled {
+		out.DisabledReason = *e.DisabledReason
+	}
+	if e.PreviousSecretExpiresAt != nil && time.Now().Before(*e.PreviousSecretExpiresAt) {
+		out.PreviousSecretExpiresAt = e.PreviousSecretExpiresAt
+	}
+	if withSecret {
+		out.Secret = e.Secret
+	}
+	return out
+}
+
+// EndpointInput creates an endpoint, or changes one (nil: unchanged).
+type EndpointInput struct {
+	URL         *string
+	Description *string
+	EventTypes  *[]string
+	Enabled     *bool
+}
+
+// validate checks the input, every problem at once; the URL's address
+// check resolves its host.
+func (s *Service) validate(ctx context.Context, p *apikey.Principal, in EndpointInput) error {
+	verr := &sales.ValidationError{}
+	if in.URL != nil {
+		if err := s.Rules.For(p.IsTest()).CheckURL(ctx, *in.URL); err != nil {
+			verr.Fields = append(verr.Fields, sales.FieldError{Location: "body.url", Message: err.Error(), Value: *in.URL})
+		}
+	}
+	if in.EventTypes != nil {
+		for i, t := range *in.EventTypes {
+			if !slices.Contains(store.EventTypes, t) {
+				verr.Fields = append(verr.Fields, sales.FieldError{Location: fmt.Sprintf("body.event_types[%d]", i),
+					Message: "unknown event type", Value: t})
+			}
+		}
+	}
+	if len(verr.Fields) > 0 {
+		return verr
+	}
+	return nil
+}
+
+// Create makes an endpoint of the caller's application with a new secret,
+// returned this once.
+func (s *Service) Create(ctx context.Context, p *apikey.Principal, in EndpointInput) (*WebhookEndpoint, error) {
+	if err := s.validate(ctx, p, in); err != nil {
+		return nil, err
+	}
+	e := &store.WebhookEndpoint{ApplicationID: p.ApplicationID, CompanyID: p.CompanyID, IsTest: p.IsTest(), URL: *in.URL,
+		Enabled: true, Secret: NewSecret()}
+	if in.Description != nil {
+		e.Description = *in.Description
+	}
+	if in.EventTypes != nil {
+		e.EventTypes = dedupe(*in.EventTypes)
+	}
+	if in.Enabled != nil {
+		e.Enabled = *in.Enabled
+	}
+	if err := store.CreateWebhookEndpoint(ctx, s.DB, e); err != nil {
+		return nil, err
+	}
+	return endpointView(e, true), nil
+}
+
+func dedupe(types []string) []string {
+	out := []string{}
+	for _, t := range types {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Get returns an endpoint of the caller's application.
+func (s *Service) Get(ctx context.Context, p *apikey.Principal, id int64) (*WebhookEndpoint, error) {
+	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), id)
+	if err != nil {
+		return nil, err
+	}
+	return endpointView(e, false), nil
+}
+
+// List returns a page of the caller's endpoints.
+func (s *Service) List(ctx context.Context, p *apikey.Principal, page, perPage int) ([]*WebhookEndpoint, int, error) {
+	rows, n, err := store.ListWebhookEndpoints(ctx, s.DB, p.CompanyID, p.IsTest(), page, perPage)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]*WebhookEndpoint, len(rows))
+	for i := range rows {
+		out[i] = endpointView(&rows[i], false)
+	}
+	return out, n, nil
+}
+
+// Update changes an endpoint; the URL is checked as at creation.
+func (s *Service) Update(ctx context.Context, p *apikey.Principal, id int64, in EndpointInput) (*WebhookEndpoint, error) {
+	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.validate(ctx, p, in); err != nil {
+		return nil, err
+	}
+	c := store.WebhookEndpointChange{URL: in.URL, Description: in.Description, Enabled: in.Enabled}
+	if in.EventTypes != nil {
+		types := dedupe(*in.EventTypes)
+		c.EventTypes = &types
+	}
+	if err := store.UpdateWebhookEndpoint(ctx, s.DB, e, c); err != nil {
+		return nil, err
+	}
+	return endpointView(e, false), nil
+}
+
+// Delete deletes an endpoint.
+func (s *Service) Delete(ctx context.Context, p *apikey.Principal, id int64) error {
+	return store.DeleteWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), id)
+}
+
+// RotateSecret gives an endpoint a new secret, returned this once; the old
+// one signs beside it for SecretOverlap.
+func (s *Service) RotateSecret(ctx context.Context, p *apikey.Principal, id int64) (*WebhookEndpoint, error) {
+	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), id)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.RotateWebhookSecret(ctx, s.DB, e, NewSecret(), SecretOverlap); err != nil {
+		return nil, err
+	}
+	return endpointView(e, true), nil
+}
+
+// WebhookAttempt is one POST of a delivery.
+type WebhookAttempt struct {
+	Attempt         int       `json:"attempt"`
+	AttemptedAt     time.Time `json:"attempted_at"`
+	DurationMS      int       `json:"duration_ms"`
+	StatusCode      *int      `json:"status_code,omitempty" doc:"The endpoint's HTTP status; absent when it did not answer."`
+	Error           string    `json:"error,omitempty" doc:"Why there was no answer (timeout, refused connection, forbidden address)."`
+	ResponseExcerpt string    `json:"response_excerpt" doc:"The first 512 bytes of the answer."`
+}
+
+// WebhookDelivery is an event's delivery to an endpoint.
+type WebhookDelivery struct {
+	EventID        string           `json:"event_id"`
+	EventType      string           `json:"event_type"`
+	EndpointID     int64            `json:"endpoint_id"`
+	Status         string           `json:"status" enum:"pending,delivered,failed" doc:"pending: being delivered or waiting for its next attempt."`
+	Attempts       int              `json:"attempts"`
+	LastAttemptAt  *time.Time       `json:"last_attempt_at,omitempty"`
+	LastStatus     *int             `json:"last_status,omitempty"`
+	LastError      string           `json:"last_error,omitempty"`
+	DeliveredAt    *time.Time       `json:"delivered_at,omitempty"`
+	FailedAt       *time.Time       `json:"failed_at,omitempty"`
+	CreatedAt      time.Time        `json:"created_at"`
+	RecentAttempts []WebhookAttempt `json:"recent_attempts" doc:"The latest attempts, newest first (at most 10)."`
+}
+
+// Deliveries returns a page of an endpoint's deliveries, newest first.
+func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointID int64, status string, page, perPage int) ([]*WebhookDelivery, int, error) {
+	if _, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), endpointID); err != nil {
+		return nil, 0, err
+	}
+	rows, n, err := store.ListDeliveries(ctx, s.DB, endpointID, status, page, perPage)
+	if err != nil {
+		return nil, 0, err
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.EventID
+	}
+	attempts, err := store.DeliveryAttempts(ctx, s.DB, endpointID, ids, 10)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]*WebhookDelivery, len(rows))
+	for i, r := range rows {
+		d := &WebhookDelivery{EventID: r.EventID, EventType: r.EventType, EndpointID: r.EndpointID, Status: r.Status, Attempts: r.Attempts,
+			LastAttemptAt: r.LastAttemptAt, LastStatus: r.LastStatus, DeliveredAt: r.DeliveredAt, FailedAt: r.FailedAt,
+			CreatedAt: r.CreatedAt, RecentAttempts: []WebhookAttempt{}}
+		if r.LastError != nil {
+			d.LastError = *r.LastError
+		}
+		for _, a := range attempts[r.EventID] {
+			v := WebhookAttempt{Attempt: a.Attempt, AttemptedAt: a.AttemptedAt, DurationMS: a.DurationMS, StatusCode: a.StatusCode,
+				ResponseExcerpt: a.ResponseExcerpt}
+			if a.Error != nil {
+				v.Error = *a.Error
+			}
+			d.RecentAttempts = append(d.RecentAttempts, v)
+		}
+		out[i] = d
+	}
+	return out, n, nil
+}
+
+// WebhookSent is an event made due: its id and the endpoints it goes to.
+type WebhookSent struct {
+	EventID     string  `json:"event_id"`
+	EventType   string  `json:"event_type"`
+	EndpointIDs []int64 `json:"endpoint_ids" doc:"The endpoints the event is being delivered to."`
+}
+
+// ErrNotDispatched: an event not yet sent cannot be sent again.
+var ErrNotDispatched = errors.New("event not dispatched yet")
+
+// Redeliver sends an event again to every enabled endpoint of the caller's
+// application that takes it (for a test ping: its endpoint), as a new run
+// of each delivery's workflow.
+func (s *Service) Redeliver(ctx context.Context, p *apikey.Principal, eventID string) (*WebhookSent, error) {
+	ev, err := store.GetWebhookEvent(ctx, s.DB, p.CompanyID, p.IsTest(), eventID)
+	if err != nil {
+		return nil, err
+	}
+	if ev.DispatchedAt == nil || ev.Payload == nil {
+		// The relay sends it shortly for the first time.
+		return &WebhookSent{EventID: ev.ID, EventType: ev.Type, EndpointIDs: []int64{}}, nil
+	}
+	ds, err := store.Redeliver(ctx, s.DB, ev)
+	if err != nil {
+		return nil, err
+	}
+	return s.start(ctx, ev, ds)
+}
+
+func (s *Service) start(ctx context.Context, ev *store.WebhookEvent, ds []store.WebhookDelivery) (*WebhookSent, error) {
+	out := &WebhookSent{EventID: ev.ID, EventType: ev.Type, EndpointIDs: []int64{}}
+	for _, d := range ds {
+		if err := StartDelivery(ctx, s.Temporal, s.TaskQueue, s.Retry, d.EventID, d.EndpointID, true); err != nil {
+			// The worker's sweep starts it.
+			return nil, fmt.Errorf("%w: %w", sales.ErrUnavailable, err)
+		}
+		if err := store.MarkDeliveryStarted(ctx, s.DB, d.EventID, d.EndpointID); err != nil {
+			return nil, err
+		}
+		out.EndpointIDs = append(out.EndpointIDs, d.EndpointID)
+	}
+	return out, nil
+}
+
+// Ping sends a webhook.test event to one endpoint.
+func (s *Service) Ping(ctx context.Context, p *apikey.Principal, endpointID int64) (*WebhookSent, error) {
+	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), endpointID)
+	if err != nil {
+		return nil, err
+	}
+	if !e.Enabled {
+		return nil, &states.StateError{Entity: "webhook endpoint", ID: fmt.Sprint(e.ID), Status: "disabled"}
+	}
+	ev, err := store.CreatePingEvent(ctx, s.DB, e, store.EventPing, func(id string, at time.Time) ([]byte, error) {
+		return Body(id, store.EventPing, at, map[string]any{"endpoint_id": e.ID, "message": "A test event: this endpoint receives webhooks."})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The worker's relay sends it within its interval.
+	return &WebhookSent{EventID: ev.ID, EventType: ev.Type, EndpointIDs: []int64{e.ID}}, nil
+}

@@ -1,0 +1,12 @@
+package webhook
+
+import (
+	"context"
+
+	"ticketsales/store"
+)
+
+// RenderBody exposes the relay's body for tests.
+func RenderBody(r *Relay, ctx context.Context, ev *store.WebhookEvent) ([]byte, error) {
+	return r.body(ctx, ev)
+}
