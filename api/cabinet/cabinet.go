@@ -214,6 +214,13 @@ func (c *cabinet) signIn(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusTooManyRequests, "signin", pageData{Title: "Sign in", Email: email,
 			Message: "Too many sign-in attempts. Wait a few minutes and try again."})
 		return
+	case errors.Is(err, organizer.ErrBusy):
+		// Every slot of the password check is taken: the server is busy,
+		// not the client wrong (503, not 429), and nothing was counted.
+		w.Header().Set("Retry-After", retryAfter(wait))
+		c.render(w, r, http.StatusServiceUnavailable, "signin", pageData{Title: "Sign in", Email: email,
+			Message: "Too many people are signing in right now. Try again in a few seconds."})
+		return
 	case errors.Is(err, organizer.ErrBadCredentials):
 		c.render(w, r, http.StatusUnauthorized, "signin", pageData{Title: "Sign in", Email: email,
 			Message: "Wrong e-mail or password."})

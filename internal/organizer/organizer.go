@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -70,6 +72,9 @@ type Service struct {
 	// password) and per address (trying many accounts).
 	perAccount *ratelimit.Failures
 	perAddress *ratelimit.Failures
+	// checks bounds the argon2id password checks running at once.
+	checks         slots
+	passwordChecks atomic.Int64
 }
 
 // New builds the service; now may be nil (time.Now).
@@ -79,7 +84,8 @@ func New(db *bun.DB, now func() time.Time) *Service {
 	}
 	return &Service{db: db, now: now,
 		perAccount: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 60, Burst: 5}),
-		perAddress: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 10, Burst: 30})}
+		perAddress: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 10, Burst: 30}),
+		checks:     make(slots, max(1, runtime.NumCPU()))}
 }
 
 // NormalizeEmail checks an address and lowercases it.
@@ -170,46 +176,105 @@ func (s *Service) UseLink(ctx context.Context, token, password string) (*store.C
 }
 
 // SignIn checks e-mail and password from a client address. Failures are
-// counted per address and e-mail and per address; past either budget the
-// attempt is refused before the password is looked at (ErrTooManyTries
-// with the wait).
+// counted per address and e-mail and per address. Every attempt spends a
+// failure of each budget before the password is looked at, and a sign-in
+// that succeeds gives them back: parallel attempts get no more password
+// checks than the budgets allow, the rest are refused at once
+// (ErrTooManyTries with the wait). The password check itself (argon2id,
+// 64 MiB) runs in one of a few slots; when they stay taken for
+// busyWait the attempt is refused with ErrBusy and costs no failure.
 func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*store.CabinetUser, time.Duration, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
-	account := addr + "|" + email
-	if wait, blocked := s.perAccount.Blocked(account); blocked {
-		return nil, wait, ErrTooManyTries
+	budgets := []struct {
+		f   *ratelimit.Failures
+		key string
+	}{{s.perAccount, addr + "|" + email}, {s.perAddress, addr}}
+	giveBack := func(n int) {
+		for _, b := range budgets[:n] {
+			b.f.Return(b.key)
+		}
 	}
-	if wait, blocked := s.perAddress.Blocked(addr); blocked {
-		return nil, wait, ErrTooManyTries
-	}
-	fail := func() (*store.CabinetUser, time.Duration, error) {
-		s.perAccount.Fail(account)
-		s.perAddress.Fail(addr)
-		return nil, 0, ErrBadCredentials
+	for i, b := range budgets {
+		if wait, ok := b.f.Take(b.key); !ok {
+			giveBack(i)
+			return nil, wait, ErrTooManyTries
+		}
 	}
 	if len(password) > MaxPasswordLength {
-		return fail()
+		return nil, 0, ErrBadCredentials
 	}
+	if err := s.checks.acquire(ctx); err != nil {
+		giveBack(len(budgets))
+		return nil, busyRetry, err
+	}
+	defer s.checks.release()
 	u, err := store.CabinetUserByEmail(ctx, s.db, email)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		_, _ = argon2id.ComparePasswordAndHash(password, dummyHash)
-		return fail()
+		s.compare(password, dummyHash)
+		return nil, 0, ErrBadCredentials
 	case err != nil:
+		giveBack(len(budgets))
 		return nil, 0, err
 	case u.PasswordHash == nil:
-		_, _ = argon2id.ComparePasswordAndHash(password, dummyHash)
-		return fail()
+		s.compare(password, dummyHash)
+		return nil, 0, ErrBadCredentials
 	}
-	ok, err := argon2id.ComparePasswordAndHash(password, *u.PasswordHash)
+	ok, err := s.compare(password, *u.PasswordHash)
 	if err != nil {
+		giveBack(len(budgets))
 		return nil, 0, fmt.Errorf("check password of user %d: %w", u.ID, err)
 	}
 	if !ok {
-		return fail()
+		return nil, 0, ErrBadCredentials
 	}
+	giveBack(len(budgets))
 	return u, 0, nil
 }
+
+// compare is the argon2id password check, counted (PasswordChecks).
+func (s *Service) compare(password, hash string) (bool, error) {
+	s.passwordChecks.Add(1)
+	return argon2id.ComparePasswordAndHash(password, hash)
+}
+
+// PasswordChecks is how many argon2id password checks sign-ins have run.
+func (s *Service) PasswordChecks() int64 { return s.passwordChecks.Load() }
+
+// ErrBusy: every slot of the password check stayed taken; the client is
+// asked to retry in busyRetry (the cabinet answers 503 with Retry-After).
+var ErrBusy = errors.New("too many sign-ins at once")
+
+// busyWait is how long a sign-in waits for a slot of the password check;
+// busyRetry is the wait the client is told after that.
+const (
+	busyWait  = 2 * time.Second
+	busyRetry = 2 * time.Second
+)
+
+// slots bounds concurrent password checks: each holds 64 MiB and a core
+// for about 100 ms, so more of them at once than cores only costs memory.
+type slots chan struct{}
+
+func (sl slots) acquire(ctx context.Context) error {
+	select {
+	case sl <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(busyWait)
+	defer t.Stop()
+	select {
+	case sl <- struct{}{}:
+		return nil
+	case <-t.C:
+		return ErrBusy
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (sl slots) release() { <-sl }
 
 // User returns a signed-in user by id (the session holds the id).
 func (s *Service) User(ctx context.Context, id int64) (*store.CabinetUser, error) {

@@ -1,0 +1,88 @@
+package api_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"ticketsales/api/cabinet"
+	"ticketsales/internal/organizer"
+	"ticketsales/test/testenv"
+)
+
+// cabinetServer serves a cabinet of its own (its own sign-in budgets)
+// that takes the client's address from X-Forwarded-For.
+func cabinetServer(t *testing.T, s *testenv.Stack) (*httptest.Server, *organizer.Service) {
+	t.Helper()
+	users := organizer.New(s.DB, nil)
+	h := cabinet.New(cabinet.Deps{DB: s.DB, Users: users, ClientIPHeader: "X-Forwarded-For",
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, users
+}
+
+// signInFrom posts a sign-in as if from addr and returns the status.
+func signInFrom(t *testing.T, base, addr, email, password string) int {
+	req, _ := http.NewRequest(http.MethodPost, base+"/cabinet/signin",
+		strings.NewReader(url.Values{"email": {email}, "password": {password}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Forwarded-For", addr)
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	if (res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable) && res.Header.Get("Retry-After") == "" {
+		t.Errorf("%d without Retry-After", res.StatusCode)
+	}
+	return res.StatusCode
+}
+
+// TestCabinetParallelSignInsKeepTheLimit: wrong passwords sent all at once
+// from one address get no more password checks than the per-account budget
+// (five); the rest are refused with 429 before any check.
+func TestCabinetParallelSignInsKeepTheLimit(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	srv, users := cabinetServer(t, s)
+	newBrowserless(t, srv.URL, nil).setPassword(cabinetUser(t, s, srv.URL, company, "boss@acme.test"))
+
+	const n = 24
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			statuses[i] = signInFrom(t, srv.URL, "203.0.113.7", "boss@acme.test", "wrong password!")
+		}()
+	}
+	close(start)
+	wg.Wait()
+	counts := map[int]int{}
+	for _, st := range statuses {
+		counts[st]++
+	}
+	if checks := users.PasswordChecks(); checks > 5 {
+		t.Fatalf("%d password checks of %d parallel wrong passwords (statuses %v), want at most 5", checks, n, counts)
+	}
+	if counts[http.StatusUnauthorized]+counts[http.StatusServiceUnavailable] > 5 || counts[http.StatusTooManyRequests] < n-5 ||
+		counts[http.StatusUnauthorized]+counts[http.StatusServiceUnavailable]+counts[http.StatusTooManyRequests] != n {
+		t.Fatalf("statuses of %d parallel wrong passwords: %v", n, counts)
+	}
+	// The right password from elsewhere still signs in.
+	if st := signInFrom(t, srv.URL, "198.51.100.1", "boss@acme.test", cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("right password from another address: %d", st)
+	}
+}
