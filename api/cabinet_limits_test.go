@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -84,5 +85,43 @@ func TestCabinetParallelSignInsKeepTheLimit(t *testing.T) {
 	// The right password from elsewhere still signs in.
 	if st := signInFrom(t, srv.URL, "198.51.100.1", "boss@acme.test", cabinetPassword); st != http.StatusSeeOther {
 		t.Fatalf("right password from another address: %d", st)
+	}
+}
+
+// TestCabinetSignInLimitsAcrossAddresses: wrong passwords for one e-mail
+// from many addresses end up refused (the per-e-mail budget, 20), and the
+// addresses of one IPv6 /64 count as one client.
+func TestCabinetSignInLimitsAcrossAddresses(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	srv, _ := cabinetServer(t, s)
+	newBrowserless(t, srv.URL, nil).setPassword(cabinetUser(t, s, srv.URL, company, "boss@acme.test"))
+	newBrowserless(t, srv.URL, nil).setPassword(cabinetUser(t, s, srv.URL, company, "clerk@acme.test"))
+
+	// One /64, a new address at every attempt: the sixth is refused.
+	for i := range 5 {
+		if st := signInFrom(t, srv.URL, fmt.Sprintf("2001:db8:1:2::%x", i+1), "clerk@acme.test", "wrong password!"); st != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d from the /64: %d", i, st)
+		}
+	}
+	if st := signInFrom(t, srv.URL, "2001:db8:1:2:ffff::99", "clerk@acme.test", cabinetPassword); st != http.StatusTooManyRequests {
+		t.Fatalf("sixth attempt from the same /64: %d", st)
+	}
+	if st := signInFrom(t, srv.URL, "2001:db8:1:3::1", "clerk@acme.test", cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("right password from another /64: %d", st)
+	}
+
+	// Twenty addresses, one wrong password each: then every address waits.
+	for i := range 20 {
+		if st := signInFrom(t, srv.URL, fmt.Sprintf("198.51.100.%d", i+1), "boss@acme.test", "wrong password!"); st != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d: %d", i, st)
+		}
+	}
+	if st := signInFrom(t, srv.URL, "192.0.2.200", "boss@acme.test", "wrong password!"); st != http.StatusTooManyRequests {
+		t.Fatalf("wrong password from a 21st address: %d", st)
+	}
+	// Another e-mail is not affected.
+	if st := signInFrom(t, srv.URL, "192.0.2.200", "clerk@acme.test", cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("another user from that address: %d", st)
 	}
 }

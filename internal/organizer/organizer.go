@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"net/netip"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -69,9 +70,12 @@ type Service struct {
 	db  *bun.DB
 	now func() time.Time
 	// Failed sign-ins per address and e-mail (guessing one account's
-	// password) and per address (trying many accounts).
+	// password), per address (trying many accounts; IPv6 addresses count
+	// per /64, what one client usually has) and per e-mail from all
+	// addresses together (guessing one account's password from many).
 	perAccount *ratelimit.Failures
 	perAddress *ratelimit.Failures
+	perEmail   *ratelimit.Failures
 	// checks bounds the argon2id password checks running at once.
 	checks         slots
 	passwordChecks atomic.Int64
@@ -85,6 +89,7 @@ func New(db *bun.DB, now func() time.Time) *Service {
 	return &Service{db: db, now: now,
 		perAccount: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 60, Burst: 5}),
 		perAddress: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 10, Burst: 30}),
+		perEmail:   ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 60, Burst: 20}),
 		checks:     make(slots, max(1, runtime.NumCPU()))}
 }
 
@@ -175,8 +180,25 @@ func (s *Service) UseLink(ctx context.Context, token, password string) (*store.C
 	return u, err
 }
 
+// AddressGroup is the key sign-in failures of a client address count
+// under: an IPv4 address itself, an IPv6 address's /64 (one client usually
+// has a whole /64 and could otherwise change address at every attempt).
+func AddressGroup(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	a = a.Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	p, _ := a.WithZone("").Prefix(64)
+	return p.String()
+}
+
 // SignIn checks e-mail and password from a client address. Failures are
-// counted per address and e-mail and per address. Every attempt spends a
+// counted per address and e-mail, per address (IPv6: per /64) and per
+// e-mail from any address. Every attempt spends a
 // failure of each budget before the password is looked at, and a sign-in
 // that succeeds gives them back: parallel attempts get no more password
 // checks than the budgets allow, the rest are refused at once
@@ -185,10 +207,11 @@ func (s *Service) UseLink(ctx context.Context, token, password string) (*store.C
 // busyWait the attempt is refused with ErrBusy and costs no failure.
 func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*store.CabinetUser, time.Duration, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
+	addr = AddressGroup(addr)
 	budgets := []struct {
 		f   *ratelimit.Failures
 		key string
-	}{{s.perAccount, addr + "|" + email}, {s.perAddress, addr}}
+	}{{s.perAccount, addr + "|" + email}, {s.perAddress, addr}, {s.perEmail, email}}
 	giveBack := func(n int) {
 		for _, b := range budgets[:n] {
 			b.f.Return(b.key)
