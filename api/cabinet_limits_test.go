@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,9 +12,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"ticketsales/api/cabinet"
 	"ticketsales/internal/organizer"
+	"ticketsales/store"
 	"ticketsales/test/testenv"
 )
 
@@ -123,5 +127,43 @@ func TestCabinetSignInLimitsAcrossAddresses(t *testing.T) {
 	// Another e-mail is not affected.
 	if st := signInFrom(t, srv.URL, "192.0.2.200", "clerk@acme.test", cabinetPassword); st != http.StatusSeeOther {
 		t.Fatalf("another user from that address: %d", st)
+	}
+}
+
+// TestCabinetOnlyTheNewestLinkWorks: issuing a link spends the user's older
+// unused links, and using a link spends every other one of the user.
+func TestCabinetOnlyTheNewestLinkWorks(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	ctx := context.Background()
+	users := organizer.New(s.DB, nil)
+	u, first, err := users.CreateUser(ctx, company, "boss@acme.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := users.NewLink(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowserless(t, s.URL, nil)
+	if p := b.get(first); p.Status != http.StatusNotFound {
+		t.Fatalf("the first link after a second was issued: %d", p.Status)
+	}
+	if p := b.post(first, url.Values{"password": {cabinetPassword}, "password_again": {cabinetPassword}}); p.Status != http.StatusNotFound {
+		t.Fatalf("setting a password with the first link: %d", p.Status)
+	}
+	// A link stored beside the newest one (as before links replaced each
+	// other) stops working when the newest is used.
+	const other = "an-older-token-still-unused"
+	sum := sha256.Sum256([]byte(other))
+	if err := store.CreateSignInLink(ctx, s.DB, u.ID, sum[:], time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get(organizer.LinkPath + other); p.Status != http.StatusOK {
+		t.Fatalf("the other link before: %d", p.Status)
+	}
+	b.setPassword(second)
+	if p := newBrowserless(t, s.URL, nil).get(organizer.LinkPath + other); p.Status != http.StatusNotFound {
+		t.Fatalf("the other link after the newest was used: %d", p.Status)
 	}
 }

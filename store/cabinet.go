@@ -72,6 +72,18 @@ func CreateSignInLink(ctx context.Context, db bun.IDB, userID int64, tokenHash [
 	return nil
 }
 
+// NewSignInLink spends every unused link of the user and stores the hash
+// of a new one, in one transaction: only the newest link works.
+func NewSignInLink(ctx context.Context, db *bun.DB, userID int64, tokenHash []byte, expires, now time.Time) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
+			now, userID).Exec(ctx); err != nil {
+			return fmt.Errorf("spend the sign-in links of user %d: %w", userID, err)
+		}
+		return CreateSignInLink(ctx, tx, userID, tokenHash, expires)
+	})
+}
+
 // SignInLinkUser returns the user of an unused, unexpired link without
 // using it up (the page that sets the password shows first).
 func SignInLinkUser(ctx context.Context, db bun.IDB, tokenHash []byte, now time.Time) (*CabinetUser, error) {
@@ -84,8 +96,9 @@ func SignInLinkUser(ctx context.Context, db bun.IDB, tokenHash []byte, now time.
 	return u, nil
 }
 
-// UseSignInLink sets the user's password hash and spends the link, in one
-// transaction: of two submits of the same link only one succeeds.
+// UseSignInLink sets the user's password hash and spends the link and
+// every other unused link of the user, in one transaction: of two submits
+// of the same link only one succeeds, and no older link works after.
 func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHash string, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -94,6 +107,10 @@ func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHa
 			RETURNING user_id`, now, tokenHash, now).Scan(ctx, &userID)
 		if err != nil {
 			return notFound(err, "sign-in link")
+		}
+		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
+			now, userID).Exec(ctx); err != nil {
+			return err
 		}
 		return tx.NewRaw(`UPDATE cabinet_users SET password_hash = ?, updated_at = ? WHERE id = ? RETURNING *`,
 			passwordHash, now, userID).Scan(ctx, u)

@@ -56,6 +56,9 @@ func TestTicketctlUserAndSalesReport(t *testing.T) {
 	if err != nil || !strings.Contains(out, "/cabinet/link/") || strings.Contains(out, token) {
 		t.Fatalf("user link: %v %s", err, out)
 	}
+	if err := db.NewRaw("SELECT count(*) FROM cabinet_signin_links WHERE token_hash = ? AND used_at IS NULL", sum[:]).Scan(ctx, &n); err != nil || n != 0 {
+		t.Fatalf("the first link still works after `user link`: %d %v", n, err)
+	}
 
 	out, err = ticketctl(t, "seed-demo", "--json")
 	var demo struct {

@@ -119,12 +119,14 @@ func (s *Service) CreateUser(ctx context.Context, companyID int64, email string)
 }
 
 // NewLink issues another one-time link for a user (a lost password, or the
-// demo organizer of every `make run`).
+// demo organizer of every `make run`); the user's older unused links stop
+// working.
 func (s *Service) NewLink(ctx context.Context, userID int64) (string, error) {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // never fails on supported platforms
 	token := base64.RawURLEncoding.EncodeToString(b)
-	if err := store.CreateSignInLink(ctx, s.db, userID, hashToken(token), s.now().Add(LinkLifetime)); err != nil {
+	now := s.now()
+	if err := store.NewSignInLink(ctx, s.db, userID, hashToken(token), now.Add(LinkLifetime), now); err != nil {
 		return "", err
 	}
 	return LinkPath + token, nil
