@@ -167,3 +167,47 @@ func TestCabinetOnlyTheNewestLinkWorks(t *testing.T) {
 		t.Fatalf("the other link after the newest was used: %d", p.Status)
 	}
 }
+
+// TestCabinetPasswordResetEndsSessions: a session opened before the password
+// is set again through a link is sent to sign in; a disabled user's session
+// ends and the user cannot sign in, not even with the right password.
+func TestCabinetPasswordResetEndsSessions(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	ctx := context.Background()
+	users := organizer.New(s.DB, nil)
+	u, first, err := users.CreateUser(ctx, company, "boss@acme.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := newBrowserless(t, s.URL, nil)
+	before.setPassword(s.URL + first)
+	if p := before.get("/cabinet/report"); p.URL.Path != "/cabinet/report" {
+		t.Fatalf("report: %s", p.URL)
+	}
+	reset, err := users.NewLink(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := newBrowserless(t, s.URL, nil)
+	after.setPassword(s.URL + reset)
+	if p := before.get("/cabinet/report"); p.URL.Path != "/cabinet/signin" {
+		t.Fatalf("a session from before the password reset: %d %s", p.Status, p.URL)
+	}
+	if p := after.get("/cabinet/keys"); p.URL.Path != "/cabinet/keys" {
+		t.Fatalf("the session of the reset: %s", p.URL)
+	}
+
+	if _, err := users.Disable(ctx, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if p := after.get("/cabinet/keys"); p.URL.Path != "/cabinet/signin" {
+		t.Fatalf("a disabled user's session: %s", p.URL)
+	}
+	if p := after.signIn("boss@acme.test", cabinetPassword); p.Status != http.StatusUnauthorized {
+		t.Fatalf("a disabled user signs in: %d %s", p.Status, p.URL)
+	}
+	if _, err := users.NewLink(ctx, u.ID); err == nil {
+		t.Fatal("a link for a disabled user")
+	}
+}

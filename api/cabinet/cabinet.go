@@ -166,7 +166,8 @@ func securityHeaders(next http.Handler) http.Handler {
 type userKey struct{}
 
 // signedIn runs h for a signed-in user, with the user in the context;
-// anyone else is sent to sign in.
+// anyone else is sent to sign in, as is a session opened before the user's
+// session version changed (a new password, a disabled user).
 func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := c.sessions.GetInt64(r.Context(), "user_id")
@@ -175,6 +176,11 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 			return
 		}
 		u, err := c.Users.User(r.Context(), id)
+		if err == nil && (u.DisabledAt != nil || c.sessions.GetInt(r.Context(), "session_version") != u.SessionVersion) {
+			// The password was set again or the user disabled after this
+			// session began: it ends.
+			err = store.ErrNotFound
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			_ = c.sessions.Destroy(r.Context())
 			http.Redirect(w, r, "/cabinet/signin", http.StatusSeeOther)
@@ -240,6 +246,7 @@ func (c *cabinet) startSession(w http.ResponseWriter, r *http.Request, u *store.
 		return
 	}
 	c.sessions.Put(r.Context(), "user_id", u.ID)
+	c.sessions.Put(r.Context(), "session_version", u.SessionVersion)
 	c.Log.InfoContext(r.Context(), "cabinet sign-in", "user_id", u.ID, "company_id", u.CompanyID)
 	http.Redirect(w, r, "/cabinet/report", http.StatusSeeOther)
 }

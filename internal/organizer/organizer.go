@@ -44,6 +44,7 @@ var (
 	ErrBadCredentials = errors.New("wrong e-mail or password")
 	ErrLinkInvalid    = errors.New("the sign-in link is unknown, used or expired")
 	ErrTooManyTries   = errors.New("too many sign-in attempts")
+	ErrUserDisabled   = errors.New("the cabinet user is disabled")
 )
 
 // PasswordError says why a new password is refused.
@@ -122,6 +123,13 @@ func (s *Service) CreateUser(ctx context.Context, companyID int64, email string)
 // demo organizer of every `make run`); the user's older unused links stop
 // working.
 func (s *Service) NewLink(ctx context.Context, userID int64) (string, error) {
+	u, err := store.CabinetUserByID(ctx, s.db, userID)
+	if err != nil {
+		return "", err
+	}
+	if u.DisabledAt != nil {
+		return "", ErrUserDisabled
+	}
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // never fails on supported platforms
 	token := base64.RawURLEncoding.EncodeToString(b)
@@ -250,7 +258,9 @@ func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*st
 		giveBack(len(budgets))
 		return nil, 0, fmt.Errorf("check password of user %d: %w", u.ID, err)
 	}
-	if !ok {
+	if !ok || u.DisabledAt != nil {
+		// A disabled user's attempts count as failures: whether an
+		// account is disabled is not told apart from a wrong password.
 		return nil, 0, ErrBadCredentials
 	}
 	giveBack(len(budgets))
@@ -300,6 +310,12 @@ func (sl slots) acquire(ctx context.Context) error {
 }
 
 func (sl slots) release() { <-sl }
+
+// Disable ends the user's sessions, spends the user's links and keeps the
+// user from signing in (ticketctl user disable).
+func (s *Service) Disable(ctx context.Context, userID int64) (*store.CabinetUser, error) {
+	return store.DisableCabinetUser(ctx, s.db, userID, s.now())
+}
 
 // User returns a signed-in user by id (the session holds the id).
 func (s *Service) User(ctx context.Context, id int64) (*store.CabinetUser, error) {
