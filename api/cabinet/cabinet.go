@@ -334,7 +334,7 @@ func (c *cabinet) notFound(w http.ResponseWriter, r *http.Request) {
 
 // fail logs an unexpected error and shows a page without its details.
 func (c *cabinet) fail(w http.ResponseWriter, r *http.Request, err error) {
-	c.Log.ErrorContext(r.Context(), "cabinet", "path", r.URL.Path, "err", err)
+	c.Log.ErrorContext(r.Context(), "cabinet", "path", organizer.LogPath(r.URL.Path), "err", err)
 	c.render(w, r, http.StatusInternalServerError, "error", pageData{Title: "Error",
 		Message: "Something went wrong on our side; try again in a moment."})
 }

@@ -38,6 +38,15 @@ const (
 // LinkPath is the cabinet path a sign-in token is appended to.
 const LinkPath = "/cabinet/link/"
 
+// LogPath is a request path fit for a log line: whatever follows LinkPath
+// (a live sign-in token) is replaced by "…".
+func LogPath(path string) string {
+	if i := strings.Index(path, LinkPath); i >= 0 && len(path) > i+len(LinkPath) {
+		return path[:i+len(LinkPath)] + "…"
+	}
+	return path
+}
+
 // Errors of signing in; the cabinet shows them without telling which of
 // e-mail or password was wrong.
 var (

@@ -48,3 +48,19 @@ func TestAddressGroup(t *testing.T) {
 		}
 	}
 }
+
+func TestLogPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/cabinet/link/AbC-123_secret":       "/cabinet/link/…",
+		"/cabinet/link/AbC/../../x":          "/cabinet/link/…",
+		"//cabinet/link/secret":              "//cabinet/link/…",
+		"/cabinet/link/":                     "/cabinet/link/",
+		"/cabinet/report":                    "/cabinet/report",
+		"/v1/orders/ord_1":                   "/v1/orders/ord_1",
+		"/x/cabinet/link/secret?also=secret": "/x/cabinet/link/…",
+	} {
+		if got := LogPath(in); got != want || strings.Contains(got, "secret") {
+			t.Errorf("LogPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
