@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -209,5 +210,41 @@ func TestCabinetPasswordResetEndsSessions(t *testing.T) {
 	}
 	if _, err := users.NewLink(ctx, u.ID); err == nil {
 		t.Fatal("a link for a disabled user")
+	}
+}
+
+// TestCabinetBannersShowNoQueryText: the revocation notice names only a
+// revoked key of the company, the request log's notice does not repeat the
+// searched id, and a huge page number is capped, not an error.
+func TestCabinetBannersShowNoQueryText(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	b := newBrowserless(t, s.URL, nil)
+	b.setPassword(cabinetUser(t, s, s.URL, company, "boss@acme.test"))
+	_, mine := s.Key(t, company, "sandbox")
+	notice := regexp.MustCompile(`id="notice">([^<]*)<`)
+	noticeOf := func(p page) string {
+		if m := notice.FindStringSubmatch(p.Body); m != nil {
+			return m[1]
+		}
+		return ""
+	}
+	for _, q := range []string{"Free+tickets+at+evil.example", "1;+call+us", fmt.Sprint(mine), "99999"} {
+		if p := b.get("/cabinet/keys?revoked=" + q); p.Status != http.StatusOK || noticeOf(p) != "" {
+			t.Fatalf("keys?revoked=%s: %d, notice %q", q, p.Status, noticeOf(p))
+		}
+	}
+	if p := b.post(fmt.Sprintf("/cabinet/keys/%d/revoke", mine), nil); p.Status != http.StatusOK ||
+		noticeOf(p) != fmt.Sprintf("Key %d is revoked: requests with it now get 401.", mine) {
+		t.Fatalf("after revoking: %d %s, notice %q", p.Status, p.URL, noticeOf(p))
+	}
+	p := b.get("/cabinet/requests?request_id=" + url.QueryEscape("Call +1-555-EVIL for a refund"))
+	if p.Status != http.StatusOK || noticeOf(p) == "" || strings.Contains(noticeOf(p), "EVIL") {
+		t.Fatalf("request log search: %d, notice %q", p.Status, noticeOf(p))
+	}
+	for _, n := range []string{"1001", "99999999999999999999", "-5", "x"} {
+		if p := b.get("/cabinet/requests?page=" + n); p.Status != http.StatusOK {
+			t.Fatalf("request log page %s: %d %.300s", n, p.Status, p.Body)
+		}
 	}
 }
