@@ -20,6 +20,7 @@ import (
 
 	"ticketsales/api/request"
 	"ticketsales/internal/metrics"
+	"ticketsales/internal/organizer"
 	"ticketsales/internal/requestlog"
 	"ticketsales/store"
 )
@@ -64,7 +65,7 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg
 			level = slog.LevelError
 		}
 		if log.Enabled(r.Context(), level) {
-			attrs := []slog.Attr{slog.String("request_id", ri.ID), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			attrs := []slog.Attr{slog.String("request_id", ri.ID), slog.String("method", r.Method), slog.String("path", organizer.LogPath(r.URL.Path)),
 				slog.Int("status", m.Code), slog.Duration("duration", m.Duration)}
 			if p := ri.Principal; p != nil {
 				attrs = append(attrs, slog.Int64("company_id", p.CompanyID), slog.Int64("key_id", p.KeyID))

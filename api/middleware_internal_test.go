@@ -56,3 +56,17 @@ func TestAcceptsGzip(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestLogLineHidesLinkTokens: the process log's line of a request
+// to a sign-in link does not hold the link's token.
+func TestRequestLogLineHidesLinkTokens(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h := withRequest(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	}), log, nil, nil)
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/cabinet/link/live-token-secret", nil))
+	if !strings.Contains(buf.String(), "/cabinet/link/") || strings.Contains(buf.String(), "live-token-secret") {
+		t.Fatalf("log line: %s", buf.String())
+	}
+}

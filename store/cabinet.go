@@ -13,12 +13,15 @@ import (
 // CabinetUser is an organizer's person who signs in to the cabinet.
 type CabinetUser struct {
 	bun.BaseModel `bun:"table:cabinet_users"`
-	ID            int64     `bun:"id,pk,autoincrement" json:"id"`
-	CompanyID     int64     `bun:"company_id" json:"company_id"`
-	Email         string    `bun:"email" json:"email"`
-	PasswordHash  *string   `bun:"password_hash" json:"-"`
-	CreatedAt     time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
-	UpdatedAt     time.Time `bun:"updated_at,nullzero,default:now()" json:"-"`
+	ID            int64   `bun:"id,pk,autoincrement" json:"id"`
+	CompanyID     int64   `bun:"company_id" json:"company_id"`
+	Email         string  `bun:"email" json:"email"`
+	PasswordHash  *string `bun:"password_hash" json:"-"`
+	// SessionVersion is what a session must hold to stay signed in.
+	SessionVersion int        `bun:"session_version,nullzero,default:1" json:"-"`
+	DisabledAt     *time.Time `bun:"disabled_at" json:"disabled_at,omitempty"`
+	CreatedAt      time.Time  `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	UpdatedAt      time.Time  `bun:"updated_at,nullzero,default:now()" json:"-"`
 }
 
 // ErrEmailTaken: another cabinet user has that e-mail.
@@ -72,34 +75,73 @@ func CreateSignInLink(ctx context.Context, db bun.IDB, userID int64, tokenHash [
 	return nil
 }
 
+// NewSignInLink spends every unused link of the user and stores the hash
+// of a new one, in one transaction: only the newest link works.
+func NewSignInLink(ctx context.Context, db *bun.DB, userID int64, tokenHash []byte, expires, now time.Time) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
+			now, userID).Exec(ctx); err != nil {
+			return fmt.Errorf("spend the sign-in links of user %d: %w", userID, err)
+		}
+		return CreateSignInLink(ctx, tx, userID, tokenHash, expires)
+	})
+}
+
 // SignInLinkUser returns the user of an unused, unexpired link without
 // using it up (the page that sets the password shows first).
 func SignInLinkUser(ctx context.Context, db bun.IDB, tokenHash []byte, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.NewRaw(`SELECT u.* FROM cabinet_signin_links l JOIN cabinet_users u ON u.id = l.user_id
-		WHERE l.token_hash = ? AND l.used_at IS NULL AND l.expires_at > ?`, tokenHash, now).Scan(ctx, u)
+		WHERE l.token_hash = ? AND l.used_at IS NULL AND l.expires_at > ? AND u.disabled_at IS NULL`, tokenHash, now).Scan(ctx, u)
 	if err != nil {
 		return nil, notFound(err, "sign-in link")
 	}
 	return u, nil
 }
 
-// UseSignInLink sets the user's password hash and spends the link, in one
-// transaction: of two submits of the same link only one succeeds.
+// UseSignInLink sets the user's password hash and spends the link and
+// every other unused link of the user, in one transaction: of two submits
+// of the same link only one succeeds, and no older link works after.
 func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHash string, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var userID int64
-		err := tx.NewRaw(`UPDATE cabinet_signin_links SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?
-			RETURNING user_id`, now, tokenHash, now).Scan(ctx, &userID)
+		err := tx.NewRaw(`UPDATE cabinet_signin_links l SET used_at = ? FROM cabinet_users u
+			WHERE l.token_hash = ? AND l.used_at IS NULL AND l.expires_at > ? AND u.id = l.user_id AND u.disabled_at IS NULL
+			RETURNING l.user_id`, now, tokenHash, now).Scan(ctx, &userID)
 		if err != nil {
 			return notFound(err, "sign-in link")
 		}
-		return tx.NewRaw(`UPDATE cabinet_users SET password_hash = ?, updated_at = ? WHERE id = ? RETURNING *`,
+		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
+			now, userID).Exec(ctx); err != nil {
+			return err
+		}
+		// A new password ends every session opened before it.
+		return tx.NewRaw(`UPDATE cabinet_users SET password_hash = ?, session_version = session_version + 1, updated_at = ?
+			WHERE id = ? RETURNING *`,
 			passwordHash, now, userID).Scan(ctx, u)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("use sign-in link: %w", err)
+	}
+	return u, nil
+}
+
+// DisableCabinetUser ends the user's sessions (a new session version),
+// spends the user's links and keeps the user from signing in.
+func DisableCabinetUser(ctx context.Context, db *bun.DB, id int64, now time.Time) (*CabinetUser, error) {
+	u := new(CabinetUser)
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := tx.NewRaw(`UPDATE cabinet_users SET session_version = session_version + 1, disabled_at = coalesce(disabled_at, ?),
+			updated_at = ? WHERE id = ? RETURNING *`, now, now, id).Scan(ctx, u)
+		if err != nil {
+			return notFound(err, fmt.Sprintf("cabinet user %d", id))
+		}
+		_, err = tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL", now, id).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("disable cabinet user: %w", err)
 	}
 	return u, nil
 }

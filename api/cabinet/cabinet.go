@@ -166,7 +166,8 @@ func securityHeaders(next http.Handler) http.Handler {
 type userKey struct{}
 
 // signedIn runs h for a signed-in user, with the user in the context;
-// anyone else is sent to sign in.
+// anyone else is sent to sign in, as is a session opened before the user's
+// session version changed (a new password, a disabled user).
 func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := c.sessions.GetInt64(r.Context(), "user_id")
@@ -175,6 +176,11 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 			return
 		}
 		u, err := c.Users.User(r.Context(), id)
+		if err == nil && (u.DisabledAt != nil || c.sessions.GetInt(r.Context(), "session_version") != u.SessionVersion) {
+			// The password was set again or the user disabled after this
+			// session began: it ends.
+			err = store.ErrNotFound
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			_ = c.sessions.Destroy(r.Context())
 			http.Redirect(w, r, "/cabinet/signin", http.StatusSeeOther)
@@ -214,6 +220,13 @@ func (c *cabinet) signIn(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusTooManyRequests, "signin", pageData{Title: "Sign in", Email: email,
 			Message: "Too many sign-in attempts. Wait a few minutes and try again."})
 		return
+	case errors.Is(err, organizer.ErrBusy):
+		// Every slot of the password check is taken: the server is busy,
+		// not the client wrong (503, not 429), and nothing was counted.
+		w.Header().Set("Retry-After", retryAfter(wait))
+		c.render(w, r, http.StatusServiceUnavailable, "signin", pageData{Title: "Sign in", Email: email,
+			Message: "Too many people are signing in right now. Try again in a few seconds."})
+		return
 	case errors.Is(err, organizer.ErrBadCredentials):
 		c.render(w, r, http.StatusUnauthorized, "signin", pageData{Title: "Sign in", Email: email,
 			Message: "Wrong e-mail or password."})
@@ -233,6 +246,7 @@ func (c *cabinet) startSession(w http.ResponseWriter, r *http.Request, u *store.
 		return
 	}
 	c.sessions.Put(r.Context(), "user_id", u.ID)
+	c.sessions.Put(r.Context(), "session_version", u.SessionVersion)
 	c.Log.InfoContext(r.Context(), "cabinet sign-in", "user_id", u.ID, "company_id", u.CompanyID)
 	http.Redirect(w, r, "/cabinet/report", http.StatusSeeOther)
 }
@@ -320,7 +334,7 @@ func (c *cabinet) notFound(w http.ResponseWriter, r *http.Request) {
 
 // fail logs an unexpected error and shows a page without its details.
 func (c *cabinet) fail(w http.ResponseWriter, r *http.Request, err error) {
-	c.Log.ErrorContext(r.Context(), "cabinet", "path", r.URL.Path, "err", err)
+	c.Log.ErrorContext(r.Context(), "cabinet", "path", organizer.LogPath(r.URL.Path), "err", err)
 	c.render(w, r, http.StatusInternalServerError, "error", pageData{Title: "Error",
 		Message: "Something went wrong on our side; try again in a moment."})
 }

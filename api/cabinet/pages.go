@@ -184,9 +184,17 @@ func (c *cabinet) keysPage(w http.ResponseWriter, r *http.Request, status int, d
 }
 
 func (c *cabinet) keys(w http.ResponseWriter, r *http.Request) {
+	keys, err := store.CompanyKeys(r.Context(), c.DB, user(r).CompanyID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	data := pageData{}
-	if id := r.URL.Query().Get("revoked"); id != "" {
-		data.Notice = "Key " + id + " is revoked: requests with it now get 401."
+	// The notice after a revocation names the key only if it is a revoked
+	// key of the company: the query cannot put text of its own in it.
+	if id, err := strconv.ParseInt(r.URL.Query().Get("revoked"), 10, 64); err == nil &&
+		slices.ContainsFunc(keys, func(k store.CompanyKey) bool { return k.ID == id && k.RevokedAt != nil }) {
+		data.Notice = "Key " + i64(id) + " is revoked: requests with it now get 401."
 	}
 	c.keysPage(w, r, http.StatusOK, data)
 }
@@ -252,8 +260,12 @@ type logFilter struct {
 	Status, Key, Method, Path, From, To, RequestID string
 }
 
-// requestsPerPage is the request log page's length.
-const requestsPerPage = 50
+// requestsPerPage is the request log page's length; maxRequestPages bounds
+// the page number (a narrower filter finds what lies further back).
+const (
+	requestsPerPage = 50
+	maxRequestPages = 1000
+)
 
 func (c *cabinet) requests(w http.ResponseWriter, r *http.Request) {
 	u := user(r)
@@ -301,8 +313,11 @@ func (c *cabinet) requests(w http.ResponseWriter, r *http.Request) {
 		return time.Time{}
 	}
 	f.Since, f.Until = parseTime(lf.From, "From"), parseTime(lf.To, "To")
-	page, _ := strconv.Atoi(q.Get("page"))
-	page = max(page, 1)
+	page, err := strconv.Atoi(q.Get("page"))
+	if err != nil {
+		page = 1
+	}
+	page = min(max(page, 1), maxRequestPages)
 	f.Offset = (page - 1) * requestsPerPage
 	entries, err := store.ListRequestLog(r.Context(), c.DB, f)
 	if err != nil {
@@ -323,7 +338,9 @@ func (c *cabinet) requests(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(entries) > requestsPerPage {
 		entries = entries[:requestsPerPage]
-		data.NextURL = link(page + 1)
+		if page < maxRequestPages {
+			data.NextURL = link(page + 1)
+		}
 	}
 	if page > 1 {
 		data.PrevURL = link(page - 1)
@@ -332,7 +349,9 @@ func (c *cabinet) requests(w http.ResponseWriter, r *http.Request) {
 	data.RequestFound = lf.RequestID != "" && len(entries) > 0
 	data.Message = strings.Join(problems, " ")
 	if lf.RequestID != "" && len(entries) == 0 {
-		data.Notice = "No request " + lf.RequestID + " of your keys in the log (entries are kept for 30 days)."
+		// The id stays in the search field; the banner does not repeat
+		// text from the query.
+		data.Notice = "No request with that id of your keys in the log (entries are kept for 30 days)."
 	}
 	c.render(w, r, http.StatusOK, "requests", data)
 }

@@ -88,7 +88,40 @@ func (c *cli) userCmd() *cobra.Command {
 	}
 	link.Flags().StringVar(&linkEmail, "email", "", "the user's e-mail address")
 	_ = link.MarkFlagRequired("email")
-	cmd.AddCommand(create, link)
+	var disableEmail string
+	var disableID int64
+	disable := &cobra.Command{
+		Use:   "disable (--email E | --id ID)",
+		Short: "Disable a cabinet user: end the user's sessions, spend the user's links and refuse sign-in",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (disableEmail == "") == (disableID == 0) {
+				return errors.New("give exactly one of --email and --id")
+			}
+			if err := c.open(cmd); err != nil {
+				return err
+			}
+			users := organizer.New(c.db, nil)
+			id := disableID
+			if disableEmail != "" {
+				u, err := users.UserByEmail(cmd.Context(), disableEmail)
+				if err != nil {
+					return err
+				}
+				id = u.ID
+			}
+			u, err := users.Disable(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			return c.print(u, func(w io.Writer) {
+				fmt.Fprintf(w, "user %d (%s) of company %d is disabled: its sessions are ended and it cannot sign in\n", u.ID, u.Email, u.CompanyID)
+			})
+		},
+	}
+	disable.Flags().StringVar(&disableEmail, "email", "", "the user's e-mail address")
+	disable.Flags().Int64Var(&disableID, "id", 0, "the user's id")
+	cmd.AddCommand(create, link, disable)
 	return cmd
 }
 

@@ -56,6 +56,27 @@ func TestTicketctlUserAndSalesReport(t *testing.T) {
 	if err != nil || !strings.Contains(out, "/cabinet/link/") || strings.Contains(out, token) {
 		t.Fatalf("user link: %v %s", err, out)
 	}
+	if err := db.NewRaw("SELECT count(*) FROM cabinet_signin_links WHERE token_hash = ? AND used_at IS NULL", sum[:]).Scan(ctx, &n); err != nil || n != 0 {
+		t.Fatalf("the first link still works after `user link`: %d %v", n, err)
+	}
+	// Disabling: the session version moves, no link works, no new one is issued.
+	if _, err := ticketctl(t, "user", "disable"); err == nil {
+		t.Fatal("user disable without --email or --id")
+	}
+	if out, err := ticketctl(t, "user", "disable", "--email", "boss@acme.test"); err != nil || !strings.Contains(out, "disabled") {
+		t.Fatalf("user disable: %v %s", err, out)
+	}
+	var version, live int
+	if err := db.NewRaw(`SELECT session_version, (SELECT count(*) FROM cabinet_signin_links WHERE user_id = ? AND used_at IS NULL)
+		FROM cabinet_users WHERE id = ? AND disabled_at IS NOT NULL`, u.ID, u.ID).Scan(ctx, &version, &live); err != nil || version < 2 || live != 0 {
+		t.Fatalf("after user disable: version %d, live links %d, %v", version, live, err)
+	}
+	if out, err := ticketctl(t, "user", "link", "--email", "boss@acme.test"); err == nil {
+		t.Fatalf("user link of a disabled user: %s", out)
+	}
+	if _, err := ticketctl(t, "user", "disable", "--id", strconv.FormatInt(u.ID, 10)); err != nil {
+		t.Fatalf("user disable --id: %v", err)
+	}
 
 	out, err = ticketctl(t, "seed-demo", "--json")
 	var demo struct {

@@ -11,7 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"net/netip"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -35,12 +38,22 @@ const (
 // LinkPath is the cabinet path a sign-in token is appended to.
 const LinkPath = "/cabinet/link/"
 
+// LogPath is a request path fit for a log line: whatever follows LinkPath
+// (a live sign-in token) is replaced by "…".
+func LogPath(path string) string {
+	if i := strings.Index(path, LinkPath); i >= 0 && len(path) > i+len(LinkPath) {
+		return path[:i+len(LinkPath)] + "…"
+	}
+	return path
+}
+
 // Errors of signing in; the cabinet shows them without telling which of
 // e-mail or password was wrong.
 var (
 	ErrBadCredentials = errors.New("wrong e-mail or password")
 	ErrLinkInvalid    = errors.New("the sign-in link is unknown, used or expired")
 	ErrTooManyTries   = errors.New("too many sign-in attempts")
+	ErrUserDisabled   = errors.New("the cabinet user is disabled")
 )
 
 // PasswordError says why a new password is refused.
@@ -67,9 +80,15 @@ type Service struct {
 	db  *bun.DB
 	now func() time.Time
 	// Failed sign-ins per address and e-mail (guessing one account's
-	// password) and per address (trying many accounts).
+	// password), per address (trying many accounts; IPv6 addresses count
+	// per /64, what one client usually has) and per e-mail from all
+	// addresses together (guessing one account's password from many).
 	perAccount *ratelimit.Failures
 	perAddress *ratelimit.Failures
+	perEmail   *ratelimit.Failures
+	// checks bounds the argon2id password checks running at once.
+	checks         slots
+	passwordChecks atomic.Int64
 }
 
 // New builds the service; now may be nil (time.Now).
@@ -79,7 +98,9 @@ func New(db *bun.DB, now func() time.Time) *Service {
 	}
 	return &Service{db: db, now: now,
 		perAccount: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 60, Burst: 5}),
-		perAddress: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 10, Burst: 30})}
+		perAddress: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 10, Burst: 30}),
+		perEmail:   ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 60, Burst: 20}),
+		checks:     make(slots, max(1, runtime.NumCPU()))}
 }
 
 // NormalizeEmail checks an address and lowercases it.
@@ -108,12 +129,21 @@ func (s *Service) CreateUser(ctx context.Context, companyID int64, email string)
 }
 
 // NewLink issues another one-time link for a user (a lost password, or the
-// demo organizer of every `make run`).
+// demo organizer of every `make run`); the user's older unused links stop
+// working.
 func (s *Service) NewLink(ctx context.Context, userID int64) (string, error) {
+	u, err := store.CabinetUserByID(ctx, s.db, userID)
+	if err != nil {
+		return "", err
+	}
+	if u.DisabledAt != nil {
+		return "", ErrUserDisabled
+	}
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // never fails on supported platforms
 	token := base64.RawURLEncoding.EncodeToString(b)
-	if err := store.CreateSignInLink(ctx, s.db, userID, hashToken(token), s.now().Add(LinkLifetime)); err != nil {
+	now := s.now()
+	if err := store.NewSignInLink(ctx, s.db, userID, hashToken(token), now.Add(LinkLifetime), now); err != nil {
 		return "", err
 	}
 	return LinkPath + token, nil
@@ -169,46 +199,131 @@ func (s *Service) UseLink(ctx context.Context, token, password string) (*store.C
 	return u, err
 }
 
+// AddressGroup is the key sign-in failures of a client address count
+// under: an IPv4 address itself, an IPv6 address's /64 (one client usually
+// has a whole /64 and could otherwise change address at every attempt).
+func AddressGroup(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	a = a.Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	p, _ := a.WithZone("").Prefix(64)
+	return p.String()
+}
+
 // SignIn checks e-mail and password from a client address. Failures are
-// counted per address and e-mail and per address; past either budget the
-// attempt is refused before the password is looked at (ErrTooManyTries
-// with the wait).
+// counted per address and e-mail, per address (IPv6: per /64) and per
+// e-mail from any address. Every attempt spends a
+// failure of each budget before the password is looked at, and a sign-in
+// that succeeds gives them back: parallel attempts get no more password
+// checks than the budgets allow, the rest are refused at once
+// (ErrTooManyTries with the wait). The password check itself (argon2id,
+// 64 MiB) runs in one of a few slots; when they stay taken for
+// busyWait the attempt is refused with ErrBusy and costs no failure.
 func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*store.CabinetUser, time.Duration, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
-	account := addr + "|" + email
-	if wait, blocked := s.perAccount.Blocked(account); blocked {
-		return nil, wait, ErrTooManyTries
+	addr = AddressGroup(addr)
+	budgets := []struct {
+		f   *ratelimit.Failures
+		key string
+	}{{s.perAccount, addr + "|" + email}, {s.perAddress, addr}, {s.perEmail, email}}
+	giveBack := func(n int) {
+		for _, b := range budgets[:n] {
+			b.f.Return(b.key)
+		}
 	}
-	if wait, blocked := s.perAddress.Blocked(addr); blocked {
-		return nil, wait, ErrTooManyTries
-	}
-	fail := func() (*store.CabinetUser, time.Duration, error) {
-		s.perAccount.Fail(account)
-		s.perAddress.Fail(addr)
-		return nil, 0, ErrBadCredentials
+	for i, b := range budgets {
+		if wait, ok := b.f.Take(b.key); !ok {
+			giveBack(i)
+			return nil, wait, ErrTooManyTries
+		}
 	}
 	if len(password) > MaxPasswordLength {
-		return fail()
+		return nil, 0, ErrBadCredentials
 	}
+	if err := s.checks.acquire(ctx); err != nil {
+		giveBack(len(budgets))
+		return nil, busyRetry, err
+	}
+	defer s.checks.release()
 	u, err := store.CabinetUserByEmail(ctx, s.db, email)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		_, _ = argon2id.ComparePasswordAndHash(password, dummyHash)
-		return fail()
+		s.compare(password, dummyHash)
+		return nil, 0, ErrBadCredentials
 	case err != nil:
+		giveBack(len(budgets))
 		return nil, 0, err
 	case u.PasswordHash == nil:
-		_, _ = argon2id.ComparePasswordAndHash(password, dummyHash)
-		return fail()
+		s.compare(password, dummyHash)
+		return nil, 0, ErrBadCredentials
 	}
-	ok, err := argon2id.ComparePasswordAndHash(password, *u.PasswordHash)
+	ok, err := s.compare(password, *u.PasswordHash)
 	if err != nil {
+		giveBack(len(budgets))
 		return nil, 0, fmt.Errorf("check password of user %d: %w", u.ID, err)
 	}
-	if !ok {
-		return fail()
+	if !ok || u.DisabledAt != nil {
+		// A disabled user's attempts count as failures: whether an
+		// account is disabled is not told apart from a wrong password.
+		return nil, 0, ErrBadCredentials
 	}
+	giveBack(len(budgets))
 	return u, 0, nil
+}
+
+// compare is the argon2id password check, counted (PasswordChecks).
+func (s *Service) compare(password, hash string) (bool, error) {
+	s.passwordChecks.Add(1)
+	return argon2id.ComparePasswordAndHash(password, hash)
+}
+
+// PasswordChecks is how many argon2id password checks sign-ins have run.
+func (s *Service) PasswordChecks() int64 { return s.passwordChecks.Load() }
+
+// ErrBusy: every slot of the password check stayed taken; the client is
+// asked to retry in busyRetry (the cabinet answers 503 with Retry-After).
+var ErrBusy = errors.New("too many sign-ins at once")
+
+// busyWait is how long a sign-in waits for a slot of the password check;
+// busyRetry is the wait the client is told after that.
+const (
+	busyWait  = 2 * time.Second
+	busyRetry = 2 * time.Second
+)
+
+// slots bounds concurrent password checks: each holds 64 MiB and a core
+// for about 100 ms, so more of them at once than cores only costs memory.
+type slots chan struct{}
+
+func (sl slots) acquire(ctx context.Context) error {
+	select {
+	case sl <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(busyWait)
+	defer t.Stop()
+	select {
+	case sl <- struct{}{}:
+		return nil
+	case <-t.C:
+		return ErrBusy
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (sl slots) release() { <-sl }
+
+// Disable ends the user's sessions, spends the user's links and keeps the
+// user from signing in (ticketctl user disable).
+func (s *Service) Disable(ctx context.Context, userID int64) (*store.CabinetUser, error) {
+	return store.DisableCabinetUser(ctx, s.db, userID, s.now())
 }
 
 // User returns a signed-in user by id (the session holds the id).

@@ -18,14 +18,19 @@ ALTER TABLE api_keys ADD COLUMN last_used_at timestamptz;
 
 -- Organizer users sign in with e-mail and password; they are not API keys.
 -- The password is an argon2id hash (PHC string); NULL until the user sets
--- one through a sign-in link.
+-- one through a sign-in link. A session holds the session_version it was
+-- opened under and ends when that changes: setting a password and
+-- disabling the user bump it. A disabled user (disabled_at) cannot sign in
+-- or use a link.
 CREATE TABLE cabinet_users (
-    id            bigserial PRIMARY KEY,
-    company_id    bigint NOT NULL REFERENCES companies (id),
-    email         text NOT NULL CHECK (email = lower(email) AND email LIKE '%_@_%'),
-    password_hash text,
-    created_at    timestamptz NOT NULL DEFAULT now(),
-    updated_at    timestamptz NOT NULL DEFAULT now(),
+    id              bigserial PRIMARY KEY,
+    company_id      bigint NOT NULL REFERENCES companies (id),
+    email           text NOT NULL CHECK (email = lower(email) AND email LIKE '%_@_%'),
+    password_hash   text,
+    session_version integer NOT NULL DEFAULT 1,
+    disabled_at     timestamptz,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    updated_at      timestamptz NOT NULL DEFAULT now(),
     UNIQUE (email)
 );
 

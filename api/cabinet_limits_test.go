@@ -1,0 +1,250 @@
+package api_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"ticketsales/api/cabinet"
+	"ticketsales/internal/organizer"
+	"ticketsales/store"
+	"ticketsales/test/testenv"
+)
+
+// cabinetServer serves a cabinet of its own (its own sign-in budgets)
+// that takes the client's address from X-Forwarded-For.
+func cabinetServer(t *testing.T, s *testenv.Stack) (*httptest.Server, *organizer.Service) {
+	t.Helper()
+	users := organizer.New(s.DB, nil)
+	h := cabinet.New(cabinet.Deps{DB: s.DB, Users: users, ClientIPHeader: "X-Forwarded-For",
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, users
+}
+
+// signInFrom posts a sign-in as if from addr and returns the status.
+func signInFrom(t *testing.T, base, addr, email, password string) int {
+	req, _ := http.NewRequest(http.MethodPost, base+"/cabinet/signin",
+		strings.NewReader(url.Values{"email": {email}, "password": {password}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Forwarded-For", addr)
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	if (res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable) && res.Header.Get("Retry-After") == "" {
+		t.Errorf("%d without Retry-After", res.StatusCode)
+	}
+	return res.StatusCode
+}
+
+// TestCabinetParallelSignInsKeepTheLimit: wrong passwords sent all at once
+// from one address get no more password checks than the per-account budget
+// (five); the rest are refused with 429 before any check.
+func TestCabinetParallelSignInsKeepTheLimit(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	srv, users := cabinetServer(t, s)
+	newBrowserless(t, srv.URL, nil).setPassword(cabinetUser(t, s, srv.URL, company, "boss@acme.test"))
+
+	const n = 24
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			statuses[i] = signInFrom(t, srv.URL, "203.0.113.7", "boss@acme.test", "wrong password!")
+		}()
+	}
+	close(start)
+	wg.Wait()
+	counts := map[int]int{}
+	for _, st := range statuses {
+		counts[st]++
+	}
+	if checks := users.PasswordChecks(); checks > 5 {
+		t.Fatalf("%d password checks of %d parallel wrong passwords (statuses %v), want at most 5", checks, n, counts)
+	}
+	if counts[http.StatusUnauthorized]+counts[http.StatusServiceUnavailable] > 5 || counts[http.StatusTooManyRequests] < n-5 ||
+		counts[http.StatusUnauthorized]+counts[http.StatusServiceUnavailable]+counts[http.StatusTooManyRequests] != n {
+		t.Fatalf("statuses of %d parallel wrong passwords: %v", n, counts)
+	}
+	// The right password from elsewhere still signs in.
+	if st := signInFrom(t, srv.URL, "198.51.100.1", "boss@acme.test", cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("right password from another address: %d", st)
+	}
+}
+
+// TestCabinetSignInLimitsAcrossAddresses: wrong passwords for one e-mail
+// from many addresses end up refused (the per-e-mail budget, 20), and the
+// addresses of one IPv6 /64 count as one client.
+func TestCabinetSignInLimitsAcrossAddresses(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	srv, _ := cabinetServer(t, s)
+	newBrowserless(t, srv.URL, nil).setPassword(cabinetUser(t, s, srv.URL, company, "boss@acme.test"))
+	newBrowserless(t, srv.URL, nil).setPassword(cabinetUser(t, s, srv.URL, company, "clerk@acme.test"))
+
+	// One /64, a new address at every attempt: the sixth is refused.
+	for i := range 5 {
+		if st := signInFrom(t, srv.URL, fmt.Sprintf("2001:db8:1:2::%x", i+1), "clerk@acme.test", "wrong password!"); st != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d from the /64: %d", i, st)
+		}
+	}
+	if st := signInFrom(t, srv.URL, "2001:db8:1:2:ffff::99", "clerk@acme.test", cabinetPassword); st != http.StatusTooManyRequests {
+		t.Fatalf("sixth attempt from the same /64: %d", st)
+	}
+	if st := signInFrom(t, srv.URL, "2001:db8:1:3::1", "clerk@acme.test", cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("right password from another /64: %d", st)
+	}
+
+	// Twenty addresses, one wrong password each: then every address waits.
+	for i := range 20 {
+		if st := signInFrom(t, srv.URL, fmt.Sprintf("198.51.100.%d", i+1), "boss@acme.test", "wrong password!"); st != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d: %d", i, st)
+		}
+	}
+	if st := signInFrom(t, srv.URL, "192.0.2.200", "boss@acme.test", "wrong password!"); st != http.StatusTooManyRequests {
+		t.Fatalf("wrong password from a 21st address: %d", st)
+	}
+	// Another e-mail is not affected.
+	if st := signInFrom(t, srv.URL, "192.0.2.200", "clerk@acme.test", cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("another user from that address: %d", st)
+	}
+}
+
+// TestCabinetOnlyTheNewestLinkWorks: issuing a link spends the user's older
+// unused links, and using a link spends every other one of the user.
+func TestCabinetOnlyTheNewestLinkWorks(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	ctx := context.Background()
+	users := organizer.New(s.DB, nil)
+	u, first, err := users.CreateUser(ctx, company, "boss@acme.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := users.NewLink(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowserless(t, s.URL, nil)
+	if p := b.get(first); p.Status != http.StatusNotFound {
+		t.Fatalf("the first link after a second was issued: %d", p.Status)
+	}
+	if p := b.post(first, url.Values{"password": {cabinetPassword}, "password_again": {cabinetPassword}}); p.Status != http.StatusNotFound {
+		t.Fatalf("setting a password with the first link: %d", p.Status)
+	}
+	// A link stored beside the newest one (as before links replaced each
+	// other) stops working when the newest is used.
+	const other = "an-older-token-still-unused"
+	sum := sha256.Sum256([]byte(other))
+	if err := store.CreateSignInLink(ctx, s.DB, u.ID, sum[:], time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get(organizer.LinkPath + other); p.Status != http.StatusOK {
+		t.Fatalf("the other link before: %d", p.Status)
+	}
+	b.setPassword(second)
+	if p := newBrowserless(t, s.URL, nil).get(organizer.LinkPath + other); p.Status != http.StatusNotFound {
+		t.Fatalf("the other link after the newest was used: %d", p.Status)
+	}
+}
+
+// TestCabinetPasswordResetEndsSessions: a session opened before the password
+// is set again through a link is sent to sign in; a disabled user's session
+// ends and the user cannot sign in, not even with the right password.
+func TestCabinetPasswordResetEndsSessions(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	ctx := context.Background()
+	users := organizer.New(s.DB, nil)
+	u, first, err := users.CreateUser(ctx, company, "boss@acme.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := newBrowserless(t, s.URL, nil)
+	before.setPassword(s.URL + first)
+	if p := before.get("/cabinet/report"); p.URL.Path != "/cabinet/report" {
+		t.Fatalf("report: %s", p.URL)
+	}
+	reset, err := users.NewLink(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := newBrowserless(t, s.URL, nil)
+	after.setPassword(s.URL + reset)
+	if p := before.get("/cabinet/report"); p.URL.Path != "/cabinet/signin" {
+		t.Fatalf("a session from before the password reset: %d %s", p.Status, p.URL)
+	}
+	if p := after.get("/cabinet/keys"); p.URL.Path != "/cabinet/keys" {
+		t.Fatalf("the session of the reset: %s", p.URL)
+	}
+
+	if _, err := users.Disable(ctx, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if p := after.get("/cabinet/keys"); p.URL.Path != "/cabinet/signin" {
+		t.Fatalf("a disabled user's session: %s", p.URL)
+	}
+	if p := after.signIn("boss@acme.test", cabinetPassword); p.Status != http.StatusUnauthorized {
+		t.Fatalf("a disabled user signs in: %d %s", p.Status, p.URL)
+	}
+	if _, err := users.NewLink(ctx, u.ID); err == nil {
+		t.Fatal("a link for a disabled user")
+	}
+}
+
+// TestCabinetBannersShowNoQueryText: the revocation notice names only a
+// revoked key of the company, the request log's notice does not repeat the
+// searched id, and a huge page number is capped, not an error.
+func TestCabinetBannersShowNoQueryText(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	b := newBrowserless(t, s.URL, nil)
+	b.setPassword(cabinetUser(t, s, s.URL, company, "boss@acme.test"))
+	_, mine := s.Key(t, company, "sandbox")
+	notice := regexp.MustCompile(`id="notice">([^<]*)<`)
+	noticeOf := func(p page) string {
+		if m := notice.FindStringSubmatch(p.Body); m != nil {
+			return m[1]
+		}
+		return ""
+	}
+	for _, q := range []string{"Free+tickets+at+evil.example", "1;+call+us", fmt.Sprint(mine), "99999"} {
+		if p := b.get("/cabinet/keys?revoked=" + q); p.Status != http.StatusOK || noticeOf(p) != "" {
+			t.Fatalf("keys?revoked=%s: %d, notice %q", q, p.Status, noticeOf(p))
+		}
+	}
+	if p := b.post(fmt.Sprintf("/cabinet/keys/%d/revoke", mine), nil); p.Status != http.StatusOK ||
+		noticeOf(p) != fmt.Sprintf("Key %d is revoked: requests with it now get 401.", mine) {
+		t.Fatalf("after revoking: %d %s, notice %q", p.Status, p.URL, noticeOf(p))
+	}
+	p := b.get("/cabinet/requests?request_id=" + url.QueryEscape("Call +1-555-EVIL for a refund"))
+	if p.Status != http.StatusOK || noticeOf(p) == "" || strings.Contains(noticeOf(p), "EVIL") {
+		t.Fatalf("request log search: %d, notice %q", p.Status, noticeOf(p))
+	}
+	for _, n := range []string{"1001", "99999999999999999999", "-5", "x"} {
+		if p := b.get("/cabinet/requests?page=" + n); p.Status != http.StatusOK {
+			t.Fatalf("request log page %s: %d %.300s", n, p.Status, p.Body)
+		}
+	}
+}
