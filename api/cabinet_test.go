@@ -652,6 +652,9 @@ func TestCabinetInBrowser(t *testing.T) {
 	run("phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
 	noSidewaysScroll("the catalog at phone width")
 	screenshot("catalog-errors-phone.png")
+	run("open webhooks", chromedp.Navigate(base+"/cabinet/webhooks"), chromedp.WaitVisible(chromedp.CSS("#endpoints")))
+	noSidewaysScroll("the webhooks page at phone width")
+	screenshot("webhooks-phone.png")
 
 	// Sign out.
 	submit("sign out", "#signout", 200)

@@ -61,8 +61,14 @@ type pageData struct {
 	NewKeyInfo *store.CompanyKey
 
 	// Request log
-	Requests     []store.RequestLogEntry
-	LogFilter    logFilter
+	Requests  []store.RequestLogEntry
+	LogFilter logFilter
+	// Webhooks
+	Endpoints      []webhookEndpoint
+	Endpoint       *webhookEndpoint
+	Deliveries     []webhookDelivery
+	DeliveryStatus string
+
 	PrevURL      string
 	NextURL      string
 	Page         int
@@ -125,7 +131,7 @@ func idOrDash(p *int64) string {
 func parsePages() *pages {
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
 	p := &pages{byName: map[string]*template.Template{}}
-	for _, name := range []string{"signin", "link", "error", "report", "keys", "requests", "catalog"} {
+	for _, name := range []string{"signin", "link", "error", "report", "keys", "requests", "catalog", "webhooks", "webhook"} {
 		p.byName[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	return p
