@@ -58,6 +58,12 @@ var forbidden = []netip.Prefix{
 	netip.MustParsePrefix("198.18.0.0/15"),
 	netip.MustParsePrefix("240.0.0.0/4"),
 	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible (::a.b.c.d), deprecated
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated
+	netip.MustParsePrefix("2001::/32"),       // Teredo: tunnels to any IPv4 address
+	netip.MustParsePrefix("2002::/16"),       // 6to4: likewise
+	netip.MustParsePrefix("fec0::/10"),       // site-local, deprecated
 }
 
 // Forbidden tells whether no delivery may reach ip outside development:
@@ -65,7 +71,9 @@ var forbidden = []netip.Prefix{
 // address among them), unspecified, multicast and reserved ranges.
 func Forbidden(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+	// Only globally routable unicast may be reached; the checks below
+	// name the classes IsGlobalUnicast still lets through.
+	if !ip.IsGlobalUnicast() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || !ip.IsValid() {
 		return true
 	}

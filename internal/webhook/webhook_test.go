@@ -64,6 +64,8 @@ func TestForbiddenAddresses(t *testing.T) {
 		"127.0.0.1": true, "127.1.2.3": true, "::1": true, "10.1.2.3": true, "172.16.0.1": true, "192.168.0.1": true,
 		"169.254.169.254": true, "fe80::1": true, "fc00::1": true, "0.0.0.0": true, "::": true, "224.0.0.1": true,
 		"100.64.0.1": true, "::ffff:127.0.0.1": true, "::ffff:169.254.169.254": true, "64:ff9b::a9fe:a9fe": true,
+		"::127.0.0.1": true, "::ffff:0:a9fe:a9fe": true, "2002:7f00:1::1": true, "2001:0:4136:e378:8000:63bf:3fff:fdd2": true,
+		"fec0::1": true, "64:ff9b:1::a9fe:a9fe": true, "255.255.255.255": true,
 		"93.184.215.14": false, "8.8.8.8": false, "2606:4700:4700::1111": false,
 	} {
 		if got := webhook.Forbidden(netip.MustParseAddr(addr)); got != want {
