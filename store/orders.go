@@ -488,7 +488,9 @@ func CountTickets(ctx context.Context, db bun.IDB, orderID int64) (int, error) {
 
 // SetOrderPayment records the gateway payment made for an order, unless
 // one was recorded already; o gets the order's payment either way. An
-// order.created event not sent yet gets the payment_url too.
+// order.created event not sent yet gets the payment_url too, unless the
+// webhook relay is sending it this moment (SKIP LOCKED: the payment never
+// waits on the relay's batch; the event then goes without payment_url).
 func SetOrderPayment(ctx context.Context, db bun.IDB, o *Order, paymentID, paymentURL string) error {
 	err := db.NewRaw(`WITH x AS (
 			UPDATE orders SET payment_id = COALESCE(payment_id, ?),
@@ -496,10 +498,11 @@ func SetOrderPayment(ctx context.Context, db bun.IDB, o *Order, paymentID, payme
 			WHERE id = ? RETURNING *
 		), ev AS (
 			UPDATE webhook_events e SET snapshot = to_jsonb(x) - 'access_token_hash' - 'access_token_sealed'
-			FROM x WHERE e.order_id = x.id AND e.type = '`+EventOrderCreated+`' AND e.dispatched_at IS NULL
+			FROM x WHERE e.id IN (SELECT w.id FROM webhook_events w WHERE w.order_id = ? AND w.type = '`+EventOrderCreated+`'
+				AND w.dispatched_at IS NULL FOR UPDATE SKIP LOCKED)
 			RETURNING 1
 		)
-		SELECT payment_id, payment_url FROM x`, paymentID, paymentURL, o.ID).Scan(ctx, &o.PaymentID, &o.PaymentURL)
+		SELECT payment_id, payment_url FROM x`, paymentID, paymentURL, o.ID, o.ID).Scan(ctx, &o.PaymentID, &o.PaymentURL)
 	if err != nil {
 		return notFound(err, fmt.Sprintf("order %d", o.ID))
 	}
@@ -621,7 +624,10 @@ func UndoOrderFromReservation(ctx context.Context, db *bun.DB, orderID int64) (u
 		}
 		// The partner was told the order failed: its creation is not
 		// announced, or, if announced already, its deletion is.
-		res, err := tx.NewRaw("DELETE FROM webhook_events WHERE order_id = ? AND type = ? AND dispatched_at IS NULL", o.ID, EventOrderCreated).Exec(ctx)
+		// An event the relay is sending this moment is not waited for
+		// (SKIP LOCKED): it goes out, and order.deleted follows it.
+		res, err := tx.NewRaw(`DELETE FROM webhook_events WHERE id IN (SELECT id FROM webhook_events
+			WHERE order_id = ? AND type = ? AND dispatched_at IS NULL FOR UPDATE SKIP LOCKED)`, o.ID, EventOrderCreated).Exec(ctx)
 		if err != nil {
 			return err
 		}

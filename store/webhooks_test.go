@@ -165,3 +165,32 @@ func TestEndpointDisabledAfterFailingTheWholeWindow(t *testing.T) {
 		t.Fatalf("attempt 4 recorded twice: %d rows", n)
 	}
 }
+
+// A payment recorded while the relay holds the order's order.created
+// event (it locks a batch while it renders the bodies) does not wait for
+// the relay: the event goes as it was.
+func TestPaymentDoesNotWaitOnTheRelaysLock(t *testing.T) {
+	d := newDemo(t)
+	ctx := context.Background()
+	d.endpoint(t)
+	o, _ := d.gaOrder(t, 2, time.Now().Add(time.Hour))
+	relay, err := d.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relay.Rollback() //nolint:errcheck // the relay's batch never commits here
+	var locked int
+	if err := relay.NewRaw("SELECT count(*) FROM (SELECT id FROM webhook_events WHERE order_id = ? FOR UPDATE) l", o.ID).Scan(ctx, &locked); err != nil || locked != 1 {
+		t.Fatalf("lock the event: %d %v", locked, err)
+	}
+	// Without SKIP LOCKED this waits for the relay's transaction, here
+	// for ever: the deadline turns that into a failure.
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := store.SetOrderPayment(pctx, d.DB, o, "pay_1", "https://pay.example/1"); err != nil {
+		t.Fatalf("payment while the relay holds the event: %v", err)
+	}
+	if o.PaymentID == nil || *o.PaymentID != "pay_1" {
+		t.Fatalf("payment not recorded: %+v", o.PaymentID)
+	}
+}
