@@ -40,6 +40,7 @@ func WebhookDelivery(ctx workflow.Context, in contract.WebhookInput) (contract.W
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 	})
 	first := workflow.Now(ctx)
+	deadline := first.Add(r.GiveUpAfter)
 	wait := r.Initial
 	for {
 		st.Attempts++
@@ -58,7 +59,7 @@ func WebhookDelivery(ctx workflow.Context, in contract.WebhookInput) (contract.W
 			st.Status = store.DeliveryFailed
 			return st, nil
 		}
-		if res.Disabled || workflow.Now(ctx).Add(wait).Sub(first) > r.GiveUpAfter {
+		if res.Disabled || !workflow.Now(ctx).Before(deadline) {
 			reason := fmt.Sprintf("no 2xx answer in %d attempts over %s; the last: %s", st.Attempts,
 				workflow.Now(ctx).Sub(first).Round(time.Second), res.Error)
 			if res.Disabled {
@@ -70,7 +71,9 @@ func WebhookDelivery(ctx workflow.Context, in contract.WebhookInput) (contract.W
 			st.Status, st.LastError = store.DeliveryFailed, reason
 			return st, nil
 		}
-		if err := workflow.Sleep(ctx, wait); err != nil {
+		// The window's last attempt is at its very end, so an endpoint is
+		// given the whole three days.
+		if err := workflow.Sleep(ctx, min(wait, deadline.Sub(workflow.Now(ctx)))); err != nil {
 			return st, err
 		}
 		wait = min(time.Duration(float64(wait)*r.Backoff), r.Maximum)
