@@ -261,15 +261,20 @@ func (c *cabinet) signOut(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/cabinet/signin", http.StatusSeeOther)
 }
 
-func (c *cabinet) linkPage(w http.ResponseWriter, r *http.Request) {
-	u, err := c.Users.LinkUser(r.Context(), r.PathValue("token"))
+// linkFailed answers a sign-in link that cannot be used.
+func (c *cabinet) linkFailed(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, organizer.ErrLinkInvalid) {
 		c.render(w, r, http.StatusNotFound, "error", pageData{Title: "Link not valid",
 			Message: "This sign-in link is unknown, used or expired. Ask for a new one."})
 		return
 	}
+	c.fail(w, r, err)
+}
+
+func (c *cabinet) linkPage(w http.ResponseWriter, r *http.Request) {
+	u, err := c.Users.LinkUser(r.Context(), r.PathValue("token"))
 	if err != nil {
-		c.fail(w, r, err)
+		c.linkFailed(w, r, err)
 		return
 	}
 	c.render(w, r, http.StatusOK, "link", pageData{Title: "Set your password", Email: u.Email, MinPassword: organizer.MinPasswordLength})
@@ -279,13 +284,8 @@ func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 	token := r.PathValue("token")
 	pw, again := r.PostFormValue("password"), r.PostFormValue("password_again")
 	u, err := c.Users.LinkUser(r.Context(), token)
-	if errors.Is(err, organizer.ErrLinkInvalid) {
-		c.render(w, r, http.StatusNotFound, "error", pageData{Title: "Link not valid",
-			Message: "This sign-in link is unknown, used or expired. Ask for a new one."})
-		return
-	}
 	if err != nil {
-		c.fail(w, r, err)
+		c.linkFailed(w, r, err)
 		return
 	}
 	data := pageData{Title: "Set your password", Email: u.Email, MinPassword: organizer.MinPasswordLength}
