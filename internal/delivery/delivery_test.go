@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/boombuler/barcode"
 )
 
 func TestEAN13CheckDigit(t *testing.T) {
@@ -226,6 +228,10 @@ func TestPDF(t *testing.T) {
 			if got := len(pageObj.FindAll(data, -1)); got != len(o.Tickets) {
 				t.Errorf("PDF has %d pages, want %d (one per ticket)", got, len(o.Tickets))
 			}
+			// The codes are vector paths, not images to encode.
+			if bytes.Contains(data, []byte("/Subtype /Image")) {
+				t.Errorf("PDF embeds an image; the codes should be drawn as paths")
+			}
 			// The Go font must be embedded, otherwise Cyrillic cannot render.
 			if !bytes.Contains(data, []byte("FontFile2")) {
 				t.Errorf("PDF embeds no TrueType font")
@@ -352,3 +358,58 @@ func TestRenderPageUnsafeLinkAndNoPDF(t *testing.T) {
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// BenchmarkPDF renders a four-ticket order: the tickets e-mail's cost in
+// the worker, paid once per production order.
+func BenchmarkPDF(b *testing.B) {
+	o := sampleOrder(4)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := PDF(o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The PDF draws its codes from darkRuns: the runs must cover exactly the
+// encoder's dark modules, or a printed ticket would not scan.
+func TestDarkRunsAreTheCode(t *testing.T) {
+	code := NewBarcode()
+	qr, err := qrCode(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ean, err := eanCode(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bc := range []barcode.Barcode{qr, ean} {
+		b := bc.Bounds()
+		drawn := map[image.Point]bool{}
+		for _, r := range darkRuns(bc) {
+			if r.from >= r.to {
+				t.Fatalf("%s: empty run %+v", bc.Metadata().CodeKind, r)
+			}
+			for x := r.from; x < r.to; x++ {
+				drawn[image.Pt(x, r.row)] = true
+			}
+		}
+		darkModules := 0
+		for y := 0; y < b.Dy(); y++ {
+			for x := 0; x < b.Dx(); x++ {
+				r, _, _, _ := bc.At(b.Min.X+x, b.Min.Y+y).RGBA()
+				if dark := r < 0x8000; dark != drawn[image.Pt(x, y)] {
+					t.Fatalf("%s: module (%d,%d) dark=%v but drawn=%v", bc.Metadata().CodeKind, x, y, dark, drawn[image.Pt(x, y)])
+				} else if dark {
+					darkModules++
+				}
+			}
+		}
+		if darkModules == 0 || darkModules == b.Dx()*b.Dy() {
+			t.Fatalf("%s: %d dark modules of %d: not a code", bc.Metadata().CodeKind, darkModules, b.Dx()*b.Dy())
+		}
+	}
+	if ean.Bounds().Dx() != 95 || ean.Bounds().Dy() != 1 {
+		t.Errorf("EAN-13 is %v modules, want 95×1", ean.Bounds().Size())
+	}
+}

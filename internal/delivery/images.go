@@ -35,10 +35,8 @@ func QRPNG(content string) ([]byte, error) {
 	return encodePNG(img)
 }
 
-// qrImage renders the QR code scaled by a whole number of pixels per module
-// (fractional scaling blurs module edges and hurts scanning) and surrounded
-// by the quiet zone, which boombuler does not add itself.
-func qrImage(content string, target int) (*image.Gray, error) {
+// qrCode encodes content as a QR code, without its quiet zone.
+func qrCode(content string) (barcode.Barcode, error) {
 	if content == "" {
 		return nil, fmt.Errorf("tickets: empty QR content")
 	}
@@ -46,16 +44,25 @@ func qrImage(content string, target int) (*image.Gray, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tickets: encode QR: %w", err)
 	}
+	return code, nil
+}
+
+// qrImage renders the QR code scaled by a whole number of pixels per module
+// (fractional scaling blurs module edges and hurts scanning) and surrounded
+// by the quiet zone, which boombuler does not add itself.
+func qrImage(content string, target int) (*image.Gray, error) {
+	code, err := qrCode(content)
+	if err != nil {
+		return nil, err
+	}
 	modules := code.Bounds().Dx()
 	total := modules + 2*qrQuietZone
 	scale := max(target/total, 1)
 	return withMargin(code, qrQuietZone*scale, qrQuietZone*scale, modules*scale, modules*scale)
 }
 
-// eanImage renders an EAN-13 symbol with scale px per module and the given
-// bar height, with white quiet zones left and right. The human-readable
-// digits are printed by the caller (PDF text stays sharp at any zoom).
-func eanImage(code string, scale, height int) (*image.Gray, error) {
+// eanCode encodes a valid EAN-13: one row of 95 modules.
+func eanCode(code string) (barcode.Barcode, error) {
 	if !ValidEAN13(code) {
 		return nil, fmt.Errorf("tickets: %q is not a valid EAN-13", code)
 	}
@@ -63,8 +70,35 @@ func eanImage(code string, scale, height int) (*image.Gray, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tickets: encode EAN-13: %w", err)
 	}
-	modules := bc.Bounds().Dx() // 95 for EAN-13
-	return withMargin(bc, eanQuietZone*scale, 0, modules*scale, height)
+	return bc, nil
+}
+
+// run is a horizontal stretch of dark modules in one row, [from, to).
+type run struct{ row, from, to int }
+
+// darkRuns lists bc's dark modules as runs, row by row, relative to its
+// bounds' origin.
+func darkRuns(bc barcode.Barcode) []run {
+	b := bc.Bounds()
+	dark := func(x, y int) bool {
+		r, _, _, _ := bc.At(x, y).RGBA()
+		return r < 0x8000
+	}
+	var out []run
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if !dark(x, y) {
+				continue
+			}
+			end := x + 1
+			for end < b.Max.X && dark(end, y) {
+				end++
+			}
+			out = append(out, run{row: y - b.Min.Y, from: x - b.Min.X, to: end - b.Min.X})
+			x = end
+		}
+	}
+	return out
 }
 
 // withMargin scales bc to w x h and draws it on a white grayscale canvas
