@@ -102,8 +102,16 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 			// Failed or abandoned by the client: a retry must run again.
 			err = store.ReleaseIdempotencyKey(bg, s.deps.bookkeeping(), p.KeyID, key)
 		} else {
+			// A 4xx changed nothing, so its record need not wait for the
+			// WAL flush: lost in a crash, the retry only asks again. That
+			// keeps a rush's refusals (409 seat_taken) off the disk's
+			// flush queue, where they waited behind every commit.
+			db := s.deps.DB
+			if status >= 400 {
+				db = s.deps.bookkeeping()
+			}
 			for attempt := 0; attempt < 3; attempt++ {
-				if err = store.CompleteIdempotencyKey(bg, s.deps.DB, p.KeyID, key, status, c.headers, c.out.Bytes()); err == nil {
+				if err = store.CompleteIdempotencyKey(bg, db, p.KeyID, key, status, c.headers, c.out.Bytes()); err == nil {
 					break
 				}
 			}

@@ -91,6 +91,11 @@ var ErrNotOnSale = errors.New("event not on sale")
 // on and wins (SKIP LOCKED would let each lock a different part and all
 // fail). Never a false success: the statement that meets a lock holds
 // nothing.
+//
+// A plain read comes first and the seats are locked only when it finds
+// them all free: a refusal of seats already held or sold locks no row, so
+// its transaction writes nothing and waits for no WAL flush (a rush's
+// refusals queued on the disk's flushes behind every commit).
 func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok bool, err error) {
 	r := h.Reservation
 	prices := make([]int64, len(h.SeatIDs))
@@ -131,9 +136,14 @@ func holdQuery(db bun.IDB, h NewHold, seats any, prices []int64) *bun.RawQuery {
 	return db.NewRaw(`
 		WITH ev AS (
 			SELECT EXISTS (SELECT 1 FROM events WHERE id = ? AND status = 'published' AND starts_at > now()) AS on_sale
-		), cur AS (
+		), peek AS (
 			SELECT s.seat_id, `+seatIsFree+` AS free
 			FROM event_seats s WHERE s.event_id = ? AND s.seat_id = ANY(?::text[])
+		), go AS (
+			SELECT count(*) = ? AND coalesce(bool_and(free), false) AS ok FROM peek
+		), cur AS (
+			SELECT s.seat_id, `+seatIsFree+` AS free
+			FROM event_seats s WHERE (SELECT ok FROM go) AND s.event_id = ? AND s.seat_id = ANY(?::text[])
 			ORDER BY s.seat_id FOR UPDATE NOWAIT
 		), verdict AS (
 			SELECT count(*) = ? AND coalesce(bool_and(free), false) AND (SELECT on_sale FROM ev) AS ok FROM cur
@@ -152,8 +162,9 @@ func holdQuery(db bun.IDB, h NewHold, seats any, prices []int64) *bun.RawQuery {
 			FROM held h JOIN unnest(?::text[], ?::bigint[]) AS p(seat_id, price) USING (seat_id)
 		)
 		SELECT (SELECT ok FROM verdict) AS ok, (SELECT on_sale FROM ev) AS on_sale,
-			ARRAY(SELECT w FROM unnest(?::text[]) AS w WHERE w NOT IN (SELECT seat_id FROM cur WHERE free) ORDER BY w) AS taken`,
-		r.EventID, r.EventID, seats, len(h.SeatIDs),
+			ARRAY(SELECT w FROM unnest(?::text[]) AS w WHERE w NOT IN (SELECT seat_id FROM peek WHERE free)
+				OR ((SELECT ok FROM go) AND w NOT IN (SELECT seat_id FROM cur WHERE free)) ORDER BY w) AS taken`,
+		r.EventID, r.EventID, seats, len(h.SeatIDs), r.EventID, seats, len(h.SeatIDs),
 		r.ID, r.ExpiresAt, r.EventID, seats,
 		r.ID, r.CompanyID, r.APIKeyID, r.IsTest, r.EventID, r.ExpiresAt, r.Currency, r.Total, r.ServiceFee, r.TotalToPay, nullTime(r.CreatedAt),
 		r.EventID, seats, pgdialect.Array(prices), seats,

@@ -184,3 +184,38 @@ func TestManyBuyersOfTheSameSeats(t *testing.T) {
 		t.Fatalf("%d buyers won, %d seats held, %d reservations; want 1, 2, 1", won, held, reservations)
 	}
 }
+
+// TestRefusedHoldWritesNothing: refusing seats another hold already has
+// locks no row and takes no transaction id, so the refusal never waits for
+// a WAL flush (in a rush, refusals queued behind every commit's flush).
+func TestRefusedHoldWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := newDemo(t)
+	swan := s.eventID(t, "swan-lake")
+	hold := func(db bun.IDB, id string) ([]string, bool, error) {
+		return store.HoldSeats(ctx, db, store.NewHold{
+			Reservation: store.Reservation{ID: id, CompanyID: s.company, APIKeyID: s.keyID, IsTest: true,
+				EventID: swan, ExpiresAt: time.Now().Add(time.Hour), Currency: "RUB"},
+			SeatIDs: []string{"parterre-1-1", "parterre-1-2"}, Prices: map[string]int64{"parterre-1-1": 1, "parterre-1-2": 1},
+		})
+	}
+	if _, ok, err := hold(s.DB, "rsv_first"); err != nil || !ok {
+		t.Fatalf("first hold: ok %v err %v", ok, err)
+	}
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	taken, ok, err := hold(tx, "rsv_second")
+	if err != nil || ok || !slices.Equal(taken, []string{"parterre-1-1", "parterre-1-2"}) {
+		t.Fatalf("second hold of the same seats: taken %v ok %v err %v", taken, ok, err)
+	}
+	var xid *string
+	if err := tx.NewRaw("SELECT pg_current_xact_id_if_assigned()::text").Scan(ctx, &xid); err != nil {
+		t.Fatal(err)
+	}
+	if xid != nil {
+		t.Fatalf("the refused hold took transaction id %s: it locked or wrote rows", *xid)
+	}
+}
