@@ -187,13 +187,25 @@ func (s *orderSuite) TestSandboxOrderDeletedAfterOneDay() {
 
 func (s *orderSuite) TestTicketIssueRetriedAfterAFailure() {
 	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(activities.PayResult{Status: "paid", Changed: true}, nil)
-	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(0, errors.New("connection reset")).Once()
-	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(2, nil).Once()
-	s.env.OnActivity(s.acts.SendTicketsEmail, mock.Anything, int64(42)).Return(nil)
+	attempts := 0
+	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(func(context.Context, int64) (int, error) {
+		attempts++
+		if attempts == 1 {
+			return 0, errors.New("connection reset")
+		}
+		return 2, nil
+	})
+	// The e-mail waits for the tickets: it used to start beside the issue.
+	emailedAfter := -1
+	s.env.OnActivity(s.acts.SendTicketsEmail, mock.Anything, int64(42)).Return(func(context.Context, int64) error {
+		emailedAfter = attempts
+		return nil
+	})
 	s.confirmAt(time.Minute, 495000, func(contract.OrderStatus, error) {})
 	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
 	s.Equal(2, s.result().TicketsIssued)
-	s.env.AssertNumberOfCalls(s.T(), "IssueTickets", 2)
+	s.Equal(2, attempts)
+	s.Equal(2, emailedAfter, "the tickets e-mail started before the tickets were issued")
 }
 
 func (s *orderSuite) TestPartnerCancelEndsThePendingOrder() {

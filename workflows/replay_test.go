@@ -161,6 +161,16 @@ func TestRecordHistories(t *testing.T) {
 			t.Fatalf("refund: %d %s", res.Status, res.Body)
 		}
 	}
+	// A production order confirmed by the partner: paid and its tickets
+	// issued as local activities, then e-mailed.
+	emailed := orderWith(reserve("parterre-1-6", prodKey), "external")
+	if err := s.DB.NewRaw("SELECT amount FROM orders WHERE id = ?", emailed).Scan(context.Background(), &amount); err != nil {
+		t.Fatal(err)
+	}
+	if res := s.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", emailed), prodKey,
+		fmt.Sprintf(`{"external_payment_id": "y", "paid_amount": %d}`, amount), "Idempotency-Key: confirm-emailed"); res.Status != 200 {
+		t.Fatalf("confirm: %d %s", res.Status, res.Body)
+	}
 	s.Sales.Orders.PaymentWindow = time.Second
 	timedOut := order("parterre-1-4")
 	var paidEvent string
@@ -214,7 +224,10 @@ func TestRecordHistories(t *testing.T) {
 	ids := map[string]string{
 		"order-paid-deleted": contract.OrderWorkflowID(paid), "order-payment-timeout": contract.OrderWorkflowID(timedOut),
 		"order-gateway-paid": contract.OrderWorkflowID(gatewayPaid), "refund-gateway": contract.RefundWorkflowID(refund.Data.ID),
-		"webhook-retried-delivered": contract.WebhookWorkflowID(paidEvent, endpoint)}
+		"webhook-retried-delivered": contract.WebhookWorkflowID(paidEvent, endpoint),
+		// Recorded after the confirm's activities became local ones; the
+		// two above (paid-deleted) are from before.
+		"order-paid-locally-deleted": contract.OrderWorkflowID(paid), "order-paid-locally-emailed": contract.OrderWorkflowID(emailed)}
 	for name, wid := range ids {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := s.Temporal.GetWorkflow(ctx, wid, "").Get(ctx, nil); err != nil {
