@@ -37,6 +37,24 @@ func idempotent(op huma.Operation) huma.Operation {
 
 func ptr[T any](v T) *T { return &v }
 
+// refuseFromMemory answers a request from what the instance knows, before
+// its idempotency key is claimed: a refusal is the answer, none runs the
+// request as usual. Only refusals are answered this way (a "yes" always
+// runs), so nothing is ever done without a record.
+//
+// A request it lets through may be counted as in flight until landed is
+// called (nil: nothing to call).
+type refuseFromMemory func(ctx context.Context, body []byte) (landed func(), refusal error)
+
+const refuseFromMemoryKey = "refuseFromMemory"
+
+// refusesFromMemory marks an idempotent operation that may be refused from
+// memory by refuse.
+func refusesFromMemory(op huma.Operation, refuse refuseFromMemory) huma.Operation {
+	op.Metadata[refuseFromMemoryKey] = refuse
+	return op
+}
+
 // withIdempotency implements draft-ietf-httpapi-idempotency-key-header for
 // every operation marked idempotent, in one place: the first request with a
 // key runs and its response is stored; a repeat with the same method, path
@@ -64,6 +82,22 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 	if err != nil {
 		s.writeErr(ctx, newProblem(rctx, http.StatusBadRequest, "malformed_request", "The request body could not be read."))
 		return
+	}
+	if refuse, ok := ctx.Operation().Metadata[refuseFromMemoryKey].(refuseFromMemory); ok {
+		landed, refusal := refuse(rctx, body)
+		if landed != nil {
+			defer landed()
+		}
+		if refusal != nil {
+			// Refused from memory: nothing ran, so nothing is kept under
+			// the key, and a retry asks again. A key seen before still gets
+			// its record (the first answer, or "in progress").
+			used, lerr := store.IdempotencyKeyUsed(rctx, s.deps.bookkeeping(), p.KeyID, key)
+			if lerr == nil && !used {
+				s.writeErr(ctx, fromError(rctx, s.log, refusal))
+				return
+			}
+		}
 	}
 	sum := sha256.Sum256(body)
 	// The claim goes through the bookkeeping pool: the request's own write

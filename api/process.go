@@ -75,9 +75,14 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 			a.notifier.Changed(eventID)
 		}
 	}
+	var noticesComing func() bool // refusals from memory need the listener (Start runs it when announcing)
+	if opt.Announce {
+		noticesComing = a.Catalog.Listening
+	}
 	a.Sales = sales.New(sales.Deps{DB: c.DB, Temporal: c.Temporal, Log: c.Log, Now: opt.Now, Metrics: c.Metrics,
-		SeatsChanged: changed, Starter: a.starter},
+		SeatsChanged: changed, Starter: a.starter, NoticesComing: noticesComing},
 		sales.Settings{TaskQueue: cfg.TaskQueue, Orders: orders, SaleCacheTTL: cfg.SaleCacheTTL})
+	a.Catalog.OnSeatsChanged = a.Sales.SeatsChangedElsewhere
 	limiter := opt.Limiter
 	if limiter == nil {
 		limiter = ratelimit.NewMemory()

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -40,7 +41,7 @@ type reservationOutput struct {
 
 func (s *Server) registerReservations(api huma.API) {
 	tags := []string{"Reservations"}
-	huma.Register(api, idempotent(request.Scoped(huma.Operation{
+	huma.Register(api, refusesFromMemory(idempotent(request.Scoped(huma.Operation{
 		OperationID: "create-reservation", Method: http.MethodPost, Path: "/reservations", Tags: tags,
 		Summary: "Hold seats", DefaultStatus: http.StatusCreated,
 		Description: "Holds every listed seat or none. If any seat is taken: 409 `seat_taken` with `unavailable_seats`; " +
@@ -49,7 +50,7 @@ func (s *Server) registerReservations(api huma.API) {
 			"seats nearer the row's centre; a group `together` in one row, leaving no single seat alone where it can) " +
 			"and holds them in the same way; 409 `sold_out` with `available` (free seats left in the filters) when none fit.",
 		Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
-	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *createReservationInput) (*reservationOutput, error) {
+	}, apikey.ScopeOrdersWrite)), s.refuseKnownTaken), func(ctx context.Context, in *createReservationInput) (*reservationOutput, error) {
 		r, err := s.deps.Sales.Reserve(ctx, request.Caller(ctx), sales.ReserveInput{
 			EventID: in.Body.EventID, Seats: in.Body.Seats, BestAvailable: in.Body.BestAvailable, TTLMinutes: in.Body.TTLMinutes})
 		if err != nil {
@@ -84,4 +85,46 @@ func (s *Server) registerReservations(api huma.API) {
 		r, err := s.deps.Sales.Release(ctx, request.Caller(ctx), in.ID)
 		return reply(ctx, r, err)
 	})
+}
+
+// refuseKnownTaken refuses, from the instance's memory, a hold of listed
+// seats all known to be taken or in a hold in flight (an on-sale rush's
+// attempts at seats already gone or going); a hold it lets through counts
+// as in flight until landed. It reads only a body of exactly the schema's
+// fields, so a body the schema would refuse still gets its 422 from the
+// ordinary path.
+func (s *Server) refuseKnownTaken(ctx context.Context, body []byte) (landed func(), refusal error) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return nil, nil
+	}
+	var in sales.ReserveInput
+	for k, v := range top {
+		var err error
+		switch k {
+		case "event_id":
+			err = json.Unmarshal(v, &in.EventID)
+		case "ttl_minutes":
+			err = json.Unmarshal(v, &in.TTLMinutes)
+		case "seats":
+			var items []map[string]string
+			if err = json.Unmarshal(v, &items); err == nil {
+				for _, it := range items {
+					if len(it) != 2 || it["zone_id"] == "" || it["seat_id"] == "" {
+						return nil, nil
+					}
+					in.Seats = append(in.Seats, sales.SeatRef{ZoneID: it["zone_id"], SeatID: it["seat_id"]})
+				}
+			}
+		default:
+			return nil, nil
+		}
+		if err != nil {
+			return nil, nil
+		}
+	}
+	if _, given := top["ttl_minutes"]; given && in.TTLMinutes == 0 {
+		return nil, nil
+	}
+	return s.deps.Sales.RefuseKnownTaken(ctx, request.Caller(ctx), in)
 }

@@ -49,6 +49,22 @@ type ReservedSeat struct {
 	Price      int64  `bun:"price"`
 }
 
+// AllEventSeats returns every seat the event sells (zone, row, number,
+// label, category), by id.
+func AllEventSeats(ctx context.Context, db bun.IDB, eventID int64) (map[string]ReservedSeat, error) {
+	var rows []ReservedSeat
+	err := db.NewRaw(`SELECT seat_id, zone_id, row, number, label, category_id, 0 AS price
+		FROM event_seats WHERE event_id = ?`, eventID).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("read seats of event %d: %w", eventID, err)
+	}
+	out := make(map[string]ReservedSeat, len(rows))
+	for _, r := range rows {
+		out[r.SeatID] = r
+	}
+	return out, nil
+}
+
 // EventSeatsByID returns the given seats of an event (zone, row, number,
 // label, category); seats the event does not sell are absent.
 func EventSeatsByID(ctx context.Context, db bun.IDB, eventID int64, seatIDs []string) (map[string]ReservedSeat, error) {
@@ -97,6 +113,28 @@ var ErrNotOnSale = errors.New("event not on sale")
 // its transaction writes nothing and waits for no WAL flush (a rush's
 // refusals queued on the disk's flushes behind every commit).
 func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok bool, err error) {
+	out, err := Hold(ctx, db, h)
+	return out.Taken, out.OK, err
+}
+
+// HoldOutcome is what the hold statement decided.
+type HoldOutcome struct {
+	OK bool
+	// Taken lists the requested seats that were not free.
+	Taken []string
+	// TakenUntil tells, of the taken seats its plain read saw held or
+	// sold, until when: a held seat's hold deadline, nil for a sold one.
+	// Seats taken by a request in flight are not in it.
+	TakenUntil map[string]*time.Time
+}
+
+// Hold is HoldSeats with the whole outcome.
+func Hold(ctx context.Context, db bun.IDB, h NewHold) (HoldOutcome, error) {
+	taken, ok, until, err := holdSeats(ctx, db, h)
+	return HoldOutcome{OK: ok, Taken: taken, TakenUntil: until}, err
+}
+
+func holdSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok bool, until map[string]*time.Time, err error) {
 	r := h.Reservation
 	prices := make([]int64, len(h.SeatIDs))
 	for i, s := range h.SeatIDs {
@@ -104,9 +142,10 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 	}
 	seats := pgdialect.Array(h.SeatIDs)
 	var out struct {
-		OK     bool
-		OnSale bool
-		Taken  []string `bun:",array"`
+		OK         bool
+		OnSale     bool
+		Taken      []string              `bun:",array"`
+		TakenUntil map[string]*time.Time `bun:"type:json"`
 	}
 	err = holdQuery(db, h, seats, prices).Scan(ctx, &out)
 	if isLockNotAvailable(err) {
@@ -114,20 +153,20 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 		// for now. Name the seats a plain read shows taken, else all.
 		taken, err := seatsNotFree(ctx, db, r.EventID, h.SeatIDs)
 		if err != nil {
-			return nil, false, fmt.Errorf("hold seats of event %d: %w", r.EventID, err)
+			return nil, false, nil, fmt.Errorf("hold seats of event %d: %w", r.EventID, err)
 		}
 		if len(taken) == 0 {
 			taken = h.SeatIDs
 		}
-		return taken, false, nil
+		return taken, false, nil, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("hold %d seats of event %d: %w", len(h.SeatIDs), r.EventID, err)
+		return nil, false, nil, fmt.Errorf("hold %d seats of event %d: %w", len(h.SeatIDs), r.EventID, err)
 	}
 	if !out.OnSale {
-		return nil, false, fmt.Errorf("hold seats of event %d: %w", r.EventID, ErrNotOnSale)
+		return nil, false, nil, fmt.Errorf("hold seats of event %d: %w", r.EventID, ErrNotOnSale)
 	}
-	return out.Taken, out.OK, nil
+	return out.Taken, out.OK, out.TakenUntil, nil
 }
 
 // holdQuery is the hold statement of HoldSeats.
@@ -137,7 +176,7 @@ func holdQuery(db bun.IDB, h NewHold, seats any, prices []int64) *bun.RawQuery {
 		WITH ev AS (
 			SELECT EXISTS (SELECT 1 FROM events WHERE id = ? AND status = 'published' AND starts_at > now()) AS on_sale
 		), peek AS (
-			SELECT s.seat_id, `+seatIsFree+` AS free
+			SELECT s.seat_id, s.state, s.hold_expires_at, `+seatIsFree+` AS free
 			FROM event_seats s WHERE s.event_id = ? AND s.seat_id = ANY(?::text[])
 		), go AS (
 			SELECT count(*) = ? AND coalesce(bool_and(free), false) AS ok FROM peek
@@ -163,7 +202,8 @@ func holdQuery(db bun.IDB, h NewHold, seats any, prices []int64) *bun.RawQuery {
 		)
 		SELECT (SELECT ok FROM verdict) AS ok, (SELECT on_sale FROM ev) AS on_sale,
 			ARRAY(SELECT w FROM unnest(?::text[]) AS w WHERE w NOT IN (SELECT seat_id FROM peek WHERE free)
-				OR ((SELECT ok FROM go) AND w NOT IN (SELECT seat_id FROM cur WHERE free)) ORDER BY w) AS taken`,
+				OR ((SELECT ok FROM go) AND w NOT IN (SELECT seat_id FROM cur WHERE free)) ORDER BY w) AS taken,
+			(SELECT json_object_agg(seat_id, CASE WHEN state = 'held' THEN hold_expires_at END) FROM peek WHERE NOT free) AS taken_until`,
 		r.EventID, r.EventID, seats, len(h.SeatIDs), r.EventID, seats, len(h.SeatIDs),
 		r.ID, r.ExpiresAt, r.EventID, seats,
 		r.ID, r.CompanyID, r.APIKeyID, r.IsTest, r.EventID, r.ExpiresAt, r.Currency, r.Total, r.ServiceFee, r.TotalToPay, nullTime(r.CreatedAt),

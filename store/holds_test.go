@@ -219,3 +219,44 @@ func TestRefusedHoldWritesNothing(t *testing.T) {
 		t.Fatalf("the refused hold took transaction id %s: it locked or wrote rows", *xid)
 	}
 }
+
+// TestHoldTellsUntilWhenSeatsAreTaken: a refused hold says until when each
+// seat it found taken stays so: a held seat until its hold's deadline, a
+// sold one without end.
+func TestHoldTellsUntilWhenSeatsAreTaken(t *testing.T) {
+	ctx := context.Background()
+	s := newDemo(t)
+	swan := s.eventID(t, "swan-lake")
+	deadline := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	hold := func(id string, seats ...string) store.HoldOutcome {
+		prices := map[string]int64{}
+		for _, seat := range seats {
+			prices[seat] = 1
+		}
+		out, err := store.Hold(ctx, s.DB, store.NewHold{
+			Reservation: store.Reservation{ID: id, CompanyID: s.company, APIKeyID: s.keyID, IsTest: true,
+				EventID: swan, ExpiresAt: deadline, Currency: "RUB"},
+			SeatIDs: seats, Prices: prices,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if out := hold("rsv_first", "parterre-1-1"); !out.OK || len(out.TakenUntil) != 0 {
+		t.Fatalf("first hold: %+v", out)
+	}
+	if _, err := s.DB.ExecContext(ctx, "UPDATE event_seats SET state = 'sold', hold_id = NULL, hold_expires_at = NULL WHERE event_id = ? AND seat_id = 'parterre-1-2'", swan); err != nil {
+		t.Fatal(err)
+	}
+	out := hold("rsv_second", "parterre-1-1", "parterre-1-2", "parterre-1-3")
+	if out.OK || !slices.Equal(out.Taken, []string{"parterre-1-1", "parterre-1-2"}) || len(out.TakenUntil) != 2 {
+		t.Fatalf("second hold: %+v", out)
+	}
+	if u := out.TakenUntil["parterre-1-1"]; u == nil || !u.Equal(deadline) {
+		t.Errorf("held seat taken until %v, want the hold's deadline %v", u, deadline)
+	}
+	if u, ok := out.TakenUntil["parterre-1-2"]; !ok || u != nil {
+		t.Errorf("sold seat: taken until %v (listed %v), want listed without end", u, ok)
+	}
+}

@@ -46,6 +46,9 @@ func (s *Service) listenOnce(ctx context.Context, url string) error {
 	c.mu.Lock()
 	c.entries = map[int64]*cachedAvailability{} // whatever changed while deaf
 	c.mu.Unlock()
+	if s.OnSeatsChanged != nil {
+		s.OnSeatsChanged(0)
+	}
 	c.listening.Store(true)
 	for {
 		n, err := conn.WaitForNotification(ctx)
@@ -60,6 +63,9 @@ func (s *Service) listenOnce(ctx context.Context, url string) error {
 		c.gen[id]++
 		delete(c.entries, id)
 		c.mu.Unlock()
+		if s.OnSeatsChanged != nil {
+			s.OnSeatsChanged(id)
+		}
 	}
 }
 

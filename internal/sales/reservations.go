@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -42,6 +44,8 @@ type Service struct {
 	changed  func(eventID int64)
 	starter  *Starter
 	sales    *saleCache
+	taken    *takenSeats
+	fresh    func() bool // seat-change notices are coming in
 	// TTLUnit is the length of one "minute" of ttl_minutes: a minute in
 	// production, shorter in tests that watch a hold expire.
 	TTLUnit time.Duration
@@ -64,6 +68,10 @@ type Deps struct {
 	// Starter starts reservation workflows off the request path (nil: each
 	// hold starts its workflow before answering).
 	Starter *Starter
+	// NoticesComing tells whether every seat change of other processes
+	// reaches SeatsChangedElsewhere right now (LISTEN is connected): only
+	// then are holds of seats known taken refused from memory (nil: never).
+	NoticesComing func() bool
 }
 
 // Settings shape the selling.
@@ -80,7 +88,7 @@ type Settings struct {
 // New builds the service.
 func New(d Deps, st Settings) *Service {
 	s := &Service{db: d.DB, temporal: d.Temporal, log: d.Log, now: d.Now, metrics: d.Metrics, changed: d.SeatsChanged,
-		starter: d.Starter, TTLUnit: time.Minute, TaskQueue: cmp.Or(st.TaskQueue, contract.TaskQueue), Orders: st.Orders}
+		starter: d.Starter, taken: newTakenSeats(), fresh: d.NoticesComing, TTLUnit: time.Minute, TaskQueue: cmp.Or(st.TaskQueue, contract.TaskQueue), Orders: st.Orders}
 	clock := d.Now
 	if clock == nil {
 		clock = time.Now
@@ -103,6 +111,7 @@ func (s *Service) CacheSaleContext(ttl time.Duration) { s.sales = &saleCache{ttl
 func (s *Service) UseStarter(st *Starter) { s.starter = st }
 
 func (s *Service) seatsChanged(eventID int64) {
+	s.taken.forget(eventID)
 	if s.changed != nil {
 		s.changed(eventID)
 	}
@@ -225,7 +234,7 @@ func (s *Service) resolveSeats(ctx context.Context, eventID int64, refs []SeatRe
 	if err := verr.orNil(); err != nil {
 		return nil, nil, err
 	}
-	seats, err := store.EventSeatsByID(ctx, s.db, eventID, ids)
+	seats, err := s.eventSeats(ctx, eventID, ids)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -310,7 +319,16 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		Status: states.ReservationReserved, ExpiresAt: now.Add(hold).Truncate(time.Microsecond),
 		Currency: sc.event.Currency, Total: total, ServiceFee: fee, TotalToPay: toPay, CreatedAt: now,
 	}
-	taken, ok, err := store.HoldSeats(ctx, db, store.NewHold{Reservation: r, SeatIDs: ids, Prices: seatPrices})
+	if in.BestAvailable == nil {
+		zones := make(map[string]string, len(ids))
+		for _, id := range ids {
+			zones[id] = seats[id].ZoneID
+		}
+		defer s.taken.fly(p.CompanyID, sc.event.ID, zones)()
+	}
+	mark := s.taken.mark(sc.event.ID)
+	outcome, err := store.Hold(ctx, db, store.NewHold{Reservation: r, SeatIDs: ids, Prices: seatPrices})
+	taken, ok := outcome.Taken, outcome.OK
 	if tx, isTx := db.(bun.Tx); isTx && err == nil && ok {
 		if err = tx.Commit(); err != nil {
 			err = fmt.Errorf("hold best seats of event %d: %w", in.EventID, err)
@@ -329,9 +347,19 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	}
 	s.metrics.Hold(ok)
 	if !ok {
+		known := make(map[string]takenSeat, len(outcome.TakenUntil))
+		for id, until := range outcome.TakenUntil {
+			known[id] = takenSeat{zone: seats[id].ZoneID, until: derefTime(until)}
+		}
+		s.taken.remember(p.CompanyID, sc.event.ID, mark, known)
 		return nil, takenError(ids, taken, seats)
 	}
 	s.seatsChanged(r.EventID)
+	mine := make(map[string]takenSeat, len(ids))
+	for _, id := range ids {
+		mine[id] = takenSeat{zone: seats[id].ZoneID, until: r.ExpiresAt}
+	}
+	s.taken.remember(p.CompanyID, sc.event.ID, s.taken.mark(sc.event.ID), mine)
 	if err := s.startReservationWorkflow(ctx, &r); err != nil {
 		return nil, err
 	}
@@ -345,6 +373,68 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	out.Total, out.ServiceFee, out.TotalToPay = money(total), money(fee), money(toPay)
 	return out, nil
 }
+
+func derefTime(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
+
+// RefuseKnownTaken answers a hold of listed seats that this instance knows
+// are all taken or asked for by a hold in flight (see takenSeats) with the
+// 409 seat_taken the hold statement would give, without the hold
+// statement. Else it returns no refusal, and the hold runs as usual: its
+// seats then count as in flight until landed is called (a seat a hold in
+// flight has locked is refused in Postgres too: NOWAIT). It checks what
+// Reserve checks first: the event is the company's and on sale, the ttl
+// and the seat list are valid, the seats are the event's, in their zones.
+func (s *Service) RefuseKnownTaken(ctx context.Context, p *apikey.Principal, in ReserveInput) (landed func(), refusal error) {
+	if s.fresh == nil || !s.fresh() || in.BestAvailable != nil || len(in.Seats) == 0 || len(in.Seats) > MaxSeats || in.TTL != 0 {
+		return nil, nil
+	}
+	if ttl := cmp.Or(in.TTLMinutes, DefaultTTLMinutes); ttl < MinTTLMinutes || ttl > MaxTTLMinutes {
+		return nil, nil
+	}
+	zones := make(map[string]string, len(in.Seats))
+	for _, r := range in.Seats {
+		if _, twice := zones[r.SeatID]; twice {
+			return nil, nil
+		}
+		zones[r.SeatID] = r.ZoneID
+	}
+	sc, err := s.onSaleCached(ctx, p.CompanyID, in.EventID, true, true)
+	if err != nil {
+		return nil, nil // the ordinary path says why
+	}
+	if refs := s.taken.taken(p.CompanyID, sc.event.ID, in.Seats, s.now()); refs != nil {
+		s.metrics.Hold(false)
+		return nil, &SeatTakenError{Seats: slices.Clone(refs)}
+	}
+	// Only seats the event sells, in their zones, count as in flight: a
+	// request the ordinary path refuses with 422 turns no one away.
+	ids := slices.Collect(maps.Keys(zones))
+	seats, err := s.eventSeats(ctx, sc.event.ID, ids)
+	if err != nil || len(seats) != len(ids) {
+		return nil, nil
+	}
+	for id, zone := range zones {
+		if seats[id].ZoneID != zone {
+			return nil, nil
+		}
+	}
+	refs, landed := s.taken.takenOrFly(p.CompanyID, sc.event.ID, in.Seats, zones, s.now())
+	if refs == nil {
+		return landed, nil
+	}
+	s.metrics.Hold(false)
+	return nil, &SeatTakenError{Seats: slices.Clone(refs)}
+}
+
+// SeatsChangedElsewhere is told of a seat change another process (or
+// this one, announced) made to an event; event 0: changes may have been
+// missed, of any event.
+func (s *Service) SeatsChangedElsewhere(eventID int64) { s.taken.forget(eventID) }
 
 // takenError names the seats that made a hold fail; when none was reported
 // taken (a seat vanished meanwhile), all requested seats are named.

@@ -2,8 +2,11 @@ package sales
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"ticketsales/store"
 )
@@ -13,10 +16,21 @@ import (
 // selling, so a cached entry can only make a hold's price up to the TTL old
 // after an organizer's price change.
 type saleCache struct {
-	ttl time.Duration
-	mu  sync.Mutex
-	m   map[saleKey]saleEntry
+	ttl   time.Duration
+	mu    sync.Mutex
+	m     map[saleKey]saleEntry
+	seats map[int64]seatsEntry // an event's seats: zone, row, label, category
+	loads singleflight.Group
 }
+
+type seatsEntry struct {
+	seats map[string]store.ReservedSeat
+	at    time.Time
+}
+
+// maxSeatEntries bounds the events whose seats are kept (an event's seats
+// take about 150 bytes each); past it, the seats cache starts over.
+const maxSeatEntries = 64
 
 type saleKey struct{ company, event int64 }
 
@@ -74,6 +88,25 @@ func (s *Service) loadSale(ctx context.Context, companyID, eventID int64, cached
 			return e.event, e.cats, nil
 		}
 	}
+	if !cached || s.sales == nil {
+		return s.readSale(ctx, companyID, eventID)
+	}
+	// A rush's first requests for an event all miss at once: one reads it
+	// for them all.
+	v, err, _ := s.sales.loads.Do(fmt.Sprint(companyID, "/", eventID), func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		e, cats, err := s.readSale(lctx, companyID, eventID)
+		return saleEntry{event: e, cats: cats}, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	e := v.(saleEntry)
+	return e.event, e.cats, nil
+}
+
+func (s *Service) readSale(ctx context.Context, companyID, eventID int64) (*store.Event, []store.Category, error) {
 	e, err := store.GetEvent(ctx, s.db, companyID, eventID)
 	if err != nil {
 		return nil, nil, err
@@ -83,4 +116,49 @@ func (s *Service) loadSale(ctx context.Context, companyID, eventID int64, cached
 		return nil, nil, err
 	}
 	return e, cats, nil
+}
+
+// eventSeats returns the given seats of an event, as store.EventSeatsByID
+// does; with the cache on, from the event's whole seat list read at most
+// once per TTL (a seat's zone and label never change, its category only by
+// a catalog import, whose new prices the hold may then miss for the TTL,
+// as with the event's prices above).
+func (s *Service) eventSeats(ctx context.Context, eventID int64, ids []string) (map[string]store.ReservedSeat, error) {
+	c := s.sales
+	if c == nil || c.ttl <= 0 {
+		return store.EventSeatsByID(ctx, s.db, eventID, ids)
+	}
+	now := time.Now()
+	c.mu.Lock()
+	e, ok := c.seats[eventID]
+	c.mu.Unlock()
+	if !ok || now.Sub(e.at) > c.ttl {
+		v, err, _ := c.loads.Do(fmt.Sprint("seats/", eventID), func() (any, error) {
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			all, err := store.AllEventSeats(lctx, s.db, eventID)
+			if err != nil {
+				return nil, err
+			}
+			e := seatsEntry{seats: all, at: time.Now()}
+			c.mu.Lock()
+			if c.seats == nil || len(c.seats) >= maxSeatEntries {
+				c.seats = map[int64]seatsEntry{}
+			}
+			c.seats[eventID] = e
+			c.mu.Unlock()
+			return e, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		e = v.(seatsEntry)
+	}
+	out := make(map[string]store.ReservedSeat, len(ids))
+	for _, id := range ids {
+		if seat, ok := e.seats[id]; ok {
+			out[id] = seat
+		}
+	}
+	return out, nil
 }

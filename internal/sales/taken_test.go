@@ -1,0 +1,105 @@
+package sales
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestTakenSeatsRefuseOnlyWhatTheyKnow(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	m := newTakenSeats()
+	a1, a2 := SeatRef{ZoneID: "a", SeatID: "a-1-1"}, SeatRef{ZoneID: "a", SeatID: "a-1-2"}
+	m.remember(7, 1, m.mark(1), map[string]takenSeat{"a-1-1": {zone: "a", until: now.Add(time.Minute)}, "a-1-2": {zone: "a"}})
+	if got := m.taken(7, 1, []SeatRef{a1, a2}, now); len(got) != 2 {
+		t.Fatalf("known taken seats not refused: %v", got)
+	}
+	for name, c := range map[string]struct {
+		company, event int64
+		refs           []SeatRef
+		at             time.Time
+	}{
+		"another company":               {8, 1, []SeatRef{a1}, now},
+		"another event":                 {7, 2, []SeatRef{a1}, now},
+		"a seat not known":              {7, 1, []SeatRef{a1, {ZoneID: "a", SeatID: "a-9-9"}}, now},
+		"the seat's zone named wrongly": {7, 1, []SeatRef{{ZoneID: "b", SeatID: "a-1-1"}}, now},
+		"a hold past its deadline":      {7, 1, []SeatRef{a1}, now.Add(time.Minute)},
+	} {
+		if got := m.taken(c.company, c.event, c.refs, c.at); got != nil {
+			t.Errorf("%s: refused %v", name, got)
+		}
+	}
+	if got := m.taken(7, 1, []SeatRef{a2}, now.Add(24*time.Hour)); len(got) != 1 {
+		t.Errorf("a sold seat is taken until forgotten: %v", got)
+	}
+	m.forget(1)
+	if got := m.taken(7, 1, []SeatRef{a2}, now); got != nil {
+		t.Errorf("refused after forget: %v", got)
+	}
+}
+
+// What a statement read before a forget must not be remembered after it:
+// the seat may have been freed in between, and no later notice would come.
+func TestTakenSeatsIgnoreReadsFromBeforeAForget(t *testing.T) {
+	m := newTakenSeats()
+	now := time.Now()
+	seat := map[string]takenSeat{"a-1-1": {zone: "a"}}
+	ref := []SeatRef{{ZoneID: "a", SeatID: "a-1-1"}}
+	for name, forget := range map[string]int64{"this event": 1, "every event": 0} {
+		at := m.mark(1)
+		m.forget(forget)
+		m.remember(7, 1, at, seat)
+		if got := m.taken(7, 1, ref, now); got != nil {
+			t.Errorf("forget of %s: a read from before it was remembered", name)
+		}
+	}
+	m.remember(7, 1, m.mark(1), seat)
+	if got := m.taken(7, 1, ref, now); got == nil {
+		t.Error("a read after the forget was not remembered")
+	}
+}
+
+// Of many requests racing for the same seats, one flies and the others are
+// refused; once it lands, the seats are free to try again.
+func TestTakenSeatsLetOneOfARaceFly(t *testing.T) {
+	m := newTakenSeats()
+	now := time.Now()
+	refs := []SeatRef{{ZoneID: "a", SeatID: "a-1-1"}, {ZoneID: "a", SeatID: "a-1-2"}}
+	zones := map[string]string{"a-1-1": "a", "a-1-2": "a"}
+	var flying, refused atomic.Int64
+	var landings sync.Map
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			got, landed := m.takenOrFly(7, 1, refs, zones, now)
+			switch {
+			case got != nil && landed == nil:
+				refused.Add(1)
+			case got == nil && landed != nil:
+				flying.Add(1)
+				landings.Store(i, landed)
+			default:
+				t.Errorf("refused %v and flying %v at once", got, landed != nil)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if flying.Load() != 1 || refused.Load() != 199 {
+		t.Fatalf("%d flew, %d refused; want 1 and 199", flying.Load(), refused.Load())
+	}
+	landings.Range(func(_, v any) bool { v.(func())(); return true })
+	if got, landed := m.takenOrFly(7, 1, refs, zones, now); got != nil || landed == nil {
+		t.Fatalf("after landing: refused %v", got)
+	}
+	// A forget (a notice) leaves holds in flight in flight.
+	m.forget(1)
+	if got, _ := m.takenOrFly(7, 1, refs[:1], zones, now); got == nil {
+		t.Fatal("a seat in flight was let through after a forget")
+	}
+}
