@@ -29,7 +29,9 @@ func idempotent(op huma.Operation) huma.Operation {
 	op.MaxBodyBytes = maxBodyBytes
 	op.Parameters = append(op.Parameters, &huma.Param{Name: "Idempotency-Key", In: "header", Required: true,
 		Description: "A unique key per creating request (a UUID is fine). A repeat with the same key and body " +
-			"replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours.",
+			"replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. " +
+			"A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) " +
+			"is not kept: a retry with the same key asks again.",
 		Schema: &huma.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(255)}})
 	op.Errors = append(op.Errors, http.StatusBadRequest, http.StatusConflict, http.StatusUnprocessableEntity)
 	return op
@@ -44,7 +46,7 @@ func ptr[T any](v T) *T { return &v }
 //
 // A request it lets through may be counted as in flight until landed is
 // called (nil: nothing to call).
-type refuseFromMemory func(ctx context.Context, body []byte) (landed func(), refusal error)
+type refuseFromMemory func(ctx context.Context, idempotencyKey string, body []byte) (landed func(), refusal error)
 
 const refuseFromMemoryKey = "refuseFromMemory"
 
@@ -84,7 +86,7 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	if refuse, ok := ctx.Operation().Metadata[refuseFromMemoryKey].(refuseFromMemory); ok {
-		landed, refusal := refuse(rctx, body)
+		landed, refusal := refuse(rctx, key, body)
 		if landed != nil {
 			defer landed()
 		}

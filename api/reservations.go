@@ -52,7 +52,8 @@ func (s *Server) registerReservations(api huma.API) {
 		Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite)), s.refuseKnownTaken), func(ctx context.Context, in *createReservationInput) (*reservationOutput, error) {
 		r, err := s.deps.Sales.Reserve(ctx, request.Caller(ctx), sales.ReserveInput{
-			EventID: in.Body.EventID, Seats: in.Body.Seats, BestAvailable: in.Body.BestAvailable, TTLMinutes: in.Body.TTLMinutes})
+			EventID: in.Body.EventID, Seats: in.Body.Seats, BestAvailable: in.Body.BestAvailable, TTLMinutes: in.Body.TTLMinutes,
+			IdempotencyKey: request.IdempotencyKey(ctx)})
 		if err != nil {
 			return nil, err
 		}
@@ -93,12 +94,12 @@ func (s *Server) registerReservations(api huma.API) {
 // as in flight until landed. It reads only a body of exactly the schema's
 // fields, so a body the schema would refuse still gets its 422 from the
 // ordinary path.
-func (s *Server) refuseKnownTaken(ctx context.Context, body []byte) (landed func(), refusal error) {
+func (s *Server) refuseKnownTaken(ctx context.Context, idempotencyKey string, body []byte) (landed func(), refusal error) {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(body, &top) != nil {
 		return nil, nil
 	}
-	var in sales.ReserveInput
+	in := sales.ReserveInput{IdempotencyKey: idempotencyKey}
 	for k, v := range top {
 		var err error
 		switch k {

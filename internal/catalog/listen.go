@@ -22,6 +22,9 @@ func (s *Service) Listen(ctx context.Context, url string, log *slog.Logger) {
 	for ctx.Err() == nil {
 		err := s.listenOnce(ctx, url)
 		c.listening.Store(false)
+		if s.OnSeatsChanged != nil {
+			s.OnSeatsChanged(0) // notices may be missed from now on
+		}
 		if ctx.Err() != nil {
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -160,6 +161,8 @@ type ReserveInput struct {
 	Seats         []SeatRef
 	BestAvailable *BestAvailable
 	TTLMinutes    int // 0: the default
+	// IdempotencyKey of the request, which names its hold in flight.
+	IdempotencyKey string
 	// TTL, when set, is the hold's exact length (the aggregator counts in
 	// seconds); TTLMinutes is then ignored.
 	TTL time.Duration
@@ -305,6 +308,31 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	} else if ids, seats, err = s.resolveSeats(ctx, sc.event.ID, in.Seats); err != nil {
 		return nil, err
 	}
+	unpriced := func() bool {
+		for _, id := range ids {
+			if _, ok := sc.prices[seats[id].CategoryID]; !ok {
+				return true
+			}
+		}
+		return false
+	}
+	if unpriced() {
+		// The cached prices or seats are from before a catalog import that
+		// moved a seat to a new category: read both afresh, never price 0.
+		s.sales.drop(saleKey{p.CompanyID, in.EventID})
+		s.sales.dropSeats(in.EventID)
+		if sc, err = s.onSale(ctx, p.CompanyID, in.EventID, true); err != nil {
+			return nil, err
+		}
+		if in.BestAvailable == nil {
+			if seats, err = store.EventSeatsByID(ctx, s.db, sc.event.ID, ids); err != nil {
+				return nil, err
+			}
+		}
+		if unpriced() {
+			return nil, &ValidationError{Fields: []FieldError{{"body.seats", "a seat is not on sale for this event", nil}}}
+		}
+	}
 	seatPrices := make(map[string]int64, len(ids))
 	prices := make([]int64, 0, len(ids))
 	for _, id := range ids {
@@ -319,15 +347,10 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		Status: states.ReservationReserved, ExpiresAt: now.Add(hold).Truncate(time.Microsecond),
 		Currency: sc.event.Currency, Total: total, ServiceFee: fee, TotalToPay: toPay, CreatedAt: now,
 	}
-	if in.BestAvailable == nil {
-		zones := make(map[string]string, len(ids))
-		for _, id := range ids {
-			zones[id] = seats[id].ZoneID
-		}
-		defer s.taken.fly(p.CompanyID, sc.event.ID, zones)()
-	}
 	mark := s.taken.mark(sc.event.ID)
 	outcome, err := store.Hold(ctx, db, store.NewHold{Reservation: r, SeatIDs: ids, Prices: seatPrices})
+	// Decided: the seats leave flight (won ones are remembered below).
+	s.taken.land(sc.event.ID, flightOf(p, in.IdempotencyKey))
 	taken, ok := outcome.Taken, outcome.OK
 	if tx, isTx := db.(bun.Tx); isTx && err == nil && ok {
 		if err = tx.Commit(); err != nil {
@@ -351,7 +374,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		for id, until := range outcome.TakenUntil {
 			known[id] = takenSeat{zone: seats[id].ZoneID, until: derefTime(until)}
 		}
-		s.taken.remember(p.CompanyID, sc.event.ID, mark, known)
+		s.taken.remember(p.CompanyID, sc.event.ID, mark, known, s.now())
 		return nil, takenError(ids, taken, seats)
 	}
 	s.seatsChanged(r.EventID)
@@ -359,7 +382,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	for _, id := range ids {
 		mine[id] = takenSeat{zone: seats[id].ZoneID, until: r.ExpiresAt}
 	}
-	s.taken.remember(p.CompanyID, sc.event.ID, s.taken.mark(sc.event.ID), mine)
+	s.taken.remember(p.CompanyID, sc.event.ID, s.taken.mark(sc.event.ID), mine, s.now())
 	if err := s.startReservationWorkflow(ctx, &r); err != nil {
 		return nil, err
 	}
@@ -372,6 +395,12 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	money := func(a int64) pricing.Money { return pricing.Money{Amount: a, Currency: r.Currency} }
 	out.Total, out.ServiceFee, out.TotalToPay = money(total), money(fee), money(toPay)
 	return out, nil
+}
+
+// flightOf names a request for takenSeats' flights: its API key and
+// Idempotency-Key.
+func flightOf(p *apikey.Principal, idempotencyKey string) string {
+	return strconv.FormatInt(p.KeyID, 10) + "/" + idempotencyKey
 }
 
 func derefTime(t *time.Time) time.Time {
@@ -407,7 +436,8 @@ func (s *Service) RefuseKnownTaken(ctx context.Context, p *apikey.Principal, in 
 	if err != nil {
 		return nil, nil // the ordinary path says why
 	}
-	if refs := s.taken.taken(p.CompanyID, sc.event.ID, in.Seats, s.now()); refs != nil {
+	who := flightOf(p, in.IdempotencyKey)
+	if refs := s.taken.taken(p.CompanyID, sc.event.ID, in.Seats, who, s.now()); refs != nil {
 		s.metrics.Hold(false)
 		return nil, &SeatTakenError{Seats: slices.Clone(refs)}
 	}
@@ -423,7 +453,10 @@ func (s *Service) RefuseKnownTaken(ctx context.Context, p *apikey.Principal, in 
 			return nil, nil
 		}
 	}
-	refs, landed := s.taken.takenOrFly(p.CompanyID, sc.event.ID, in.Seats, zones, s.now())
+	if !s.fresh() {
+		return nil, nil // the listener dropped while the seats were read
+	}
+	refs, landed := s.taken.takenOrFly(p.CompanyID, sc.event.ID, in.Seats, zones, who, s.now())
 	if refs == nil {
 		return landed, nil
 	}

@@ -16,11 +16,12 @@ import (
 // selling, so a cached entry can only make a hold's price up to the TTL old
 // after an organizer's price change.
 type saleCache struct {
-	ttl   time.Duration
-	mu    sync.Mutex
-	m     map[saleKey]saleEntry
-	seats map[int64]seatsEntry // an event's seats: zone, row, label, category
-	loads singleflight.Group
+	ttl       time.Duration
+	mu        sync.Mutex
+	m         map[saleKey]saleEntry
+	seats     map[int64]seatsEntry // an event's seats: zone, row, label, category
+	seatCount int                  // seats in seats
+	loads     singleflight.Group
 }
 
 type seatsEntry struct {
@@ -28,9 +29,9 @@ type seatsEntry struct {
 	at    time.Time
 }
 
-// maxSeatEntries bounds the events whose seats are kept (an event's seats
-// take about 150 bytes each); past it, the seats cache starts over.
-const maxSeatEntries = 64
+// maxCachedSeats bounds the seats kept, over all events (about 150 bytes
+// each); past it, the seats cache starts over.
+const maxCachedSeats = 200_000
 
 type saleKey struct{ company, event int64 }
 
@@ -66,6 +67,18 @@ func (c *saleCache) put(k saleKey, e saleEntry) {
 		c.m = map[saleKey]saleEntry{}
 	}
 	c.m[k] = e
+}
+
+func (c *saleCache) dropSeats(event int64) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.seats[event]; ok {
+		c.seatCount -= len(e.seats)
+		delete(c.seats, event)
+	}
 }
 
 func (c *saleCache) drop(k saleKey) {
@@ -142,10 +155,14 @@ func (s *Service) eventSeats(ctx context.Context, eventID int64, ids []string) (
 			}
 			e := seatsEntry{seats: all, at: time.Now()}
 			c.mu.Lock()
-			if c.seats == nil || len(c.seats) >= maxSeatEntries {
-				c.seats = map[int64]seatsEntry{}
+			if old, ok := c.seats[eventID]; ok {
+				c.seatCount -= len(old.seats)
+			}
+			if c.seats == nil || c.seatCount+len(all) > maxCachedSeats {
+				c.seats, c.seatCount = map[int64]seatsEntry{}, 0
 			}
 			c.seats[eventID] = e
+			c.seatCount += len(all)
 			c.mu.Unlock()
 			return e, nil
 		})

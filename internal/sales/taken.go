@@ -8,15 +8,15 @@ import (
 // takenSeats remembers, per event, seats this api instance saw taken: the
 // seats of its own won holds, and the seats its hold statement found held
 // or sold. In an on-sale rush most attempts are at seats already gone; a
-// repeat at remembered seats is refused from memory, without Postgres.
+// repeat at remembered seats is refused from memory, without the hold
+// statement.
 //
 // It is only ever a "no" from memory, never a "yes": a hold still needs
 // the hold statement. An event's memory is forgotten on every seat change
-// of that event this instance makes or hears of (LISTEN seat_changes), and
-// all of it whenever the listener (re)connects or is down, so a freed seat
-// is refused at most until the notification of its release arrives; a
-// held seat is remembered only until its hold's deadline, when Postgres
-// counts it free, whatever the worker has done.
+// of that event this instance makes or hears of (LISTEN seat_changes), all
+// of it when the listener connects or drops, and each seat after
+// takenFor at most (a notice lost with a dying connection or instance, or
+// a clock behind Postgres's, costs no more than that).
 type takenSeats struct {
 	mu     sync.Mutex
 	events map[int64]*takenOfEvent
@@ -27,26 +27,32 @@ type takenSeats struct {
 	epoch uint64
 }
 
+// takenFor bounds how long a seat is remembered without a fresh read.
+const takenFor = 2 * time.Second
+
 // takenMark is when a read began, in forgets: see remember.
 type takenMark struct{ gen, epoch uint64 }
 
 type takenOfEvent struct {
 	company int64
 	seats   map[string]takenSeat
-	// flying counts this instance's hold statements in flight per seat:
-	// the hold statement refuses a seat another one has locked (NOWAIT),
-	// and so does the memory, before the statement would meet the lock.
-	flying map[string]flyingSeat
+	// Holds on their way to the hold statement, by who asked (API key and
+	// Idempotency-Key), and how many of them ask for each seat. A seat a
+	// hold of all-free-looking seats is about to lock is refused to others,
+	// as Postgres refuses a seat locked by a hold in flight (NOWAIT); a
+	// repeat of the same request is not refused, so it gets "in progress".
+	flights map[string]map[string]string // who → seat → zone
+	flying  map[string]flyingSeat        // seat → flights asking for it
 }
 
 type flyingSeat struct {
-	zone string
+	zone string // as the seat's first flight named it (validated)
 	n    int
 }
 
 type takenSeat struct {
 	zone  string
-	until time.Time // zero: sold, taken until forgotten
+	until time.Time
 }
 
 func newTakenSeats() *takenSeats {
@@ -60,9 +66,10 @@ func (m *takenSeats) mark(event int64) takenMark {
 	return takenMark{m.gen[event], m.epoch}
 }
 
-// remember records seats of a company's event as taken, as read after
-// mark; nothing when the event was forgotten since.
-func (m *takenSeats) remember(company, event int64, at takenMark, seats map[string]takenSeat) {
+// remember records seats of a company's event as taken until their until
+// (zero: sold), and takenFor from now at most, as read after mark; nothing
+// when the event was forgotten since.
+func (m *takenSeats) remember(company, event int64, at takenMark, seats map[string]takenSeat, now time.Time) {
 	if len(seats) == 0 {
 		return
 	}
@@ -72,7 +79,11 @@ func (m *takenSeats) remember(company, event int64, at takenMark, seats map[stri
 		return
 	}
 	e := m.event(company, event)
+	limit := now.Add(takenFor)
 	for id, s := range seats {
+		if s.until.IsZero() || s.until.After(limit) {
+			s.until = limit
+		}
 		e.seats[id] = s
 	}
 }
@@ -80,81 +91,103 @@ func (m *takenSeats) remember(company, event int64, at takenMark, seats map[stri
 func (m *takenSeats) event(company, event int64) *takenOfEvent {
 	e := m.events[event]
 	if e == nil || e.company != company {
-		e = &takenOfEvent{company: company, seats: map[string]takenSeat{}, flying: map[string]flyingSeat{}}
+		e = &takenOfEvent{company: company, seats: map[string]takenSeat{},
+			flights: map[string]map[string]string{}, flying: map[string]flyingSeat{}}
 		m.events[event] = e
 	}
 	return e
 }
 
-// fly records a hold statement of these seats (id → zone) in flight until
-// the returned func is called.
-func (m *takenSeats) fly(company, event int64, seats map[string]string) (landed func()) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.flyLocked(company, event, seats)
-}
-
-func (m *takenSeats) flyLocked(company, event int64, seats map[string]string) (landed func()) {
-	e := m.event(company, event)
-	for id, zone := range seats {
-		f := e.flying[id]
-		e.flying[id] = flyingSeat{zone: zone, n: f.n + 1}
-	}
-	return func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		for id := range seats {
-			f := e.flying[id] // e, even if forgotten meanwhile: its counts are its own
-			if f.n <= 1 {
-				delete(e.flying, id)
-			} else {
-				e.flying[id] = flyingSeat{zone: f.zone, n: f.n - 1}
-			}
-		}
-	}
-}
-
 // taken returns the requested seats when every one of them is remembered
-// taken at now, or is in a hold statement in flight, in its zone, for this
-// company; otherwise nil, and the hold statement decides. Every one, so
-// that a request naming a seat the event does not sell, or one in another
-// zone, still gets its 422 from the ordinary path.
-func (m *takenSeats) taken(company, event int64, refs []SeatRef, now time.Time) []SeatRef {
+// taken at now, or asked for by another request's hold in flight, in its
+// zone, for this company; otherwise nil, and the hold statement decides.
+// Every one, so that a request naming a seat the event does not sell, or
+// one in another zone, still gets its 422 from the ordinary path.
+func (m *takenSeats) taken(company, event int64, refs []SeatRef, who string, now time.Time) []SeatRef {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.takenLocked(company, event, refs, now)
+	return m.takenLocked(company, event, refs, who, now)
 }
 
-func (m *takenSeats) takenLocked(company, event int64, refs []SeatRef, now time.Time) []SeatRef {
+func (m *takenSeats) takenLocked(company, event int64, refs []SeatRef, who string, now time.Time) []SeatRef {
 	e := m.events[event]
 	if e == nil || e.company != company || len(refs) == 0 {
 		return nil
 	}
+	mine := e.flights[who]
 	for _, r := range refs {
-		if f, ok := e.flying[r.SeatID]; ok && f.zone == r.ZoneID {
+		f := e.flying[r.SeatID]
+		if _, own := mine[r.SeatID]; own {
+			f.n--
+		}
+		if f.n > 0 && f.zone == r.ZoneID {
 			continue
 		}
 		s, ok := e.seats[r.SeatID]
-		if !ok || s.zone != r.ZoneID || (!s.until.IsZero() && !now.Before(s.until)) {
+		if !ok || s.zone != r.ZoneID || !now.Before(s.until) {
 			return nil
 		}
 	}
 	return refs
 }
 
-// takenOrFly is taken, and when that refuses nothing, fly of the seats,
-// in one step: of requests racing for the same seats, one flies and the
-// others are refused.
-func (m *takenSeats) takenOrFly(company, event int64, refs []SeatRef, zones map[string]string, now time.Time) ([]SeatRef, func()) {
+// takenOrFly is taken, and when that refuses nothing, the request's seats
+// (id → zone) go in flight for who until landed (or land) is called: of
+// requests racing for the same seats, one flies and the others are
+// refused. A request with a seat remembered taken does not fly: its hold
+// statement will lock nothing.
+func (m *takenSeats) takenOrFly(company, event int64, refs []SeatRef, zones map[string]string, who string, now time.Time) ([]SeatRef, func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if got := m.takenLocked(company, event, refs, now); got != nil {
+	if got := m.takenLocked(company, event, refs, who, now); got != nil {
 		return got, nil
 	}
-	return nil, m.flyLocked(company, event, zones)
+	e := m.event(company, event)
+	for id := range zones {
+		if s, ok := e.seats[id]; ok && now.Before(s.until) {
+			return nil, nil
+		}
+	}
+	if _, flying := e.flights[who]; flying {
+		return nil, nil // a repeat of a request in flight: the claim says "in progress"
+	}
+	e.flights[who] = zones
+	for id, zone := range zones {
+		f := e.flying[id]
+		if f.n == 0 {
+			f.zone = zone
+		}
+		f.n++
+		e.flying[id] = f
+	}
+	return nil, func() { m.land(event, who) }
 }
 
-// forget drops an event's memory; event 0 drops every event's.
+// land ends who's flight over the event's seats; again, nothing.
+func (m *takenSeats) land(event int64, who string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.events[event]
+	if e == nil {
+		return
+	}
+	seats, ok := e.flights[who]
+	if !ok {
+		return
+	}
+	delete(e.flights, who)
+	for id := range seats {
+		if f := e.flying[id]; f.n <= 1 {
+			delete(e.flying, id)
+		} else {
+			f.n--
+			e.flying[id] = f
+		}
+	}
+}
+
+// forget drops what was read of an event's seats; event 0: of every event.
+// Holds in flight stay in flight.
 func (m *takenSeats) forget(event int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -167,7 +200,6 @@ func (m *takenSeats) forget(event int64) {
 		return
 	}
 	if e := m.events[event]; e != nil {
-		// Holds in flight stay in flight: only what was read is forgotten.
 		e.seats = map[string]takenSeat{}
 	}
 	m.gen[event]++

@@ -11,8 +11,8 @@ func TestTakenSeatsRefuseOnlyWhatTheyKnow(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	m := newTakenSeats()
 	a1, a2 := SeatRef{ZoneID: "a", SeatID: "a-1-1"}, SeatRef{ZoneID: "a", SeatID: "a-1-2"}
-	m.remember(7, 1, m.mark(1), map[string]takenSeat{"a-1-1": {zone: "a", until: now.Add(time.Minute)}, "a-1-2": {zone: "a"}})
-	if got := m.taken(7, 1, []SeatRef{a1, a2}, now); len(got) != 2 {
+	m.remember(7, 1, m.mark(1), map[string]takenSeat{"a-1-1": {zone: "a", until: now.Add(time.Second)}, "a-1-2": {zone: "a"}}, now)
+	if got := m.taken(7, 1, []SeatRef{a1, a2}, "k", now); len(got) != 2 {
 		t.Fatalf("known taken seats not refused: %v", got)
 	}
 	for name, c := range map[string]struct {
@@ -20,21 +20,27 @@ func TestTakenSeatsRefuseOnlyWhatTheyKnow(t *testing.T) {
 		refs           []SeatRef
 		at             time.Time
 	}{
-		"another company":               {8, 1, []SeatRef{a1}, now},
-		"another event":                 {7, 2, []SeatRef{a1}, now},
-		"a seat not known":              {7, 1, []SeatRef{a1, {ZoneID: "a", SeatID: "a-9-9"}}, now},
-		"the seat's zone named wrongly": {7, 1, []SeatRef{{ZoneID: "b", SeatID: "a-1-1"}}, now},
-		"a hold past its deadline":      {7, 1, []SeatRef{a1}, now.Add(time.Minute)},
+		"another company":                     {8, 1, []SeatRef{a1}, now},
+		"another event":                       {7, 2, []SeatRef{a1}, now},
+		"a seat not known":                    {7, 1, []SeatRef{a1, {ZoneID: "a", SeatID: "a-9-9"}}, now},
+		"the seat's zone named wrongly":       {7, 1, []SeatRef{{ZoneID: "b", SeatID: "a-1-1"}}, now},
+		"a hold past its deadline":            {7, 1, []SeatRef{a1}, now.Add(time.Second)},
+		"a sold seat read longer ago than 2s": {7, 1, []SeatRef{a2}, now.Add(takenFor)},
 	} {
-		if got := m.taken(c.company, c.event, c.refs, c.at); got != nil {
+		if got := m.taken(c.company, c.event, c.refs, "k", c.at); got != nil {
 			t.Errorf("%s: refused %v", name, got)
 		}
 	}
-	if got := m.taken(7, 1, []SeatRef{a2}, now.Add(24*time.Hour)); len(got) != 1 {
-		t.Errorf("a sold seat is taken until forgotten: %v", got)
+	if got := m.taken(7, 1, []SeatRef{a2}, "k", now.Add(takenFor-time.Millisecond)); len(got) != 1 {
+		t.Errorf("a sold seat is taken for takenFor: %v", got)
+	}
+	// A hold deadline far off is remembered for takenFor only too.
+	m.remember(7, 1, m.mark(1), map[string]takenSeat{"a-1-3": {zone: "a", until: now.Add(time.Hour)}}, now)
+	if got := m.taken(7, 1, []SeatRef{{ZoneID: "a", SeatID: "a-1-3"}}, "k", now.Add(takenFor)); got != nil {
+		t.Errorf("a held seat refused past takenFor without a fresh read: %v", got)
 	}
 	m.forget(1)
-	if got := m.taken(7, 1, []SeatRef{a2}, now); got != nil {
+	if got := m.taken(7, 1, []SeatRef{a2}, "k", now); got != nil {
 		t.Errorf("refused after forget: %v", got)
 	}
 }
@@ -49,13 +55,13 @@ func TestTakenSeatsIgnoreReadsFromBeforeAForget(t *testing.T) {
 	for name, forget := range map[string]int64{"this event": 1, "every event": 0} {
 		at := m.mark(1)
 		m.forget(forget)
-		m.remember(7, 1, at, seat)
-		if got := m.taken(7, 1, ref, now); got != nil {
+		m.remember(7, 1, at, seat, now)
+		if got := m.taken(7, 1, ref, "k", now); got != nil {
 			t.Errorf("forget of %s: a read from before it was remembered", name)
 		}
 	}
-	m.remember(7, 1, m.mark(1), seat)
-	if got := m.taken(7, 1, ref, now); got == nil {
+	m.remember(7, 1, m.mark(1), seat, now)
+	if got := m.taken(7, 1, ref, "k", now); got == nil {
 		t.Error("a read after the forget was not remembered")
 	}
 }
@@ -76,7 +82,7 @@ func TestTakenSeatsLetOneOfARaceFly(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			got, landed := m.takenOrFly(7, 1, refs, zones, now)
+			got, landed := m.takenOrFly(7, 1, refs, zones, string(rune('A'+i%50))+string(rune('a'+i/50)), now)
 			switch {
 			case got != nil && landed == nil:
 				refused.Add(1)
@@ -93,13 +99,50 @@ func TestTakenSeatsLetOneOfARaceFly(t *testing.T) {
 	if flying.Load() != 1 || refused.Load() != 199 {
 		t.Fatalf("%d flew, %d refused; want 1 and 199", flying.Load(), refused.Load())
 	}
-	landings.Range(func(_, v any) bool { v.(func())(); return true })
-	if got, landed := m.takenOrFly(7, 1, refs, zones, now); got != nil || landed == nil {
-		t.Fatalf("after landing: refused %v", got)
-	}
 	// A forget (a notice) leaves holds in flight in flight.
 	m.forget(1)
-	if got, _ := m.takenOrFly(7, 1, refs[:1], zones, now); got == nil {
+	if got, _ := m.takenOrFly(7, 1, refs[:1], zones, "other", now); got == nil {
 		t.Fatal("a seat in flight was let through after a forget")
+	}
+	landings.Range(func(_, v any) bool { v.(func())(); v.(func())(); return true }) // landing twice changes nothing more
+	if got, landed := m.takenOrFly(7, 1, refs, zones, "other", now); got != nil || landed == nil {
+		t.Fatalf("after landing: refused %v", got)
+	}
+}
+
+// A repeat of the request in flight (same API key and Idempotency-Key) is
+// not refused by its own flight: the claim then answers "in progress".
+func TestTakenSeatsDoNotRefuseARepeatOfTheFlight(t *testing.T) {
+	m := newTakenSeats()
+	now := time.Now()
+	refs := []SeatRef{{ZoneID: "a", SeatID: "a-1-1"}}
+	zones := map[string]string{"a-1-1": "a"}
+	if got, landed := m.takenOrFly(7, 1, refs, zones, "7/K", now); got != nil || landed == nil {
+		t.Fatalf("first: refused %v", got)
+	}
+	if got, _ := m.takenOrFly(7, 1, refs, zones, "7/K", now); got != nil {
+		t.Fatalf("a repeat of the flight was refused: %v", got)
+	}
+	if got, _ := m.takenOrFly(7, 1, refs, zones, "7/L", now); got == nil {
+		t.Fatal("another request for the seat in flight was let through")
+	}
+	m.land(1, "7/K")
+	if got, _ := m.takenOrFly(7, 1, refs, zones, "7/L", now); got != nil {
+		t.Fatalf("refused after the flight landed: %v", got)
+	}
+}
+
+// A request naming a seat known taken does not fly (its hold statement
+// locks nothing), so it turns no one away from its other, free seats.
+func TestTakenSeatsDoomedRequestsDoNotFly(t *testing.T) {
+	m := newTakenSeats()
+	now := time.Now()
+	m.remember(7, 1, m.mark(1), map[string]takenSeat{"a-1-9": {zone: "a"}}, now)
+	pair := []SeatRef{{ZoneID: "a", SeatID: "a-1-8"}, {ZoneID: "a", SeatID: "a-1-9"}}
+	if got, landed := m.takenOrFly(7, 1, pair, map[string]string{"a-1-8": "a", "a-1-9": "a"}, "7/K", now); got != nil || landed != nil {
+		t.Fatalf("a pair with a seat known taken: refused %v, flying %v", got, landed != nil)
+	}
+	if got, landed := m.takenOrFly(7, 1, pair[:1], map[string]string{"a-1-8": "a"}, "7/L", now); got != nil || landed == nil {
+		t.Fatalf("the free seat alone was refused: %v", got)
 	}
 }
