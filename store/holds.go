@@ -52,27 +52,20 @@ type ReservedSeat struct {
 // AllEventSeats returns every seat the event sells (zone, row, number,
 // label, category), by id.
 func AllEventSeats(ctx context.Context, db bun.IDB, eventID int64) (map[string]ReservedSeat, error) {
-	var rows []ReservedSeat
-	err := db.NewRaw(`SELECT seat_id, zone_id, row, number, label, category_id, 0 AS price
-		FROM event_seats WHERE event_id = ?`, eventID).Scan(ctx, &rows)
-	if err != nil {
-		return nil, fmt.Errorf("read seats of event %d: %w", eventID, err)
-	}
-	out := make(map[string]ReservedSeat, len(rows))
-	for _, r := range rows {
-		out[r.SeatID] = r
-	}
-	return out, nil
+	return eventSeats(ctx, db.NewRaw(seatsOfEvent+"WHERE event_id = ?", eventID), eventID)
 }
 
 // EventSeatsByID returns the given seats of an event (zone, row, number,
 // label, category); seats the event does not sell are absent.
 func EventSeatsByID(ctx context.Context, db bun.IDB, eventID int64, seatIDs []string) (map[string]ReservedSeat, error) {
+	return eventSeats(ctx, db.NewRaw(seatsOfEvent+"WHERE event_id = ? AND seat_id = ANY(?::text[])", eventID, pgdialect.Array(seatIDs)), eventID)
+}
+
+const seatsOfEvent = "SELECT seat_id, zone_id, row, number, label, category_id, 0 AS price FROM event_seats "
+
+func eventSeats(ctx context.Context, q *bun.RawQuery, eventID int64) (map[string]ReservedSeat, error) {
 	var rows []ReservedSeat
-	err := db.NewRaw(`SELECT seat_id, zone_id, row, number, label, category_id, 0 AS price
-		FROM event_seats WHERE event_id = ? AND seat_id = ANY(?::text[])`,
-		eventID, pgdialect.Array(seatIDs)).Scan(ctx, &rows)
-	if err != nil {
+	if err := q.Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("look up seats of event %d: %w", eventID, err)
 	}
 	out := make(map[string]ReservedSeat, len(rows))
