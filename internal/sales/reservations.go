@@ -441,6 +441,11 @@ func (s *Service) RefuseKnownTaken(ctx context.Context, p *apikey.Principal, in 
 		s.metrics.Hold(false)
 		return nil, &SeatTakenError{Seats: slices.Clone(refs)}
 	}
+	if s.sales == nil || s.sales.ttl <= 0 {
+		// Without the seat cache, a flight would cost each hold a second
+		// seat read (Reserve reads them again): refusals from memory only.
+		return nil, nil
+	}
 	// Only seats the event sells, in their zones, count as in flight: a
 	// request the ordinary path refuses with 422 turns no one away.
 	ids := slices.Collect(maps.Keys(zones))
