@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/uptrace/bun"
+	"golang.org/x/sync/singleflight"
 
 	"ticketsales/store"
 )
@@ -123,6 +125,12 @@ type Authenticator struct {
 	// passes the failed-auth block of an address it shares with an
 	// attacker. Kept only beside a cache.
 	recent *expirable.LRU[string, struct{}]
+	// An on-sale rush sends hundreds of requests with one key at once;
+	// when its cache entry has lapsed, one query answers them all.
+	loads singleflight.Group
+	// forgets counts Forget calls: a lookup that began before one does
+	// not put its answer in the cache.
+	forgets atomic.Uint64
 }
 
 // RecentlyValidFor is how long a key that authenticated counts as known
@@ -164,28 +172,57 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principa
 			return p, nil
 		}
 	}
+	if a.cache == nil {
+		return a.lookup(ctx, hash)
+	}
+	ch := a.loads.DoChan(cacheKey, func() (any, error) {
+		// Shared by every caller waiting: no one caller's cancel ends it.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		gen := a.forgets.Load()
+		p, err := a.lookup(lctx, hash)
+		if err != nil && !errors.Is(err, ErrInvalidKey) {
+			return nil, err
+		}
+		if a.forgets.Load() == gen {
+			a.cache.Add(cacheKey, p)
+			if p != nil {
+				a.recent.Add(cacheKey, struct{}{})
+			} else {
+				a.recent.Remove(cacheKey) // revoked: no longer passes
+			}
+		}
+		return p, nil
+	})
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("authenticate key: %w", ctx.Err())
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		p := r.Val.(*Principal)
+		if p == nil {
+			return nil, ErrInvalidKey
+		}
+		return p, nil
+	}
+}
+
+// lookup reads a key's principal: ErrInvalidKey (and a nil principal) for
+// a key unknown or revoked.
+func (a *Authenticator) lookup(ctx context.Context, hash []byte) (*Principal, error) {
 	owner, err := store.KeyByHash(ctx, a.db, hash)
-	var p *Principal
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		return nil, ErrInvalidKey
 	case err != nil:
 		return nil, fmt.Errorf("authenticate key: %w", err)
-	case !owner.Revoked:
-		p = &Principal{KeyID: owner.KeyID, ApplicationID: owner.ApplicationID, CompanyID: owner.CompanyID,
-			Environment: owner.Environment, Scopes: owner.Scopes, RateLimitRPS: owner.RateLimitRPS, RateLimitBurst: owner.RateLimitBurst}
-	}
-	if a.cache != nil {
-		a.cache.Add(cacheKey, p)
-		if p != nil {
-			a.recent.Add(cacheKey, struct{}{})
-		} else {
-			a.recent.Remove(cacheKey) // revoked: no longer passes
-		}
-	}
-	if p == nil {
+	case owner.Revoked:
 		return nil, ErrInvalidKey
 	}
-	return p, nil
+	return &Principal{KeyID: owner.KeyID, ApplicationID: owner.ApplicationID, CompanyID: owner.CompanyID,
+		Environment: owner.Environment, Scopes: owner.Scopes, RateLimitRPS: owner.RateLimitRPS, RateLimitBurst: owner.RateLimitBurst}, nil
 }
 
 // Forget drops a key (by its stored hash) from this process's cache, so a
@@ -196,6 +233,8 @@ func (a *Authenticator) Forget(hash []byte) {
 	if a.cache == nil {
 		return
 	}
+	a.forgets.Add(1)
+	a.loads.Forget(string(hash)) // a request from now on reads afresh
 	a.cache.Remove(string(hash))
 	a.recent.Remove(string(hash))
 }

@@ -1,0 +1,129 @@
+package apikey_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"ticketsales/internal/apikey"
+	"ticketsales/store"
+	"ticketsales/test/testenv"
+)
+
+// keyQueries counts the queries that read API keys.
+type keyQueries struct{ n atomic.Int64 }
+
+func (h *keyQueries) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+func (h *keyQueries) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	if strings.Contains(e.Query, "api_keys") {
+		h.n.Add(1)
+	}
+}
+
+// TestRushOnAColdKeyReadsItOnce: an on-sale rush's first requests (or the
+// first after the cache's entry lapsed) all carry the same key; they share
+// one read of it instead of each queueing for a connection to read it.
+func TestRushOnAColdKeyReadsItOnce(t *testing.T) {
+	db, _ := testenv.DB(t)
+	ctx := context.Background()
+	co, err := store.CreateCompany(ctx, db, "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, hash, prefix := apikey.Generate(apikey.Production)
+	if _, err := store.CreateAPIKey(ctx, db, co.ID, apikey.Production, "k", hash, prefix, apikey.AllScopes); err != nil {
+		t.Fatal(err)
+	}
+	unknown, _, _ := apikey.Generate(apikey.Production)
+	hook := &keyQueries{}
+	db.AddQueryHook(hook)
+	auth := apikey.NewAuthenticator(db, time.Hour)
+
+	var wg sync.WaitGroup
+	var ok, refused, failed atomic.Int64
+	gate := make(chan struct{})
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			k := key
+			if i%2 == 1 {
+				k = unknown
+			}
+			p, err := auth.Authenticate(ctx, k)
+			switch {
+			case err == nil && p.CompanyID == co.ID && k == key:
+				ok.Add(1)
+			case err == apikey.ErrInvalidKey && k == unknown:
+				refused.Add(1)
+			default:
+				failed.Add(1)
+			}
+		}()
+	}
+	close(gate)
+	wg.Wait()
+	if ok.Load() != 100 || refused.Load() != 100 || failed.Load() != 0 {
+		t.Fatalf("valid key passed %d of 100, unknown refused %d of 100, %d wrong answers", ok.Load(), refused.Load(), failed.Load())
+	}
+	if n := hook.n.Load(); n != 2 {
+		t.Fatalf("200 requests with two cold keys read keys %d times, want one read each", n)
+	}
+}
+
+// TestForgetDuringALookupIsNotUndone: a revocation told to the
+// authenticator while a lookup of the key is on its way is not undone by
+// that lookup's (older) answer landing in the cache afterwards.
+func TestForgetDuringALookupIsNotUndone(t *testing.T) {
+	db, _ := testenv.DB(t)
+	ctx := context.Background()
+	co, err := store.CreateCompany(ctx, db, "A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, hash, prefix := apikey.Generate(apikey.Production)
+	k, err := store.CreateAPIKey(ctx, db, co.ID, apikey.Production, "k", hash, prefix, apikey.AllScopes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := apikey.NewAuthenticator(db, time.Hour)
+	// The lookup reads the key valid, then the key is revoked and the
+	// authenticator told so before the lookup's answer is cached.
+	hook := &revokeAfterRead{do: func() {
+		if _, err := store.RevokeCompanyAPIKey(ctx, db, co.ID, k.ID); err != nil {
+			t.Error(err)
+		}
+		auth.Forget(hash)
+	}}
+	db.AddQueryHook(hook)
+	if _, err := auth.Authenticate(ctx, key); err != nil {
+		t.Fatalf("the lookup that read the key before its revocation: %v", err)
+	}
+	if _, err := auth.Authenticate(ctx, key); err != apikey.ErrInvalidKey {
+		t.Fatalf("after Forget, the key still passes (err %v): the older lookup's answer was cached", err)
+	}
+}
+
+// revokeAfterRead runs do once, after the first read of a key.
+type revokeAfterRead struct {
+	done atomic.Bool
+	do   func()
+}
+
+func (h *revokeAfterRead) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	return ctx
+}
+
+func (h *revokeAfterRead) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	if strings.Contains(e.Query, "api_keys") && strings.HasPrefix(strings.TrimSpace(e.Query), "SELECT") {
+		if h.done.CompareAndSwap(false, true) {
+			h.do()
+		}
+	}
+}
