@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
@@ -80,7 +81,11 @@ func open(ctx context.Context, url string, asyncCommit, appNotifies bool) (*bun.
 	if err != nil {
 		return nil, fmt.Errorf("connect to postgres: %w", err)
 	}
-	sqldb := stdlib.OpenDBFromPool(pool)
+	// As stdlib.OpenDBFromPool, but closing the sql.DB closes the pool too
+	// (OpenDBFromPool leaves it open: every api instance a test stopped
+	// kept its idle connections until Postgres had none left).
+	sqldb := sql.OpenDB(closingConnector{stdlib.GetPoolConnector(pool), pool})
+	sqldb.SetMaxIdleConns(0) // idle connections are the pool's to keep
 	db := bun.NewDB(sqldb, pgdialect.New())
 	if os.Getenv("BUNDEBUG") != "" {
 		db.AddQueryHook(bundebug.NewQueryHook(bundebug.WithVerbose(true)))
@@ -90,6 +95,20 @@ func open(ctx context.Context, url string, asyncCommit, appNotifies bool) (*bun.
 		return nil, fmt.Errorf("ping postgres: %w", err)
 	}
 	return db, nil
+}
+
+// closingConnector closes its pool when the sql.DB over it is closed
+// (database/sql calls Close on a connector that has one).
+type closingConnector struct {
+	driver.Connector
+	pool *pgxpool.Pool
+}
+
+func (c closingConnector) Close() error {
+	// Idle connections close now; one still in use when its holder lets
+	// go of it (pgxpool.Close waits for those, the sql.DB's Close does not).
+	go c.pool.Close()
+	return nil
 }
 
 // migrateLockKey serialises migrations of concurrently starting processes.
