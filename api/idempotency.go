@@ -94,7 +94,7 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 			// Refused from memory: nothing ran, so nothing is kept under
 			// the key, and a retry asks again. A key seen before still gets
 			// its record (the first answer, or "in progress").
-			used, lerr := store.IdempotencyKeyUsed(rctx, s.deps.bookkeeping(), p.KeyID, key)
+			used, lerr := s.usedKeys.Used(rctx, p.KeyID, key)
 			if lerr == nil && !used {
 				s.writeErr(ctx, fromError(rctx, s.log, refusal))
 				return

@@ -28,6 +28,7 @@ import (
 	"ticketsales/internal/requestlog"
 	"ticketsales/internal/sales"
 	"ticketsales/internal/webhook"
+	"ticketsales/store"
 )
 
 // Deps are what the API serves from.
@@ -82,8 +83,11 @@ func (d Deps) bookkeeping() *bun.DB {
 type Server struct {
 	deps Deps
 	log  *slog.Logger
-	API  huma.API
-	http http.Handler
+	// usedKeys asks, for many requests refused from memory at once,
+	// whether their idempotency keys were seen before.
+	usedKeys *store.UsedKeys
+	API      huma.API
+	http     http.Handler
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.http.ServeHTTP(w, r) }
@@ -120,7 +124,7 @@ func New(deps Deps) *Server {
 	cfg.CreateHooks = nil
 	// /docs is served from the binary's own copy of its assets (reference).
 	cfg.DocsPath = ""
-	s := &Server{deps: deps, log: deps.Log}
+	s := &Server{deps: deps, log: deps.Log, usedKeys: store.NewUsedKeys(deps.bookkeeping())}
 	s.API = humago.New(mux, cfg)
 
 	s.registerHealth(s.API)

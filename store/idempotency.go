@@ -65,17 +65,6 @@ func ClaimIdempotencyKey(ctx context.Context, db bun.IDB, rec *IdempotencyRecord
 	return false, nil, fmt.Errorf("claim idempotency key %q: contended", rec.Key)
 }
 
-// IdempotencyKeyUsed tells whether a request under the key was seen in
-// the retention period (run, running or answered).
-func IdempotencyKeyUsed(ctx context.Context, db bun.IDB, apiKeyID int64, key string) (bool, error) {
-	used, err := db.NewSelect().Model((*IdempotencyRecord)(nil)).
-		Where("api_key_id = ? AND key = ? AND created_at > ?", apiKeyID, key, time.Now().Add(-IdempotencyRetention)).Exists(ctx)
-	if err != nil {
-		return false, fmt.Errorf("look up idempotency key: %w", err)
-	}
-	return used, nil
-}
-
 // IdemExisting is a record found under a key already in use.
 type IdemExisting struct{ IdempotencyRecord }
 
