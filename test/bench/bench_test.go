@@ -129,7 +129,18 @@ func TestBench(t *testing.T) {
 	part("sellout", func(t *testing.T) {
 		s.Import(t, company, hall("sellout", 100, 100))
 		s.Import(t, company, hall("pgbench", 100, 100))
-		res.Sellout = benchSellout(t, s, prodKey, company, prodKeyID, eventID(t, s, company, "sellout"), eventID(t, s, company, "pgbench"))
+		// The buyers' api instance (its pool of 32 connections) is stopped
+		// before pgbench's clients connect: beside the whole stack, they
+		// did not fit in max_connections.
+		t.Run("buyers", func(t *testing.T) {
+			res.Sellout = benchSellout(t, s, prodKey, eventID(t, s, company, "sellout"))
+		})
+		if t.Failed() {
+			return
+		}
+		pg := pgbenchHold(t, s, company, prodKeyID, eventID(t, s, company, "pgbench"), pgbenchClients)
+		res.Sellout["pgbench_hold_tps"], res.Sellout["pgbench_clients"] = pg, pgbenchClients
+		res.Sellout["holds_vs_pgbench"] = ratio(res.Sellout["holds_per_s"].(float64), pg)
 		writeSellout(t, res.When, res.Cores, res.Sellout)
 	})
 	if only != "" {
@@ -296,21 +307,49 @@ func benchHolds(t *testing.T, s *testenv.Stack, key string, apiEvent, rawEvent, 
 	rawRate := float64(rawOK.Load()) / elapsed.Seconds()
 	out["raw_pgx_holds_per_s"], out["holds_ratio"] = rawRate, ratio(apiRate, rawRate)
 
-	// 200 buyers at once for the same two seats: every decision's latency.
+	// 200 buyers at once for the same two seats, each on a connection of
+	// its own: every decision's latency. Ten such bursts, each on its own
+	// pair of seats a fifth of a second apart: the first is the event's
+	// first (nothing of it cached yet), the p99 of 2,000 decisions is
+	// steadier than that of one burst's 200 (its second slowest).
+	var all []time.Duration
+	var won, lost atomic.Int64
+	for round := range contendedBursts {
+		lat := contendedBurst(url, key, contendedEvent, round+1, &won, &lost)
+		if round == 0 {
+			r := summarise(slices.Clone(lat), 0, 0, 0)
+			out["contended_first_p50_ms"], out["contended_first_p99_ms"] = r.P50ms, r.P99ms
+		}
+		all = append(all, lat...)
+		time.Sleep(200 * time.Millisecond)
+	}
+	r := summarise(all, 0, 0, 0)
+	out["contended_bursts"], out["contended_buyers"] = contendedBursts, 200
+	out["contended_won"], out["contended_refused"] = won.Load(), lost.Load()
+	out["contended_p50_ms"], out["contended_p99_ms"] = r.P50ms, r.P99ms
+	return out
+}
+
+// contendedBursts is how many bursts of 200 buyers the holds part sends,
+// each at two seats of its own row of the "contended" hall.
+const contendedBursts = 10
+
+// contendedBurst sends 200 holds of the same two seats (row row's first two)
+// at once, each on a new connection, and returns every decision's latency.
+func contendedBurst(url, key string, event int64, row int, won, lost *atomic.Int64) []time.Duration {
 	var lat []time.Duration
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	var won, lost atomic.Int64
 	startGate := make(chan struct{})
 	for b := 0; b < 200; b++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			body := fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "a", "seat_id": "a-1-1"}, {"zone_id": "a", "seat_id": "a-1-2"}]}`, contendedEvent)
+			body := fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "a", "seat_id": "a-%d-1"}, {"zone_id": "a", "seat_id": "a-%d-2"}]}`, event, row, row)
 			req, _ := http.NewRequest(http.MethodPost, url+"/v1/reservations", strings.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+key)
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Idempotency-Key", fmt.Sprintf("contended-%d", b))
+			req.Header.Set("Idempotency-Key", fmt.Sprintf("contended-%d-%d", row, b))
 			<-startGate
 			t0 := time.Now()
 			res, err := http.DefaultClient.Do(req)
@@ -332,10 +371,7 @@ func benchHolds(t *testing.T, s *testenv.Stack, key string, apiEvent, rawEvent, 
 	}
 	close(startGate)
 	wg.Wait()
-	r := summarise(lat, 0, 0, 0)
-	out["contended_buyers"], out["contended_won"], out["contended_refused"] = 200, won.Load(), lost.Load()
-	out["contended_p50_ms"], out["contended_p99_ms"] = r.P50ms, r.P99ms
-	return out
+	return lat
 }
 
 // empty is the baseline workflow: started and completed, nothing else.
@@ -487,8 +523,11 @@ func write(t *testing.T, r Results) {
 		h["api_holds_per_s"], h["raw_pgx_holds_per_s"], 100*h["holds_ratio"].(float64))
 	fmt.Fprintf(&md, "| workflows of those holds all started %.1f s after the run; holds/s counting that time | %.0f |\n",
 		h["workflow_catch_up_s"], h["workflows_started_per_s"])
-	fmt.Fprintf(&md, "| 200 buyers, same 2 seats: won / refused | %v / %v |\n| contended decision p50 / p99 ms | %.2f / %.2f |\n\n",
-		h["contended_won"], h["contended_refused"], h["contended_p50_ms"], h["contended_p99_ms"])
+	fmt.Fprintf(&md, "| %v bursts of 200 buyers, each burst on the same 2 seats: won / refused | %v / %v |\n"+
+		"| contended decision p50 / p99 ms, first burst (nothing cached) | %.2f / %.2f |\n"+
+		"| contended decision p50 / p99 ms, all bursts | %.2f / %.2f |\n\n",
+		h["contended_bursts"], h["contended_won"], h["contended_refused"],
+		h["contended_first_p50_ms"], h["contended_first_p99_ms"], h["contended_p50_ms"], h["contended_p99_ms"])
 	fmt.Fprintf(&md, "## Sandbox sagas: reserve → order → confirm → tickets (concurrency %v)\n\n", sg["concurrency"])
 	md.WriteString("| | per second | history events/s |\n|---|---|---|\n")
 	fmt.Fprintf(&md, "| sagas (%v events each) | %.1f | %.0f |\n", sg["events_per_saga"], sg["sagas_per_s"], sg["saga_events_per_s"])
@@ -501,8 +540,68 @@ func write(t *testing.T, r Results) {
 		wh["events"], wh["concurrency"], wh["delivered"], wh["lost"], wh["latency_p50_ms"], wh["latency_p99_ms"])
 	fmt.Fprintf(&md, "\nFailures: availability %d/%d, holds %v, sagas %v, webhooks %v.\n", af.Failures, nf.Failures, h["api_failures"], sg["saga_failures"],
 		wh["request_failures"])
+	md.WriteString(rushBeforeAfter(t, r.Holds, r.Sellout))
 	if err := os.WriteFile("results/latest.md", []byte(md.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + md.String())
+}
+
+// rushBeforeAfter is the on-sale rush's figures beside those of the runs
+// before its work: results/before-rush.json (the last full run before it)
+// and results/sellout-first.json (the first complete sell-out run, 2,000
+// buyers of one visit each). holds or sellout may be nil.
+func rushBeforeAfter(t *testing.T, holds, sellout map[string]any) string {
+	load := func(path string) map[string]any {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("before-and-after figures: %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return m
+	}
+	before, first := load("results/before-rush.json"), load("results/sellout-first.json")
+	bh, _ := before["holds"].(map[string]any)
+	fs, _ := first["sellout"].(map[string]any)
+	var md strings.Builder
+	md.WriteString("\n## On-sale rush: before and after\n\n")
+	fmt.Fprintf(&md, "Before: the last full run before the rush work (%v) and the first complete sell-out (%v; "+
+		"2,000 buyers of one visit each, half the hall); after: this run.\n\n", before["when"], first["when"])
+	md.WriteString("| measure | before | after | target |\n|---|---|---|---|\n")
+	row := func(what, b, a, target string) { fmt.Fprintf(&md, "| %s | %s | %s | %s |\n", what, b, a, target) }
+	if holds != nil {
+		row("holds/s through the API, disjoint seats", fmt.Sprintf("%.0f", num(bh, "api_holds_per_s")), fmt.Sprintf("%.0f", num(holds, "api_holds_per_s")), "")
+		row("the same holds/s counting until their workflows started", fmt.Sprintf("%.0f", num(bh, "workflows_started_per_s")),
+			fmt.Sprintf("%.0f", num(holds, "workflows_started_per_s")), "not bounded by one start per hold")
+		row("200 buyers on the same 2 seats: decision p99 ms", fmt.Sprintf("%.0f (one burst)", num(bh, "contended_p99_ms")),
+			fmt.Sprintf("%.0f first burst, %.0f over %v bursts", num(holds, "contended_first_p99_ms"), num(holds, "contended_p99_ms"), holds["contended_bursts"]), "≤ 50")
+	}
+	if sellout != nil {
+		row("sell-out: holds/s over the whole run, sagas included", fmt.Sprintf("%.1f", num(fs, "holds_per_s")), fmt.Sprintf("%.1f", num(sellout, "holds_per_s")), "")
+		row("sell-out: the same vs pgbench running the hold statement", fmt.Sprintf("%.1f%% of %.0f tps", 100*num(fs, "holds_vs_pgbench"), num(fs, "pgbench_hold_tps")),
+			fmt.Sprintf("%.1f%% of %.0f tps", 100*num(sellout, "holds_vs_pgbench"), num(sellout, "pgbench_hold_tps")), "≥ 50%")
+		row("sell-out: seats/s", fmt.Sprintf("%.1f", num(fs, "seats_per_s")), fmt.Sprintf("%.1f", num(sellout, "seats_per_s")), "≥ 1,000")
+		row("sell-out: hold decision p50 / p99 ms", fmt.Sprintf("%.0f / %.0f", num(fs, "hold_p50_ms"), num(fs, "hold_p99_ms")),
+			fmt.Sprintf("%.0f / %.0f", num(sellout, "hold_p50_ms"), num(sellout, "hold_p99_ms")), "")
+		row("sell-out: oversold seats, 5xx, holds outliving expires_at", fmt.Sprintf("%.0f, %.0f, %.0f", num(fs, "oversold"), num(fs, "server_5xx"), num(fs, "holds_outliving_deadline")),
+			fmt.Sprintf("%.0f, %.0f, %.0f", num(sellout, "oversold"), num(sellout, "server_5xx"), num(sellout, "holds_outliving_deadline")), "0, 0, 0")
+	}
+	md.WriteString("\nWhy the sell-out targets are out of reach on two cores, and what was profiled and fixed: docs/performance.md.\n")
+	return md.String()
+}
+
+// num reads a figure of a result, as written by this run or read back from JSON.
+func num(m map[string]any, key string) float64 {
+	switch v := m[key].(type) {
+	case float64:
+		return v
+	case int:
+		return float64(v)
+	case int64:
+		return float64(v)
+	}
+	return 0
 }
