@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
@@ -129,8 +129,10 @@ type Authenticator struct {
 	// when its cache entry has lapsed, one query answers them all.
 	loads singleflight.Group
 	// forgets counts Forget calls: a lookup that began before one does
-	// not put its answer in the cache.
-	forgets atomic.Uint64
+	// not put its answer in the cache. mu makes that check and the cache
+	// write one step against a Forget.
+	mu      sync.Mutex
+	forgets uint64
 }
 
 // RecentlyValidFor is how long a key that authenticated counts as known
@@ -179,12 +181,16 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principa
 		// Shared by every caller waiting: no one caller's cancel ends it.
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		gen := a.forgets.Load()
+		a.mu.Lock()
+		gen := a.forgets
+		a.mu.Unlock()
 		p, err := a.lookup(lctx, hash)
 		if err != nil && !errors.Is(err, ErrInvalidKey) {
 			return nil, err
 		}
-		if a.forgets.Load() == gen {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.forgets == gen {
 			a.cache.Add(cacheKey, p)
 			if p != nil {
 				a.recent.Add(cacheKey, struct{}{})
@@ -233,7 +239,9 @@ func (a *Authenticator) Forget(hash []byte) {
 	if a.cache == nil {
 		return
 	}
-	a.forgets.Add(1)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.forgets++
 	a.loads.Forget(string(hash)) // a request from now on reads afresh
 	a.cache.Remove(string(hash))
 	a.recent.Remove(string(hash))
