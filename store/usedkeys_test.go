@@ -3,28 +3,15 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"ticketsales/internal/apikey"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )
-
-// statements counts the statements that read idempotency keys.
-type statements struct{ n atomic.Int64 }
-
-func (h *statements) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
-func (h *statements) AfterQuery(_ context.Context, e *bun.QueryEvent) {
-	if strings.Contains(e.Query, "idempotency_keys") {
-		h.n.Add(1)
-	}
-}
 
 // TestUsedKeysAnswersEachAskerInFewStatements: 300 requests refused at
 // once each learn whether their own key was seen (of two API keys, within
@@ -58,8 +45,7 @@ func TestUsedKeysAnswersEachAskerInFewStatements(t *testing.T) {
 		BodyHash: []byte{1}, CreatedAt: time.Now().Add(-25 * time.Hour)}).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	hook := &statements{}
-	s.DB.AddQueryHook(hook)
+	reads := testenv.WatchQueries(s.DB, "idempotency_keys", nil)
 	u := store.NewUsedKeys(s.DB)
 
 	var wg sync.WaitGroup
@@ -82,7 +68,7 @@ func TestUsedKeysAnswersEachAskerInFewStatements(t *testing.T) {
 	}
 	close(gate)
 	wg.Wait()
-	if n := hook.n.Load(); n >= 600/4 {
+	if n := reads.Count(); n >= 600/4 {
 		t.Fatalf("600 questions took %d statements", n)
 	} else {
 		t.Logf("600 questions took %d statements", n)

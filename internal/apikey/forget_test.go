@@ -8,29 +8,19 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/store"
-	"ticketsales/test/testenv"
 )
 
 // TestForgetEndsACachedKeyAtOnce: a revoked key stays valid from the cache
 // until its TTL passes, unless the authenticator is told to forget it (as
 // the cabinet does when it revokes a key).
 func TestForgetEndsACachedKeyAtOnce(t *testing.T) {
-	db, _ := testenv.DB(t)
+	db, co, key, k := productionKey(t)
 	ctx := context.Background()
-	co, err := store.CreateCompany(ctx, db, "A")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, hash, prefix := apikey.Generate(apikey.Production)
-	k, err := store.CreateAPIKey(ctx, db, co.ID, apikey.Production, "k", hash, prefix, apikey.AllScopes)
-	if err != nil {
-		t.Fatal(err)
-	}
 	auth := apikey.NewAuthenticator(db, time.Hour)
 	if _, err := auth.Authenticate(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	revoked, err := store.RevokeCompanyAPIKey(ctx, db, co.ID, k.ID)
+	revoked, err := store.RevokeCompanyAPIKey(ctx, db, co, k.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,33 +15,14 @@ import (
 	"ticketsales/test/testenv"
 )
 
-// keyQueries counts the queries that read API keys.
-type keyQueries struct{ n atomic.Int64 }
-
-func (h *keyQueries) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
-func (h *keyQueries) AfterQuery(_ context.Context, e *bun.QueryEvent) {
-	if strings.Contains(e.Query, "api_keys") {
-		h.n.Add(1)
-	}
-}
-
 // TestRushOnAColdKeyReadsItOnce: an on-sale rush's first requests (or the
 // first after the cache's entry lapsed) all carry the same key; they share
 // one read of it instead of each queueing for a connection to read it.
 func TestRushOnAColdKeyReadsItOnce(t *testing.T) {
-	db, _ := testenv.DB(t)
+	db, co, key, _ := productionKey(t)
 	ctx := context.Background()
-	co, err := store.CreateCompany(ctx, db, "A")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, hash, prefix := apikey.Generate(apikey.Production)
-	if _, err := store.CreateAPIKey(ctx, db, co.ID, apikey.Production, "k", hash, prefix, apikey.AllScopes); err != nil {
-		t.Fatal(err)
-	}
 	unknown, _, _ := apikey.Generate(apikey.Production)
-	hook := &keyQueries{}
-	db.AddQueryHook(hook)
+	reads := testenv.WatchQueries(db, "api_keys", nil)
 	auth := apikey.NewAuthenticator(db, time.Hour)
 
 	var wg sync.WaitGroup
@@ -58,7 +39,7 @@ func TestRushOnAColdKeyReadsItOnce(t *testing.T) {
 			}
 			p, err := auth.Authenticate(ctx, k)
 			switch {
-			case err == nil && p.CompanyID == co.ID && k == key:
+			case err == nil && p.CompanyID == co && k == key:
 				ok.Add(1)
 			case err == apikey.ErrInvalidKey && k == unknown:
 				refused.Add(1)
@@ -72,7 +53,7 @@ func TestRushOnAColdKeyReadsItOnce(t *testing.T) {
 	if ok.Load() != 100 || refused.Load() != 100 || failed.Load() != 0 {
 		t.Fatalf("valid key passed %d of 100, unknown refused %d of 100, %d wrong answers", ok.Load(), refused.Load(), failed.Load())
 	}
-	if n := hook.n.Load(); n != 2 {
+	if n := reads.Count(); n != 2 {
 		t.Fatalf("200 requests with two cold keys read keys %d times, want one read each", n)
 	}
 }
@@ -81,27 +62,20 @@ func TestRushOnAColdKeyReadsItOnce(t *testing.T) {
 // authenticator while a lookup of the key is on its way is not undone by
 // that lookup's (older) answer landing in the cache afterwards.
 func TestForgetDuringALookupIsNotUndone(t *testing.T) {
-	db, _ := testenv.DB(t)
+	db, co, key, k := productionKey(t)
 	ctx := context.Background()
-	co, err := store.CreateCompany(ctx, db, "A")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, hash, prefix := apikey.Generate(apikey.Production)
-	k, err := store.CreateAPIKey(ctx, db, co.ID, apikey.Production, "k", hash, prefix, apikey.AllScopes)
-	if err != nil {
-		t.Fatal(err)
-	}
 	auth := apikey.NewAuthenticator(db, time.Hour)
 	// The lookup reads the key valid, then the key is revoked and the
 	// authenticator told so before the lookup's answer is cached.
-	hook := &revokeAfterRead{do: func() {
-		if _, err := store.RevokeCompanyAPIKey(ctx, db, co.ID, k.ID); err != nil {
-			t.Error(err)
+	var revoked atomic.Bool
+	testenv.WatchQueries(db, "api_keys", func(q string) {
+		if strings.HasPrefix(strings.TrimSpace(q), "SELECT") && revoked.CompareAndSwap(false, true) {
+			if _, err := store.RevokeCompanyAPIKey(ctx, db, co, k.ID); err != nil {
+				t.Error(err)
+			}
+			auth.Forget(k.KeyHash)
 		}
-		auth.Forget(hash)
-	}}
-	db.AddQueryHook(hook)
+	})
 	if _, err := auth.Authenticate(ctx, key); err != nil {
 		t.Fatalf("the lookup that read the key before its revocation: %v", err)
 	}
@@ -110,20 +84,19 @@ func TestForgetDuringALookupIsNotUndone(t *testing.T) {
 	}
 }
 
-// revokeAfterRead runs do once, after the first read of a key.
-type revokeAfterRead struct {
-	done atomic.Bool
-	do   func()
-}
-
-func (h *revokeAfterRead) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
-	return ctx
-}
-
-func (h *revokeAfterRead) AfterQuery(_ context.Context, e *bun.QueryEvent) {
-	if strings.Contains(e.Query, "api_keys") && strings.HasPrefix(strings.TrimSpace(e.Query), "SELECT") {
-		if h.done.CompareAndSwap(false, true) {
-			h.do()
-		}
+// productionKey is a fresh database with a company and a production key of
+// every scope.
+func productionKey(t *testing.T) (*bun.DB, int64, string, *store.APIKey) {
+	t.Helper()
+	db, _ := testenv.DB(t)
+	co, err := store.CreateCompany(context.Background(), db, "A")
+	if err != nil {
+		t.Fatal(err)
 	}
+	key, hash, prefix := apikey.Generate(apikey.Production)
+	k, err := store.CreateAPIKey(context.Background(), db, co.ID, apikey.Production, "k", hash, prefix, apikey.AllScopes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, co.ID, key, k
 }
