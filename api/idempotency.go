@@ -48,12 +48,20 @@ func ptr[T any](v T) *T { return &v }
 // called (nil: nothing to call).
 type refuseFromMemory func(ctx context.Context, idempotencyKey string, body []byte) (landed func(), refusal error)
 
+// memoryRefusals is an operation's refuseFromMemory and what to call when
+// one of its refusals is the answer (a refusal under a key seen before is
+// not: the key's first answer is, and it was counted when it was given).
+type memoryRefusals struct {
+	refuse   refuseFromMemory
+	answered func()
+}
+
 const refuseFromMemoryKey = "refuseFromMemory"
 
 // refusesFromMemory marks an idempotent operation that may be refused from
-// memory by refuse.
-func refusesFromMemory(op huma.Operation, refuse refuseFromMemory) huma.Operation {
-	op.Metadata[refuseFromMemoryKey] = refuse
+// memory by refuse; answered is called for each refusal given.
+func refusesFromMemory(op huma.Operation, refuse refuseFromMemory, answered func()) huma.Operation {
+	op.Metadata[refuseFromMemoryKey] = memoryRefusals{refuse: refuse, answered: answered}
 	return op
 }
 
@@ -85,8 +93,8 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 		s.writeErr(ctx, newProblem(rctx, http.StatusBadRequest, "malformed_request", "The request body could not be read."))
 		return
 	}
-	if refuse, ok := ctx.Operation().Metadata[refuseFromMemoryKey].(refuseFromMemory); ok {
-		landed, refusal := refuse(rctx, key, body)
+	if m, ok := ctx.Operation().Metadata[refuseFromMemoryKey].(memoryRefusals); ok {
+		landed, refusal := m.refuse(rctx, key, body)
 		if landed != nil {
 			defer landed()
 		}
@@ -96,6 +104,7 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 			// its record (the first answer, or "in progress").
 			used, lerr := s.usedKeys.Used(rctx, p.KeyID, key)
 			if lerr == nil && !used {
+				m.answered()
 				s.writeErr(ctx, fromError(rctx, s.log, refusal))
 				return
 			}

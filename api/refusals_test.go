@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/states"
 	"ticketsales/store"
@@ -48,7 +50,7 @@ func TestRushRefusalsFromMemory(t *testing.T) {
 	// announcement of the hold too (≤ 50 ms after it); a refusal from
 	// Postgres fills the memory again, and the next attempt is answered
 	// from it.
-	fromMemory := ""
+	fromMemory, fromPostgres := "", ""
 	for i, deadline := 0, time.Now().Add(5*time.Second); fromMemory == "" && time.Now().Before(deadline); i++ {
 		idem := fmt.Sprintf("rush-second-%d", i)
 		res := hold(other, idem)
@@ -58,10 +60,26 @@ func TestRushRefusalsFromMemory(t *testing.T) {
 		}
 		if records(idem) == 0 {
 			fromMemory = idem
+		} else if fromPostgres == "" {
+			fromPostgres = idem
 		}
 	}
-	if fromMemory == "" {
-		t.Fatal("every refusal left an idempotency record: none was answered from memory")
+	if fromMemory == "" || fromPostgres == "" {
+		t.Fatalf("refusals from memory: %q, from Postgres: %q; want one of each", fromMemory, fromPostgres)
+	}
+	// The holds metric counts each decision once: a repeat of a key that
+	// Postgres refused gets the stored answer, not one more refusal, while
+	// a new key's refusal counts.
+	refused := func() float64 { return testutil.ToFloat64(f.Metrics.Holds.WithLabelValues("refused")) }
+	before := refused()
+	if res := hold(other, fromPostgres); res.Status != http.StatusConflict || res.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("repeat of a refused hold: %d %q %s", res.Status, res.Header.Get("Idempotent-Replayed"), res.Body)
+	}
+	if res := hold(other, "rush-counted"); res.Status != http.StatusConflict {
+		t.Fatalf("hold of held seats: %d %s", res.Status, res.Body)
+	}
+	if got := refused() - before; got != 1 {
+		t.Errorf("refused holds counted %v times for one refusal and one repeat, want 1", got)
 	}
 	// A request the schema refuses is not masked by the memory.
 	wrongZone := testenv.Do(t, url, http.MethodPost, "/v1/reservations", other,

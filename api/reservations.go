@@ -50,7 +50,7 @@ func (s *Server) registerReservations(api huma.API) {
 			"seats nearer the row's centre; a group `together` in one row, leaving no single seat alone where it can) " +
 			"and holds them in the same way; 409 `sold_out` with `available` (free seats left in the filters) when none fit.",
 		Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
-	}, apikey.ScopeOrdersWrite)), s.refuseKnownTaken), func(ctx context.Context, in *createReservationInput) (*reservationOutput, error) {
+	}, apikey.ScopeOrdersWrite)), s.refuseKnownTaken, s.deps.Sales.RefusedFromMemory), func(ctx context.Context, in *createReservationInput) (*reservationOutput, error) {
 		r, err := s.deps.Sales.Reserve(ctx, request.Caller(ctx), sales.ReserveInput{
 			EventID: in.Body.EventID, Seats: in.Body.Seats, BestAvailable: in.Body.BestAvailable, TTLMinutes: in.Body.TTLMinutes,
 			IdempotencyKey: request.IdempotencyKey(ctx)})

@@ -418,6 +418,7 @@ func derefTime(t *time.Time) time.Time {
 // flight has locked is refused in Postgres too: NOWAIT). It checks what
 // Reserve checks first: the event is the company's and on sale, the ttl
 // and the seat list are valid, the seats are the event's, in their zones.
+// A refusal given as the answer is counted by RefusedFromMemory.
 func (s *Service) RefuseKnownTaken(ctx context.Context, p *apikey.Principal, in ReserveInput) (landed func(), refusal error) {
 	if s.fresh == nil || !s.fresh() || in.BestAvailable != nil || len(in.Seats) == 0 || len(in.Seats) > MaxSeats || in.TTL != 0 {
 		return nil, nil
@@ -438,7 +439,6 @@ func (s *Service) RefuseKnownTaken(ctx context.Context, p *apikey.Principal, in 
 	}
 	who := flightOf(p, in.IdempotencyKey)
 	if refs := s.taken.taken(p.CompanyID, sc.event.ID, in.Seats, who, s.now()); refs != nil {
-		s.metrics.Hold(false)
 		return nil, &SeatTakenError{Seats: slices.Clone(refs)}
 	}
 	if s.sales == nil || s.sales.ttl <= 0 {
@@ -465,9 +465,12 @@ func (s *Service) RefuseKnownTaken(ctx context.Context, p *apikey.Principal, in 
 	if refs == nil {
 		return landed, nil
 	}
-	s.metrics.Hold(false)
 	return nil, &SeatTakenError{Seats: slices.Clone(refs)}
 }
+
+// RefusedFromMemory counts a refusal of RefuseKnownTaken given as the
+// answer (the caller decides: not under a key whose first answer stands).
+func (s *Service) RefusedFromMemory() { s.metrics.Hold(false) }
 
 // SeatsChangedElsewhere is told of a seat change another process (or
 // this one, announced) made to an event; event 0: changes may have been
