@@ -100,3 +100,49 @@ func productionKey(t *testing.T) (*bun.DB, int64, string, *store.APIKey) {
 	}
 	return db, co.ID, key, k
 }
+
+// TestForgetDuringACacheHitIsNotUndone: a request answered from the cache
+// just before a revocation's Forget must not mark the key "recently valid"
+// after it (which would let the revoked key past the failed-auth block of
+// its address for a day).
+func TestForgetDuringACacheHitIsNotUndone(t *testing.T) {
+	db, co, _, _ := productionKey(t)
+	ctx := context.Background()
+	for i := range 400 {
+		key, hash, prefix := apikey.Generate(apikey.Production)
+		k, err := store.CreateAPIKey(ctx, db, co, apikey.Production, "k", hash, prefix, apikey.AllScopes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		auth := apikey.NewAuthenticator(db, time.Hour)
+		if _, err := auth.Authenticate(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+						_, _ = auth.Authenticate(ctx, key)
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Millisecond)
+		if _, err := store.RevokeCompanyAPIKey(ctx, db, co, k.ID); err != nil {
+			t.Fatal(err)
+		}
+		auth.Forget(k.KeyHash)
+		close(stop)
+		wg.Wait()
+		if auth.KnownValid(key) {
+			t.Fatalf("round %d: a revoked key is still known valid after Forget", i)
+		}
+	}
+}
