@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -28,7 +29,7 @@ func idempotent(op huma.Operation) huma.Operation {
 	op.Metadata["idempotent"] = true
 	op.MaxBodyBytes = maxBodyBytes
 	op.Parameters = append(op.Parameters, &huma.Param{Name: "Idempotency-Key", In: "header", Required: true,
-		Description: "A unique key per creating request (a UUID is fine). A repeat with the same key and body " +
+		Description: "A unique key per creating request, in UTF-8 (a UUID is fine). A repeat with the same key and body " +
 			"replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. " +
 			"A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) " +
 			"is not kept: a retry with the same key asks again.",
@@ -86,6 +87,13 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 	case len(key) > 255:
 		s.writeErr(ctx, newProblem(rctx, http.StatusBadRequest, "idempotency_key_required",
 			"The Idempotency-Key header is longer than 255 characters."))
+		return
+	case !utf8.ValidString(key):
+		// Postgres keeps text as UTF-8: a key of other bytes would be
+		// stored altered, so two keys could collide and a repeat could
+		// fail to find its first answer.
+		s.writeErr(ctx, newProblem(rctx, http.StatusBadRequest, "idempotency_key_required",
+			"The Idempotency-Key header is not valid UTF-8 (send ASCII, such as a UUID)."))
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(ctx.BodyReader(), maxBodyBytes+1))

@@ -59,6 +59,15 @@ func TestIdempotentReplay(t *testing.T) {
 		res.Header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("same key value, other API key: %d %v", res.Status, res.Header)
 	}
+	// A key that is not UTF-8 (Latin-1 "résa-1") is refused before anything
+	// runs: Postgres would keep it altered, so its repeat could not find
+	// its first answer, and "r\xe9sa-1" and "r\xe8sa-1" would be one key.
+	latin1 := f.Do(t, http.MethodPost, "/v1/reservations", f.keyA,
+		fmt.Sprintf(`{"event_id": %d, "seats": %s}`, f.ids["swan-lake"], seatsJSON("parterre-1-9")), "Idempotency-Key: r\xe9sa-1")
+	expectProblem(t, latin1, http.StatusBadRequest, "idempotency_key_required")
+	if n := f.countReservations(t); n != 2 {
+		t.Fatalf("a refused key created a reservation: %d, want the 2 before it", n)
+	}
 	// A 4xx answer is stored and replayed too: the same refused request is refused the same way.
 	taken := f.Do(t, http.MethodPost, "/v1/reservations", key2, body, "Idempotency-Key: retry-me")
 	expectProblem(t, taken, http.StatusConflict, "seat_taken")

@@ -3874,7 +3874,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description A unique key per creating request (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
+                /** @description A unique key per creating request, in UTF-8 (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -4458,7 +4458,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description A unique key per creating request (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
+                /** @description A unique key per creating request, in UTF-8 (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
                 "Idempotency-Key": string;
             };
             path: {
@@ -4723,7 +4723,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description A unique key per creating request (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
+                /** @description A unique key per creating request, in UTF-8 (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
                 "Idempotency-Key": string;
             };
             path: {
@@ -5310,7 +5310,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description A unique key per creating request (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
+                /** @description A unique key per creating request, in UTF-8 (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -6535,7 +6535,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description A unique key per creating request (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
+                /** @description A unique key per creating request, in UTF-8 (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -7430,7 +7430,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description A unique key per creating request (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
+                /** @description A unique key per creating request, in UTF-8 (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
                 "Idempotency-Key": string;
             };
             path: {
