@@ -237,10 +237,6 @@ func (a *Authenticator) lookup(ctx context.Context, hash []byte) (*Principal, er
 		Environment: owner.Environment, Scopes: owner.Scopes, RateLimitRPS: owner.RateLimitRPS, RateLimitBurst: owner.RateLimitBurst}, nil
 }
 
-// Forget drops a key (by its stored hash) from this process's cache, so a
-// key revoked here stops working at once rather than within the TTL. Other
-// api instances still answer from their caches until the TTL passes, as
-// after a revocation with ticketctl.
 // stillValid marks a key answered from the cache recently valid, unless a
 // Forget came between that answer and now: the check and the mark are one
 // step against Forget, or a revoked key would pass the failed-auth block
@@ -253,6 +249,10 @@ func (a *Authenticator) stillValid(cacheKey string) {
 	}
 }
 
+// Forget drops a key (by its stored hash) from this process's cache, so a
+// key revoked here stops working at once rather than within the TTL. Other
+// api instances still answer from their caches until the TTL passes, as
+// after a revocation with ticketctl.
 func (a *Authenticator) Forget(hash []byte) {
 	if a.cache == nil {
 		return
