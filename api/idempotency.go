@@ -86,7 +86,7 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 		return
 	case len(key) > 255:
 		s.writeErr(ctx, newProblem(rctx, http.StatusBadRequest, "idempotency_key_required",
-			"The Idempotency-Key header is longer than 255 characters."))
+			"The Idempotency-Key header is longer than 255 bytes."))
 		return
 	case !utf8.ValidString(key):
 		// Postgres keeps text as UTF-8: a key of other bytes would be
