@@ -273,10 +273,20 @@ type CancelResult struct {
 }
 
 // CancelOrder cancels a pending order and frees its seats. For
-// payment_timeout it waits for the deadline in Postgres's clock: if the
-// order is pending but not yet past it, the activity is retried.
+// payment_timeout it is the deadline's pass: it waits for the deadline in
+// Postgres's clock (if the order is pending but not yet past it, the
+// activity is retried), and an order whose payment was accepted in its
+// window is paid with it instead, its tickets issued (a confirm whose
+// update the workflow never received).
 func (a *Activities) CancelOrder(ctx context.Context, orderID int64, reason states.CancelReason) (CancelResult, error) {
-	status, changed, err := store.CancelOrder(ctx, a.DB, orderID, reason)
+	var status states.OrderStatus
+	var changed bool
+	var err error
+	if reason == states.CancelPaymentTimeout {
+		status, changed, err = store.CloseLapsedOrder(ctx, a.DB, orderID, delivery.NewBarcode)
+	} else {
+		status, changed, err = store.CancelOrder(ctx, a.DB, orderID, reason)
+	}
 	if err != nil {
 		return CancelResult{}, err
 	}

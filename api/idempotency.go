@@ -40,6 +40,17 @@ func idempotent(op huma.Operation) huma.Operation {
 
 func ptr[T any](v T) *T { return &v }
 
+const provisionalAcceptedKey = "provisionalAccepted"
+
+// provisionalAccepted marks an idempotent operation whose 202 is a
+// provisional answer (work under way whose outcome a retry should see):
+// a 202 is not stored for the key, so a retry runs again and gets the
+// answer as it stands then.
+func provisionalAccepted(op huma.Operation) huma.Operation {
+	op.Metadata[provisionalAcceptedKey] = true
+	return op
+}
+
 // refuseFromMemory answers a request from what the instance knows, before
 // its idempotency key is claimed: a refusal is the answer, none runs the
 // request as usual. Only refusals are answered this way (a "yes" always
@@ -151,8 +162,10 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 			status = http.StatusOK
 		}
 		var err error
-		if status >= 500 || status == 499 || rctx.Err() != nil {
-			// Failed or abandoned by the client: a retry must run again.
+		provisional, _ := ctx.Operation().Metadata[provisionalAcceptedKey].(bool)
+		if status >= 500 || status == 499 || rctx.Err() != nil || (status == http.StatusAccepted && provisional) {
+			// Failed or abandoned by the client, or not finished yet: a
+			// retry must run again.
 			err = store.ReleaseIdempotencyKey(bg, s.deps.bookkeeping(), p.KeyID, key)
 		} else {
 			// A 4xx changed nothing, so its record need not wait for the

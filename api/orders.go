@@ -14,6 +14,7 @@ import (
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/payment"
 	"ticketsales/internal/sales"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
@@ -64,6 +65,15 @@ func (in *listOrdersInput) Resolve(huma.Context) []error {
 	return errs
 }
 
+// confirmOutput is 200 with the paid order, or 202 with the order still
+// pending_payment whose payment is accepted (Location: where to read it).
+type confirmOutput struct {
+	Status     int
+	Location   string `header:"Location" doc:"202: the order, to read until it is paid."`
+	RetryAfter string `header:"Retry-After" doc:"202: seconds before reading the order again."`
+	Body       Envelope[*sales.Order]
+}
+
 type orderOutput struct {
 	Location string `header:"Location"`
 	Body     Envelope[*sales.Order]
@@ -104,14 +114,33 @@ func (s *Server) registerOrders(api huma.API) {
 		return reply(ctx, o, err)
 	})
 
-	huma.Register(api, idempotent(request.Scoped(huma.Operation{
+	huma.Register(api, provisionalAccepted(idempotent(request.Scoped(huma.Operation{
 		OperationID: "confirm-order", Method: http.MethodPost, Path: "/orders/{id}/confirm", Tags: tags,
-		Summary:     "Confirm an external payment",
-		Description: "For `payment=external`. The order becomes paid and its tickets are issued before this answers. A repeat returns the same paid order; a different `paid_amount` gives 422 `amount_mismatch` and changes nothing.",
-		Errors:      []int{http.StatusNotFound, http.StatusServiceUnavailable},
-	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *confirmInput) (*dataOutput[*sales.Order], error) {
+		Summary: "Confirm an external payment",
+		Description: "For `payment=external`. The payment is accepted (recorded with the order) first, then the order " +
+			"becomes paid and its tickets are issued; normally before this answers (200, `status: paid`). " +
+			"A different `paid_amount` gives 422 `amount_mismatch` and changes nothing; after the payment window, " +
+			"409 `order_expired` and nothing is recorded.\n\n" +
+			"202: the payment is accepted but the order did not finish in time. The order is returned still " +
+			"`pending_payment` with `payment_accepted_at` set: it will be paid with this payment (its seats are kept " +
+			"even past `expires_at`) and its tickets follow. Read it at `Location`, or repeat the confirm with the same " +
+			"`external_payment_id` (any Idempotency-Key): a repeat returns the paid order once it is. " +
+			"A 202 is never replayed for its Idempotency-Key: a retry asks again.",
+		DefaultStatus: http.StatusOK,
+		Responses:     map[string]*huma.Response{"202": {Description: "Accepted: the payment is on record, the tickets follow."}},
+		Errors:        []int{http.StatusNotFound, http.StatusServiceUnavailable},
+	}, apikey.ScopeOrdersWrite))), func(ctx context.Context, in *confirmInput) (*confirmOutput, error) {
 		o, err := s.deps.Sales.Confirm(ctx, request.Caller(ctx), in.ID, in.Body.PaidAmount, in.Body.ExternalPaymentID)
-		return reply(ctx, o, err)
+		if err != nil {
+			return nil, err
+		}
+		out := &confirmOutput{Status: http.StatusOK, Body: Envelope[*sales.Order]{Data: o, RequestID: request.ID(ctx)}}
+		if o.Status == states.OrderPendingPayment {
+			out.Status = http.StatusAccepted
+			out.Location = "/v1/orders/" + strconv.FormatInt(o.ID, 10)
+			out.RetryAfter = "1"
+		}
+		return out, nil
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{

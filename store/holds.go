@@ -28,11 +28,20 @@ type Reservation struct {
 	TotalToPay    int64                    `bun:"total_to_pay"`
 	CreatedAt     time.Time                `bun:"created_at"`
 	UpdatedAt     time.Time                `bun:"updated_at"`
+	// Lapsed: expires_at had passed in Postgres's clock when the row was
+	// read (deadlines are decided by one clock, never the api's).
+	Lapsed bool `bun:"lapsed,scanonly"`
+}
+
+// selectReservation selects reservations with Lapsed.
+func selectReservation(db bun.IDB, model any) *bun.SelectQuery {
+	return db.NewSelect().Model(model).ColumnExpr("?TableColumns").ColumnExpr("r.expires_at <= now() AS lapsed")
 }
 
 // EffectiveStatus is what partners see: a lapsed hold is expired at once.
-func (r *Reservation) EffectiveStatus(now time.Time) states.ReservationStatus {
-	if r.Status == states.ReservationReserved && !now.Before(r.ExpiresAt) {
+// Lapsed is read with the row, by Postgres's clock.
+func (r *Reservation) EffectiveStatus() states.ReservationStatus {
+	if r.Status == states.ReservationReserved && r.Lapsed {
 		return states.ReservationExpired
 	}
 	return r.Status
@@ -77,7 +86,10 @@ func eventSeats(ctx context.Context, q *bun.RawQuery, eventID int64) (map[string
 
 // NewHold is everything the hold statement writes.
 type NewHold struct {
+	// Reservation's ExpiresAt and CreatedAt, when zero, are set by the
+	// statement from Postgres's clock: now() and now() + TTL.
 	Reservation Reservation
+	TTL         time.Duration
 	SeatIDs     []string
 	// Prices fixes each seat's price at hold time.
 	Prices map[string]int64
@@ -113,6 +125,8 @@ func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 // HoldOutcome is what the hold statement decided.
 type HoldOutcome struct {
 	OK bool
+	// CreatedAt and ExpiresAt of the hold made (OK), by Postgres's clock.
+	CreatedAt, ExpiresAt time.Time
 	// Taken lists the requested seats that were not free.
 	Taken []string
 	// TakenUntil tells, of the taken seats its plain read saw held or
@@ -123,11 +137,6 @@ type HoldOutcome struct {
 
 // Hold is HoldSeats with the whole outcome.
 func Hold(ctx context.Context, db bun.IDB, h NewHold) (HoldOutcome, error) {
-	taken, ok, until, err := holdSeats(ctx, db, h)
-	return HoldOutcome{OK: ok, Taken: taken, TakenUntil: until}, err
-}
-
-func holdSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok bool, until map[string]*time.Time, err error) {
 	r := h.Reservation
 	prices := make([]int64, len(h.SeatIDs))
 	for i, s := range h.SeatIDs {
@@ -139,34 +148,44 @@ func holdSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok b
 		OnSale     bool
 		Taken      []string              `bun:",array"`
 		TakenUntil map[string]*time.Time `bun:"type:json"`
+		CreatedAt  *time.Time
+		ExpiresAt  *time.Time
 	}
-	err = holdQuery(db, h, seats, prices).Scan(ctx, &out)
+	err := holdQuery(db, h, seats, prices).Scan(ctx, &out)
 	if isLockNotAvailable(err) {
 		// A seat is locked by a hold (or order, or expiry) in flight: taken
 		// for now. Name the seats a plain read shows taken, else all.
 		taken, err := seatsNotFree(ctx, db, r.EventID, h.SeatIDs)
 		if err != nil {
-			return nil, false, nil, fmt.Errorf("hold seats of event %d: %w", r.EventID, err)
+			return HoldOutcome{}, fmt.Errorf("hold seats of event %d: %w", r.EventID, err)
 		}
 		if len(taken) == 0 {
 			taken = h.SeatIDs
 		}
-		return taken, false, nil, nil
+		return HoldOutcome{Taken: taken}, nil
 	}
 	if err != nil {
-		return nil, false, nil, fmt.Errorf("hold %d seats of event %d: %w", len(h.SeatIDs), r.EventID, err)
+		return HoldOutcome{}, fmt.Errorf("hold %d seats of event %d: %w", len(h.SeatIDs), r.EventID, err)
 	}
 	if !out.OnSale {
-		return nil, false, nil, fmt.Errorf("hold seats of event %d: %w", r.EventID, ErrNotOnSale)
+		return HoldOutcome{}, fmt.Errorf("hold seats of event %d: %w", r.EventID, ErrNotOnSale)
 	}
-	return out.Taken, out.OK, out.TakenUntil, nil
+	res := HoldOutcome{OK: out.OK, Taken: out.Taken, TakenUntil: out.TakenUntil}
+	if out.OK && out.CreatedAt != nil && out.ExpiresAt != nil {
+		res.CreatedAt, res.ExpiresAt = *out.CreatedAt, *out.ExpiresAt
+	}
+	return res, nil
 }
 
 // holdQuery is the hold statement of HoldSeats.
 func holdQuery(db bun.IDB, h NewHold, seats any, prices []int64) *bun.RawQuery {
 	r := h.Reservation
 	return db.NewRaw(`
-		WITH ev AS (
+		WITH clock AS (
+			-- The hold's deadline, by Postgres's clock (or as given).
+			SELECT coalesce(?::timestamptz, now()) AS created_at,
+				coalesce(?::timestamptz, now() + make_interval(secs => ?)) AS expires_at
+		), ev AS (
 			SELECT EXISTS (SELECT 1 FROM events WHERE id = ? AND status = 'published' AND starts_at > now()) AS on_sale
 		), peek AS (
 			SELECT s.seat_id, s.state, s.hold_expires_at, `+seatIsFree+` AS free
@@ -180,14 +199,15 @@ func holdQuery(db bun.IDB, h NewHold, seats any, prices []int64) *bun.RawQuery {
 		), verdict AS (
 			SELECT count(*) = ? AND coalesce(bool_and(free), false) AND (SELECT on_sale FROM ev) AS ok FROM cur
 		), held AS (
-			UPDATE event_seats s SET state = 'held', hold_id = ?, hold_expires_at = ?, order_id = NULL, `+newSeatVersion+`
+			UPDATE event_seats s SET state = 'held', hold_id = ?, hold_expires_at = (SELECT expires_at FROM clock),
+				order_id = NULL, `+newSeatVersion+`
 			FROM verdict WHERE verdict.ok AND s.event_id = ? AND s.seat_id = ANY(?::text[])
 			RETURNING s.seat_id, s.category_id
 		), res AS (
 			INSERT INTO reservations (id, company_id, api_key_id, is_test, event_id, status, expires_at, currency,
 				total, service_fee, total_to_pay, created_at)
-			SELECT ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?, ?, coalesce(?, now()) FROM verdict WHERE verdict.ok
-			RETURNING id
+			SELECT ?, ?, ?, ?, ?, 'reserved', clock.expires_at, ?, ?, ?, ?, clock.created_at FROM verdict, clock WHERE verdict.ok
+			RETURNING id, created_at, expires_at
 		), rs AS (
 			INSERT INTO reservation_seats (reservation_id, event_id, seat_id, category_id, price)
 			SELECT (SELECT id FROM res), ?, h.seat_id, h.category_id, p.price
@@ -196,10 +216,12 @@ func holdQuery(db bun.IDB, h NewHold, seats any, prices []int64) *bun.RawQuery {
 		SELECT (SELECT ok FROM verdict) AS ok, (SELECT on_sale FROM ev) AS on_sale,
 			ARRAY(SELECT w FROM unnest(?::text[]) AS w WHERE w NOT IN (SELECT seat_id FROM peek WHERE free)
 				OR ((SELECT ok FROM go) AND w NOT IN (SELECT seat_id FROM cur WHERE free)) ORDER BY w) AS taken,
-			(SELECT json_object_agg(seat_id, CASE WHEN state = 'held' THEN hold_expires_at END) FROM peek WHERE NOT free) AS taken_until`,
+			(SELECT json_object_agg(seat_id, CASE WHEN state = 'held' THEN hold_expires_at END) FROM peek WHERE NOT free) AS taken_until,
+			(SELECT created_at FROM res) AS created_at, (SELECT expires_at FROM res) AS expires_at`,
+		nullTime(r.CreatedAt), nullTime(r.ExpiresAt), h.TTL.Seconds(),
 		r.EventID, r.EventID, seats, len(h.SeatIDs), r.EventID, seats, len(h.SeatIDs),
-		r.ID, r.ExpiresAt, r.EventID, seats,
-		r.ID, r.CompanyID, r.APIKeyID, r.IsTest, r.EventID, r.ExpiresAt, r.Currency, r.Total, r.ServiceFee, r.TotalToPay, nullTime(r.CreatedAt),
+		r.ID, r.EventID, seats,
+		r.ID, r.CompanyID, r.APIKeyID, r.IsTest, r.EventID, r.Currency, r.Total, r.ServiceFee, r.TotalToPay,
 		r.EventID, seats, pgdialect.Array(prices), seats,
 	)
 }
@@ -283,7 +305,7 @@ func ReservationStatusOf(ctx context.Context, db bun.IDB, id string) (states.Res
 // GetReservation returns a company's reservation with its seats.
 func GetReservation(ctx context.Context, db bun.IDB, companyID int64, id string) (*Reservation, []ReservedSeat, error) {
 	r := new(Reservation)
-	if err := db.NewSelect().Model(r).Where("id = ? AND company_id = ?", id, companyID).Scan(ctx); err != nil {
+	if err := selectReservation(db, r).Where("id = ? AND company_id = ?", id, companyID).Scan(ctx); err != nil {
 		return nil, nil, notFound(err, "reservation "+id)
 	}
 	seats, err := reservationSeats(ctx, db, r)
@@ -320,13 +342,13 @@ type Replacement struct {
 func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []string, err error) {
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		r := new(Reservation)
-		if err := tx.NewSelect().Model(r).Where("id = ? AND company_id = ?", rp.ReservationID, rp.CompanyID).For("UPDATE").Scan(ctx); err != nil {
+		if err := selectReservation(tx, r).Where("id = ? AND company_id = ?", rp.ReservationID, rp.CompanyID).For("UPDATE").Scan(ctx); err != nil {
 			return notFound(err, "reservation "+rp.ReservationID)
 		}
 		if r.Status != states.ReservationReserved {
 			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(r.Status)}
 		}
-		if !r.ExpiresAt.After(time.Now()) {
+		if r.Lapsed {
 			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(states.ReservationExpired)}
 		}
 		seats := pgdialect.Array(rp.SeatIDs)

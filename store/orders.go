@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -42,9 +43,16 @@ type Order struct {
 	CreatedAt         time.Time            `bun:"created_at,nullzero,default:now()"`
 	ExpiresAt         time.Time            `bun:"expires_at"`
 	PaidAt            *time.Time           `bun:"paid_at"`
-	CancelledAt       *time.Time           `bun:"cancelled_at"`
-	EmailedAt         *time.Time           `bun:"emailed_at"`
-	UpdatedAt         time.Time            `bun:"updated_at,nullzero,default:now()"`
+	// PaymentAcceptedAt: when the partner's external payment (PaymentID)
+	// was accepted by its confirm, in the payment window; the order is
+	// paid with it even if its workflow gets to it only later.
+	PaymentAcceptedAt *time.Time `bun:"payment_accepted_at"`
+	CancelledAt       *time.Time `bun:"cancelled_at"`
+	EmailedAt         *time.Time `bun:"emailed_at"`
+	UpdatedAt         time.Time  `bun:"updated_at,nullzero,default:now()"`
+	// PaymentWindow sets a new order's ExpiresAt from Postgres's clock: the
+	// one clock every deadline is decided by.
+	PaymentWindow time.Duration `bun:"-"`
 }
 
 // GatewayName is the gateway that takes the order's payment; orders from
@@ -61,7 +69,11 @@ func insertOrder(ctx context.Context, tx bun.Tx, o *Order) error {
 	if len(o.AccessTokenHash) == 0 {
 		return fmt.Errorf("insert order: no access token")
 	}
-	if _, err := tx.NewInsert().Model(o).Returning("*").Exec(ctx); err != nil {
+	q := tx.NewInsert().Model(o).Returning("*")
+	if o.ExpiresAt.IsZero() {
+		q = q.Value("expires_at", "now() + make_interval(secs => ?)", o.PaymentWindow.Seconds())
+	}
+	if _, err := q.Exec(ctx); err != nil {
 		return fmt.Errorf("insert order: %w", err)
 	}
 	return nil
@@ -108,7 +120,7 @@ func (e *OtherEventError) Error() string {
 func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		r := new(Reservation)
-		err := tx.NewSelect().Model(r).Where("id = ? AND company_id = ? AND is_test = ?", *o.ReservationID, o.CompanyID, o.IsTest).
+		err := selectReservation(tx, r).Where("id = ? AND company_id = ? AND is_test = ?", *o.ReservationID, o.CompanyID, o.IsTest).
 			For("UPDATE").Scan(ctx)
 		if err != nil {
 			return notFound(err, "reservation "+*o.ReservationID)
@@ -116,7 +128,7 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 		if r.EventID != o.EventID {
 			return &OtherEventError{ReservationID: r.ID, EventID: r.EventID}
 		}
-		if st := r.EffectiveStatus(time.Now()); st != states.ReservationReserved {
+		if st := r.EffectiveStatus(); st != states.ReservationReserved {
 			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(st)}
 		}
 		var items []OrderItem
@@ -239,7 +251,10 @@ func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, paymentID str
 			WITH o AS (
 				UPDATE orders SET status = 'paid', paid_at = now(), updated_at = now(),
 					payment_id = COALESCE(NULLIF(?, ''), payment_id)
-				WHERE id = ? AND status = 'pending_payment' AND expires_at > clock_timestamp()
+				WHERE id = ? AND status = 'pending_payment'
+					-- In the window, or with this payment accepted in it.
+					AND (payment_accepted_at IS NULL AND expires_at > clock_timestamp()
+						OR payment_accepted_at IS NOT NULL AND payment_id = NULLIF(?, ''))
 				RETURNING id, event_id
 			), lk AS (
 				SELECT s.event_id, s.seat_id FROM event_seats s JOIN o ON s.event_id = o.event_id AND s.order_id = o.id
@@ -250,7 +265,7 @@ func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, paymentID str
 			)
 			SELECT (SELECT count(*) FROM o) AS changed, (SELECT count(*) FROM sold) AS sold,
 				(SELECT count(*) FROM order_items WHERE order_id = ? AND seat_id IS NOT NULL) AS seated`,
-			paymentID, orderID, orderID).Scan(ctx, &out)
+			paymentID, orderID, paymentID, orderID).Scan(ctx, &out)
 		if err != nil {
 			return err
 		}
@@ -277,6 +292,87 @@ func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, paymentID str
 // deadline passed.
 var ErrSeatsLost = errors.New("order lost a seat")
 
+// AcceptExternalPayment records a partner's external payment on its pending
+// order while the payment window is open, in one transaction: the order
+// keeps the payment id and the moment it was accepted, and its held seats
+// lose their deadline, so neither the window's end nor another buyer can
+// take them before the order is paid (MarkOrderPaid, or the deadline pass:
+// CloseLapsedOrder). A payment accepted already is not accepted again. It
+// returns the order as it is afterwards: accepted with paymentID, or why
+// not (another payment accepted, paid, cancelled, or the window closed).
+func AcceptExternalPayment(ctx context.Context, db bun.IDB, orderID int64, paymentID string) (*Order, error) {
+	o := new(Order)
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var out struct{ Accepted, Kept, Seated int }
+		// clock_timestamp, as MarkOrderPaid: the window is judged when the
+		// order's row is locked.
+		err := tx.NewRaw(`
+			WITH o AS (
+				UPDATE orders SET payment_id = ?, payment_accepted_at = clock_timestamp(), updated_at = now()
+				WHERE id = ? AND payment = 'external' AND status = 'pending_payment'
+					AND payment_accepted_at IS NULL AND expires_at > clock_timestamp()
+				RETURNING id, event_id
+			), lk AS (
+				SELECT s.event_id, s.seat_id FROM event_seats s JOIN o ON s.event_id = o.event_id AND s.order_id = o.id
+				WHERE s.state = 'held' ORDER BY s.seat_id FOR UPDATE OF s
+			), kept AS (
+				UPDATE event_seats s SET hold_expires_at = NULL, `+newSeatVersion+`
+				FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING 1
+			)
+			SELECT (SELECT count(*) FROM o) AS accepted, (SELECT count(*) FROM kept) AS kept,
+				(SELECT count(*) FROM order_items WHERE order_id = ? AND seat_id IS NOT NULL) AS seated`,
+			paymentID, orderID, orderID).Scan(ctx, &out)
+		if err != nil {
+			return err
+		}
+		// A seat retaken at the very end of the window (a hold that locked
+		// it first): the window closed for this payment; nothing changes.
+		if out.Accepted == 1 && out.Kept != out.Seated {
+			return fmt.Errorf("order %d holds %d of its %d seats: %w", orderID, out.Kept, out.Seated, ErrSeatsLost)
+		}
+		if err := tx.NewSelect().Model(o).Where("id = ?", orderID).Scan(ctx); err != nil {
+			return notFound(err, fmt.Sprintf("order %d", orderID))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("accept payment of order %d: %w", orderID, err)
+	}
+	return o, nil
+}
+
+// CloseLapsedOrder is the payment deadline's pass over a pending order: it
+// is cancelled (payment_timeout, seats freed) unless a payment was
+// accepted in its window; then the order is paid with that payment and its
+// tickets issued, in one transaction. It returns the status afterwards and
+// whether this call changed it; safe to run twice.
+func CloseLapsedOrder(ctx context.Context, db bun.IDB, orderID int64, newBarcode func() string) (status states.OrderStatus, changed bool, err error) {
+	status, changed, err = CancelOrder(ctx, db, orderID, states.CancelPaymentTimeout)
+	if err != nil || changed || status != states.OrderPendingPayment {
+		return status, changed, err
+	}
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var paymentID string
+		err := tx.NewRaw(`SELECT payment_id FROM orders WHERE id = ? AND status = 'pending_payment'
+			AND payment_accepted_at IS NOT NULL FOR UPDATE`, orderID).Scan(ctx, &paymentID)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil // no payment accepted: not lapsed yet in Postgres's clock
+		case err != nil:
+			return err
+		}
+		if status, changed, err = MarkOrderPaid(ctx, tx, orderID, paymentID); err != nil || !changed {
+			return err
+		}
+		_, err = IssueTickets(ctx, tx, orderID, newBarcode)
+		return err
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("close lapsed order %d: %w", orderID, err)
+	}
+	return status, changed, nil
+}
+
 // CancelOrder cancels a pending order (for payment_timeout only once its
 // deadline passed), frees its held seats and gives back its capacity, in one
 // statement. It returns the status afterwards and whether this call did it.
@@ -292,6 +388,7 @@ func CancelOrder(ctx context.Context, db bun.IDB, orderID int64, reason states.C
 		WITH o AS (
 			UPDATE orders SET status = 'cancelled', cancel_reason = ?, cancelled_at = now(), updated_at = now()
 			WHERE id = ? AND status = 'pending_payment' AND (? <> 'payment_timeout' OR expires_at <= now())
+				AND payment_accepted_at IS NULL -- a payment accepted in time pays it instead
 			RETURNING *
 		), ev AS (
 			INSERT INTO webhook_events (id, type, company_id, is_test, order_id, snapshot)

@@ -21,12 +21,13 @@ type Reaped struct {
 // api died between its commit and the start). Each is the same guarded
 // transition the workflows run, so racing a late workflow changes nothing
 // twice.
-func ReapLapsed(ctx context.Context, db bun.IDB, grace time.Duration) (Reaped, error) {
+func ReapLapsed(ctx context.Context, db bun.IDB, grace time.Duration, newBarcode func() string) (Reaped, error) {
 	var out Reaped
-	cutoff := time.Now().Add(-grace)
+	// The cutoff is Postgres's: deadlines are decided by one clock.
+	graceSecs := grace.Seconds()
 	var rids []string
-	if err := db.NewRaw("SELECT id FROM reservations WHERE status = 'reserved' AND expires_at < ? ORDER BY expires_at LIMIT 1000",
-		cutoff).Scan(ctx, &rids); err != nil {
+	if err := db.NewRaw("SELECT id FROM reservations WHERE status = 'reserved' AND expires_at < now() - make_interval(secs => ?) ORDER BY expires_at LIMIT 1000",
+		graceSecs).Scan(ctx, &rids); err != nil {
 		return out, fmt.Errorf("find lapsed reservations: %w", err)
 	}
 	// One row that fails (a constraint, a lock timeout) must not keep the
@@ -46,12 +47,12 @@ func ReapLapsed(ctx context.Context, db bun.IDB, grace time.Duration) (Reaped, e
 		}
 	}
 	var oids []int64
-	if err := db.NewRaw("SELECT id FROM orders WHERE status = 'pending_payment' AND expires_at < ? ORDER BY expires_at LIMIT 1000",
-		cutoff).Scan(ctx, &oids); err != nil {
+	if err := db.NewRaw("SELECT id FROM orders WHERE status = 'pending_payment' AND expires_at < now() - make_interval(secs => ?) ORDER BY expires_at LIMIT 1000",
+		graceSecs).Scan(ctx, &oids); err != nil {
 		return out, errors.Join(append(errs, fmt.Errorf("find lapsed orders: %w", err))...)
 	}
 	for _, id := range oids {
-		_, changed, err := CancelOrder(ctx, db, id, states.CancelPaymentTimeout)
+		_, changed, err := CloseLapsedOrder(ctx, db, id, newBarcode)
 		if err != nil {
 			if ctx.Err() != nil {
 				return out, err

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"ticketsales/internal/delivery"
 	"ticketsales/store"
 )
 
@@ -25,11 +26,11 @@ func TestReapLapsedFinalisesOrphans(t *testing.T) {
 	o, cat := s.gaOrder(t, 3, past)
 	fresh, _ := s.gaOrder(t, 1, time.Now().Add(time.Hour))
 
-	r, err := store.ReapLapsed(ctx, s.DB, time.Minute)
+	r, err := store.ReapLapsed(ctx, s.DB, time.Minute, delivery.NewBarcode)
 	if err != nil || r.Reservations != 1 || r.Orders != 1 {
 		t.Fatalf("reaped %+v (%v), want the one lapsed hold and the one lapsed order", r, err)
 	}
-	again, err := store.ReapLapsed(ctx, s.DB, time.Minute)
+	again, err := store.ReapLapsed(ctx, s.DB, time.Minute, delivery.NewBarcode)
 	if err != nil || again.Reservations+again.Orders != 0 {
 		t.Fatalf("second reap changed %+v (%v)", again, err)
 	}
@@ -72,7 +73,7 @@ func TestReapLapsedGoesOnPastAFailingRow(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r, err := store.ReapLapsed(ctx, s.DB, time.Minute)
+	r, err := store.ReapLapsed(ctx, s.DB, time.Minute, delivery.NewBarcode)
 	if err == nil || r.Reservations != 1 || r.Orders != 1 {
 		t.Fatalf("reaped %+v (%v), want the good hold and the order, and the bad hold's error", r, err)
 	}

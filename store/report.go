@@ -242,7 +242,7 @@ func CompanyInventory(ctx context.Context, db bun.IDB, companyID int64, now time
 		FROM events e JOIN venues v ON v.id = e.venue_id
 		LEFT JOIN LATERAL (
 			SELECT count(*) FILTER (WHERE state = 'sold') AS sold,
-				count(*) FILTER (WHERE state = 'held' AND hold_expires_at > ?1) AS held,
+				count(*) FILTER (WHERE state = 'held' AND (hold_expires_at IS NULL OR hold_expires_at > ?1)) AS held,
 				count(*) FILTER (WHERE state = 'free' OR (state = 'held' AND hold_expires_at <= ?1)) AS free
 			FROM event_seats WHERE event_id = e.id) s ON true
 		LEFT JOIN LATERAL (

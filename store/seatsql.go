@@ -19,8 +19,11 @@ const (
 
 	// seatIsFree tells whether a seat (aliased s) can be held: it is free,
 	// or its hold passed its deadline. A lapsed hold is free for reads and
-	// new holds at once, worker or not (DESIGN principle 3).
-	seatIsFree = "(s.state = 'free' OR (s.state = 'held' AND s.hold_expires_at <= now()))"
+	// new holds at once, worker or not (DESIGN principle 3). A held seat
+	// without a deadline (an order whose payment was accepted) is never
+	// free; the IS NOT NULL keeps the expression true or false, never NULL,
+	// which bool_and and NOT would silently misread.
+	seatIsFree = "(s.state = 'free' OR (s.state = 'held' AND s.hold_expires_at IS NOT NULL AND s.hold_expires_at <= now()))"
 
 	// bumpEventVersion changes an event's own version, for availability
 	// that is counts rather than seats (general admission); with

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
+	"ticketsales/internal/delivery"
 	"ticketsales/internal/sales"
 	"ticketsales/store"
 )
@@ -47,7 +48,7 @@ func (r Reaper) Once(ctx context.Context) {
 	} else if n > 0 {
 		r.Log.Warn("handed holds to their workflows the api never handed over", "reservations", n)
 	}
-	if res, err := store.ReapLapsed(ctx, r.DB, r.Grace); err != nil {
+	if res, err := store.ReapLapsed(ctx, r.DB, r.Grace, delivery.NewBarcode); err != nil {
 		r.Log.Warn("reaper", "err", err)
 	} else if res.Reservations+res.Orders > 0 {
 		r.Log.Warn("reaper finalised work no workflow owned", "reservations", res.Reservations, "orders", res.Orders)

@@ -74,11 +74,13 @@ type aggSeat struct {
 }
 
 type aggOrder struct {
-	OrderID         string      `json:"orderId" doc:"The reservation id."`
-	Status          string      `json:"status" enum:"CREATED,RESERVED,APPROVED,CANCELLED"`
-	Amount          aggMoney    `json:"amount"`
-	ExpiresAt       time.Time   `json:"expiresAt"`
-	ExternalOrderID string      `json:"externalOrderId,omitempty" doc:"The service's order id, once confirmed."`
+	OrderID         string    `json:"orderId" doc:"The reservation id."`
+	Status          string    `json:"status" enum:"CREATED,RESERVED,APPROVED,CANCELLED"`
+	Amount          aggMoney  `json:"amount"`
+	ExpiresAt       time.Time `json:"expiresAt"`
+	ExternalOrderID string    `json:"externalOrderId,omitempty" doc:"The service's order id, once confirmed."`
+	// PaymentAccepted marks "payment accepted, tickets follow".
+	PaymentAccepted bool        `json:"paymentAccepted,omitempty" doc:"true while the status is still RESERVED after a confirm whose payment is accepted: the order will be APPROVED with that payment and its tickets follow (read the order again, or repeat the confirm with the same paymentId)."`
 	Tickets         []aggTicket `json:"tickets,omitempty"`
 }
 
@@ -219,9 +221,14 @@ func Register(api huma.API, sl *sales.Service, cat *catalog.Service) {
 		OperationID: "aggregator-confirm", Method: http.MethodPost, Path: "/orders/{orderId}/confirm", Tags: tags,
 		Summary: "Payment accepted: issue the tickets",
 		Description: "Charges the amount reserve quoted. Repeating it with the same paymentId returns the same result; " +
-			"another paymentId is refused with 409 invalid_state (that payment was not applied).",
-		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
-	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *aggConfirmInput) (*plainOutput[aggOrder], error) {
+			"another paymentId is refused with 409 invalid_state (that payment was not applied).\n\n" +
+			"202: the payment is accepted (on record with the order) but the tickets were not issued in time: " +
+			"`status` is still `RESERVED` with `paymentAccepted: true`; the order will be `APPROVED` with this payment " +
+			"(its seats are kept even past `expiresAt`). Read it at `Location` or repeat the confirm with the same paymentId.",
+		DefaultStatus: http.StatusOK,
+		Responses:     map[string]*huma.Response{"202": {Description: "Accepted: the payment is on record, the tickets follow."}},
+		Errors:        []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
+	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *aggConfirmInput) (*aggConfirmOutput, error) {
 		first, last, _ := strings.Cut(strings.TrimSpace(in.Body.Customer.Name), " ")
 		if last == "" {
 			last = "-"
@@ -235,7 +242,11 @@ func Register(api huma.API, sl *sales.Service, cat *catalog.Service) {
 		if err != nil {
 			return nil, err
 		}
-		return &plainOutput[aggOrder]{Body: *out}, nil
+		res := &aggConfirmOutput{Status: http.StatusOK, Body: *out}
+		if out.PaymentAccepted {
+			res.Status, res.Location, res.RetryAfter = http.StatusAccepted, "/aggregator/v1/orders/"+in.OrderID, "1"
+		}
+		return res, nil
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
@@ -259,6 +270,16 @@ func Register(api huma.API, sl *sales.Service, cat *catalog.Service) {
 		}
 		return &plainOutput[aggOrder]{Body: *out}, nil
 	})
+}
+
+// aggConfirmOutput is 200 with the approved order, or 202 while its
+// accepted payment is still being applied.
+type aggConfirmOutput struct {
+	Status     int
+	RequestID  string `header:"X-Request-Id"`
+	Location   string `header:"Location" doc:"202: the order, to read until it is APPROVED."`
+	RetryAfter string `header:"Retry-After" doc:"202: seconds before reading the order again."`
+	Body       aggOrder
 }
 
 // plainOutput is a body without the /v1 envelope: the aggregator's contract
@@ -297,6 +318,7 @@ func aggOrderOf(r *sales.Reservation, o *sales.Order, ts []sales.Ticket) aggOrde
 		out.Amount = aggMoney{Value: o.Amount.Amount, Currency: o.Amount.Currency}
 	}
 	out.Status = aggregatorStatus(r.Status, orderStatus)
+	out.PaymentAccepted = o != nil && o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt != nil
 	for _, t := range ts {
 		if t.Status != "active" || t.Seat == nil {
 			continue

@@ -692,9 +692,12 @@ type AggOrder struct {
 	ExternalOrderId *string `json:"externalOrderId,omitempty"`
 
 	// OrderId The reservation id.
-	OrderId string         `json:"orderId"`
-	Status  AggOrderStatus `json:"status"`
-	Tickets *[]AggTicket   `json:"tickets,omitempty"`
+	OrderId string `json:"orderId"`
+
+	// PaymentAccepted true while the status is still RESERVED after a confirm whose payment is accepted: the order will be APPROVED with that payment and its tickets follow (read the order again, or repeat the confirm with the same paymentId).
+	PaymentAccepted *bool          `json:"paymentAccepted,omitempty"`
+	Status          AggOrderStatus `json:"status"`
+	Tickets         *[]AggTicket   `json:"tickets,omitempty"`
 }
 
 // AggOrderStatus defines model for AggOrder.Status.
@@ -1135,6 +1138,9 @@ type Order struct {
 	IsTest    bool         `json:"is_test"`
 	PaidAt    *time.Time   `json:"paid_at,omitempty"`
 	Payment   OrderPayment `json:"payment"`
+
+	// PaymentAcceptedAt payment=external: when the confirm's payment was accepted. On a pending_payment order it means the payment is on record and the order will be paid with it (its seats are kept, the payment window no longer applies): the tickets follow, read the order again.
+	PaymentAcceptedAt *time.Time `json:"payment_accepted_at,omitempty"`
 
 	// PaymentUrl Where the buyer pays, for payment=gateway.
 	PaymentUrl     *string `json:"payment_url,omitempty"`
@@ -1770,6 +1776,8 @@ type ClientInterface interface {
 	//
 	// Charges the amount reserve quoted. Repeating it with the same paymentId returns the same result; another paymentId is refused with 409 invalid_state (that payment was not applied).
 	//
+	// 202: the payment is accepted (on record with the order) but the tickets were not issued in time: `status` is still `RESERVED` with `paymentAccepted: true`; the order will be `APPROVED` with this payment (its seats are kept even past `expiresAt`). Read it at `Location` or repeat the confirm with the same paymentId.
+	//
 	// Requires an API key with the scope `orders:write`.
 	//
 	// Takes any type of body and a specified content type.
@@ -1780,6 +1788,8 @@ type ClientInterface interface {
 	// AggregatorConfirm Payment accepted: issue the tickets
 	//
 	// Charges the amount reserve quoted. Repeating it with the same paymentId returns the same result; another paymentId is refused with 409 invalid_state (that payment was not applied).
+	//
+	// 202: the payment is accepted (on record with the order) but the tickets were not issued in time: `status` is still `RESERVED` with `paymentAccepted: true`; the order will be `APPROVED` with this payment (its seats are kept even past `expiresAt`). Read it at `Location` or repeat the confirm with the same paymentId.
 	//
 	// Requires an API key with the scope `orders:write`.
 	//
@@ -1966,7 +1976,9 @@ type ClientInterface interface {
 
 	// ConfirmOrderWithBody Confirm an external payment
 	//
-	// For `payment=external`. The order becomes paid and its tickets are issued before this answers. A repeat returns the same paid order; a different `paid_amount` gives 422 `amount_mismatch` and changes nothing.
+	// For `payment=external`. The payment is accepted (recorded with the order) first, then the order becomes paid and its tickets are issued; normally before this answers (200, `status: paid`). A different `paid_amount` gives 422 `amount_mismatch` and changes nothing; after the payment window, 409 `order_expired` and nothing is recorded.
+	//
+	// 202: the payment is accepted but the order did not finish in time. The order is returned still `pending_payment` with `payment_accepted_at` set: it will be paid with this payment (its seats are kept even past `expires_at`) and its tickets follow. Read it at `Location`, or repeat the confirm with the same `external_payment_id` (any Idempotency-Key): a repeat returns the paid order once it is. A 202 is never replayed for its Idempotency-Key: a retry asks again.
 	//
 	// Requires an API key with the scope `orders:write`.
 	//
@@ -1977,7 +1989,9 @@ type ClientInterface interface {
 
 	// ConfirmOrder Confirm an external payment
 	//
-	// For `payment=external`. The order becomes paid and its tickets are issued before this answers. A repeat returns the same paid order; a different `paid_amount` gives 422 `amount_mismatch` and changes nothing.
+	// For `payment=external`. The payment is accepted (recorded with the order) first, then the order becomes paid and its tickets are issued; normally before this answers (200, `status: paid`). A different `paid_amount` gives 422 `amount_mismatch` and changes nothing; after the payment window, 409 `order_expired` and nothing is recorded.
+	//
+	// 202: the payment is accepted but the order did not finish in time. The order is returned still `pending_payment` with `payment_accepted_at` set: it will be paid with this payment (its seats are kept even past `expires_at`) and its tickets follow. Read it at `Location`, or repeat the confirm with the same `external_payment_id` (any Idempotency-Key): a repeat returns the paid order once it is. A 202 is never replayed for its Idempotency-Key: a retry asks again.
 	//
 	// Requires an API key with the scope `orders:write`.
 	//
@@ -2252,6 +2266,8 @@ func (c *Client) AggregatorClearReservation(ctx context.Context, orderId string,
 //
 // Charges the amount reserve quoted. Repeating it with the same paymentId returns the same result; another paymentId is refused with 409 invalid_state (that payment was not applied).
 //
+// 202: the payment is accepted (on record with the order) but the tickets were not issued in time: `status` is still `RESERVED` with `paymentAccepted: true`; the order will be `APPROVED` with this payment (its seats are kept even past `expiresAt`). Read it at `Location` or repeat the confirm with the same paymentId.
+//
 // Requires an API key with the scope `orders:write`.
 //
 // Takes any type of body and a specified content type.
@@ -2272,6 +2288,8 @@ func (c *Client) AggregatorConfirmWithBody(ctx context.Context, orderId string, 
 // AggregatorConfirm Payment accepted: issue the tickets
 //
 // Charges the amount reserve quoted. Repeating it with the same paymentId returns the same result; another paymentId is refused with 409 invalid_state (that payment was not applied).
+//
+// 202: the payment is accepted (on record with the order) but the tickets were not issued in time: `status` is still `RESERVED` with `paymentAccepted: true`; the order will be `APPROVED` with this payment (its seats are kept even past `expiresAt`). Read it at `Location` or repeat the confirm with the same paymentId.
 //
 // Requires an API key with the scope `orders:write`.
 //
@@ -2688,7 +2706,9 @@ func (c *Client) CancelOrder(ctx context.Context, id int64, reqEditors ...Reques
 
 // ConfirmOrderWithBody Confirm an external payment
 //
-// For `payment=external`. The order becomes paid and its tickets are issued before this answers. A repeat returns the same paid order; a different `paid_amount` gives 422 `amount_mismatch` and changes nothing.
+// For `payment=external`. The payment is accepted (recorded with the order) first, then the order becomes paid and its tickets are issued; normally before this answers (200, `status: paid`). A different `paid_amount` gives 422 `amount_mismatch` and changes nothing; after the payment window, 409 `order_expired` and nothing is recorded.
+//
+// 202: the payment is accepted but the order did not finish in time. The order is returned still `pending_payment` with `payment_accepted_at` set: it will be paid with this payment (its seats are kept even past `expires_at`) and its tickets follow. Read it at `Location`, or repeat the confirm with the same `external_payment_id` (any Idempotency-Key): a repeat returns the paid order once it is. A 202 is never replayed for its Idempotency-Key: a retry asks again.
 //
 // Requires an API key with the scope `orders:write`.
 //
@@ -2709,7 +2729,9 @@ func (c *Client) ConfirmOrderWithBody(ctx context.Context, id int64, params *Con
 
 // ConfirmOrder Confirm an external payment
 //
-// For `payment=external`. The order becomes paid and its tickets are issued before this answers. A repeat returns the same paid order; a different `paid_amount` gives 422 `amount_mismatch` and changes nothing.
+// For `payment=external`. The payment is accepted (recorded with the order) first, then the order becomes paid and its tickets are issued; normally before this answers (200, `status: paid`). A different `paid_amount` gives 422 `amount_mismatch` and changes nothing; after the payment window, 409 `order_expired` and nothing is recorded.
+//
+// 202: the payment is accepted but the order did not finish in time. The order is returned still `pending_payment` with `payment_accepted_at` set: it will be paid with this payment (its seats are kept even past `expires_at`) and its tickets follow. Read it at `Location`, or repeat the confirm with the same `external_payment_id` (any Idempotency-Key): a repeat returns the paid order once it is. A 202 is never replayed for its Idempotency-Key: a retry asks again.
 //
 // Requires an API key with the scope `orders:write`.
 //
@@ -5260,6 +5282,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Charges the amount reserve quoted. Repeating it with the same paymentId returns the same result; another paymentId is refused with 409 invalid_state (that payment was not applied).
 	//
+	// 202: the payment is accepted (on record with the order) but the tickets were not issued in time: `status` is still `RESERVED` with `paymentAccepted: true`; the order will be `APPROVED` with this payment (its seats are kept even past `expiresAt`). Read it at `Location` or repeat the confirm with the same paymentId.
+	//
 	// Requires an API key with the scope `orders:write`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -5270,6 +5294,8 @@ type ClientWithResponsesInterface interface {
 	// AggregatorConfirmWithResponse Payment accepted: issue the tickets
 	//
 	// Charges the amount reserve quoted. Repeating it with the same paymentId returns the same result; another paymentId is refused with 409 invalid_state (that payment was not applied).
+	//
+	// 202: the payment is accepted (on record with the order) but the tickets were not issued in time: `status` is still `RESERVED` with `paymentAccepted: true`; the order will be `APPROVED` with this payment (its seats are kept even past `expiresAt`). Read it at `Location` or repeat the confirm with the same paymentId.
 	//
 	// Requires an API key with the scope `orders:write`.
 	//
@@ -5488,7 +5514,9 @@ type ClientWithResponsesInterface interface {
 
 	// ConfirmOrderWithBodyWithResponse Confirm an external payment
 	//
-	// For `payment=external`. The order becomes paid and its tickets are issued before this answers. A repeat returns the same paid order; a different `paid_amount` gives 422 `amount_mismatch` and changes nothing.
+	// For `payment=external`. The payment is accepted (recorded with the order) first, then the order becomes paid and its tickets are issued; normally before this answers (200, `status: paid`). A different `paid_amount` gives 422 `amount_mismatch` and changes nothing; after the payment window, 409 `order_expired` and nothing is recorded.
+	//
+	// 202: the payment is accepted but the order did not finish in time. The order is returned still `pending_payment` with `payment_accepted_at` set: it will be paid with this payment (its seats are kept even past `expires_at`) and its tickets follow. Read it at `Location`, or repeat the confirm with the same `external_payment_id` (any Idempotency-Key): a repeat returns the paid order once it is. A 202 is never replayed for its Idempotency-Key: a retry asks again.
 	//
 	// Requires an API key with the scope `orders:write`.
 	//
@@ -5499,7 +5527,9 @@ type ClientWithResponsesInterface interface {
 
 	// ConfirmOrderWithResponse Confirm an external payment
 	//
-	// For `payment=external`. The order becomes paid and its tickets are issued before this answers. A repeat returns the same paid order; a different `paid_amount` gives 422 `amount_mismatch` and changes nothing.
+	// For `payment=external`. The payment is accepted (recorded with the order) first, then the order becomes paid and its tickets are issued; normally before this answers (200, `status: paid`). A different `paid_amount` gives 422 `amount_mismatch` and changes nothing; after the payment window, 409 `order_expired` and nothing is recorded.
+	//
+	// 202: the payment is accepted but the order did not finish in time. The order is returned still `pending_payment` with `payment_accepted_at` set: it will be paid with this payment (its seats are kept even past `expires_at`) and its tickets follow. Read it at `Location`, or repeat the confirm with the same `external_payment_id` (any Idempotency-Key): a repeat returns the paid order once it is. A 202 is never replayed for its Idempotency-Key: a retry asks again.
 	//
 	// Requires an API key with the scope `orders:write`.
 	//
@@ -6138,6 +6168,15 @@ func (r AggregatorClearReservationResponse) ContentType() string {
 
 // AggregatorConfirmResponse200Headers the declared response headers of an HTTP 200 response for AggregatorConfirm
 type AggregatorConfirmResponse200Headers struct {
+	Location        *string
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *string
+	XRequestId      *string
+}
+
+// AggregatorConfirmResponse202Headers the declared response headers of an HTTP 202 response for AggregatorConfirm
+type AggregatorConfirmResponse202Headers struct {
 	RateLimit       *string
 	RateLimitPolicy *string
 	XRequestId      *string
@@ -6261,6 +6300,8 @@ type AggregatorConfirmResponse struct {
 	ApplicationproblemJSONDefault *Problem
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AggregatorConfirmResponse200Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *AggregatorConfirmResponse202Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AggregatorConfirmResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -9308,6 +9349,16 @@ func (r CancelOrderResponse) ContentType() string {
 // ConfirmOrderResponse200Headers the declared response headers of an HTTP 200 response for ConfirmOrder
 type ConfirmOrderResponse200Headers struct {
 	IdempotentReplayed *string
+	Location           *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// ConfirmOrderResponse202Headers the declared response headers of an HTTP 202 response for ConfirmOrder
+type ConfirmOrderResponse202Headers struct {
+	IdempotentReplayed *string
 	RateLimit          *string
 	RateLimitPolicy    *string
 	XRequestId         *string
@@ -9453,6 +9504,8 @@ type ConfirmOrderResponse struct {
 	ApplicationproblemJSONDefault *Problem
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ConfirmOrderResponse200Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *ConfirmOrderResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ConfirmOrderResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -13273,6 +13326,8 @@ func (c *ClientWithResponses) AggregatorClearReservationWithResponse(ctx context
 //
 // Charges the amount reserve quoted. Repeating it with the same paymentId returns the same result; another paymentId is refused with 409 invalid_state (that payment was not applied).
 //
+// 202: the payment is accepted (on record with the order) but the tickets were not issued in time: `status` is still `RESERVED` with `paymentAccepted: true`; the order will be `APPROVED` with this payment (its seats are kept even past `expiresAt`). Read it at `Location` or repeat the confirm with the same paymentId.
+//
 // Requires an API key with the scope `orders:write`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -13289,6 +13344,8 @@ func (c *ClientWithResponses) AggregatorConfirmWithBodyWithResponse(ctx context.
 // AggregatorConfirmWithResponse Payment accepted: issue the tickets
 //
 // Charges the amount reserve quoted. Repeating it with the same paymentId returns the same result; another paymentId is refused with 409 invalid_state (that payment was not applied).
+//
+// 202: the payment is accepted (on record with the order) but the tickets were not issued in time: `status` is still `RESERVED` with `paymentAccepted: true`; the order will be `APPROVED` with this payment (its seats are kept even past `expiresAt`). Read it at `Location` or repeat the confirm with the same paymentId.
 //
 // Requires an API key with the scope `orders:write`.
 //
@@ -13645,7 +13702,9 @@ func (c *ClientWithResponses) CancelOrderWithResponse(ctx context.Context, id in
 
 // ConfirmOrderWithBodyWithResponse Confirm an external payment
 //
-// For `payment=external`. The order becomes paid and its tickets are issued before this answers. A repeat returns the same paid order; a different `paid_amount` gives 422 `amount_mismatch` and changes nothing.
+// For `payment=external`. The payment is accepted (recorded with the order) first, then the order becomes paid and its tickets are issued; normally before this answers (200, `status: paid`). A different `paid_amount` gives 422 `amount_mismatch` and changes nothing; after the payment window, 409 `order_expired` and nothing is recorded.
+//
+// 202: the payment is accepted but the order did not finish in time. The order is returned still `pending_payment` with `payment_accepted_at` set: it will be paid with this payment (its seats are kept even past `expires_at`) and its tickets follow. Read it at `Location`, or repeat the confirm with the same `external_payment_id` (any Idempotency-Key): a repeat returns the paid order once it is. A 202 is never replayed for its Idempotency-Key: a retry asks again.
 //
 // Requires an API key with the scope `orders:write`.
 //
@@ -13662,7 +13721,9 @@ func (c *ClientWithResponses) ConfirmOrderWithBodyWithResponse(ctx context.Conte
 
 // ConfirmOrderWithResponse Confirm an external payment
 //
-// For `payment=external`. The order becomes paid and its tickets are issued before this answers. A repeat returns the same paid order; a different `paid_amount` gives 422 `amount_mismatch` and changes nothing.
+// For `payment=external`. The payment is accepted (recorded with the order) first, then the order becomes paid and its tickets are issued; normally before this answers (200, `status: paid`). A different `paid_amount` gives 422 `amount_mismatch` and changes nothing; after the payment window, 409 `order_expired` and nothing is recorded.
+//
+// 202: the payment is accepted but the order did not finish in time. The order is returned still `pending_payment` with `payment_accepted_at` set: it will be paid with this payment (its seats are kept even past `expires_at`) and its tickets follow. Read it at `Location`, or repeat the confirm with the same `external_payment_id` (any Idempotency-Key): a repeat returns the paid order once it is. A 202 is never replayed for its Idempotency-Key: a retry asks again.
 //
 // Requires an API key with the scope `orders:write`.
 //
@@ -14748,6 +14809,9 @@ func ParseAggregatorConfirmResponse(rsp *http.Response) (*AggregatorConfirmRespo
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 202:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14837,6 +14901,44 @@ func ParseAggregatorConfirmResponse(rsp *http.Response) (*AggregatorConfirmRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers AggregatorConfirmResponse200Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 202:
+		var headers AggregatorConfirmResponse202Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -14858,7 +14960,7 @@ func ParseAggregatorConfirmResponse(rsp *http.Response) (*AggregatorConfirmRespo
 			}
 			headers.XRequestId = &value
 		}
-		response.Headers200 = &headers
+		response.Headers202 = &headers
 	case rsp.StatusCode == 401:
 		var headers AggregatorConfirmResponse401Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -20038,6 +20140,9 @@ func ParseConfirmOrderResponse(rsp *http.Response) (*ConfirmOrderResponse, error
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 202:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20141,6 +20246,51 @@ func ParseConfirmOrderResponse(rsp *http.Response) (*ConfirmOrderResponse, error
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 202:
+		var headers ConfirmOrderResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -20162,7 +20312,7 @@ func ParseConfirmOrderResponse(rsp *http.Response) (*ConfirmOrderResponse, error
 			}
 			headers.XRequestId = &value
 		}
-		response.Headers200 = &headers
+		response.Headers202 = &headers
 	case rsp.StatusCode == 400:
 		var headers ConfirmOrderResponse400Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {

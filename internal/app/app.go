@@ -45,7 +45,7 @@ func Orders(cfg config.Config, db *bun.DB, log *slog.Logger) (sales.OrderSetting
 	gateways, test := payment.NewSet(db, log, cfg.Gateways())
 	return sales.OrderSettings{PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
 		Links: delivery.Links{BaseURL: cfg.PublicBaseURL, Keys: keys}, Gateways: gateways,
-		TestGatewayForProduction: cfg.Development(), RefundRetryBudget: cfg.RefundRetryBudget}, test, nil
+		TestGatewayForProduction: cfg.Development(), RefundRetryBudget: cfg.RefundRetryBudget, ConfirmWait: cfg.ConfirmWait}, test, nil
 }
 
 // Conns are the connections a process works over.

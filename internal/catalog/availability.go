@@ -154,8 +154,12 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 			status = SeatSold
 		case "held":
 			// A hold past its deadline is free at once, whether or not the
-			// workflow that releases it has run yet.
-			if st.HoldExpiresAt != nil && st.HoldExpiresAt.After(now) {
+			// workflow that releases it has run yet. One without a deadline
+			// is an order's whose payment was accepted: kept until paid.
+			switch {
+			case st.HoldExpiresAt == nil:
+				status = SeatReserved
+			case st.HoldExpiresAt.After(now):
 				status = SeatReserved
 				if st.HoldExpiresAt.Before(validUntil) {
 					validUntil = *st.HoldExpiresAt

@@ -32,7 +32,10 @@ type Config struct {
 	RequestLogFlush     time.Duration `env:"REQUEST_LOG_FLUSH" envDefault:"500ms"`
 	RequestLogRetention time.Duration `env:"REQUEST_LOG_RETENTION" envDefault:"720h"`
 	PaymentWindow       time.Duration `env:"PAYMENT_WINDOW" envDefault:"15m"`
-	SandboxLifetime     time.Duration `env:"SANDBOX_ORDER_LIFETIME" envDefault:"24h"`
+	// ConfirmWait is how long a confirm waits for the order workflow to
+	// apply its accepted payment before answering 202.
+	ConfirmWait     time.Duration `env:"CONFIRM_WAIT" envDefault:"20s"`
+	SandboxLifetime time.Duration `env:"SANDBOX_ORDER_LIFETIME" envDefault:"24h"`
 	// AppEnv is "production" (the default) or "development": only
 	// development runs with the built-in secrets and lets production keys
 	// pay on the test gateway.

@@ -37,6 +37,9 @@ type OrderSettings struct {
 	// (0: 15 s).
 	RefundRetryBudget time.Duration
 	RefundWait        time.Duration
+	// ConfirmWait is how long a confirm waits for the order workflow to
+	// apply its accepted payment before answering 202 (0: 20 s).
+	ConfirmWait time.Duration
 }
 
 // Customer is the buyer. It stays in Postgres; workflows see only ids.
@@ -99,6 +102,8 @@ type Order struct {
 	CreatedAt      time.Time            `json:"created_at"`
 	ExpiresAt      time.Time            `json:"expires_at" doc:"End of the payment window."`
 	PaidAt         *time.Time           `json:"paid_at,omitempty"`
+	// PaymentAcceptedAt marks "payment accepted, tickets follow".
+	PaymentAcceptedAt *time.Time `json:"payment_accepted_at,omitempty" doc:"payment=external: when the confirm's payment was accepted. On a pending_payment order it means the payment is on record and the order will be paid with it (its seats are kept, the payment window no longer applies): the tickets follow, read the order again."`
 }
 
 // Ticket is an issued ticket.
@@ -188,13 +193,12 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
 	o := &store.Order{
 		CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(), EventID: sc.event.ID,
 		Status: states.OrderPendingPayment, Payment: in.Payment, Gateway: gw, Currency: sc.event.Currency,
 		CustomerEmail: in.Customer.Email, CustomerFirstName: in.Customer.FirstName,
 		CustomerLastName: in.Customer.LastName, CustomerPhone: in.Customer.Phone,
-		CreatedAt: now, ExpiresAt: now.Add(s.Orders.PaymentWindow).Truncate(time.Microsecond),
+		PaymentWindow:   s.Orders.PaymentWindow, // its deadline is set by Postgres's clock
 		AccessTokenHash: tokenHash, AccessTokenSealed: tokenSealed, Channel: cmp.Or(in.Channel, ChannelAPI),
 	}
 	if in.ReservationID != "" {
@@ -382,7 +386,8 @@ func (s *Service) orderView(o *store.Order) *Order {
 	out := &Order{ID: o.ID, Status: o.Status, CancelReason: o.CancelReason, EventID: o.EventID, ReservationID: o.ReservationID,
 		ScheduleSlotID: o.ScheduleSlotID, Payment: o.Payment, Amount: money(o.Amount), Total: money(o.Total),
 		ServiceFee: money(o.ServiceFee), IsTest: o.IsTest, CreatedAt: o.CreatedAt, ExpiresAt: o.ExpiresAt, PaidAt: o.PaidAt,
-		Customer: Buyer{Email: o.CustomerEmail, FirstName: o.CustomerFirstName, LastName: o.CustomerLastName, Phone: o.CustomerPhone}}
+		PaymentAcceptedAt: o.PaymentAcceptedAt,
+		Customer:          Buyer{Email: o.CustomerEmail, FirstName: o.CustomerFirstName, LastName: o.CustomerLastName, Phone: o.CustomerPhone}}
 	if o.Status == states.OrderPendingPayment {
 		switch {
 		case o.PaymentURL != nil:
@@ -416,13 +421,20 @@ func (s *Service) ListOrders(ctx context.Context, p *apikey.Principal, f store.O
 	return out, total, nil
 }
 
-// confirmTimeout bounds the wait for the order workflow to apply a payment.
-const confirmTimeout = 20 * time.Second
+// defaultConfirmWait bounds the wait for the order workflow to apply a
+// payment it was handed.
+const defaultConfirmWait = 20 * time.Second
 
-// Confirm records the partner's external payment: a wrong amount is refused
-// with nothing changed, a paid order is returned as it is (safe repeat), and
-// otherwise the order workflow marks it paid and issues the tickets before
-// this returns.
+// Confirm takes the partner's external payment. A wrong amount is refused
+// with nothing changed, and an order paid with this payment is returned as
+// it is (safe repeat). Otherwise the payment is accepted in Postgres first
+// (store.AcceptExternalPayment: within the payment window, and from then on
+// the order is paid with it whatever happens to the call), then handed to
+// the order workflow, which marks the order paid and issues the tickets.
+// When the workflow does not answer within Orders.ConfirmWait, the order is
+// returned still pending_payment with PaymentAcceptedAt set: the tickets
+// follow, and a repeat returns the paid order. Nothing is recorded only
+// when the answer is an error.
 func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, paidAmount int64, externalID string) (*Order, error) {
 	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id)
 	if err != nil {
@@ -434,56 +446,66 @@ func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, pa
 	if o.Payment != "external" {
 		return nil, &states.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "paid through the gateway"}
 	}
-	switch o.Status {
-	case states.OrderPendingPayment:
-	case states.OrderCancelled:
-		return nil, s.cancelledError(o)
-	default:
-		return s.paidWith(ctx, p, id, externalID) // paid: the same order again, if by this payment
-	}
-	uctx, cancel := context.WithTimeout(ctx, confirmTimeout)
-	defer cancel()
-	h, err := s.temporal.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
-		WorkflowID: contract.OrderWorkflowID(id), UpdateName: contract.ConfirmUpdate,
-		Args:         []any{contract.ConfirmInput{PaidAmount: paidAmount, ExternalPaymentID: externalID}},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = h.Get(uctx, nil)
-	}
-	if err != nil {
-		if mapped := s.confirmError(ctx, id, err); mapped != nil {
-			return nil, mapped
+	if o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt == nil {
+		if o, err = store.AcceptExternalPayment(ctx, s.db, id, externalID); errors.Is(err, store.ErrSeatsLost) {
+			return nil, fmt.Errorf("order %d: %w", id, ErrOrderExpired)
+		} else if err != nil {
+			return nil, err
 		}
 	}
-	// A concurrent confirm with another payment may have won.
-	return s.paidWith(ctx, p, id, externalID)
+	switch {
+	case o.Status == states.OrderCancelled:
+		return nil, s.cancelledError(o)
+	case o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt == nil:
+		return nil, fmt.Errorf("order %d: %w", id, ErrOrderExpired) // the window closed before it was accepted
+	case o.PaymentID == nil || *o.PaymentID != externalID:
+		// Paid or accepted with another payment: this one was not applied,
+		// and the partner has to give it back.
+		return nil, &states.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "confirmed with another payment id"}
+	case o.Status != states.OrderPendingPayment:
+		return s.orderView(o), nil // paid with this payment: a safe repeat
+	}
+	if err := s.handPayment(ctx, o, paidAmount, externalID); err != nil {
+		// The payment is on record and the order will be paid with it: the
+		// partner is told so (202), never that nothing happened.
+		s.log.WarnContext(ctx, "external payment accepted; the order workflow has not applied it yet",
+			"order_id", id, "err", err)
+	}
+	if o, err = store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id); err != nil {
+		return nil, err
+	}
+	return s.orderView(o), nil
 }
 
-// confirmError maps what the workflow said; nil means read the order again
-// (the workflow already finished with the order paid).
-func (s *Service) confirmError(ctx context.Context, id int64, err error) error {
-	var appErr *temporal.ApplicationError
+// handPayment hands an accepted external payment to the order's workflow
+// and waits up to Orders.ConfirmWait for it to pay the order. A workflow
+// that was never started (its api died after the order's commit) is
+// started first.
+func (s *Service) handPayment(ctx context.Context, o *store.Order, paidAmount int64, externalID string) error {
+	uctx, cancel := context.WithTimeout(ctx, cmp.Or(s.Orders.ConfirmWait, defaultConfirmWait))
+	defer cancel()
+	update := func() error {
+		h, err := s.temporal.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
+			WorkflowID: contract.OrderWorkflowID(o.ID), UpdateName: contract.ConfirmUpdate,
+			Args:         []any{contract.ConfirmInput{PaidAmount: paidAmount, ExternalPaymentID: externalID}},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		})
+		if err == nil {
+			err = h.Get(uctx, nil)
+		}
+		return err
+	}
+	err := update()
 	var notFound *serviceerror.NotFound
-	switch {
-	case errors.As(err, &appErr) && appErr.Type() == contract.ErrTypeAmountMismatch:
-		return &AmountMismatchError{}
-	case errors.As(err, &appErr) && appErr.Type() == contract.ErrTypeOrderExpired:
-		return fmt.Errorf("order %d: %w", id, ErrOrderExpired)
-	case errors.As(err, &appErr) && appErr.Type() == contract.ErrTypeInvalidState:
-		return &states.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: appErr.Message()}
-	case errors.As(err, &appErr) && appErr.Type() == contract.ErrTypeSeatsLost:
-		return &states.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "without one of its seats (retaken after its deadline)"}
-	case errors.As(err, &notFound):
-		o, gerr := store.GetOrderByID(ctx, s.db, id)
-		if gerr == nil && o.Status != states.OrderPendingPayment {
-			if o.Status == states.OrderCancelled {
-				return s.cancelledError(o)
-			}
-			return nil
+	if errors.As(err, &notFound) {
+		if err = s.resumeSaga(uctx, o); err == nil {
+			err = update()
 		}
 	}
-	return fmt.Errorf("confirm order %d: %w: %w", id, ErrUnavailable, err)
+	if err != nil {
+		return fmt.Errorf("hand payment to order %d: %w", o.ID, err)
+	}
+	return nil
 }
 
 func (s *Service) cancelledError(o *store.Order) error {
@@ -515,10 +537,11 @@ func (s *Service) Cancel(ctx context.Context, p *apikey.Principal, id int64) (*O
 			return nil, err
 		}
 	}
-	switch o.Status {
-	case states.OrderCancelled:
+	switch {
+	case o.Status == states.OrderCancelled:
 		return s.orderView(o), nil
-	case states.OrderPaid, states.OrderPartiallyRefunded:
+	case o.Status == states.OrderPaid, o.Status == states.OrderPartiallyRefunded, o.PaymentAcceptedAt != nil:
+		// A payment accepted by a confirm pays the order: refund it then.
 		return nil, fmt.Errorf("order %d: %w", id, ErrOrderPaid)
 	default:
 		return nil, &states.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: string(o.Status)}

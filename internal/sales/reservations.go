@@ -341,14 +341,14 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		prices = append(prices, price)
 	}
 	total, fee, toPay := s.totals(sc.event, prices)
-	now := s.now()
+	// Its deadline is set by the hold statement, by Postgres's clock.
 	r := store.Reservation{
 		ID: newReservationID(), CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(), EventID: sc.event.ID,
-		Status: states.ReservationReserved, ExpiresAt: now.Add(hold).Truncate(time.Microsecond),
-		Currency: sc.event.Currency, Total: total, ServiceFee: fee, TotalToPay: toPay, CreatedAt: now,
+		Status: states.ReservationReserved, Currency: sc.event.Currency, Total: total, ServiceFee: fee, TotalToPay: toPay,
 	}
 	mark := s.taken.mark(sc.event.ID)
-	outcome, err := store.Hold(ctx, db, store.NewHold{Reservation: r, SeatIDs: ids, Prices: seatPrices})
+	outcome, err := store.Hold(ctx, db, store.NewHold{Reservation: r, TTL: hold, SeatIDs: ids, Prices: seatPrices})
+	r.CreatedAt, r.ExpiresAt = outcome.CreatedAt, outcome.ExpiresAt
 	// Decided: the seats leave flight (won ones are remembered below).
 	s.taken.land(sc.event.ID, flightOf(p, in.IdempotencyKey))
 	taken, ok := outcome.Taken, outcome.OK
@@ -532,7 +532,7 @@ func (s *Service) GetReservation(ctx context.Context, p *apikey.Principal, id st
 	if r.IsTest != p.IsTest() {
 		return nil, fmt.Errorf("reservation %s of the other environment: %w", id, store.ErrNotFound)
 	}
-	out := &Reservation{ID: r.ID, Status: r.EffectiveStatus(s.now()), EventID: r.EventID, ExpiresAt: r.ExpiresAt, CreatedAt: r.CreatedAt}
+	out := &Reservation{ID: r.ID, Status: r.EffectiveStatus(), EventID: r.EventID, ExpiresAt: r.ExpiresAt, CreatedAt: r.CreatedAt}
 	for _, rs := range seats {
 		out.Seats = append(out.Seats, reservationSeat(rs, r.Currency))
 	}

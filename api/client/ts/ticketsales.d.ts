@@ -59,6 +59,8 @@ export interface paths {
          * Payment accepted: issue the tickets
          * @description Charges the amount reserve quoted. Repeating it with the same paymentId returns the same result; another paymentId is refused with 409 invalid_state (that payment was not applied).
          *
+         *     202: the payment is accepted (on record with the order) but the tickets were not issued in time: `status` is still `RESERVED` with `paymentAccepted: true`; the order will be `APPROVED` with this payment (its seats are kept even past `expiresAt`). Read it at `Location` or repeat the confirm with the same paymentId.
+         *
          *     Requires an API key with the scope `orders:write`.
          */
         post: operations["aggregator-confirm"];
@@ -435,7 +437,9 @@ export interface paths {
         put?: never;
         /**
          * Confirm an external payment
-         * @description For `payment=external`. The order becomes paid and its tickets are issued before this answers. A repeat returns the same paid order; a different `paid_amount` gives 422 `amount_mismatch` and changes nothing.
+         * @description For `payment=external`. The payment is accepted (recorded with the order) first, then the order becomes paid and its tickets are issued; normally before this answers (200, `status: paid`). A different `paid_amount` gives 422 `amount_mismatch` and changes nothing; after the payment window, 409 `order_expired` and nothing is recorded.
+         *
+         *     202: the payment is accepted but the order did not finish in time. The order is returned still `pending_payment` with `payment_accepted_at` set: it will be paid with this payment (its seats are kept even past `expires_at`) and its tickets follow. Read it at `Location`, or repeat the confirm with the same `external_payment_id` (any Idempotency-Key): a repeat returns the paid order once it is. A 202 is never replayed for its Idempotency-Key: a retry asks again.
          *
          *     Requires an API key with the scope `orders:write`.
          */
@@ -780,6 +784,8 @@ export interface components {
             externalOrderId?: string;
             /** @description The reservation id. */
             orderId: string;
+            /** @description true while the status is still RESERVED after a confirm whose payment is accepted: the order will be APPROVED with that payment and its tickets follow (read the order again, or repeat the confirm with the same paymentId). */
+            paymentAccepted?: boolean;
             /** @enum {string} */
             status: "CREATED" | "RESERVED" | "APPROVED" | "CANCELLED";
             tickets?: components["schemas"]["AggTicket"][];
@@ -1145,6 +1151,11 @@ export interface components {
             paid_at?: string;
             /** @enum {string} */
             payment: "gateway" | "external";
+            /**
+             * Format: date-time
+             * @description payment=external: when the confirm's payment was accepted. On a pending_payment order it means the payment is on record and the order will be paid with it (its seats are kept, the payment window no longer applies): the tickets follow, read the order again.
+             */
+            payment_accepted_at?: string;
             /** @description Where the buyer pays, for payment=gateway. */
             payment_url?: string;
             reservation_id?: string;
@@ -1783,6 +1794,23 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    Location?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    "Retry-After"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AggOrder"];
+                };
+            };
+            /** @description Accepted: the payment is on record, the tickets follow. */
+            202: {
+                headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -1791,9 +1819,7 @@ export interface operations {
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["AggOrder"];
-                };
+                content?: never;
             };
             /** @description Unauthorized. Problem codes: `unauthenticated`. */
             401: {
@@ -4478,6 +4504,25 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    Location?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    "Retry-After"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeOrder"];
+                };
+            };
+            /** @description Accepted: the payment is on record, the tickets follow. */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -4486,9 +4531,7 @@ export interface operations {
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["EnvelopeOrder"];
-                };
+                content?: never;
             };
             /** @description Bad Request. Problem codes: `malformed_request`, `idempotency_key_required`. */
             400: {

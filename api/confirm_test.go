@@ -1,0 +1,177 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"ticketsales/test/testenv"
+)
+
+// acceptedOrder is an order as a confirm answers it.
+type acceptedOrder struct {
+	Data struct {
+		order
+		PaymentAcceptedAt *time.Time `json:"payment_accepted_at"`
+	} `json:"data"`
+}
+
+// pendingExternalOrder reserves seats and orders them with payment=external.
+func (f *fixture) pendingExternalOrder(t *testing.T, seats ...string) order {
+	t.Helper()
+	var r reservationBody
+	if res := f.reserve(t, f.keyA, seats...); res.Status != http.StatusCreated {
+		t.Fatalf("reserve: %d %s", res.Status, res.Body)
+	} else {
+		res.Decode(t, &r)
+	}
+	var ob orderBody
+	if res := f.orderFromReservation(t, f.keyA, r.Data.ID, "external"); res.Status != http.StatusCreated {
+		t.Fatalf("order: %d %s", res.Status, res.Body)
+	} else {
+		res.Decode(t, &ob)
+	}
+	return ob.Data
+}
+
+func (f *fixture) confirmWith(t *testing.T, o order, paymentID, idem string) *testenv.Response {
+	t.Helper()
+	return f.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", o.ID), f.keyA,
+		fmt.Sprintf(`{"external_payment_id": %q, "paid_amount": %d}`, paymentID, o.Amount.Amount), idem)
+}
+
+// A confirm whose order workflow does not answer (no worker) never claims
+// that nothing happened: the payment is accepted in Postgres with the
+// request, the answer is 202 with the order still pending_payment and
+// payment_accepted_at, and the order is paid with that payment once the
+// worker is back — even though its payment window ended meanwhile, and
+// nobody could take its seats in between.
+func TestConfirmWithoutAWorkerIsAccepted(t *testing.T) {
+	f := newFixture(t)
+	stopWorker := f.StartWorker(t)
+	f.Sales.Orders.PaymentWindow, f.Sales.Orders.ConfirmWait = 4*time.Second, 2*time.Second
+	o := f.pendingExternalOrder(t, "parterre-3-25", "parterre-3-26")
+	stopWorker()
+
+	key := idemKey(t)
+	res := f.confirmWith(t, o, "pay-accepted", key)
+	if res.Status != http.StatusAccepted {
+		t.Fatalf("confirm with no worker: %d %s", res.Status, res.Body)
+	}
+	var acc acceptedOrder
+	res.Decode(t, &acc)
+	if acc.Data.Status != "pending_payment" || acc.Data.PaymentAcceptedAt == nil {
+		t.Fatalf("202 body: %s", res.Body)
+	}
+	if loc := res.Header.Get("Location"); loc != fmt.Sprintf("/v1/orders/%d", o.ID) {
+		t.Errorf("Location %q", loc)
+	}
+	if res.Header.Get("Retry-After") == "" {
+		t.Error("202 without Retry-After")
+	}
+	// The same request again asks again: a 202 is not replayed.
+	if again := f.confirmWith(t, o, "pay-accepted", key); again.Status != http.StatusAccepted || again.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("repeat under the same key: %d replayed=%q", again.Status, again.Header.Get("Idempotent-Replayed"))
+	}
+	// Another payment is not accepted beside it.
+	if other := f.confirmWith(t, o, "pay-other", idemKey(t)); other.Status != http.StatusConflict || other.JSON(t)["code"] != "invalid_state" {
+		t.Errorf("confirm with another payment: %d %s", other.Status, other.Body)
+	}
+	// A partner cannot cancel it: its payment pays it.
+	if c := f.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/cancel", o.ID), f.keyA, ""); c.Status != http.StatusConflict {
+		t.Errorf("cancel of an order whose payment is accepted: %d %s", c.Status, c.Body)
+	}
+
+	// Past its payment window, with no worker: the seats stay the order's.
+	time.Sleep(time.Until(o.ExpiresAt.Add(time.Second)))
+	if r := f.reserve(t, f.keyA, "parterre-3-25"); r.Status != http.StatusConflict {
+		t.Fatalf("hold of an accepted order's seat after its window: %d %s", r.Status, r.Body)
+	}
+	if st := f.seatStates(t)["parterre-3-26"]; st != "reserved" {
+		t.Errorf("the accepted order's seat shows %q", st)
+	}
+
+	f.StartWorker(t)
+	var paid orderBody
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		f.Get(t, fmt.Sprintf("/v1/orders/%d", o.ID), f.keyA).Decode(t, &paid)
+		if paid.Data.Status == "paid" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if paid.Data.Status != "paid" {
+		t.Fatalf("order after the worker came back: %+v", paid.Data)
+	}
+	var tickets struct{ Data []ticket }
+	f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", o.ID), f.keyA).Decode(t, &tickets)
+	if len(tickets.Data) != 2 {
+		t.Fatalf("tickets of the paid order: %+v", tickets.Data)
+	}
+	// A repeat with the same payment, under any key, returns the paid order.
+	if r := f.confirmWith(t, o, "pay-accepted", idemKey(t)); r.Status != http.StatusOK || r.JSON(t)["data"].(map[string]any)["status"] != "paid" {
+		t.Errorf("repeat after paid: %d %s", r.Status, r.Body)
+	}
+	if r := f.confirmWith(t, o, "pay-accepted", key); r.Status != http.StatusOK {
+		t.Errorf("repeat under the first key after paid: %d %s", r.Status, r.Body)
+	}
+}
+
+// After its window a confirm is refused and records nothing.
+func TestConfirmAfterTheWindowRecordsNothing(t *testing.T) {
+	f := newFixture(t)
+	f.Sales.Orders.PaymentWindow = time.Second
+	o := f.pendingExternalOrder(t, "parterre-3-27")
+	time.Sleep(time.Until(o.ExpiresAt.Add(200 * time.Millisecond)))
+	res := f.confirmWith(t, o, "too-late", idemKey(t))
+	if res.Status != http.StatusConflict || res.JSON(t)["code"] != "order_expired" {
+		t.Fatalf("late confirm: %d %s", res.Status, res.Body)
+	}
+	var got acceptedOrder
+	f.Get(t, fmt.Sprintf("/v1/orders/%d", o.ID), f.keyA).Decode(t, &got)
+	if got.Data.PaymentAcceptedAt != nil {
+		t.Errorf("a refused confirm accepted its payment: %+v", got.Data)
+	}
+	if r := f.reserve(t, f.keyA, "parterre-3-27"); r.Status != http.StatusCreated {
+		t.Errorf("the lapsed order's seat: %d %s", r.Status, r.Body)
+	}
+}
+
+// The aggregator's confirm gives the same guarantee in its contract: 202,
+// still RESERVED with paymentAccepted, then APPROVED with that payment.
+func TestAggregatorConfirmWithoutAWorkerIsAccepted(t *testing.T) {
+	f := newFixture(t)
+	stopWorker := f.StartWorker(t)
+	f.Sales.Orders.ConfirmWait = 2 * time.Second
+	var r aggOrder
+	if res := f.aggReserve(t, "parterre|parterre-3-28"); res.Status != http.StatusOK && res.Status != http.StatusCreated {
+		t.Fatalf("reserve: %d %s", res.Status, res.Body)
+	} else {
+		res.Decode(t, &r)
+	}
+	stopWorker()
+	res := f.aggConfirm(t, r.OrderID, "agg-pay-1")
+	if res.Status != http.StatusAccepted {
+		t.Fatalf("aggregator confirm with no worker: %d %s", res.Status, res.Body)
+	}
+	body := res.JSON(t)
+	if body["status"] != "RESERVED" || body["paymentAccepted"] != true {
+		t.Fatalf("202 body: %s", res.Body)
+	}
+	if loc := res.Header.Get("Location"); loc != "/aggregator/v1/orders/"+r.OrderID {
+		t.Errorf("Location %q", loc)
+	}
+	f.StartWorker(t)
+	var got aggOrder
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if got = f.aggGet(t, r.OrderID); got.Status == "APPROVED" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got.Status != "APPROVED" || len(got.Tickets) != 1 {
+		t.Fatalf("aggregator order after the worker came back: %+v", got)
+	}
+	if again := f.aggConfirm(t, r.OrderID, "agg-pay-1"); again.Status != http.StatusOK || again.JSON(t)["status"] != "APPROVED" {
+		t.Errorf("repeat: %d %s", again.Status, again.Body)
+	}
+}
