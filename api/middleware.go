@@ -122,9 +122,10 @@ func withRoutingProblems(mux *http.ServeMux) http.Handler {
 					return
 				}
 				r.Body = io.NopCloser(bytes.NewReader(body))
-				w = bufferedBodyWriter{w}
 			}
-			mux.ServeHTTP(w, r)
+			// Bodiless requests too: Huma's read deadline is set for any
+			// operation that declares a body, optional ones included.
+			mux.ServeHTTP(bufferedBodyWriter{w}, r)
 			return
 		}
 		// The mux knows whether it is a 404 or a 405 (and the Allow header).
@@ -169,13 +170,15 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
 	return body, nil
 }
 
-// bufferedBodyWriter is the ResponseWriter of a request whose body is in
-// memory already. It keeps read deadlines off the connection: Huma sets one
-// before it reads a body and never clears it, but by then net/http's
-// background read (started when the body reached EOF) is waiting on the
-// connection, and when that deadline passed it cancelled the request — a
-// confirm waiting on its workflow for more than 5 s — and the context of
-// every later request on that keep-alive connection.
+// bufferedBodyWriter is the ResponseWriter of every routed request, whose
+// body is in memory already or which has none. It keeps read deadlines off
+// the connection: Huma sets one before it reads a body (also an optional
+// one that is absent, as in a full refund) and never clears it, but by then
+// net/http's background read (started when the body reached EOF, or at once
+// without a body) is waiting on the connection, and when that deadline
+// passed it cancelled the request — a confirm waiting on its workflow or a
+// refund on its gateway for more than 5 s — and the context of every later
+// request on that keep-alive connection.
 type bufferedBodyWriter struct{ http.ResponseWriter }
 
 func (bufferedBodyWriter) SetReadDeadline(time.Time) error { return nil }
