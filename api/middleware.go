@@ -50,9 +50,9 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg
 			}()
 			next.ServeHTTP(w, r)
 		}), w, r)
-		// Postgres text cannot hold NUL: one such path would fail its whole
-		// request log batch.
-		entry := store.RequestLogEntry{RequestID: ri.ID, Method: r.Method, Path: strings.ReplaceAll(r.URL.Path, "\x00", "\uFFFD"), Status: m.Code,
+		// The method is a token (net/http refuses others); the path is the
+		// client's, made storable.
+		entry := store.RequestLogEntry{RequestID: ri.ID, Method: r.Method, Path: storableText(r.URL.Path), Status: m.Code,
 			DurationUS: m.Duration.Microseconds(), CreatedAt: start}
 		if p := ri.Principal; p != nil {
 			entry.CompanyID, entry.APIKeyID = &p.CompanyID, &p.KeyID
@@ -84,6 +84,13 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg
 			rl.Log(entry)
 		}
 	})
+}
+
+// storableText is s as Postgres text can hold it: NUL and bytes that are
+// not UTF-8 (a path such as /v1/%FF) become U+FFFD. Either would make
+// Postgres refuse the row, and with it the request log batch it came in.
+func storableText(s string) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
 }
 
 // writeProblem writes a problem outside Huma (routing errors, panics).
