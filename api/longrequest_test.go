@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"ticketsales/internal/apikey"
 	"ticketsales/test/testenv"
+	"ticketsales/test/testenv/fakegateway"
 )
 
 // oneConnClient sends every request over a single keep-alive connection and
@@ -89,6 +91,54 @@ func TestSlowConfirmKeepsItsConnection(t *testing.T) {
 	}
 	if res.Status != http.StatusOK {
 		t.Fatalf("request on the connection of the slow confirm: %d %s", res.Status, res.Body)
+	}
+}
+
+// A full refund has no body, as the API guide shows; its operation still
+// declares an optional one, so Huma sets its body read timeout for it too. A
+// gateway that takes longer than that to return the money must neither
+// cancel the refund nor the requests that follow on its connection.
+func TestSlowBodilessRefundKeepsItsConnection(t *testing.T) {
+	provider := fakegateway.Start(t, testenv.GatewaySecret)
+	f := newFixture(t, testenv.Options{Production: true, HostedGatewayURL: provider.URL})
+	f.StartWorker(t)
+	prod, _ := f.Key(t, f.companyA, apikey.Production)
+	o := f.gatewayOrder(t, prod, "parterre-3-2")
+	if code := provider.Pay(t, provider.PaymentOf(o.ID)); code != http.StatusNoContent {
+		t.Fatalf("callback: %d", code)
+	}
+	f.awaitOrderStatus(t, prod, o.ID, "paid")
+	provider.SetRefundDelay(6 * time.Second)
+
+	client := newOneConnClient(t)
+	start := time.Now()
+	res, _, err := client.do(t, http.MethodPost, fmt.Sprintf("%s/v1/orders/%d/refund", f.URL, o.ID), prod, "", idemKey(t))
+	if err != nil {
+		t.Fatalf("refund: %v", err)
+	}
+	var rb refundBody
+	if res.Status != http.StatusCreated {
+		t.Fatalf("bodiless refund after %v: %d %s", time.Since(start).Round(time.Millisecond), res.Status, res.Body)
+	}
+	res.Decode(t, &rb)
+	if rb.Data.Status != "completed" || rb.Data.OrderStatus != "refunded" {
+		t.Fatalf("refund answered %s", res.Body)
+	}
+	if took := time.Since(start); took < 5*time.Second {
+		t.Fatalf("refund took only %v: the test did not outlast the body read timeout", took)
+	}
+
+	for _, path := range []string{"/v1/refunds/" + rb.Data.ID, fmt.Sprintf("/v1/orders/%d", o.ID)} {
+		res, reused, err := client.do(t, http.MethodGet, f.URL+path, prod, "")
+		if err != nil {
+			t.Fatalf("GET %s after the slow refund: %v", path, err)
+		}
+		if !reused {
+			t.Fatalf("GET %s after the slow refund did not reuse its keep-alive connection", path)
+		}
+		if res.Status != http.StatusOK {
+			t.Fatalf("GET %s on the connection of the slow refund: %d %s", path, res.Status, res.Body)
+		}
 	}
 }
 

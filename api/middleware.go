@@ -50,9 +50,9 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg
 			}()
 			next.ServeHTTP(w, r)
 		}), w, r)
-		// Postgres text cannot hold NUL: one such path would fail its whole
-		// request log batch.
-		entry := store.RequestLogEntry{RequestID: ri.ID, Method: r.Method, Path: strings.ReplaceAll(r.URL.Path, "\x00", "\uFFFD"), Status: m.Code,
+		// The method is a token (net/http refuses others); the path is the
+		// client's, made storable.
+		entry := store.RequestLogEntry{RequestID: ri.ID, Method: r.Method, Path: storableText(r.URL.Path), Status: m.Code,
 			DurationUS: m.Duration.Microseconds(), CreatedAt: start}
 		if p := ri.Principal; p != nil {
 			entry.CompanyID, entry.APIKeyID = &p.CompanyID, &p.KeyID
@@ -84,6 +84,13 @@ func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg
 			rl.Log(entry)
 		}
 	})
+}
+
+// storableText is s as Postgres text can hold it: NUL and bytes that are
+// not UTF-8 (a path such as /v1/%FF) become U+FFFD. Either would make
+// Postgres refuse the row, and with it the request log batch it came in.
+func storableText(s string) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
 }
 
 // writeProblem writes a problem outside Huma (routing errors, panics).
@@ -122,9 +129,10 @@ func withRoutingProblems(mux *http.ServeMux) http.Handler {
 					return
 				}
 				r.Body = io.NopCloser(bytes.NewReader(body))
-				w = bufferedBodyWriter{w}
 			}
-			mux.ServeHTTP(w, r)
+			// Bodiless requests too: Huma's read deadline is set for any
+			// operation that declares a body, optional ones included.
+			mux.ServeHTTP(bufferedBodyWriter{w}, r)
 			return
 		}
 		// The mux knows whether it is a 404 or a 405 (and the Allow header).
@@ -169,13 +177,15 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
 	return body, nil
 }
 
-// bufferedBodyWriter is the ResponseWriter of a request whose body is in
-// memory already. It keeps read deadlines off the connection: Huma sets one
-// before it reads a body and never clears it, but by then net/http's
-// background read (started when the body reached EOF) is waiting on the
-// connection, and when that deadline passed it cancelled the request — a
-// confirm waiting on its workflow for more than 5 s — and the context of
-// every later request on that keep-alive connection.
+// bufferedBodyWriter is the ResponseWriter of every routed request, whose
+// body is in memory already or which has none. It keeps read deadlines off
+// the connection: Huma sets one before it reads a body (also an optional
+// one that is absent, as in a full refund) and never clears it, but by then
+// net/http's background read (started when the body reached EOF, or at once
+// without a body) is waiting on the connection, and when that deadline
+// passed it cancelled the request — a confirm waiting on its workflow or a
+// refund on its gateway for more than 5 s — and the context of every later
+// request on that keep-alive connection.
 type bufferedBodyWriter struct{ http.ResponseWriter }
 
 func (bufferedBodyWriter) SetReadDeadline(time.Time) error { return nil }

@@ -98,7 +98,7 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		authFailures = ratelimit.NewFailures(ratelimit.Limit{Rate: cfg.AuthFailureRPS, Burst: cfg.AuthFailureBurst})
 	}
 	a.Deps = Deps{DB: c.DB, Bookkeeping: c.Bookkeeping, Temporal: c.Temporal, Auth: apikey.NewAuthenticator(c.DB, cfg.AuthCacheTTL),
-		Catalog: a.Catalog, Sales: a.Sales, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush), Log: c.Log,
+		Catalog: a.Catalog, Sales: a.Sales, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush, c.Metrics), Log: c.Log,
 		Gateway: test, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
 		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
 		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL,

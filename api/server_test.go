@@ -3,12 +3,14 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
 
 	"ticketsales/api"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/requestlog"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )
@@ -98,6 +100,44 @@ func TestReadinessWithPostgresUnreachable(t *testing.T) {
 	expectProblem(t, res, http.StatusServiceUnavailable, "unavailable")
 	if res.Header.Get("Retry-After") == "" {
 		t.Fatal("503 without Retry-After")
+	}
+}
+
+// A path that is not UTF-8 is logged cleaned, and the other companies'
+// requests written in the same batch are logged too.
+func TestRequestLogBatchSurvivesAPathThatIsNotUTF8(t *testing.T) {
+	s := testenv.NewStack(t)
+	companyA, companyB := s.Company(t, "Acme"), s.Company(t, "Beta")
+	keyA, _ := s.Key(t, companyA, apikey.Sandbox)
+	keyB, _ := s.Key(t, companyB, apikey.Sandbox)
+	// A writer that flushes only on Close: the three requests are one batch.
+	rl := requestlog.NewWriter(s.DB, slog.New(slog.DiscardHandler), time.Hour, nil)
+	url := s.APIWith(t, func(d *api.Deps) { d.RequestLog = rl })
+	a := testenv.Do(t, url, http.MethodGet, "/v1/cities", keyA, "")
+	bad := testenv.Do(t, url, http.MethodGet, "/v1/%FF", "", "")
+	b := testenv.Do(t, url, http.MethodGet, "/v1/cities", keyB, "")
+	expectProblem(t, bad, http.StatusNotFound, "not_found")
+	rl.Close()
+
+	entries, err := store.ListRequestLog(context.Background(), s.DB, store.RequestLogFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]store.RequestLogEntry{}
+	for _, e := range entries {
+		byID[e.RequestID] = e
+	}
+	if len(entries) != 3 {
+		t.Fatalf("want 3 logged requests, got %d: %+v", len(entries), entries)
+	}
+	if e := byID[a.Header.Get("X-Request-Id")]; e.CompanyID == nil || *e.CompanyID != companyA || e.Status != 200 {
+		t.Fatalf("company A's request: %+v", e)
+	}
+	if e := byID[b.Header.Get("X-Request-Id")]; e.CompanyID == nil || *e.CompanyID != companyB || e.Status != 200 {
+		t.Fatalf("company B's request: %+v", e)
+	}
+	if e := byID[bad.Header.Get("X-Request-Id")]; e.Path != "/v1/\uFFFD" || e.Status != 404 || e.CompanyID != nil {
+		t.Fatalf("the request with a path that is not UTF-8: %+v", e)
 	}
 }
 

@@ -2,10 +2,13 @@ package store
 
 import (
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -54,6 +57,14 @@ func InsertRequestLog(ctx context.Context, db *bun.DB, entries []RequestLogEntry
 		return fmt.Errorf("write %d request log entries: %w", len(entries), err)
 	}
 	return nil
+}
+
+// RowRefused reports whether err is Postgres refusing a row's own data (a
+// data exception or a broken constraint: SQLSTATE classes 22 and 23), not
+// an unreachable database or a wrong statement, which no row can pass.
+func RowRefused(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23"))
 }
 
 // RequestLogFilter selects request log entries; zero fields match all.

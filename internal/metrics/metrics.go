@@ -31,7 +31,10 @@ type Registry struct {
 	// refund out of retries, a payment it could not return): each needs an
 	// operator.
 	MoneyAlerts *prometheus.CounterVec
-	log         *slog.Logger
+	// RequestLogRefused counts request log rows Postgres refused for their
+	// own data: each is dropped, the rest of its batch written.
+	RequestLogRefused prometheus.Counter
+	log               *slog.Logger
 }
 
 // New registers the process's metrics.
@@ -50,7 +53,10 @@ func New(log *slog.Logger) *Registry {
 	r.MoneyAlerts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ticketsales_money_alerts_total", Help: "Money that could not be moved as it must, by kind (refund_failed, payment_return_failed, payment_unknown); each needs an operator.",
 	}, []string{"kind"})
-	r.reg.MustRegister(r.HTTPRequests, r.HTTPDuration, r.Holds, r.MoneyAlerts,
+	r.RequestLogRefused = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ticketsales_request_log_refused_total", Help: "Request log rows Postgres refused for their own data and dropped (the rest of their batch is written).",
+	})
+	r.reg.MustRegister(r.HTTPRequests, r.HTTPDuration, r.Holds, r.MoneyAlerts, r.RequestLogRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return r
 }
@@ -69,6 +75,13 @@ func (r *Registry) Hold(granted bool) {
 		r.Holds.WithLabelValues("granted").Inc()
 	} else {
 		r.Holds.WithLabelValues("refused").Inc()
+	}
+}
+
+// RequestLogRowRefused counts one dropped request log row; nil-safe.
+func (r *Registry) RequestLogRowRefused() {
+	if r != nil {
+		r.RequestLogRefused.Inc()
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"ticketsales/internal/metrics"
 	"ticketsales/store"
 )
 
@@ -19,6 +20,7 @@ import (
 type Writer struct {
 	db       *bun.DB
 	log      *slog.Logger
+	metrics  *metrics.Registry
 	ch       chan store.RequestLogEntry
 	interval time.Duration
 	batch    int
@@ -28,8 +30,9 @@ type Writer struct {
 }
 
 // NewWriter starts the background flusher; Close flushes what is queued.
-func NewWriter(db *bun.DB, log *slog.Logger, interval time.Duration) *Writer {
-	w := &Writer{db: db, log: log, ch: make(chan store.RequestLogEntry, 10_000),
+// Rows Postgres refuses are counted in reg (nil: not counted).
+func NewWriter(db *bun.DB, log *slog.Logger, interval time.Duration, reg *metrics.Registry) *Writer {
+	w := &Writer{db: db, log: log, metrics: reg, ch: make(chan store.RequestLogEntry, 10_000),
 		interval: interval, batch: 1000, done: make(chan struct{})}
 	go w.run()
 	return w
@@ -60,7 +63,7 @@ func (w *Writer) run() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := store.InsertRequestLog(ctx, w.db, buf); err != nil {
-			w.log.Error("request log flush failed", "entries", len(buf), "err", err)
+			w.writeEach(ctx, buf, err)
 		}
 		// The cabinet shows when each key was last used: one UPDATE per
 		// batch keeps that off the request path.
@@ -88,6 +91,29 @@ func (w *Writer) run() {
 			}
 		case <-ticker.C:
 			flush()
+		}
+	}
+}
+
+// writeEach writes a batch that Postgres refused one row at a time, so one
+// row it cannot store does not take other companies' requests with it. A row
+// refused for its own data is dropped, counted and logged; any other failure
+// (the database unreachable) loses the rest of the batch, as it would have.
+func (w *Writer) writeEach(ctx context.Context, buf []store.RequestLogEntry, batchErr error) {
+	if !store.RowRefused(batchErr) {
+		w.log.Error("request log flush failed", "entries", len(buf), "err", batchErr)
+		return
+	}
+	for i := range buf {
+		err := store.InsertRequestLog(ctx, w.db, buf[i:i+1])
+		switch {
+		case err == nil:
+		case store.RowRefused(err):
+			w.metrics.RequestLogRowRefused()
+			w.log.Error("request log entry refused, dropped", "request_id", buf[i].RequestID, "path", buf[i].Path, "err", err)
+		default:
+			w.log.Error("request log flush failed", "entries", len(buf)-i, "err", err)
+			return
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"ticketsales/internal/payment"
 )
@@ -23,10 +24,11 @@ type Provider struct {
 	// FailRefunds makes refunds answer this status (0: they succeed).
 	FailRefunds int
 
-	mu       sync.Mutex
-	payments map[string]*providerPayment
-	refunds  map[string]int64 // by idempotency key
-	next     int
+	refundDelay time.Duration
+	mu          sync.Mutex
+	payments    map[string]*providerPayment
+	refunds     map[string]int64 // by idempotency key
+	next        int
 }
 
 type providerPayment struct {
@@ -89,6 +91,14 @@ func (p *Provider) refund(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.mu.Lock()
+	delay := p.refundDelay
+	p.mu.Unlock()
+	select {
+	case <-time.After(delay):
+	case <-r.Context().Done():
+		return
+	}
+	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.FailRefunds != 0 {
 		http.Error(w, "refunds unavailable", p.FailRefunds)
@@ -114,6 +124,13 @@ func (p *Provider) SetFailRefunds(status int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.FailRefunds = status
+}
+
+// SetRefundDelay makes refunds answer only after d (0: at once).
+func (p *Provider) SetRefundDelay(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refundDelay = d
 }
 
 // PaymentOf returns the id of the payment made for an order ("" if none).
