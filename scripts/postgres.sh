@@ -13,13 +13,15 @@
 #      (default 55432), so a machine with only the PostgreSQL binaries works.
 #
 # Knobs: PG_FORCE_PRIVATE=1 skips step 2 (to exercise step 3);
-#        PG_PRIVATE_PORT overrides the private cluster's port.
+#        PG_PRIVATE_PORT overrides the private cluster's port;
+#        PG_DATA_DIR puts the private cluster's files there instead of
+#        <repo>/.data (the chaos run keeps a cluster of its own to restart).
 set -euo pipefail
 
 # The repo root is the parent of this script's directory, so the script works
 # from any cwd (make, CI, a developer's shell) and in any clone location.
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-data_root="$repo_root/.data"
+data_root="${PG_DATA_DIR:-$repo_root/.data}"
 pgdata="$data_root/pg"
 pglog="$data_root/pg.log"
 # A socket directory of our own: the default (/var/run/postgresql) may not

@@ -24,6 +24,17 @@ if [ ! -x "$chromium_path" ]; then
 	fi
 fi
 
+# The chaos run (test/chaos) starts, stops and restarts a Redis of its own.
+if ! command -v redis-server >/dev/null 2>&1; then
+	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "test.sh: redis-server not found, installing redis-server with apt-get" >&2
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+	else
+		echo "test.sh: redis-server not found: the chaos run needs it (Debian: sudo apt-get install redis-server)." >&2
+		exit 1
+	fi
+fi
+
 DATABASE_URL="$(scripts/postgres.sh)"
 export DATABASE_URL
 REDIS_URL="$(scripts/redis.sh)"

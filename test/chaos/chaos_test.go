@@ -1,6 +1,7 @@
 // Package chaos runs sandbox-style sagas against real api and worker
-// processes while killing them with SIGKILL, then checks from Postgres that
-// nothing was sold twice, lost or left open.
+// processes while killing them with SIGKILL and while Postgres, Temporal
+// and Redis fail under them, then checks from Postgres that nothing was
+// sold twice, lost or left open.
 package chaos
 
 import (
@@ -85,30 +86,54 @@ func (p *proc) kill() {
 	}
 }
 
+// TestChaos runs sandbox-style sagas against two api and two worker
+// processes behind a balancer, on a Postgres, a Temporal server and a Redis
+// of its own. First the processes are killed with SIGKILL while sagas run
+// (one api and one worker at a time, each restarted); then, with every
+// process left running, Postgres is restarted, the Temporal server is
+// killed and restarted, and Redis is stopped and started again. The sagas
+// must all complete, every answer of the service must be a usable one (a
+// 5xx only as 503 with Retry-After), and the invariants must hold.
 func TestChaos(t *testing.T) {
 	testenv.SkipInUnit(t)
 	sagas, kills := envInt("CHAOS_SAGAS", 30), envInt("CHAOS_KILLS", 2)
+	faultSagas := envInt("CHAOS_FAULT_SAGAS", 24)
 	dir := t.TempDir()
 	build := exec.Command("go", "build", "-o", dir+"/", "ticketsales/cmd/api", "ticketsales/cmd/worker")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
+	logs, _ := os.Create(filepath.Join(dir, "processes.log"))
+	defer logs.Close()
+	t.Cleanup(func() {
+		if t.Failed() {
+			// What the processes said last, for the failure's story.
+			b, _ := os.ReadFile(logs.Name())
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			t.Logf("last lines of the processes' logs:\n%s", strings.Join(lines[max(0, len(lines)-80):], "\n"))
+		}
+	})
+	pg := startPostgres(t)
+	temporalSrv := startTemporal(t, logs)
+	redisSrv := startRedis(t)
 	s := &testenv.Stack{}
-	s.DB, s.DBURL = testenv.DB(t)
+	s.DB, s.DBURL = testenv.DBOn(t, pg.admin)
 	company := s.Company(t, "Chaos")
 	key, _ := s.Key(t, company, apikey.Production)
-	s.Import(t, company, []byte(hall(20, 30)))
+	s.Import(t, company, []byte(hall(40, 30)))
 	var event int64
 	if err := s.DB.NewRaw("SELECT id FROM events WHERE company_id = ?", company).Scan(context.Background(), &event); err != nil {
 		t.Fatal(err)
 	}
-	addr := freePort(t)
+	apiAddrs := []string{freePort(t), freePort(t)}
+	lb := newBalancer(t, apiAddrs...)
 	outbox := filepath.Join(dir, "outbox")
-	temporalAddr := testenv.TemporalAddress(t)
-	env := append(os.Environ(), "DATABASE_URL="+s.DBURL, "TEMPORAL_ADDRESS="+temporalAddr,
-		"TASK_QUEUE=chaos-"+strconv.FormatInt(time.Now().UnixNano(), 36), "HTTP_ADDR="+addr, "PUBLIC_BASE_URL=http://"+addr,
+	temporalAddr := temporalSrv.addr
+	env := append(withoutEnv(os.Environ(), "DATABASE_URL", "TEMPORAL_ADDRESS", "REDIS_URL"), "DATABASE_URL="+s.DBURL,
+		"TEMPORAL_ADDRESS="+temporalAddr, "REDIS_URL="+redisSrv.url(),
+		"TASK_QUEUE=chaos-"+strconv.FormatInt(time.Now().UnixNano(), 36), "PUBLIC_BASE_URL="+lb.url,
 		"RATE_LIMIT_RPS=100000", "RATE_LIMIT_BURST=100000", "WORKER_METRICS_ADDR=127.0.0.1:0", "METRICS_ADDR=127.0.0.1:0", "LOG_LEVEL=warn",
-		"MAIL_OUTBOX="+outbox, "REDIS_URL=", "APP_ENV=development",
+		"MAIL_OUTBOX="+outbox, "APP_ENV=development",
 		// The reaper sweeps up the workflow starts a killed api still owed,
 		// and the payments no workflow settled, within this test's span
 		// rather than a minute later.
@@ -118,18 +143,19 @@ func TestChaos(t *testing.T) {
 		// Webhooks go to this test's receiver on loopback, retried within
 		// seconds.
 		"WEBHOOK_ANY_ADDRESS=true", "WEBHOOK_RETRY_INITIAL=1s", "WEBHOOK_RETRY_MAX=3s", "WEBHOOK_RELAY_INTERVAL=200ms")
-	logs, _ := os.Create(filepath.Join(dir, "processes.log"))
-	defer logs.Close()
-	api := &proc{bin: filepath.Join(dir, "api"), env: env, logs: logs}
-	wrk := &proc{bin: filepath.Join(dir, "worker"), env: env, logs: logs}
-	api.start(t)
-	wrk.start(t)
-	defer api.kill()
-	defer wrk.kill()
+	var apis, workers []*proc
+	for i := range 2 {
+		apis = append(apis, &proc{bin: filepath.Join(dir, "api"), env: append(env[:len(env):len(env)], "HTTP_ADDR="+apiAddrs[i]), logs: logs})
+		workers = append(workers, &proc{bin: filepath.Join(dir, "worker"), env: env, logs: logs})
+	}
+	for _, p := range append(apis, workers...) {
+		p.start(t)
+		defer p.kill()
+	}
 	hooks := newHookReceiver(t)
-	hooks.subscribe(t, "http://"+addr, key)
+	hooks.subscribe(t, lb.url, key)
 
-	// The killer: SIGKILL the api and the worker in turn, restart them.
+	// The killer: SIGKILL one api and one worker in turn, restart them.
 	stop := make(chan struct{})
 	var killed sync.WaitGroup
 	var apiKills, workerKills atomic.Int64
@@ -142,9 +168,9 @@ func TestChaos(t *testing.T) {
 				return
 			case <-time.After(time.Duration(800+rand.IntN(1500)) * time.Millisecond):
 			}
-			p, n := api, &apiKills
+			p, n := apis[rand.IntN(2)], &apiKills
 			if i%2 == 1 {
-				p, n = wrk, &workerKills
+				p, n = workers[rand.IntN(2)], &workerKills
 			}
 			p.kill()
 			n.Add(1)
@@ -154,13 +180,13 @@ func TestChaos(t *testing.T) {
 	}()
 
 	client := &http.Client{Timeout: 30 * time.Second}
-	base := "http://" + addr
+	var answers answerLog
 	// call retries one step with its idempotency key until it gets an
 	// answer the saga can act on: through restarts, 5xx and in-progress.
 	call := func(method, path, body, idem string) (int, map[string]any) {
 		deadline := time.Now().Add(3 * time.Minute)
 		for time.Now().Before(deadline) {
-			req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+			req, _ := http.NewRequest(method, lb.url+path, strings.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+key)
 			req.Header.Set("Content-Type", "application/json")
 			if idem != "" {
@@ -170,6 +196,7 @@ func TestChaos(t *testing.T) {
 			if err == nil {
 				b, _ := io.ReadAll(res.Body)
 				res.Body.Close()
+				answers.record(method, path, res, b)
 				var m map[string]any
 				_ = json.Unmarshal(b, &m)
 				code, _ := m["code"].(string)
@@ -185,41 +212,88 @@ func TestChaos(t *testing.T) {
 	var done, failed, gatewayPaid atomic.Int64
 	var nextSeat atomic.Int64
 	var firstFailure atomic.Value
-	var wg sync.WaitGroup
-	work := make(chan int)
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				var err error
-				if i%gatewayEvery == gatewayEvery-1 {
-					err = gatewaySaga(call, event, i, &nextSeat, func() {
-						// The worker dies as the payment arrives.
-						wrk.kill()
-						workerKills.Add(1)
-						time.Sleep(300 * time.Millisecond)
-						wrk.start(t)
-					}, &gatewayPaid)
-				} else {
-					err = saga(call, event, i, &nextSeat)
+	var killWorkers atomic.Bool
+	killWorkers.Store(true)
+	runSagas := func(from, to int, more func() bool) {
+		var wg sync.WaitGroup
+		work := make(chan int)
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range work {
+					var err error
+					if i%gatewayEvery == gatewayEvery-1 {
+						err = gatewaySaga(call, event, i, &nextSeat, func() {
+							if !killWorkers.Load() {
+								return
+							}
+							// The worker dies as the payment arrives.
+							p := workers[rand.IntN(2)]
+							p.kill()
+							workerKills.Add(1)
+							time.Sleep(300 * time.Millisecond)
+							p.start(t)
+						}, &gatewayPaid)
+					} else {
+						err = saga(call, event, i, &nextSeat)
+					}
+					if err != nil {
+						failed.Add(1)
+						firstFailure.CompareAndSwap(nil, err.Error())
+					} else {
+						done.Add(1)
+					}
 				}
-				if err != nil {
-					failed.Add(1)
-					firstFailure.CompareAndSwap(nil, err.Error())
-				} else {
-					done.Add(1)
-				}
-			}
-		}()
+			}()
+		}
+		for i := from; i < to || more(); i++ {
+			work <- i
+		}
+		close(work)
+		wg.Wait()
 	}
-	for i := 0; i < sagas; i++ {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+
+	// Phase one: processes killed.
+	runSagas(0, sagas, func() bool { return false })
 	close(stop)
 	killed.Wait()
+
+	// Phase two: the services under the processes fail, and the processes
+	// (none restarted from here on) must ride it out.
+	killWorkers.Store(false)
+	var faultsDone atomic.Bool
+	var faults sync.WaitGroup
+	faults.Add(1)
+	go func() {
+		defer faults.Done()
+		defer faultsDone.Store(true)
+		time.Sleep(2 * time.Second)
+		t.Log("fault: Postgres restarted")
+		pg.restart(t)
+		time.Sleep(4 * time.Second)
+		t.Log("fault: Temporal server killed and restarted")
+		temporalSrv.restart(t)
+		time.Sleep(4 * time.Second)
+		t.Log("fault: Redis down for 5 s")
+		redisSrv.stop()
+		time.Sleep(5 * time.Second)
+		redisSrv.start(t)
+		time.Sleep(2 * time.Second)
+	}()
+	total := sagas + faultSagas
+	next := sagas + faultSagas
+	runSagas(sagas, sagas+faultSagas, func() bool {
+		// Keep selling until every fault has passed.
+		if faultsDone.Load() || next >= 4*total {
+			return false
+		}
+		next++
+		return true
+	})
+	faults.Wait()
+	sagas = int(done.Load() + failed.Load())
+
 	if f := firstFailure.Load(); f != nil {
 		t.Errorf("first saga failure: %v", f)
 	}
@@ -230,6 +304,23 @@ func TestChaos(t *testing.T) {
 	}
 	if apiKills.Load() < int64(kills) || workerKills.Load() < int64(kills) {
 		t.Errorf("kills: api %d, worker %d, want %d each", apiKills.Load(), workerKills.Load(), kills)
+	}
+	bad, byStatus := answers.summary()
+	t.Logf("answers: %v", byStatus)
+	for _, b := range bad {
+		t.Errorf("an unusable answer: %s", b)
+	}
+	// Every instance recovered by itself: ready, with Temporal reachable.
+	for _, a := range apiAddrs {
+		res, err := http.Get("http://" + a + "/readyz")
+		var ready map[string]any
+		if err == nil {
+			_ = json.NewDecoder(res.Body).Decode(&ready)
+			res.Body.Close()
+		}
+		if err != nil || res.StatusCode != http.StatusOK || ready["temporal"] != "ok" {
+			t.Errorf("api %s after the faults: %v %v", a, err, ready)
+		}
 	}
 
 	// The invariants, from Postgres. Give the restarted worker time to send
@@ -356,9 +447,9 @@ func TestChaos(t *testing.T) {
 	if n := count("SELECT count(*) FROM orders o WHERE o.status = 'paid' AND o.company_id = ? AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.order_id = o.id AND e.type = 'order.paid')", company); n != 0 {
 		t.Errorf("%d paid orders without an order.paid event", n)
 	}
-	posts, unique, bad := hooks.counts()
-	if bad != 0 {
-		t.Errorf("%d webhook POSTs failed verification", bad)
+	posts, unique, unverified := hooks.counts()
+	if unverified != 0 {
+		t.Errorf("%d webhook POSTs failed verification", unverified)
 	}
 	t.Logf("webhooks: %d events, %d received (%d POSTs: repeats are deduplicated by webhook-id)", len(events), unique, posts)
 }
@@ -460,6 +551,13 @@ func saga(call caller, event int64, i int, next *atomic.Int64) error {
 		}
 		st, c := call(http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", oid),
 			fmt.Sprintf(`{"external_payment_id": "p-%d-%d", "paid_amount": %d}`, i, round, amount), fmt.Sprintf("c-%d-%d", i, round))
+		for deadline := time.Now().Add(2 * time.Minute); st == http.StatusAccepted && time.Now().Before(deadline); {
+			// Accepted, tickets follow (the worker was down): as a partner
+			// would, ask again with the same payment until it is paid.
+			time.Sleep(500 * time.Millisecond)
+			st, c = call(http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", oid),
+				fmt.Sprintf(`{"external_payment_id": "p-%d-%d", "paid_amount": %d}`, i, round, amount), fmt.Sprintf("c-%d-%d", i, round))
+		}
 		if st == http.StatusConflict && c["code"] == "order_expired" && round < 2 {
 			// Restarts held the order past its window: as a partner
 			// would, start over with another seat.

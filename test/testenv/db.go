@@ -43,10 +43,17 @@ func SkipInUnit(t testing.TB) {
 // It fails the test (never skips) when Postgres is not reachable.
 func DB(t testing.TB) (*bun.DB, string) {
 	t.Helper()
+	return DBOn(t, adminURL())
+}
+
+// DBOn is DB on the server of admin, an admin URL of its own (the chaos
+// run's private cluster).
+func DBOn(t testing.TB, adminURL string) (*bun.DB, string) {
+	t.Helper()
 	SkipInUnit(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	admin, err := pgx.Connect(ctx, adminURL())
+	admin, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
 		t.Fatalf("connect to Postgres at DATABASE_URL (run tests with `make test`, which finds or starts one): %v", err)
 	}
@@ -59,13 +66,13 @@ func DB(t testing.TB) (*bun.DB, string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if admin, err := pgx.Connect(ctx, adminURL()); err == nil {
+		if admin, err := pgx.Connect(ctx, adminURL); err == nil {
 			_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 			admin.Close(ctx)
 		}
 	})
 
-	u, err := url.Parse(adminURL())
+	u, err := url.Parse(adminURL)
 	if err != nil {
 		t.Fatalf("parse DATABASE_URL: %v", err)
 	}
