@@ -397,12 +397,18 @@ type Ticket struct {
 
 // IssueTickets creates the missing ticket of every position of a paid order;
 // the unique (order, position) key makes a retried issue create none twice.
-// newBarcode is called again when a random barcode collides.
-func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode func() string) (issued int, err error) {
-	var status states.OrderStatus
-	if err := db.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status); err != nil {
+// newBarcode draws a barcode for the order's environment (sandbox: the
+// order is a test one), so a sandbox ticket's code tells what it is; it is
+// called again when a random barcode collides.
+func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode func(sandbox bool) string) (issued int, err error) {
+	var o struct {
+		Status states.OrderStatus `bun:"status"`
+		IsTest bool               `bun:"is_test"`
+	}
+	if err := db.NewRaw("SELECT status, is_test FROM orders WHERE id = ?", orderID).Scan(ctx, &o); err != nil {
 		return 0, notFound(err, fmt.Sprintf("order %d", orderID))
 	}
+	status := o.Status
 	if !status.Sold() {
 		return 0, &states.StateError{Entity: "order", ID: fmt.Sprint(orderID), Status: string(status)}
 	}
@@ -418,7 +424,7 @@ func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode fun
 		// Not raising keeps a surrounding transaction usable.
 		for attempt := 0; ; attempt++ {
 			res, err := db.NewRaw(`INSERT INTO tickets (order_id, position, number, barcode) VALUES (?, ?, ?, ?)
-				ON CONFLICT DO NOTHING`, orderID, pos, fmt.Sprintf("T-%06d-%02d", orderID, pos), newBarcode()).Exec(ctx)
+				ON CONFLICT DO NOTHING`, orderID, pos, fmt.Sprintf("T-%06d-%02d", orderID, pos), newBarcode(o.IsTest)).Exec(ctx)
 			if err != nil {
 				return issued, fmt.Errorf("issue ticket %d of order %d: %w", pos, orderID, err)
 			}
