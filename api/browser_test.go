@@ -247,6 +247,72 @@ func TestGatewayPaymentInBrowser(t *testing.T) {
 	if n := distinctColours(img); n <= 10 {
 		t.Fatalf("screenshot has %d colours in a sample: blank", n)
 	}
+
+	// It is a sandbox order: the page says TEST above the event and on
+	// every ticket, refunded ones too, each marking legible and over nothing
+	// else (the VOID stamp stays below it), and the page does not scroll
+	// sideways on a desktop or a phone.
+	if res := f.refund(t, o.ID, tb.Data[1].ID); res.Status != 201 && res.Status != 202 {
+		t.Fatalf("refund a ticket: %d %s", res.Status, res.Body)
+	}
+	browse("reload the order page", chromedp.Navigate(orderURL), chromedp.WaitVisible(chromedp.CSS("article.ticket")))
+	type marking struct {
+		Title    string   `json:"title"`
+		Banner   string   `json:"banner"`
+		Marks    []string `json:"marks"`
+		Clear    []string `json:"clear"`
+		Voids    int      `json:"voids"`
+		Overflow bool     `json:"overflow"`
+	}
+	for _, vp := range []struct {
+		name string
+		w, h int64
+		opts []chromedp.EmulateViewportOption
+	}{{"desktop", 1280, 900, nil}, {"phone", 390, 844, []chromedp.EmulateViewportOption{chromedp.EmulateMobile}}} {
+		browse(vp.name+" width", chromedp.EmulateViewport(vp.w, vp.h, vp.opts...))
+		m, err := chromedp.Run(ctx, chromedp.Evaluate[marking](`(() => {
+			const shown = e => e && e.checkVisibility() && e.getBoundingClientRect().height > 0 ? e.innerText.trim() : '';
+			const box = e => e.getBoundingClientRect();
+			return {
+				title: document.title,
+				banner: shown(document.querySelector('.test-banner')),
+				marks: Array.from(document.querySelectorAll('article.ticket'), a => shown(a.querySelector('.test-mark'))),
+				// What each mark overlaps or spills over, if anything.
+				clear: Array.from(document.querySelectorAll('article.ticket'), a => {
+					const m = a.querySelector('.test-mark');
+					if (!m) return 'no mark';
+					const mb = box(m), ab = box(a), q = box(a.querySelector('img.qr')), v = a.querySelector('.void');
+					if (mb.left < ab.left - 0.5 || mb.right > ab.right + 0.5 || m.scrollWidth > m.clientWidth) return 'spills out of its ticket';
+					if (mb.bottom > q.top) return 'covers the QR code';
+					if (v && box(v).top < mb.bottom) return 'under the VOID stamp';
+					return '';
+				}),
+				voids: document.querySelectorAll('article.ticket .void').length,
+				overflow: document.documentElement.scrollWidth > window.innerWidth + 1,
+			};
+		})()`))
+		if err != nil {
+			t.Fatalf("%s: read the markings: %v", vp.name, err)
+		}
+		if !strings.HasPrefix(m.Title, "TEST") || !strings.HasPrefix(m.Banner, "TEST") || m.Voids != 1 || m.Overflow {
+			t.Fatalf("%s: title %q, banner %q, %d VOID stamps, sideways scroll %v", vp.name, m.Title, m.Banner, m.Voids, m.Overflow)
+		}
+		if len(m.Marks) != 2 || len(m.Clear) != 2 {
+			t.Fatalf("%s: marks %q", vp.name, m.Marks)
+		}
+		for i := range m.Marks {
+			if !strings.HasPrefix(m.Marks[i], "TEST") || m.Clear[i] != "" {
+				t.Fatalf("%s: ticket %d's mark %q: %s", vp.name, i+1, m.Marks[i], m.Clear[i])
+			}
+		}
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("%s screenshot: %v", vp.name, err)
+		}
+		if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "order-page-sandbox-"+vp.name+".png"), shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // distinctColours counts the colours of a grid of about 100x100 pixels

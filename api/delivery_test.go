@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,9 @@ import (
 	msgmail "github.com/emersion/go-message/mail"
 
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/delivery"
 	"ticketsales/internal/mail"
+	"ticketsales/test/pdftext"
 	"ticketsales/test/testenv/smtptest"
 )
 
@@ -142,6 +145,70 @@ func TestPublicOrderPageAndPDF(t *testing.T) {
 		res := f.Get(t, bad, "")
 		if res.Status != http.StatusNotFound || res.Header.Get("Content-Type") != "application/problem+json" {
 			t.Fatalf("%s: %d", bad, res.Status)
+		}
+	}
+}
+
+// TestSandboxTicketsAreMarkedTest pays a sandbox and a production order and
+// reads their tickets as partner, buyer (the order page) and printer (the
+// PDF): a sandbox ticket says TEST everywhere and its barcode is in the
+// sandbox space; a production ticket says it nowhere and is outside it.
+func TestSandboxTicketsAreMarkedTest(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	prod, _ := f.Key(t, f.companyA, apikey.Production)
+	for _, tc := range []struct {
+		name    string
+		key     string
+		sandbox bool
+		seats   []string
+	}{
+		{"sandbox", f.keyA, true, []string{"parterre-2-10", "parterre-2-11", "parterre-2-12"}},
+		{"production", prod, false, []string{"parterre-2-13", "parterre-2-14"}},
+	} {
+		id := f.paidOrder(t, tc.key, tc.seats...)
+		var tb struct{ Data []ticket }
+		f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", id), tc.key).Decode(t, &tb)
+		if len(tb.Data) != len(tc.seats) {
+			t.Fatalf("%s: %d tickets", tc.name, len(tb.Data))
+		}
+		for _, tk := range tb.Data {
+			if tk.IsTest != tc.sandbox || delivery.IsSandboxBarcode(tk.Barcode) != tc.sandbox || !delivery.ValidEAN13(tk.Barcode) {
+				t.Fatalf("%s ticket %s: is_test %v, barcode %s", tc.name, tk.Number, tk.IsTest, tk.Barcode)
+			}
+		}
+		link := strings.TrimPrefix(tb.Data[0].OrderURL, f.URL)
+
+		page := f.Get(t, link, "")
+		if page.Status != 200 {
+			t.Fatalf("%s order page: %d", tc.name, page.Status)
+		}
+		articles := regexp.MustCompile(`(?s)<article class="ticket".*?</article>`).FindAllString(string(page.Body), -1)
+		if len(articles) != len(tc.seats) {
+			t.Fatalf("%s order page: %d tickets", tc.name, len(articles))
+		}
+		for i, a := range articles {
+			if marked := strings.Contains(a, `<p class="test-mark">TEST · not valid for entry</p>`); marked != tc.sandbox {
+				t.Errorf("%s order page, ticket %d: marked TEST %v:\n%s", tc.name, i+1, marked, a)
+			}
+		}
+		if banner := strings.Contains(string(page.Body), `<p class="test-banner"`); banner != tc.sandbox {
+			t.Errorf("%s order page: TEST banner %v", tc.name, banner)
+		}
+
+		res := f.Get(t, strings.Replace(link, "?", "/tickets.pdf?", 1), "")
+		if res.Status != 200 {
+			t.Fatalf("%s pdf: %d", tc.name, res.Status)
+		}
+		pages, err := pdftext.Pages(res.Body)
+		if err != nil || len(pages) != len(tc.seats) {
+			t.Fatalf("%s pdf: %d pages (%v)", tc.name, len(pages), err)
+		}
+		for i, p := range pages {
+			text := p.Text()
+			if marked := strings.Contains(text, "TEST TICKET — NOT VALID FOR ENTRY"); marked != tc.sandbox || strings.Contains(text, "TEST") != tc.sandbox {
+				t.Errorf("%s pdf page %d: marked TEST %v:\n%s", tc.name, i+1, marked, text)
+			}
 		}
 	}
 }

@@ -194,7 +194,7 @@ func documentPages(doc *huma.OpenAPI) {
 	doc.Tags = append(doc.Tags, &huma.Tag{Name: "Buyer pages", Description: "Public pages a buyer opens from a link; no API key."})
 	doc.Paths["/o/{id}"] = &huma.PathItem{Get: &huma.Operation{
 		OperationID: "get-order-page", Tags: []string{"Buyer pages"}, Summary: "The buyer's order page (HTML)",
-		Description: "Every ticket of the order with its QR code, and a link to the PDF. `order_url` of a ticket points here.",
+		Description: "Every ticket of the order with its QR code, and a link to the PDF. `order_url` of a ticket points here. A sandbox order's page says TEST above the event and on every ticket.",
 		Parameters:  []*huma.Param{id, token}, Security: []map[string][]string{},
 		Responses: map[string]*huma.Response{
 			"200": {Description: "The page.", Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: "string"}}}},
@@ -202,7 +202,7 @@ func documentPages(doc *huma.OpenAPI) {
 		}}}
 	doc.Paths["/o/{id}/tickets.pdf"] = &huma.PathItem{Get: &huma.Operation{
 		OperationID: "get-order-tickets-pdf", Tags: []string{"Buyer pages"}, Summary: "The order's tickets as PDF",
-		Description: "One page per ticket, with its QR code and EAN-13 barcode.",
+		Description: "One page per ticket, with its QR code and EAN-13 barcode. Every page of a sandbox order's PDF says TEST.",
 		Parameters:  []*huma.Param{id, token}, Security: []map[string][]string{},
 		Responses: map[string]*huma.Response{
 			"200": {Description: "The PDF.", Content: map[string]*huma.MediaType{"application/pdf": {Schema: &huma.Schema{Type: "string", Format: "binary"}}}},

@@ -39,6 +39,7 @@ type ticket struct {
 	Number  string `json:"number"`
 	Barcode string `json:"barcode"`
 	Status  string `json:"status"`
+	IsTest  bool   `json:"is_test"`
 	Seat    *struct {
 		ZoneID string `json:"zone_id"`
 		SeatID string `json:"seat_id"`

@@ -39,9 +39,15 @@ func (d *demo) eventID(t *testing.T, slug string) int64 {
 	return id
 }
 
-// gaOrder creates a pending standing-room order of qty tickets with the
-// given payment deadline and returns it with its category id.
+// gaOrder creates a pending sandbox standing-room order of qty tickets with
+// the given payment deadline and returns it with its category id.
 func (d *demo) gaOrder(t *testing.T, qty int, expires time.Time) (*store.Order, int64) {
+	t.Helper()
+	return d.gaOrderOf(t, d.keyID, true, qty, expires)
+}
+
+// gaOrderOf is gaOrder sold by another key, of either environment.
+func (d *demo) gaOrderOf(t *testing.T, keyID int64, isTest bool, qty int, expires time.Time) (*store.Order, int64) {
 	t.Helper()
 	ctx := context.Background()
 	event := d.eventID(t, "standup")
@@ -49,7 +55,7 @@ func (d *demo) gaOrder(t *testing.T, qty int, expires time.Time) (*store.Order, 
 	if err := d.DB.NewRaw("SELECT id FROM ticket_categories WHERE event_id = ?", event).Scan(ctx, &cat); err != nil {
 		t.Fatal(err)
 	}
-	o := &store.Order{CompanyID: d.company, APIKeyID: d.keyID, IsTest: true, EventID: event, Status: states.OrderPendingPayment,
+	o := &store.Order{CompanyID: d.company, APIKeyID: keyID, IsTest: isTest, EventID: event, Status: states.OrderPendingPayment,
 		Payment: "external", CustomerEmail: "a@b.c", CustomerFirstName: "A", CustomerLastName: "B", AccessTokenHash: []byte{1},
 		ExpiresAt: expires}
 	fee := pricing.Fee{Mode: pricing.Included}

@@ -346,7 +346,7 @@ func AcceptExternalPayment(ctx context.Context, db bun.IDB, orderID int64, payme
 // accepted in its window; then the order is paid with that payment and its
 // tickets issued, in one transaction. It returns the status afterwards and
 // whether this call changed it; safe to run twice.
-func CloseLapsedOrder(ctx context.Context, db bun.IDB, orderID int64, newBarcode func() string) (status states.OrderStatus, changed bool, err error) {
+func CloseLapsedOrder(ctx context.Context, db bun.IDB, orderID int64, newBarcode func(sandbox bool) string) (status states.OrderStatus, changed bool, err error) {
 	status, changed, err = CancelOrder(ctx, db, orderID, states.CancelPaymentTimeout)
 	if err != nil || changed || status != states.OrderPendingPayment {
 		return status, changed, err
@@ -494,12 +494,18 @@ type Ticket struct {
 
 // IssueTickets creates the missing ticket of every position of a paid order;
 // the unique (order, position) key makes a retried issue create none twice.
-// newBarcode is called again when a random barcode collides.
-func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode func() string) (issued int, err error) {
-	var status states.OrderStatus
-	if err := db.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status); err != nil {
+// newBarcode draws a barcode for the order's environment (sandbox: the
+// order is a test one), so a sandbox ticket's code tells what it is; it is
+// called again when a random barcode collides.
+func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode func(sandbox bool) string) (issued int, err error) {
+	var o struct {
+		Status states.OrderStatus `bun:"status"`
+		IsTest bool               `bun:"is_test"`
+	}
+	if err := db.NewRaw("SELECT status, is_test FROM orders WHERE id = ?", orderID).Scan(ctx, &o); err != nil {
 		return 0, notFound(err, fmt.Sprintf("order %d", orderID))
 	}
+	status := o.Status
 	if !status.Sold() {
 		return 0, &states.StateError{Entity: "order", ID: fmt.Sprint(orderID), Status: string(status)}
 	}
@@ -515,7 +521,7 @@ func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode fun
 		// Not raising keeps a surrounding transaction usable.
 		for attempt := 0; ; attempt++ {
 			res, err := db.NewRaw(`INSERT INTO tickets (order_id, position, number, barcode) VALUES (?, ?, ?, ?)
-				ON CONFLICT DO NOTHING`, orderID, pos, fmt.Sprintf("T-%06d-%02d", orderID, pos), newBarcode()).Exec(ctx)
+				ON CONFLICT DO NOTHING`, orderID, pos, fmt.Sprintf("T-%06d-%02d", orderID, pos), newBarcode(o.IsTest)).Exec(ctx)
 			if err != nil {
 				return issued, fmt.Errorf("issue ticket %d of order %d: %w", pos, orderID, err)
 			}

@@ -60,7 +60,7 @@ func GetPayment(ctx context.Context, db bun.IDB, gateway, id string) (*Payment, 
 // order (order paid, seats sold, tickets issued) when the order can take it,
 // and otherwise marks it refund_due with the reason. A payment already
 // decided is returned as it is, so settling twice changes nothing.
-func SettlePayment(ctx context.Context, db bun.IDB, gateway, id string, newBarcode func() string) (*Payment, error) {
+func SettlePayment(ctx context.Context, db bun.IDB, gateway, id string, newBarcode func(sandbox bool) string) (*Payment, error) {
 	p := new(Payment)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		// The payment's lock first: a workflow and the reaper settling the
@@ -90,7 +90,7 @@ func SettlePayment(ctx context.Context, db bun.IDB, gateway, id string, newBarco
 
 // applyPayment pays p's order if it can take p, inside the settling
 // transaction, and otherwise says why p must go back.
-func applyPayment(ctx context.Context, tx bun.Tx, p *Payment, newBarcode func() string) (refundReason states.ReturnReason, err error) {
+func applyPayment(ctx context.Context, tx bun.Tx, p *Payment, newBarcode func(sandbox bool) string) (refundReason states.ReturnReason, err error) {
 	o := new(Order)
 	if err := tx.NewSelect().Model(o).Where("id = ?", p.OrderID).For("UPDATE").Scan(ctx); err != nil {
 		if errors.Is(notFound(err, ""), ErrNotFound) {

@@ -21,7 +21,7 @@ type Reaped struct {
 // api died between its commit and the start). Each is the same guarded
 // transition the workflows run, so racing a late workflow changes nothing
 // twice.
-func ReapLapsed(ctx context.Context, db bun.IDB, grace time.Duration, newBarcode func() string) (Reaped, error) {
+func ReapLapsed(ctx context.Context, db bun.IDB, grace time.Duration, newBarcode func(sandbox bool) string) (Reaped, error) {
 	var out Reaped
 	// The cutoff is Postgres's: deadlines are decided by one clock.
 	graceSecs := grace.Seconds()

@@ -1356,8 +1356,12 @@ type TemporalReadinessOutputBodyTemporal string
 
 // Ticket defines model for Ticket.
 type Ticket struct {
-	Barcode  string       `json:"barcode"`
-	Id       int64        `json:"id"`
+	// Barcode 13 digits with an EAN-13 check digit, random and unique; what the QR code and the printed barcode carry.
+	Barcode string `json:"barcode"`
+	Id      int64  `json:"id"`
+
+	// IsTest A ticket of a sandbox order: marked TEST on its page and PDF, its barcode in the sandbox space (it begins with 2000; production barcodes are drawn outside it). It admits no one.
+	IsTest   bool         `json:"is_test"`
 	Number   string       `json:"number"`
 	OrderUrl string       `json:"order_url"`
 	Price    Money        `json:"price"`
@@ -1839,14 +1843,14 @@ type ClientInterface interface {
 
 	// GetOrderPage The buyer's order page (HTML)
 	//
-	// Every ticket of the order with its QR code, and a link to the PDF. `order_url` of a ticket points here.
+	// Every ticket of the order with its QR code, and a link to the PDF. `order_url` of a ticket points here. A sandbox order's page says TEST above the event and on every ticket.
 	//
 	// Corresponds with GET /o/{id} (the `GetOrderPage` operationId).
 	GetOrderPage(ctx context.Context, id int64, params *GetOrderPageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOrderTicketsPdf The order's tickets as PDF
 	//
-	// One page per ticket, with its QR code and EAN-13 barcode.
+	// One page per ticket, with its QR code and EAN-13 barcode. Every page of a sandbox order's PDF says TEST.
 	//
 	// Corresponds with GET /o/{id}/tickets.pdf (the `GetOrderTicketsPdf` operationId).
 	GetOrderTicketsPdf(ctx context.Context, id int64, params *GetOrderTicketsPdfParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2399,7 +2403,7 @@ func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (
 
 // GetOrderPage The buyer's order page (HTML)
 //
-// Every ticket of the order with its QR code, and a link to the PDF. `order_url` of a ticket points here.
+// Every ticket of the order with its QR code, and a link to the PDF. `order_url` of a ticket points here. A sandbox order's page says TEST above the event and on every ticket.
 //
 // Corresponds with GET /o/{id} (the `GetOrderPage` operationId).
 func (c *Client) GetOrderPage(ctx context.Context, id int64, params *GetOrderPageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2416,7 +2420,7 @@ func (c *Client) GetOrderPage(ctx context.Context, id int64, params *GetOrderPag
 
 // GetOrderTicketsPdf The order's tickets as PDF
 //
-// One page per ticket, with its QR code and EAN-13 barcode.
+// One page per ticket, with its QR code and EAN-13 barcode. Every page of a sandbox order's PDF says TEST.
 //
 // Corresponds with GET /o/{id}/tickets.pdf (the `GetOrderTicketsPdf` operationId).
 func (c *Client) GetOrderTicketsPdf(ctx context.Context, id int64, params *GetOrderTicketsPdfParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5351,7 +5355,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetOrderPageWithResponse The buyer's order page (HTML)
 	//
-	// Every ticket of the order with its QR code, and a link to the PDF. `order_url` of a ticket points here.
+	// Every ticket of the order with its QR code, and a link to the PDF. `order_url` of a ticket points here. A sandbox order's page says TEST above the event and on every ticket.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5360,7 +5364,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetOrderTicketsPdfWithResponse The order's tickets as PDF
 	//
-	// One page per ticket, with its QR code and EAN-13 barcode.
+	// One page per ticket, with its QR code and EAN-13 barcode. Every page of a sandbox order's PDF says TEST.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13437,7 +13441,7 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEdit
 
 // GetOrderPageWithResponse The buyer's order page (HTML)
 //
-// Every ticket of the order with its QR code, and a link to the PDF. `order_url` of a ticket points here.
+// Every ticket of the order with its QR code, and a link to the PDF. `order_url` of a ticket points here. A sandbox order's page says TEST above the event and on every ticket.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13452,7 +13456,7 @@ func (c *ClientWithResponses) GetOrderPageWithResponse(ctx context.Context, id i
 
 // GetOrderTicketsPdfWithResponse The order's tickets as PDF
 //
-// One page per ticket, with its QR code and EAN-13 barcode.
+// One page per ticket, with its QR code and EAN-13 barcode. Every page of a sandbox order's PDF says TEST.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -3,18 +3,60 @@ package delivery
 import (
 	"crypto/rand"
 	"io"
+	"strings"
 )
 
-// NewBarcode returns a random 13-digit EAN-13 code: 12 random digits from
-// crypto/rand followed by the EAN-13 check digit.
+// SandboxBarcodePrefix begins every barcode of a sandbox ticket, and no
+// production barcode issued since it was reserved. A door scanner tells a
+// sandbox ticket from a real one by the digits alone, offline: a test
+// ticket shown at a real door is refused as such, not admitted.
+//
+// The prefix is in GS1's restricted-circulation range (200–299), which is
+// never assigned to a product, so a sandbox code is no trade item's number
+// either. Four digits leave sandbox 10^8 codes (sandbox orders live a day)
+// and take 1 in 10^4 of the production space; production barcodes issued
+// before the prefix was reserved were drawn from all codes, so about 1 in
+// 10^4 of those lie in it (a door checks its list of tickets first: see
+// docs/decisions.md).
+const SandboxBarcodePrefix = "2000"
+
+// NewBarcode returns a random 13-digit EAN-13 code for a ticket of a sandbox
+// order (sandbox true) or of a production one: 12 digits, the first ones
+// SandboxBarcodePrefix for sandbox and anything else for production, the
+// rest from crypto/rand, followed by the EAN-13 check digit.
 //
 // crypto/rand (not math/rand) because the barcode is what admits a person at
 // the gate: it must not be guessable from other issued tickets.
-func NewBarcode() string {
+func NewBarcode(sandbox bool) string {
+	return newBarcode(sandbox, randomDigits)
+}
+
+// newBarcode is NewBarcode with its source of random digits given.
+func newBarcode(sandbox bool, random func(dst []byte)) string {
 	var digits [13]byte
-	randomDigits(digits[:12])
+	if sandbox {
+		n := copy(digits[:], SandboxBarcodePrefix)
+		random(digits[n:12])
+	} else {
+		// Drawing again until the code is outside the sandbox space keeps
+		// production codes uniform over the rest (1 draw in 10^4 repeats).
+		for {
+			random(digits[:12])
+			if !strings.HasPrefix(string(digits[:12]), SandboxBarcodePrefix) {
+				break
+			}
+		}
+	}
 	digits[12] = EAN13CheckDigit(string(digits[:12]))
 	return string(digits[:])
+}
+
+// IsSandboxBarcode reports whether code is a sandbox ticket's barcode: a
+// valid EAN-13 in the sandbox space. It needs nothing but the code, so a
+// scanner can decide it offline; a production barcode issued since the
+// space was reserved is never one.
+func IsSandboxBarcode(code string) bool {
+	return ValidEAN13(code) && strings.HasPrefix(code, SandboxBarcodePrefix)
 }
 
 // randomDigits fills dst with uniformly random ASCII digits. Bytes >= 250 are

@@ -76,12 +76,12 @@ func TestNewBarcode(t *testing.T) {
 	seen := make(map[string]bool, n)
 	var firstDigits [10]int
 	for i := 0; i < n; i++ {
-		b := NewBarcode()
+		b := NewBarcode(false)
 		if len(b) != 13 {
-			t.Fatalf("NewBarcode() = %q: length %d, want 13", b, len(b))
+			t.Fatalf("NewBarcode(false) = %q: length %d, want 13", b, len(b))
 		}
 		if !ValidEAN13(b) {
-			t.Fatalf("NewBarcode() = %q is not a valid EAN-13", b)
+			t.Fatalf("NewBarcode(false) = %q is not a valid EAN-13", b)
 		}
 		seen[b] = true
 		firstDigits[b[0]-'0']++
@@ -128,7 +128,7 @@ func TestFormatMoney(t *testing.T) {
 }
 
 func TestQRPNG(t *testing.T) {
-	for _, content := range []string{"4006381333931", NewBarcode(), "https://example.com/t/T-000123-01"} {
+	for _, content := range []string{"4006381333931", NewBarcode(false), "https://example.com/t/T-000123-01"} {
 		data, err := QRPNG(content)
 		if err != nil {
 			t.Fatalf("QRPNG(%q): %v", content, err)
@@ -179,7 +179,7 @@ func sampleOrder(n int) Order {
 		}
 		o.Tickets = append(o.Tickets, Ticket{
 			Number:   "T-000123-0" + string(rune('1'+i)),
-			Barcode:  NewBarcode(),
+			Barcode:  NewBarcode(false),
 			Status:   status,
 			Seat:     "Партер, ряд 1, место " + string(rune('1'+i)),
 			Category: "Партер",
@@ -374,7 +374,7 @@ func BenchmarkPDF(b *testing.B) {
 // The PDF draws its codes from darkRuns: the runs must cover exactly the
 // encoder's dark modules, or a printed ticket would not scan.
 func TestDarkRunsAreTheCode(t *testing.T) {
-	code := NewBarcode()
+	code := NewBarcode(false)
 	qr, err := qrCode(code)
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,11 @@ type Order struct {
 	Location   *time.Location // venue time zone; nil = UTC
 	Tickets    []Ticket
 	PDFURL     string // link to the PDF on the order page (relative or absolute)
+	// Sandbox: the order was made with a sandbox key. Its tickets hold real
+	// seats' labels and scannable codes, so every ticket is marked TEST
+	// wherever it is shown: a screenshot or printout must not pass for a
+	// real ticket with a person at the door.
+	Sandbox bool
 }
 
 // Void reports whether the ticket must be shown as not valid for entry.

@@ -30,7 +30,7 @@ func LoadDocument(ctx context.Context, db bun.IDB, orderID int64) (Order, *store
 		return Order{}, nil, err
 	}
 	doc := Order{OrderID: o.ID, EventTitle: ev.Title, Venue: ev.Venue, City: ev.City, StartsAt: ev.StartsAt,
-		Location: loc}
+		Location: loc, Sandbox: o.IsTest}
 	for _, t := range rows {
 		seat := t.Category
 		if t.Label != nil {

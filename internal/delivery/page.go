@@ -45,22 +45,30 @@ dd{margin:0;font-weight:600;overflow-wrap:anywhere}
 .digits{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;letter-spacing:.08em}
 .status{display:inline-block;padding:1px 8px;border-radius:999px;font-size:.85rem;background:#e3f5e8;color:#176b2c}
 .ticket[data-status="refunded"] .status{background:#fde2e2;color:#c80000}
+.test-banner,.test-mark{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+.test-banner{margin:0 0 12px;padding:8px 12px;border-radius:8px;background:#ffc21a;color:#1a1300;font-weight:600}
+.test-banner strong{font-weight:800;letter-spacing:.12em;margin-right:6px}
+.ticket[data-sandbox]{border-top-color:#1a1300}
+.test-mark{margin:-16px -16px 12px;padding:6px 12px;background:#ffc21a;color:#1a1300;text-align:center;font-weight:800;letter-spacing:.08em;overflow-wrap:anywhere}
 .void{position:absolute;top:70px;left:50%;transform:translateX(-50%) rotate(-20deg);margin:0;padding:2px 14px;border:4px solid #c80000;border-radius:8px;color:#c80000;background:rgba(255,255,255,.85);font-size:2.6rem;font-weight:800;letter-spacing:.12em;pointer-events:none}
+.ticket[data-sandbox] .void{top:101px}
 @media print{body{background:#fff}a.download{display:none}.ticket,header.event{box-shadow:none;border:1px solid #ccc;break-inside:avoid}}
 </style>
 </head>
 <body>
 <main>
 <header class="event">
-<h1>{{.EventTitle}}</h1>
+{{if .Sandbox}}<p class="test-banner" role="note"><strong>TEST</strong> A sandbox order: these tickets are for testing and admit no one.</p>
+{{end}}<h1>{{.EventTitle}}</h1>
 {{with .Place}}<p class="meta venue">{{.}}</p>{{end}}
 <p class="meta when">{{if .StartsISO}}<time datetime="{{.StartsISO}}">{{.When}}</time>{{else}}{{.When}}{{end}}</p>
 <p class="order">Order #{{.OrderID}} · {{len .Tickets}} ticket{{if ne (len .Tickets) 1}}s{{end}}</p>
 {{with .PDFURL}}<a class="download" href="{{.}}" download>Download PDF</a>{{end}}
 </header>
 <section class="tickets">
-{{range .Tickets}}<article class="ticket" data-barcode="{{.Barcode}}" data-status="{{.StatusKey}}">
-<img class="qr" src="{{.QR}}" alt="QR code for ticket {{.Number}}" width="200" height="200">
+{{range .Tickets}}<article class="ticket" data-barcode="{{.Barcode}}" data-status="{{.StatusKey}}"{{if $.Sandbox}} data-sandbox{{end}}>
+{{if $.Sandbox}}<p class="test-mark">TEST · not valid for entry</p>
+{{end}}<img class="qr" src="{{.QR}}" alt="QR code for ticket {{.Number}}" width="200" height="200">
 {{if .Void}}<p class="void" aria-hidden="true">VOID</p>
 {{end}}<dl>
 <dt>Ticket</dt><dd>{{.Number}}</dd>
@@ -96,7 +104,8 @@ type pageTicket struct {
 // RenderPage writes a complete, self-contained HTML5 order page: event,
 // venue, city, local date/time, every ticket with its QR code, number,
 // barcode digits, seat, price and status, and a "Download PDF" link to
-// o.PDFURL (omitted when empty).
+// o.PDFURL (omitted when empty). A sandbox order's page says TEST in its
+// title, above the event and on every ticket.
 //
 // The page is rendered into a buffer first so that a failure (e.g. a QR code
 // that cannot be encoded) never leaves a half-written response in w.

@@ -43,12 +43,21 @@ var (
 	colorText  = [3]int{20, 20, 20}
 	colorLabel = [3]int{110, 110, 110}
 	colorVoid  = [3]int{200, 0, 0}
+	// Sandbox marking: black on amber reads in colour and in a greyscale
+	// copy, and is unlike VOID's red, so the two never read as one.
+	colorTest      = [3]int{255, 194, 26}
+	colorTestInk   = [3]int{26, 19, 0}
+	colorTestStamp = [3]int{214, 120, 0}
 )
 
 // PDF returns a PDF with one A6 page per ticket: event title, venue,
 // date/time, seat, category, price, ticket number, the QR code (encoding the
 // barcode) and an EAN-13 barcode with its digits printed under it. Refunded
 // tickets carry a red "VOID" banner and a diagonal watermark over the codes.
+// Every page of a sandbox order says TEST: in its header, in an amber banner,
+// beside the QR code and in its footer, inside an amber frame. The codes
+// themselves stay clear, so a scanner reads them and refuses them by their
+// digits (IsSandboxBarcode).
 //
 // An order without tickets is an error rather than an empty PDF: a PDF with
 // zero pages is invalid and would only confuse the buyer.
@@ -85,11 +94,16 @@ func PDF(o Order) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// pdfTitle is the PDF's title and the page's <title>.
 func pdfTitle(o Order) string {
+	title := o.EventTitle + " — tickets"
 	if o.EventTitle == "" {
-		return fmt.Sprintf("Tickets, order #%d", o.OrderID)
+		title = fmt.Sprintf("Tickets, order #%d", o.OrderID)
 	}
-	return o.EventTitle + " — tickets"
+	if o.Sandbox {
+		title = "TEST · " + title
+	}
+	return title
 }
 
 func ticketPage(pdf *fpdf.Fpdf, o Order, t Ticket, idx int) error {
@@ -110,17 +124,34 @@ func ticketPage(pdf *fpdf.Fpdf, o Order, t Ticket, idx int) error {
 	setColor(pdf, colorLabel)
 	pdf.SetFont(fontRegular, "", 8)
 	pdf.SetXY(margin, y)
-	pdf.CellFormat(contentW/2, 4, "ADMIT ONE", "", 0, "L", false, 0, "")
+	if o.Sandbox {
+		setColor(pdf, colorTestInk)
+		pdf.SetFont(fontBold, "", 8)
+		pdf.CellFormat(contentW/2, 4, "TEST TICKET", "", 0, "L", false, 0, "")
+		setColor(pdf, colorLabel)
+		pdf.SetFont(fontRegular, "", 8)
+	} else {
+		pdf.CellFormat(contentW/2, 4, "ADMIT ONE", "", 0, "L", false, 0, "")
+	}
 	pdf.CellFormat(contentW/2, 4, fmt.Sprintf("Order #%d · %d/%d", o.OrderID, idx+1, len(o.Tickets)), "", 0, "R", false, 0, "")
 	y += 5
+	// Banners, one a line of the title's room: a refunded sandbox ticket
+	// has two, each a little lower, and a title of one smaller line, so
+	// the codes and the footer keep their places.
+	banners, bannerH, maxTitleSize := 0, 7.0, 16.0
+	if void && o.Sandbox {
+		bannerH, maxTitleSize = 6, 14
+	}
 	if void {
 		// A filled red banner is visible even in greyscale photocopies.
-		pdf.SetFillColor(colorVoid[0], colorVoid[1], colorVoid[2])
-		pdf.SetTextColor(255, 255, 255)
-		pdf.SetFont(fontBold, "", 11)
-		pdf.SetXY(margin, y)
-		pdf.CellFormat(contentW, 7, "VOID — REFUNDED, NOT VALID FOR ENTRY", "", 0, "C", true, 0, "")
-		y += 9
+		banner(pdf, y, bannerH, colorVoid, [3]int{255, 255, 255}, "VOID — REFUNDED, NOT VALID FOR ENTRY")
+		y += bannerH + 1
+		banners++
+	}
+	if o.Sandbox {
+		banner(pdf, y, bannerH, colorTest, colorTestInk, "TEST TICKET — NOT VALID FOR ENTRY")
+		y += bannerH + 1
+		banners++
 	}
 
 	// Title: shrink to fit at most 3 lines so the page layout never overflows.
@@ -129,11 +160,8 @@ func ticketPage(pdf *fpdf.Fpdf, o Order, t Ticket, idx int) error {
 	if title == "" {
 		title = "Event"
 	}
-	maxTitleLines := 3
-	if void {
-		maxTitleLines = 2 // the banner took the room of one line
-	}
-	lines, size := fitLines(pdf, fontBold, title, contentW, 16, 10, maxTitleLines)
+	maxTitleLines := 3 - banners
+	lines, size := fitLines(pdf, fontBold, title, contentW, maxTitleSize, 10, maxTitleLines)
 	lh := size * ptToMM * 1.2
 	for _, l := range lines {
 		pdf.SetXY(margin, y)
@@ -193,13 +221,19 @@ func ticketPage(pdf *fpdf.Fpdf, o Order, t Ticket, idx int) error {
 	setColor(pdf, colorLabel)
 	pdf.SetXY(margin, pageH-margin-3)
 	footer := "Show this ticket (printed or on screen) at the entrance. Each code admits once."
-	if void {
+	switch {
+	case o.Sandbox:
+		footer = "TEST: a ticket of a sandbox order. It admits no one."
+	case void:
 		footer = "This ticket was refunded and will be rejected at the entrance."
 	}
 	pdf.CellFormat(contentW, 3, footer, "", 0, "C", false, 0, "")
 
 	if void {
 		voidWatermark(pdf, qrY+qrSizeMM/2+6)
+	} else if o.Sandbox {
+		// VOID's watermark crosses this room; one stamp per page is enough.
+		testStamps(pdf, qrX, qrY)
 	}
 	if err := pdf.Error(); err != nil {
 		return fmt.Errorf("tickets: ticket %s: %w", t.Number, err)
@@ -223,6 +257,41 @@ func voidWatermark(pdf *fpdf.Fpdf, cy float64) {
 
 	// Red frame around the whole page, visible even when the text is cropped.
 	pdf.SetDrawColor(colorVoid[0], colorVoid[1], colorVoid[2])
+	pdf.SetLineWidth(1.5)
+	pdf.Rect(3, 3, pageW-6, pageH-6, "D")
+}
+
+// banner draws a filled full-width strip h mm high with bold centred text
+// at y.
+func banner(pdf *fpdf.Fpdf, y, h float64, fill, ink [3]int, text string) {
+	pdf.SetFillColor(fill[0], fill[1], fill[2])
+	setColor(pdf, ink)
+	pdf.SetFont(fontBold, "", 11)
+	pdf.SetXY(margin, y)
+	pdf.CellFormat(contentW, h, text, "", 0, "C", true, 0, "")
+}
+
+// testStamps writes a large upright "TEST" on both sides of the QR code,
+// where the page is otherwise empty, and frames the page in amber: a
+// sandbox ticket cannot be cropped or copied into one that looks real. The
+// codes are left clear so that a scanner still reads them.
+func testStamps(pdf *fpdf.Fpdf, qrX, qrY float64) {
+	const size = 30.0 // pt: "TEST" is about 26 mm long, less than the QR's side
+	pdf.SetFont(fontBold, "", size)
+	setColor(pdf, colorTestStamp)
+	w := pdf.GetStringWidth("TEST")
+	cy := qrY + qrSizeMM/2
+	capH := size * ptToMM * 0.7
+	for _, side := range []struct{ cx, angle float64 }{
+		{(margin + qrX) / 2, 90},                     // left of the QR, read upwards
+		{(qrX + qrSizeMM + pageW - margin) / 2, -90}, // right of it, read downwards
+	} {
+		pdf.TransformBegin()
+		pdf.TransformRotate(side.angle, side.cx, cy)
+		pdf.Text(side.cx-w/2, cy+capH/2, "TEST")
+		pdf.TransformEnd()
+	}
+	pdf.SetDrawColor(colorTest[0], colorTest[1], colorTest[2])
 	pdf.SetLineWidth(1.5)
 	pdf.Rect(3, 3, pageW-6, pageH-6, "D")
 }

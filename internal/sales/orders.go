@@ -110,10 +110,13 @@ type Order struct {
 type Ticket struct {
 	ID      int64               `json:"id"`
 	Number  string              `json:"number"`
-	Barcode string              `json:"barcode"`
+	Barcode string              `json:"barcode" doc:"13 digits with an EAN-13 check digit, random and unique; what the QR code and the printed barcode carry."`
 	Status  states.TicketStatus `json:"status" enum:"active,refunded"`
-	Seat    *TicketSeat         `json:"seat"`
-	Price   pricing.Money       `json:"price"`
+	// IsTest is the order's is_test, on each ticket too: a ticket passed on
+	// without its order (to a venue, a wallet) still says what it is.
+	IsTest bool          `json:"is_test" doc:"A ticket of a sandbox order: marked TEST on its page and PDF, its barcode in the sandbox space (it begins with 2000; production barcodes are drawn outside it). It admits no one."`
+	Seat   *TicketSeat   `json:"seat"`
+	Price  pricing.Money `json:"price"`
 	// OrderURL opens all the order's tickets without authorization.
 	OrderURL string `json:"order_url"`
 }
@@ -579,7 +582,7 @@ func (s *Service) ticketsOf(ctx context.Context, o *store.Order) ([]Ticket, erro
 	}
 	out := make([]Ticket, len(rows))
 	for i, t := range rows {
-		out[i] = Ticket{ID: t.ID, Number: t.Number, Barcode: t.Barcode, Status: t.Status,
+		out[i] = Ticket{ID: t.ID, Number: t.Number, Barcode: t.Barcode, Status: t.Status, IsTest: o.IsTest,
 			Price: pricing.Money{Amount: t.Price, Currency: o.Currency}, OrderURL: url}
 		if t.SeatID != nil {
 			out[i].Seat = &TicketSeat{ZoneID: *t.ZoneID, SeatID: *t.SeatID, Label: *t.Label}

@@ -204,7 +204,7 @@ func order(ctx context.Context, c *client.ClientWithResponses, logf func(string,
 }
 
 // paidWithTickets checks a paid order's tickets: active, with a barcode,
-// a seat exactly when seated.
+// a seat exactly when seated, of the order's environment.
 func paidWithTickets(ctx context.Context, c *client.ClientWithResponses, logf func(string, ...any), o client.Order, seated bool) error {
 	if o.Status != "paid" {
 		return fmt.Errorf("order %d is %s after confirm", o.Id, o.Status)
@@ -217,7 +217,7 @@ func paidWithTickets(ctx context.Context, c *client.ClientWithResponses, logf fu
 		return fail("tickets", ts.StatusCode(), ts.Body)
 	}
 	for _, t := range ts.JSON200.Data {
-		if t.Status != "active" || len(t.Barcode) != 13 || (t.Seat != nil) != seated || t.OrderUrl == "" {
+		if t.Status != "active" || len(t.Barcode) != 13 || (t.Seat != nil) != seated || t.OrderUrl == "" || t.IsTest != o.IsTest {
 			return fmt.Errorf("order %d ticket %+v", o.Id, t)
 		}
 		logf("  ticket %s barcode %s", t.Number, t.Barcode)

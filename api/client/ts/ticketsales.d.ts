@@ -159,7 +159,7 @@ export interface paths {
         };
         /**
          * The buyer's order page (HTML)
-         * @description Every ticket of the order with its QR code, and a link to the PDF. `order_url` of a ticket points here.
+         * @description Every ticket of the order with its QR code, and a link to the PDF. `order_url` of a ticket points here. A sandbox order's page says TEST above the event and on every ticket.
          */
         get: operations["get-order-page"];
         put?: never;
@@ -179,7 +179,7 @@ export interface paths {
         };
         /**
          * The order's tickets as PDF
-         * @description One page per ticket, with its QR code and EAN-13 barcode.
+         * @description One page per ticket, with its QR code and EAN-13 barcode. Every page of a sandbox order's PDF says TEST.
          */
         get: operations["get-order-tickets-pdf"];
         put?: never;
@@ -1327,9 +1327,12 @@ export interface components {
             temporal: "ok";
         };
         Ticket: {
+            /** @description 13 digits with an EAN-13 check digit, random and unique; what the QR code and the printed barcode carry. */
             barcode: string;
             /** Format: int64 */
             id: number;
+            /** @description A ticket of a sandbox order: marked TEST on its page and PDF, its barcode in the sandbox space (it begins with 2000; production barcodes are drawn outside it). It admits no one. */
+            is_test: boolean;
             number: string;
             order_url: string;
             price: components["schemas"]["Money"];
