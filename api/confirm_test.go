@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"ticketsales/test/testenv"
 )
 
@@ -173,5 +175,36 @@ func TestAggregatorConfirmWithoutAWorkerIsAccepted(t *testing.T) {
 	}
 	if again := f.aggConfirm(t, r.OrderID, "agg-pay-1"); again.Status != http.StatusOK || again.JSON(t)["status"] != "APPROVED" {
 		t.Errorf("repeat: %d %s", again.Status, again.Body)
+	}
+}
+
+// A retry of an accepted aggregator confirm while Temporal is unreachable
+// still says the payment is accepted (202), never 503 "nothing was
+// changed": the payment stands, and the order will be paid with it.
+func TestAggregatorConfirmRetryWithTemporalDownIsAccepted(t *testing.T) {
+	f := newFixture(t)
+	stopWorker := f.StartWorker(t)
+	f.Sales.Orders.ConfirmWait = 2 * time.Second
+	var r aggOrder
+	if res := f.aggReserve(t, "parterre|parterre-3-29"); res.Status != http.StatusOK && res.Status != http.StatusCreated {
+		t.Fatalf("reserve: %d %s", res.Status, res.Body)
+	} else {
+		res.Decode(t, &r)
+	}
+	stopWorker()
+	if res := f.aggConfirm(t, r.OrderID, "agg-pay-2"); res.Status != http.StatusAccepted {
+		t.Fatalf("first confirm: %d %s", res.Status, res.Body)
+	}
+	down, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Close()
+	f.Config.ConfirmWait = 2 * time.Second
+	cut := f.APIWithTemporal(t, down)
+	res := testenv.Do(t, cut, http.MethodPost, "/aggregator/v1/orders/"+r.OrderID+"/confirm", f.keyA,
+		`{"customer": {"email": "ivan@example.com", "name": "Ivan Petrov"}, "paymentId": "agg-pay-2"}`)
+	if res.Status != http.StatusAccepted || res.JSON(t)["paymentAccepted"] != true {
+		t.Fatalf("retry with Temporal down: %d %s", res.Status, res.Body)
 	}
 }

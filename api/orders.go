@@ -138,7 +138,7 @@ func (s *Server) registerOrders(api huma.API) {
 		if o.Status == states.OrderPendingPayment {
 			out.Status = http.StatusAccepted
 			out.Location = "/v1/orders/" + strconv.FormatInt(o.ID, 10)
-			out.RetryAfter = "1"
+			out.RetryAfter = "5"
 		}
 		return out, nil
 	})

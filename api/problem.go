@@ -210,6 +210,11 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 		return newProblem(ctx, http.StatusConflict, "reservation_expired", "The reservation's hold has expired; its seats may be taken again.")
 	case errors.As(err, &state):
 		return newProblem(ctx, http.StatusConflict, "invalid_state", fmt.Sprintf("The %s is %s; that does not allow this request.", state.Entity, state.Status))
+	case errors.Is(err, sales.ErrIncomplete):
+		log.WarnContext(ctx, "request incomplete", "request_id", request.ID(ctx), "err", err)
+		return newProblem(ctx, http.StatusServiceUnavailable, "unavailable",
+			"A backing service failed before the request was finished; retry it with the same Idempotency-Key.").
+			withHeader("Retry-After", "5")
 	case errors.Is(err, sales.ErrUnavailable):
 		log.WarnContext(ctx, "dependency unavailable", "request_id", request.ID(ctx), "err", err)
 		return newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "A backing service is unreachable and nothing was changed; retry later.").

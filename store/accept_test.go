@@ -147,3 +147,21 @@ func TestOnePaymentAcceptedUnderARace(t *testing.T) {
 		t.Fatalf("racers saw different accepted payments: %v", seen)
 	}
 }
+
+// An order whose payment was accepted is never taken back by a create
+// whose saga failed to start: it is paid with that payment.
+func TestUndoLeavesAnAcceptedOrder(t *testing.T) {
+	ctx := context.Background()
+	d := newDemo(t)
+	o := d.seatedOrder(t, "rsv_undo", 15*time.Minute, "parterre-3-2")
+	if _, err := store.AcceptExternalPayment(ctx, d.DB, o.ID, "pay-undo"); err != nil {
+		t.Fatal(err)
+	}
+	undone, err := store.UndoOrderFromReservation(ctx, d.DB, o.ID)
+	if err != nil || undone {
+		t.Fatalf("undo of an accepted order: undone=%v %v", undone, err)
+	}
+	if got, err := store.GetOrderByID(ctx, d.DB, o.ID); err != nil || got.PaymentAcceptedAt == nil {
+		t.Fatalf("the accepted order after an undo: %+v %v", got, err)
+	}
+}

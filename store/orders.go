@@ -342,10 +342,12 @@ func AcceptExternalPayment(ctx context.Context, db bun.IDB, orderID int64, payme
 }
 
 // CloseLapsedOrder is the payment deadline's pass over a pending order: it
-// is cancelled (payment_timeout, seats freed) unless a payment was
-// accepted in its window; then the order is paid with that payment and its
-// tickets issued, in one transaction. It returns the status afterwards and
-// whether this call changed it; safe to run twice.
+// is cancelled (payment_timeout, seats freed) once its deadline passed in
+// Postgres's clock, unless a payment was accepted in its window; then the
+// order is paid with that payment and its tickets issued, in one
+// transaction — at once, deadline or not, since nothing else can happen to
+// it. It returns the status afterwards and whether this call changed it;
+// safe to run twice.
 func CloseLapsedOrder(ctx context.Context, db bun.IDB, orderID int64, newBarcode func(sandbox bool) string) (status states.OrderStatus, changed bool, err error) {
 	status, changed, err = CancelOrder(ctx, db, orderID, states.CancelPaymentTimeout)
 	if err != nil || changed || status != states.OrderPendingPayment {
@@ -357,7 +359,7 @@ func CloseLapsedOrder(ctx context.Context, db bun.IDB, orderID int64, newBarcode
 			AND payment_accepted_at IS NOT NULL FOR UPDATE`, orderID).Scan(ctx, &paymentID)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return nil // no payment accepted: not lapsed yet in Postgres's clock
+			return nil // no payment accepted (and not lapsed, or CancelOrder would have cancelled it)
 		case err != nil:
 			return err
 		}
@@ -698,15 +700,17 @@ func ListOrders(ctx context.Context, db bun.IDB, companyID int64, isTest bool, f
 
 // UndoOrderFromReservation takes back an order whose saga could not start:
 // the order is deleted and its reservation is live again with its seats, as
-// before the order — in one transaction, and only while the order is unpaid.
-// It reports whether it undid anything.
+// before the order — in one transaction, and only while the order is unpaid
+// and no payment was accepted for it (a confirm that raced the failing
+// create: the order is paid with it, never taken back). It reports whether
+// it undid anything.
 func UndoOrderFromReservation(ctx context.Context, db *bun.DB, orderID int64) (undone bool, err error) {
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		o := new(Order)
 		if err := tx.NewSelect().Model(o).Where("id = ?", orderID).For("UPDATE").Scan(ctx); err != nil {
 			return notFound(err, fmt.Sprintf("order %d", orderID))
 		}
-		if o.Status != states.OrderPendingPayment || o.ReservationID == nil {
+		if o.Status != states.OrderPendingPayment || o.ReservationID == nil || o.PaymentAcceptedAt != nil {
 			return nil
 		}
 		r := new(Reservation)

@@ -244,7 +244,7 @@ func Register(api huma.API, sl *sales.Service, cat *catalog.Service) {
 		}
 		res := &aggConfirmOutput{Status: http.StatusOK, Body: *out}
 		if out.PaymentAccepted {
-			res.Status, res.Location, res.RetryAfter = http.StatusAccepted, "/aggregator/v1/orders/"+in.OrderID, "1"
+			res.Status, res.Location, res.RetryAfter = http.StatusAccepted, "/aggregator/v1/orders/"+in.OrderID, "5"
 		}
 		return res, nil
 	})

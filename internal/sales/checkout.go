@@ -22,18 +22,10 @@ func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, 
 	if err != nil {
 		return nil, err
 	}
-	if o != nil && o.Status == states.OrderPendingPayment {
-		// Made by another confirm, which may not have started its saga
-		// yet: without the workflow, the confirm below would find nothing
-		// to update.
-		so, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), o.ID)
-		if err == nil {
-			err = s.resumeSaga(ctx, so)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+	// An order made by another confirm may not have its saga yet: Confirm
+	// starts it when its update finds no workflow, after the payment is
+	// accepted (starting it here first could fail with a 503 that claims
+	// nothing changed while an earlier attempt's payment stands accepted).
 	if o == nil {
 		r, err := s.GetReservation(ctx, p, reservationID)
 		if err != nil {

@@ -51,3 +51,8 @@ func (e *ValidationError) orNil() error {
 
 // ErrUnavailable: a backing service failed and nothing was changed.
 var ErrUnavailable = errors.New("service temporarily unavailable")
+
+// ErrIncomplete: a backing service failed after the request changed
+// something (so "nothing was changed" would be false); a retry with the
+// same Idempotency-Key finds and finishes what it began.
+var ErrIncomplete = errors.New("request incomplete: retry it")

@@ -307,14 +307,22 @@ func (s *Service) abandonOrder(ctx context.Context, o *store.Order, cause error)
 	defer cancel()
 	// An order from a reservation gives the reservation back, so the
 	// partner's retry can order it again; an items order is cancelled.
+	undone := false
+	var err error
 	if o.ReservationID != nil {
-		if _, err := store.UndoOrderFromReservation(undoCtx, s.db, o.ID); err != nil {
+		if undone, err = store.UndoOrderFromReservation(undoCtx, s.db, o.ID); err != nil {
 			s.log.ErrorContext(ctx, "undo order after failed start", "order_id", o.ID, "err", err)
 		}
-	} else if _, _, err := store.CancelOrder(undoCtx, s.db, o.ID, states.CancelPartner); err != nil {
+	} else if _, undone, err = store.CancelOrder(undoCtx, s.db, o.ID, states.CancelPartner); err != nil {
 		s.log.ErrorContext(ctx, "cancel order after failed start", "order_id", o.ID, "err", err)
 	}
 	s.seatsChanged(o.EventID)
+	if !undone {
+		// Kept (a confirm accepted its payment meanwhile, or the undo
+		// failed): not "nothing was changed". A retry of the create finds
+		// the order.
+		return fmt.Errorf("order %d kept after its saga failed to start (%v): %w", o.ID, cause, ErrIncomplete)
+	}
 	if errors.Is(cause, ErrUnavailable) {
 		return cause
 	}
@@ -501,7 +509,17 @@ func (s *Service) handPayment(ctx context.Context, o *store.Order, paidAmount in
 	err := update()
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {
-		if err = s.resumeSaga(uctx, o); err == nil {
+		// No workflow: never started (its api died after the commit), or
+		// finished with the order paid meanwhile (the deadline's pass).
+		// Only a pending order's saga is started.
+		cur, gerr := store.GetOrderByID(uctx, s.db, o.ID)
+		if gerr != nil {
+			return gerr
+		}
+		if cur.Status != states.OrderPendingPayment {
+			return nil
+		}
+		if err = s.resumeSaga(uctx, cur); err == nil {
 			err = update()
 		}
 	}
