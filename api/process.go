@@ -103,7 +103,7 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
 		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL,
 		Webhooks: &webhook.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.WebhookTaskQueue, Rules: cfg.WebhookRules(),
-			Retry: cfg.WebhookRetry()}}
+			Retry: cfg.WebhookRetry(), Limits: cfg.WebhookLimits(), Limiter: limiter, Log: c.Log}}
 	a.Deps.Cabinet = cabinet.New(cabinet.Deps{DB: c.DB, Users: organizer.New(c.DB, opt.Now), Auth: a.Deps.Auth,
 		CatalogChanged: changed, PublicBaseURL: cfg.PublicBaseURL, ClientIPHeader: cfg.ClientIPHeader, Log: c.Log, Now: opt.Now})
 	a.Handler = New(a.Deps)

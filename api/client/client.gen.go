@@ -225,6 +225,7 @@ const (
 	ProblemCodeInsufficientScope            ProblemCode = "insufficient_scope"
 	ProblemCodeInternal                     ProblemCode = "internal"
 	ProblemCodeInvalidState                 ProblemCode = "invalid_state"
+	ProblemCodeLimitReached                 ProblemCode = "limit_reached"
 	ProblemCodeMalformedRequest             ProblemCode = "malformed_request"
 	ProblemCodeMethodNotAllowed             ProblemCode = "method_not_allowed"
 	ProblemCodeNotAcceptable                ProblemCode = "not_acceptable"
@@ -265,6 +266,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeInternal:
 		return true
 	case ProblemCodeInvalidState:
+		return true
+	case ProblemCodeLimitReached:
 		return true
 	case ProblemCodeMalformedRequest:
 		return true
@@ -2115,7 +2118,7 @@ type ClientInterface interface {
 
 	// CreateWebhookEndpointWithBody Add a webhook endpoint
 	//
-	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -2126,7 +2129,7 @@ type ClientInterface interface {
 
 	// CreateWebhookEndpoint Add a webhook endpoint
 	//
-	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -2195,7 +2198,7 @@ type ClientInterface interface {
 
 	// TestWebhookEndpoint Send a test event
 	//
-	// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first.
+	// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first. An environment sends at most 10 test events a minute by default (`WEBHOOK_TESTS_PER_MINUTE`), counted over all its keys and endpoints: past that, 429 `rate_limited` with `Retry-After`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -2204,7 +2207,7 @@ type ClientInterface interface {
 
 	// RedeliverWebhookEvent Send an event again
 	//
-	// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty).
+	// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -2987,7 +2990,7 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEn
 
 // CreateWebhookEndpointWithBody Add a webhook endpoint
 //
-// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -3008,7 +3011,7 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, params *Crea
 
 // CreateWebhookEndpoint Add a webhook endpoint
 //
-// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -3147,7 +3150,7 @@ func (c *Client) RotateWebhookSecret(ctx context.Context, id int64, params *Rota
 
 // TestWebhookEndpoint Send a test event
 //
-// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first.
+// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first. An environment sends at most 10 test events a minute by default (`WEBHOOK_TESTS_PER_MINUTE`), counted over all its keys and endpoints: past that, 429 `rate_limited` with `Retry-After`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -3166,7 +3169,7 @@ func (c *Client) TestWebhookEndpoint(ctx context.Context, id int64, reqEditors .
 
 // RedeliverWebhookEvent Send an event again
 //
-// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty).
+// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -5651,7 +5654,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookEndpointWithBodyWithResponse Add a webhook endpoint
 	//
-	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -5662,7 +5665,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookEndpointWithResponse Add a webhook endpoint
 	//
-	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -5739,7 +5742,7 @@ type ClientWithResponsesInterface interface {
 
 	// TestWebhookEndpointWithResponse Send a test event
 	//
-	// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first.
+	// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first. An environment sends at most 10 test events a minute by default (`WEBHOOK_TESTS_PER_MINUTE`), counted over all its keys and endpoints: past that, 429 `rate_limited` with `Retry-After`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -5750,7 +5753,7 @@ type ClientWithResponsesInterface interface {
 
 	// RedeliverWebhookEventWithResponse Send an event again
 	//
-	// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty).
+	// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -13898,7 +13901,7 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 
 // CreateWebhookEndpointWithBodyWithResponse Add a webhook endpoint
 //
-// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -13915,7 +13918,7 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 
 // CreateWebhookEndpointWithResponse Add a webhook endpoint
 //
-// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -14034,7 +14037,7 @@ func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Contex
 
 // TestWebhookEndpointWithResponse Send a test event
 //
-// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first.
+// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first. An environment sends at most 10 test events a minute by default (`WEBHOOK_TESTS_PER_MINUTE`), counted over all its keys and endpoints: past that, 429 `rate_limited` with `Retry-After`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -14051,7 +14054,7 @@ func (c *ClientWithResponses) TestWebhookEndpointWithResponse(ctx context.Contex
 
 // RedeliverWebhookEventWithResponse Send an event again
 //
-// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty).
+// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //

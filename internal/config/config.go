@@ -93,6 +93,11 @@ type Config struct {
 	// endpoint, production ones included: test harnesses in development
 	// only (refused elsewhere).
 	WebhookAnyAddress bool `env:"WEBHOOK_ANY_ADDRESS"`
+	// Caps per company and environment: endpoints, and test pings and
+	// redeliveries per minute (0: no cap on those two).
+	WebhookEndpointsMax          int `env:"WEBHOOK_ENDPOINTS_MAX" envDefault:"10"`
+	WebhookTestsPerMinute        int `env:"WEBHOOK_TESTS_PER_MINUTE" envDefault:"10"`
+	WebhookRedeliveriesPerMinute int `env:"WEBHOOK_REDELIVERIES_PER_MINUTE" envDefault:"60"`
 	// Deliveries run on a task queue of their own (unset: TASK_QUEUE with
 	// "-webhooks"; the api starts redeliveries there, so both processes
 	// must agree), polled by a worker with limits of its own: concurrent
@@ -142,6 +147,9 @@ func (c Config) check() (Config, error) {
 	}
 	if c.WebhookRetryInitial <= 0 || c.WebhookRetryMax < c.WebhookRetryInitial || c.WebhookGiveUpAfter <= 0 || c.WebhookRelayInterval <= 0 {
 		return c, fmt.Errorf("read configuration: WEBHOOK_RETRY_INITIAL, WEBHOOK_GIVE_UP_AFTER and WEBHOOK_RELAY_INTERVAL must be positive, WEBHOOK_RETRY_MAX at least WEBHOOK_RETRY_INITIAL")
+	}
+	if c.WebhookEndpointsMax < 1 || c.WebhookTestsPerMinute < 0 || c.WebhookRedeliveriesPerMinute < 0 {
+		return c, fmt.Errorf("read configuration: WEBHOOK_ENDPOINTS_MAX must be at least 1, WEBHOOK_TESTS_PER_MINUTE and WEBHOOK_REDELIVERIES_PER_MINUTE not negative")
 	}
 	// The SDK refuses a single workflow task poller or slot: with one, a
 	// worker would poll only its sticky queue.
@@ -236,4 +244,10 @@ func (c Config) WebhookRetry() contract.WebhookRetry {
 // WebhookRules are the address rules of webhook endpoints.
 func (c Config) WebhookRules() webhook.Rules {
 	return webhook.Rules{Development: c.Development(), AnyAddress: c.WebhookAnyAddress}
+}
+
+// WebhookLimits are the caps on a company's environment's webhooks.
+func (c Config) WebhookLimits() webhook.Limits {
+	return webhook.Limits{Endpoints: c.WebhookEndpointsMax, TestsPerMinute: c.WebhookTestsPerMinute,
+		RedeliveriesPerMinute: c.WebhookRedeliveriesPerMinute}
 }

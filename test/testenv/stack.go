@@ -120,8 +120,10 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 	// tests of limits, the request log written at once.
 	cfg.AuthCacheTTL, cfg.RateLimitRPS, cfg.RateLimitBurst, cfg.AuthFailureRPS = 0, 10_000, 10_000, 0
 	cfg.RequestLogFlush, cfg.StartQueue, cfg.StartWorkers, cfg.SaleCacheTTL = 20*time.Millisecond, 10_000, 4, 0
-	// Webhook retries in a second or two, the outbox moved every 100 ms.
+	// Webhook retries in a second or two, the outbox moved every 100 ms;
+	// test pings and redeliveries not capped.
 	cfg.WebhookRetryInitial, cfg.WebhookRetryMax, cfg.WebhookRelayInterval = 500*time.Millisecond, 2*time.Second, 100*time.Millisecond
+	cfg.WebhookTestsPerMinute, cfg.WebhookRedeliveriesPerMinute = 0, 0
 	s := &Stack{DB: db, DBURL: dbURL, Temporal: tc, Now: time.Now, TaskQueue: cfg.TaskQueue, Metrics: reg, Config: cfg,
 		conns: app.Conns{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Metrics: reg, Log: log}}
 	a, err := api.NewProcess(cfg, s.conns, api.ProcessOptions{Now: s.now})
