@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -16,6 +18,7 @@ import (
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/sales"
 	"ticketsales/internal/states"
+	"ticketsales/internal/webhook"
 	"ticketsales/store"
 )
 
@@ -168,6 +171,8 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 	var state *states.StateError
 	var soldOut *states.SoldOutError
 	var mismatch *sales.AmountMismatchError
+	var capped *webhook.LimitError
+	var rated *webhook.RateError
 	switch {
 	case errors.As(err, &p):
 		return p
@@ -193,6 +198,14 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 				map[bool]string{true: "side-by-side ", false: ""}[soldOut.Together], *soldOut.Available)
 		}
 		return p
+	case errors.As(err, &capped):
+		return newProblem(ctx, http.StatusConflict, "limit_reached", fmt.Sprintf("This environment already has %d webhook "+
+			"endpoints, the most allowed: delete one it no longer needs before adding another. Nothing was changed.", capped.Max))
+	case errors.As(err, &rated):
+		wait := max(int(math.Ceil(rated.RetryAfter.Seconds())), 1)
+		return newProblem(ctx, http.StatusTooManyRequests, "rate_limited", fmt.Sprintf("At most %d %s per minute per "+
+			"environment: the next one is allowed in %d s. Nothing was sent.", rated.PerMinute, rated.What, wait)).
+			withHeader("Retry-After", strconv.Itoa(wait))
 	case errors.As(err, &mismatch):
 		return newProblem(ctx, http.StatusUnprocessableEntity, "amount_mismatch", "paid_amount must equal the order amount; nothing was changed.")
 	case errors.Is(err, store.ErrPaymentConflict):

@@ -102,8 +102,8 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		Gateway: test, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
 		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
 		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL,
-		Webhooks: &webhook.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.TaskQueue, Rules: cfg.WebhookRules(),
-			Retry: cfg.WebhookRetry()}}
+		Webhooks: &webhook.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.WebhookTaskQueue, Rules: cfg.WebhookRules(),
+			Retry: cfg.WebhookRetry(), Limits: cfg.WebhookLimits(), Limiter: limiter, Log: c.Log}}
 	a.Deps.Cabinet = cabinet.New(cabinet.Deps{DB: c.DB, Users: organizer.New(c.DB, opt.Now), Auth: a.Deps.Auth,
 		CatalogChanged: changed, PublicBaseURL: cfg.PublicBaseURL, ClientIPHeader: cfg.ClientIPHeader, Log: c.Log, Now: opt.Now})
 	a.Handler = New(a.Deps)

@@ -68,8 +68,9 @@ func (s *Server) registerWebhooks(api huma.API) {
 		Description: "Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard " +
 			"Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that " +
 			"are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a " +
-			"development deployment).",
-		Errors: []int{http.StatusNotFound},
+			"development deployment). An environment has at most 10 endpoints by default (the deployment's " +
+			"`WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.",
+		Errors: []int{http.StatusNotFound, http.StatusConflict},
 	}, apikey.ScopeWebhooksWrite)), func(ctx context.Context, in *createWebhookEndpointInput) (*endpointOutput, error) {
 		b := in.Body
 		ein := webhook.EndpointInput{URL: &b.URL, Description: &b.Description, Enabled: b.Enabled}
@@ -135,7 +136,9 @@ func (s *Server) registerWebhooks(api huma.API) {
 		OperationID: "test-webhook-endpoint", Method: http.MethodPost, Path: "/webhook-endpoints/{id}/test", Tags: tags,
 		Summary: "Send a test event", DefaultStatus: http.StatusAccepted,
 		Description: "Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its " +
-			"delivery is listed with the others. A disabled endpoint answers 409: enable it first.",
+			"delivery is listed with the others. A disabled endpoint answers 409: enable it first. An environment " +
+			"sends at most 10 test events a minute by default (`WEBHOOK_TESTS_PER_MINUTE`), counted over all its keys and " +
+			"endpoints: past that, 429 `rate_limited` with `Retry-After`.",
 		Errors: []int{http.StatusNotFound, http.StatusConflict},
 	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *EndpointPath) (*sentOutput, error) {
 		sent, err := svc.Ping(ctx, request.Caller(ctx), in.ID)
@@ -159,7 +162,9 @@ func (s *Server) registerWebhooks(api huma.API) {
 		OperationID: "redeliver-webhook-event", Method: http.MethodPost, Path: "/webhook-events/{id}/redeliver", Tags: tags,
 		Summary: "Send an event again", DefaultStatus: http.StatusAccepted,
 		Description: "Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, " +
-			"retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty).",
+			"retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). " +
+			"An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), " +
+			"counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.",
 		Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *WebhookEventPath) (*sentOutput, error) {
 		sent, err := svc.Redeliver(ctx, request.Caller(ctx), in.ID)

@@ -145,23 +145,44 @@ func EventOrder(ctx context.Context, db bun.IDB, ev *WebhookEvent) (*Order, erro
 	return o, nil
 }
 
+// ErrEndpointLimit: the environment already has the most endpoints allowed.
+var ErrEndpointLimit = errors.New("webhook endpoint limit reached")
+
 // CreateWebhookEndpoint stores a new endpoint of the application of a
-// company's environment.
-func CreateWebhookEndpoint(ctx context.Context, db bun.IDB, e *WebhookEndpoint) error {
+// company's environment, unless the environment already has `most`
+// endpoints (ErrEndpointLimit). Creations for one application wait for each
+// other on its row, so racing ones never go past the cap together.
+func CreateWebhookEndpoint(ctx context.Context, db bun.IDB, e *WebhookEndpoint, most int) error {
 	env := "production"
 	if e.IsTest {
 		env = "sandbox"
 	}
-	if e.ApplicationID == 0 {
-		if err := db.NewRaw("SELECT id FROM applications WHERE company_id = ? AND environment = ? ORDER BY id LIMIT 1",
-			e.CompanyID, env).Scan(ctx, &e.ApplicationID); err != nil {
-			return notFound(err, "application")
-		}
-	}
 	if e.EventTypes == nil {
 		e.EventTypes = []string{}
 	}
-	if _, err := db.NewInsert().Model(e).Returning("*").Exec(ctx); err != nil {
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// NO KEY UPDATE: other rows referencing the application (keys)
+		// are not held up, only creations of endpoints.
+		q := tx.NewRaw("SELECT id FROM applications WHERE company_id = ? AND environment = ? ORDER BY id LIMIT 1 FOR NO KEY UPDATE",
+			e.CompanyID, env)
+		if e.ApplicationID != 0 {
+			q = tx.NewRaw("SELECT id FROM applications WHERE id = ? FOR NO KEY UPDATE", e.ApplicationID)
+		}
+		if err := q.Scan(ctx, &e.ApplicationID); err != nil {
+			return notFound(err, "application")
+		}
+		var n int
+		if err := tx.NewRaw("SELECT count(*) FROM webhook_endpoints WHERE company_id = ? AND is_test = ? AND deleted_at IS NULL",
+			e.CompanyID, e.IsTest).Scan(ctx, &n); err != nil {
+			return err
+		}
+		if n >= most {
+			return ErrEndpointLimit
+		}
+		_, err := tx.NewInsert().Model(e).Returning("*").Exec(ctx)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("create webhook endpoint: %w", err)
 	}
 	return nil

@@ -31,7 +31,7 @@ func (d *demo) events(t *testing.T) map[string]int {
 func (d *demo) endpoint(t *testing.T) *store.WebhookEndpoint {
 	t.Helper()
 	e := &store.WebhookEndpoint{CompanyID: d.company, IsTest: true, URL: "http://127.0.0.1:1/hook", Enabled: true, Secret: "whsec_AAAA"}
-	if err := store.CreateWebhookEndpoint(context.Background(), d.DB, e); err != nil {
+	if err := store.CreateWebhookEndpoint(context.Background(), d.DB, e, 10); err != nil {
 		t.Fatal(err)
 	}
 	return e

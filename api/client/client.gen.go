@@ -225,6 +225,7 @@ const (
 	ProblemCodeInsufficientScope            ProblemCode = "insufficient_scope"
 	ProblemCodeInternal                     ProblemCode = "internal"
 	ProblemCodeInvalidState                 ProblemCode = "invalid_state"
+	ProblemCodeLimitReached                 ProblemCode = "limit_reached"
 	ProblemCodeMalformedRequest             ProblemCode = "malformed_request"
 	ProblemCodeMethodNotAllowed             ProblemCode = "method_not_allowed"
 	ProblemCodeNotAcceptable                ProblemCode = "not_acceptable"
@@ -265,6 +266,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeInternal:
 		return true
 	case ProblemCodeInvalidState:
+		return true
+	case ProblemCodeLimitReached:
 		return true
 	case ProblemCodeMalformedRequest:
 		return true
@@ -2133,7 +2136,7 @@ type ClientInterface interface {
 
 	// CreateWebhookEndpointWithBody Add a webhook endpoint
 	//
-	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -2144,7 +2147,7 @@ type ClientInterface interface {
 
 	// CreateWebhookEndpoint Add a webhook endpoint
 	//
-	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -2213,7 +2216,7 @@ type ClientInterface interface {
 
 	// TestWebhookEndpoint Send a test event
 	//
-	// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first.
+	// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first. An environment sends at most 10 test events a minute by default (`WEBHOOK_TESTS_PER_MINUTE`), counted over all its keys and endpoints: past that, 429 `rate_limited` with `Retry-After`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -2222,7 +2225,7 @@ type ClientInterface interface {
 
 	// RedeliverWebhookEvent Send an event again
 	//
-	// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty).
+	// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -3013,7 +3016,7 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEn
 
 // CreateWebhookEndpointWithBody Add a webhook endpoint
 //
-// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -3034,7 +3037,7 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, params *Crea
 
 // CreateWebhookEndpoint Add a webhook endpoint
 //
-// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -3173,7 +3176,7 @@ func (c *Client) RotateWebhookSecret(ctx context.Context, id int64, params *Rota
 
 // TestWebhookEndpoint Send a test event
 //
-// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first.
+// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first. An environment sends at most 10 test events a minute by default (`WEBHOOK_TESTS_PER_MINUTE`), counted over all its keys and endpoints: past that, 429 `rate_limited` with `Retry-After`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -3192,7 +3195,7 @@ func (c *Client) TestWebhookEndpoint(ctx context.Context, id int64, reqEditors .
 
 // RedeliverWebhookEvent Send an event again
 //
-// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty).
+// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -5685,7 +5688,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookEndpointWithBodyWithResponse Add a webhook endpoint
 	//
-	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -5696,7 +5699,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookEndpointWithResponse Add a webhook endpoint
 	//
-	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+	// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -5773,7 +5776,7 @@ type ClientWithResponsesInterface interface {
 
 	// TestWebhookEndpointWithResponse Send a test event
 	//
-	// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first.
+	// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first. An environment sends at most 10 test events a minute by default (`WEBHOOK_TESTS_PER_MINUTE`), counted over all its keys and endpoints: past that, 429 `rate_limited` with `Retry-After`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -5784,7 +5787,7 @@ type ClientWithResponsesInterface interface {
 
 	// RedeliverWebhookEventWithResponse Send an event again
 	//
-	// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty).
+	// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -13963,7 +13966,7 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 
 // CreateWebhookEndpointWithBodyWithResponse Add a webhook endpoint
 //
-// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -13980,7 +13983,7 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 
 // CreateWebhookEndpointWithResponse Add a webhook endpoint
 //
-// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+// Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -14099,7 +14102,7 @@ func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Contex
 
 // TestWebhookEndpointWithResponse Send a test event
 //
-// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first.
+// Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first. An environment sends at most 10 test events a minute by default (`WEBHOOK_TESTS_PER_MINUTE`), counted over all its keys and endpoints: past that, 429 `rate_limited` with `Retry-After`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -14116,7 +14119,7 @@ func (c *ClientWithResponses) TestWebhookEndpointWithResponse(ctx context.Contex
 
 // RedeliverWebhookEventWithResponse Send an event again
 //
-// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty).
+// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
 //
 // Requires an API key with the scope `webhooks:write`.
 //

@@ -13,7 +13,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
-	sdkworker "go.temporal.io/sdk/worker"
 
 	"ticketsales/internal/app"
 	"ticketsales/internal/mail"
@@ -75,12 +74,28 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	w := worker.New(c, cfg.TaskQueue, parts.Activities)
+	// The main queue's worker and the webhook queue's: they stop together
+	// on SIGINT/SIGTERM, or when either fails, letting running activities
+	// finish.
+	workers := parts.Workers(c)
+	interrupt := make(chan any)
+	go func() { <-ctx.Done(); close(interrupt) }()
+	ended := make(chan error, len(workers))
+	for _, w := range workers {
+		go func() { ended <- w.Run(interrupt) }()
+	}
 	go worker.Reap(ctx, parts.Reaper)
 	go parts.Relay.Run(ctx)
-	logger.Info("worker running", "temporal", cfg.TemporalAddress)
-	// Stops on SIGINT/SIGTERM, letting running activities finish.
-	if err := w.Run(sdkworker.InterruptCh()); err != nil {
+	logger.Info("worker running", "temporal", cfg.TemporalAddress, "task_queue", cfg.TaskQueue,
+		"webhook_task_queue", cfg.WebhookTaskQueue)
+	var errs []error
+	for range workers {
+		if err := <-ended; err != nil {
+			errs = append(errs, err)
+			stop()
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("run worker: %w", err)
 	}
 	logger.Info("worker stopped")

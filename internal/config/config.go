@@ -95,11 +95,26 @@ type Config struct {
 	// WebhookAnyAddress lifts the https and public-address rule for every
 	// endpoint, production ones included: test harnesses in development
 	// only (refused elsewhere).
-	WebhookAnyAddress bool       `env:"WEBHOOK_ANY_ADDRESS"`
-	MailOutbox        string     `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
-	MailFrom          string     `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
-	LogLevel          slog.Level `env:"LOG_LEVEL" envDefault:"info"`
-	LogFormat         string     `env:"LOG_FORMAT" envDefault:"text"`
+	WebhookAnyAddress bool `env:"WEBHOOK_ANY_ADDRESS"`
+	// Caps per company and environment: endpoints, and test pings and
+	// redeliveries per minute (0: no cap on those two).
+	WebhookEndpointsMax          int `env:"WEBHOOK_ENDPOINTS_MAX" envDefault:"10"`
+	WebhookTestsPerMinute        int `env:"WEBHOOK_TESTS_PER_MINUTE" envDefault:"10"`
+	WebhookRedeliveriesPerMinute int `env:"WEBHOOK_REDELIVERIES_PER_MINUTE" envDefault:"60"`
+	// Deliveries run on a task queue of their own (unset: TASK_QUEUE with
+	// "-webhooks"; the api starts redeliveries there, so both processes
+	// must agree), polled by a worker with limits of its own: concurrent
+	// delivery attempts, concurrent workflow tasks, pollers of each kind,
+	// and attempts started per second over the whole queue (0: no limit).
+	WebhookTaskQueue           string     `env:"WEBHOOK_TASK_QUEUE"`
+	WebhookWorkerActivities    int        `env:"WEBHOOK_WORKER_ACTIVITIES" envDefault:"100"`
+	WebhookWorkerWorkflowTasks int        `env:"WEBHOOK_WORKER_WORKFLOW_TASKS" envDefault:"10"`
+	WebhookWorkerPollers       int        `env:"WEBHOOK_WORKER_POLLERS" envDefault:"2"`
+	WebhookAttemptsPerSecond   float64    `env:"WEBHOOK_ATTEMPTS_PER_SECOND" envDefault:"0"`
+	MailOutbox                 string     `env:"MAIL_OUTBOX" envDefault:".data/outbox"`
+	MailFrom                   string     `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
+	LogLevel                   slog.Level `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat                  string     `env:"LOG_FORMAT" envDefault:"text"`
 }
 
 // Load reads the environment.
@@ -136,6 +151,15 @@ func (c Config) check() (Config, error) {
 	if c.WebhookRetryInitial <= 0 || c.WebhookRetryMax < c.WebhookRetryInitial || c.WebhookGiveUpAfter <= 0 || c.WebhookRelayInterval <= 0 {
 		return c, fmt.Errorf("read configuration: WEBHOOK_RETRY_INITIAL, WEBHOOK_GIVE_UP_AFTER and WEBHOOK_RELAY_INTERVAL must be positive, WEBHOOK_RETRY_MAX at least WEBHOOK_RETRY_INITIAL")
 	}
+	if c.WebhookEndpointsMax < 1 || c.WebhookTestsPerMinute < 0 || c.WebhookRedeliveriesPerMinute < 0 {
+		return c, fmt.Errorf("read configuration: WEBHOOK_ENDPOINTS_MAX must be at least 1, WEBHOOK_TESTS_PER_MINUTE and WEBHOOK_REDELIVERIES_PER_MINUTE not negative")
+	}
+	// The SDK refuses a single workflow task poller or slot: with one, a
+	// worker would poll only its sticky queue.
+	if c.WebhookWorkerActivities < 1 || c.WebhookWorkerWorkflowTasks < 2 || c.WebhookWorkerPollers < 2 || c.WebhookAttemptsPerSecond < 0 {
+		return c, fmt.Errorf("read configuration: WEBHOOK_WORKER_ACTIVITIES must be at least 1, WEBHOOK_WORKER_WORKFLOW_TASKS and WEBHOOK_WORKER_POLLERS at least 2, WEBHOOK_ATTEMPTS_PER_SECOND not negative")
+	}
+	c.WebhookTaskQueue = cmp.Or(c.WebhookTaskQueue, contract.WebhookTaskQueue(c.TaskQueue))
 	if c.WebhookAnyAddress && c.AppEnv != "development" {
 		return c, fmt.Errorf("read configuration: WEBHOOK_ANY_ADDRESS is for development only")
 	}
@@ -223,4 +247,10 @@ func (c Config) WebhookRetry() contract.WebhookRetry {
 // WebhookRules are the address rules of webhook endpoints.
 func (c Config) WebhookRules() webhook.Rules {
 	return webhook.Rules{Development: c.Development(), AnyAddress: c.WebhookAnyAddress}
+}
+
+// WebhookLimits are the caps on a company's environment's webhooks.
+func (c Config) WebhookLimits() webhook.Limits {
+	return webhook.Limits{Endpoints: c.WebhookEndpointsMax, TestsPerMinute: c.WebhookTestsPerMinute,
+		RedeliveriesPerMinute: c.WebhookRedeliveriesPerMinute}
 }

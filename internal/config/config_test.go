@@ -8,6 +8,9 @@ import (
 func TestLoadRefusesSettingsThatWouldStopTheService(t *testing.T) {
 	for _, bad := range []struct{ name, value string }{
 		{"REAP_INTERVAL", "0s"}, {"REAP_GRACE", "-1s"}, {"RESERVATION_START_WORKERS", "0"}, {"RESERVATION_START_QUEUE", "-1"},
+		{"WEBHOOK_ENDPOINTS_MAX", "0"}, {"WEBHOOK_TESTS_PER_MINUTE", "-1"}, {"WEBHOOK_REDELIVERIES_PER_MINUTE", "-1"},
+		{"WEBHOOK_WORKER_ACTIVITIES", "0"}, {"WEBHOOK_WORKER_WORKFLOW_TASKS", "1"}, {"WEBHOOK_WORKER_POLLERS", "1"},
+		{"WEBHOOK_ATTEMPTS_PER_SECOND", "-1"},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
 			t.Setenv(bad.name, bad.value)
@@ -18,6 +21,32 @@ func TestLoadRefusesSettingsThatWouldStopTheService(t *testing.T) {
 	}
 	if c, err := Load(); err != nil || c.ReapInterval <= 0 || c.StartWorkers < 1 {
 		t.Fatalf("defaults: %+v %v", c, err)
+	}
+}
+
+// Webhook deliveries have a task queue of their own beside the main one
+// unless one is named, a worker with limits of its own, and caps per
+// environment.
+func TestWebhookSettings(t *testing.T) {
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.WebhookTaskQueue != "ticketsales-webhooks" || c.WebhookWorkerActivities != 100 || c.WebhookWorkerWorkflowTasks != 10 ||
+		c.WebhookWorkerPollers != 2 || c.WebhookAttemptsPerSecond != 0 {
+		t.Fatalf("webhook worker defaults: %q %d %d %d %v", c.WebhookTaskQueue, c.WebhookWorkerActivities, c.WebhookWorkerWorkflowTasks,
+			c.WebhookWorkerPollers, c.WebhookAttemptsPerSecond)
+	}
+	if l := c.WebhookLimits(); l.Endpoints != 10 || l.TestsPerMinute != 10 || l.RedeliveriesPerMinute != 60 {
+		t.Fatalf("webhook caps: %+v", l)
+	}
+	t.Setenv("TASK_QUEUE", "sales-eu")
+	if c, err := Load(); err != nil || c.WebhookTaskQueue != "sales-eu-webhooks" {
+		t.Fatalf("webhook queue beside TASK_QUEUE=sales-eu: %q %v", c.WebhookTaskQueue, err)
+	}
+	t.Setenv("WEBHOOK_TASK_QUEUE", "hooks")
+	if c, err := Load(); err != nil || c.WebhookTaskQueue != "hooks" {
+		t.Fatalf("WEBHOOK_TASK_QUEUE=hooks: %q %v", c.WebhookTaskQueue, err)
 	}
 }
 

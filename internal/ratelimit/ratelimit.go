@@ -90,11 +90,10 @@ func NewRedis(url string) (*Redis, error) {
 }
 
 func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) {
-	// redis_rate counts whole requests per period: express the rate so.
-	lim := redis_rate.Limit{Rate: int(math.Round(l.Rate)), Burst: l.Burst, Period: time.Second}
-	if l.Rate < 1 {
-		lim = redis_rate.Limit{Rate: 1, Burst: l.Burst, Period: time.Duration(float64(time.Second) / l.Rate)}
-	}
+	// redis_rate counts whole requests per period: one request per the
+	// rate's interval is exact for any rate (1.5/s, or 90 a minute, would
+	// round to 2/s as requests per second).
+	lim := redis_rate.Limit{Rate: 1, Burst: l.Burst, Period: time.Duration(float64(time.Second) / l.Rate)}
 	res, err := r.limiter.Allow(ctx, r.Prefix+key, lim)
 	if err != nil {
 		return Result{}, fmt.Errorf("rate limit %s: %w", key, err)

@@ -1,9 +1,11 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/ratelimit"
 	"ticketsales/internal/sales"
 	"ticketsales/internal/states"
 	"ticketsales/store"
@@ -23,12 +26,74 @@ const SecretOverlap = 24 * time.Hour
 // Service is the partner's side of webhooks: endpoints, deliveries,
 // redelivery and test pings.
 type Service struct {
-	DB        *bun.DB
-	Temporal  client.Client
+	DB       *bun.DB
+	Temporal client.Client
+	// TaskQueue is the deliveries' own (redeliveries start there).
 	TaskQueue string
 	Retry     contract.WebhookRetry
 	// Rules say which addresses endpoints may name.
 	Rules Rules
+	// Limits cap each company's environment; Limiter counts its test
+	// pings and redeliveries (the api's: in Redis when several instances
+	// share one budget, else in memory); nil counts nothing.
+	Limits  Limits
+	Limiter ratelimit.Limiter
+	Log     *slog.Logger
+}
+
+// Limits are the caps on a company's environment: endpoints, and test
+// pings and redeliveries per minute (0: no cap on those).
+type Limits struct {
+	Endpoints                             int
+	TestsPerMinute, RedeliveriesPerMinute int
+}
+
+// DefaultMaxEndpoints applies when Limits.Endpoints is not set.
+const DefaultMaxEndpoints = 10
+
+// LimitError: the environment already has the most endpoints allowed.
+type LimitError struct{ Max int }
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("this environment already has %d webhook endpoints, the most allowed", e.Max)
+}
+
+// RateError: the environment used its test pings or redeliveries of the
+// minute; the next one is allowed after RetryAfter.
+type RateError struct {
+	What       string // "test events", "redeliveries"
+	PerMinute  int
+	RetryAfter time.Duration
+}
+
+func (e *RateError) Error() string {
+	return fmt.Sprintf("at most %d %s per minute per environment", e.PerMinute, e.What)
+}
+
+// allow takes one of the environment's test pings or redeliveries of the
+// minute (a bucket of perMinute refilling over a minute). An unreachable
+// limiter lets it pass: the cap protects the service and must not take
+// webhooks down with Redis.
+func (s *Service) allow(ctx context.Context, p *apikey.Principal, what, kind string, perMinute int) error {
+	if s.Limiter == nil || perMinute <= 0 {
+		return nil
+	}
+	env := "production"
+	if p.IsTest() {
+		env = "sandbox"
+	}
+	key := fmt.Sprintf("webhook-%s:%d:%s", kind, p.CompanyID, env)
+	res, err := s.Limiter.Allow(ctx, key, ratelimit.Limit{Rate: float64(perMinute) / 60, Burst: perMinute})
+	if err != nil {
+		if s.Log != nil {
+			s.Log.WarnContext(ctx, "webhook cap not checked", "key", key, "err", err)
+		}
+		return nil
+	}
+	if !res.Allowed {
+		return &RateError{What: what, PerMinute: perMinute, RetryAfter: res.RetryAfter}
+	}
+	return nil
 }
 
 // WebhookEndpoint is an endpoint as partners see it.
@@ -115,7 +180,10 @@ func (s *Service) Create(ctx context.Context, p *apikey.Principal, in EndpointIn
 	if in.Enabled != nil {
 		e.Enabled = *in.Enabled
 	}
-	if err := store.CreateWebhookEndpoint(ctx, s.DB, e); err != nil {
+	most := cmp.Or(s.Limits.Endpoints, DefaultMaxEndpoints)
+	if err := store.CreateWebhookEndpoint(ctx, s.DB, e, most); errors.Is(err, store.ErrEndpointLimit) {
+		return nil, &LimitError{Max: most}
+	} else if err != nil {
 		return nil, err
 	}
 	return endpointView(e, true), nil
@@ -277,6 +345,9 @@ func (s *Service) Redeliver(ctx context.Context, p *apikey.Principal, eventID st
 		// The relay sends it shortly for the first time.
 		return &WebhookSent{EventID: ev.ID, EventType: ev.Type, EndpointIDs: []int64{}}, nil
 	}
+	if err := s.allow(ctx, p, "redeliveries", "redeliver", s.Limits.RedeliveriesPerMinute); err != nil {
+		return nil, err
+	}
 	ds, err := store.Redeliver(ctx, s.DB, ev)
 	if err != nil {
 		return nil, err
@@ -307,6 +378,9 @@ func (s *Service) Ping(ctx context.Context, p *apikey.Principal, endpointID int6
 	}
 	if !e.Enabled {
 		return nil, &states.StateError{Entity: "webhook endpoint", ID: fmt.Sprint(e.ID), Status: "disabled"}
+	}
+	if err := s.allow(ctx, p, "test events", "test", s.Limits.TestsPerMinute); err != nil {
+		return nil, err
 	}
 	ev, err := store.CreatePingEvent(ctx, s.DB, e, store.EventPing, func(id string, at time.Time) ([]byte, error) {
 		return Body(id, store.EventPing, at, map[string]any{"endpoint_id": e.ID, "message": "A test event: this endpoint receives webhooks."})

@@ -30,6 +30,7 @@ import (
 	"ticketsales/internal/requestlog"
 	"ticketsales/internal/sales"
 	"ticketsales/internal/states"
+	"ticketsales/internal/webhook"
 	"ticketsales/store"
 	"ticketsales/worker"
 	wfcontract "ticketsales/workflows/contract"
@@ -54,7 +55,8 @@ type Stack struct {
 	Metrics *metrics.Registry
 	Now     func() time.Time
 	// TaskQueue is this stack's own, so parallel test packages sharing the
-	// dev server never run each other's workflows.
+	// dev server never run each other's workflows; webhook deliveries run
+	// on Config.WebhookTaskQueue, derived from it.
 	TaskQueue string
 	// Config is the settings the stack was built from.
 	Config config.Config
@@ -108,6 +110,7 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 	hs := httptest.NewUnstartedServer(nil)
 	cfg := config.Defaults()
 	cfg.DatabaseURL, cfg.PublicBaseURL, cfg.TaskQueue = dbURL, "http://"+hs.Listener.Addr().String(), "test-"+randomHex(6)
+	cfg.WebhookTaskQueue = wfcontract.WebhookTaskQueue(cfg.TaskQueue)
 	cfg.OrderTokenSecret, cfg.GatewaySecret = "test-token-secret", string(GatewaySecret)
 	cfg.GatewayURL, cfg.GatewayAPIKey, cfg.SandboxEnabled = o.HostedGatewayURL, "test-provider-key", !o.SandboxDisabled
 	if o.Production {
@@ -117,8 +120,10 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 	// tests of limits, the request log written at once.
 	cfg.AuthCacheTTL, cfg.RateLimitRPS, cfg.RateLimitBurst, cfg.AuthFailureRPS = 0, 10_000, 10_000, 0
 	cfg.RequestLogFlush, cfg.StartQueue, cfg.StartWorkers, cfg.SaleCacheTTL = 20*time.Millisecond, 10_000, 4, 0
-	// Webhook retries in a second or two, the outbox moved every 100 ms.
+	// Webhook retries in a second or two, the outbox moved every 100 ms;
+	// test pings and redeliveries not capped.
 	cfg.WebhookRetryInitial, cfg.WebhookRetryMax, cfg.WebhookRelayInterval = 500*time.Millisecond, 2*time.Second, 100*time.Millisecond
+	cfg.WebhookTestsPerMinute, cfg.WebhookRedeliveriesPerMinute = 0, 0
 	s := &Stack{DB: db, DBURL: dbURL, Temporal: tc, Now: time.Now, TaskQueue: cfg.TaskQueue, Metrics: reg, Config: cfg,
 		conns: app.Conns{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Metrics: reg, Log: log}}
 	a, err := api.NewProcess(cfg, s.conns, api.ProcessOptions{Now: s.now})
@@ -213,15 +218,18 @@ func (s *Stack) worker(t testing.TB) *worker.Process {
 	return w
 }
 
-// StartWorker runs a real worker for this stack's task queue, with the
-// webhook relay beside it as the worker process runs it, until the test
+// StartWorker runs the worker process's Temporal workers for this stack's
+// task queues (the main one and the webhook deliveries' own), with the
+// webhook relay beside them as the worker process runs it, until the test
 // ends (or the returned stop is called).
 func (s *Stack) StartWorker(t testing.TB) (stop func()) {
 	t.Helper()
 	p := s.worker(t)
-	w := worker.New(s.Temporal, s.TaskQueue, p.Activities)
-	if err := w.Start(); err != nil {
-		t.Fatalf("start worker: %v", err)
+	ws := p.Workers(s.Temporal)
+	for _, w := range ws {
+		if err := w.Start(); err != nil {
+			t.Fatalf("start worker: %v", err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -230,9 +238,28 @@ func (s *Stack) StartWorker(t testing.TB) (stop func()) {
 		p.Relay.Run(ctx)
 	}()
 	var once sync.Once
-	stop = func() { once.Do(func() { cancel(); <-done; w.Stop() }) }
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			var wg sync.WaitGroup
+			for _, w := range ws {
+				wg.Add(1)
+				go func() { defer wg.Done(); w.Stop() }()
+			}
+			wg.Wait()
+		})
+	}
 	t.Cleanup(stop)
 	return stop
+}
+
+// Relay is the worker process's webhook relay over this stack, not
+// running: a test moves the outbox to Temporal with Once, e.g. before any
+// worker polls.
+func (s *Stack) Relay(t testing.TB) *webhook.Relay {
+	t.Helper()
+	return s.worker(t).Relay
 }
 
 // StartReaper runs the worker's reaper for this stack every interval, acting

@@ -627,7 +627,7 @@ export interface paths {
         put?: never;
         /**
          * Add a webhook endpoint
-         * @description Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment).
+         * @description Events of this key's environment (sandbox or production) are POSTed to `url`, signed per the Standard Webhooks specification with `secret`, which is shown only now. Production endpoints must use https; addresses that are or resolve to loopback, private or link-local ranges are refused (sandbox endpoints may use them only in a development deployment). An environment has at most 10 endpoints by default (the deployment's `WEBHOOK_ENDPOINTS_MAX`): one more answers 409 `limit_reached`.
          *
          *     Requires an API key with the scope `webhooks:write`.
          */
@@ -727,7 +727,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event
-         * @description Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first.
+         * @description Sends a `webhook.test` event to this endpoint only, delivered and retried like any other; its delivery is listed with the others. A disabled endpoint answers 409: enable it first. An environment sends at most 10 test events a minute by default (`WEBHOOK_TESTS_PER_MINUTE`), counted over all its keys and endpoints: past that, 429 `rate_limited` with `Retry-After`.
          *
          *     Requires an API key with the scope `webhooks:write`.
          */
@@ -749,7 +749,7 @@ export interface paths {
         put?: never;
         /**
          * Send an event again
-         * @description Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty).
+         * @description Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
          *
          *     Requires an API key with the scope `webhooks:write`.
          */
@@ -1184,7 +1184,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "amount_mismatch" | "client_closed_request" | "gateway_unavailable" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal" | "invalid_state" | "malformed_request" | "method_not_allowed" | "not_acceptable" | "not_found" | "order_expired" | "order_paid" | "rate_limited" | "request_timeout" | "request_too_large" | "reservation_expired" | "seat_taken" | "sold_out" | "unauthenticated" | "unavailable" | "unsupported_media_type" | "validation_error" | "error";
+            code: "amount_mismatch" | "client_closed_request" | "gateway_unavailable" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal" | "invalid_state" | "limit_reached" | "malformed_request" | "method_not_allowed" | "not_acceptable" | "not_found" | "order_expired" | "order_paid" | "rate_limited" | "request_timeout" | "request_too_large" | "reservation_expired" | "seat_taken" | "sold_out" | "unauthenticated" | "unavailable" | "unsupported_media_type" | "validation_error" | "error";
             detail?: string;
             /** @description Field errors of a validation_error. */
             errors?: components["schemas"]["ErrorDetail"][];
@@ -1699,7 +1699,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1886,7 +1886,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2102,7 +2102,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4020,7 +4020,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4404,7 +4404,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4623,7 +4623,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4904,7 +4904,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -5473,7 +5473,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -5857,7 +5857,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6029,7 +6029,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6698,7 +6698,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -7591,7 +7591,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -7769,7 +7769,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
