@@ -25,7 +25,7 @@ import (
 // that takes the client's address from X-Forwarded-For.
 func cabinetServer(t *testing.T, s *testenv.Stack) (*httptest.Server, *organizer.Service) {
 	t.Helper()
-	users := organizer.New(s.DB, nil)
+	users := organizer.New(s.DB, nil, organizer.Limits{})
 	h := cabinet.New(cabinet.Deps{DB: s.DB, Users: users, ClientIPHeader: "X-Forwarded-For",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(h)
@@ -137,7 +137,7 @@ func TestCabinetOnlyTheNewestLinkWorks(t *testing.T) {
 	s := testenv.NewStack(t)
 	company := s.Company(t, "Acme")
 	ctx := context.Background()
-	users := organizer.New(s.DB, nil)
+	users := organizer.New(s.DB, nil, organizer.Limits{})
 	u, first, err := users.CreateUser(ctx, company, "boss@acme.test")
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestCabinetPasswordResetEndsSessions(t *testing.T) {
 	s := testenv.NewStack(t)
 	company := s.Company(t, "Acme")
 	ctx := context.Background()
-	users := organizer.New(s.DB, nil)
+	users := organizer.New(s.DB, nil, organizer.Limits{})
 	u, first, err := users.CreateUser(ctx, company, "boss@acme.test")
 	if err != nil {
 		t.Fatal(err)

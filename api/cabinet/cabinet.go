@@ -11,7 +11,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/organizer"
+	"ticketsales/internal/ratelimit"
 	"ticketsales/store"
 )
 
@@ -312,22 +312,15 @@ func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 	c.startSession(w, r, u)
 }
 
-// clientAddr is the address sign-in failures count under: the TCP peer's,
-// or the last address of ClientIPHeader (the one the trusted proxy saw).
+// clientAddr is the client sign-in limits count under: the TCP peer's
+// address, or the last address of ClientIPHeader (the one the trusted
+// proxy saw); an IPv6 address's /64.
 func (c *cabinet) clientAddr(r *http.Request) string {
-	if h := c.ClientIPHeader; h != "" {
-		v := r.Header.Get(h)
-		if i := strings.LastIndexByte(v, ','); i >= 0 {
-			v = v[i+1:]
-		}
-		if a, err := netip.ParseAddr(strings.TrimSpace(v)); err == nil {
-			return a.Unmap().String()
-		}
+	var trusted string
+	if c.ClientIPHeader != "" {
+		trusted = r.Header.Get(c.ClientIPHeader)
 	}
-	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-		return ap.Addr().Unmap().String()
-	}
-	return r.RemoteAddr
+	return ratelimit.Client(trusted, r.RemoteAddr)
 }
 
 func (c *cabinet) notFound(w http.ResponseWriter, r *http.Request) {

@@ -31,7 +31,10 @@ type Registry struct {
 	// refund out of retries, a payment it could not return): each needs an
 	// operator.
 	MoneyAlerts *prometheus.CounterVec
-	log         *slog.Logger
+	// BudgetFallbacks counts decisions of a failure budget shared through
+	// Redis that were made in this process's memory: Redis was unreachable.
+	BudgetFallbacks *prometheus.CounterVec
+	log             *slog.Logger
 }
 
 // New registers the process's metrics.
@@ -50,7 +53,10 @@ func New(log *slog.Logger) *Registry {
 	r.MoneyAlerts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ticketsales_money_alerts_total", Help: "Money that could not be moved as it must, by kind (refund_failed, payment_return_failed, payment_unknown); each needs an operator.",
 	}, []string{"kind"})
-	r.reg.MustRegister(r.HTTPRequests, r.HTTPDuration, r.Holds, r.MoneyAlerts,
+	r.BudgetFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ticketsales_failure_budget_fallbacks_total", Help: "Decisions of a failure budget shared through Redis made in this process's memory because Redis was unreachable, by budget.",
+	}, []string{"budget"})
+	r.reg.MustRegister(r.HTTPRequests, r.HTTPDuration, r.Holds, r.MoneyAlerts, r.BudgetFallbacks,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return r
 }
@@ -76,6 +82,14 @@ func (r *Registry) Hold(granted bool) {
 func (r *Registry) MoneyAlert(kind string) {
 	if r != nil {
 		r.MoneyAlerts.WithLabelValues(kind).Inc()
+	}
+}
+
+// BudgetFallback counts one decision of a shared failure budget made in
+// memory; nil-safe.
+func (r *Registry) BudgetFallback(budget string) {
+	if r != nil {
+		r.BudgetFallbacks.WithLabelValues(budget).Inc()
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
-	"net/netip"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -83,23 +82,31 @@ type Service struct {
 	// password), per address (trying many accounts; IPv6 addresses count
 	// per /64, what one client usually has) and per e-mail from all
 	// addresses together (guessing one account's password from many).
-	perAccount *ratelimit.Failures
-	perAddress *ratelimit.Failures
-	perEmail   *ratelimit.Failures
+	perAccount ratelimit.Budget
+	perAddress ratelimit.Budget
+	perEmail   ratelimit.Budget
 	// checks bounds the argon2id password checks running at once.
 	checks         slots
 	passwordChecks atomic.Int64
 }
 
+// Limits shape the limits on signing in; the zero value is the defaults,
+// every budget in this process's memory.
+type Limits struct {
+	// Budgets keeps the sign-in budgets: nil, this process's memory (one
+	// budget per api instance); over Redis, one for every instance.
+	Budgets *ratelimit.Shared
+}
+
 // New builds the service; now may be nil (time.Now).
-func New(db *bun.DB, now func() time.Time) *Service {
+func New(db *bun.DB, now func() time.Time, l Limits) *Service {
 	if now == nil {
 		now = time.Now
 	}
 	return &Service{db: db, now: now,
-		perAccount: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 60, Burst: 5}),
-		perAddress: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 10, Burst: 30}),
-		perEmail:   ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 60, Burst: 20}),
+		perAccount: l.Budgets.Budget("signin-account", ratelimit.Limit{Rate: 1.0 / 60, Burst: 5}),
+		perAddress: l.Budgets.Budget("signin-address", ratelimit.Limit{Rate: 1.0 / 10, Burst: 30}),
+		perEmail:   l.Budgets.Budget("signin-email", ratelimit.Limit{Rate: 1.0 / 60, Burst: 20}),
 		checks:     make(slots, max(1, runtime.NumCPU()))}
 }
 
@@ -199,22 +206,6 @@ func (s *Service) UseLink(ctx context.Context, token, password string) (*store.C
 	return u, err
 }
 
-// AddressGroup is the key sign-in failures of a client address count
-// under: an IPv4 address itself, an IPv6 address's /64 (one client usually
-// has a whole /64 and could otherwise change address at every attempt).
-func AddressGroup(addr string) string {
-	a, err := netip.ParseAddr(addr)
-	if err != nil {
-		return addr
-	}
-	a = a.Unmap()
-	if a.Is4() {
-		return a.String()
-	}
-	p, _ := a.WithZone("").Prefix(64)
-	return p.String()
-}
-
 // SignIn checks e-mail and password from a client address. Failures are
 // counted per address and e-mail, per address (IPv6: per /64) and per
 // e-mail from any address. Every attempt spends a
@@ -226,18 +217,18 @@ func AddressGroup(addr string) string {
 // busyWait the attempt is refused with ErrBusy and costs no failure.
 func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*store.CabinetUser, time.Duration, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
-	addr = AddressGroup(addr)
+	addr = ratelimit.AddressGroup(addr)
 	budgets := []struct {
-		f   *ratelimit.Failures
+		f   ratelimit.Budget
 		key string
 	}{{s.perAccount, addr + "|" + email}, {s.perAddress, addr}, {s.perEmail, email}}
 	giveBack := func(n int) {
 		for _, b := range budgets[:n] {
-			b.f.Return(b.key)
+			b.f.Return(ctx, b.key)
 		}
 	}
 	for i, b := range budgets {
-		if wait, ok := b.f.Take(b.key); !ok {
+		if wait, ok := b.f.Take(ctx, b.key); !ok {
 			giveBack(i)
 			return nil, wait, ErrTooManyTries
 		}
