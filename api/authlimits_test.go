@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -188,5 +189,133 @@ func TestFailureBudgetsWithoutReachableRedis(t *testing.T) {
 		if n := testutil.ToFloat64(s.Metrics.BudgetFallbacks.WithLabelValues(budget)); n == 0 {
 			t.Errorf("no fallback of budget %s counted", budget)
 		}
+	}
+}
+
+// Many sign-ins at once (argon2id: 64 MiB and two cores each) do not starve
+// selling: password checks never run more at once than the process's cap,
+// sign-ins beyond it wait or are refused with Retry-After, and /v1 requests
+// sent meanwhile are all answered, many of them while checks run.
+func TestCabinetSignInsDoNotStarveSelling(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	key, _ := s.Key(t, company, apikey.Sandbox)
+	url, p := s.Instance(t, func(c *config.Config) {
+		c.CabinetPasswordChecks, c.ClientIPHeader = 1, "X-Forwarded-For"
+	}, api.ProcessOptions{})
+	newBrowserless(t, url, nil).setPassword(cabinetUser(t, s, url, company, "boss@acme.test"))
+
+	const clients, perClient = 8, 4
+	var signIns sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	start := make(chan struct{})
+	for c := range clients {
+		for i := range perClient {
+			signIns.Add(1)
+			go func() {
+				defer signIns.Done()
+				<-start
+				pw := cabinetPassword
+				if i%2 == 1 {
+					pw = "wrong password!"
+				}
+				st := signInFrom(t, url, fmt.Sprintf("198.51.100.%d", c+1), "boss@acme.test", pw)
+				mu.Lock()
+				statuses[st]++
+				mu.Unlock()
+			}()
+		}
+	}
+	done := make(chan struct{})
+	go func() { signIns.Wait(); close(done) }()
+
+	var selling sync.WaitGroup
+	var answered, duringChecks, failed int
+	for range 4 {
+		selling.Add(1)
+		go func() {
+			defer selling.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				res, err := testenv.Send(http.DefaultClient, testenv.NewRequest(t, http.MethodGet, url+"/v1/cities", key, ""))
+				running := p.Users.ChecksRunning()
+				mu.Lock()
+				if err != nil || res.Status != http.StatusOK {
+					failed++
+				} else {
+					answered++
+					if running > 0 {
+						duringChecks++
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	close(start)
+	selling.Wait()
+
+	if failed > 0 || answered == 0 {
+		t.Fatalf("/v1 during the sign-ins: %d answered, %d failed", answered, failed)
+	}
+	if duringChecks == 0 {
+		t.Fatalf("no /v1 request of %d was answered while a password check ran", answered)
+	}
+	if most := p.Users.MostChecksAtOnce(); most != 1 {
+		t.Fatalf("%d password checks ran at once, the cap is 1", most)
+	}
+	total := 0
+	for st, n := range statuses {
+		switch st {
+		case http.StatusSeeOther, http.StatusUnauthorized, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		default:
+			t.Fatalf("sign-in statuses %v", statuses)
+		}
+		total += n
+	}
+	if total != clients*perClient {
+		t.Fatalf("sign-in statuses %v", statuses)
+	}
+	t.Logf("/v1: %d answered, %d while checks ran; sign-ins: %v", answered, duringChecks, statuses)
+}
+
+// One client's parallel sign-ins run their password checks one at a time,
+// however many slots the process has: a client queues behind its own
+// attempts and cannot take every slot. (The sixth is refused: each attempt
+// spends a failure of the client's five for the e-mail until it succeeds.)
+func TestCabinetOneCheckAtATimePerClient(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	url, p := s.Instance(t, func(c *config.Config) {
+		c.CabinetPasswordChecks, c.ClientIPHeader = 4, "X-Forwarded-For"
+	}, api.ProcessOptions{})
+	newBrowserless(t, url, nil).setPassword(cabinetUser(t, s, url, company, "boss@acme.test"))
+
+	var wg sync.WaitGroup
+	statuses := make([]int, 6)
+	start := make(chan struct{})
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			// Addresses of one /64: one client.
+			statuses[i] = signInFrom(t, url, fmt.Sprintf("2001:db8:7:7::%x", i+1), "boss@acme.test", cabinetPassword)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for _, st := range statuses {
+		if st != http.StatusSeeOther && st != http.StatusServiceUnavailable && st != http.StatusTooManyRequests {
+			t.Fatalf("statuses %v", statuses)
+		}
+	}
+	if most := p.Users.MostChecksAtOnce(); most != 1 {
+		t.Fatalf("%d password checks of one client ran at once (statuses %v)", most, statuses)
 	}
 }

@@ -121,7 +121,7 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 	if cfg.AuthFailureRPS > 0 {
 		authFailures = budgets.Budget("auth", ratelimit.Limit{Rate: cfg.AuthFailureRPS, Burst: cfg.AuthFailureBurst})
 	}
-	a.Users = organizer.New(c.DB, opt.Now, organizer.Limits{Budgets: budgets})
+	a.Users = organizer.New(c.DB, opt.Now, organizer.Limits{Budgets: budgets, PasswordChecks: cfg.CabinetPasswordChecks})
 	a.Deps = Deps{DB: c.DB, Bookkeeping: c.Bookkeeping, Temporal: c.Temporal, Auth: apikey.NewAuthenticator(c.DB, cfg.AuthCacheTTL),
 		Catalog: a.Catalog, Sales: a.Sales, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush), Log: c.Log,
 		Gateway: test, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
@@ -180,8 +180,10 @@ func (a *Process) Stop(timeout time.Duration) {
 	a.Deps.RequestLog.Close()
 }
 
-// housekeeping deletes idempotency records past their 24 hours and request
-// log entries past their retention, every ten minutes, until ctx ends.
+// housekeeping deletes idempotency records past their 24 hours, expired
+// cabinet sessions, sign-in addresses not used for KnownAddressLifetime,
+// request log entries and webhook events past their retention, every ten
+// minutes, until ctx ends.
 func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retention, webhookRetention time.Duration) {
 	t := time.NewTicker(10 * time.Minute)
 	defer t.Stop()
@@ -196,6 +198,11 @@ func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retentio
 			logger.Warn("cabinet session cleanup", "err", err)
 		} else if n > 0 {
 			logger.Info("cabinet session cleanup", "deleted", n)
+		}
+		if n, err := store.DeleteCabinetAddressesBefore(ctx, db, now.Add(-organizer.KnownAddressLifetime)); err != nil && ctx.Err() == nil {
+			logger.Warn("cabinet sign-in address cleanup", "err", err)
+		} else if n > 0 {
+			logger.Info("cabinet sign-in address cleanup", "deleted", n)
 		}
 		if n, err := store.DeleteRequestLogBefore(ctx, db, now.Add(-retention)); err != nil && ctx.Err() == nil {
 			logger.Warn("request log cleanup", "err", err)

@@ -294,12 +294,18 @@ func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusUnprocessableEntity, "link", data)
 		return
 	}
-	u, err = c.Users.UseLink(r.Context(), token, pw)
+	u, err = c.Users.UseLink(r.Context(), c.clientAddr(r), token, pw)
 	var pe *organizer.PasswordError
 	switch {
 	case errors.As(err, &pe):
 		data.Message = "The " + pe.Error() + "."
 		c.render(w, r, http.StatusUnprocessableEntity, "link", data)
+		return
+	case errors.Is(err, organizer.ErrBusy):
+		// The link is not spent: the same page can be sent again.
+		w.Header().Set("Retry-After", retryAfter(organizer.BusyRetry))
+		data.Message = "Too many people are signing in right now. Try again in a few seconds."
+		c.render(w, r, http.StatusServiceUnavailable, "link", data)
 		return
 	case errors.Is(err, organizer.ErrLinkInvalid):
 		c.render(w, r, http.StatusNotFound, "error", pageData{Title: "Link not valid",

@@ -8,6 +8,7 @@ import (
 func TestLoadRefusesSettingsThatWouldStopTheService(t *testing.T) {
 	for _, bad := range []struct{ name, value string }{
 		{"REAP_INTERVAL", "0s"}, {"REAP_GRACE", "-1s"}, {"RESERVATION_START_WORKERS", "0"}, {"RESERVATION_START_QUEUE", "-1"},
+		{"CABINET_PASSWORD_CHECKS", "-1"},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
 			t.Setenv(bad.name, bad.value)
