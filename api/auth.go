@@ -1,10 +1,10 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"math"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 
@@ -17,16 +17,18 @@ import (
 
 // authenticate resolves the Bearer key to a principal and checks the
 // operation's scope: 401 unauthenticated or 403 insufficient_scope. A client
-// address past its budget of failed authentications gets 429 before its key
-// is looked at, so keys cannot be guessed at the speed of the lookup.
+// (an IPv4 address, an IPv6 /64) past its budget of failed authentications
+// gets 429 before its key is looked at, so keys cannot be guessed at the
+// speed of the lookup.
 func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	rctx := ctx.Context()
 	client := s.clientAddr(ctx)
-	if s.deps.AuthFailures != nil {
-		// A key known valid from the cache passes: partners behind the
-		// same address as an attacker keep working. Anything else waits,
-		// before any query.
-		if wait, blocked := s.deps.AuthFailures.Blocked(client); blocked && !s.deps.Auth.KnownValid(bearer(ctx)) {
+	if s.deps.AuthFailures != nil && !s.deps.Auth.KnownValid(bearer(ctx)) {
+		// A key known valid from the cache passes without a look at the
+		// budget (no Redis call on a partner's request): partners behind
+		// the same address as an attacker keep working. Anything else
+		// waits, before any query.
+		if wait, blocked := s.deps.AuthFailures.Blocked(rctx, client); blocked {
 			s.writeErr(ctx, newProblem(rctx, http.StatusTooManyRequests, "rate_limited",
 				"Too many failed authentications from this address; retry after the number of seconds in Retry-After.").
 				withHeader("Retry-After", strconv.Itoa(max(int(math.Ceil(wait.Seconds())), 1))))
@@ -35,7 +37,7 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	}
 	key := bearer(ctx)
 	if key == "" {
-		s.authFailed(client)
+		s.authFailed(rctx, client)
 		s.writeErr(ctx, newProblem(rctx, http.StatusUnauthorized, "unauthenticated",
 			"Send the API key as `Authorization: Bearer <key>`.").withHeader("WWW-Authenticate", `Bearer realm="ticketsales"`))
 		return
@@ -43,7 +45,7 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	p, err := s.deps.Auth.Authenticate(rctx, key)
 	switch {
 	case errors.Is(err, apikey.ErrInvalidKey):
-		s.authFailed(client)
+		s.authFailed(rctx, client)
 		s.writeErr(ctx, newProblem(rctx, http.StatusUnauthorized, "unauthenticated",
 			"The API key is malformed, unknown or revoked.").withHeader("WWW-Authenticate", `Bearer realm="ticketsales", error="invalid_token"`))
 		return
@@ -70,30 +72,23 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	next(ctx)
 }
 
-func (s *Server) authFailed(client string) {
+func (s *Server) authFailed(ctx context.Context, client string) {
 	if s.deps.AuthFailures != nil {
-		s.deps.AuthFailures.Fail(client)
+		s.deps.AuthFailures.Fail(ctx, client)
 	}
 }
 
-// clientAddr is the address failed authentications are counted under: the
-// TCP peer's, or with ClientIPHeader the address in that header (the last
-// of a list: the one the trusted proxy saw itself). A missing or unusable
-// header counts under the peer, the proxy.
+// clientAddr is the client failed authentications are counted under: the
+// TCP peer's address, or with ClientIPHeader the address in that header
+// (the last of a list: the one the trusted proxy saw itself); an IPv6
+// address's /64, which one client usually has whole. A missing or
+// unusable header counts under the peer, the proxy.
 func (s *Server) clientAddr(ctx huma.Context) string {
+	var trusted string
 	if h := s.deps.ClientIPHeader; h != "" {
-		v := ctx.Header(h)
-		if i := strings.LastIndexByte(v, ','); i >= 0 {
-			v = v[i+1:]
-		}
-		if a, err := netip.ParseAddr(strings.TrimSpace(v)); err == nil {
-			return a.Unmap().String()
-		}
+		trusted = ctx.Header(h)
 	}
-	if ap, err := netip.ParseAddrPort(ctx.RemoteAddr()); err == nil {
-		return ap.Addr().Unmap().String()
-	}
-	return ctx.RemoteAddr()
+	return ratelimit.Client(trusted, ctx.RemoteAddr())
 }
 
 // bearer is the request's API key ("" without one).

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alexedwards/argon2id"
+
 	"ticketsales/api/cabinet"
 	"ticketsales/internal/organizer"
 	"ticketsales/store"
@@ -25,7 +27,7 @@ import (
 // that takes the client's address from X-Forwarded-For.
 func cabinetServer(t *testing.T, s *testenv.Stack) (*httptest.Server, *organizer.Service) {
 	t.Helper()
-	users := organizer.New(s.DB, nil)
+	users := organizer.New(s.DB, nil, organizer.Limits{})
 	h := cabinet.New(cabinet.Deps{DB: s.DB, Users: users, ClientIPHeader: "X-Forwarded-For",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(h)
@@ -137,7 +139,7 @@ func TestCabinetOnlyTheNewestLinkWorks(t *testing.T) {
 	s := testenv.NewStack(t)
 	company := s.Company(t, "Acme")
 	ctx := context.Background()
-	users := organizer.New(s.DB, nil)
+	users := organizer.New(s.DB, nil, organizer.Limits{})
 	u, first, err := users.CreateUser(ctx, company, "boss@acme.test")
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +178,7 @@ func TestCabinetPasswordResetEndsSessions(t *testing.T) {
 	s := testenv.NewStack(t)
 	company := s.Company(t, "Acme")
 	ctx := context.Background()
-	users := organizer.New(s.DB, nil)
+	users := organizer.New(s.DB, nil, organizer.Limits{})
 	u, first, err := users.CreateUser(ctx, company, "boss@acme.test")
 	if err != nil {
 		t.Fatal(err)
@@ -245,6 +247,171 @@ func TestCabinetBannersShowNoQueryText(t *testing.T) {
 	for _, n := range []string{"1001", "99999999999999999999", "-5", "x"} {
 		if p := b.get("/cabinet/requests?page=" + n); p.Status != http.StatusOK {
 			t.Fatalf("request log page %s: %d %.300s", n, p.Status, p.Body)
+		}
+	}
+}
+
+// fromAddr sends every request as if from addr (X-Forwarded-For, which
+// cabinetServer trusts).
+type fromAddr string
+
+func (a fromAddr) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Forwarded-For", string(a))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestCabinetSignInBudgetCountsChecks: every password check costs the
+// client, a successful one too, so a client that knows a password cannot
+// have argon2id run for it without end: its 31st sign-in in a row is
+// refused (429), while another client signs in.
+func TestCabinetSignInBudgetCountsChecks(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	srv, users := cabinetServer(t, s)
+	newBrowserless(t, srv.URL, nil).setPassword(cabinetUser(t, s, srv.URL, company, "boss@acme.test"))
+
+	// The budget refills one check per 10 s: on a slow machine a few more
+	// than the burst may pass, never many.
+	signedIn, refused := 0, false
+	for range organizer.PerClientLimit.Burst + 10 {
+		before := users.PasswordChecks()
+		st := signInFrom(t, srv.URL, "203.0.113.7", "boss@acme.test", cabinetPassword)
+		if st == http.StatusTooManyRequests {
+			if users.PasswordChecks() != before {
+				t.Fatal("the refused sign-in ran a password check")
+			}
+			refused = true
+			break
+		}
+		if st != http.StatusSeeOther {
+			t.Fatalf("sign-in %d: %d", signedIn+1, st)
+		}
+		signedIn++
+	}
+	if !refused || signedIn < organizer.PerClientLimit.Burst {
+		t.Fatalf("%d sign-ins in a row from one client, then refused: %v; want the burst of %d, then 429",
+			signedIn, refused, organizer.PerClientLimit.Burst)
+	}
+	if st := signInFrom(t, srv.URL, "203.0.113.8", "boss@acme.test", cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("another client: %d", st)
+	}
+}
+
+// TestCabinetStrangerCannotLockOutTheOwner: someone failing passwords for
+// an organizer's e-mail from many addresses exhausts the e-mail's budget,
+// yet the organizer still signs in from an address they signed in from
+// before (an IPv6 one: anywhere in its /64) and with a new one-time link
+// (which makes its address known); a new address of theirs waits, as the
+// stranger does, and a known address still has its own budget of five.
+func TestCabinetStrangerCannotLockOutTheOwner(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	srv, users := cabinetServer(t, s)
+	const email = "boss@acme.test"
+	// The link is used from the office; the password then from home.
+	newBrowserless(t, srv.URL, fromAddr("192.0.2.10")).setPassword(cabinetUser(t, s, srv.URL, company, email))
+	if st := signInFrom(t, srv.URL, "2001:db8:9:9::1", email, cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("sign-in from home: %d", st)
+	}
+
+	// The stranger fails from ever new addresses until the e-mail's
+	// budget is spent (it refills one a minute: again before each check
+	// that a new address waits).
+	stranger := 0
+	exhaust := func() {
+		t.Helper()
+		for range organizer.PerEmailLimit.Burst + 5 {
+			stranger++
+			switch st := signInFrom(t, srv.URL, fmt.Sprintf("198.51.%d.%d", 100+stranger/200, stranger%200+1), email, "wrong password!"); st {
+			case http.StatusTooManyRequests:
+				return
+			case http.StatusUnauthorized:
+			default:
+				t.Fatalf("stranger's wrong password: %d", st)
+			}
+		}
+		t.Fatal("the e-mail's budget never ran out")
+	}
+	exhaust()
+	if stranger < organizer.PerEmailLimit.Burst {
+		t.Fatalf("the e-mail's budget ran out after %d failures", stranger)
+	}
+	if st := signInFrom(t, srv.URL, "198.51.200.1", email, cabinetPassword); st != http.StatusTooManyRequests {
+		t.Fatalf("after the stranger, from a new address: %d, want 429", st)
+	}
+	if st := signInFrom(t, srv.URL, "192.0.2.10", email, cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("the owner from the office (where the link was used): %d", st)
+	}
+	if st := signInFrom(t, srv.URL, "2001:db8:9:9:abcd::7", email, cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("the owner from home (another address of the /64): %d", st)
+	}
+
+	// A new link works while the e-mail's budget is spent, and the
+	// address it was used from is known afterwards.
+	u, err := users.UserByEmail(context.Background(), email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, err := users.NewLink(context.Background(), u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newBrowserless(t, srv.URL, fromAddr("203.0.113.50")).setPassword(srv.URL + link)
+	if st := signInFrom(t, srv.URL, "203.0.113.50", email, cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("the owner's password from where the new link was used: %d", st)
+	}
+	// Setting the password through a link keeps only that address.
+	exhaust()
+	if st := signInFrom(t, srv.URL, "192.0.2.10", email, cabinetPassword); st != http.StatusTooManyRequests {
+		t.Fatalf("an address known before the password was set again: %d, want 429", st)
+	}
+
+	// A known address is no free pass: its budget for the e-mail holds.
+	for i := range organizer.PerAccountLimit.Burst {
+		if st := signInFrom(t, srv.URL, "203.0.113.50", email, "wrong password!"); st != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d from a known address: %d", i+1, st)
+		}
+	}
+	if st := signInFrom(t, srv.URL, "203.0.113.50", email, cabinetPassword); st != http.StatusTooManyRequests {
+		t.Fatalf("after five wrong passwords from a known address: %d, want 429", st)
+	}
+}
+
+// TestCabinetOldPasswordHashIsMadeAgain: a password hashed with two lanes
+// (argon2id parallelism 2, whose check takes two CPUs) is hashed again
+// with one at its user's next sign-in; the password keeps working.
+func TestCabinetOldPasswordHashIsMadeAgain(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme")
+	srv, _ := cabinetServer(t, s)
+	newBrowserless(t, srv.URL, nil).setPassword(cabinetUser(t, s, srv.URL, company, "boss@acme.test"))
+	old, err := argon2id.CreateHash(cabinetPassword, &argon2id.Params{Memory: 64 * 1024, Iterations: 3, Parallelism: 2, SaltLength: 16, KeyLength: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.DB.ExecContext(ctx, "UPDATE cabinet_users SET password_hash = ? WHERE email = ?", old, "boss@acme.test"); err != nil {
+		t.Fatal(err)
+	}
+	hashParams := func() *argon2id.Params {
+		t.Helper()
+		var h string
+		if err := s.DB.NewRaw("SELECT password_hash FROM cabinet_users WHERE email = ?", "boss@acme.test").Scan(ctx, &h); err != nil {
+			t.Fatal(err)
+		}
+		p, _, _, err := argon2id.DecodeHash(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for range 2 {
+		if st := signInFrom(t, srv.URL, "203.0.113.7", "boss@acme.test", cabinetPassword); st != http.StatusSeeOther {
+			t.Fatalf("sign-in: %d", st)
+		}
+		if p := hashParams(); p.Parallelism != 1 || p.Memory != 64*1024 || p.Iterations != 3 {
+			t.Fatalf("hash costs after a sign-in: %+v", p)
 		}
 	}
 }

@@ -39,7 +39,7 @@ const cabinetPassword = "correct horse battery"
 // absolute one-time sign-in link.
 func cabinetUser(t *testing.T, s *testenv.Stack, base string, company int64, email string) string {
 	t.Helper()
-	_, path, err := organizer.New(s.DB, nil).CreateUser(context.Background(), company, email)
+	_, path, err := organizer.New(s.DB, nil, organizer.Limits{}).CreateUser(context.Background(), company, email)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestCabinetCookieSecureBehindTLS(t *testing.T) {
 		{"TLS request", "http://127.0.0.1", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := cabinet.New(cabinet.Deps{DB: s.DB, Users: organizer.New(s.DB, nil), PublicBaseURL: tc.publicURL, Log: log})
+			h := cabinet.New(cabinet.Deps{DB: s.DB, Users: organizer.New(s.DB, nil, organizer.Limits{}), PublicBaseURL: tc.publicURL, Log: log})
 			var srv *httptest.Server
 			if tc.tls {
 				srv = httptest.NewTLSServer(h)

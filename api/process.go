@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
 	"ticketsales/api/cabinet"
@@ -33,6 +34,9 @@ type ProcessOptions struct {
 	Announce bool
 	// Limiter replaces the one the settings choose (Redis or memory).
 	Limiter ratelimit.Limiter
+	// RedisPrefix starts the process's keys in Redis ("": "ratelimit:");
+	// tests sharing one Redis give each deployment its own.
+	RedisPrefix string
 }
 
 // Process is the api process: its handler and the work beside it.
@@ -41,8 +45,10 @@ type Process struct {
 	Deps        Deps // what Handler serves from, for a variant of it
 	Sales       *sales.Service
 	Catalog     *catalog.Service
+	Users       *organizer.Service   // the cabinet's users and sign-in limits
 	TestGateway *payment.TestGateway // nil: not mounted
 	cfg         config.Config
+	redis       *redis.Client // nil: no REDIS_URL
 	conns       app.Conns
 	starter     *sales.Starter
 	notifier    *store.Notifier
@@ -83,20 +89,39 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		SeatsChanged: changed, Starter: a.starter, NoticesComing: noticesComing},
 		sales.Settings{TaskQueue: cfg.TaskQueue, Orders: orders, SaleCacheTTL: cfg.SaleCacheTTL})
 	a.Catalog.OnSeatsChanged = a.Sales.SeatsChangedElsewhere
+	// With REDIS_URL the instances of a deployment share one request
+	// budget per key and one failure budget per client through Redis;
+	// without it each instance has its own.
+	var budgets *ratelimit.Shared // nil: budgets in memory
+	prefix := opt.RedisPrefix
+	if prefix == "" {
+		prefix = "ratelimit:"
+	}
+	if cfg.RedisURL != "" {
+		if a.redis, err = ratelimit.Connect(cfg.RedisURL); err != nil {
+			return nil, err
+		}
+		budgets = ratelimit.NewShared(a.redis, prefix, func(budget string, err error) {
+			c.Metrics.BudgetFallback(budget)
+			if err != nil {
+				c.Log.Warn("failure budget decided in this instance's memory until Redis answers", "budget", budget, "err", err)
+			}
+		})
+	}
 	limiter := opt.Limiter
 	if limiter == nil {
 		limiter = ratelimit.NewMemory()
-		if cfg.RedisURL != "" {
-			// Several api instances share one budget per key through Redis.
-			if limiter, err = ratelimit.NewRedis(cfg.RedisURL); err != nil {
-				return nil, err
-			}
+		if a.redis != nil {
+			rl := ratelimit.RedisLimiter(a.redis)
+			rl.Prefix = prefix
+			limiter = rl
 		}
 	}
-	var authFailures *ratelimit.Failures
+	var authFailures ratelimit.Budget
 	if cfg.AuthFailureRPS > 0 {
-		authFailures = ratelimit.NewFailures(ratelimit.Limit{Rate: cfg.AuthFailureRPS, Burst: cfg.AuthFailureBurst})
+		authFailures = budgets.Budget("auth", ratelimit.Limit{Rate: cfg.AuthFailureRPS, Burst: cfg.AuthFailureBurst})
 	}
+	a.Users = organizer.New(c.DB, opt.Now, organizer.Limits{Budgets: budgets, PasswordChecks: cfg.CabinetPasswordChecks})
 	a.Deps = Deps{DB: c.DB, Bookkeeping: c.Bookkeeping, Temporal: c.Temporal, Auth: apikey.NewAuthenticator(c.DB, cfg.AuthCacheTTL),
 		Catalog: a.Catalog, Sales: a.Sales, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush, c.Metrics), Log: c.Log,
 		Gateway: test, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
@@ -104,7 +129,7 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL,
 		Webhooks: &webhook.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.WebhookTaskQueue, Rules: cfg.WebhookRules(),
 			Retry: cfg.WebhookRetry(), Limits: cfg.WebhookLimits(), Limiter: limiter, Log: c.Log}}
-	a.Deps.Cabinet = cabinet.New(cabinet.Deps{DB: c.DB, Users: organizer.New(c.DB, opt.Now), Auth: a.Deps.Auth,
+	a.Deps.Cabinet = cabinet.New(cabinet.Deps{DB: c.DB, Users: a.Users, Auth: a.Deps.Auth,
 		CatalogChanged: changed, PublicBaseURL: cfg.PublicBaseURL, ClientIPHeader: cfg.ClientIPHeader, Log: c.Log, Now: opt.Now})
 	a.Handler = New(a.Deps)
 	return a, nil
@@ -140,6 +165,9 @@ func (a *Process) spawn(f func()) {
 // requests: queued workflow starts are made, the last changes announced,
 // the queued request log written.
 func (a *Process) Stop(timeout time.Duration) {
+	if a.redis != nil {
+		defer a.redis.Close()
+	}
 	if a.stop == nil { // never started
 		a.Deps.RequestLog.Close()
 		return
@@ -152,8 +180,10 @@ func (a *Process) Stop(timeout time.Duration) {
 	a.Deps.RequestLog.Close()
 }
 
-// housekeeping deletes idempotency records past their 24 hours and request
-// log entries past their retention, every ten minutes, until ctx ends.
+// housekeeping deletes idempotency records past their 24 hours, expired
+// cabinet sessions, sign-in addresses not used for KnownAddressLifetime,
+// request log entries and webhook events past their retention, every ten
+// minutes, until ctx ends.
 func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retention, webhookRetention time.Duration) {
 	t := time.NewTicker(10 * time.Minute)
 	defer t.Stop()
@@ -168,6 +198,11 @@ func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retentio
 			logger.Warn("cabinet session cleanup", "err", err)
 		} else if n > 0 {
 			logger.Info("cabinet session cleanup", "deleted", n)
+		}
+		if n, err := store.DeleteCabinetAddressesBefore(ctx, db, now.Add(-organizer.KnownAddressLifetime)); err != nil && ctx.Err() == nil {
+			logger.Warn("cabinet sign-in address cleanup", "err", err)
+		} else if n > 0 {
+			logger.Info("cabinet sign-in address cleanup", "deleted", n)
 		}
 		if n, err := store.DeleteRequestLogBefore(ctx, db, now.Add(-retention)); err != nil && ctx.Err() == nil {
 			logger.Warn("request log cleanup", "err", err)

@@ -58,10 +58,11 @@ type Deps struct {
 	// applies to keys without their own.
 	Limiter      ratelimit.Limiter
 	DefaultLimit ratelimit.Limit
-	// AuthFailures limits failed authentications per client address (nil:
-	// no limit). The address is the TCP peer's, or with ClientIPHeader set
-	// the one a trusted proxy put in that header.
-	AuthFailures   *ratelimit.Failures
+	// AuthFailures limits failed authentications per client (nil: no
+	// limit): an IPv4 address or an IPv6 /64, of the TCP peer or, with
+	// ClientIPHeader set, of the address a trusted proxy put in that
+	// header. In memory, or in Redis shared by every instance.
+	AuthFailures   ratelimit.Budget
 	ClientIPHeader string
 	// Cabinet serves the organizer's cabinet under /cabinet (nil: not
 	// mounted, as when only the document is built).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Redis for `make test` (the shared rate-limit test): prints a REDIS_URL.
+# Redis for `make test` (the shared rate-limit and failure-budget tests): prints a REDIS_URL.
 #
 #   scripts/redis.sh        REDIS_URL if set; else the server on 127.0.0.1:6379
 #                           if it answers; else a private redis-server on port

@@ -101,8 +101,9 @@ func SignInLinkUser(ctx context.Context, db bun.IDB, tokenHash []byte, now time.
 
 // UseSignInLink sets the user's password hash and spends the link and
 // every other unused link of the user, in one transaction: of two submits
-// of the same link only one succeeds, and no older link works after.
-func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHash string, now time.Time) (*CabinetUser, error) {
+// of the same link only one succeeds, and no older link works after. The
+// address the link was used from becomes the user's only known address.
+func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHash, address string, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var userID int64
@@ -117,14 +118,66 @@ func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHa
 			return err
 		}
 		// A new password ends every session opened before it.
-		return tx.NewRaw(`UPDATE cabinet_users SET password_hash = ?, session_version = session_version + 1, updated_at = ?
+		if err := tx.NewRaw(`UPDATE cabinet_users SET password_hash = ?, session_version = session_version + 1, updated_at = ?
 			WHERE id = ? RETURNING *`,
-			passwordHash, now, userID).Scan(ctx, u)
+			passwordHash, now, userID).Scan(ctx, u); err != nil {
+			return err
+		}
+		if _, err := tx.NewRaw("DELETE FROM cabinet_known_addresses WHERE user_id = ? AND address <> ?", userID, address).Exec(ctx); err != nil {
+			return err
+		}
+		return RememberCabinetAddress(ctx, tx, userID, address, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("use sign-in link: %w", err)
 	}
 	return u, nil
+}
+
+// ReplacePasswordHash stores another hash of the user's same password
+// (made with other costs), unless the password changed since oldHash was
+// read.
+func ReplacePasswordHash(ctx context.Context, db bun.IDB, userID int64, oldHash, newHash string) error {
+	if _, err := db.NewRaw("UPDATE cabinet_users SET password_hash = ? WHERE id = ? AND password_hash = ?",
+		newHash, userID, oldHash).Exec(ctx); err != nil {
+		return fmt.Errorf("replace the password hash of user %d: %w", userID, err)
+	}
+	return nil
+}
+
+// RememberCabinetAddress records that the user signed in from address
+// (a client address group) at now.
+func RememberCabinetAddress(ctx context.Context, db bun.IDB, userID int64, address string, now time.Time) error {
+	_, err := db.NewRaw(`INSERT INTO cabinet_known_addresses (user_id, address, signed_in_at) VALUES (?, ?, ?)
+		ON CONFLICT (user_id, address) DO UPDATE SET signed_in_at = greatest(cabinet_known_addresses.signed_in_at, excluded.signed_in_at)`,
+		userID, address, now).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("remember the sign-in address of user %d: %w", userID, err)
+	}
+	return nil
+}
+
+// KnownCabinetAddress reports whether the user with the e-mail signed in
+// from address after since.
+func KnownCabinetAddress(ctx context.Context, db bun.IDB, email, address string, since time.Time) (bool, error) {
+	var known bool
+	err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM cabinet_known_addresses k JOIN cabinet_users u ON u.id = k.user_id
+		WHERE u.email = ? AND k.address = ? AND k.signed_in_at > ?)`, email, address, since).Scan(ctx, &known)
+	if err != nil {
+		return false, fmt.Errorf("known sign-in address: %w", err)
+	}
+	return known, nil
+}
+
+// DeleteCabinetAddressesBefore forgets the addresses no user signed in
+// from since t.
+func DeleteCabinetAddressesBefore(ctx context.Context, db bun.IDB, t time.Time) (int64, error) {
+	res, err := db.NewRaw("DELETE FROM cabinet_known_addresses WHERE signed_in_at < ?", t).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("delete old sign-in addresses: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
 }
 
 // DisableCabinetUser ends the user's sessions (a new session version),

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/organizer"
+	"ticketsales/internal/ratelimit"
 	"ticketsales/store"
 )
 
@@ -294,12 +294,18 @@ func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusUnprocessableEntity, "link", data)
 		return
 	}
-	u, err = c.Users.UseLink(r.Context(), token, pw)
+	u, err = c.Users.UseLink(r.Context(), c.clientAddr(r), token, pw)
 	var pe *organizer.PasswordError
 	switch {
 	case errors.As(err, &pe):
 		data.Message = "The " + pe.Error() + "."
 		c.render(w, r, http.StatusUnprocessableEntity, "link", data)
+		return
+	case errors.Is(err, organizer.ErrBusy):
+		// The link is not spent: the same page can be sent again.
+		w.Header().Set("Retry-After", retryAfter(organizer.BusyRetry))
+		data.Message = "Too many people are signing in right now. Try again in a few seconds."
+		c.render(w, r, http.StatusServiceUnavailable, "link", data)
 		return
 	case errors.Is(err, organizer.ErrLinkInvalid):
 		c.render(w, r, http.StatusNotFound, "error", pageData{Title: "Link not valid",
@@ -312,22 +318,15 @@ func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 	c.startSession(w, r, u)
 }
 
-// clientAddr is the address sign-in failures count under: the TCP peer's,
-// or the last address of ClientIPHeader (the one the trusted proxy saw).
+// clientAddr is the client sign-in limits count under: the TCP peer's
+// address, or the last address of ClientIPHeader (the one the trusted
+// proxy saw); an IPv6 address's /64.
 func (c *cabinet) clientAddr(r *http.Request) string {
-	if h := c.ClientIPHeader; h != "" {
-		v := r.Header.Get(h)
-		if i := strings.LastIndexByte(v, ','); i >= 0 {
-			v = v[i+1:]
-		}
-		if a, err := netip.ParseAddr(strings.TrimSpace(v)); err == nil {
-			return a.Unmap().String()
-		}
+	var trusted string
+	if c.ClientIPHeader != "" {
+		trusted = r.Header.Get(c.ClientIPHeader)
 	}
-	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-		return ap.Addr().Unmap().String()
-	}
-	return r.RemoteAddr
+	return ratelimit.Client(trusted, r.RemoteAddr)
 }
 
 func (c *cabinet) notFound(w http.ResponseWriter, r *http.Request) {

@@ -20,7 +20,7 @@ const demoOrganizerEmail = "organizer@demo.test"
 // demoOrganizerLink creates the demo organizer on first use and issues a
 // fresh one-time link every time: each `make run` prints one that works.
 func (c *cli) demoOrganizerLink(cmd *cobra.Command, companyID int64) (string, error) {
-	users := organizer.New(c.db, nil)
+	users := organizer.New(c.db, nil, organizer.Limits{})
 	u, path, err := users.CreateUser(cmd.Context(), companyID, demoOrganizerEmail)
 	if errors.Is(err, store.ErrEmailTaken) {
 		if u, err = users.UserByEmail(cmd.Context(), demoOrganizerEmail); err == nil {
@@ -53,7 +53,7 @@ func (c *cli) userCmd() *cobra.Command {
 			if err := c.open(cmd); err != nil {
 				return err
 			}
-			u, path, err := organizer.New(c.db, nil).CreateUser(cmd.Context(), companyID, email)
+			u, path, err := organizer.New(c.db, nil, organizer.Limits{}).CreateUser(cmd.Context(), companyID, email)
 			if err != nil {
 				return err
 			}
@@ -74,7 +74,7 @@ func (c *cli) userCmd() *cobra.Command {
 			if err := c.open(cmd); err != nil {
 				return err
 			}
-			users := organizer.New(c.db, nil)
+			users := organizer.New(c.db, nil, organizer.Limits{})
 			u, err := users.UserByEmail(cmd.Context(), linkEmail)
 			if err != nil {
 				return err
@@ -101,7 +101,7 @@ func (c *cli) userCmd() *cobra.Command {
 			if err := c.open(cmd); err != nil {
 				return err
 			}
-			users := organizer.New(c.db, nil)
+			users := organizer.New(c.db, nil, organizer.Limits{})
 			id := disableID
 			if disableEmail != "" {
 				u, err := users.UserByEmail(cmd.Context(), disableEmail)

@@ -70,6 +70,9 @@ type Config struct {
 	AuthFailureRPS   float64 `env:"AUTH_FAILURE_RPS" envDefault:"10"`
 	AuthFailureBurst int     `env:"AUTH_FAILURE_BURST" envDefault:"20"`
 	ClientIPHeader   string  `env:"CLIENT_IP_HEADER"`
+	// CabinetPasswordChecks bounds the cabinet's password checks running at
+	// once in one api process (0: a quarter of its CPUs, at least one).
+	CabinetPasswordChecks int `env:"CABINET_PASSWORD_CHECKS" envDefault:"0"`
 	// Holds are handed to their events' workflows off the request path, in
 	// batches, by this many goroutines, with at most StartQueue holds
 	// waiting (then a hold is handed over before answering).
@@ -144,6 +147,9 @@ func (c Config) check() (Config, error) {
 	}
 	if c.AuthFailureRPS < 0 || (c.AuthFailureRPS > 0 && c.AuthFailureBurst < 1) {
 		return c, fmt.Errorf("read configuration: AUTH_FAILURE_RPS must not be negative, and AUTH_FAILURE_BURST at least 1 when it is set")
+	}
+	if c.CabinetPasswordChecks < 0 {
+		return c, fmt.Errorf("read configuration: CABINET_PASSWORD_CHECKS must not be negative")
 	}
 	if c.StartWorkers < 1 || c.StartQueue < 0 {
 		return c, fmt.Errorf("read configuration: RESERVATION_START_WORKERS must be at least 1 and RESERVATION_START_QUEUE not negative")

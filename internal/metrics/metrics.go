@@ -34,7 +34,10 @@ type Registry struct {
 	// RequestLogRefused counts request log rows Postgres refused for their
 	// own data: each is dropped, the rest of its batch written.
 	RequestLogRefused prometheus.Counter
-	log               *slog.Logger
+	// BudgetFallbacks counts decisions of a failure budget shared through
+	// Redis that were made in this process's memory: Redis was unreachable.
+	BudgetFallbacks *prometheus.CounterVec
+	log             *slog.Logger
 }
 
 // New registers the process's metrics.
@@ -56,7 +59,10 @@ func New(log *slog.Logger) *Registry {
 	r.RequestLogRefused = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "ticketsales_request_log_refused_total", Help: "Request log rows Postgres refused for their own data and dropped (the rest of their batch is written).",
 	})
-	r.reg.MustRegister(r.HTTPRequests, r.HTTPDuration, r.Holds, r.MoneyAlerts, r.RequestLogRefused,
+	r.BudgetFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ticketsales_failure_budget_fallbacks_total", Help: "Decisions of a failure budget shared through Redis made in this process's memory because Redis was unreachable, by budget.",
+	}, []string{"budget"})
+	r.reg.MustRegister(r.HTTPRequests, r.HTTPDuration, r.Holds, r.MoneyAlerts, r.RequestLogRefused, r.BudgetFallbacks,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return r
 }
@@ -89,6 +95,14 @@ func (r *Registry) RequestLogRowRefused() {
 func (r *Registry) MoneyAlert(kind string) {
 	if r != nil {
 		r.MoneyAlerts.WithLabelValues(kind).Inc()
+	}
+}
+
+// BudgetFallback counts one decision of a shared failure budget made in
+// memory; nil-safe.
+func (r *Registry) BudgetFallback(budget string) {
+	if r != nil {
+		r.BudgetFallbacks.WithLabelValues(budget).Inc()
 	}
 }
 

@@ -11,9 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
-	"net/netip"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -62,8 +62,14 @@ type PasswordError struct{ Reason string }
 func (e *PasswordError) Error() string { return "password " + e.Reason }
 
 // params are the argon2id costs: the RFC 9106 second recommendation's
-// memory (64 MiB) with three passes, about 100 ms on one core.
-var params = &argon2id.Params{Memory: 64 * 1024, Iterations: 3, Parallelism: 2, SaltLength: 16, KeyLength: 32}
+// memory (64 MiB) with three passes, about 200 ms on one core. Parallelism
+// 1: argon2 runs each lane's segments as fresh goroutines, which run ahead
+// of waiting ones and are hardly preemptible (the work is in assembly), so
+// a check with two lanes on two CPUs left /v1 requests waiting seconds
+// while sign-ins went on; a check with one lane takes one CPU, and
+// Limits.PasswordChecks bounds how many run at once. Hashes made with two
+// lanes before are made again with one at the user's next sign-in.
+var params = &argon2id.Params{Memory: 64 * 1024, Iterations: 3, Parallelism: 1, SaltLength: 16, KeyLength: 32}
 
 // dummyHash is compared against when the e-mail is unknown, so a wrong
 // e-mail takes as long as a wrong password.
@@ -79,28 +85,67 @@ var dummyHash = func() string {
 type Service struct {
 	db  *bun.DB
 	now func() time.Time
-	// Failed sign-ins per address and e-mail (guessing one account's
-	// password), per address (trying many accounts; IPv6 addresses count
-	// per /64, what one client usually has) and per e-mail from all
-	// addresses together (guessing one account's password from many).
-	perAccount *ratelimit.Failures
-	perAddress *ratelimit.Failures
-	perEmail   *ratelimit.Failures
-	// checks bounds the argon2id password checks running at once.
+	// Sign-in budgets (see SignIn): failures per client and e-mail
+	// (guessing one account's password), password checks per client
+	// (trying many accounts, or signing in over and over: every check
+	// counts, a successful one too) and failures per e-mail from all
+	// clients together (guessing one account's password from many). A
+	// client is an IPv4 address or an IPv6 /64 (ratelimit.AddressGroup).
+	perAccount ratelimit.Budget
+	perClient  ratelimit.Budget
+	perEmail   ratelimit.Budget
+	// checks bounds the argon2id password checks (and hashes) running at
+	// once in this process; turns lets one client have one check running
+	// or waiting for a slot at a time, so a client queues behind its own
+	// attempts and never holds more than one slot.
 	checks         slots
+	turns          turns
 	passwordChecks atomic.Int64
+	inFlight       atomic.Int64
+	peak           atomic.Int64
 }
 
+// The sign-in budgets: a burst, then one more per interval.
+var (
+	PerAccountLimit = ratelimit.Limit{Rate: 1.0 / 60, Burst: 5}  // failures per client and e-mail
+	PerClientLimit  = ratelimit.Limit{Rate: 1.0 / 10, Burst: 30} // password checks per client
+	PerEmailLimit   = ratelimit.Limit{Rate: 1.0 / 60, Burst: 20} // failures per e-mail
+)
+
+// KnownAddressLifetime is how long after the last sign-in from a client
+// address the user's attempts from it skip the per-e-mail budget.
+const KnownAddressLifetime = 90 * 24 * time.Hour
+
+// Limits shape the limits on signing in; the zero value is the defaults,
+// every budget in this process's memory.
+type Limits struct {
+	// Budgets keeps the sign-in budgets: nil, this process's memory (one
+	// budget per api instance); over Redis, one for every instance.
+	Budgets *ratelimit.Shared
+	// PasswordChecks bounds the password checks running at once in this
+	// process (0: DefaultPasswordChecks).
+	PasswordChecks int
+}
+
+// DefaultPasswordChecks is half the CPUs Go schedules on, at least one: a
+// check keeps one of them busy, so password checks leave selling at least
+// half of the CPUs (with a single CPU they share it).
+func DefaultPasswordChecks() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+
 // New builds the service; now may be nil (time.Now).
-func New(db *bun.DB, now func() time.Time) *Service {
+func New(db *bun.DB, now func() time.Time, l Limits) *Service {
 	if now == nil {
 		now = time.Now
 	}
+	if l.PasswordChecks <= 0 {
+		l.PasswordChecks = DefaultPasswordChecks()
+	}
 	return &Service{db: db, now: now,
-		perAccount: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 60, Burst: 5}),
-		perAddress: ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 10, Burst: 30}),
-		perEmail:   ratelimit.NewFailures(ratelimit.Limit{Rate: 1.0 / 60, Burst: 20}),
-		checks:     make(slots, max(1, runtime.NumCPU()))}
+		perAccount: l.Budgets.Budget("signin-account", PerAccountLimit),
+		perClient:  l.Budgets.Budget("signin-client", PerClientLimit),
+		perEmail:   l.Budgets.Budget("signin-email", PerEmailLimit),
+		checks:     make(slots, l.PasswordChecks),
+		turns:      turns{m: map[string]*turn{}}}
 }
 
 // NormalizeEmail checks an address and lowercases it.
@@ -183,88 +228,104 @@ func CheckPassword(pw string) error {
 	return nil
 }
 
-// UseLink sets the user's password and spends the link.
-func (s *Service) UseLink(ctx context.Context, token, password string) (*store.CabinetUser, error) {
+// UseLink sets the user's password and spends the link; the client
+// address it was used from (addr) becomes the user's only known address.
+// Using a link costs none of the sign-in budgets (it is no password
+// check: only the link's holder can use it, once), so nobody failing
+// passwords for the user's e-mail keeps the user from it; hashing the new
+// password waits for a slot as a check does (ErrBusy).
+func (s *Service) UseLink(ctx context.Context, addr, token, password string) (*store.CabinetUser, error) {
 	if err := CheckPassword(password); err != nil {
 		return nil, err
 	}
+	client := ratelimit.AddressGroup(addr)
+	release, err := s.enter(ctx, client)
+	if err != nil {
+		return nil, err
+	}
 	hash, err := argon2id.CreateHash(password, params)
+	release()
 	if err != nil {
 		return nil, fmt.Errorf("hash password: %w", err)
 	}
-	u, err := store.UseSignInLink(ctx, s.db, hashToken(token), hash, s.now())
+	u, err := store.UseSignInLink(ctx, s.db, hashToken(token), hash, client, s.now())
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrLinkInvalid
 	}
 	return u, err
 }
 
-// AddressGroup is the key sign-in failures of a client address count
-// under: an IPv4 address itself, an IPv6 address's /64 (one client usually
-// has a whole /64 and could otherwise change address at every attempt).
-func AddressGroup(addr string) string {
-	a, err := netip.ParseAddr(addr)
-	if err != nil {
-		return addr
-	}
-	a = a.Unmap()
-	if a.Is4() {
-		return a.String()
-	}
-	p, _ := a.WithZone("").Prefix(64)
-	return p.String()
-}
-
-// SignIn checks e-mail and password from a client address. Failures are
-// counted per address and e-mail, per address (IPv6: per /64) and per
-// e-mail from any address. Every attempt spends a
-// failure of each budget before the password is looked at, and a sign-in
-// that succeeds gives them back: parallel attempts get no more password
-// checks than the budgets allow, the rest are refused at once
-// (ErrTooManyTries with the wait). The password check itself (argon2id,
-// 64 MiB) runs in one of a few slots; when they stay taken for
-// busyWait the attempt is refused with ErrBusy and costs no failure.
+// SignIn checks e-mail and password from a client address (IPv6: its
+// /64). Every attempt spends, before the password is looked at, one
+// failure of the client's budget for this e-mail, one password check of
+// the client's budget, and one failure of the e-mail's budget from all
+// clients; a sign-in that succeeds gives back the two failures (not the
+// check). Past any of them the attempt is refused at once (ErrTooManyTries
+// with the wait): parallel attempts get no more password checks than the
+// budgets allow. The e-mail's budget does not apply from an address the
+// user signed in from within KnownAddressLifetime, so a stranger failing
+// passwords for the e-mail does not keep its owner out. The password check
+// itself (argon2id, 64 MiB) runs in one of a few slots, one at a time per
+// client; an attempt that cannot have one within busyWait is refused with
+// ErrBusy and costs nothing.
 func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*store.CabinetUser, time.Duration, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
-	addr = AddressGroup(addr)
-	budgets := []struct {
-		f   *ratelimit.Failures
+	client := ratelimit.AddressGroup(addr)
+	type spent struct {
+		b   ratelimit.Budget
 		key string
-	}{{s.perAccount, addr + "|" + email}, {s.perAddress, addr}, {s.perEmail, email}}
-	giveBack := func(n int) {
-		for _, b := range budgets[:n] {
-			b.f.Return(b.key)
+	}
+	var taken []spent
+	giveBack := func(checkToo bool) {
+		for _, t := range taken {
+			if t.b != s.perClient || checkToo {
+				t.b.Return(ctx, t.key)
+			}
 		}
 	}
-	for i, b := range budgets {
-		if wait, ok := b.f.Take(b.key); !ok {
-			giveBack(i)
+	for _, b := range []spent{{s.perAccount, client + "|" + email}, {s.perClient, client}, {s.perEmail, email}} {
+		wait, ok := b.b.Take(ctx, b.key)
+		if !ok && b.b == s.perEmail {
+			// Only when it matters: one query, no password check.
+			known, err := store.KnownCabinetAddress(ctx, s.db, email, client, s.now().Add(-KnownAddressLifetime))
+			if err != nil {
+				giveBack(true)
+				return nil, 0, err
+			}
+			if known {
+				continue
+			}
+		}
+		if !ok {
+			giveBack(true)
 			return nil, wait, ErrTooManyTries
 		}
+		taken = append(taken, b)
 	}
 	if len(password) > MaxPasswordLength {
 		return nil, 0, ErrBadCredentials
 	}
-	if err := s.checks.acquire(ctx); err != nil {
-		giveBack(len(budgets))
-		return nil, busyRetry, err
+	release, err := s.enter(ctx, client)
+	if err != nil {
+		giveBack(true)
+		return nil, BusyRetry, err
 	}
-	defer s.checks.release()
+	defer release()
 	u, err := store.CabinetUserByEmail(ctx, s.db, email)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		s.compare(password, dummyHash)
 		return nil, 0, ErrBadCredentials
 	case err != nil:
-		giveBack(len(budgets))
+		giveBack(true)
 		return nil, 0, err
 	case u.PasswordHash == nil:
 		s.compare(password, dummyHash)
 		return nil, 0, ErrBadCredentials
 	}
-	ok, err := s.compare(password, *u.PasswordHash)
+	ok, hashParams, err := s.compare(password, *u.PasswordHash)
 	if err != nil {
-		giveBack(len(budgets))
+		giveBack(true)
 		return nil, 0, fmt.Errorf("check password of user %d: %w", u.ID, err)
 	}
 	if !ok || u.DisabledAt != nil {
@@ -272,53 +333,136 @@ func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*st
 		// account is disabled is not told apart from a wrong password.
 		return nil, 0, ErrBadCredentials
 	}
-	giveBack(len(budgets))
+	giveBack(false)
+	if *hashParams != *params {
+		// Made with older costs (two lanes): made again, in the slot
+		// still held, unless the password changed meanwhile.
+		hash, err := argon2id.CreateHash(password, params)
+		if err != nil {
+			return nil, 0, fmt.Errorf("hash password of user %d again: %w", u.ID, err)
+		}
+		if err := store.ReplacePasswordHash(ctx, s.db, u.ID, *u.PasswordHash, hash); err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := store.RememberCabinetAddress(ctx, s.db, u.ID, client, s.now()); err != nil {
+		return nil, 0, err
+	}
 	return u, 0, nil
 }
 
-// compare is the argon2id password check, counted (PasswordChecks).
-func (s *Service) compare(password, hash string) (bool, error) {
+// compare is the argon2id password check, counted (PasswordChecks); it
+// also returns the costs the hash was made with.
+func (s *Service) compare(password, hash string) (bool, *argon2id.Params, error) {
 	s.passwordChecks.Add(1)
-	return argon2id.ComparePasswordAndHash(password, hash)
+	return argon2id.CheckHash(password, hash)
 }
 
 // PasswordChecks is how many argon2id password checks sign-ins have run.
 func (s *Service) PasswordChecks() int64 { return s.passwordChecks.Load() }
 
+// ChecksRunning is how many password checks and hashes run right now.
+func (s *Service) ChecksRunning() int64 { return s.inFlight.Load() }
+
+// MostChecksAtOnce is the most password checks and hashes that ran at
+// once in this process (never more than its PasswordChecks limit).
+func (s *Service) MostChecksAtOnce() int64 { return s.peak.Load() }
+
 // ErrBusy: every slot of the password check stayed taken; the client is
-// asked to retry in busyRetry (the cabinet answers 503 with Retry-After).
+// asked to retry in BusyRetry (the cabinet answers 503 with Retry-After).
 var ErrBusy = errors.New("too many sign-ins at once")
 
 // busyWait is how long a sign-in waits for a slot of the password check;
-// busyRetry is the wait the client is told after that.
+// BusyRetry is the wait the client is told after that.
 const (
 	busyWait  = 2 * time.Second
-	busyRetry = 2 * time.Second
+	BusyRetry = 2 * time.Second
 )
 
-// slots bounds concurrent password checks: each holds 64 MiB and a core
-// for about 100 ms, so more of them at once than cores only costs memory.
-type slots chan struct{}
+// enter waits, at most busyWait, for the client's turn and then for a slot
+// of the password check; release gives both back.
+func (s *Service) enter(ctx context.Context, client string) (release func(), err error) {
+	t := time.NewTimer(busyWait)
+	defer t.Stop()
+	tn := s.turns.get(client)
+	if err := wait(ctx, tn.ch, t.C); err != nil {
+		s.turns.put(client, tn)
+		return nil, err
+	}
+	if err := wait(ctx, s.checks, t.C); err != nil {
+		<-tn.ch
+		s.turns.put(client, tn)
+		return nil, err
+	}
+	n := s.inFlight.Add(1)
+	for p := s.peak.Load(); n > p; p = s.peak.Load() {
+		if s.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	return func() {
+		s.inFlight.Add(-1)
+		<-s.checks
+		<-tn.ch
+		s.turns.put(client, tn)
+	}, nil
+}
 
-func (sl slots) acquire(ctx context.Context) error {
+// wait puts a token into a semaphore (a buffered channel), giving up when
+// expired fires (ErrBusy) or ctx ends.
+func wait(ctx context.Context, sem chan struct{}, expired <-chan time.Time) error {
 	select {
-	case sl <- struct{}{}:
+	case sem <- struct{}{}:
 		return nil
 	default:
 	}
-	t := time.NewTimer(busyWait)
-	defer t.Stop()
 	select {
-	case sl <- struct{}{}:
+	case sem <- struct{}{}:
 		return nil
-	case <-t.C:
+	case <-expired:
 		return ErrBusy
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-func (sl slots) release() { <-sl }
+// slots bounds concurrent password checks: each holds 64 MiB and a CPU
+// for about 200 ms, so more of them at once only takes the CPUs from
+// selling.
+type slots = chan struct{}
+
+// turns are the clients with a password check running or waiting: one at
+// a time each, so a client's other attempts queue behind it (senders
+// blocked on a channel are served in order).
+type turns struct {
+	mu sync.Mutex
+	m  map[string]*turn
+}
+
+type turn struct {
+	ch    chan struct{}
+	users int
+}
+
+func (ts *turns) get(client string) *turn {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t := ts.m[client]
+	if t == nil {
+		t = &turn{ch: make(chan struct{}, 1)}
+		ts.m[client] = t
+	}
+	t.users++
+	return t
+}
+
+func (ts *turns) put(client string, t *turn) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if t.users--; t.users == 0 {
+		delete(ts.m, client)
+	}
+}
 
 // Disable ends the user's sessions, spends the user's links and keeps the
 // user from signing in (ticketctl user disable).

@@ -33,22 +33,6 @@ func TestCheckPassword(t *testing.T) {
 	}
 }
 
-func TestAddressGroup(t *testing.T) {
-	for in, want := range map[string]string{
-		"203.0.113.7":          "203.0.113.7",
-		"::ffff:203.0.113.7":   "203.0.113.7",
-		"2001:db8:1:2:3:4:5:6": "2001:db8:1:2::/64",
-		"2001:db8:1:2:ffff::1": "2001:db8:1:2::/64",
-		"2001:db8:1:3::1":      "2001:db8:1:3::/64",
-		"fe80::1%eth0":         "fe80::/64",
-		"not an address":       "not an address",
-	} {
-		if got := AddressGroup(in); got != want {
-			t.Errorf("AddressGroup(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestLogPath(t *testing.T) {
 	for in, want := range map[string]string{
 		"/cabinet/link/AbC-123_secret":       "/cabinet/link/…",

@@ -1,25 +1,44 @@
 package ratelimit
 
 import (
+	"context"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 )
 
-// maxFailureClients bounds the clients Failures remembers; past it the
-// least recently failing one is forgotten.
-const maxFailureClients = 100_000
-
-// Failures counts failed attempts (authentications) per client in this
-// process: a token bucket per client that only failures drain, so a client
-// that has used its budget is refused before any work is done for it. A
-// bucket is forgotten once it would be full again, so memory stays bounded
-// by the clients failing right now (and by maxFailureClients).
+// Budget is a budget of failed attempts per client: a token bucket per
+// client that only failures drain, so a client that has used its budget is
+// refused before any work is done for it. Failures keeps it in this
+// process's memory; Shared.Budget in Redis, one budget for every instance.
 //
 // Parallel attempts must not all pass a check that none of them has failed
 // yet: Take spends a failure before the work (the password check) starts,
 // and Return gives it back when the attempt turns out not to have failed.
+type Budget interface {
+	// Blocked reports whether the client has no failure left and, if so,
+	// how long until it has one.
+	Blocked(ctx context.Context, client string) (retryAfter time.Duration, blocked bool)
+	// Take spends one failure of the client before the attempt is judged,
+	// in one step with the check that one is left: of parallel attempts
+	// only as many as the budget allows get through. When none is left it
+	// returns false and how long until one is.
+	Take(ctx context.Context, client string) (retryAfter time.Duration, ok bool)
+	// Return gives back a failure Take spent, for an attempt that
+	// succeeded (never above the burst).
+	Return(ctx context.Context, client string)
+	// Fail records a failure of the client (Take without the check).
+	Fail(ctx context.Context, client string)
+}
+
+// maxFailureClients bounds the clients Failures remembers; past it the
+// least recently failing one is forgotten.
+const maxFailureClients = 100_000
+
+// Failures is a Budget in this process's memory. A bucket is forgotten once
+// it would be full again, so memory stays bounded by the clients failing
+// right now (and by maxFailureClients).
 type Failures struct {
 	limit   Limit
 	mu      sync.Mutex // guards buckets and every bucket's fields
@@ -51,9 +70,7 @@ func (f *Failures) wait(tokens float64) time.Duration {
 	return time.Duration((1 - tokens) / f.limit.Rate * float64(time.Second))
 }
 
-// Blocked reports whether the client has no failure left and, if so, how
-// long until it has one.
-func (f *Failures) Blocked(client string) (retryAfter time.Duration, blocked bool) {
+func (f *Failures) Blocked(_ context.Context, client string) (retryAfter time.Duration, blocked bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b, ok := f.buckets.Peek(client)
@@ -66,11 +83,7 @@ func (f *Failures) Blocked(client string) (retryAfter time.Duration, blocked boo
 	return 0, false
 }
 
-// Take spends one failure of the client before the attempt is judged, in
-// one step with the check that one is left: of parallel attempts only as
-// many as the budget allows get through. When none is left it returns
-// false and how long until one is.
-func (f *Failures) Take(client string) (retryAfter time.Duration, ok bool) {
+func (f *Failures) Take(_ context.Context, client string) (retryAfter time.Duration, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.now()
@@ -89,8 +102,7 @@ func (f *Failures) Take(client string) (retryAfter time.Duration, ok bool) {
 	return 0, true
 }
 
-// Return gives back a failure Take spent, for an attempt that succeeded.
-func (f *Failures) Return(client string) {
+func (f *Failures) Return(_ context.Context, client string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b, ok := f.buckets.Peek(client)
@@ -101,8 +113,7 @@ func (f *Failures) Return(client string) {
 	b.tokens, b.at = min(float64(f.limit.Burst), f.tokensAt(b, now)+1), now
 }
 
-// Fail records a failure of the client (Take without the check).
-func (f *Failures) Fail(client string) {
+func (f *Failures) Fail(_ context.Context, client string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := f.now()

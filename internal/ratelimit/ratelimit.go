@@ -1,4 +1,5 @@
-// Package ratelimit limits requests per API key with a token bucket: in
+// Package ratelimit limits requests per API key with a token bucket, and
+// failed attempts (authentications, sign-ins) per client with budgets: in
 // memory for one api instance, or in Redis (GCRA) so several instances
 // enforce one budget. It also renders the IETF RateLimit header fields.
 package ratelimit
@@ -82,11 +83,16 @@ type Redis struct {
 
 // NewRedis connects to Redis at url (redis://host:port/db).
 func NewRedis(url string) (*Redis, error) {
-	opt, err := redis.ParseURL(url)
+	rdb, err := Connect(url)
 	if err != nil {
-		return nil, fmt.Errorf("parse REDIS_URL: %w", err)
+		return nil, err
 	}
-	return &Redis{limiter: redis_rate.NewLimiter(redis.NewClient(opt)), Prefix: "ratelimit:"}, nil
+	return RedisLimiter(rdb), nil
+}
+
+// RedisLimiter keeps the buckets in rdb.
+func RedisLimiter(rdb *redis.Client) *Redis {
+	return &Redis{limiter: redis_rate.NewLimiter(rdb), Prefix: "ratelimit:"}
 }
 
 func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) {

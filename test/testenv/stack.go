@@ -208,6 +208,51 @@ func (s *Stack) APIWithTemporal(t testing.TB, tc client.Client) string {
 	return hs.URL
 }
 
+// Instance serves another api process built from this stack's settings,
+// as edit changes them, over the same database and Temporal: another
+// instance of the deployment (opt.Now defaults to the stack's clock). It
+// returns the instance's URL and process.
+func (s *Stack) Instance(t testing.TB, edit func(*config.Config), opt api.ProcessOptions) (string, *api.Process) {
+	t.Helper()
+	cfg := s.Config
+	if edit != nil {
+		edit(&cfg)
+	}
+	if opt.Now == nil {
+		opt.Now = s.now
+	}
+	a, err := api.NewProcess(cfg, s.conns, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(a.Handler)
+	t.Cleanup(func() { hs.Close(); a.Stop(10 * time.Second) })
+	return hs.URL, a
+}
+
+// RedisURL is the Redis tests share: REDIS_URL (make test sets it), else
+// the usual local one. A Redis that does not answer fails the test: only
+// -short skips it. prefix is a key prefix of the test's own.
+func RedisURL(t testing.TB) (url, prefix string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Redis")
+	}
+	url = os.Getenv("REDIS_URL")
+	if url == "" {
+		url = "redis://127.0.0.1:6379/0"
+	}
+	rdb, err := ratelimit.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("no Redis at %s (make test starts one; or set REDIS_URL): %v", url, err)
+	}
+	return url, "test:" + randomHex(6) + ":"
+}
+
 // worker builds the worker process's parts over this stack.
 func (s *Stack) worker(t testing.TB) *worker.Process {
 	t.Helper()
