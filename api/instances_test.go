@@ -16,6 +16,8 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/mail"
+	"ticketsales/internal/states"
+	"ticketsales/store"
 	"ticketsales/test/testenv"
 )
 
@@ -139,10 +141,22 @@ func (f *fixture) awaitFreedOn(t *testing.T, url, key string, freed time.Time, s
 // A seat freed through one instance (released, its order cancelled, its
 // hold expired, its ticket refunded) can be held through the other within
 // memoryBound, though the other remembered it taken, and the other's
-// availability shows it free within that time.
+// availability shows it free within that time. So too when the notice of
+// the change is lost (the instance that made it died before announcing
+// it): the bound holds by time alone. And notices alone free it: an
+// instance that would trust its memory and cache for a minute without one
+// still lets go within the bound.
 func TestSeatFreedOnOneInstanceIsHeldOnTheOther(t *testing.T) {
 	f := newInstances(t)
 	other, _ := f.Key(t, f.companyA, apikey.Sandbox)
+	deaf := f.ProductionLikeInstance(t) // trusts what it read until a notice comes
+	deaf.Sales.RememberTakenFor(time.Minute)
+	deaf.Catalog.TrustCacheFor(time.Minute)
+	silent, err := store.OpenAppNotifying(context.Background(), f.DBURL) // the seat triggers stay silent for it
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = silent.Close() })
 	hold := func(t *testing.T, ttl int, seats ...string) reservation {
 		t.Helper()
 		res, err := testenv.Send(http.DefaultClient, f.holdRequest(t, f.a.URL, f.keyA, fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano()), ttl, seats...))
@@ -179,9 +193,22 @@ func TestSeatFreedOnOneInstanceIsHeldOnTheOther(t *testing.T) {
 		// take makes the seats taken through a; the function it returns
 		// frees them and says when they were free in Postgres.
 		take func(t *testing.T, seats []string) (free func() time.Time)
-		// on is the instance that must see them free.
+		// on is the instance that must see them free: b, or deaf.
 		on *testenv.Instance
 	}{
+		// First, while no other change of the event is under way: any
+		// notice for the event makes an instance forget all of it.
+		{"notice lost", []string{"parterre-2-1", "parterre-2-2"}, func(t *testing.T, seats []string) func() time.Time {
+			r := hold(t, 0, seats...)
+			return func() time.Time {
+				// As an instance releases it, dying before it announces the change.
+				if changed, err := store.EndReservation(context.Background(), silent, r.ID, states.ReservationReleased); err != nil || !changed {
+					t.Fatalf("release without a notice: %v %v", changed, err)
+				}
+				return time.Now()
+			}
+		}, f.b},
+		{"notices alone", []string{"parterre-2-3", "parterre-2-4"}, released, deaf},
 		{"released", []string{"parterre-1-1", "parterre-1-2"}, released, f.b},
 		{"order cancelled", []string{"parterre-1-3", "parterre-1-4"}, func(t *testing.T, seats []string) func() time.Time {
 			o := order(t, hold(t, 0, seats...))
