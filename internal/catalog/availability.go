@@ -76,7 +76,8 @@ type cachedAvailability struct {
 	version    store.SeatsVersion
 	validUntil time.Time // the next hold expiry or price change
 	companyID  int64
-	gen        uint64 // the event's notification count when built
+	gen        uint64    // the event's notification count when built
+	readAt     time.Time // when the read it reflects (build or version check) began
 }
 
 // availabilityCache keeps the encoded availability per event; an entry is
@@ -87,12 +88,27 @@ type availabilityCache struct {
 	entries map[int64]*cachedAvailability
 	gen     map[int64]uint64 // notifications seen per event
 	// listening: Listen is connected, so an entry whose gen is current is
-	// fresh without asking Postgres.
+	// fresh without asking Postgres, for trust after its read.
 	listening atomic.Bool
+	trust     time.Duration // cacheTrust; tests lengthen it
 }
 
+// cacheTrust is how long after its read an entry is served on notices
+// alone, without reading the event's version: a seat change whose notice
+// is lost or late shows within this time (docs/decisions.md).
+const cacheTrust = time.Second
+
 func newAvailabilityCache() *availabilityCache {
-	return &availabilityCache{entries: map[int64]*cachedAvailability{}, gen: map[int64]uint64{}}
+	return &availabilityCache{entries: map[int64]*cachedAvailability{}, gen: map[int64]uint64{}, trust: cacheTrust}
+}
+
+// TrustCacheFor changes how long a cached availability is served on
+// notices alone before its version is read again (1 s), for tests of the
+// notices alone.
+func (s *Service) TrustCacheFor(d time.Duration) {
+	s.availability.mu.Lock()
+	defer s.availability.mu.Unlock()
+	s.availability.trust = d
 }
 
 // Availability returns the event's availability from the cache or rebuilt.
@@ -101,23 +117,33 @@ func (s *Service) Availability(ctx context.Context, companyID, eventID int64) (A
 	now := s.now()
 	ac := s.availability
 	ac.mu.Lock()
-	c, gen := ac.entries[eventID], ac.gen[eventID]
+	c, gen, trust := ac.entries[eventID], ac.gen[eventID], ac.trust
 	ac.mu.Unlock()
-	if ac.listening.Load() && c != nil && c.gen == gen && c.companyID == companyID && now.Before(c.validUntil) {
-		return c.AvailabilityDoc, nil // no change notified since it was built
+	if ac.listening.Load() && c != nil && c.gen == gen && c.companyID == companyID && now.Before(c.validUntil) &&
+		now.Before(c.readAt.Add(trust)) {
+		return c.AvailabilityDoc, nil // no change notified since it was read
 	}
 	v, err := store.GetEventVersion(ctx, s.db, companyID, eventID)
 	if err != nil {
 		return AvailabilityDoc{}, err
 	}
 	if c != nil && c.version == v.Version && now.Before(c.validUntil) {
+		// Unchanged: served on notices alone for another while (gen was
+		// read before the version, so it counts no change the read missed).
+		checked := *c
+		checked.readAt, checked.gen = now, gen
+		ac.mu.Lock()
+		if ac.entries[eventID] == c {
+			ac.entries[eventID] = &checked
+		}
+		ac.mu.Unlock()
 		return c.AvailabilityDoc, nil
 	}
 	c, err = s.buildAvailability(ctx, eventID, now)
 	if err != nil {
 		return AvailabilityDoc{}, err
 	}
-	c.companyID, c.gen = companyID, gen
+	c.companyID, c.gen, c.readAt = companyID, gen, now
 	s.availability.mu.Lock()
 	s.availability.entries[eventID] = c
 	s.availability.mu.Unlock()

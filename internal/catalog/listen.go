@@ -13,7 +13,8 @@ import (
 
 // Listen keeps the availability cache in step with Postgres through
 // LISTEN seat_changes (see the seat_notify migration): each notification
-// drops one event's entry, so fresh entries are served without a query.
+// drops one event's entry, so fresh entries are served without a query
+// (for cacheTrust after their read: a notice lost or late costs no more).
 // While the connection is down the cache checks versions per request as
 // before, and it is emptied on every (re)connect, since notifications may
 // have been missed. Listen returns when ctx ends.

@@ -346,7 +346,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		ID: newReservationID(), CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(), EventID: sc.event.ID,
 		Status: states.ReservationReserved, Currency: sc.event.Currency, Total: total, ServiceFee: fee, TotalToPay: toPay,
 	}
-	mark := s.taken.mark(sc.event.ID)
+	mark := s.taken.mark(sc.event.ID, s.now())
 	outcome, err := store.Hold(ctx, db, store.NewHold{Reservation: r, TTL: hold, SeatIDs: ids, Prices: seatPrices})
 	r.CreatedAt, r.ExpiresAt = outcome.CreatedAt, outcome.ExpiresAt
 	// Decided: the seats leave flight (won ones are remembered below).
@@ -374,7 +374,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		for id, until := range outcome.TakenUntil {
 			known[id] = takenSeat{zone: seats[id].ZoneID, until: derefTime(until)}
 		}
-		s.taken.remember(p.CompanyID, sc.event.ID, mark, known, s.now())
+		s.taken.remember(p.CompanyID, sc.event.ID, mark, known)
 		return nil, takenError(ids, taken, seats)
 	}
 	s.seatsChanged(r.EventID)
@@ -382,7 +382,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	for _, id := range ids {
 		mine[id] = takenSeat{zone: seats[id].ZoneID, until: r.ExpiresAt}
 	}
-	s.taken.remember(p.CompanyID, sc.event.ID, s.taken.mark(sc.event.ID), mine, s.now())
+	s.taken.remember(p.CompanyID, sc.event.ID, s.taken.mark(sc.event.ID, s.now()), mine)
 	if err := s.startReservationWorkflow(ctx, &r); err != nil {
 		return nil, err
 	}
@@ -471,6 +471,10 @@ func (s *Service) RefuseKnownTaken(ctx context.Context, p *apikey.Principal, in 
 // RefusedFromMemory counts a refusal of RefuseKnownTaken given as the
 // answer (the caller decides: not under a key whose first answer stands).
 func (s *Service) RefusedFromMemory() { s.metrics.Hold(false) }
+
+// RememberTakenFor changes how long a seat found taken is refused from
+// memory without a fresh read (1 s), for tests of the notices alone.
+func (s *Service) RememberTakenFor(d time.Duration) { s.taken.rememberFor(d) }
 
 // SeatsChangedElsewhere is told of a seat change another process (or
 // this one, announced) made to an event; event 0: changes may have been

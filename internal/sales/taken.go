@@ -14,9 +14,11 @@ import (
 // It is only ever a "no" from memory, never a "yes": a hold still needs
 // the hold statement. An event's memory is forgotten on every seat change
 // of that event this instance makes or hears of (LISTEN seat_changes), all
-// of it when the listener connects or drops, and each seat after
-// takenFor at most (a notice lost with a dying connection or instance, or
-// a clock behind Postgres's, costs no more than that).
+// of it when the listener connects or drops, and each seat takenFor after
+// the read that found it taken began at most: a seat freed after that read
+// began is refused from memory no longer than takenFor after it was freed,
+// whether or not its notice ever comes (lost with a dying instance, or
+// late), and a clock behind Postgres's costs no more than that either.
 type takenSeats struct {
 	mu     sync.Mutex
 	events map[int64]*takenOfEvent
@@ -25,13 +27,20 @@ type takenSeats struct {
 	// may have been freed in between, and no later notice would come).
 	gen   map[int64]uint64
 	epoch uint64
+	// bound is takenFor; tests lengthen it to see notices alone at work.
+	bound time.Duration
 }
 
-// takenFor bounds how long a seat is remembered without a fresh read.
-const takenFor = 2 * time.Second
+// takenFor bounds how long a seat is remembered without a fresh read: the
+// longest a seat freed anywhere is refused from memory by any instance
+// (docs/decisions.md).
+const takenFor = time.Second
 
-// takenMark is when a read began, in forgets: see remember.
-type takenMark struct{ gen, epoch uint64 }
+// takenMark is when a read began: in forgets, and on the clock.
+type takenMark struct {
+	gen, epoch uint64
+	at         time.Time
+}
 
 type takenOfEvent struct {
 	company int64
@@ -56,30 +65,38 @@ type takenSeat struct {
 }
 
 func newTakenSeats() *takenSeats {
-	return &takenSeats{events: map[int64]*takenOfEvent{}, gen: map[int64]uint64{}}
+	return &takenSeats{events: map[int64]*takenOfEvent{}, gen: map[int64]uint64{}, bound: takenFor}
 }
 
-// mark is taken before reading what to remember about an event.
-func (m *takenSeats) mark(event int64) takenMark {
+// rememberFor changes takenFor (see bound).
+func (m *takenSeats) rememberFor(d time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return takenMark{m.gen[event], m.epoch}
+	m.bound = d
+}
+
+// mark is taken, at now, before reading what to remember about an event.
+func (m *takenSeats) mark(event int64, now time.Time) takenMark {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return takenMark{m.gen[event], m.epoch, now}
 }
 
 // remember records seats of a company's event as taken until their until
-// (zero: sold), and takenFor from now at most, as read after mark; nothing
-// when the event was forgotten since.
-func (m *takenSeats) remember(company, event int64, at takenMark, seats map[string]takenSeat, now time.Time) {
+// (zero: sold), and takenFor from the mark at most, as read after mark;
+// nothing when the event was forgotten since. Counting from the mark, not
+// from the answer, keeps a slow statement from stretching the bound.
+func (m *takenSeats) remember(company, event int64, at takenMark, seats map[string]takenSeat) {
 	if len(seats) == 0 {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if at != (takenMark{m.gen[event], m.epoch}) {
+	if at.gen != m.gen[event] || at.epoch != m.epoch {
 		return
 	}
 	e := m.event(company, event)
-	limit := now.Add(takenFor)
+	limit := at.at.Add(m.bound)
 	for id, s := range seats {
 		if s.until.IsZero() || s.until.After(limit) {
 			s.until = limit

@@ -11,7 +11,7 @@ func TestTakenSeatsRefuseOnlyWhatTheyKnow(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	m := newTakenSeats()
 	a1, a2 := SeatRef{ZoneID: "a", SeatID: "a-1-1"}, SeatRef{ZoneID: "a", SeatID: "a-1-2"}
-	m.remember(7, 1, m.mark(1), map[string]takenSeat{"a-1-1": {zone: "a", until: now.Add(time.Second)}, "a-1-2": {zone: "a"}}, now)
+	m.remember(7, 1, m.mark(1, now), map[string]takenSeat{"a-1-1": {zone: "a", until: now.Add(time.Second / 2)}, "a-1-2": {zone: "a"}})
 	if got := m.taken(7, 1, []SeatRef{a1, a2}, "k", now); len(got) != 2 {
 		t.Fatalf("known taken seats not refused: %v", got)
 	}
@@ -24,8 +24,8 @@ func TestTakenSeatsRefuseOnlyWhatTheyKnow(t *testing.T) {
 		"another event":                       {7, 2, []SeatRef{a1}, now},
 		"a seat not known":                    {7, 1, []SeatRef{a1, {ZoneID: "a", SeatID: "a-9-9"}}, now},
 		"the seat's zone named wrongly":       {7, 1, []SeatRef{{ZoneID: "b", SeatID: "a-1-1"}}, now},
-		"a hold past its deadline":            {7, 1, []SeatRef{a1}, now.Add(time.Second)},
-		"a sold seat read longer ago than 2s": {7, 1, []SeatRef{a2}, now.Add(takenFor)},
+		"a hold past its deadline":            {7, 1, []SeatRef{a1}, now.Add(time.Second / 2)},
+		"a sold seat read longer ago than 1s": {7, 1, []SeatRef{a2}, now.Add(takenFor)},
 	} {
 		if got := m.taken(c.company, c.event, c.refs, "k", c.at); got != nil {
 			t.Errorf("%s: refused %v", name, got)
@@ -35,13 +35,31 @@ func TestTakenSeatsRefuseOnlyWhatTheyKnow(t *testing.T) {
 		t.Errorf("a sold seat is taken for takenFor: %v", got)
 	}
 	// A hold deadline far off is remembered for takenFor only too.
-	m.remember(7, 1, m.mark(1), map[string]takenSeat{"a-1-3": {zone: "a", until: now.Add(time.Hour)}}, now)
+	m.remember(7, 1, m.mark(1, now), map[string]takenSeat{"a-1-3": {zone: "a", until: now.Add(time.Hour)}})
 	if got := m.taken(7, 1, []SeatRef{{ZoneID: "a", SeatID: "a-1-3"}}, "k", now.Add(takenFor)); got != nil {
 		t.Errorf("a held seat refused past takenFor without a fresh read: %v", got)
 	}
 	m.forget(1)
 	if got := m.taken(7, 1, []SeatRef{a2}, "k", now); got != nil {
 		t.Errorf("refused after forget: %v", got)
+	}
+}
+
+// A seat is remembered takenFor from when the read that found it taken
+// began, however long the read took: freed after the read began, it is
+// refused at most takenFor after it was freed, even if no notice comes.
+func TestTakenSeatsCountTheBoundFromTheRead(t *testing.T) {
+	m := newTakenSeats()
+	began := time.Now()
+	at := m.mark(1, began)
+	answered := began.Add(700 * time.Millisecond) // a slow statement
+	m.remember(7, 1, at, map[string]takenSeat{"a-1-1": {zone: "a"}})
+	ref := []SeatRef{{ZoneID: "a", SeatID: "a-1-1"}}
+	if got := m.taken(7, 1, ref, "k", answered); len(got) != 1 {
+		t.Fatalf("not refused right after the read: %v", got)
+	}
+	if got := m.taken(7, 1, ref, "k", began.Add(takenFor)); got != nil {
+		t.Errorf("refused takenFor after the read began: %v", got)
 	}
 }
 
@@ -53,14 +71,14 @@ func TestTakenSeatsIgnoreReadsFromBeforeAForget(t *testing.T) {
 	seat := map[string]takenSeat{"a-1-1": {zone: "a"}}
 	ref := []SeatRef{{ZoneID: "a", SeatID: "a-1-1"}}
 	for name, forget := range map[string]int64{"this event": 1, "every event": 0} {
-		at := m.mark(1)
+		at := m.mark(1, now)
 		m.forget(forget)
-		m.remember(7, 1, at, seat, now)
+		m.remember(7, 1, at, seat)
 		if got := m.taken(7, 1, ref, "k", now); got != nil {
 			t.Errorf("forget of %s: a read from before it was remembered", name)
 		}
 	}
-	m.remember(7, 1, m.mark(1), seat, now)
+	m.remember(7, 1, m.mark(1, now), seat)
 	if got := m.taken(7, 1, ref, "k", now); got == nil {
 		t.Error("a read after the forget was not remembered")
 	}
@@ -137,7 +155,7 @@ func TestTakenSeatsDoNotRefuseARepeatOfTheFlight(t *testing.T) {
 func TestTakenSeatsDoomedRequestsDoNotFly(t *testing.T) {
 	m := newTakenSeats()
 	now := time.Now()
-	m.remember(7, 1, m.mark(1), map[string]takenSeat{"a-1-9": {zone: "a"}}, now)
+	m.remember(7, 1, m.mark(1, now), map[string]takenSeat{"a-1-9": {zone: "a"}})
 	pair := []SeatRef{{ZoneID: "a", SeatID: "a-1-8"}, {ZoneID: "a", SeatID: "a-1-9"}}
 	if got, landed := m.takenOrFly(7, 1, pair, map[string]string{"a-1-8": "a", "a-1-9": "a"}, "7/K", now); got != nil || landed != nil {
 		t.Fatalf("a pair with a seat known taken: refused %v, flying %v", got, landed != nil)

@@ -77,3 +77,56 @@ func CheckPayments(t testing.TB, db bun.IDB, wait time.Duration) {
 		t.Errorf("money invariant broken: %s: %d", name, n)
 	}
 }
+
+// salesChecks are the inventory invariants, each a query counting
+// violations: a seat is sold or held once at most, and a paid order holds
+// exactly its seats and tickets.
+var salesChecks = []struct{ name, sql string }{
+	{"paid order seat not sold to it", `
+		SELECT count(*) FROM order_items i JOIN orders o ON o.id = i.order_id
+		WHERE o.status = 'paid' AND i.seat_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM event_seats s
+			WHERE s.event_id = o.event_id AND s.seat_id = i.seat_id AND s.order_id = o.id AND s.state = 'sold')`},
+	{"sold seat without a paid order", `
+		SELECT count(*) FROM event_seats s WHERE s.state = 'sold' AND NOT EXISTS
+			(SELECT 1 FROM orders o WHERE o.id = s.order_id AND o.status IN ('paid', 'partially_refunded'))`},
+	{"paid order without exactly its tickets", `
+		SELECT count(*) FROM orders o WHERE o.status = 'paid' AND
+			(SELECT count(*) FROM tickets t WHERE t.order_id = o.id) <> (SELECT count(*) FROM order_items i WHERE i.order_id = o.id)`},
+	{"seat of two live orders (unpaid, or with an active ticket)", `
+		SELECT count(*) FROM (SELECT o.event_id, i.seat_id FROM order_items i JOIN orders o ON o.id = i.order_id
+			WHERE i.seat_id IS NOT NULL AND (o.status = 'pending_payment' OR EXISTS (SELECT 1 FROM tickets t
+				WHERE t.order_id = i.order_id AND t.position = i.position AND t.status = 'active'))
+			GROUP BY o.event_id, i.seat_id HAVING count(*) > 1) twice`},
+	{"seat of two live reservations", `
+		SELECT count(*) FROM (SELECT rs.event_id, rs.seat_id FROM reservation_seats rs JOIN reservations r ON r.id = rs.reservation_id
+			WHERE r.status = 'reserved' AND r.expires_at > now()
+			GROUP BY rs.event_id, rs.seat_id HAVING count(*) > 1) twice`},
+}
+
+// SalesViolations checks the inventory invariants: it returns the broken
+// ones by name with their counts.
+func SalesViolations(ctx context.Context, db bun.IDB) (map[string]int64, error) {
+	broken := map[string]int64{}
+	for _, c := range salesChecks {
+		var n int64
+		if err := db.NewRaw(c.sql).Scan(ctx, &n); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		if n != 0 {
+			broken[c.name] = n
+		}
+	}
+	return broken, nil
+}
+
+// CheckSales fails the test for each broken inventory invariant.
+func CheckSales(t testing.TB, db bun.IDB) {
+	t.Helper()
+	broken, err := SalesViolations(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, n := range broken {
+		t.Errorf("inventory invariant broken: %s: %d", name, n)
+	}
+}

@@ -149,6 +149,20 @@ func (s *Stack) now() time.Time { return s.Now() }
 // default rate limit raised out of the way of load.
 func (s *Stack) ProductionLikeAPI(t testing.TB) string {
 	t.Helper()
+	return s.ProductionLikeInstance(t).URL
+}
+
+// Instance is an api instance a test runs beside the stack's own.
+type Instance struct {
+	URL     string
+	Sales   *sales.Service
+	Catalog *catalog.Service
+}
+
+// ProductionLikeInstance is ProductionLikeAPI with the instance's services,
+// for tests that change them (a shorter TTLUnit).
+func (s *Stack) ProductionLikeInstance(t testing.TB) *Instance {
+	t.Helper()
 	db, err := store.OpenAppNotifying(context.Background(), s.DBURL)
 	if err != nil {
 		t.Fatalf("open database: %v", err)
@@ -172,7 +186,7 @@ func (s *Stack) ProductionLikeAPI(t testing.TB) string {
 	}
 	hs := httptest.NewServer(a.Handler)
 	t.Cleanup(hs.Close)
-	return hs.URL
+	return &Instance{URL: hs.URL, Sales: a.Sales, Catalog: a.Catalog}
 }
 
 // AnotherAPI serves a second api instance over the same database and
