@@ -186,7 +186,7 @@ func TestFailureBudgetsWithoutReachableRedis(t *testing.T) {
 		t.Fatalf("right password from another client: %d", st)
 	}
 	for _, budget := range []string{"auth", "signin-account"} {
-		if n := testutil.ToFloat64(s.Metrics.BudgetFallbacks.WithLabelValues(budget)); n == 0 {
+		if n := testutil.ToFloat64(s.Metrics.RedisFallbacks.WithLabelValues(budget)); n == 0 {
 			t.Errorf("no fallback of budget %s counted", budget)
 		}
 	}

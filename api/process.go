@@ -102,7 +102,7 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 			return nil, err
 		}
 		budgets = ratelimit.NewShared(a.redis, prefix, func(budget string, err error) {
-			c.Metrics.BudgetFallback(budget)
+			c.Metrics.RedisFallback(budget)
 			if err != nil {
 				c.Log.Warn("failure budget decided in this instance's memory until Redis answers", "budget", budget, "err", err)
 			}
@@ -114,6 +114,12 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		if a.redis != nil {
 			rl := ratelimit.RedisLimiter(a.redis)
 			rl.Prefix = prefix
+			rl.OnFallback = func(err error) {
+				c.Metrics.RedisFallback("rate_limits")
+				if err != nil {
+					c.Log.Warn("request limits decided in this instance's memory until Redis answers", "err", err)
+				}
+			}
 			limiter = rl
 		}
 	}

@@ -34,10 +34,11 @@ type Registry struct {
 	// RequestLogRefused counts request log rows Postgres refused for their
 	// own data: each is dropped, the rest of its batch written.
 	RequestLogRefused prometheus.Counter
-	// BudgetFallbacks counts decisions of a failure budget shared through
-	// Redis that were made in this process's memory: Redis was unreachable.
-	BudgetFallbacks *prometheus.CounterVec
-	log             *slog.Logger
+	// RedisFallbacks counts decisions of a limit shared through Redis (a
+	// failure budget, or the request rate limits: "rate_limits") that were
+	// made in this process's memory: Redis was unreachable.
+	RedisFallbacks *prometheus.CounterVec
+	log            *slog.Logger
 }
 
 // New registers the process's metrics.
@@ -59,10 +60,10 @@ func New(log *slog.Logger) *Registry {
 	r.RequestLogRefused = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "ticketsales_request_log_refused_total", Help: "Request log rows Postgres refused for their own data and dropped (the rest of their batch is written).",
 	})
-	r.BudgetFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ticketsales_failure_budget_fallbacks_total", Help: "Decisions of a failure budget shared through Redis made in this process's memory because Redis was unreachable, by budget.",
-	}, []string{"budget"})
-	r.reg.MustRegister(r.HTTPRequests, r.HTTPDuration, r.Holds, r.MoneyAlerts, r.RequestLogRefused, r.BudgetFallbacks,
+	r.RedisFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ticketsales_redis_fallbacks_total", Help: "Decisions of a limit shared through Redis (failure budgets, rate_limits) made in this process's memory because Redis was unreachable.",
+	}, []string{"limit"})
+	r.reg.MustRegister(r.HTTPRequests, r.HTTPDuration, r.Holds, r.MoneyAlerts, r.RequestLogRefused, r.RedisFallbacks,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return r
 }
@@ -98,11 +99,11 @@ func (r *Registry) MoneyAlert(kind string) {
 	}
 }
 
-// BudgetFallback counts one decision of a shared failure budget made in
-// memory; nil-safe.
-func (r *Registry) BudgetFallback(budget string) {
+// RedisFallback counts one decision of a limit shared through Redis made
+// in memory; nil-safe.
+func (r *Registry) RedisFallback(limit string) {
 	if r != nil {
-		r.BudgetFallbacks.WithLabelValues(budget).Inc()
+		r.RedisFallbacks.WithLabelValues(limit).Inc()
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -74,11 +75,22 @@ func (m *Memory) Allow(_ context.Context, key string, l Limit) (Result, error) {
 	return res, nil
 }
 
-// Redis keeps buckets in Redis with the GCRA of go-redis/redis_rate.
+// Redis keeps buckets in Redis with the GCRA of go-redis/redis_rate, so
+// every api instance enforces one limit.
+//
+// When Redis does not answer (within sharedTimeout), the decision comes
+// from this process's memory instead, and Redis is left alone for
+// sharedPause, as the failure budgets do: the limits still hold, per
+// instance, and an outage costs a few requests a wait, not every one.
+// OnFallback, if set, is told of each decision made so (err: the Redis
+// error when a call just failed, nil while Redis is left alone).
 type Redis struct {
 	limiter *redis_rate.Limiter
 	// Prefix namespaces the keys (tests share one Redis).
-	Prefix string
+	Prefix     string
+	OnFallback func(err error)
+	local      *Memory
+	pausedTill atomic.Int64 // unix nanoseconds: Redis is not asked before
 }
 
 // NewRedis connects to Redis at url (redis://host:port/db).
@@ -92,15 +104,26 @@ func NewRedis(url string) (*Redis, error) {
 
 // RedisLimiter keeps the buckets in rdb.
 func RedisLimiter(rdb *redis.Client) *Redis {
-	return &Redis{limiter: redis_rate.NewLimiter(rdb), Prefix: "ratelimit:"}
+	return &Redis{limiter: redis_rate.NewLimiter(rdb), Prefix: "ratelimit:", local: NewMemory()}
 }
 
 func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) {
+	if time.Now().UnixNano() < r.pausedTill.Load() {
+		r.fallback(nil)
+		return r.local.Allow(ctx, key, l)
+	}
 	// redis_rate counts whole requests per period: one request per the
 	// rate's interval is exact for any rate (1.5/s, or 90 a minute, would
 	// round to 2/s as requests per second).
 	lim := redis_rate.Limit{Rate: 1, Burst: l.Burst, Period: time.Duration(float64(time.Second) / l.Rate)}
-	res, err := r.limiter.Allow(ctx, r.Prefix+key, lim)
+	rctx, cancel := context.WithTimeout(ctx, sharedTimeout)
+	res, err := r.limiter.Allow(rctx, r.Prefix+key, lim)
+	cancel()
+	if err != nil && ctx.Err() == nil {
+		r.pausedTill.Store(time.Now().Add(sharedPause).UnixNano())
+		r.fallback(fmt.Errorf("rate limit %s in redis: %w", key, err))
+		return r.local.Allow(ctx, key, l)
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("rate limit %s: %w", key, err)
 	}
@@ -109,6 +132,12 @@ func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) 
 		out.RetryAfter = res.RetryAfter
 	}
 	return out, nil
+}
+
+func (r *Redis) fallback(err error) {
+	if r.OnFallback != nil {
+		r.OnFallback(err)
+	}
 }
 
 // seconds rounds a wait up to whole seconds, at least 1 when there is any.

@@ -34,3 +34,36 @@ func TestRedisKeepsAnyRate(t *testing.T) {
 		t.Fatalf("retry after %s at 1.5/s; want 2/3 s", res.RetryAfter)
 	}
 }
+
+// When Redis does not answer, the request limits are decided in this
+// process's memory (still limits, never an error), and Redis is left
+// alone for a while instead of being waited on by every request.
+func TestRedisDownLimitsInMemory(t *testing.T) {
+	r, err := NewRedis("redis://127.0.0.1:1/0") // nothing listens there
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed, paused int
+	r.OnFallback = func(err error) {
+		if err != nil {
+			failed++
+		} else {
+			paused++
+		}
+	}
+	l := Limit{Rate: 0.01, Burst: 2}
+	var allowed []bool
+	for range 3 {
+		res, err := r.Allow(context.Background(), "k", l)
+		if err != nil {
+			t.Fatalf("a request limit with Redis down: %v", err)
+		}
+		allowed = append(allowed, res.Allowed)
+	}
+	if fmt.Sprint(allowed) != "[true true false]" {
+		t.Errorf("decisions with Redis down: %v, want the burst of 2 then a refusal", allowed)
+	}
+	if failed != 1 || paused != 2 {
+		t.Errorf("Redis asked %d times (failed) and left alone %d times, want 1 and 2", failed, paused)
+	}
+}
