@@ -16,6 +16,7 @@ import (
 
 	"ticketsales/internal/delivery"
 	"ticketsales/internal/delivery/email"
+	"ticketsales/internal/errs"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/payment"
@@ -58,7 +59,7 @@ func final(err error) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeConstraintViolation, err)
 	case errors.Is(err, payment.ErrRefused):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeGatewayRefused, err)
-	case errors.Is(err, store.ErrPaymentConflict):
+	case errors.Is(err, errs.PaymentConflict):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeConstraintViolation, err)
 	}
 	return err
@@ -112,7 +113,7 @@ func (a *Activities) ExpireReservations(ctx context.Context, ids []string) ([]Ex
 		}
 		res, err := a.ExpireReservation(ctx, id)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, errs.NotFound):
 			out = append(out, ExpiredHold{ReservationID: id})
 		case err != nil:
 			activity.GetLogger(ctx).Warn("hold not finalised at its deadline; retried", "reservation_id", id, "err", err)
@@ -171,7 +172,7 @@ type SettleResult struct {
 // signalled by an api from before payments were recorded (no gateway named,
 // nothing on record) is recorded from its order first.
 func (a *Activities) SettlePayment(ctx context.Context, orderID int64, gatewayName, paymentID string) (SettleResult, error) {
-	if _, err := store.GetPayment(ctx, a.DB, gatewayName, paymentID); errors.Is(err, store.ErrNotFound) {
+	if _, err := store.GetPayment(ctx, a.DB, gatewayName, paymentID); errors.Is(err, errs.NotFound) {
 		if gatewayName, err = a.recordFromOrder(ctx, orderID, paymentID); err != nil {
 			return SettleResult{}, final(err)
 		}
@@ -201,9 +202,9 @@ func (a *Activities) recordFromOrder(ctx context.Context, orderID int64, payment
 	switch {
 	case err == nil:
 		p.Gateway, p.Amount, p.Currency = o.GatewayName(), o.Amount, o.Currency
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, errs.NotFound):
 		tp, terr := store.GetTestPayment(ctx, a.DB, paymentID)
-		if errors.Is(terr, store.ErrNotFound) {
+		if errors.Is(terr, errs.NotFound) {
 			return "", temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("payment %s of order %d is known neither to its order nor to the test gateway", paymentID, orderID),
 				ErrTypePaymentUnknown, terr)
@@ -345,7 +346,7 @@ type VoidResult struct {
 func (a *Activities) VoidTickets(ctx context.Context, refundID string, orderID int64, ticketIDs []int64) (VoidResult, error) {
 	r := &store.Refund{ID: refundID, OrderID: orderID, TicketIDs: ticketIDs}
 	if err := store.CreateRefund(ctx, a.DB, r); err != nil {
-		var se *states.StateError
+		var se *errs.StateError
 		var te *store.RefundTicketsError
 		if errors.As(err, &se) || errors.As(err, &te) {
 			return VoidResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefundRefused, err)

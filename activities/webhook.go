@@ -16,6 +16,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"ticketsales/internal/errs"
 	"ticketsales/internal/webhook"
 	"ticketsales/store"
 )
@@ -91,7 +92,7 @@ const excerptBytes = 512
 // attempt once.
 func (a *Activities) DeliverWebhook(ctx context.Context, in WebhookAttemptInput) (WebhookAttemptResult, error) {
 	t, err := store.GetDeliveryTarget(ctx, a.DB, in.EventID, in.EndpointID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, errs.NotFound) {
 		return WebhookAttemptResult{Outcome: WebhookGone, Error: "the event or the endpoint no longer exists"}, nil
 	} else if err != nil {
 		return WebhookAttemptResult{}, err

@@ -21,8 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"image/png"
+
+	"github.com/chromedp/chromedp"
 
 	"ticketsales/api/cabinet"
 	"ticketsales/internal/apikey"

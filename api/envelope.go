@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/danielgtaylor/huma/v2"
 	"ticketsales/api/request"
+
+	"github.com/danielgtaylor/huma/v2"
 )
 
 // Envelope is the shape of every successful /v1 body.

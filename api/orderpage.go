@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"ticketsales/internal/delivery"
+	"ticketsales/internal/errs"
 	"ticketsales/store"
 )
 
@@ -54,7 +55,7 @@ func (s *Server) orderDocument(w http.ResponseWriter, r *http.Request) (delivery
 		return delivery.Order{}, false
 	}
 	failed := func(err error) (delivery.Order, bool) {
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, errs.NotFound) {
 			return notFound()
 		}
 		writeProblem(w, fromError(ctx, s.log, err).(*Problem))

@@ -6,20 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/api/aggregator"
 	"ticketsales/api/request"
-	"ticketsales/internal/catalog"
-	"ticketsales/internal/sales"
-	"ticketsales/internal/states"
-	"ticketsales/internal/webhook"
-	"ticketsales/store"
+	"ticketsales/internal/errs"
 )
 
 // Problem is the RFC 9457 problem details body of every error, Huma's model
@@ -35,7 +30,7 @@ type Problem struct {
 	Errors        []*huma.ErrorDetail `json:"errors,omitempty" doc:"Field errors of a validation_error."`
 	RequiredScope string              `json:"required_scope,omitempty" doc:"The scope an insufficient_scope error lacks."`
 
-	UnavailableSeats []sales.SeatRef `json:"unavailable_seats,omitempty" doc:"The seats a seat_taken error refers to."`
+	UnavailableSeats []errs.SeatRef `json:"unavailable_seats,omitempty" doc:"The seats a seat_taken error refers to."`
 	// The aggregator adapter names seats as its reserve takes them.
 	AggUnavailableSeats []string `json:"unavailableSeats,omitempty" doc:"Aggregator adapter: the seats a seat_taken error refers to, as <zone_id>|<seat_id>."`
 
@@ -161,82 +156,18 @@ func smallValue(v any) bool {
 	return err == nil && len(b) <= maxEchoedValue
 }
 
-// fromError maps a service error to a problem: unknown or foreign ids are
-// 404, an unreachable dependency 503, anything else 500 (logged, not shown).
+// fromError maps a service error to a problem: every error of the service
+// carries its own (internal/errs); an unreachable dependency is 503, a
+// closed request 499, anything else 500 (logged, not shown).
 func fromError(ctx context.Context, log *slog.Logger, err error) error {
 	var p *Problem
-	var taken *sales.SeatTakenError
-	var aggTaken *aggregator.SeatTakenError
-	var invalid *sales.ValidationError
-	var state *states.StateError
-	var soldOut *states.SoldOutError
-	var mismatch *sales.AmountMismatchError
-	var capped *webhook.LimitError
-	var rated *webhook.RateError
+	if errors.As(err, &p) {
+		return p
+	}
+	var coded errs.Coded
 	switch {
-	case errors.As(err, &p):
-		return p
-	case errors.As(err, &taken):
-		p := newProblem(ctx, http.StatusConflict, "seat_taken", "Some seats are no longer free: refresh availability and offer others.")
-		p.UnavailableSeats = taken.Seats
-		return p
-	case errors.As(err, &aggTaken):
-		p := newProblem(ctx, http.StatusConflict, "seat_taken", "Some seats are no longer free: refresh available-seats and offer others.")
-		p.AggUnavailableSeats = aggTaken.Seats
-		return p
-	case errors.As(err, &invalid):
-		p := newProblem(ctx, http.StatusUnprocessableEntity, "validation_error", "validation failed")
-		for _, f := range invalid.Fields {
-			p.Errors = append(p.Errors, &huma.ErrorDetail{Location: f.Location, Message: f.Message, Value: f.Value})
-		}
-		return p
-	case errors.As(err, &soldOut):
-		p := newProblem(ctx, http.StatusConflict, "sold_out", "Not enough tickets left for this order.")
-		p.UnavailableCategories, p.SlotSoldOut, p.Available = soldOut.CategoryIDs, soldOut.Slot, soldOut.Available
-		if soldOut.Available != nil {
-			p.Detail = fmt.Sprintf("No %sseats fit the request; %d free seats are left within its categories and zones.",
-				map[bool]string{true: "side-by-side ", false: ""}[soldOut.Together], *soldOut.Available)
-		}
-		return p
-	case errors.As(err, &capped):
-		return newProblem(ctx, http.StatusConflict, "limit_reached", fmt.Sprintf("This environment already has %d webhook "+
-			"endpoints, the most allowed: delete one it no longer needs before adding another. Nothing was changed.", capped.Max))
-	case errors.As(err, &rated):
-		wait := max(int(math.Ceil(rated.RetryAfter.Seconds())), 1)
-		return newProblem(ctx, http.StatusTooManyRequests, "rate_limited", fmt.Sprintf("At most %d %s per minute per "+
-			"environment: the next one is allowed in %d s. Nothing was sent.", rated.PerMinute, rated.What, wait)).
-			withHeader("Retry-After", strconv.Itoa(wait))
-	case errors.As(err, &mismatch):
-		return newProblem(ctx, http.StatusUnprocessableEntity, "amount_mismatch", "paid_amount must equal the order amount; nothing was changed.")
-	case errors.Is(err, store.ErrPaymentConflict):
-		log.ErrorContext(ctx, "a gateway reported a payment again with other details", "request_id", request.ID(ctx), "err", err)
-		return newProblem(ctx, http.StatusConflict, "invalid_state", "This payment is on record with another order or amount; it was not applied.")
-	case errors.Is(err, sales.ErrGatewayUnavailable):
-		return newProblem(ctx, http.StatusUnprocessableEntity, "gateway_unavailable",
-			"This deployment has no payment gateway for production orders: use payment=external and confirm the "+
-				"payment, or ask the service's operators to configure a gateway. Sandbox keys use the test gateway. Nothing was changed.")
-	case errors.Is(err, sales.ErrOrderExpired):
-		return newProblem(ctx, http.StatusConflict, "order_expired", "The order's payment window has closed; its seats were freed.")
-	case errors.Is(err, sales.ErrOrderPaid):
-		return newProblem(ctx, http.StatusConflict, "order_paid", "A paid order cannot be cancelled; refund it instead.")
-	case errors.Is(err, sales.ErrReservationExpired):
-		return newProblem(ctx, http.StatusConflict, "reservation_expired", "The reservation's hold has expired; its seats may be taken again.")
-	case errors.As(err, &state):
-		return newProblem(ctx, http.StatusConflict, "invalid_state", fmt.Sprintf("The %s is %s; that does not allow this request.", state.Entity, state.Status))
-	case errors.Is(err, sales.ErrIncomplete):
-		log.WarnContext(ctx, "request incomplete", "request_id", request.ID(ctx), "err", err)
-		return newProblem(ctx, http.StatusServiceUnavailable, "unavailable",
-			"A backing service failed before the request was finished; retry it with the same Idempotency-Key.").
-			withHeader("Retry-After", "5")
-	case errors.Is(err, sales.ErrUnavailable):
-		log.WarnContext(ctx, "dependency unavailable", "request_id", request.ID(ctx), "err", err)
-		return newProblem(ctx, http.StatusServiceUnavailable, "unavailable", "A backing service is unreachable and nothing was changed; retry later.").
-			withHeader("Retry-After", "5")
-	case errors.Is(err, catalog.ErrNoScheme):
-		return newProblem(ctx, http.StatusNotFound, "not_found",
-			"This event has no seating scheme: it sells general-admission tickets by category (order them by items).")
-	case errors.Is(err, store.ErrNotFound):
-		return newProblem(ctx, http.StatusNotFound, "not_found", notFoundDetail(err))
+	case errors.As(err, &coded):
+		return problemOf(ctx, log, err, coded)
 	case errors.Is(err, context.Canceled):
 		return newProblem(ctx, 499, "client_closed_request", "The client closed the request.")
 	case isUnavailable(err):
@@ -248,6 +179,38 @@ func fromError(ctx context.Context, log *slog.Logger, err error) error {
 	return newProblem(ctx, http.StatusInternalServerError, "internal", "The service could not complete the request; quote the request_id to support.")
 }
 
-func notFoundDetail(err error) string {
-	return "The resource does not exist or is not visible to this API key."
+// problemOf answers a service error with its problem and the members some
+// errors carry.
+func problemOf(ctx context.Context, log *slog.Logger, err error, coded errs.Coded) *Problem {
+	pr := coded.Problem()
+	p := newProblem(ctx, pr.Status, pr.Code, pr.Detail)
+	if pr.RetryAfter > 0 {
+		p.withHeader("Retry-After", strconv.Itoa(int(pr.RetryAfter/time.Second)))
+	}
+	var taken *errs.SeatTakenError
+	var invalid *errs.ValidationError
+	var soldOut *errs.SoldOutError
+	switch {
+	case errors.As(err, &taken):
+		if ri := request.From(ctx); ri != nil && ri.Adapter {
+			// The adapter names seats as its reserve takes them.
+			p.Detail = "Some seats are no longer free: refresh available-seats and offer others."
+			for _, s := range taken.Seats {
+				p.AggUnavailableSeats = append(p.AggUnavailableSeats, s.ZoneID+"|"+s.SeatID)
+			}
+		} else {
+			p.UnavailableSeats = taken.Seats
+		}
+	case errors.As(err, &invalid):
+		for _, f := range invalid.Fields {
+			p.Errors = append(p.Errors, &huma.ErrorDetail{Location: f.Location, Message: f.Message, Value: f.Value})
+		}
+	case errors.As(err, &soldOut):
+		p.UnavailableCategories, p.SlotSoldOut, p.Available = soldOut.CategoryIDs, soldOut.Slot, soldOut.Available
+	case errors.Is(err, errs.PaymentConflict):
+		log.ErrorContext(ctx, "a gateway reported a payment again with other details", "request_id", request.ID(ctx), "err", err)
+	case pr.Status == http.StatusServiceUnavailable:
+		log.WarnContext(ctx, "dependency unavailable", "request_id", request.ID(ctx), "err", err)
+	}
+	return p
 }

@@ -9,13 +9,14 @@ import (
 
 	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/errs"
 	"ticketsales/internal/sales"
 )
 
 type createReservationInput struct {
 	Body struct {
 		EventID       int64                `json:"event_id" minimum:"1"`
-		Seats         []sales.SeatRef      `json:"seats,omitempty" minItems:"1" maxItems:"20" doc:"The seats to hold, at most 20; or best_available instead."`
+		Seats         []errs.SeatRef       `json:"seats,omitempty" minItems:"1" maxItems:"20" doc:"The seats to hold, at most 20; or best_available instead."`
 		BestAvailable *sales.BestAvailable `json:"best_available,omitempty" doc:"Let the service pick the best free seats, instead of seats."`
 		TTLMinutes    int                  `json:"ttl_minutes,omitempty" minimum:"1" maximum:"60" default:"15" doc:"Hold duration in minutes."`
 	}
@@ -30,7 +31,7 @@ type ReservationPath struct {
 type replaceSeatsInput struct {
 	ReservationPath
 	Body struct {
-		Seats []sales.SeatRef `json:"seats" minItems:"1" maxItems:"20" doc:"The full new list of seats; it replaces the composition."`
+		Seats []errs.SeatRef `json:"seats" minItems:"1" maxItems:"20" doc:"The full new list of seats; it replaces the composition."`
 	}
 }
 
@@ -114,7 +115,7 @@ func (s *Server) refuseKnownTaken(ctx context.Context, idempotencyKey string, bo
 					if len(it) != 2 || it["zone_id"] == "" || it["seat_id"] == "" {
 						return nil, nil
 					}
-					in.Seats = append(in.Seats, sales.SeatRef{ZoneID: it["zone_id"], SeatID: it["seat_id"]})
+					in.Seats = append(in.Seats, errs.SeatRef{ZoneID: it["zone_id"], SeatID: it["seat_id"]})
 				}
 			}
 		default:

@@ -20,6 +20,7 @@ import (
 
 	"ticketsales/api/aggregator"
 	"ticketsales/api/reference"
+	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/metrics"
@@ -137,7 +138,13 @@ func New(deps Deps) *Server {
 	s.registerRefunds(v1)
 	s.registerWebhooks(v1)
 	agg := huma.NewGroup(s.API, "/aggregator/v1")
-	agg.UseMiddleware(s.authenticate)
+	agg.UseMiddleware(func(ctx huma.Context, next func(huma.Context)) {
+		// The adapter's errors name seats in its own terms (fromError).
+		if ri := request.From(ctx.Context()); ri != nil {
+			ri.Adapter = true
+		}
+		next(ctx)
+	}, s.authenticate)
 	aggregator.Register(agg, deps.Sales, deps.Catalog)
 	s.registerGatewayCallbacks(s.API)
 	s.registerOrderPage(mux)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"ticketsales/internal/errs"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -34,7 +35,7 @@ func CreateCabinetUser(ctx context.Context, db bun.IDB, companyID int64, email s
 		return nil, fmt.Errorf("create cabinet user: %w", err)
 	}
 	if !exists {
-		return nil, fmt.Errorf("create cabinet user: company %d: %w", companyID, ErrNotFound)
+		return nil, fmt.Errorf("create cabinet user: company %d: %w", companyID, errs.NotFound)
 	}
 	u := &CabinetUser{CompanyID: companyID, Email: email}
 	if _, err := db.NewInsert().Model(u).Returning("*").Exec(ctx); err != nil {

@@ -21,12 +21,9 @@ import (
 	"github.com/uptrace/bun/extra/bundebug"
 	"github.com/uptrace/bun/migrate"
 
+	"ticketsales/internal/errs"
 	"ticketsales/store/migrations"
 )
-
-// ErrNotFound is returned when a record does not exist or is not visible to
-// the caller.
-var ErrNotFound = errors.New("not found")
 
 // DefaultMaxConns is the pool size when DATABASE_URL names none
 // (pool_max_conns=N sets it).
@@ -156,10 +153,10 @@ func Ping(ctx context.Context, db bun.IDB) error {
 	return nil
 }
 
-// notFound maps sql.ErrNoRows to ErrNotFound with context.
+// notFound maps sql.ErrNoRows to errs.NotFound with context.
 func notFound(err error, what string) error {
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%s: %w", what, ErrNotFound)
+		return fmt.Errorf("%s: %w", what, errs.NotFound)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"time"
 
+	"ticketsales/internal/errs"
+	"ticketsales/internal/states"
+
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
-	"ticketsales/internal/states"
 )
 
 // Reservation is a hold of seats of one event.
@@ -346,10 +348,10 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []stri
 			return notFound(err, "reservation "+rp.ReservationID)
 		}
 		if r.Status != states.ReservationReserved {
-			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(r.Status)}
+			return &errs.StateError{Entity: "reservation", ID: r.ID, Status: string(r.Status)}
 		}
 		if r.Lapsed {
-			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(states.ReservationExpired)}
+			return &errs.StateError{Entity: "reservation", ID: r.ID, Status: string(states.ReservationExpired)}
 		}
 		seats := pgdialect.Array(rp.SeatIDs)
 		var cur []struct {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"ticketsales/internal/errs"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -26,7 +27,7 @@ func CreateCompany(ctx context.Context, db bun.IDB, name string) (*Company, erro
 	return c, nil
 }
 
-// CompanyByName returns the oldest company of that name (ErrNotFound: none).
+// CompanyByName returns the oldest company of that name (errs.NotFound: none).
 func CompanyByName(ctx context.Context, db bun.IDB, name string) (*Company, error) {
 	c := new(Company)
 	if err := db.NewSelect().Model(c).Where("name = ?", name).OrderExpr("id").Limit(1).Scan(ctx); err != nil {
@@ -61,7 +62,7 @@ func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name st
 			return err
 		}
 		if !exists {
-			return fmt.Errorf("company %d: %w", companyID, ErrNotFound)
+			return fmt.Errorf("company %d: %w", companyID, errs.NotFound)
 		}
 		// One application per company and environment, named after it.
 		err := tx.NewRaw(`
@@ -150,7 +151,7 @@ func CompanyKeys(ctx context.Context, db bun.IDB, companyID int64) ([]CompanyKey
 }
 
 // RevokeCompanyAPIKey revokes a key of the company; another company's key
-// is ErrNotFound, as if it did not exist.
+// is errs.NotFound, as if it did not exist.
 func RevokeCompanyAPIKey(ctx context.Context, db bun.IDB, companyID, keyID int64) (*APIKey, error) {
 	key := &APIKey{}
 	err := db.NewRaw(`UPDATE api_keys k SET revoked_at = COALESCE(k.revoked_at, now())

@@ -9,8 +9,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/uptrace/bun"
+	"ticketsales/internal/errs"
 	"ticketsales/internal/states"
+
+	"github.com/uptrace/bun"
 )
 
 // Order is a purchase.
@@ -129,7 +131,7 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 			return &OtherEventError{ReservationID: r.ID, EventID: r.EventID}
 		}
 		if st := r.EffectiveStatus(); st != states.ReservationReserved {
-			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(st)}
+			return &errs.StateError{Entity: "reservation", ID: r.ID, Status: string(st)}
 		}
 		var items []OrderItem
 		if err := tx.NewRaw(`SELECT row_number() OVER (ORDER BY seat_id) AS position, category_id, seat_id, price
@@ -152,7 +154,7 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 		}
 		if n, _ := res.RowsAffected(); int(n) != len(items) {
 			// A seat of the hold was retaken after it lapsed.
-			return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(states.ReservationExpired)}
+			return &errs.StateError{Entity: "reservation", ID: r.ID, Status: string(states.ReservationExpired)}
 		}
 		if err := insertItems(ctx, tx, o.ID, items); err != nil {
 			return err
@@ -189,7 +191,7 @@ type ItemQuantity struct {
 // one transaction; if any capacity is short, nothing changes.
 func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []ItemQuantity, totals Totals) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		soldOut := &states.SoldOutError{}
+		soldOut := &errs.SoldOutError{}
 		var items []OrderItem
 		n := 0
 		// Lock categories in id order, as every order does: no deadlocks.
@@ -432,7 +434,7 @@ func DeleteTestOrder(ctx context.Context, db *bun.DB, orderID int64) (deleted bo
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		o := new(Order)
 		if err := tx.NewSelect().Model(o).Where("id = ? AND is_test", orderID).For("UPDATE").Scan(ctx); err != nil {
-			if errors.Is(notFound(err, ""), ErrNotFound) {
+			if errors.Is(notFound(err, ""), errs.NotFound) {
 				return nil
 			}
 			return err
@@ -509,7 +511,7 @@ func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode fun
 	}
 	status := o.Status
 	if !status.Sold() {
-		return 0, &states.StateError{Entity: "order", ID: fmt.Sprint(orderID), Status: string(status)}
+		return 0, &errs.StateError{Entity: "order", ID: fmt.Sprint(orderID), Status: string(status)}
 	}
 	var missing []int
 	if err := db.NewRaw(`SELECT i.position FROM order_items i
@@ -646,7 +648,7 @@ func OrderAccessTokenHash(ctx context.Context, db bun.IDB, orderID int64) ([]byt
 }
 
 // OrderOfReservation returns the order made from a reservation of a
-// company's environment (ErrNotFound: none).
+// company's environment (errs.NotFound: none).
 func OrderOfReservation(ctx context.Context, db bun.IDB, companyID int64, isTest bool, reservationID string) (*Order, error) {
 	o := new(Order)
 	err := db.NewSelect().Model(o).Where("reservation_id = ? AND company_id = ? AND is_test = ?", reservationID, companyID, isTest).Scan(ctx)

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/uptrace/bun"
+	"ticketsales/internal/errs"
 	"ticketsales/internal/states"
+
+	"github.com/uptrace/bun"
 )
 
 // Payment is money a gateway reported as taken.
@@ -39,13 +41,10 @@ func RecordPayment(ctx context.Context, db bun.IDB, p *Payment) (*Payment, error
 	}
 	if stored.OrderID != p.OrderID || stored.Amount != p.Amount || stored.Currency != p.Currency {
 		return nil, fmt.Errorf("payment %s/%s reported for order %d, %d %s; recorded for order %d, %d %s: %w",
-			p.Gateway, p.ID, p.OrderID, p.Amount, p.Currency, stored.OrderID, stored.Amount, stored.Currency, ErrPaymentConflict)
+			p.Gateway, p.ID, p.OrderID, p.Amount, p.Currency, stored.OrderID, stored.Amount, stored.Currency, errs.PaymentConflict)
 	}
 	return stored, nil
 }
-
-// ErrPaymentConflict: a gateway reported a payment again with other details.
-var ErrPaymentConflict = errors.New("payment reported with other details")
 
 // GetPayment returns a recorded payment.
 func GetPayment(ctx context.Context, db bun.IDB, gateway, id string) (*Payment, error) {
@@ -93,7 +92,7 @@ func SettlePayment(ctx context.Context, db bun.IDB, gateway, id string, newBarco
 func applyPayment(ctx context.Context, tx bun.Tx, p *Payment, newBarcode func(sandbox bool) string) (refundReason states.ReturnReason, err error) {
 	o := new(Order)
 	if err := tx.NewSelect().Model(o).Where("id = ?", p.OrderID).For("UPDATE").Scan(ctx); err != nil {
-		if errors.Is(notFound(err, ""), ErrNotFound) {
+		if errors.Is(notFound(err, ""), errs.NotFound) {
 			return states.ReturnOrderGone, nil
 		}
 		return "", fmt.Errorf("order %d: %w", p.OrderID, err)

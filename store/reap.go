@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/uptrace/bun"
 	"ticketsales/internal/states"
+
+	"github.com/uptrace/bun"
 )
 
 // Reaped counts what ReapLapsed finalised.

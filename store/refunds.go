@@ -7,9 +7,11 @@ import (
 	"slices"
 	"time"
 
+	"ticketsales/internal/errs"
+	"ticketsales/internal/states"
+
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
-	"ticketsales/internal/states"
 )
 
 // Refund voids tickets of an order and returns money.
@@ -55,7 +57,7 @@ type ticketPrice struct {
 
 func refundSelection(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64) ([]ticketPrice, error) {
 	if o.Status != states.OrderPaid && o.Status != states.OrderPartiallyRefunded {
-		return nil, &states.StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: string(o.Status)}
+		return nil, &errs.StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: string(o.Status)}
 	}
 	var all []ticketPrice
 	if err := db.NewRaw(`SELECT t.id, t.status, i.price FROM tickets t
@@ -71,7 +73,7 @@ func refundSelection(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int6
 			}
 		}
 		if len(chosen) == 0 {
-			return nil, &states.StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: "refunded"}
+			return nil, &errs.StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: "refunded"}
 		}
 		return chosen, nil
 	}
@@ -112,7 +114,7 @@ func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 			*r = *existing
 			return tx.NewRaw("SELECT ticket_id FROM refund_tickets WHERE refund_id = ? ORDER BY ticket_id", r.ID).Scan(ctx, &r.TicketIDs)
 		}
-		if !errors.Is(notFound(err, ""), ErrNotFound) {
+		if !errors.Is(notFound(err, ""), errs.NotFound) {
 			return err
 		}
 		chosen, err := refundSelection(ctx, tx, o, r.TicketIDs)

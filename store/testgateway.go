@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"ticketsales/internal/errs"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -87,7 +88,7 @@ func RefundTestPayment(ctx context.Context, db bun.IDB, paymentID, key string, a
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		p := new(TestPayment)
 		if err := tx.NewSelect().Model(p).Where("id = ?", paymentID).For("UPDATE").Scan(ctx); err != nil {
-			if errors.Is(notFound(err, ""), ErrNotFound) {
+			if errors.Is(notFound(err, ""), errs.NotFound) {
 				return ErrTestRefundRefused
 			}
 			return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"ticketsales/internal/errs"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -264,7 +265,7 @@ func DeleteWebhookEndpoint(ctx context.Context, db bun.IDB, companyID int64, isT
 		return fmt.Errorf("delete webhook endpoint %d: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("webhook endpoint %d: %w", id, ErrNotFound)
+		return fmt.Errorf("webhook endpoint %d: %w", id, errs.NotFound)
 	}
 	return nil
 }

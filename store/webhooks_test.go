@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"ticketsales/internal/errs"
 	"ticketsales/internal/states"
 	"ticketsales/store"
 )
@@ -100,7 +101,7 @@ func TestOutboxFollowsTheChange(t *testing.T) {
 	_ = d.DB.NewRaw("SELECT id FROM ticket_categories WHERE event_id = ?", o.EventID).Scan(ctx, &cat)
 	err = store.CreateOrderFromItems(ctx, d.DB, o2, []store.ItemQuantity{{CategoryID: cat, Quantity: 100000, Price: 1}},
 		func(p []int64) (int64, int64, int64) { return 0, 0, 0 })
-	var so *states.SoldOutError
+	var so *errs.SoldOutError
 	if !errors.As(err, &so) {
 		t.Fatalf("sold out: %v", err)
 	}

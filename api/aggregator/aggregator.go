@@ -7,7 +7,6 @@ package aggregator
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
+	"ticketsales/internal/errs"
 	"ticketsales/internal/sales"
 	"ticketsales/internal/states"
 )
@@ -171,18 +171,18 @@ func Register(api huma.API, sl *sales.Service, cat *catalog.Service) {
 	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *aggReserveInput) (*plainOutput[aggOrder], error) {
 		eventID, err := strconv.ParseInt(in.Body.SessionID, 10, 64)
 		if err != nil || eventID < 1 {
-			return nil, &sales.ValidationError{Fields: []sales.FieldError{
+			return nil, &errs.ValidationError{Fields: []errs.FieldError{
 				{Location: "body.sessionId", Message: "must be an event id", Value: in.Body.SessionID}}}
 		}
-		seats := make([]sales.SeatRef, len(in.Body.Seats))
-		verr := &sales.ValidationError{}
+		seats := make([]errs.SeatRef, len(in.Body.Seats))
+		verr := &errs.ValidationError{}
 		for i, id := range in.Body.Seats {
 			zone, seat, ok := strings.Cut(id, "|")
 			if !ok || zone == "" || seat == "" {
-				verr.Fields = append(verr.Fields, sales.FieldError{Location: "body.seats[" + strconv.Itoa(i) + "]",
+				verr.Fields = append(verr.Fields, errs.FieldError{Location: "body.seats[" + strconv.Itoa(i) + "]",
 					Message: "a seat is <zone_id>|<seat_id>", Value: id})
 			}
-			seats[i] = sales.SeatRef{ZoneID: zone, SeatID: seat}
+			seats[i] = errs.SeatRef{ZoneID: zone, SeatID: seat}
 		}
 		if len(verr.Fields) > 0 {
 			return nil, verr
@@ -194,7 +194,7 @@ func Register(api huma.API, sl *sales.Service, cat *catalog.Service) {
 		in2 := sales.ReserveInput{EventID: eventID, Seats: seats, TTL: time.Duration(ttl) * time.Second}
 		switch {
 		case in.Body.Quantity > 0 && len(seats) > 0:
-			return nil, &sales.ValidationError{Fields: []sales.FieldError{
+			return nil, &errs.ValidationError{Fields: []errs.FieldError{
 				{Location: "body.quantity", Message: "give either seats or quantity", Value: in.Body.Quantity}}}
 		case in.Body.Quantity > 0:
 			in2.Seats, in2.BestAvailable = nil, &sales.BestAvailable{Quantity: in.Body.Quantity, Together: true}
@@ -339,31 +339,17 @@ func seatRowNumber(r *sales.Reservation, seatID string) (row, number string) {
 }
 
 func errorsIsExpired(err error) bool {
-	return errors.Is(err, sales.ErrReservationExpired) || errors.Is(err, sales.ErrOrderExpired)
+	return errors.Is(err, errs.ReservationExpired) || errors.Is(err, errs.OrderExpired)
 }
-
-// SeatTakenError is seat_taken in the adapter's terms: seats as
-// <zone_id>|<seat_id>, as reserve takes them.
-type SeatTakenError struct {
-	Seats []string
-}
-
-func (e *SeatTakenError) Error() string { return fmt.Sprintf("%d seat(s) taken", len(e.Seats)) }
 
 // inAdapterTerms words a sales error of reserve in the adapter's names:
-// sessionId for the event, seats as <zone_id>|<seat_id>.
+// sessionId for the event. (Seats of a seat_taken are named as the
+// adapter's reserve takes them by the error model: see api.fromError.)
 func inAdapterTerms(err error, sessionID string) error {
-	var taken *sales.SeatTakenError
-	var invalid *sales.ValidationError
+	var invalid *errs.ValidationError
 	switch {
-	case errors.As(err, &taken):
-		out := &SeatTakenError{Seats: make([]string, len(taken.Seats))}
-		for i, s := range taken.Seats {
-			out.Seats[i] = s.ZoneID + "|" + s.SeatID
-		}
-		return out
 	case errors.As(err, &invalid):
-		out := &sales.ValidationError{}
+		out := &errs.ValidationError{}
 		for _, f := range invalid.Fields {
 			if f.Location == "body.event_id" {
 				f.Location, f.Value = "body.sessionId", sessionID

@@ -19,6 +19,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/errs"
 	"ticketsales/internal/organizer"
 	"ticketsales/internal/ratelimit"
 	"ticketsales/store"
@@ -181,9 +182,9 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 		if err == nil && (u.DisabledAt != nil || c.sessions.GetInt(r.Context(), "session_version") != u.SessionVersion) {
 			// The password was set again or the user disabled after this
 			// session began: it ends.
-			err = store.ErrNotFound
+			err = errs.NotFound
 		}
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, errs.NotFound) {
 			_ = c.sessions.Destroy(r.Context())
 			http.Redirect(w, r, "/cabinet/signin", http.StatusSeeOther)
 			return

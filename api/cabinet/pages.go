@@ -14,6 +14,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog/catalogfile"
+	"ticketsales/internal/errs"
 	"ticketsales/store"
 )
 
@@ -240,7 +241,7 @@ func (c *cabinet) revokeKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k, err := store.RevokeCompanyAPIKey(r.Context(), c.DB, u.CompanyID, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, errs.NotFound) {
 		c.notFound(w, r)
 		return
 	}
@@ -390,11 +391,11 @@ func (c *cabinet) uploadCatalog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := catalogfile.Import(r.Context(), c.DB, u.CompanyID, body)
-	var errs catalogfile.Errors
+	var refused catalogfile.Errors
 	switch {
-	case errors.As(err, &errs):
-		c.catalogPage(w, r, http.StatusUnprocessableEntity, pageData{ImportErrors: errs,
-			Message: fmt.Sprintf("The file was refused: %d error(s), nothing imported.", len(errs))})
+	case errors.As(err, &refused):
+		c.catalogPage(w, r, http.StatusUnprocessableEntity, pageData{ImportErrors: refused,
+			Message: fmt.Sprintf("The file was refused: %d error(s), nothing imported.", len(refused))})
 		return
 	case err != nil:
 		c.fail(w, r, err)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"ticketsales/internal/errs"
 	"ticketsales/store"
 )
 
@@ -58,7 +59,7 @@ func (c *cabinet) webhookEndpointPage(w http.ResponseWriter, r *http.Request) {
 		isTest bool
 	}{{"production", false}, {"sandbox", true}} {
 		e, err := store.GetWebhookEndpoint(r.Context(), c.DB, company, env.isTest, id)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, errs.NotFound) {
 			continue
 		}
 		if err != nil {

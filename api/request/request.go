@@ -24,6 +24,7 @@ type Info struct {
 	ID             string
 	Principal      *apikey.Principal // set once authenticated
 	IdempotencyKey string            // set once the idempotency middleware accepted it
+	Adapter        bool              // a request of the aggregator adapter
 }
 
 // Start gives a request its id and returns the context that carries it.

@@ -24,6 +24,7 @@ import (
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/config"
+	"ticketsales/internal/errs"
 	"ticketsales/store"
 )
 
@@ -345,7 +346,7 @@ func (c *cli) seedDemoCmd() *cobra.Command {
 			}
 			ctx := cmd.Context()
 			co, err := store.CompanyByName(ctx, c.db, demoCompany)
-			if errors.Is(err, store.ErrNotFound) {
+			if errors.Is(err, errs.NotFound) {
 				co, err = store.CreateCompany(ctx, c.db, demoCompany)
 			}
 			if err != nil {

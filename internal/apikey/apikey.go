@@ -18,6 +18,7 @@ import (
 	"github.com/uptrace/bun"
 	"golang.org/x/sync/singleflight"
 
+	"ticketsales/internal/errs"
 	"ticketsales/store"
 )
 
@@ -226,7 +227,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principa
 func (a *Authenticator) lookup(ctx context.Context, hash []byte) (*Principal, error) {
 	owner, err := store.KeyByHash(ctx, a.db, hash)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, errs.NotFound):
 		return nil, ErrInvalidKey
 	case err != nil:
 		return nil, fmt.Errorf("authenticate key: %w", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/errs"
 	"ticketsales/store"
 )
 
@@ -36,7 +37,7 @@ func TestForgetEndsACachedKeyAtOnce(t *testing.T) {
 	}
 	// Another company cannot revoke it: 404 as for an unknown key.
 	other, _ := store.CreateCompany(ctx, db, "B")
-	if _, err := store.RevokeCompanyAPIKey(ctx, db, other.ID, k.ID); !errors.Is(err, store.ErrNotFound) {
+	if _, err := store.RevokeCompanyAPIKey(ctx, db, other.ID, k.ID); !errors.Is(err, errs.NotFound) {
 		t.Fatalf("revoke by another company: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"ticketsales/internal/errs"
 	"ticketsales/internal/pricing"
 	"ticketsales/store"
 )
@@ -196,9 +197,6 @@ func (s *Service) Cities(ctx context.Context, companyID int64, p Page) ([]City, 
 	return out, total, nil
 }
 
-// ErrNoScheme means the event sells without seat choice.
-var ErrNoScheme = fmt.Errorf("event has no seating scheme: %w", store.ErrNotFound)
-
 // Scheme returns the event's hall geometry (JSON) and its strong ETag.
 func (s *Service) Scheme(ctx context.Context, companyID, eventID int64) ([]byte, string, error) {
 	e, err := store.GetEventVersion(ctx, s.db, companyID, eventID)
@@ -206,7 +204,7 @@ func (s *Service) Scheme(ctx context.Context, companyID, eventID int64) ([]byte,
 		return nil, "", err
 	}
 	if e.SchemeID == nil {
-		return nil, "", fmt.Errorf("scheme of event %d: %w", eventID, ErrNoScheme)
+		return nil, "", fmt.Errorf("scheme of event %d: %w", eventID, errs.NoScheme)
 	}
 	return store.SchemeGeometry(ctx, s.db, *e.SchemeID)
 }

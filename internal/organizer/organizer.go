@@ -21,6 +21,7 @@ import (
 	"github.com/alexedwards/argon2id"
 	"github.com/uptrace/bun"
 
+	"ticketsales/internal/errs"
 	"ticketsales/internal/ratelimit"
 	"ticketsales/store"
 )
@@ -211,7 +212,7 @@ func hashToken(token string) []byte {
 // LinkUser returns the user a link signs in, without spending it.
 func (s *Service) LinkUser(ctx context.Context, token string) (*store.CabinetUser, error) {
 	u, err := store.SignInLinkUser(ctx, s.db, hashToken(token), s.now())
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, errs.NotFound) {
 		return nil, ErrLinkInvalid
 	}
 	return u, err
@@ -249,7 +250,7 @@ func (s *Service) UseLink(ctx context.Context, addr, token, password string) (*s
 		return nil, fmt.Errorf("hash password: %w", err)
 	}
 	u, err := store.UseSignInLink(ctx, s.db, hashToken(token), hash, client, s.now())
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, errs.NotFound) {
 		return nil, ErrLinkInvalid
 	}
 	return u, err
@@ -313,7 +314,7 @@ func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*st
 	defer release()
 	u, err := store.CabinetUserByEmail(ctx, s.db, email)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, errs.NotFound):
 		s.compare(password, dummyHash)
 		return nil, 0, ErrBadCredentials
 	case err != nil:

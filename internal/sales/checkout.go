@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/errs"
 	"ticketsales/internal/states"
 	"ticketsales/store"
 )
@@ -32,7 +33,7 @@ func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, 
 			return nil, err
 		}
 		o, err = s.CreateOrder(ctx, p, CreateOrderInput{EventID: r.EventID, ReservationID: reservationID, Customer: c, Payment: "external", Channel: ChannelAggregator})
-		var se *states.StateError
+		var se *errs.StateError
 		if errors.As(err, &se) {
 			// Ordered by a concurrent checkout: continue with its order.
 			if o, err = s.OrderOfReservation(ctx, p, reservationID); err == nil && o == nil {
@@ -44,7 +45,7 @@ func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, 
 		}
 	}
 	if o.Status == "cancelled" {
-		return nil, fmt.Errorf("order %d: %w", o.ID, ErrOrderExpired)
+		return nil, fmt.Errorf("order %d: %w", o.ID, errs.OrderExpired)
 	}
 	if o.Status == states.OrderPendingPayment {
 		return s.Confirm(ctx, p, o.ID, o.Amount.Amount, paymentID)
@@ -62,7 +63,7 @@ func (s *Service) paidWith(ctx context.Context, p *apikey.Principal, orderID int
 		return nil, err
 	}
 	if o.PaymentID == nil || *o.PaymentID != paymentID {
-		return nil, &states.StateError{Entity: "order", ID: strconv.FormatInt(orderID, 10), Status: "confirmed with another payment id"}
+		return nil, &errs.StateError{Entity: "order", ID: strconv.FormatInt(orderID, 10), Status: "confirmed with another payment id"}
 	}
 	return s.orderView(o), nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/delivery"
+	"ticketsales/internal/errs"
 	"ticketsales/internal/payment"
 	"ticketsales/internal/pricing"
 	"ticketsales/internal/states"
@@ -128,23 +129,6 @@ type TicketSeat struct {
 	Label  string `json:"label"`
 }
 
-// ErrOrderExpired: the payment window has closed.
-var ErrOrderExpired = errors.New("order expired")
-
-// ErrOrderPaid: a paid order cannot be cancelled, only refunded.
-var ErrOrderPaid = errors.New("order is paid")
-
-// AmountMismatchError: a confirmation named another amount.
-type AmountMismatchError struct{ Paid, Amount int64 }
-
-func (e *AmountMismatchError) Error() string {
-	return fmt.Sprintf("paid_amount %d differs from the order amount %d", e.Paid, e.Amount)
-}
-
-// ErrGatewayUnavailable: no payment gateway takes this environment's
-// payments in this deployment.
-var ErrGatewayUnavailable = errors.New("no payment gateway for this environment")
-
 // Links are the orders' public page links.
 func (s *Service) Links() delivery.Links { return s.Orders.Links }
 
@@ -160,24 +144,24 @@ func (s *Service) gatewayFor(p *apikey.Principal) (string, error) {
 	case s.Orders.TestGatewayForProduction && s.Orders.Gateways[payment.Test] != nil:
 		return payment.Test, nil
 	}
-	return "", fmt.Errorf("%s key: %w", p.Environment, ErrGatewayUnavailable)
+	return "", fmt.Errorf("%s key: %w", p.Environment, errs.GatewayUnavailable)
 }
 
 // CreateOrder makes an order from a reservation (events with a scheme) or
 // from items (general admission, with a schedule slot for scheduled events),
 // then starts its saga.
 func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in CreateOrderInput) (*Order, error) {
-	verr := &ValidationError{}
+	verr := &errs.ValidationError{}
 	switch {
 	case in.ReservationID == "" && len(in.Items) == 0:
-		verr.add("body", "give reservation_id (events with a scheme) or items (events without)", nil)
+		verr.Add("body", "give reservation_id (events with a scheme) or items (events without)", nil)
 	case in.ReservationID != "" && len(in.Items) > 0:
-		verr.add("body.items", "give either reservation_id or items, not both", nil)
+		verr.Add("body.items", "give either reservation_id or items, not both", nil)
 	}
 	if in.Payment != "gateway" && in.Payment != "external" {
-		verr.add("body.payment", "must be gateway or external", in.Payment)
+		verr.Add("body.payment", "must be gateway or external", in.Payment)
 	}
-	if err := verr.orNil(); err != nil {
+	if err := verr.OrNil(); err != nil {
 		return nil, err
 	}
 	var gw *string
@@ -220,12 +204,12 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 			})
 		}
 	}
-	var se *states.StateError
+	var se *errs.StateError
 	var other *store.OtherEventError
 	switch {
 	case errors.As(err, &other):
-		return nil, &ValidationError{Fields: []FieldError{{"body.reservation_id",
-			fmt.Sprintf("the reservation belongs to another event (event_id %d), not event_id %d", other.EventID, in.EventID), in.ReservationID}}}
+		return nil, errs.Invalid("body.reservation_id",
+			fmt.Sprintf("the reservation belongs to another event (event_id %d), not event_id %d", other.EventID, in.EventID), in.ReservationID)
 	case errors.As(err, &se) && se.Status == string(states.ReservationOrdered) && in.ReservationID != "":
 		// A repeat of a create whose first attempt committed but never
 		// answered (its process died): the order is the answer.
@@ -251,12 +235,12 @@ func (s *Service) startSaga(ctx context.Context, o *store.Order, title string) e
 	if o.Payment == "gateway" && o.PaymentID == nil {
 		gw, err := s.Orders.Gateways.Get(*o.Gateway)
 		if err != nil {
-			return fmt.Errorf("create payment: %w: %w", ErrUnavailable, err)
+			return fmt.Errorf("create payment: %w: %w", errs.Unavailable, err)
 		}
 		pay, err := gw.CreatePayment(ctx, payment.PaymentRequest{OrderID: o.ID, Amount: o.Amount,
 			Currency: o.Currency, Description: fmt.Sprintf("%s, order %d", title, o.ID)})
 		if err != nil {
-			return fmt.Errorf("create payment: %w: %w", ErrUnavailable, err)
+			return fmt.Errorf("create payment: %w: %w", errs.Unavailable, err)
 		}
 		// A concurrent resume may have made one first: the stored one is
 		// the order's payment, and this one is never shown.
@@ -278,7 +262,7 @@ func (s *Service) startSaga(ctx context.Context, o *store.Order, title string) e
 func (s *Service) resumeOrder(ctx context.Context, p *apikey.Principal, in CreateOrderInput) (*Order, error) {
 	o, err := store.OrderOfReservation(ctx, s.db, p.CompanyID, p.IsTest(), in.ReservationID)
 	if err != nil || o.EventID != in.EventID || o.Payment != in.Payment {
-		return nil, &states.StateError{Entity: "reservation", ID: in.ReservationID, Status: string(states.ReservationOrdered)}
+		return nil, &errs.StateError{Entity: "reservation", ID: in.ReservationID, Status: string(states.ReservationOrdered)}
 	}
 	if err := s.resumeSaga(ctx, o); err != nil {
 		return nil, err
@@ -321,18 +305,18 @@ func (s *Service) abandonOrder(ctx context.Context, o *store.Order, cause error)
 		// Kept (a confirm accepted its payment meanwhile, or the undo
 		// failed): not "nothing was changed". A retry of the create finds
 		// the order.
-		return fmt.Errorf("order %d kept after its saga failed to start (%v): %w", o.ID, cause, ErrIncomplete)
+		return fmt.Errorf("order %d kept after its saga failed to start (%v): %w", o.ID, cause, errs.Incomplete)
 	}
-	if errors.Is(cause, ErrUnavailable) {
+	if errors.Is(cause, errs.Unavailable) {
 		return cause
 	}
-	return fmt.Errorf("order %d: %w: %w", o.ID, ErrUnavailable, cause)
+	return fmt.Errorf("order %d: %w: %w", o.ID, errs.Unavailable, cause)
 }
 
 func (s *Service) itemsOf(ctx context.Context, sc *saleContext, in CreateOrderInput) ([]store.ItemQuantity, error) {
-	verr := &ValidationError{}
+	verr := &errs.ValidationError{}
 	if sc.event.SchemeID != nil {
-		verr.add("body.items", "the event sells seats: hold them with a reservation and order by reservation_id", nil)
+		verr.Add("body.items", "the event sells seats: hold them with a reservation and order by reservation_id", nil)
 		return nil, verr
 	}
 	slots, err := store.CountSessions(ctx, s.db, sc.event.ID)
@@ -341,16 +325,16 @@ func (s *Service) itemsOf(ctx context.Context, sc *saleContext, in CreateOrderIn
 	}
 	switch {
 	case slots > 0 && in.ScheduleSlotID == 0:
-		verr.add("body.schedule_slot_id", "the event is sold by session: give the id of a /v1/sessions item", nil)
+		verr.Add("body.schedule_slot_id", "the event is sold by session: give the id of a /v1/sessions item", nil)
 	case slots == 0 && in.ScheduleSlotID != 0:
-		verr.add("body.schedule_slot_id", "the event has no sessions", in.ScheduleSlotID)
+		verr.Add("body.schedule_slot_id", "the event has no sessions", in.ScheduleSlotID)
 	case in.ScheduleSlotID != 0:
 		ok, err := store.IsSessionOf(ctx, s.db, in.ScheduleSlotID, sc.event.ID)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			verr.add("body.schedule_slot_id", "not a session of this event", in.ScheduleSlotID)
+			verr.Add("body.schedule_slot_id", "not a session of this event", in.ScheduleSlotID)
 		}
 	}
 	total := 0
@@ -360,18 +344,18 @@ func (s *Service) itemsOf(ctx context.Context, sc *saleContext, in CreateOrderIn
 		price, ok := sc.prices[it.TicketCategoryID]
 		switch {
 		case !ok:
-			verr.add(fmt.Sprintf("body.items[%d].ticket_category_id", i), "not a category of this event", it.TicketCategoryID)
+			verr.Add(fmt.Sprintf("body.items[%d].ticket_category_id", i), "not a category of this event", it.TicketCategoryID)
 		case seen[it.TicketCategoryID]:
-			verr.add(fmt.Sprintf("body.items[%d].ticket_category_id", i), "category listed twice", it.TicketCategoryID)
+			verr.Add(fmt.Sprintf("body.items[%d].ticket_category_id", i), "category listed twice", it.TicketCategoryID)
 		}
 		seen[it.TicketCategoryID] = true
 		total += it.Quantity
 		want = append(want, store.ItemQuantity{CategoryID: it.TicketCategoryID, Quantity: it.Quantity, Price: price})
 	}
 	if total > MaxSeats {
-		verr.add("body.items", fmt.Sprintf("an order holds at most %d tickets", MaxSeats), total)
+		verr.Add("body.items", fmt.Sprintf("an order holds at most %d tickets", MaxSeats), total)
 	}
-	return want, verr.orNil()
+	return want, verr.OrNil()
 }
 
 func (s *Service) startOrderWorkflow(ctx context.Context, o *store.Order) error {
@@ -387,7 +371,7 @@ func (s *Service) startOrderWorkflow(ctx context.Context, o *store.Order) error 
 			contract.IsTestAttr.ValueSet(o.IsTest), contract.OrderStatusAttr.ValueSet(string(o.Status))),
 	}, contract.OrderWorkflow, in)
 	if err != nil {
-		return fmt.Errorf("start workflow of order %d: %w: %w", o.ID, ErrUnavailable, err)
+		return fmt.Errorf("start workflow of order %d: %w: %w", o.ID, errs.Unavailable, err)
 	}
 	return nil
 }
@@ -452,14 +436,14 @@ func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, pa
 		return nil, err
 	}
 	if paidAmount != o.Amount {
-		return nil, &AmountMismatchError{Paid: paidAmount, Amount: o.Amount}
+		return nil, &errs.AmountMismatchError{Paid: paidAmount, Amount: o.Amount}
 	}
 	if o.Payment != "external" {
-		return nil, &states.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "paid through the gateway"}
+		return nil, &errs.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "paid through the gateway"}
 	}
 	if o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt == nil {
 		if o, err = store.AcceptExternalPayment(ctx, s.db, id, externalID); errors.Is(err, store.ErrSeatsLost) {
-			return nil, fmt.Errorf("order %d: %w", id, ErrOrderExpired)
+			return nil, fmt.Errorf("order %d: %w", id, errs.OrderExpired)
 		} else if err != nil {
 			return nil, err
 		}
@@ -468,11 +452,11 @@ func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, pa
 	case o.Status == states.OrderCancelled:
 		return nil, s.cancelledError(o)
 	case o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt == nil:
-		return nil, fmt.Errorf("order %d: %w", id, ErrOrderExpired) // the window closed before it was accepted
+		return nil, fmt.Errorf("order %d: %w", id, errs.OrderExpired) // the window closed before it was accepted
 	case o.PaymentID == nil || *o.PaymentID != externalID:
 		// Paid or accepted with another payment: this one was not applied,
 		// and the partner has to give it back.
-		return nil, &states.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "confirmed with another payment id"}
+		return nil, &errs.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "confirmed with another payment id"}
 	case o.Status != states.OrderPendingPayment:
 		return s.orderView(o), nil // paid with this payment: a safe repeat
 	}
@@ -531,9 +515,9 @@ func (s *Service) handPayment(ctx context.Context, o *store.Order, paidAmount in
 
 func (s *Service) cancelledError(o *store.Order) error {
 	if o.CancelReason != nil && *o.CancelReason == states.CancelPaymentTimeout {
-		return fmt.Errorf("order %d: %w", o.ID, ErrOrderExpired)
+		return fmt.Errorf("order %d: %w", o.ID, errs.OrderExpired)
 	}
-	return &states.StateError{Entity: "order", ID: strconv.FormatInt(o.ID, 10), Status: string(o.Status)}
+	return &errs.StateError{Entity: "order", ID: strconv.FormatInt(o.ID, 10), Status: string(o.Status)}
 }
 
 // Cancel cancels an unpaid order and frees its seats; a paid order must be
@@ -563,9 +547,9 @@ func (s *Service) Cancel(ctx context.Context, p *apikey.Principal, id int64) (*O
 		return s.orderView(o), nil
 	case o.Status == states.OrderPaid, o.Status == states.OrderPartiallyRefunded, o.PaymentAcceptedAt != nil:
 		// A payment accepted by a confirm pays the order: refund it then.
-		return nil, fmt.Errorf("order %d: %w", id, ErrOrderPaid)
+		return nil, fmt.Errorf("order %d: %w", id, errs.OrderPaid)
 	default:
-		return nil, &states.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: string(o.Status)}
+		return nil, &errs.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: string(o.Status)}
 	}
 }
 
@@ -613,7 +597,7 @@ func (s *Service) ticketsOf(ctx context.Context, o *store.Order) ([]Ticket, erro
 func (s *Service) OrderOfReservation(ctx context.Context, p *apikey.Principal, reservationID string) (*Order, error) {
 	o, err := store.OrderOfReservation(ctx, s.db, p.CompanyID, p.IsTest(), reservationID)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, errs.NotFound):
 		return nil, nil
 	case err != nil:
 		return nil, err

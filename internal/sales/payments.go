@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"ticketsales/internal/delivery"
+	"ticketsales/internal/errs"
 	"ticketsales/internal/payment"
 	"ticketsales/internal/states"
 	"ticketsales/store"
@@ -71,13 +72,13 @@ func (w PaymentSweep) Run(ctx context.Context, grace time.Duration) (PaymentsSwe
 	if err != nil {
 		return out, err
 	}
-	var errs []error
+	var failed []error
 	for i := range ps {
 		p := &ps[i]
 		if p.Status == states.PaymentReceived {
 			signalled, err := w.signalIfPayable(ctx, p)
 			if err != nil {
-				errs = append(errs, err)
+				failed = append(failed, err)
 				continue
 			}
 			if signalled {
@@ -85,20 +86,20 @@ func (w PaymentSweep) Run(ctx context.Context, grace time.Duration) (PaymentsSwe
 				continue
 			}
 			if p, err = store.SettlePayment(ctx, w.DB, p.Gateway, p.ID, delivery.NewBarcode); err != nil {
-				errs = append(errs, err)
+				failed = append(failed, err)
 				continue
 			}
 			out.Settled++
 		}
 		if p.Status == states.PaymentRefundDue {
 			if err := payment.ReturnPayment(ctx, w.DB, w.Gateways, p); err != nil {
-				errs = append(errs, err)
+				failed = append(failed, err)
 				continue
 			}
 			out.Returned++
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, errors.Join(failed...)
 }
 
 // signalIfPayable tells a pending order's workflow of p again. It reports
@@ -107,7 +108,7 @@ func (w PaymentSweep) Run(ctx context.Context, grace time.Duration) (PaymentsSwe
 func (w PaymentSweep) signalIfPayable(ctx context.Context, p *store.Payment) (bool, error) {
 	status, err := store.OrderStatusOf(ctx, w.DB, p.OrderID)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, errs.NotFound):
 		return false, nil // a deleted sandbox order: the payment goes back
 	case err != nil:
 		return false, fmt.Errorf("order of payment %s: %w", p.ID, err)

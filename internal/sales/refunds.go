@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/errs"
 	"ticketsales/internal/pricing"
 	"ticketsales/internal/states"
 	"ticketsales/store"
@@ -54,15 +55,15 @@ func RefundID(keyID, orderID int64, idempotencyKey string, ticketIDs []int64) st
 // pending (the partner reads it again later), never as an error, since the
 // tickets are voided already.
 func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64, ticketIDs []int64, reason, idempotencyKey string) (view *RefundView, done bool, err error) {
-	verr := &ValidationError{}
+	verr := &errs.ValidationError{}
 	seen := map[int64]bool{}
 	for i, id := range ticketIDs {
 		if seen[id] {
-			verr.add(fmt.Sprintf("body.ticket_ids[%d]", i), "ticket listed twice", id)
+			verr.Add(fmt.Sprintf("body.ticket_ids[%d]", i), "ticket listed twice", id)
 		}
 		seen[id] = true
 	}
-	if err := verr.orNil(); err != nil {
+	if err := verr.OrNil(); err != nil {
 		return nil, false, err
 	}
 	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), orderID)
@@ -140,19 +141,19 @@ func (s *Service) ResumeRefunds(ctx context.Context, grace, retryAfter time.Dura
 		return 0, err
 	}
 	n := 0
-	var errs []error
+	var failed []error
 	for _, id := range ids {
 		_, err := s.startRefundWorkflow(ctx, id, true)
 		var running *serviceerror.WorkflowExecutionAlreadyStarted
 		switch {
 		case errors.As(err, &running):
 		case err != nil:
-			errs = append(errs, err) // the others still get their turn
+			failed = append(failed, err) // the others still get their turn
 		default:
 			n++
 		}
 	}
-	return n, errors.Join(errs...)
+	return n, errors.Join(failed...)
 }
 
 // GetRefund returns a refund of the caller's order.
@@ -187,13 +188,13 @@ func refundError(err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &te) && len(te.NotInOrder) > 0:
-		verr := &ValidationError{}
+		verr := &errs.ValidationError{}
 		for _, id := range te.NotInOrder {
-			verr.add("body.ticket_ids", "not a ticket of this order", id)
+			verr.Add("body.ticket_ids", "not a ticket of this order", id)
 		}
 		return verr
 	case errors.As(err, &te):
-		return &states.StateError{Entity: "ticket", ID: fmt.Sprint(te.Refunded), Status: "refunded already"}
+		return &errs.StateError{Entity: "ticket", ID: fmt.Sprint(te.Refunded), Status: "refunded already"}
 	}
 	return err
 }

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/errs"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/pricing"
 	"ticketsales/internal/states"
@@ -158,7 +159,7 @@ const bestWindow = 400
 // best available.
 type ReserveInput struct {
 	EventID       int64
-	Seats         []SeatRef
+	Seats         []errs.SeatRef
 	BestAvailable *BestAvailable
 	TTLMinutes    int // 0: the default
 	// IdempotencyKey of the request, which names its hold in flight.
@@ -194,16 +195,16 @@ func (s *Service) onSaleCached(ctx context.Context, companyID, eventID int64, ne
 	if err != nil {
 		return nil, err
 	}
-	verr := &ValidationError{}
+	verr := &errs.ValidationError{}
 	switch {
 	case e.Status != "published":
-		verr.add("body.event_id", "the event is not on sale (status "+e.Status+")", eventID)
+		verr.Add("body.event_id", "the event is not on sale (status "+e.Status+")", eventID)
 	case !e.StartsAt.After(s.now()):
-		verr.add("body.event_id", "the event has started", eventID)
+		verr.Add("body.event_id", "the event has started", eventID)
 	case needScheme && e.SchemeID == nil:
-		verr.add("body.event_id", MsgNoScheme, eventID)
+		verr.Add("body.event_id", MsgNoScheme, eventID)
 	}
-	if err := verr.orNil(); err != nil {
+	if err := verr.OrNil(); err != nil {
 		return nil, err
 	}
 	if cached {
@@ -219,22 +220,22 @@ func (s *Service) onSaleCached(ctx context.Context, companyID, eventID int64, ne
 
 // resolveSeats checks the requested seats against the event's inventory:
 // each exists in the named zone, none twice, at most MaxSeats.
-func (s *Service) resolveSeats(ctx context.Context, eventID int64, refs []SeatRef) ([]string, map[string]store.ReservedSeat, error) {
-	verr := &ValidationError{}
+func (s *Service) resolveSeats(ctx context.Context, eventID int64, refs []errs.SeatRef) ([]string, map[string]store.ReservedSeat, error) {
+	verr := &errs.ValidationError{}
 	if len(refs) == 0 || len(refs) > MaxSeats {
-		verr.add("body.seats", fmt.Sprintf("a reservation holds 1 to %d seats", MaxSeats), len(refs))
+		verr.Add("body.seats", fmt.Sprintf("a reservation holds 1 to %d seats", MaxSeats), len(refs))
 		return nil, nil, verr
 	}
 	ids := make([]string, 0, len(refs))
 	seen := map[string]bool{}
 	for i, r := range refs {
 		if seen[r.SeatID] {
-			verr.add(fmt.Sprintf("body.seats[%d].seat_id", i), "seat listed twice", r.SeatID)
+			verr.Add(fmt.Sprintf("body.seats[%d].seat_id", i), "seat listed twice", r.SeatID)
 		}
 		seen[r.SeatID] = true
 		ids = append(ids, r.SeatID)
 	}
-	if err := verr.orNil(); err != nil {
+	if err := verr.OrNil(); err != nil {
 		return nil, nil, err
 	}
 	seats, err := s.eventSeats(ctx, eventID, ids)
@@ -245,12 +246,12 @@ func (s *Service) resolveSeats(ctx context.Context, eventID int64, refs []SeatRe
 		seat, ok := seats[r.SeatID]
 		switch {
 		case !ok:
-			verr.add(fmt.Sprintf("body.seats[%d].seat_id", i), "the event sells no such seat", r.SeatID)
+			verr.Add(fmt.Sprintf("body.seats[%d].seat_id", i), "the event sells no such seat", r.SeatID)
 		case seat.ZoneID != r.ZoneID:
-			verr.add(fmt.Sprintf("body.seats[%d].zone_id", i), "the seat is in zone "+seat.ZoneID, r.ZoneID)
+			verr.Add(fmt.Sprintf("body.seats[%d].zone_id", i), "the seat is in zone "+seat.ZoneID, r.ZoneID)
 		}
 	}
-	return ids, seats, verr.orNil()
+	return ids, seats, verr.OrNil()
 }
 
 func (s *Service) totals(e *store.Event, prices []int64) (total, fee, toPay int64) {
@@ -258,7 +259,7 @@ func (s *Service) totals(e *store.Event, prices []int64) (total, fee, toPay int6
 	return q.Total, q.Fee, q.Amount
 }
 
-// Reserve holds all the seats or none. A lost race answers SeatTakenError
+// Reserve holds all the seats or none. A lost race answers errs.SeatTakenError
 // after one statement and starts nothing; a won race starts the workflow
 // that expires the hold, and undoes the hold if that workflow cannot start.
 func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveInput) (*Reservation, error) {
@@ -267,14 +268,14 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		ttl = DefaultTTLMinutes
 	}
 	if in.TTL == 0 && (ttl < MinTTLMinutes || ttl > MaxTTLMinutes) {
-		return nil, &ValidationError{Fields: []FieldError{{"body.ttl_minutes", fmt.Sprintf("must be %d..%d", MinTTLMinutes, MaxTTLMinutes), ttl}}}
+		return nil, errs.Invalid("body.ttl_minutes", fmt.Sprintf("must be %d..%d", MinTTLMinutes, MaxTTLMinutes), ttl)
 	}
 	hold := time.Duration(ttl) * s.TTLUnit
 	if in.TTL > 0 {
 		hold = in.TTL
 	}
 	if (in.BestAvailable == nil) == (len(in.Seats) == 0) {
-		return nil, &ValidationError{Fields: []FieldError{{"body.seats", "give either seats or best_available", nil}}}
+		return nil, errs.Invalid("body.seats", "give either seats or best_available", nil)
 	}
 	sc, err := s.onSaleCached(ctx, p.CompanyID, in.EventID, true, true)
 	if err != nil {
@@ -303,7 +304,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 				return nil, err
 			}
 			s.metrics.Hold(false)
-			return nil, &states.SoldOutError{Available: &left, Together: ba.Together}
+			return nil, &errs.SoldOutError{Available: &left, Together: ba.Together}
 		}
 	} else if ids, seats, err = s.resolveSeats(ctx, sc.event.ID, in.Seats); err != nil {
 		return nil, err
@@ -330,7 +331,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 			}
 		}
 		if unpriced() {
-			return nil, &ValidationError{Fields: []FieldError{{"body.seats", "a seat is not on sale for this event", nil}}}
+			return nil, errs.Invalid("body.seats", "a seat is not on sale for this event", nil)
 		}
 	}
 	seatPrices := make(map[string]int64, len(ids))
@@ -363,7 +364,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		if _, verr := s.onSale(ctx, p.CompanyID, in.EventID, true); verr != nil {
 			return nil, verr
 		}
-		return nil, fmt.Errorf("hold on event %d: %w: %w", in.EventID, ErrUnavailable, err)
+		return nil, fmt.Errorf("hold on event %d: %w: %w", in.EventID, errs.Unavailable, err)
 	}
 	if err != nil {
 		return nil, err
@@ -439,7 +440,7 @@ func (s *Service) RefuseKnownTaken(ctx context.Context, p *apikey.Principal, in 
 	}
 	who := flightOf(p, in.IdempotencyKey)
 	if refs := s.taken.taken(p.CompanyID, sc.event.ID, in.Seats, who, s.now()); refs != nil {
-		return nil, &SeatTakenError{Seats: slices.Clone(refs)}
+		return nil, &errs.SeatTakenError{Seats: slices.Clone(refs)}
 	}
 	if s.sales == nil || s.sales.ttl <= 0 {
 		// Without the seat cache, a flight would cost each hold a second
@@ -465,7 +466,7 @@ func (s *Service) RefuseKnownTaken(ctx context.Context, p *apikey.Principal, in 
 	if refs == nil {
 		return landed, nil
 	}
-	return nil, &SeatTakenError{Seats: slices.Clone(refs)}
+	return nil, &errs.SeatTakenError{Seats: slices.Clone(refs)}
 }
 
 // RefusedFromMemory counts a refusal of RefuseKnownTaken given as the
@@ -487,9 +488,9 @@ func takenError(requested, taken []string, seats map[string]store.ReservedSeat) 
 	if len(taken) == 0 {
 		taken = requested
 	}
-	e := &SeatTakenError{}
+	e := &errs.SeatTakenError{}
 	for _, id := range taken {
-		e.Seats = append(e.Seats, SeatRef{ZoneID: seats[id].ZoneID, SeatID: id})
+		e.Seats = append(e.Seats, errs.SeatRef{ZoneID: seats[id].ZoneID, SeatID: id})
 	}
 	return e
 }
@@ -524,7 +525,7 @@ func (s *Service) startReservationWorkflow(ctx context.Context, r *store.Reserva
 		s.log.ErrorContext(ctx, "undo hold after failed workflow start", "reservation_id", r.ID, "err", uerr)
 	}
 	s.seatsChanged(r.EventID)
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", errs.Unavailable, err)
 }
 
 // GetReservation returns a company's reservation.
@@ -534,7 +535,7 @@ func (s *Service) GetReservation(ctx context.Context, p *apikey.Principal, id st
 		return nil, err
 	}
 	if r.IsTest != p.IsTest() {
-		return nil, fmt.Errorf("reservation %s of the other environment: %w", id, store.ErrNotFound)
+		return nil, fmt.Errorf("reservation %s of the other environment: %w", id, errs.NotFound)
 	}
 	out := &Reservation{ID: r.ID, Status: r.EffectiveStatus(), EventID: r.EventID, ExpiresAt: r.ExpiresAt, CreatedAt: r.CreatedAt}
 	for _, rs := range seats {
@@ -550,7 +551,7 @@ func (s *Service) GetReservation(ctx context.Context, p *apikey.Principal, id st
 
 // ReplaceSeats replaces the composition of a live reservation as a whole.
 // Its deadline does not move.
-func (s *Service) ReplaceSeats(ctx context.Context, p *apikey.Principal, id string, refs []SeatRef) (*Reservation, error) {
+func (s *Service) ReplaceSeats(ctx context.Context, p *apikey.Principal, id string, refs []errs.SeatRef) (*Reservation, error) {
 	cur, err := s.GetReservation(ctx, p, id)
 	if err != nil {
 		return nil, err
@@ -571,7 +572,7 @@ func (s *Service) ReplaceSeats(ctx context.Context, p *apikey.Principal, id stri
 		Prices: func(categoryID int64) int64 { return sc.prices[categoryID] },
 		Totals: func(prices []int64) (int64, int64, int64) { return s.totals(sc.event, prices) },
 	})
-	var se *states.StateError
+	var se *errs.StateError
 	switch {
 	case errors.As(err, &se):
 		return nil, stateError(se)
@@ -616,24 +617,21 @@ func (s *Service) Release(ctx context.Context, p *apikey.Principal, id string) (
 	return out, nil
 }
 
-// ErrReservationExpired: the hold's deadline passed.
-var ErrReservationExpired = errors.New("reservation expired")
-
 func reservationLive(r *Reservation) error {
 	switch r.Status {
 	case states.ReservationReserved:
 		return nil
 	case states.ReservationExpired:
-		return fmt.Errorf("reservation %s: %w", r.ID, ErrReservationExpired)
+		return fmt.Errorf("reservation %s: %w", r.ID, errs.ReservationExpired)
 	default:
-		return &states.StateError{Entity: "reservation", ID: r.ID, Status: string(r.Status)}
+		return &errs.StateError{Entity: "reservation", ID: r.ID, Status: string(r.Status)}
 	}
 }
 
 // stateError tells an expired reservation apart: it has its own error code.
-func stateError(se *states.StateError) error {
+func stateError(se *errs.StateError) error {
 	if se.Status == string(states.ReservationExpired) {
-		return fmt.Errorf("reservation %s: %w", se.ID, ErrReservationExpired)
+		return fmt.Errorf("reservation %s: %w", se.ID, errs.ReservationExpired)
 	}
 	return se
 }

@@ -2,6 +2,7 @@ package sales
 
 import (
 	"sync"
+	"ticketsales/internal/errs"
 	"time"
 )
 
@@ -120,13 +121,13 @@ func (m *takenSeats) event(company, event int64) *takenOfEvent {
 // zone, for this company; otherwise nil, and the hold statement decides.
 // Every one, so that a request naming a seat the event does not sell, or
 // one in another zone, still gets its 422 from the ordinary path.
-func (m *takenSeats) taken(company, event int64, refs []SeatRef, who string, now time.Time) []SeatRef {
+func (m *takenSeats) taken(company, event int64, refs []errs.SeatRef, who string, now time.Time) []errs.SeatRef {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.takenLocked(company, event, refs, who, now)
 }
 
-func (m *takenSeats) takenLocked(company, event int64, refs []SeatRef, who string, now time.Time) []SeatRef {
+func (m *takenSeats) takenLocked(company, event int64, refs []errs.SeatRef, who string, now time.Time) []errs.SeatRef {
 	e := m.events[event]
 	if e == nil || e.company != company || len(refs) == 0 {
 		return nil
@@ -153,7 +154,7 @@ func (m *takenSeats) takenLocked(company, event int64, refs []SeatRef, who strin
 // requests racing for the same seats, one flies and the others are
 // refused. A request with a seat remembered taken does not fly: its hold
 // statement will lock nothing.
-func (m *takenSeats) takenOrFly(company, event int64, refs []SeatRef, zones map[string]string, who string, now time.Time) ([]SeatRef, func()) {
+func (m *takenSeats) takenOrFly(company, event int64, refs []errs.SeatRef, zones map[string]string, who string, now time.Time) ([]errs.SeatRef, func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if got := m.takenLocked(company, event, refs, who, now); got != nil {

@@ -4,43 +4,44 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"ticketsales/internal/errs"
 	"time"
 )
 
 func TestTakenSeatsRefuseOnlyWhatTheyKnow(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	m := newTakenSeats()
-	a1, a2 := SeatRef{ZoneID: "a", SeatID: "a-1-1"}, SeatRef{ZoneID: "a", SeatID: "a-1-2"}
+	a1, a2 := errs.SeatRef{ZoneID: "a", SeatID: "a-1-1"}, errs.SeatRef{ZoneID: "a", SeatID: "a-1-2"}
 	m.remember(7, 1, m.mark(1, now), map[string]takenSeat{"a-1-1": {zone: "a", until: now.Add(time.Second / 2)}, "a-1-2": {zone: "a"}})
-	if got := m.taken(7, 1, []SeatRef{a1, a2}, "k", now); len(got) != 2 {
+	if got := m.taken(7, 1, []errs.SeatRef{a1, a2}, "k", now); len(got) != 2 {
 		t.Fatalf("known taken seats not refused: %v", got)
 	}
 	for name, c := range map[string]struct {
 		company, event int64
-		refs           []SeatRef
+		refs           []errs.SeatRef
 		at             time.Time
 	}{
-		"another company":                     {8, 1, []SeatRef{a1}, now},
-		"another event":                       {7, 2, []SeatRef{a1}, now},
-		"a seat not known":                    {7, 1, []SeatRef{a1, {ZoneID: "a", SeatID: "a-9-9"}}, now},
-		"the seat's zone named wrongly":       {7, 1, []SeatRef{{ZoneID: "b", SeatID: "a-1-1"}}, now},
-		"a hold past its deadline":            {7, 1, []SeatRef{a1}, now.Add(time.Second / 2)},
-		"a sold seat read longer ago than 1s": {7, 1, []SeatRef{a2}, now.Add(takenFor)},
+		"another company":                     {8, 1, []errs.SeatRef{a1}, now},
+		"another event":                       {7, 2, []errs.SeatRef{a1}, now},
+		"a seat not known":                    {7, 1, []errs.SeatRef{a1, {ZoneID: "a", SeatID: "a-9-9"}}, now},
+		"the seat's zone named wrongly":       {7, 1, []errs.SeatRef{{ZoneID: "b", SeatID: "a-1-1"}}, now},
+		"a hold past its deadline":            {7, 1, []errs.SeatRef{a1}, now.Add(time.Second / 2)},
+		"a sold seat read longer ago than 1s": {7, 1, []errs.SeatRef{a2}, now.Add(takenFor)},
 	} {
 		if got := m.taken(c.company, c.event, c.refs, "k", c.at); got != nil {
 			t.Errorf("%s: refused %v", name, got)
 		}
 	}
-	if got := m.taken(7, 1, []SeatRef{a2}, "k", now.Add(takenFor-time.Millisecond)); len(got) != 1 {
+	if got := m.taken(7, 1, []errs.SeatRef{a2}, "k", now.Add(takenFor-time.Millisecond)); len(got) != 1 {
 		t.Errorf("a sold seat is taken for takenFor: %v", got)
 	}
 	// A hold deadline far off is remembered for takenFor only too.
 	m.remember(7, 1, m.mark(1, now), map[string]takenSeat{"a-1-3": {zone: "a", until: now.Add(time.Hour)}})
-	if got := m.taken(7, 1, []SeatRef{{ZoneID: "a", SeatID: "a-1-3"}}, "k", now.Add(takenFor)); got != nil {
+	if got := m.taken(7, 1, []errs.SeatRef{{ZoneID: "a", SeatID: "a-1-3"}}, "k", now.Add(takenFor)); got != nil {
 		t.Errorf("a held seat refused past takenFor without a fresh read: %v", got)
 	}
 	m.forget(1)
-	if got := m.taken(7, 1, []SeatRef{a2}, "k", now); got != nil {
+	if got := m.taken(7, 1, []errs.SeatRef{a2}, "k", now); got != nil {
 		t.Errorf("refused after forget: %v", got)
 	}
 }
@@ -54,7 +55,7 @@ func TestTakenSeatsCountTheBoundFromTheRead(t *testing.T) {
 	at := m.mark(1, began)
 	answered := began.Add(700 * time.Millisecond) // a slow statement
 	m.remember(7, 1, at, map[string]takenSeat{"a-1-1": {zone: "a"}})
-	ref := []SeatRef{{ZoneID: "a", SeatID: "a-1-1"}}
+	ref := []errs.SeatRef{{ZoneID: "a", SeatID: "a-1-1"}}
 	if got := m.taken(7, 1, ref, "k", answered); len(got) != 1 {
 		t.Fatalf("not refused right after the read: %v", got)
 	}
@@ -69,7 +70,7 @@ func TestTakenSeatsIgnoreReadsFromBeforeAForget(t *testing.T) {
 	m := newTakenSeats()
 	now := time.Now()
 	seat := map[string]takenSeat{"a-1-1": {zone: "a"}}
-	ref := []SeatRef{{ZoneID: "a", SeatID: "a-1-1"}}
+	ref := []errs.SeatRef{{ZoneID: "a", SeatID: "a-1-1"}}
 	for name, forget := range map[string]int64{"this event": 1, "every event": 0} {
 		at := m.mark(1, now)
 		m.forget(forget)
@@ -89,7 +90,7 @@ func TestTakenSeatsIgnoreReadsFromBeforeAForget(t *testing.T) {
 func TestTakenSeatsLetOneOfARaceFly(t *testing.T) {
 	m := newTakenSeats()
 	now := time.Now()
-	refs := []SeatRef{{ZoneID: "a", SeatID: "a-1-1"}, {ZoneID: "a", SeatID: "a-1-2"}}
+	refs := []errs.SeatRef{{ZoneID: "a", SeatID: "a-1-1"}, {ZoneID: "a", SeatID: "a-1-2"}}
 	zones := map[string]string{"a-1-1": "a", "a-1-2": "a"}
 	var flying, refused atomic.Int64
 	var landings sync.Map
@@ -133,7 +134,7 @@ func TestTakenSeatsLetOneOfARaceFly(t *testing.T) {
 func TestTakenSeatsDoNotRefuseARepeatOfTheFlight(t *testing.T) {
 	m := newTakenSeats()
 	now := time.Now()
-	refs := []SeatRef{{ZoneID: "a", SeatID: "a-1-1"}}
+	refs := []errs.SeatRef{{ZoneID: "a", SeatID: "a-1-1"}}
 	zones := map[string]string{"a-1-1": "a"}
 	if got, landed := m.takenOrFly(7, 1, refs, zones, "7/K", now); got != nil || landed == nil {
 		t.Fatalf("first: refused %v", got)
@@ -156,7 +157,7 @@ func TestTakenSeatsDoomedRequestsDoNotFly(t *testing.T) {
 	m := newTakenSeats()
 	now := time.Now()
 	m.remember(7, 1, m.mark(1, now), map[string]takenSeat{"a-1-9": {zone: "a"}})
-	pair := []SeatRef{{ZoneID: "a", SeatID: "a-1-8"}, {ZoneID: "a", SeatID: "a-1-9"}}
+	pair := []errs.SeatRef{{ZoneID: "a", SeatID: "a-1-8"}, {ZoneID: "a", SeatID: "a-1-9"}}
 	if got, landed := m.takenOrFly(7, 1, pair, map[string]string{"a-1-8": "a", "a-1-9": "a"}, "7/K", now); got != nil || landed != nil {
 		t.Fatalf("a pair with a seat known taken: refused %v, flying %v", got, landed != nil)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/errs"
 	"ticketsales/store"
 )
 
@@ -32,7 +33,7 @@ func (s *Service) WebhookData(ctx context.Context, ev *store.WebhookEvent) (any,
 			return nil, fmt.Errorf("event %s names no refund", ev.ID)
 		}
 		r, err := s.GetRefund(ctx, p, *ev.RefundID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, errs.NotFound) {
 			// A sandbox order deleted before the event went out.
 			return map[string]any{"id": *ev.RefundID, "order_id": ev.OrderID}, nil
 		}
@@ -42,7 +43,7 @@ func (s *Service) WebhookData(ctx context.Context, ev *store.WebhookEvent) (any,
 			return nil, fmt.Errorf("event %s names no reservation", ev.ID)
 		}
 		r, err := s.GetReservation(ctx, p, *ev.ReservationID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, errs.NotFound) {
 			return map[string]any{"id": *ev.ReservationID, "status": "expired"}, nil
 		}
 		return r, err

@@ -1,10 +1,8 @@
 // Package states names, once, the statuses of reservations, orders,
-// tickets, refunds and gateway payments as typed constants, and the errors
-// of a transition a status forbids. Store rows, workflow results and API
-// bodies all speak in these.
+// tickets, refunds and gateway payments as typed constants. Store rows,
+// workflow results and API bodies all speak in these; the error of a
+// transition a status forbids is errs.StateError.
 package states
-
-import "fmt"
 
 // ReservationStatus is a hold's status. A reserved hold past its deadline
 // reads as expired even before its workflow records it.
@@ -88,25 +86,3 @@ const (
 	ReturnAmountMismatch ReturnReason = "amount_mismatch" // another sum or currency than the order's
 	ReturnSeatsLost      ReturnReason = "seats_lost"      // a seat of the order was retaken after a lapse
 )
-
-// StateError is a transition the current state forbids: Status says what
-// the entity is (a status, or a fuller description).
-type StateError struct {
-	Entity, ID, Status string
-}
-
-func (e *StateError) Error() string { return fmt.Sprintf("%s %s is %s", e.Entity, e.ID, e.Status) }
-
-// SoldOutError lists the categories (or the slot) that lack capacity.
-type SoldOutError struct {
-	CategoryIDs []int64
-	Slot        bool
-	// Available is what is left when best-available seats did not fit:
-	// free seats within the request's categories and zones.
-	Available *int
-	Together  bool // the request wanted its seats side by side
-}
-
-func (e *SoldOutError) Error() string {
-	return fmt.Sprintf("sold out: categories %v, slot %v", e.CategoryIDs, e.Slot)
-}

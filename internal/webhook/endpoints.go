@@ -13,9 +13,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/errs"
 	"ticketsales/internal/ratelimit"
-	"ticketsales/internal/sales"
-	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/workflows/contract"
 )
@@ -51,25 +50,6 @@ type Limits struct {
 // DefaultMaxEndpoints applies when Limits.Endpoints is not set.
 const DefaultMaxEndpoints = 10
 
-// LimitError: the environment already has the most endpoints allowed.
-type LimitError struct{ Max int }
-
-func (e *LimitError) Error() string {
-	return fmt.Sprintf("this environment already has %d webhook endpoints, the most allowed", e.Max)
-}
-
-// RateError: the environment used its test pings or redeliveries of the
-// minute; the next one is allowed after RetryAfter.
-type RateError struct {
-	What       string // "test events", "redeliveries"
-	PerMinute  int
-	RetryAfter time.Duration
-}
-
-func (e *RateError) Error() string {
-	return fmt.Sprintf("at most %d %s per minute per environment", e.PerMinute, e.What)
-}
-
 // allow takes one of the environment's test pings or redeliveries of the
 // minute (a bucket of perMinute refilling over a minute). An unreachable
 // limiter lets it pass: the cap protects the service and must not take
@@ -91,7 +71,7 @@ func (s *Service) allow(ctx context.Context, p *apikey.Principal, what, kind str
 		return nil
 	}
 	if !res.Allowed {
-		return &RateError{What: what, PerMinute: perMinute, RetryAfter: res.RetryAfter}
+		return &errs.RateError{What: what, PerMinute: perMinute, RetryAfter: res.RetryAfter}
 	}
 	return nil
 }
@@ -143,16 +123,16 @@ type EndpointInput struct {
 // validate checks the input, every problem at once; the URL's address
 // check resolves its host.
 func (s *Service) validate(ctx context.Context, p *apikey.Principal, in EndpointInput) error {
-	verr := &sales.ValidationError{}
+	verr := &errs.ValidationError{}
 	if in.URL != nil {
 		if err := s.Rules.For(p.IsTest()).CheckURL(ctx, *in.URL); err != nil {
-			verr.Fields = append(verr.Fields, sales.FieldError{Location: "body.url", Message: err.Error(), Value: *in.URL})
+			verr.Fields = append(verr.Fields, errs.FieldError{Location: "body.url", Message: err.Error(), Value: *in.URL})
 		}
 	}
 	if in.EventTypes != nil {
 		for i, t := range *in.EventTypes {
 			if !slices.Contains(store.EventTypes, t) {
-				verr.Fields = append(verr.Fields, sales.FieldError{Location: fmt.Sprintf("body.event_types[%d]", i),
+				verr.Fields = append(verr.Fields, errs.FieldError{Location: fmt.Sprintf("body.event_types[%d]", i),
 					Message: "unknown event type", Value: t})
 			}
 		}
@@ -182,7 +162,7 @@ func (s *Service) Create(ctx context.Context, p *apikey.Principal, in EndpointIn
 	}
 	most := cmp.Or(s.Limits.Endpoints, DefaultMaxEndpoints)
 	if err := store.CreateWebhookEndpoint(ctx, s.DB, e, most); errors.Is(err, store.ErrEndpointLimit) {
-		return nil, &LimitError{Max: most}
+		return nil, &errs.LimitError{Max: most}
 	} else if err != nil {
 		return nil, err
 	}
@@ -360,7 +340,7 @@ func (s *Service) start(ctx context.Context, ev *store.WebhookEvent, ds []store.
 	for _, d := range ds {
 		if err := StartDelivery(ctx, s.Temporal, s.TaskQueue, s.Retry, d.EventID, d.EndpointID, true); err != nil {
 			// The worker's sweep starts it.
-			return nil, fmt.Errorf("%w: %w", sales.ErrUnavailable, err)
+			return nil, fmt.Errorf("%w: %w", errs.Unavailable, err)
 		}
 		if err := store.MarkDeliveryStarted(ctx, s.DB, d.EventID, d.EndpointID); err != nil {
 			return nil, err
@@ -377,7 +357,7 @@ func (s *Service) Ping(ctx context.Context, p *apikey.Principal, endpointID int6
 		return nil, err
 	}
 	if !e.Enabled {
-		return nil, &states.StateError{Entity: "webhook endpoint", ID: fmt.Sprint(e.ID), Status: "disabled"}
+		return nil, &errs.StateError{Entity: "webhook endpoint", ID: fmt.Sprint(e.ID), Status: "disabled"}
 	}
 	if err := s.allow(ctx, p, "test events", "test", s.Limits.TestsPerMinute); err != nil {
 		return nil, err

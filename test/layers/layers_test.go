@@ -14,7 +14,7 @@ import (
 // layer of every package of the service, lowest first. A new package must
 // be placed here.
 var layer = map[string]int{
-	"internal/states": 0, "internal/pricing": 0, "internal/mail": 0, "internal/ratelimit": 0, "store/migrations": 0,
+	"internal/states": 0, "internal/errs": 0, "internal/pricing": 0, "internal/mail": 0, "internal/ratelimit": 0, "store/migrations": 0,
 	"store":           1,
 	"internal/apikey": 2, "internal/requestlog": 2, "internal/metrics": 2, "internal/delivery": 2, "internal/payment": 2,
 	"internal/catalog": 2, "internal/organizer": 2, "internal/catalog/catalogfile": 2, "workflows/contract": 2,

@@ -1,0 +1,210 @@
+// Package errs holds the errors of the service that partners can act on.
+// Each carries the problem it is answered with (HTTP status, problem code,
+// detail), so the api maps every one of them in one place, and no package
+// imports another just for its errors. Wrap them with the business context
+// (fmt.Errorf("order %d: %w", id, errs.OrderExpired)) and test them with
+// errors.Is (the sentinels) or errors.As (the types).
+package errs
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"time"
+)
+
+// Problem is what an error is answered with. RetryAfter, when set, is sent
+// as Retry-After.
+type Problem struct {
+	Status     int
+	Code       string
+	Detail     string
+	RetryAfter time.Duration
+}
+
+// Coded is an error that knows its problem; every error of this package is
+// one.
+type Coded interface {
+	error
+	Problem() Problem
+}
+
+// Error is an error that is its problem, as the sentinels below.
+type Error struct{ p Problem }
+
+func (e *Error) Error() string { return e.p.Code + ": " + e.p.Detail }
+
+// Problem makes Error Coded.
+func (e *Error) Problem() Problem { return e.p }
+
+func sentinel(status int, code, detail string) *Error {
+	return &Error{Problem{Status: status, Code: code, Detail: detail}}
+}
+
+// The sentinels, one per answer.
+var (
+	NotFound = sentinel(http.StatusNotFound, "not_found",
+		"The resource does not exist or is not visible to this API key.")
+	NoScheme = sentinel(http.StatusNotFound, "not_found",
+		"This event has no seating scheme: it sells general-admission tickets by category (order them by items).")
+	ReservationExpired = sentinel(http.StatusConflict, "reservation_expired",
+		"The reservation's hold has expired; its seats may be taken again.")
+	OrderExpired = sentinel(http.StatusConflict, "order_expired",
+		"The order's payment window has closed; its seats were freed.")
+	OrderPaid = sentinel(http.StatusConflict, "order_paid",
+		"A paid order cannot be cancelled; refund it instead.")
+	PaymentConflict = sentinel(http.StatusConflict, "invalid_state",
+		"This payment is on record with another order or amount; it was not applied.")
+	GatewayUnavailable = sentinel(http.StatusUnprocessableEntity, "gateway_unavailable",
+		"This deployment has no payment gateway for production orders: use payment=external and confirm the "+
+			"payment, or ask the service's operators to configure a gateway. Sandbox keys use the test gateway. Nothing was changed.")
+	// Unavailable: a backing service failed and nothing was changed.
+	Unavailable = &Error{Problem{Status: http.StatusServiceUnavailable, Code: "unavailable",
+		Detail: "A backing service is unreachable and nothing was changed; retry later.", RetryAfter: 5 * time.Second}}
+	// Incomplete: a backing service failed after the request changed
+	// something (so "nothing was changed" would be false); a retry with
+	// the same Idempotency-Key finds and finishes what it began.
+	Incomplete = &Error{Problem{Status: http.StatusServiceUnavailable, Code: "unavailable",
+		Detail: "A backing service failed before the request was finished; retry it with the same Idempotency-Key.", RetryAfter: 5 * time.Second}}
+)
+
+// SeatRef names a seat as partners do.
+type SeatRef struct {
+	ZoneID string `json:"zone_id" minLength:"1" maxLength:"32"`
+	SeatID string `json:"seat_id" minLength:"1" maxLength:"100"`
+}
+
+// SeatTakenError: some requested seats are held or sold by someone else.
+type SeatTakenError struct {
+	Seats []SeatRef
+}
+
+func (e *SeatTakenError) Error() string { return fmt.Sprintf("%d seat(s) taken", len(e.Seats)) }
+
+func (e *SeatTakenError) Problem() Problem {
+	return Problem{Status: http.StatusConflict, Code: "seat_taken", Detail: "Some seats are no longer free: refresh availability and offer others."}
+}
+
+// FieldError is one problem of a request field.
+type FieldError struct {
+	Location string
+	Message  string
+	Value    any
+}
+
+// ValidationError lists every problem of a request that reached the service.
+type ValidationError struct {
+	Fields []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	if len(e.Fields) == 0 {
+		return "validation failed"
+	}
+	return fmt.Sprintf("validation failed: %s: %s", e.Fields[0].Location, e.Fields[0].Message)
+}
+
+func (e *ValidationError) Problem() Problem {
+	return Problem{Status: http.StatusUnprocessableEntity, Code: "validation_error", Detail: "validation failed"}
+}
+
+// Add records one field's problem.
+func (e *ValidationError) Add(location, message string, value any) {
+	e.Fields = append(e.Fields, FieldError{Location: location, Message: message, Value: value})
+}
+
+// OrNil is the error when any field was added, else nil.
+func (e *ValidationError) OrNil() error {
+	if len(e.Fields) == 0 {
+		return nil
+	}
+	return e
+}
+
+// Invalid is a ValidationError of one field.
+func Invalid(location, message string, value any) *ValidationError {
+	return &ValidationError{Fields: []FieldError{{Location: location, Message: message, Value: value}}}
+}
+
+// StateError is a transition the current state forbids: Status says what
+// the entity is (a status, or a fuller description).
+type StateError struct {
+	Entity, ID, Status string
+}
+
+func (e *StateError) Error() string { return fmt.Sprintf("%s %s is %s", e.Entity, e.ID, e.Status) }
+
+func (e *StateError) Problem() Problem {
+	return Problem{Status: http.StatusConflict, Code: "invalid_state",
+		Detail: fmt.Sprintf("The %s is %s; that does not allow this request.", e.Entity, e.Status)}
+}
+
+// SoldOutError lists the categories (or the slot) that lack capacity.
+type SoldOutError struct {
+	CategoryIDs []int64
+	Slot        bool
+	// Available is what is left when best-available seats did not fit:
+	// free seats within the request's categories and zones.
+	Available *int
+	Together  bool // the request wanted its seats side by side
+}
+
+func (e *SoldOutError) Error() string {
+	return fmt.Sprintf("sold out: categories %v, slot %v", e.CategoryIDs, e.Slot)
+}
+
+func (e *SoldOutError) Problem() Problem {
+	p := Problem{Status: http.StatusConflict, Code: "sold_out", Detail: "Not enough tickets left for this order."}
+	if e.Available != nil {
+		side := ""
+		if e.Together {
+			side = "side-by-side "
+		}
+		p.Detail = fmt.Sprintf("No %sseats fit the request; %d free seats are left within its categories and zones.", side, *e.Available)
+	}
+	return p
+}
+
+// AmountMismatchError: a confirmation named another amount.
+type AmountMismatchError struct{ Paid, Amount int64 }
+
+func (e *AmountMismatchError) Error() string {
+	return fmt.Sprintf("paid_amount %d differs from the order amount %d", e.Paid, e.Amount)
+}
+
+func (e *AmountMismatchError) Problem() Problem {
+	return Problem{Status: http.StatusUnprocessableEntity, Code: "amount_mismatch",
+		Detail: "paid_amount must equal the order amount; nothing was changed."}
+}
+
+// LimitError: the environment already has the most webhook endpoints
+// allowed.
+type LimitError struct{ Max int }
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("this environment already has %d webhook endpoints, the most allowed", e.Max)
+}
+
+func (e *LimitError) Problem() Problem {
+	return Problem{Status: http.StatusConflict, Code: "limit_reached", Detail: fmt.Sprintf("This environment already has %d webhook "+
+		"endpoints, the most allowed: delete one it no longer needs before adding another. Nothing was changed.", e.Max)}
+}
+
+// RateError: the environment used its test pings or redeliveries of the
+// minute; the next one is allowed after RetryAfter.
+type RateError struct {
+	What       string // "test events", "redeliveries"
+	PerMinute  int
+	RetryAfter time.Duration
+}
+
+func (e *RateError) Error() string {
+	return fmt.Sprintf("at most %d %s per minute per environment", e.PerMinute, e.What)
+}
+
+func (e *RateError) Problem() Problem {
+	secs := max(int(math.Ceil(e.RetryAfter.Seconds())), 1)
+	return Problem{Status: http.StatusTooManyRequests, Code: "rate_limited", RetryAfter: time.Duration(secs) * time.Second,
+		Detail: fmt.Sprintf("At most %d %s per minute per environment: the next one is allowed in %d s. Nothing was sent.",
+			e.PerMinute, e.What, secs)}
+}
