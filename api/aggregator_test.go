@@ -155,7 +155,7 @@ func (f *fixture) aggConfirm(t *testing.T, orderID, paymentID string) *testenv.R
 // even after the organizer changed the event's fee in between.
 func TestAggregatorChargesTheQuotedAmount(t *testing.T) {
 	f := newFixture(t)
-	f.Sales.CacheSaleContext(0) // every request reads the event: the fee change below is seen at once
+	f.Holds.CacheSaleContext(0) // every request reads the event: the fee change below is seen at once
 	f.StartWorker(t)
 	var o aggOrder
 	if res := f.aggReserve(t, "parterre|parterre-1-7", "parterre|parterre-1-8"); res.Status != 201 {

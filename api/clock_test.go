@@ -57,7 +57,7 @@ func TestDeadlinesFollowPostgresClock(t *testing.T) {
 			}
 			var o orderBody
 			res.Decode(t, &o)
-			near("payment deadline", o.Data.ExpiresAt, pgNow().Add(f.Sales.Orders.PaymentWindow))
+			near("payment deadline", o.Data.ExpiresAt, pgNow().Add(f.Orders.Settings.PaymentWindow))
 		})
 	}
 }

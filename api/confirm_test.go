@@ -52,7 +52,7 @@ func (f *fixture) confirmWith(t *testing.T, o order, paymentID, idem string) *te
 func TestConfirmWithoutAWorkerIsAccepted(t *testing.T) {
 	f := newFixture(t)
 	stopWorker := f.StartWorker(t)
-	f.Sales.Orders.PaymentWindow, f.Sales.Orders.ConfirmWait = 4*time.Second, 2*time.Second
+	f.Orders.Settings.PaymentWindow, f.Orders.Settings.ConfirmWait = 4*time.Second, 2*time.Second
 	o := f.pendingExternalOrder(t, "parterre-3-25", "parterre-3-26")
 	stopWorker()
 
@@ -122,7 +122,7 @@ func TestConfirmWithoutAWorkerIsAccepted(t *testing.T) {
 // After its window a confirm is refused and records nothing.
 func TestConfirmAfterTheWindowRecordsNothing(t *testing.T) {
 	f := newFixture(t)
-	f.Sales.Orders.PaymentWindow = time.Second
+	f.Orders.Settings.PaymentWindow = time.Second
 	o := f.pendingExternalOrder(t, "parterre-3-27")
 	time.Sleep(time.Until(o.ExpiresAt.Add(200 * time.Millisecond)))
 	res := f.confirmWith(t, o, "too-late", idemKey(t))
@@ -144,7 +144,7 @@ func TestConfirmAfterTheWindowRecordsNothing(t *testing.T) {
 func TestAggregatorConfirmWithoutAWorkerIsAccepted(t *testing.T) {
 	f := newFixture(t)
 	stopWorker := f.StartWorker(t)
-	f.Sales.Orders.ConfirmWait = 2 * time.Second
+	f.Orders.Settings.ConfirmWait = 2 * time.Second
 	var r aggOrder
 	if res := f.aggReserve(t, "parterre|parterre-3-28"); res.Status != http.StatusOK && res.Status != http.StatusCreated {
 		t.Fatalf("reserve: %d %s", res.Status, res.Body)
@@ -184,7 +184,7 @@ func TestAggregatorConfirmWithoutAWorkerIsAccepted(t *testing.T) {
 func TestAggregatorConfirmRetryWithTemporalDownIsAccepted(t *testing.T) {
 	f := newFixture(t)
 	stopWorker := f.StartWorker(t)
-	f.Sales.Orders.ConfirmWait = 2 * time.Second
+	f.Orders.Settings.ConfirmWait = 2 * time.Second
 	var r aggOrder
 	if res := f.aggReserve(t, "parterre|parterre-3-29"); res.Status != http.StatusOK && res.Status != http.StatusCreated {
 		t.Fatalf("reserve: %d %s", res.Status, res.Body)

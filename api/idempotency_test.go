@@ -125,7 +125,7 @@ func TestTenConcurrentRequestsWithOneKey(t *testing.T) {
 func TestFailedWorkflowStartUndoesTheHold(t *testing.T) {
 	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1") // no Temporal there
 	s := testenv.NewStack(t)
-	s.Sales.UseStarter(nil) // the path a full starter takes
+	s.Holds.UseStarter(nil) // the path a full starter takes
 	f := &fixture{Stack: s, ids: map[string]int64{}}
 	f.companyA = s.Company(t, "A")
 	s.Import(t, f.companyA, catalogfile.Demo(time.Now()))

@@ -150,7 +150,7 @@ func TestSeatFreedOnOneInstanceIsHeldOnTheOther(t *testing.T) {
 	f := newInstances(t)
 	other, _ := f.Key(t, f.companyA, apikey.Sandbox)
 	deaf := f.ProductionLikeInstance(t) // trusts what it read until a notice comes
-	deaf.Sales.RememberTakenFor(time.Minute)
+	deaf.Holds.RememberTakenFor(time.Minute)
 	deaf.Catalog.TrustCacheFor(time.Minute)
 	silent, err := store.OpenAppNotifying(context.Background(), f.DBURL) // the seat triggers stay silent for it
 	if err != nil {
@@ -236,9 +236,9 @@ func TestSeatFreedOnOneInstanceIsHeldOnTheOther(t *testing.T) {
 			}
 		}, f.b},
 		{"hold expired", []string{"parterre-1-5", "parterre-1-6"}, func(t *testing.T, seats []string) func() time.Time {
-			f.a.Sales.TTLUnit = time.Second // ttl_minutes=5 → a five-second hold
+			f.a.Holds.TTLUnit = time.Second // ttl_minutes=5 → a five-second hold
 			r := hold(t, 5, seats...)
-			f.a.Sales.TTLUnit = time.Minute
+			f.a.Holds.TTLUnit = time.Minute
 			return func() time.Time {
 				time.Sleep(time.Until(r.ExpiresAt)) // the workers expire it
 				return r.ExpiresAt

@@ -70,7 +70,7 @@ func (s *Server) orderDocument(w http.ResponseWriter, r *http.Request) (delivery
 	switch {
 	case err != nil:
 		return failed(err)
-	case !delivery.CheckToken(hash, token), s.deps.Sales.Links().Keys.Forgeable(id, hash):
+	case !delivery.CheckToken(hash, token), s.deps.Orders.Links().Keys.Forgeable(id, hash):
 		// A token derived from a public secret opens nothing: anyone could
 		// have computed it.
 		return notFound()

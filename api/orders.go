@@ -12,20 +12,21 @@ import (
 
 	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/orders"
 	"ticketsales/internal/payment"
-	"ticketsales/internal/sales"
+	"ticketsales/internal/refunds"
 	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
 type createOrderInput struct {
 	Body struct {
-		EventID        int64                  `json:"event_id" minimum:"1"`
-		ReservationID  string                 `json:"reservation_id,omitempty" maxLength:"64" doc:"For events with a scheme."`
-		Items          []sales.OrderItemInput `json:"items,omitempty" maxItems:"20" doc:"For events without a scheme."`
-		ScheduleSlotID int64                  `json:"schedule_slot_id,omitempty" minimum:"1" doc:"For scheduled events: the id of a /v1/sessions item."`
-		Customer       sales.Customer         `json:"customer"`
-		Payment        string                 `json:"payment" enum:"gateway,external"`
+		EventID        int64                   `json:"event_id" minimum:"1"`
+		ReservationID  string                  `json:"reservation_id,omitempty" maxLength:"64" doc:"For events with a scheme."`
+		Items          []orders.OrderItemInput `json:"items,omitempty" maxItems:"20" doc:"For events without a scheme."`
+		ScheduleSlotID int64                   `json:"schedule_slot_id,omitempty" minimum:"1" doc:"For scheduled events: the id of a /v1/sessions item."`
+		Customer       orders.Customer         `json:"customer"`
+		Payment        string                  `json:"payment" enum:"gateway,external"`
 	}
 }
 
@@ -71,12 +72,12 @@ type confirmOutput struct {
 	Status     int
 	Location   string `header:"Location" doc:"202: the order, to read until it is paid."`
 	RetryAfter string `header:"Retry-After" doc:"202: seconds before reading the order again."`
-	Body       Envelope[*sales.Order]
+	Body       Envelope[*orders.Order]
 }
 
 type orderOutput struct {
 	Location string `header:"Location"`
-	Body     Envelope[*sales.Order]
+	Body     Envelope[*orders.Order]
 }
 
 func (s *Server) registerOrders(api huma.API) {
@@ -89,19 +90,19 @@ func (s *Server) registerOrders(api huma.API) {
 		Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *createOrderInput) (*orderOutput, error) {
 		b := in.Body
-		o, err := s.deps.Sales.CreateOrder(ctx, request.Caller(ctx), sales.CreateOrderInput{EventID: b.EventID,
+		o, err := s.deps.Orders.CreateOrder(ctx, request.Caller(ctx), orders.CreateOrderInput{EventID: b.EventID,
 			ReservationID: b.ReservationID, Items: b.Items, ScheduleSlotID: b.ScheduleSlotID, Customer: b.Customer, Payment: b.Payment})
 		if err != nil {
 			return nil, err
 		}
-		return &orderOutput{Location: "/v1/orders/" + strconv.FormatInt(o.ID, 10), Body: Envelope[*sales.Order]{Data: o, RequestID: request.ID(ctx)}}, nil
+		return &orderOutput{Location: "/v1/orders/" + strconv.FormatInt(o.ID, 10), Body: Envelope[*orders.Order]{Data: o, RequestID: request.ID(ctx)}}, nil
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-orders", Method: http.MethodGet, Path: "/orders", Tags: tags,
 		Summary: "List orders, newest first", Errors: []int{http.StatusUnprocessableEntity},
-	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *listOrdersInput) (*listOutput[*sales.Order], error) {
-		items, total, err := s.deps.Sales.ListOrders(ctx, request.Caller(ctx), store.OrderFilter{Status: in.Status, EventID: in.EventID,
+	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *listOrdersInput) (*listOutput[*orders.Order], error) {
+		items, total, err := s.deps.Orders.ListOrders(ctx, request.Caller(ctx), store.OrderFilter{Status: in.Status, EventID: in.EventID,
 			CreatedFrom: in.from, CreatedTo: in.to, Page: in.Page, PerPage: in.PerPage})
 		return replyPage(ctx, items, in.PageParams, total, err)
 	})
@@ -109,8 +110,8 @@ func (s *Server) registerOrders(api huma.API) {
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "get-order", Method: http.MethodGet, Path: "/orders/{id}", Tags: tags,
 		Summary: "Get an order", Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *OrderPath) (*dataOutput[*sales.Order], error) {
-		o, err := s.deps.Sales.GetOrder(ctx, request.Caller(ctx), in.ID)
+	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *OrderPath) (*dataOutput[*orders.Order], error) {
+		o, err := s.deps.Orders.GetOrder(ctx, request.Caller(ctx), in.ID)
 		return reply(ctx, o, err)
 	})
 
@@ -130,11 +131,11 @@ func (s *Server) registerOrders(api huma.API) {
 		Responses:     map[string]*huma.Response{"202": {Description: "Accepted: the payment is on record, the tickets follow."}},
 		Errors:        []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite))), func(ctx context.Context, in *confirmInput) (*confirmOutput, error) {
-		o, err := s.deps.Sales.Confirm(ctx, request.Caller(ctx), in.ID, in.Body.PaidAmount, in.Body.ExternalPaymentID)
+		o, err := s.deps.Orders.Confirm(ctx, request.Caller(ctx), in.ID, in.Body.PaidAmount, in.Body.ExternalPaymentID)
 		if err != nil {
 			return nil, err
 		}
-		out := &confirmOutput{Status: http.StatusOK, Body: Envelope[*sales.Order]{Data: o, RequestID: request.ID(ctx)}}
+		out := &confirmOutput{Status: http.StatusOK, Body: Envelope[*orders.Order]{Data: o, RequestID: request.ID(ctx)}}
 		if o.Status == states.OrderPendingPayment {
 			out.Status = http.StatusAccepted
 			out.Location = "/v1/orders/" + strconv.FormatInt(o.ID, 10)
@@ -147,21 +148,21 @@ func (s *Server) registerOrders(api huma.API) {
 		OperationID: "cancel-order", Method: http.MethodPost, Path: "/orders/{id}/cancel", Tags: tags,
 		Summary: "Cancel an unpaid order", Description: "Frees its seats. A paid order answers 409 `order_paid`: refund it instead.",
 		Errors: []int{http.StatusNotFound, http.StatusConflict},
-	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *OrderPath) (*dataOutput[*sales.Order], error) {
-		o, err := s.deps.Sales.Cancel(ctx, request.Caller(ctx), in.ID)
+	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *OrderPath) (*dataOutput[*orders.Order], error) {
+		o, err := s.deps.Orders.Cancel(ctx, request.Caller(ctx), in.ID)
 		return reply(ctx, o, err)
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-order-tickets", Method: http.MethodGet, Path: "/orders/{id}/tickets", Tags: tags,
 		Summary: "List an order's tickets (empty until it is paid)", Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *OrderPath) (*dataOutput[[]sales.Ticket], error) {
-		ts, err := s.deps.Sales.Tickets(ctx, request.Caller(ctx), in.ID)
+	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *OrderPath) (*dataOutput[[]orders.Ticket], error) {
+		ts, err := s.deps.Orders.Tickets(ctx, request.Caller(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
 		if ts == nil {
-			ts = []sales.Ticket{}
+			ts = []orders.Ticket{}
 		}
 		return ok(ctx, ts), nil
 	})
@@ -182,7 +183,7 @@ type refundBody struct {
 type refundOutput struct {
 	Status   int
 	Location string `header:"Location"`
-	Body     Envelope[*sales.RefundView]
+	Body     Envelope[*refunds.RefundView]
 }
 
 // RefundPath is the {id} of a refund.
@@ -205,11 +206,11 @@ func (s *Server) registerRefunds(api huma.API) {
 		Errors:    []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *refundInput) (*refundOutput, error) {
 		body := cmp.Or(in.Body, &refundBody{})
-		r, done, err := s.deps.Sales.Refund(ctx, request.Caller(ctx), in.ID, body.TicketIDs, body.Reason, request.IdempotencyKey(ctx))
+		r, done, err := s.deps.Refunds.Refund(ctx, request.Caller(ctx), in.ID, body.TicketIDs, body.Reason, request.IdempotencyKey(ctx))
 		if err != nil {
 			return nil, err
 		}
-		out := &refundOutput{Status: http.StatusCreated, Location: "/v1/refunds/" + r.ID, Body: Envelope[*sales.RefundView]{Data: r, RequestID: request.ID(ctx)}}
+		out := &refundOutput{Status: http.StatusCreated, Location: "/v1/refunds/" + r.ID, Body: Envelope[*refunds.RefundView]{Data: r, RequestID: request.ID(ctx)}}
 		if !done {
 			out.Status = http.StatusAccepted
 		}
@@ -220,8 +221,8 @@ func (s *Server) registerRefunds(api huma.API) {
 		OperationID: "get-refund", Method: http.MethodGet, Path: "/refunds/{id}", Tags: []string{"Orders"},
 		Summary: "Get a refund", Description: "Its status moves from `pending` to `completed` once the gateway returned the money.",
 		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *RefundPath) (*dataOutput[*sales.RefundView], error) {
-		r, err := s.deps.Sales.GetRefund(ctx, request.Caller(ctx), in.ID)
+	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *RefundPath) (*dataOutput[*refunds.RefundView], error) {
+		r, err := s.deps.Refunds.Get(ctx, request.Caller(ctx), in.ID)
 		return reply(ctx, r, err)
 	})
 }
@@ -234,7 +235,7 @@ type gatewayCallbackInput struct {
 // registerGatewayCallbacks takes the gateways' signed payment reports: the
 // hosted provider's (when one is configured) and the test gateway's (when it
 // is mounted), each verified with its own key. A report is acknowledged once
-// it is on record (sales.ReceivePayment); a failure to record answers 5xx so
+// it is on record (orders.Service.ReceivePayment); a failure to record answers 5xx so
 // the gateway reports again.
 func (s *Server) registerGatewayCallbacks(api huma.API) {
 	register := func(opID, path, name string, key []byte) {
@@ -251,7 +252,7 @@ func (s *Server) registerGatewayCallbacks(api huma.API) {
 				(cb.Status != "paid" && cb.Status != "declined") || cb.Amount < 0 {
 				return nil, newProblem(ctx, http.StatusBadRequest, "malformed_request", "Bad callback body.")
 			}
-			if err := s.deps.Sales.ReceivePayment(ctx, name, cb); err != nil {
+			if err := s.deps.Orders.ReceivePayment(ctx, name, cb); err != nil {
 				return nil, err
 			}
 			return nil, nil

@@ -211,7 +211,7 @@ func TestCancelUnpaidOrderFreesSeats(t *testing.T) {
 	// The workflow ends with the order cancelled.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	f.Sales.Orders.SandboxLifetime = 0
+	f.Orders.Settings.SandboxLifetime = 0
 	var st contract.OrderStatus
 	v, err := f.Temporal.QueryWorkflow(ctx, contract.OrderWorkflowID(ob.Data.ID), "", contract.StatusQuery)
 	if err != nil || v.Get(&st) != nil || st.Status != "cancelled" {
@@ -221,7 +221,7 @@ func TestCancelUnpaidOrderFreesSeats(t *testing.T) {
 
 func TestPaymentWindowClosesOrder(t *testing.T) {
 	f := newFixture(t)
-	f.Sales.Orders.PaymentWindow = 2 * time.Second
+	f.Orders.Settings.PaymentWindow = 2 * time.Second
 	f.StartWorker(t)
 	var r reservationBody
 	f.reserve(t, f.keyA, "parterre-2-6").Decode(t, &r)
@@ -318,7 +318,7 @@ func TestGeneralAdmissionAndSlots(t *testing.T) {
 
 func TestSandboxOrderIsDeletedAfterItsLifetime(t *testing.T) {
 	f := newFixture(t)
-	f.Sales.Orders.SandboxLifetime = 3 * time.Second // one day in production
+	f.Orders.Settings.SandboxLifetime = 3 * time.Second // one day in production
 	f.StartWorker(t)
 	id := f.paidOrder(t, f.keyA, "parterre-3-30")
 	if st := f.seatStates(t)["parterre-3-30"]; st != "sold" {
@@ -388,7 +388,7 @@ func TestRepeatedOrderCreateReturnsTheOrder(t *testing.T) {
 // organizer changed the event's fee.
 func TestOrderKeepsTheQuotedPrice(t *testing.T) {
 	f := newFixture(t)
-	f.Sales.CacheSaleContext(0) // every request reads the event: the fee change below is seen at once
+	f.Holds.CacheSaleContext(0) // every request reads the event: the fee change below is seen at once
 	f.StartWorker(t)
 	setFee := func(rateBP, minFee int64) {
 		t.Helper()

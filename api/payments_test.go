@@ -206,13 +206,13 @@ func TestOrderLinksAreRandomAndSurviveRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Sales.Orders.Links.Keys = keys
+	f.Orders.Settings.Links.Keys = keys
 	if page() != 200 || f.tickets(t, id)[0].OrderURL != link {
 		t.Fatal("the link changed or broke after a rotation")
 	}
 	// Even a rotation that forgot the old secret breaks no sent link.
 	keys, _ = delivery.NewKeyring("another-secret")
-	f.Sales.Orders.Links.Keys = keys
+	f.Orders.Settings.Links.Keys = keys
 	if page() != 200 {
 		t.Fatal("a sent link broke when the secret changed")
 	}
@@ -287,7 +287,7 @@ func TestPaymentIsRecordedWhenTemporalIsDown(t *testing.T) {
 // order is closed, returned by the reaper.
 func TestPaymentAfterTheSagaEndedGoesBack(t *testing.T) {
 	f := newFixture(t)
-	f.Sales.Orders.PaymentWindow = 3 * time.Second
+	f.Orders.Settings.PaymentWindow = 3 * time.Second
 	f.StartWorker(t)
 	o := f.gatewayOrder(t, f.keyA, "parterre-2-7")
 	if err := f.Temporal.TerminateWorkflow(context.Background(), contract.OrderWorkflowID(o.ID), "", "test: the saga is gone"); err != nil {

@@ -15,12 +15,14 @@ import (
 	"ticketsales/internal/app"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/config"
+	"ticketsales/internal/holds"
+	"ticketsales/internal/orders"
 	"ticketsales/internal/organizer"
 	"ticketsales/internal/payment"
 	"ticketsales/internal/ratelimit"
+	"ticketsales/internal/refunds"
 	"ticketsales/internal/requestlog"
-	"ticketsales/internal/sales"
-	"ticketsales/internal/webhook"
+	"ticketsales/internal/webhooks"
 	"ticketsales/store"
 )
 
@@ -43,14 +45,16 @@ type ProcessOptions struct {
 type Process struct {
 	Handler     http.Handler
 	Deps        Deps // what Handler serves from, for a variant of it
-	Sales       *sales.Service
+	Holds       *holds.Service
+	Orders      *orders.Service
+	Refunds     *refunds.Service
 	Catalog     *catalog.Service
 	Users       *organizer.Service   // the cabinet's users and sign-in limits
 	TestGateway *payment.TestGateway // nil: not mounted
 	cfg         config.Config
 	redis       *redis.Client // nil: no REDIS_URL
 	conns       app.Conns
-	starter     *sales.Starter
+	starter     *holds.Starter
 	notifier    *store.Notifier
 	announce    bool
 	stop        context.CancelFunc
@@ -63,16 +67,12 @@ type Process struct {
 
 // NewProcess builds the api process from its settings.
 func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, error) {
-	orders, test, err := app.Orders(cfg, c.DB, c.Log)
-	if err != nil {
-		return nil, err
-	}
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	a := &Process{cfg: cfg, conns: c, TestGateway: test, announce: opt.Announce, notifierEnd: make(chan struct{})}
+	a := &Process{cfg: cfg, conns: c, announce: opt.Announce, notifierEnd: make(chan struct{})}
 	a.Catalog = catalog.New(c.DB, opt.Now)
-	a.starter = sales.NewStarter(c.Bookkeeping, c.Temporal, c.Log, cfg.TaskQueue, cfg.StartQueue, cfg.StartWorkers)
+	a.starter = holds.NewStarter(c.Bookkeeping, c.Temporal, c.Log, cfg.TaskQueue, cfg.StartQueue, cfg.StartWorkers)
 	changed := a.Catalog.Invalidate
 	if opt.Announce {
 		a.notifier = store.NewNotifier(c.Bookkeeping, c.Log, 50*time.Millisecond)
@@ -85,10 +85,13 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 	if opt.Announce {
 		noticesComing = a.Catalog.Listening
 	}
-	a.Sales = sales.New(sales.Deps{DB: c.DB, Temporal: c.Temporal, Log: c.Log, Now: opt.Now, Metrics: c.Metrics,
-		SeatsChanged: changed, Starter: a.starter, NoticesComing: noticesComing},
-		sales.Settings{TaskQueue: cfg.TaskQueue, Orders: orders, SaleCacheTTL: cfg.SaleCacheTTL})
-	a.Catalog.OnSeatsChanged = a.Sales.SeatsChangedElsewhere
+	sv, err := app.NewServices(cfg, c, holds.Deps{Now: opt.Now, Metrics: c.Metrics,
+		SeatsChanged: changed, Starter: a.starter, NoticesComing: noticesComing})
+	if err != nil {
+		return nil, err
+	}
+	a.Holds, a.Orders, a.Refunds, a.TestGateway = sv.Holds, sv.Orders, sv.Refunds, sv.TestGateway
+	a.Catalog.OnSeatsChanged = a.Holds.SeatsChangedElsewhere
 	// With REDIS_URL the instances of a deployment share one request
 	// budget per key and one failure budget per client through Redis;
 	// without it each instance has its own.
@@ -129,12 +132,12 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 	}
 	a.Users = organizer.New(c.DB, opt.Now, organizer.Limits{Budgets: budgets, PasswordChecks: cfg.CabinetPasswordChecks})
 	a.Deps = Deps{DB: c.DB, Bookkeeping: c.Bookkeeping, Temporal: c.Temporal, Auth: apikey.NewAuthenticator(c.DB, cfg.AuthCacheTTL),
-		Catalog: a.Catalog, Sales: a.Sales, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush, c.Metrics), Log: c.Log,
-		Gateway: test, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
+		Catalog: a.Catalog, Holds: a.Holds, Orders: a.Orders, Refunds: a.Refunds, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush, c.Metrics), Log: c.Log,
+		Gateway: a.TestGateway, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
 		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
 		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL,
-		Webhooks: &webhook.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.WebhookTaskQueue, Rules: cfg.WebhookRules(),
-			Retry: cfg.WebhookRetry(), Limits: cfg.WebhookLimits(), Limiter: limiter, Log: c.Log}}
+		Webhooks: &webhooks.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.WebhookTaskQueue, Rules: app.WebhookRules(cfg),
+			Retry: app.WebhookRetry(cfg), Limits: app.WebhookLimits(cfg), Limiter: limiter, Log: c.Log}}
 	a.Deps.Cabinet = cabinet.New(cabinet.Deps{DB: c.DB, Users: a.Users, Auth: a.Deps.Auth,
 		CatalogChanged: changed, PublicBaseURL: cfg.PublicBaseURL, ClientIPHeader: cfg.ClientIPHeader, Log: c.Log, Now: opt.Now})
 	a.Handler = New(a.Deps)

@@ -172,7 +172,7 @@ func TestRefundsOfAGatewayOrder(t *testing.T) {
 // reaper.
 func TestLateGatewayPaymentGoesBack(t *testing.T) {
 	f := newFixture(t)
-	f.Sales.Orders.PaymentWindow = time.Second
+	f.Orders.Settings.PaymentWindow = time.Second
 	f.StartWorker(t)
 	f.StartReaper(t, 200*time.Millisecond, time.Second, time.Hour)
 	prod, _ := f.Key(t, f.companyA, "production")
@@ -275,7 +275,7 @@ func TestRefundRetryFindsTheSameRefund(t *testing.T) {
 func TestRefundOutOfRetriesIsFailedAndResumed(t *testing.T) {
 	provider := fakegateway.Start(t, testenv.GatewaySecret)
 	f := newFixture(t, testenv.Options{Production: true, HostedGatewayURL: provider.URL})
-	f.Sales.Orders.RefundRetryBudget, f.Sales.Orders.RefundWait = 2*time.Second, 300*time.Millisecond
+	f.Refunds.Settings.RetryBudget, f.Refunds.Settings.Wait = 2*time.Second, 300*time.Millisecond
 	f.StartWorker(t)
 	prod, _ := f.Key(t, f.companyA, apikey.Production)
 	o := f.gatewayOrder(t, prod, "parterre-3-5")

@@ -10,14 +10,14 @@ import (
 	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/errs"
-	"ticketsales/internal/sales"
+	"ticketsales/internal/holds"
 )
 
 type createReservationInput struct {
 	Body struct {
 		EventID       int64                `json:"event_id" minimum:"1"`
 		Seats         []errs.SeatRef       `json:"seats,omitempty" minItems:"1" maxItems:"20" doc:"The seats to hold, at most 20; or best_available instead."`
-		BestAvailable *sales.BestAvailable `json:"best_available,omitempty" doc:"Let the service pick the best free seats, instead of seats."`
+		BestAvailable *holds.BestAvailable `json:"best_available,omitempty" doc:"Let the service pick the best free seats, instead of seats."`
 		TTLMinutes    int                  `json:"ttl_minutes,omitempty" minimum:"1" maximum:"60" default:"15" doc:"Hold duration in minutes."`
 	}
 }
@@ -37,7 +37,7 @@ type replaceSeatsInput struct {
 
 type reservationOutput struct {
 	Location string `header:"Location"`
-	Body     Envelope[*sales.Reservation]
+	Body     Envelope[*holds.Reservation]
 }
 
 func (s *Server) registerReservations(api huma.API) {
@@ -51,21 +51,21 @@ func (s *Server) registerReservations(api huma.API) {
 			"seats nearer the row's centre; a group `together` in one row, leaving no single seat alone where it can) " +
 			"and holds them in the same way; 409 `sold_out` with `available` (free seats left in the filters) when none fit.",
 		Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
-	}, apikey.ScopeOrdersWrite)), s.refuseKnownTaken, s.deps.Sales.RefusedFromMemory), func(ctx context.Context, in *createReservationInput) (*reservationOutput, error) {
-		r, err := s.deps.Sales.Reserve(ctx, request.Caller(ctx), sales.ReserveInput{
+	}, apikey.ScopeOrdersWrite)), s.refuseKnownTaken, s.deps.Holds.RefusedFromMemory), func(ctx context.Context, in *createReservationInput) (*reservationOutput, error) {
+		r, err := s.deps.Holds.Reserve(ctx, request.Caller(ctx), holds.ReserveInput{
 			EventID: in.Body.EventID, Seats: in.Body.Seats, BestAvailable: in.Body.BestAvailable, TTLMinutes: in.Body.TTLMinutes,
 			IdempotencyKey: request.IdempotencyKey(ctx)})
 		if err != nil {
 			return nil, err
 		}
-		return &reservationOutput{Location: "/v1/reservations/" + r.ID, Body: Envelope[*sales.Reservation]{Data: r, RequestID: request.ID(ctx)}}, nil
+		return &reservationOutput{Location: "/v1/reservations/" + r.ID, Body: Envelope[*holds.Reservation]{Data: r, RequestID: request.ID(ctx)}}, nil
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "get-reservation", Method: http.MethodGet, Path: "/reservations/{id}", Tags: tags,
 		Summary: "Get a reservation", Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *ReservationPath) (*dataOutput[*sales.Reservation], error) {
-		r, err := s.deps.Sales.GetReservation(ctx, request.Caller(ctx), in.ID)
+	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *ReservationPath) (*dataOutput[*holds.Reservation], error) {
+		r, err := s.deps.Holds.GetReservation(ctx, request.Caller(ctx), in.ID)
 		return reply(ctx, r, err)
 	})
 
@@ -74,8 +74,8 @@ func (s *Server) registerReservations(api huma.API) {
 		Summary:     "Replace a reservation's seats",
 		Description: "The body's seat list replaces the composition as a whole: kept seats stay held at their price, dropped ones are freed, new ones held — or 409 and nothing changes. `expires_at` does not move.",
 		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity},
-	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *replaceSeatsInput) (*dataOutput[*sales.Reservation], error) {
-		r, err := s.deps.Sales.ReplaceSeats(ctx, request.Caller(ctx), in.ID, in.Body.Seats)
+	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *replaceSeatsInput) (*dataOutput[*holds.Reservation], error) {
+		r, err := s.deps.Holds.ReplaceSeats(ctx, request.Caller(ctx), in.ID, in.Body.Seats)
 		return reply(ctx, r, err)
 	})
 
@@ -83,8 +83,8 @@ func (s *Server) registerReservations(api huma.API) {
 		OperationID: "release-reservation", Method: http.MethodDelete, Path: "/reservations/{id}", Tags: tags,
 		Summary: "Release a reservation's seats", Description: "Status becomes `released`; releasing again returns the same result.",
 		Errors: []int{http.StatusNotFound, http.StatusConflict},
-	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *ReservationPath) (*dataOutput[*sales.Reservation], error) {
-		r, err := s.deps.Sales.Release(ctx, request.Caller(ctx), in.ID)
+	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *ReservationPath) (*dataOutput[*holds.Reservation], error) {
+		r, err := s.deps.Holds.Release(ctx, request.Caller(ctx), in.ID)
 		return reply(ctx, r, err)
 	})
 }
@@ -100,7 +100,7 @@ func (s *Server) refuseKnownTaken(ctx context.Context, idempotencyKey string, bo
 	if json.Unmarshal(body, &top) != nil {
 		return nil, nil
 	}
-	in := sales.ReserveInput{IdempotencyKey: idempotencyKey}
+	in := holds.ReserveInput{IdempotencyKey: idempotencyKey}
 	for k, v := range top {
 		var err error
 		switch k {
@@ -128,5 +128,5 @@ func (s *Server) refuseKnownTaken(ctx context.Context, idempotencyKey string, bo
 	if _, given := top["ttl_minutes"]; given && in.TTLMinutes == 0 {
 		return nil, nil
 	}
-	return s.deps.Sales.RefuseKnownTaken(ctx, request.Caller(ctx), in)
+	return s.deps.Holds.RefuseKnownTaken(ctx, request.Caller(ctx), in)
 }

@@ -367,7 +367,7 @@ func TestLapsedHoldIsFreeWithoutWorker(t *testing.T) {
 
 func TestWorkerExpiresTheHold(t *testing.T) {
 	f := newFixture(t)
-	f.Sales.TTLUnit = time.Second // ttl_minutes=1 → a one-second hold
+	f.Holds.TTLUnit = time.Second // ttl_minutes=1 → a one-second hold
 	f.StartWorker(t)
 	res := f.Do(t, http.MethodPost, "/v1/reservations", f.keyA,
 		fmt.Sprintf(`{"event_id": %d, "seats": %s, "ttl_minutes": 1}`, f.ids["swan-lake"], seatsJSON("parterre-3-3")), idemKey(t))
@@ -395,7 +395,7 @@ func TestWorkerExpiresTheHold(t *testing.T) {
 // selling meanwhile is refused all the same, by the hold statement.
 func TestCachedEventThatStoppedSellingRefusesHolds(t *testing.T) {
 	f := newFixture(t)
-	f.Sales.CacheSaleContext(time.Hour)
+	f.Holds.CacheSaleContext(time.Hour)
 	if res := f.reserve(t, f.keyA, "parterre-1-1"); res.Status != http.StatusCreated {
 		t.Fatalf("reserve: %d %s", res.Status, res.Body)
 	}

@@ -23,12 +23,14 @@ import (
 	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
+	"ticketsales/internal/holds"
 	"ticketsales/internal/metrics"
+	"ticketsales/internal/orders"
 	"ticketsales/internal/payment"
 	"ticketsales/internal/ratelimit"
+	"ticketsales/internal/refunds"
 	"ticketsales/internal/requestlog"
-	"ticketsales/internal/sales"
-	"ticketsales/internal/webhook"
+	"ticketsales/internal/webhooks"
 	"ticketsales/store"
 )
 
@@ -41,8 +43,10 @@ type Deps struct {
 	Temporal    client.Client // may be a lazy client; used for readiness here
 	Auth        *apikey.Authenticator
 	Catalog     *catalog.Service
-	Sales       *sales.Service
-	Webhooks    *webhook.Service
+	Holds       *holds.Service
+	Orders      *orders.Service
+	Refunds     *refunds.Service
+	Webhooks    *webhooks.Service
 	RequestLog  *requestlog.Writer // nil: no request log
 	// Gateway is the built-in test gateway whose pages the api serves (nil:
 	// not mounted: sandbox disabled outside development). HostedGateway says
@@ -145,7 +149,7 @@ func New(deps Deps) *Server {
 		}
 		next(ctx)
 	}, s.authenticate)
-	aggregator.Register(agg, deps.Sales, deps.Catalog)
+	aggregator.Register(agg, deps.Holds, deps.Orders, deps.Catalog)
 	s.registerGatewayCallbacks(s.API)
 	s.registerOrderPage(mux)
 	if deps.Cabinet != nil {

@@ -11,7 +11,8 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 
-	"ticketsales/internal/webhook"
+	"ticketsales/internal/app"
+	"ticketsales/internal/webhooks"
 	"ticketsales/store"
 	"ticketsales/workflows/contract"
 )
@@ -103,7 +104,7 @@ func TestSlowWebhooksNeverDelaySagas(t *testing.T) {
 			defer wg.Done()
 			for i := w; i < flood; i += 8 {
 				_, err := store.CreatePingEvent(ctx, f.DB, ep, store.EventPing, func(id string, at time.Time) ([]byte, error) {
-					return webhook.Body(id, store.EventPing, at, map[string]any{"endpoint_id": ep.ID, "n": i})
+					return webhooks.Body(id, store.EventPing, at, map[string]any{"endpoint_id": ep.ID, "n": i})
 				})
 				errs <- err
 			}
@@ -213,7 +214,7 @@ func TestDeliveriesRunOnTheirOwnTaskQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	ping := func(id string, at time.Time) ([]byte, error) {
-		return webhook.Body(id, store.EventPing, at, map[string]any{"endpoint_id": ep.ID})
+		return webhooks.Body(id, store.EventPing, at, map[string]any{"endpoint_id": ep.ID})
 	}
 	// Made and started as the relay did before: on the main queue.
 	before, err := store.CreatePingEvent(ctx, f.DB, ep, store.EventPing, ping)
@@ -223,7 +224,7 @@ func TestDeliveriesRunOnTheirOwnTaskQueue(t *testing.T) {
 	if _, err := store.DispatchEvents(ctx, f.DB, 10, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := webhook.StartDelivery(ctx, f.Temporal, f.TaskQueue, f.Config.WebhookRetry(), before.ID, ep.ID, false); err != nil {
+	if err := webhooks.StartDelivery(ctx, f.Temporal, f.TaskQueue, app.WebhookRetry(f.Config), before.ID, ep.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	f.StartWorker(t)

@@ -9,7 +9,8 @@ import (
 
 	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
-	"ticketsales/internal/webhook"
+	"ticketsales/internal/states"
+	"ticketsales/internal/webhooks"
 )
 
 // eventTypeEnum lists the event types an endpoint may subscribe to.
@@ -47,16 +48,16 @@ type WebhookEventPath struct {
 type listWebhookDeliveriesInput struct {
 	EndpointPath
 	PageParams
-	Status string `query:"filter.status" enum:"pending,delivered,failed"`
+	Status states.DeliveryStatus `query:"filter.status" enum:"pending,delivered,failed"`
 }
 
 type endpointOutput struct {
 	Location string `header:"Location"`
-	Body     Envelope[*webhook.WebhookEndpoint]
+	Body     Envelope[*webhooks.WebhookEndpoint]
 }
 
 type sentOutput struct {
-	Body Envelope[*webhook.WebhookSent]
+	Body Envelope[*webhooks.WebhookSent]
 }
 
 func (s *Server) registerWebhooks(api huma.API) {
@@ -73,7 +74,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		Errors: []int{http.StatusNotFound, http.StatusConflict},
 	}, apikey.ScopeWebhooksWrite)), func(ctx context.Context, in *createWebhookEndpointInput) (*endpointOutput, error) {
 		b := in.Body
-		ein := webhook.EndpointInput{URL: &b.URL, Description: &b.Description, Enabled: b.Enabled}
+		ein := webhooks.EndpointInput{URL: &b.URL, Description: &b.Description, Enabled: b.Enabled}
 		if b.EventTypes != nil {
 			ein.EventTypes = &b.EventTypes
 		}
@@ -82,13 +83,13 @@ func (s *Server) registerWebhooks(api huma.API) {
 			return nil, err
 		}
 		return &endpointOutput{Location: "/v1/webhook-endpoints/" + strconv.FormatInt(e.ID, 10),
-			Body: Envelope[*webhook.WebhookEndpoint]{Data: e, RequestID: request.ID(ctx)}}, nil
+			Body: Envelope[*webhooks.WebhookEndpoint]{Data: e, RequestID: request.ID(ctx)}}, nil
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-webhook-endpoints", Method: http.MethodGet, Path: "/webhook-endpoints", Tags: tags,
 		Summary: "List webhook endpoints", Errors: []int{http.StatusUnprocessableEntity},
-	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *PageParams) (*listOutput[*webhook.WebhookEndpoint], error) {
+	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *PageParams) (*listOutput[*webhooks.WebhookEndpoint], error) {
 		items, total, err := svc.List(ctx, request.Caller(ctx), in.Page, in.PerPage)
 		return replyPage(ctx, items, *in, total, err)
 	})
@@ -97,7 +98,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		OperationID: "get-webhook-endpoint", Method: http.MethodGet, Path: "/webhook-endpoints/{id}", Tags: tags,
 		Summary: "Get a webhook endpoint", Description: "A disabled endpoint says why in `disabled_reason`.",
 		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhook.WebhookEndpoint], error) {
+	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhooks.WebhookEndpoint], error) {
 		e, err := svc.Get(ctx, request.Caller(ctx), in.ID)
 		return reply(ctx, e, err)
 	})
@@ -106,9 +107,9 @@ func (s *Server) registerWebhooks(api huma.API) {
 		OperationID: "update-webhook-endpoint", Method: http.MethodPatch, Path: "/webhook-endpoints/{id}", Tags: tags,
 		Summary: "Change a webhook endpoint", Description: "Only the fields sent change. A new `url` is checked as at creation.",
 		Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
-	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *updateWebhookEndpointInput) (*dataOutput[*webhook.WebhookEndpoint], error) {
+	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *updateWebhookEndpointInput) (*dataOutput[*webhooks.WebhookEndpoint], error) {
 		b := in.Body
-		e, err := svc.Update(ctx, request.Caller(ctx), in.ID, webhook.EndpointInput{URL: b.URL, Description: b.Description,
+		e, err := svc.Update(ctx, request.Caller(ctx), in.ID, webhooks.EndpointInput{URL: b.URL, Description: b.Description,
 			EventTypes: b.EventTypes, Enabled: b.Enabled})
 		return reply(ctx, e, err)
 	})
@@ -127,7 +128,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		Description: "Answers the new `secret`, shown only now. For 24 hours the old secret keeps signing beside it: each delivery " +
 			"carries both signatures in `webhook-signature`, so receivers switch without missing an event.",
 		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeWebhooksWrite)), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhook.WebhookEndpoint], error) {
+	}, apikey.ScopeWebhooksWrite)), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhooks.WebhookEndpoint], error) {
 		e, err := svc.RotateSecret(ctx, request.Caller(ctx), in.ID)
 		return reply(ctx, e, err)
 	})
@@ -145,7 +146,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		return &sentOutput{Body: Envelope[*webhook.WebhookSent]{Data: sent, RequestID: request.ID(ctx)}}, nil
+		return &sentOutput{Body: Envelope[*webhooks.WebhookSent]{Data: sent, RequestID: request.ID(ctx)}}, nil
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
@@ -153,7 +154,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		Summary:     "List an endpoint's deliveries, newest first",
 		Description: "Each with its latest attempts: when, how long, the status and the first bytes of the answer.",
 		Errors:      []int{http.StatusNotFound, http.StatusUnprocessableEntity},
-	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *listWebhookDeliveriesInput) (*listOutput[*webhook.WebhookDelivery], error) {
+	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *listWebhookDeliveriesInput) (*listOutput[*webhooks.WebhookDelivery], error) {
 		items, total, err := svc.Deliveries(ctx, request.Caller(ctx), in.ID, in.Status, in.Page, in.PerPage)
 		return replyPage(ctx, items, in.PageParams, total, err)
 	})
@@ -171,6 +172,6 @@ func (s *Server) registerWebhooks(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		return &sentOutput{Body: Envelope[*webhook.WebhookSent]{Data: sent, RequestID: request.ID(ctx)}}, nil
+		return &sentOutput{Body: Envelope[*webhooks.WebhookSent]{Data: sent, RequestID: request.ID(ctx)}}, nil
 	})
 }

@@ -196,7 +196,7 @@ func idIs(id any) func(map[string]any) bool {
 // payment window closed, order.refunded after a refund.
 func TestWebhooksDeliverSignedEvents(t *testing.T) {
 	f := newFixture(t)
-	f.Sales.Orders.PaymentWindow = 3 * time.Second
+	f.Orders.Settings.PaymentWindow = 3 * time.Second
 	f.StartWorker(t)
 	r := newReceiver(t)
 	f.subscribe(t, f.keyA, r)

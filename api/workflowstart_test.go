@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/sales"
+	"ticketsales/internal/holds"
 	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/worker"
@@ -19,7 +19,7 @@ import (
 // stalledStarter makes holds queue for a hand-over that never comes: the
 // api that took them died before giving them to their event's workflow.
 func stalledStarter(f *fixture) {
-	f.Sales.UseStarter(sales.NewStarter(f.DB, f.Temporal, slog.New(slog.NewTextHandler(io.Discard, nil)), f.TaskQueue, 100, 1))
+	f.Holds.UseStarter(holds.NewStarter(f.DB, f.Temporal, slog.New(slog.NewTextHandler(io.Discard, nil)), f.TaskQueue, 100, 1))
 }
 
 func (f *fixture) holdWithoutWorkflow(t *testing.T, seat string) string {
@@ -133,7 +133,7 @@ func TestSweepHandsOverTheHoldsACrashedAPINeverHandedOver(t *testing.T) {
 		t.Fatal("the sweep did not record its hand-over")
 	}
 	// Nothing left to sweep; a second run hands over nothing new.
-	if n, err := sales.Sweep(context.Background(), f.DB, f.Temporal, f.TaskQueue, 0); n != 0 || err != nil {
+	if n, err := holds.Sweep(context.Background(), f.DB, f.Temporal, f.TaskQueue, 0); n != 0 || err != nil {
 		t.Fatalf("second sweep: %d %v", n, err)
 	}
 	// Ended holds are not the sweep's business.
@@ -141,7 +141,7 @@ func TestSweepHandsOverTheHoldsACrashedAPINeverHandedOver(t *testing.T) {
 	if res := f.Do(t, http.MethodDelete, "/v1/reservations/"+released, f.keyA, ""); res.Status != http.StatusOK {
 		t.Fatalf("release: %d %s", res.Status, res.Body)
 	}
-	if n, err := sales.Sweep(context.Background(), f.DB, f.Temporal, f.TaskQueue, 0); n != 0 || err != nil {
+	if n, err := holds.Sweep(context.Background(), f.DB, f.Temporal, f.TaskQueue, 0); n != 0 || err != nil {
 		t.Fatalf("sweep over an ended hold: %d %v", n, err)
 	}
 }
@@ -150,7 +150,7 @@ func TestSweepHandsOverTheHoldsACrashedAPINeverHandedOver(t *testing.T) {
 // deadline pass, which reports how it ended.
 func TestDeadlinePassLeavesHoldsThatEndedOtherwise(t *testing.T) {
 	f := newFixture(t)
-	f.Sales.TTLUnit = time.Second // ttl_minutes=5 → a five-second hold
+	f.Holds.TTLUnit = time.Second // ttl_minutes=5 → a five-second hold
 	f.StartWorker(t)
 	hold := func(seat string) string {
 		res := f.Do(t, http.MethodPost, "/v1/reservations", f.keyA,
@@ -179,7 +179,7 @@ func TestDeadlinePassLeavesHoldsThatEndedOtherwise(t *testing.T) {
 func TestStarterHandsOverBurstsInBatches(t *testing.T) {
 	f := newFixture(t)
 	f.StartWorker(t)
-	st := sales.NewStarter(f.DB, f.Temporal, slog.New(slog.NewTextHandler(io.Discard, nil)), f.TaskQueue, 5000, 4)
+	st := holds.NewStarter(f.DB, f.Temporal, slog.New(slog.NewTextHandler(io.Discard, nil)), f.TaskQueue, 5000, 4)
 	st.Run()
 	deadline := time.Now().Add(15 * time.Minute).Truncate(time.Minute).Add(30 * time.Second)
 	eventA, eventB := f.ids["swan-lake"], f.foreignID

@@ -35,6 +35,15 @@ type Reservation struct {
 	Lapsed bool `bun:"lapsed,scanonly"`
 }
 
+// reservationStateError refuses a transition the reservation's status
+// forbids; an expired one has a code of its own.
+func reservationStateError(id string, st states.ReservationStatus) error {
+	if st == states.ReservationExpired {
+		return fmt.Errorf("reservation %s: %w", id, errs.ReservationExpired)
+	}
+	return &errs.StateError{Entity: "reservation", ID: id, Status: string(st)}
+}
+
 // selectReservation selects reservations with Lapsed.
 func selectReservation(db bun.IDB, model any) *bun.SelectQuery {
 	return db.NewSelect().Model(model).ColumnExpr("?TableColumns").ColumnExpr("r.expires_at <= now() AS lapsed")
@@ -347,11 +356,8 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []stri
 		if err := selectReservation(tx, r).Where("id = ? AND company_id = ?", rp.ReservationID, rp.CompanyID).For("UPDATE").Scan(ctx); err != nil {
 			return notFound(err, "reservation "+rp.ReservationID)
 		}
-		if r.Status != states.ReservationReserved {
-			return &errs.StateError{Entity: "reservation", ID: r.ID, Status: string(r.Status)}
-		}
-		if r.Lapsed {
-			return &errs.StateError{Entity: "reservation", ID: r.ID, Status: string(states.ReservationExpired)}
+		if st := r.EffectiveStatus(); st != states.ReservationReserved {
+			return reservationStateError(r.ID, st)
 		}
 		seats := pgdialect.Array(rp.SeatIDs)
 		var cur []struct {

@@ -131,7 +131,7 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 			return &OtherEventError{ReservationID: r.ID, EventID: r.EventID}
 		}
 		if st := r.EffectiveStatus(); st != states.ReservationReserved {
-			return &errs.StateError{Entity: "reservation", ID: r.ID, Status: string(st)}
+			return reservationStateError(r.ID, st)
 		}
 		var items []OrderItem
 		if err := tx.NewRaw(`SELECT row_number() OVER (ORDER BY seat_id) AS position, category_id, seat_id, price
@@ -154,7 +154,7 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 		}
 		if n, _ := res.RowsAffected(); int(n) != len(items) {
 			// A seat of the hold was retaken after it lapsed.
-			return &errs.StateError{Entity: "reservation", ID: r.ID, Status: string(states.ReservationExpired)}
+			return reservationStateError(r.ID, states.ReservationExpired)
 		}
 		if err := insertItems(ctx, tx, o.ID, items); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"ticketsales/internal/errs"
+	"ticketsales/internal/states"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -64,19 +65,19 @@ type WebhookEvent struct {
 // WebhookDelivery is an event's delivery to one endpoint.
 type WebhookDelivery struct {
 	bun.BaseModel `bun:"table:webhook_deliveries,alias:wd"`
-	EventID       string     `bun:"event_id,pk"`
-	EndpointID    int64      `bun:"endpoint_id,pk"`
-	EventType     string     `bun:"event_type,scanonly"`
-	Status        string     `bun:"status"`
-	Attempts      int        `bun:"attempts"`
-	LastAttemptAt *time.Time `bun:"last_attempt_at"`
-	LastStatus    *int       `bun:"last_status"`
-	LastError     *string    `bun:"last_error"`
-	DeliveredAt   *time.Time `bun:"delivered_at"`
-	FailedAt      *time.Time `bun:"failed_at"`
-	StartedAt     *time.Time `bun:"started_at"`
-	CreatedAt     time.Time  `bun:"created_at,nullzero,default:now()"`
-	UpdatedAt     time.Time  `bun:"updated_at,nullzero,default:now()"`
+	EventID       string                `bun:"event_id,pk"`
+	EndpointID    int64                 `bun:"endpoint_id,pk"`
+	EventType     string                `bun:"event_type,scanonly"`
+	Status        states.DeliveryStatus `bun:"status"`
+	Attempts      int                   `bun:"attempts"`
+	LastAttemptAt *time.Time            `bun:"last_attempt_at"`
+	LastStatus    *int                  `bun:"last_status"`
+	LastError     *string               `bun:"last_error"`
+	DeliveredAt   *time.Time            `bun:"delivered_at"`
+	FailedAt      *time.Time            `bun:"failed_at"`
+	StartedAt     *time.Time            `bun:"started_at"`
+	CreatedAt     time.Time             `bun:"created_at,nullzero,default:now()"`
+	UpdatedAt     time.Time             `bun:"updated_at,nullzero,default:now()"`
 }
 
 // WebhookAttempt is one POST of a delivery.
@@ -93,13 +94,6 @@ type WebhookAttempt struct {
 	Error           *string   `bun:"error"`
 	ResponseExcerpt string    `bun:"response_excerpt"`
 }
-
-// Delivery statuses.
-const (
-	DeliveryPending   = "pending"
-	DeliveryDelivered = "delivered"
-	DeliveryFailed    = "failed"
-)
 
 // newEventID is the SQL of a new event id: "evt_" and 32 hex digits.
 const newEventID = `'evt_' || replace(gen_random_uuid()::text, '-', '')`
@@ -442,9 +436,9 @@ func RecordAttempt(ctx context.Context, db *bun.DB, a *WebhookAttempt, delivered
 			Set("error = EXCLUDED.error, response_excerpt = EXCLUDED.response_excerpt").Exec(ctx); err != nil {
 			return fmt.Errorf("record attempt: %w", err)
 		}
-		status := DeliveryPending
+		status := states.DeliveryPending
 		if delivered {
-			status = DeliveryDelivered
+			status = states.DeliveryDelivered
 		}
 		if _, err := tx.NewRaw(`UPDATE webhook_deliveries SET attempts = (SELECT count(*) FROM webhook_attempts
 				WHERE event_id = ? AND endpoint_id = ?), last_attempt_at = ?, last_status = ?, last_error = ?,
@@ -521,7 +515,7 @@ func GiveUpDelivery(ctx context.Context, db *bun.DB, eventID string, endpointID 
 
 // ListDeliveries returns a page of an endpoint's deliveries, newest first,
 // and the total.
-func ListDeliveries(ctx context.Context, db bun.IDB, endpointID int64, status string, page, perPage int) ([]WebhookDelivery, int, error) {
+func ListDeliveries(ctx context.Context, db bun.IDB, endpointID int64, status states.DeliveryStatus, page, perPage int) ([]WebhookDelivery, int, error) {
 	var out []WebhookDelivery
 	q := db.NewSelect().Model(&out).ColumnExpr("wd.*").ColumnExpr("wev.type AS event_type").
 		Join("JOIN webhook_events AS wev ON wev.id = wd.event_id").Where("wd.endpoint_id = ?", endpointID)

@@ -7,9 +7,10 @@ import (
 	"ticketsales/activities"
 	"ticketsales/internal/app"
 	"ticketsales/internal/config"
+	"ticketsales/internal/holds"
 	"ticketsales/internal/mail"
-	"ticketsales/internal/sales"
-	"ticketsales/internal/webhook"
+	"ticketsales/internal/orders"
+	"ticketsales/internal/webhooks"
 )
 
 // Process is the worker process: the activities its Temporal workers run,
@@ -18,7 +19,7 @@ import (
 type Process struct {
 	Activities *activities.Activities
 	Reaper     Reaper
-	Relay      *webhook.Relay
+	Relay      *webhooks.Relay
 	// TaskQueue is the main queue; WebhookTaskQueue the deliveries' own,
 	// polled within WebhookLimits.
 	TaskQueue, WebhookTaskQueue string
@@ -28,23 +29,24 @@ type Process struct {
 // NewProcess builds the worker process from its settings; mailer sends
 // production orders their tickets.
 func NewProcess(cfg config.Config, c app.Conns, mailer mail.Sender) (*Process, error) {
-	orders, _, err := app.Orders(cfg, c.DB, c.Log)
+	// The reaper and the webhook relay work through the same selling rules
+	// as the api.
+	sv, err := app.NewServices(cfg, c, holds.Deps{})
 	if err != nil {
 		return nil, err
 	}
-	// The reaper restarts refunds through the same sales rules as the api.
-	refunds := sales.New(sales.Deps{DB: c.DB, Temporal: c.Temporal, Log: c.Log},
-		sales.Settings{TaskQueue: cfg.TaskQueue, Orders: orders})
+	sale := sv.Orders.Settings
+	payloads := webhooks.Payloads{DB: c.DB, Orders: sv.Orders, Refunds: sv.Refunds, Holds: sv.Holds}
 	return &Process{
-		Activities: &activities.Activities{DB: c.DB, Mailer: mailer, Links: orders.Links, Gateways: orders.Gateways,
-			Metrics: c.Metrics, Log: c.Log, Webhooks: activities.WebhookSettings{Rules: cfg.WebhookRules()}},
-		Relay: &webhook.Relay{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.WebhookTaskQueue, Render: refunds.WebhookData,
-			Retry: cfg.WebhookRetry(),
+		Activities: &activities.Activities{DB: c.DB, Mailer: mailer, Links: sale.Links, Gateways: sale.Gateways,
+			Metrics: c.Metrics, Log: c.Log, Webhooks: activities.WebhookSettings{Rules: app.WebhookRules(cfg)}},
+		Relay: &webhooks.Relay{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.WebhookTaskQueue, Render: payloads.Render,
+			Retry: app.WebhookRetry(cfg),
 			Log:   c.Log, Interval: cfg.WebhookRelayInterval, Grace: 10 * cfg.WebhookRelayInterval},
 		Reaper: Reaper{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.TaskQueue, Log: c.Log,
 			Interval: cfg.ReapInterval, Grace: cfg.ReapGrace,
-			Payments: sales.PaymentSweep{DB: c.DB, Temporal: c.Temporal, Gateways: orders.Gateways},
-			Refunds:  refunds, RefundResumeAfter: cfg.RefundResumeAfter},
+			Payments: orders.PaymentSweep{DB: c.DB, Temporal: c.Temporal, Gateways: sale.Gateways},
+			Refunds:  sv.Refunds, RefundResumeAfter: cfg.RefundResumeAfter},
 		TaskQueue: cfg.TaskQueue, WebhookTaskQueue: cfg.WebhookTaskQueue,
 		WebhookLimits: WebhookLimits{Activities: cfg.WebhookWorkerActivities, WorkflowTasks: cfg.WebhookWorkerWorkflowTasks,
 			Pollers: cfg.WebhookWorkerPollers, AttemptsPerSecond: cfg.WebhookAttemptsPerSecond},

@@ -9,7 +9,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"ticketsales/internal/delivery"
-	"ticketsales/internal/sales"
+	"ticketsales/internal/holds"
+	"ticketsales/internal/orders"
+	"ticketsales/internal/refunds"
 	"ticketsales/store"
 )
 
@@ -27,11 +29,11 @@ type Reaper struct {
 	Interval, Grace time.Duration
 	// Payments settles and returns gateway payments no workflow took care
 	// of (received or due back longer than Grace; nil DB: not swept).
-	Payments sales.PaymentSweep
+	Payments orders.PaymentSweep
 	// Refunds restarts refunds whose money is not back: pending ones older
 	// than Grace without a running workflow, failed ones after
 	// RefundResumeAfter (nil: not swept).
-	Refunds           *sales.Service
+	Refunds           *refunds.Service
 	RefundResumeAfter time.Duration
 }
 
@@ -41,7 +43,7 @@ func (r Reaper) Once(ctx context.Context) {
 	// Its own deadline: a Temporal outage must not hold back the
 	// Postgres-only safety net below.
 	sweepCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	n, err := sales.Sweep(sweepCtx, r.DB, r.Temporal, r.TaskQueue, r.Grace)
+	n, err := holds.Sweep(sweepCtx, r.DB, r.Temporal, r.TaskQueue, r.Grace)
 	cancel()
 	if err != nil {
 		r.Log.Warn("holds sweep", "handed_over", n, "err", err)
@@ -62,7 +64,7 @@ func (r Reaper) Once(ctx context.Context) {
 		}
 	}
 	if r.Refunds != nil {
-		if n, err := r.Refunds.ResumeRefunds(ctx, r.Grace, r.RefundResumeAfter); err != nil {
+		if n, err := r.Refunds.Resume(ctx, r.Grace, r.RefundResumeAfter); err != nil {
 			r.Log.Error("refund sweep", "resumed", n, "err", err)
 		} else if n > 0 {
 			r.Log.Warn("reaper resumed refunds whose money was not back", "refunds", n)

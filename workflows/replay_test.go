@@ -58,7 +58,7 @@ func TestRecordHistories(t *testing.T) {
 		t.Skip("set RECORD_HISTORIES=1 to record workflow histories into testdata")
 	}
 	s := testenv.NewStack(t)
-	s.Sales.TTLUnit = time.Second
+	s.Holds.TTLUnit = time.Second
 	mailer, err := mail.New("", t.TempDir(), "tickets@ticketsales.test")
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestRecordHistories(t *testing.T) {
 	}
 	// Orders: one paid then deleted as a sandbox order, one cancelled by the
 	// payment window, and a production one paid on the gateway then refunded.
-	s.Sales.Orders.SandboxLifetime = 2 * time.Second
+	s.Orders.Settings.SandboxLifetime = 2 * time.Second
 	orderWith := func(rid, pay string) int64 {
 		res := s.Do(t, http.MethodPost, "/v1/orders", keyOf[rid], fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "payment": %q,
 			"customer": {"email": "a@example.com", "first_name": "A", "last_name": "B", "phone": "+79991234567"}}`, event, rid, pay),
@@ -171,7 +171,7 @@ func TestRecordHistories(t *testing.T) {
 		fmt.Sprintf(`{"external_payment_id": "y", "paid_amount": %d}`, amount), "Idempotency-Key: confirm-emailed"); res.Status != 200 {
 		t.Fatalf("confirm: %d %s", res.Status, res.Body)
 	}
-	s.Sales.Orders.PaymentWindow = time.Second
+	s.Orders.Settings.PaymentWindow = time.Second
 	timedOut := order("parterre-1-4")
 	var paidEvent string
 	var endpoint int64

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"ticketsales/activities"
-	"ticketsales/store"
+	"ticketsales/internal/states"
 	"ticketsales/workflows/contract"
 )
 
@@ -18,7 +18,7 @@ import (
 // three days; then the delivery is failed. A worker or api crash only
 // delays it: the timers and the attempt count live in Temporal.
 func WebhookDelivery(ctx workflow.Context, in contract.WebhookInput) (contract.WebhookStatus, error) {
-	st := contract.WebhookStatus{EventID: in.EventID, EndpointID: in.EndpointID, Status: store.DeliveryPending}
+	st := contract.WebhookStatus{EventID: in.EventID, EndpointID: in.EndpointID, Status: states.DeliveryPending}
 	if err := workflow.SetQueryHandler(ctx, contract.StatusQuery, func() (contract.WebhookStatus, error) { return st, nil }); err != nil {
 		return st, err
 	}
@@ -53,10 +53,10 @@ func WebhookDelivery(ctx workflow.Context, in contract.WebhookInput) (contract.W
 		st.LastError = res.Error
 		switch res.Outcome {
 		case activities.WebhookDelivered:
-			st.Status = store.DeliveryDelivered
+			st.Status = states.DeliveryDelivered
 			return st, nil
 		case activities.WebhookGone:
-			st.Status = store.DeliveryFailed
+			st.Status = states.DeliveryFailed
 			return st, nil
 		}
 		if res.Disabled || !workflow.Now(ctx).Before(deadline) {
@@ -68,7 +68,7 @@ func WebhookDelivery(ctx workflow.Context, in contract.WebhookInput) (contract.W
 			if err := workflow.ExecuteActivity(actx, a.FailWebhookDelivery, in.EventID, in.EndpointID, reason).Get(ctx, nil); err != nil {
 				return st, err
 			}
-			st.Status, st.LastError = store.DeliveryFailed, reason
+			st.Status, st.LastError = states.DeliveryFailed, reason
 			return st, nil
 		}
 		// The window's last attempt is at its very end, so an endpoint is

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"ticketsales/activities"
-	"ticketsales/store"
+	"ticketsales/internal/states"
 	"ticketsales/workflows"
 	"ticketsales/workflows/contract"
 )
@@ -46,7 +46,7 @@ func TestWebhookDeliveryGivesUpAfterThreeDays(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var st contract.WebhookStatus
 	require.NoError(t, env.GetWorkflowResult(&st))
-	require.Equal(t, store.DeliveryFailed, st.Status)
+	require.Equal(t, states.DeliveryFailed, st.Status)
 	span := attempts[len(attempts)-1].Sub(attempts[0])
 	require.Equal(t, 72*time.Hour, span, "retried for three days, the last attempt at their end")
 	require.Equal(t, 15*time.Second, attempts[1].Sub(attempts[0]).Round(time.Second))
@@ -74,7 +74,7 @@ func TestWebhookDeliveredAfterFailures(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var st contract.WebhookStatus
 	require.NoError(t, env.GetWorkflowResult(&st))
-	require.Equal(t, store.DeliveryDelivered, st.Status)
+	require.Equal(t, states.DeliveryDelivered, st.Status)
 	require.Equal(t, 3, st.Attempts)
 	env.AssertNotCalled(t, "FailWebhookDelivery", mock.Anything, mock.Anything, mock.Anything, mock.Anything)
 }
@@ -90,6 +90,6 @@ func TestWebhookDeliveryStopsWhenTheEndpointIsDisabled(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var st contract.WebhookStatus
 	require.NoError(t, env.GetWorkflowResult(&st))
-	require.Equal(t, store.DeliveryFailed, st.Status)
+	require.Equal(t, states.DeliveryFailed, st.Status)
 	require.Equal(t, 1, st.Attempts)
 }

@@ -1,7 +1,7 @@
 // Package aggregator is the aggregator adapter, /aggregator/v1: the same
 // reservations and sales as /v1, in the names and statuses of an external
 // ticket aggregator's contract. No rule lives here; every call goes to the
-// sales and catalog services.
+// holds, orders and catalog services.
 package aggregator
 
 import (
@@ -18,7 +18,8 @@ import (
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/errs"
-	"ticketsales/internal/sales"
+	"ticketsales/internal/holds"
+	"ticketsales/internal/orders"
 	"ticketsales/internal/states"
 )
 
@@ -121,20 +122,21 @@ type aggSessionPath struct {
 }
 
 type adapter struct {
-	sales   *sales.Service
+	holds   *holds.Service
+	orders  *orders.Service
 	catalog *catalog.Service
 }
 
 // Register adds the adapter's operations to api (the /aggregator/v1 group,
 // behind the same authentication as /v1).
-func Register(api huma.API, sl *sales.Service, cat *catalog.Service) {
-	a := &adapter{sales: sl, catalog: cat}
+func Register(api huma.API, h *holds.Service, o *orders.Service, cat *catalog.Service) {
+	a := &adapter{holds: h, orders: o, catalog: cat}
 	tags := []string{"Aggregator adapter"}
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "aggregator-list-sessions", Method: http.MethodGet, Path: "/sessions", Tags: tags,
 		Summary: "Sessions on sale (the company's published events that have not started)",
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, _ *struct{}) (*plainOutput[[]aggSession], error) {
-		events, err := a.sales.EventsOnSale(ctx, request.Caller(ctx))
+		events, err := a.holds.EventsOnSale(ctx, request.Caller(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -191,15 +193,15 @@ func Register(api huma.API, sl *sales.Service, cat *catalog.Service) {
 		if ttl == 0 {
 			ttl = 900
 		}
-		in2 := sales.ReserveInput{EventID: eventID, Seats: seats, TTL: time.Duration(ttl) * time.Second}
+		in2 := holds.ReserveInput{EventID: eventID, Seats: seats, TTL: time.Duration(ttl) * time.Second}
 		switch {
 		case in.Body.Quantity > 0 && len(seats) > 0:
 			return nil, &errs.ValidationError{Fields: []errs.FieldError{
 				{Location: "body.quantity", Message: "give either seats or quantity", Value: in.Body.Quantity}}}
 		case in.Body.Quantity > 0:
-			in2.Seats, in2.BestAvailable = nil, &sales.BestAvailable{Quantity: in.Body.Quantity, Together: true}
+			in2.Seats, in2.BestAvailable = nil, &holds.BestAvailable{Quantity: in.Body.Quantity, Together: true}
 		}
-		r, err := a.sales.Reserve(ctx, request.Caller(ctx), in2)
+		r, err := a.holds.Reserve(ctx, request.Caller(ctx), in2)
 		if err != nil {
 			return nil, inAdapterTerms(err, in.Body.SessionID)
 		}
@@ -233,8 +235,8 @@ func Register(api huma.API, sl *sales.Service, cat *catalog.Service) {
 		if last == "" {
 			last = "-"
 		}
-		_, err := a.sales.CheckoutReservation(ctx, request.Caller(ctx), in.OrderID,
-			sales.Customer{Email: in.Body.Customer.Email, FirstName: first, LastName: strings.TrimSpace(last)}, in.Body.PaymentID)
+		_, err := a.orders.CheckoutReservation(ctx, request.Caller(ctx), in.OrderID,
+			orders.Customer{Email: in.Body.Customer.Email, FirstName: first, LastName: strings.TrimSpace(last)}, in.Body.PaymentID)
 		if err != nil {
 			return nil, err
 		}
@@ -255,11 +257,11 @@ func Register(api huma.API, sl *sales.Service, cat *catalog.Service) {
 		Errors: []int{http.StatusNotFound, http.StatusConflict},
 	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *AggOrderPath) (*plainOutput[aggOrder], error) {
 		p := request.Caller(ctx)
-		o, err := a.sales.OrderOfReservation(ctx, p, in.OrderID)
+		o, err := a.orders.OrderOfReservation(ctx, p, in.OrderID)
 		if err == nil && o != nil {
-			_, err = a.sales.Cancel(ctx, p, o.ID) // an unpaid order from it
+			_, err = a.orders.Cancel(ctx, p, o.ID) // an unpaid order from it
 		} else if err == nil {
-			_, err = a.sales.Release(ctx, p, in.OrderID)
+			_, err = a.holds.Release(ctx, p, in.OrderID)
 		}
 		if err != nil && !errorsIsExpired(err) {
 			return nil, err
@@ -291,17 +293,17 @@ type plainOutput[T any] struct {
 
 func (a *adapter) order(ctx context.Context, reservationID string) (*aggOrder, error) {
 	p := request.Caller(ctx)
-	r, err := a.sales.GetReservation(ctx, p, reservationID)
+	r, err := a.holds.GetReservation(ctx, p, reservationID)
 	if err != nil {
 		return nil, err
 	}
-	o, err := a.sales.OrderOfReservation(ctx, p, reservationID)
+	o, err := a.orders.OrderOfReservation(ctx, p, reservationID)
 	if err != nil {
 		return nil, err
 	}
-	var ts []sales.Ticket
+	var ts []orders.Ticket
 	if o != nil {
-		if ts, err = a.sales.Tickets(ctx, p, o.ID); err != nil {
+		if ts, err = a.orders.Tickets(ctx, p, o.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -309,7 +311,7 @@ func (a *adapter) order(ctx context.Context, reservationID string) (*aggOrder, e
 	return &out, nil
 }
 
-func aggOrderOf(r *sales.Reservation, o *sales.Order, ts []sales.Ticket) aggOrder {
+func aggOrderOf(r *holds.Reservation, o *orders.Order, ts []orders.Ticket) aggOrder {
 	out := aggOrder{OrderID: r.ID, Amount: aggMoney{Value: r.TotalToPay.Amount, Currency: r.TotalToPay.Currency}, ExpiresAt: r.ExpiresAt}
 	var orderStatus states.OrderStatus
 	if o != nil {
@@ -329,7 +331,7 @@ func aggOrderOf(r *sales.Reservation, o *sales.Order, ts []sales.Ticket) aggOrde
 	return out
 }
 
-func seatRowNumber(r *sales.Reservation, seatID string) (row, number string) {
+func seatRowNumber(r *holds.Reservation, seatID string) (row, number string) {
 	for _, s := range r.Seats {
 		if s.SeatID == seatID {
 			return s.Row, s.Number
@@ -354,7 +356,7 @@ func inAdapterTerms(err error, sessionID string) error {
 			if f.Location == "body.event_id" {
 				f.Location, f.Value = "body.sessionId", sessionID
 				f.Message = strings.Replace(f.Message, "the event", "the session", 1)
-				if f.Message == strings.Replace(sales.MsgNoScheme, "the event", "the session", 1) {
+				if f.Message == strings.Replace(holds.MsgNoScheme, "the event", "the session", 1) {
 					f.Message = "the session is general admission (hasSeats: false): it has no seats to reserve"
 				}
 			}

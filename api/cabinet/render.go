@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ticketsales/internal/catalog/catalogfile"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
@@ -67,7 +68,7 @@ type pageData struct {
 	Endpoints      []webhookEndpoint
 	Endpoint       *webhookEndpoint
 	Deliveries     []webhookDelivery
-	DeliveryStatus string
+	DeliveryStatus states.DeliveryStatus
 
 	PrevURL      string
 	NextURL      string

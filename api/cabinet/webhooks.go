@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"ticketsales/internal/errs"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
@@ -73,9 +74,9 @@ func (c *cabinet) webhookEndpointPage(w http.ResponseWriter, r *http.Request) {
 		c.notFound(w, r)
 		return
 	}
-	status := r.URL.Query().Get("status")
+	status := states.DeliveryStatus(r.URL.Query().Get("status"))
 	switch status {
-	case "", store.DeliveryPending, store.DeliveryDelivered, store.DeliveryFailed:
+	case "", states.DeliveryPending, states.DeliveryDelivered, states.DeliveryFailed:
 	default:
 		status = ""
 	}
@@ -103,7 +104,7 @@ func (c *cabinet) webhookEndpointPage(w http.ResponseWriter, r *http.Request) {
 	link := func(p int) string {
 		q := "?page=" + strconv.Itoa(p)
 		if status != "" {
-			q += "&status=" + status
+			q += "&status=" + string(status)
 		}
 		return "/cabinet/webhooks/" + strconv.FormatInt(id, 10) + q
 	}

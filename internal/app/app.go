@@ -1,6 +1,6 @@
 // Package app holds the wiring both processes share: their settings (with
-// the secrets check), the order saga's settings (token keyring, gateways)
-// and the connections a process works over. Each process assembles the rest
+// the secrets check), the selling services (with the order page keyring
+// and the gateways) and the connections a process works over. Each process assembles the rest
 // next to its own code (api.NewProcess, worker.NewProcess); the mains and
 // the test stack all build through those, so tests run what production runs.
 package app
@@ -13,9 +13,13 @@ import (
 
 	"ticketsales/internal/config"
 	"ticketsales/internal/delivery"
+	"ticketsales/internal/holds"
 	"ticketsales/internal/metrics"
+	"ticketsales/internal/orders"
 	"ticketsales/internal/payment"
-	"ticketsales/internal/sales"
+	"ticketsales/internal/refunds"
+	"ticketsales/internal/webhooks"
+	"ticketsales/workflows/contract"
 )
 
 // Settings reads the settings from the environment, refusing outside
@@ -29,23 +33,40 @@ func Settings() (config.Config, error) {
 	return cfg, cfg.CheckSecrets()
 }
 
-// Orders are the order saga's settings: the order page links with their
-// token keyring, and the deployment's gateways (the test gateway is
-// returned too: the api serves its pages).
-func Orders(cfg config.Config, db *bun.DB, log *slog.Logger) (sales.OrderSettings, *payment.TestGateway, error) {
+// Services are the selling services a process works with, built the same
+// way by both: holds, orders from them, refunds of orders.
+type Services struct {
+	Holds   *holds.Service
+	Orders  *orders.Service
+	Refunds *refunds.Service
+	// TestGateway is the built-in test gateway, when configured: the api
+	// serves its pages.
+	TestGateway *payment.TestGateway
+}
+
+// NewServices builds the selling services over c. The holds' own
+// dependencies (clock, seat-change announcements, the hand-over starter)
+// are the process's: hd; its DB, Temporal and Log are c's.
+func NewServices(cfg config.Config, c Conns, hd holds.Deps) (*Services, error) {
 	keys, err := delivery.NewKeyring(cfg.OrderTokenSecret, cfg.OrderTokenPreviousSecret...)
 	if err != nil {
-		return sales.OrderSettings{}, nil, err
+		return nil, err
 	}
 	if !cfg.Development() {
 		// Links of old orders derived from the public development secret
 		// are forgeable: they open nothing and are replaced when shown.
 		keys.Refuse(config.DevelopmentOrderTokenSecret)
 	}
-	gateways, test := payment.NewSet(db, log, cfg.Gateways())
-	return sales.OrderSettings{PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
+	gateways, test := payment.NewSet(c.DB, c.Log, Gateways(cfg))
+	hd.DB, hd.Temporal, hd.Log = c.DB, c.Temporal, c.Log
+	h := holds.New(hd, holds.Settings{TaskQueue: cfg.TaskQueue, SaleCacheTTL: cfg.SaleCacheTTL})
+	o := orders.New(orders.Deps{DB: c.DB, Temporal: c.Temporal, Log: c.Log, Holds: h}, cfg.TaskQueue, orders.Settings{
+		PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
 		Links: delivery.Links{BaseURL: cfg.PublicBaseURL, Keys: keys}, Gateways: gateways,
-		TestGatewayForProduction: cfg.Development(), RefundRetryBudget: cfg.RefundRetryBudget, ConfirmWait: cfg.ConfirmWait}, test, nil
+		TestGatewayForProduction: cfg.Development(), ConfirmWait: cfg.ConfirmWait})
+	r := refunds.New(refunds.Deps{DB: c.DB, Temporal: c.Temporal, Log: c.Log, Holds: h, Orders: o}, cfg.TaskQueue,
+		refunds.Settings{RetryBudget: cfg.RefundRetryBudget})
+	return &Services{Holds: h, Orders: o, Refunds: r, TestGateway: test}, nil
 }
 
 // Conns are the connections a process works over.
@@ -57,4 +78,27 @@ type Conns struct {
 	Temporal    client.Client
 	Metrics     *metrics.Registry
 	Log         *slog.Logger
+}
+
+// Gateways are the payment gateway settings: the test gateway runs where
+// sandbox keys are served, or in development.
+func Gateways(c config.Config) payment.Settings {
+	return payment.Settings{PublicBaseURL: c.PublicBaseURL, Secret: []byte(c.GatewaySecret), HostedURL: c.GatewayURL,
+		HostedAPIKey: c.GatewayAPIKey, WithTest: c.SandboxEnabled || c.Development()}
+}
+
+// WebhookRetry is the schedule of webhook deliveries.
+func WebhookRetry(c config.Config) contract.WebhookRetry {
+	return contract.WebhookRetry{Initial: c.WebhookRetryInitial, Backoff: 2, Maximum: c.WebhookRetryMax, GiveUpAfter: c.WebhookGiveUpAfter}
+}
+
+// WebhookRules are the address rules of webhook endpoints.
+func WebhookRules(c config.Config) webhooks.Rules {
+	return webhooks.Rules{Development: c.Development(), AnyAddress: c.WebhookAnyAddress}
+}
+
+// WebhookLimits are the caps on a company's environment's webhooks.
+func WebhookLimits(c config.Config) webhooks.Limits {
+	return webhooks.Limits{Endpoints: c.WebhookEndpointsMax, TestsPerMinute: c.WebhookTestsPerMinute,
+		RedeliveriesPerMinute: c.WebhookRedeliveriesPerMinute}
 }

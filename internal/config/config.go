@@ -11,10 +11,6 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
-
-	"ticketsales/internal/payment"
-	"ticketsales/internal/webhook"
-	"ticketsales/workflows/contract"
 )
 
 // DefaultDatabaseURL is the local Postgres the scripts look for first.
@@ -165,7 +161,8 @@ func (c Config) check() (Config, error) {
 	if c.WebhookWorkerActivities < 1 || c.WebhookWorkerWorkflowTasks < 2 || c.WebhookWorkerPollers < 2 || c.WebhookAttemptsPerSecond < 0 {
 		return c, fmt.Errorf("read configuration: WEBHOOK_WORKER_ACTIVITIES must be at least 1, WEBHOOK_WORKER_WORKFLOW_TASKS and WEBHOOK_WORKER_POLLERS at least 2, WEBHOOK_ATTEMPTS_PER_SECOND not negative")
 	}
-	c.WebhookTaskQueue = cmp.Or(c.WebhookTaskQueue, contract.WebhookTaskQueue(c.TaskQueue))
+	// Deliveries have a queue of their own beside the main one.
+	c.WebhookTaskQueue = cmp.Or(c.WebhookTaskQueue, c.TaskQueue+"-webhooks")
 	if c.WebhookAnyAddress && c.AppEnv != "development" {
 		return c, fmt.Errorf("read configuration: WEBHOOK_ANY_ADDRESS is for development only")
 	}
@@ -181,13 +178,6 @@ func (c Config) check() (Config, error) {
 		c.GatewaySecret = cmp.Or(c.GatewaySecret, devGatewaySecret)
 	}
 	return c, nil
-}
-
-// Gateways are the payment gateway settings: the test gateway runs where
-// sandbox keys are served, or in development.
-func (c Config) Gateways() payment.Settings {
-	return payment.Settings{PublicBaseURL: c.PublicBaseURL, Secret: []byte(c.GatewaySecret), HostedURL: c.GatewayURL,
-		HostedAPIKey: c.GatewayAPIKey, WithTest: c.SandboxEnabled || c.Development()}
 }
 
 // Development tells whether APP_ENV=development.
@@ -243,20 +233,4 @@ func (c Config) Logger() *slog.Logger {
 		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
-}
-
-// WebhookRetry is the schedule of webhook deliveries.
-func (c Config) WebhookRetry() contract.WebhookRetry {
-	return contract.WebhookRetry{Initial: c.WebhookRetryInitial, Backoff: 2, Maximum: c.WebhookRetryMax, GiveUpAfter: c.WebhookGiveUpAfter}
-}
-
-// WebhookRules are the address rules of webhook endpoints.
-func (c Config) WebhookRules() webhook.Rules {
-	return webhook.Rules{Development: c.Development(), AnyAddress: c.WebhookAnyAddress}
-}
-
-// WebhookLimits are the caps on a company's environment's webhooks.
-func (c Config) WebhookLimits() webhook.Limits {
-	return webhook.Limits{Endpoints: c.WebhookEndpointsMax, TestsPerMinute: c.WebhookTestsPerMinute,
-		RedeliveriesPerMinute: c.WebhookRedeliveriesPerMinute}
 }

@@ -38,8 +38,8 @@ func TestWebhookSettings(t *testing.T) {
 		t.Fatalf("webhook worker defaults: %q %d %d %d %v", c.WebhookTaskQueue, c.WebhookWorkerActivities, c.WebhookWorkerWorkflowTasks,
 			c.WebhookWorkerPollers, c.WebhookAttemptsPerSecond)
 	}
-	if l := c.WebhookLimits(); l.Endpoints != 10 || l.TestsPerMinute != 10 || l.RedeliveriesPerMinute != 60 {
-		t.Fatalf("webhook caps: %+v", l)
+	if c.WebhookEndpointsMax != 10 || c.WebhookTestsPerMinute != 10 || c.WebhookRedeliveriesPerMinute != 60 {
+		t.Fatalf("webhook caps: %d %d %d", c.WebhookEndpointsMax, c.WebhookTestsPerMinute, c.WebhookRedeliveriesPerMinute)
 	}
 	t.Setenv("TASK_QUEUE", "sales-eu")
 	if c, err := Load(); err != nil || c.WebhookTaskQueue != "sales-eu-webhooks" {

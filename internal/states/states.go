@@ -86,3 +86,14 @@ const (
 	ReturnAmountMismatch ReturnReason = "amount_mismatch" // another sum or currency than the order's
 	ReturnSeatsLost      ReturnReason = "seats_lost"      // a seat of the order was retaken after a lapse
 )
+
+// DeliveryStatus is a webhook delivery's status: pending while it is being
+// attempted, delivered on a 2xx, failed when its retries ran out or its
+// endpoint was disabled.
+type DeliveryStatus string
+
+const (
+	DeliveryPending   DeliveryStatus = "pending"
+	DeliveryDelivered DeliveryStatus = "delivered"
+	DeliveryFailed    DeliveryStatus = "failed"
+)

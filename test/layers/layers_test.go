@@ -1,27 +1,36 @@
-// Package layers keeps the import graph the architecture: a package imports
-// only its own layer or lower ones, and the api's side never imports the
-// worker's (nor the other way round).
+// Package layers keeps the import graph the architecture the README draws:
+// a package imports only its own layer or lower ones, the api's side never
+// imports the worker's (nor the other way round), and the README's
+// architecture table lists exactly the packages of each layer.
 package layers_test
 
 import (
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// layer of every package of the service, lowest first. A new package must
-// be placed here.
-var layer = map[string]int{
-	"internal/states": 0, "internal/errs": 0, "internal/pricing": 0, "internal/mail": 0, "internal/ratelimit": 0, "store/migrations": 0,
-	"store":           1,
-	"internal/apikey": 2, "internal/requestlog": 2, "internal/metrics": 2, "internal/delivery": 2, "internal/payment": 2,
-	"internal/catalog": 2, "internal/organizer": 2, "internal/catalog/catalogfile": 2, "workflows/contract": 2,
-	"internal/config": 3, "internal/sales": 3, "internal/webhook": 3, "internal/app": 4, "internal/delivery/email": 3, "activities": 3, "api/request": 3,
-	"api/reference": 0, "api/client": 0, "workflows": 4, "api/aggregator": 4, "api/cabinet": 4,
-	"worker": 5, "api": 5,
-	"cmd/api": 7, "api/client/example": 7, "cmd/worker": 7, "cmd/ticketctl": 7,
+// layers of the service, lowest first, each with its packages. A new
+// package is placed here and in the README's table.
+var layers = []struct {
+	name     string
+	packages []string
+}{
+	{"vocabulary", []string{"internal/states", "internal/errs", "internal/pricing", "internal/config"}},
+	{"data", []string{"store", "store/migrations"}},
+	{"adapters", []string{"internal/apikey", "internal/ratelimit", "internal/requestlog", "internal/metrics", "internal/mail",
+		"internal/payment", "internal/delivery", "internal/delivery/email", "internal/catalog", "internal/catalog/catalogfile",
+		"internal/organizer", "workflows/contract"}},
+	{"domain", []string{"internal/holds", "internal/orders", "internal/refunds", "internal/webhooks"}},
+	{"wiring", []string{"internal/app"}},
+	{"saga", []string{"activities", "workflows", "worker"}},
+	{"edge", []string{"api", "api/request", "api/aggregator", "api/cabinet", "api/reference", "api/client"}},
+	{"entry", []string{"cmd/api", "cmd/worker", "cmd/ticketctl", "api/client/example"}},
 }
 
 // side: the api process serves requests and starts workflows by name; the
@@ -31,7 +40,18 @@ var side = map[string]string{
 	"workflows": "worker", "activities": "worker", "worker": "worker", "internal/delivery/email": "worker",
 }
 
+func layerOf() map[string]int {
+	m := map[string]int{}
+	for i, l := range layers {
+		for _, p := range l.packages {
+			m[p] = i
+		}
+	}
+	return m
+}
+
 func TestImportsFollowTheLayers(t *testing.T) {
+	layer := layerOf()
 	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", "ticketsales/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -54,7 +74,7 @@ func TestImportsFollowTheLayers(t *testing.T) {
 		}
 		from, ok := layer[name]
 		if !ok {
-			t.Errorf("%s has no layer: place it in test/layers", name)
+			t.Errorf("%s has no layer: place it in test/layers and the README's table", name)
 			continue
 		}
 		checked++
@@ -68,7 +88,7 @@ func TestImportsFollowTheLayers(t *testing.T) {
 			case !ok:
 				t.Errorf("%s imports %s, which has no layer", name, dep)
 			case to > from:
-				t.Errorf("%s (layer %d) imports %s (layer %d): a lower layer must not import a higher one", name, from, dep, to)
+				t.Errorf("%s (%s) imports %s (%s): a lower layer must not import a higher one", name, layers[from].name, dep, layers[to].name)
 			case side[name] != "" && side[dep] != "" && side[name] != side[dep]:
 				t.Errorf("%s (the %s's) imports %s (the %s's)", name, side[name], dep, side[dep])
 			}
@@ -76,5 +96,60 @@ func TestImportsFollowTheLayers(t *testing.T) {
 	}
 	if checked < len(layer) {
 		t.Errorf("checked %d packages of %d placed: go list saw fewer than expected", checked, len(layer))
+	}
+}
+
+// The README's architecture table is a row per package group: "| layer |
+// packages | what they hold |", the layer's cell empty on the rows after
+// its first, the highest layer first. It must list exactly the packages of
+// each layer.
+func TestReadmeTableIsTheLayers(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "\n| layer | package | holds |\n")
+	if !ok {
+		t.Fatal("README.md has no architecture table (| layer | package | holds |)")
+	}
+	pkg := regexp.MustCompile("`([a-z][a-z0-9/]*)`")
+	var got []struct {
+		name     string
+		packages []string
+	}
+	for _, line := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || strings.HasPrefix(strings.TrimSpace(cells[1]), "---") {
+			continue
+		}
+		name := strings.TrimSpace(cells[1])
+		if name == "tests" {
+			break // the harnesses under test/ are outside the layers
+		}
+		if name != "" {
+			got = append(got, struct {
+				name     string
+				packages []string
+			}{name: name})
+		} else if len(got) == 0 {
+			t.Fatalf("the table's first row names no layer: %q", line)
+		}
+		for _, m := range pkg.FindAllStringSubmatch(cells[2], -1) {
+			got[len(got)-1].packages = append(got[len(got)-1].packages, m[1])
+		}
+	}
+	slices.Reverse(got)
+	if len(got) != len(layers) {
+		t.Fatalf("README names %d layers, test/layers %d", len(got), len(layers))
+	}
+	for i, l := range layers {
+		want := slices.Sorted(slices.Values(l.packages))
+		have := slices.Sorted(slices.Values(got[i].packages))
+		if got[i].name != l.name || !slices.Equal(have, want) {
+			t.Errorf("README layer %d: %s %v; test/layers: %s %v", i+1, got[i].name, have, l.name, want)
+		}
 	}
 }

@@ -23,14 +23,16 @@ import (
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/config"
+	"ticketsales/internal/holds"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/metrics"
+	"ticketsales/internal/orders"
 	"ticketsales/internal/payment"
 	"ticketsales/internal/ratelimit"
+	"ticketsales/internal/refunds"
 	"ticketsales/internal/requestlog"
-	"ticketsales/internal/sales"
 	"ticketsales/internal/states"
-	"ticketsales/internal/webhook"
+	"ticketsales/internal/webhooks"
 	"ticketsales/store"
 	"ticketsales/worker"
 	wfcontract "ticketsales/workflows/contract"
@@ -45,7 +47,9 @@ type Stack struct {
 	URL        string
 	Temporal   client.Client
 	RequestLog *requestlog.Writer
-	Sales      *sales.Service
+	Holds      *holds.Service
+	Orders     *orders.Service
+	Refunds    *refunds.Service
 	Catalog    *catalog.Service
 	Gateway    *payment.TestGateway // nil: not mounted
 	Gateways   payment.Set
@@ -110,7 +114,7 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 	hs := httptest.NewUnstartedServer(nil)
 	cfg := config.Defaults()
 	cfg.DatabaseURL, cfg.PublicBaseURL, cfg.TaskQueue = dbURL, "http://"+hs.Listener.Addr().String(), "test-"+randomHex(6)
-	cfg.WebhookTaskQueue = wfcontract.WebhookTaskQueue(cfg.TaskQueue)
+	cfg.WebhookTaskQueue = cfg.TaskQueue + "-webhooks"
 	cfg.OrderTokenSecret, cfg.GatewaySecret = "test-token-secret", string(GatewaySecret)
 	cfg.GatewayURL, cfg.GatewayAPIKey, cfg.SandboxEnabled = o.HostedGatewayURL, "test-provider-key", !o.SandboxDisabled
 	if o.Production {
@@ -131,7 +135,8 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 		t.Fatal(err)
 	}
 	a.Start()
-	s.Sales, s.Catalog, s.Gateway, s.Gateways, s.RequestLog, s.deps = a.Sales, a.Catalog, a.TestGateway, a.Sales.Orders.Gateways, a.Deps.RequestLog, a.Deps
+	s.Holds, s.Orders, s.Refunds, s.Catalog, s.Gateway, s.Gateways, s.RequestLog, s.deps = a.Holds, a.Orders, a.Refunds, a.Catalog,
+		a.TestGateway, a.Orders.Settings.Gateways, a.Deps.RequestLog, a.Deps
 	hs.Config.Handler = a.Handler
 	hs.Start()
 	t.Cleanup(func() { hs.Close(); a.Stop(10 * time.Second) })
@@ -155,7 +160,7 @@ func (s *Stack) ProductionLikeAPI(t testing.TB) string {
 // Instance is an api instance a test runs beside the stack's own.
 type Instance struct {
 	URL     string
-	Sales   *sales.Service
+	Holds   *holds.Service
 	Catalog *catalog.Service
 }
 
@@ -176,7 +181,7 @@ func (s *Stack) ProductionLikeInstance(t testing.TB) *Instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Sales.Orders = s.Sales.Orders
+	a.Orders.Settings, a.Refunds.Settings = s.Orders.Settings, s.Refunds.Settings
 	a.Start()
 	t.Cleanup(func() { a.Stop(10 * time.Second) })
 	for deadline := time.Now().Add(5 * time.Second); !a.Catalog.Listening(); time.Sleep(10 * time.Millisecond) {
@@ -186,7 +191,7 @@ func (s *Stack) ProductionLikeInstance(t testing.TB) *Instance {
 	}
 	hs := httptest.NewServer(a.Handler)
 	t.Cleanup(hs.Close)
-	return &Instance{URL: hs.URL, Sales: a.Sales, Catalog: a.Catalog}
+	return &Instance{URL: hs.URL, Holds: a.Holds, Catalog: a.Catalog}
 }
 
 // AnotherAPI serves a second api instance over the same database and
@@ -316,7 +321,7 @@ func (s *Stack) StartWorker(t testing.TB) (stop func()) {
 // Relay is the worker process's webhook relay over this stack, not
 // running: a test moves the outbox to Temporal with Once, e.g. before any
 // worker polls.
-func (s *Stack) Relay(t testing.TB) *webhook.Relay {
+func (s *Stack) Relay(t testing.TB) *webhooks.Relay {
 	t.Helper()
 	return s.worker(t).Relay
 }

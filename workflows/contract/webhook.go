@@ -3,17 +3,12 @@ package contract
 import (
 	"strconv"
 	"strings"
+	"ticketsales/internal/states"
 	"time"
 )
 
 // WebhookWorkflow delivers one event to one endpoint.
 const WebhookWorkflow = "WebhookDelivery"
-
-// WebhookTaskQueue is the task queue of webhook deliveries beside a
-// deployment's main one ("ticketsales-webhooks" beside "ticketsales"):
-// deliveries have a worker of their own there, so the slots and pollers
-// of payments, confirms and refunds are never theirs.
-func WebhookTaskQueue(main string) string { return main + "-webhooks" }
 
 // WebhookWorkflowID is the readable workflow id of a delivery:
 // webhook/{event_id}/{endpoint_id}.
@@ -61,7 +56,7 @@ type WebhookInput struct {
 type WebhookStatus struct {
 	EventID    string
 	EndpointID int64
-	Status     string // pending, delivered, failed
+	Status     states.DeliveryStatus
 	Attempts   int
 	LastError  string
 }

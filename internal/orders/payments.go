@@ -1,4 +1,4 @@
-package sales
+package orders
 
 import (
 	"context"

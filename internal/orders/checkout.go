@@ -1,4 +1,4 @@
-package sales
+package orders
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, 
 	// accepted (starting it here first could fail with a 503 that claims
 	// nothing changed while an earlier attempt's payment stands accepted).
 	if o == nil {
-		r, err := s.GetReservation(ctx, p, reservationID)
+		r, err := s.holds.GetReservation(ctx, p, reservationID)
 		if err != nil {
 			return nil, err
 		}
@@ -65,5 +65,5 @@ func (s *Service) paidWith(ctx context.Context, p *apikey.Principal, orderID int
 	if o.PaymentID == nil || *o.PaymentID != paymentID {
 		return nil, &errs.StateError{Entity: "order", ID: strconv.FormatInt(orderID, 10), Status: "confirmed with another payment id"}
 	}
-	return s.orderView(o), nil
+	return s.View(o), nil
 }

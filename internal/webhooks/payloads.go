@@ -1,4 +1,4 @@
-package sales
+package webhooks
 
 import (
 	"context"
@@ -7,15 +7,28 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/errs"
+	"ticketsales/internal/holds"
+	"ticketsales/internal/orders"
+	"ticketsales/internal/refunds"
 	"ticketsales/store"
+
+	"github.com/uptrace/bun"
 )
 
-// WebhookData is an event's data: the object as the API returns it. Order
+// Payloads render events' data from the services that show the objects.
+type Payloads struct {
+	DB      *bun.DB
+	Orders  *orders.Service
+	Refunds *refunds.Service
+	Holds   *holds.Service
+}
+
+// Render is an event's data: the object as the API returns it. Order
 // events carry the order as the change left it (its row is kept with the
 // event); a refund and a reservation are read when the event is sent,
 // moments after the change, and both are final by then apart from a
 // refund's money status.
-func (s *Service) WebhookData(ctx context.Context, ev *store.WebhookEvent) (any, error) {
+func (r Payloads) Render(ctx context.Context, ev *store.WebhookEvent) (any, error) {
 	env := apikey.Production
 	if ev.IsTest {
 		env = apikey.Sandbox
@@ -23,30 +36,30 @@ func (s *Service) WebhookData(ctx context.Context, ev *store.WebhookEvent) (any,
 	p := &apikey.Principal{CompanyID: ev.CompanyID, Environment: env}
 	switch ev.Type {
 	case store.EventOrderCreated, store.EventOrderPaid, store.EventOrderCancelled, store.EventOrderDeleted:
-		o, err := store.EventOrder(ctx, s.db, ev)
+		o, err := store.EventOrder(ctx, r.DB, ev)
 		if err != nil {
 			return nil, err
 		}
-		return s.orderView(o), nil
+		return r.Orders.View(o), nil
 	case store.EventOrderRefunded:
 		if ev.RefundID == nil {
 			return nil, fmt.Errorf("event %s names no refund", ev.ID)
 		}
-		r, err := s.GetRefund(ctx, p, *ev.RefundID)
+		rf, err := r.Refunds.Get(ctx, p, *ev.RefundID)
 		if errors.Is(err, errs.NotFound) {
 			// A sandbox order deleted before the event went out.
 			return map[string]any{"id": *ev.RefundID, "order_id": ev.OrderID}, nil
 		}
-		return r, err
+		return rf, err
 	case store.EventReservationExpired:
 		if ev.ReservationID == nil {
 			return nil, fmt.Errorf("event %s names no reservation", ev.ID)
 		}
-		r, err := s.GetReservation(ctx, p, *ev.ReservationID)
+		rs, err := r.Holds.GetReservation(ctx, p, *ev.ReservationID)
 		if errors.Is(err, errs.NotFound) {
 			return map[string]any{"id": *ev.ReservationID, "status": "expired"}, nil
 		}
-		return r, err
+		return rs, err
 	}
 	return map[string]any{}, nil
 }

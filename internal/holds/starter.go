@@ -1,4 +1,4 @@
-package sales
+package holds
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package webhook
+package webhooks
 
 import (
 	"cmp"
@@ -15,6 +15,7 @@ import (
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/errs"
 	"ticketsales/internal/ratelimit"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/workflows/contract"
 )
@@ -251,22 +252,22 @@ type WebhookAttempt struct {
 
 // WebhookDelivery is an event's delivery to an endpoint.
 type WebhookDelivery struct {
-	EventID        string           `json:"event_id"`
-	EventType      string           `json:"event_type"`
-	EndpointID     int64            `json:"endpoint_id"`
-	Status         string           `json:"status" enum:"pending,delivered,failed" doc:"pending: being delivered or waiting for its next attempt."`
-	Attempts       int              `json:"attempts"`
-	LastAttemptAt  *time.Time       `json:"last_attempt_at,omitempty"`
-	LastStatus     *int             `json:"last_status,omitempty"`
-	LastError      string           `json:"last_error,omitempty"`
-	DeliveredAt    *time.Time       `json:"delivered_at,omitempty"`
-	FailedAt       *time.Time       `json:"failed_at,omitempty"`
-	CreatedAt      time.Time        `json:"created_at"`
-	RecentAttempts []WebhookAttempt `json:"recent_attempts" doc:"The latest attempts, newest first (at most 10)."`
+	EventID        string                `json:"event_id"`
+	EventType      string                `json:"event_type"`
+	EndpointID     int64                 `json:"endpoint_id"`
+	Status         states.DeliveryStatus `json:"status" enum:"pending,delivered,failed" doc:"pending: being delivered or waiting for its next attempt."`
+	Attempts       int                   `json:"attempts"`
+	LastAttemptAt  *time.Time            `json:"last_attempt_at,omitempty"`
+	LastStatus     *int                  `json:"last_status,omitempty"`
+	LastError      string                `json:"last_error,omitempty"`
+	DeliveredAt    *time.Time            `json:"delivered_at,omitempty"`
+	FailedAt       *time.Time            `json:"failed_at,omitempty"`
+	CreatedAt      time.Time             `json:"created_at"`
+	RecentAttempts []WebhookAttempt      `json:"recent_attempts" doc:"The latest attempts, newest first (at most 10)."`
 }
 
 // Deliveries returns a page of an endpoint's deliveries, newest first.
-func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointID int64, status string, page, perPage int) ([]*WebhookDelivery, int, error) {
+func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointID int64, status states.DeliveryStatus, page, perPage int) ([]*WebhookDelivery, int, error) {
 	if _, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), endpointID); err != nil {
 		return nil, 0, err
 	}

@@ -1,4 +1,4 @@
-package webhook_test
+package webhooks_test
 
 import (
 	"context"
@@ -15,17 +15,17 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"ticketsales/internal/webhook"
+	"ticketsales/internal/webhooks"
 	"ticketsales/store"
 )
 
 // Signatures verify with the specification's reference library, and during
 // a rotation with either secret.
 func TestSignaturesVerifyWithTheReferenceLibrary(t *testing.T) {
-	oldSecret, newSecret := webhook.NewSecret(), webhook.NewSecret()
+	oldSecret, newSecret := webhooks.NewSecret(), webhooks.NewSecret()
 	body := []byte(`{"id":"evt_1","type":"order.paid","data":{"id":42}}`)
 	now := time.Now()
-	h, err := webhook.Headers([]string{newSecret, oldSecret}, "evt_1", now, body)
+	h, err := webhooks.Headers([]string{newSecret, oldSecret}, "evt_1", now, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,15 +39,15 @@ func TestSignaturesVerifyWithTheReferenceLibrary(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := wh.Verify(body, header); err != nil {
-			t.Fatalf("verify: %v (%s)", err, h[webhook.HeaderSignature])
+			t.Fatalf("verify: %v (%s)", err, h[webhooks.HeaderSignature])
 		}
 		// The library's own signature is ours.
 		sig, _ := wh.Sign("evt_1", now, body)
-		if !strings.Contains(h[webhook.HeaderSignature], sig) {
-			t.Fatalf("library signs %s, we sent %s", sig, h[webhook.HeaderSignature])
+		if !strings.Contains(h[webhooks.HeaderSignature], sig) {
+			t.Fatalf("library signs %s, we sent %s", sig, h[webhooks.HeaderSignature])
 		}
 	}
-	wh, _ := standardwebhooks.NewWebhook(webhook.NewSecret())
+	wh, _ := standardwebhooks.NewWebhook(webhooks.NewSecret())
 	if err := wh.Verify(body, header); err == nil {
 		t.Fatal("another secret verified")
 	}
@@ -68,7 +68,7 @@ func TestForbiddenAddresses(t *testing.T) {
 		"fec0::1": true, "64:ff9b:1::a9fe:a9fe": true, "255.255.255.255": true,
 		"93.184.215.14": false, "8.8.8.8": false, "2606:4700:4700::1111": false,
 	} {
-		if got := webhook.Forbidden(netip.MustParseAddr(addr)); got != want {
+		if got := webhooks.Forbidden(netip.MustParseAddr(addr)); got != want {
 			t.Errorf("Forbidden(%s) = %v", addr, got)
 		}
 	}
@@ -81,17 +81,17 @@ func TestDialerRefusesForbiddenAddresses(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	for _, p := range []webhook.Policy{webhook.PolicyFor(false, true), webhook.PolicyFor(true, false)} {
+	for _, p := range []webhooks.Policy{webhooks.PolicyFor(false, true), webhooks.PolicyFor(true, false)} {
 		c := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{Control: p.Control}).DialContext}}
 		for _, u := range []string{srv.URL, "http://localhost:" + port} {
 			_, err := c.Post(u, "application/json", nil)
-			if err == nil || !errors.Is(err, webhook.ErrForbiddenAddress) {
+			if err == nil || !errors.Is(err, webhooks.ErrForbiddenAddress) {
 				t.Fatalf("%+v posting to %s: %v", p, u, err)
 			}
 		}
 	}
 	// A sandbox endpoint in development may reach the partner's laptop.
-	p := webhook.PolicyFor(true, true)
+	p := webhooks.PolicyFor(true, true)
 	c := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{Control: p.Control}).DialContext}}
 	res, err := c.Post(srv.URL, "application/json", nil)
 	if err != nil {
@@ -102,7 +102,7 @@ func TestDialerRefusesForbiddenAddresses(t *testing.T) {
 
 func TestCheckURL(t *testing.T) {
 	ctx := context.Background()
-	prod := webhook.PolicyFor(true, false) // production endpoints, even in development
+	prod := webhooks.PolicyFor(true, false) // production endpoints, even in development
 	for _, u := range []string{"http://93.184.215.14/", "https://user:pw@93.184.215.14/", "https://127.0.0.1/", "https://localhost/",
 		"https://api.localhost/", "https://169.254.169.254/", "/relative", "https://93.184.215.14/#frag"} {
 		if err := prod.CheckURL(ctx, u); err == nil {
@@ -112,11 +112,11 @@ func TestCheckURL(t *testing.T) {
 	if err := prod.CheckURL(ctx, "https://93.184.215.14/hooks?x=1"); err != nil {
 		t.Fatal(err)
 	}
-	sandboxDev := webhook.PolicyFor(true, true)
+	sandboxDev := webhooks.PolicyFor(true, true)
 	if err := sandboxDev.CheckURL(ctx, "http://127.0.0.1:8080/hooks"); err != nil {
 		t.Fatal(err)
 	}
-	sandboxProd := webhook.PolicyFor(false, true)
+	sandboxProd := webhooks.PolicyFor(false, true)
 	if err := sandboxProd.CheckURL(ctx, "http://127.0.0.1:8080/hooks"); err == nil {
 		t.Fatal("a sandbox endpoint on loopback outside development")
 	}
@@ -125,16 +125,16 @@ func TestCheckURL(t *testing.T) {
 // An event whose data cannot be read is retried for a while, then sent with
 // its ids only, so it does not hold up the events behind it.
 func TestRelaySendsAnUnreadableEventWithItsIDs(t *testing.T) {
-	r := &webhook.Relay{Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	r := &webhooks.Relay{Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Render: func(context.Context, *store.WebhookEvent) (any, error) { return nil, errors.New("cannot read") }}
 	order := int64(42)
 	fresh := &store.WebhookEvent{ID: "evt_1", Type: store.EventOrderPaid, OrderID: &order, CreatedAt: time.Now()}
-	if _, err := webhook.RenderBody(r, context.Background(), fresh); err == nil {
+	if _, err := webhooks.RenderBody(r, context.Background(), fresh); err == nil {
 		t.Fatal("a fresh event went out without its data")
 	}
 	old := *fresh
 	old.CreatedAt = time.Now().Add(-2 * time.Minute)
-	b, err := webhook.RenderBody(r, context.Background(), &old)
+	b, err := webhooks.RenderBody(r, context.Background(), &old)
 	if err != nil || !strings.Contains(string(b), `"data":{"id":42}`) {
 		t.Fatalf("%s %v", b, err)
 	}

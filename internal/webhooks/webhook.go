@@ -2,7 +2,7 @@
 // worker: signing per the Standard Webhooks specification, the signing
 // secrets, the event body, and the rule that keeps deliveries away from
 // loopback, private and link-local addresses (SSRF).
-package webhook
+package webhooks
 
 import (
 	"crypto/hmac"

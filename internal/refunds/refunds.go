@@ -1,4 +1,9 @@
-package sales
+// Package refunds gives money back for tickets: a refund voids them at
+// once, in one transaction with its record, and its workflow returns the
+// money through the gateway that took it (for external orders the partner
+// returns it). A refund is found again by its id, derived from the
+// request, whatever happened to the first answer.
+package refunds
 
 import (
 	"cmp"
@@ -7,9 +12,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
+	"github.com/uptrace/bun"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -17,6 +24,8 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/errs"
+	"ticketsales/internal/holds"
+	"ticketsales/internal/orders"
 	"ticketsales/internal/pricing"
 	"ticketsales/internal/states"
 	"ticketsales/store"
@@ -31,18 +40,56 @@ type RefundView struct {
 	Amount          pricing.Money       `json:"amount" doc:"Money returned by this refund."`
 	MoneyReturnedBy string              `json:"money_returned_by" enum:"gateway,external" doc:"gateway: the service returned the money; external: the partner returns it."`
 	Reason          string              `json:"reason"`
-	Tickets         []Ticket            `json:"tickets" doc:"The tickets this refund voided."`
+	Tickets         []orders.Ticket     `json:"tickets" doc:"The tickets this refund voided."`
 	OrderStatus     states.OrderStatus  `json:"order_status" enum:"partially_refunded,refunded" doc:"The order's status (after this refund, or now when read again)."`
 	CreatedAt       time.Time           `json:"created_at"`
+}
+
+// Service refunds the caller's paid orders.
+type Service struct {
+	db       *bun.DB
+	temporal client.Client
+	log      *slog.Logger
+	holds    *holds.Service
+	orders   *orders.Service
+	// TaskQueue of the refund workflows.
+	TaskQueue string
+	// Settings shape the refunds (tests shorten them).
+	Settings Settings
+}
+
+// Settings of refunds.
+type Settings struct {
+	// RetryBudget is how long a refund retries the gateway before it is
+	// marked failed (0: the workflow's default, a day); Wait is how long a
+	// refund request waits for the money before answering pending (0: 15 s).
+	RetryBudget time.Duration
+	Wait        time.Duration
+}
+
+// Deps are what refunds work with: the orders whose tickets they void
+// (and the holds whose seats come back).
+type Deps struct {
+	DB       *bun.DB
+	Temporal client.Client
+	Log      *slog.Logger
+	Holds    *holds.Service
+	Orders   *orders.Service
+}
+
+// New builds the service.
+func New(d Deps, taskQueue string, st Settings) *Service {
+	return &Service{db: d.DB, temporal: d.Temporal, log: d.Log, holds: d.Holds, orders: d.Orders,
+		TaskQueue: cmp.Or(taskQueue, contract.TaskQueue), Settings: st}
 }
 
 // defaultRefundWait bounds how long a refund request waits for the money.
 const defaultRefundWait = 15 * time.Second
 
-// RefundID is a refund's id: the same for a repeat of the same request
+// ID is a refund's id: the same for a repeat of the same request
 // (API key, order, Idempotency-Key, tickets), so a retry after a lost
 // answer finds the refund its first attempt made instead of making another.
-func RefundID(keyID, orderID int64, idempotencyKey string, ticketIDs []int64) string {
+func ID(keyID, orderID int64, idempotencyKey string, ticketIDs []int64) string {
 	ids := slices.Sorted(slices.Values(ticketIDs))
 	sum := sha256.Sum256(fmt.Appendf(nil, "refund|%d|%d|%s|%v", keyID, orderID, idempotencyKey, ids))
 	return "rf_" + hex.EncodeToString(sum[:10])
@@ -70,15 +117,15 @@ func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64
 	if err != nil {
 		return nil, false, err
 	}
-	r := &store.Refund{ID: RefundID(p.KeyID, orderID, idempotencyKey, ticketIDs), OrderID: o.ID, TicketIDs: ticketIDs, Reason: reason}
+	r := &store.Refund{ID: ID(p.KeyID, orderID, idempotencyKey, ticketIDs), OrderID: o.ID, TicketIDs: ticketIDs, Reason: reason}
 	if err := store.CreateRefund(ctx, s.db, r); err != nil {
 		return nil, false, refundError(err)
 	}
-	s.seatsChanged(o.EventID)
+	s.holds.SeatsChanged(o.EventID)
 	if r.Status == states.RefundPending {
 		s.awaitRefund(ctx, r.ID)
 	}
-	view, err = s.GetRefund(ctx, p, r.ID)
+	view, err = s.Get(ctx, p, r.ID)
 	if err != nil {
 		return nil, false, err
 	}
@@ -89,23 +136,23 @@ func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64
 // Orders.RefundWait. Failing to start it is not the partner's error: the tickets
 // are voided and the reaper starts the workflow of a pending refund.
 func (s *Service) awaitRefund(ctx context.Context, id string) {
-	run, err := s.startRefundWorkflow(ctx, id, false)
+	run, err := s.startWorkflow(ctx, id, false)
 	if err != nil {
 		s.log.WarnContext(ctx, "refund recorded, its workflow not started yet", "refund_id", id, "err", err)
 		return
 	}
-	wctx, cancel := context.WithTimeout(ctx, cmp.Or(s.Orders.RefundWait, defaultRefundWait))
+	wctx, cancel := context.WithTimeout(ctx, cmp.Or(s.Settings.Wait, defaultRefundWait))
 	defer cancel()
 	if err := run.Get(wctx, nil); err != nil && wctx.Err() == nil {
 		s.log.WarnContext(ctx, "refund workflow", "refund_id", id, "err", err)
 	}
 }
 
-// startRefundWorkflow starts refund/{id}; a run already going is returned
+// startWorkflow starts refund/{id}; a run already going is returned
 // (or, with errIfRunning, refused as already started). A refund whose
 // earlier run ended without returning the money (failed, or ended by hand)
 // gets a new run.
-func (s *Service) startRefundWorkflow(ctx context.Context, id string, errIfRunning bool) (client.WorkflowRun, error) {
+func (s *Service) startWorkflow(ctx context.Context, id string, errIfRunning bool) (client.WorkflowRun, error) {
 	r, err := store.GetRefund(ctx, s.db, id)
 	if err != nil {
 		return nil, err
@@ -124,17 +171,17 @@ func (s *Service) startRefundWorkflow(ctx context.Context, id string, errIfRunni
 			contract.EventIDAttr.ValueSet(o.EventID), contract.IsTestAttr.ValueSet(o.IsTest),
 			contract.OrderStatusAttr.ValueSet(string(o.Status))),
 	}, contract.RefundWorkflow, contract.RefundInput{RefundID: r.ID, OrderID: o.ID, CompanyID: o.CompanyID, EventID: o.EventID,
-		IsTest: o.IsTest, TicketIDs: r.TicketIDs, MoneyRetryBudget: s.Orders.RefundRetryBudget})
+		IsTest: o.IsTest, TicketIDs: r.TicketIDs, MoneyRetryBudget: s.Settings.RetryBudget})
 	if err != nil {
 		return nil, fmt.Errorf("start workflow of refund %s: %w", r.ID, err)
 	}
 	return run, nil
 }
 
-// ResumeRefunds starts a new workflow for each refund whose money is not
+// Resume starts a new workflow for each refund whose money is not
 // back and whose workflow is gone (see store.RefundsToResume); one still
 // running is left to it. It returns how many it started.
-func (s *Service) ResumeRefunds(ctx context.Context, grace, retryAfter time.Duration) (int, error) {
+func (s *Service) Resume(ctx context.Context, grace, retryAfter time.Duration) (int, error) {
 	now := time.Now()
 	ids, err := store.RefundsToResume(ctx, s.db, now.Add(-grace), now.Add(-retryAfter), 100)
 	if err != nil {
@@ -143,7 +190,7 @@ func (s *Service) ResumeRefunds(ctx context.Context, grace, retryAfter time.Dura
 	n := 0
 	var failed []error
 	for _, id := range ids {
-		_, err := s.startRefundWorkflow(ctx, id, true)
+		_, err := s.startWorkflow(ctx, id, true)
 		var running *serviceerror.WorkflowExecutionAlreadyStarted
 		switch {
 		case errors.As(err, &running):
@@ -156,8 +203,8 @@ func (s *Service) ResumeRefunds(ctx context.Context, grace, retryAfter time.Dura
 	return n, errors.Join(failed...)
 }
 
-// GetRefund returns a refund of the caller's order.
-func (s *Service) GetRefund(ctx context.Context, p *apikey.Principal, id string) (*RefundView, error) {
+// Get returns a refund of the caller's order.
+func (s *Service) Get(ctx context.Context, p *apikey.Principal, id string) (*RefundView, error) {
 	r, err := store.GetRefund(ctx, s.db, id)
 	if err != nil {
 		return nil, err
@@ -166,12 +213,12 @@ func (s *Service) GetRefund(ctx context.Context, p *apikey.Principal, id string)
 	if err != nil {
 		return nil, err
 	}
-	all, err := s.ticketsOf(ctx, o)
+	all, err := s.orders.TicketsOf(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	view := &RefundView{ID: r.ID, OrderID: r.OrderID, Status: r.Status, Amount: pricing.Money{Amount: r.Amount, Currency: o.Currency},
-		MoneyReturnedBy: r.MoneyReturnedBy, Reason: r.Reason, OrderStatus: o.Status, CreatedAt: r.CreatedAt, Tickets: []Ticket{}}
+		MoneyReturnedBy: r.MoneyReturnedBy, Reason: r.Reason, OrderStatus: o.Status, CreatedAt: r.CreatedAt, Tickets: []orders.Ticket{}}
 	for _, t := range all {
 		for _, tid := range r.TicketIDs {
 			if t.ID == tid {

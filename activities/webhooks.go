@@ -17,14 +17,15 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"ticketsales/internal/errs"
-	"ticketsales/internal/webhook"
+	"ticketsales/internal/states"
+	"ticketsales/internal/webhooks"
 	"ticketsales/store"
 )
 
 // WebhookSettings shape deliveries.
 type WebhookSettings struct {
 	// Rules say which addresses deliveries may reach.
-	Rules webhook.Rules
+	Rules webhooks.Rules
 	// Timeout bounds one POST, answer included (0: 10 s).
 	Timeout time.Duration
 }
@@ -33,12 +34,12 @@ type WebhookSettings struct {
 // deliveries reuse connections.
 type webhookClients struct {
 	mu      sync.Mutex
-	clients map[webhook.Policy]*http.Client
+	clients map[webhooks.Policy]*http.Client
 }
 
-var deliveryClients = &webhookClients{clients: map[webhook.Policy]*http.Client{}}
+var deliveryClients = &webhookClients{clients: map[webhooks.Policy]*http.Client{}}
 
-func (c *webhookClients) get(p webhook.Policy, timeout time.Duration) *http.Client {
+func (c *webhookClients) get(p webhooks.Policy, timeout time.Duration) *http.Client {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if hc, ok := c.clients[p]; ok {
@@ -97,7 +98,7 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in WebhookAttemptInput)
 	} else if err != nil {
 		return WebhookAttemptResult{}, err
 	}
-	if t.Delivery.Status == store.DeliveryDelivered {
+	if t.Delivery.Status == states.DeliveryDelivered {
 		return WebhookAttemptResult{Outcome: WebhookDelivered}, nil
 	}
 	if ep := t.Endpoint; ep.DeletedAt != nil || !ep.Enabled {
@@ -154,7 +155,7 @@ func (a *Activities) postWebhook(ctx context.Context, t *store.DeliveryTarget) (
 		return 0, "", 0, err
 	}
 	body := []byte(t.Event.Payload)
-	headers, err := webhook.Headers(t.Endpoint.Secrets(start), t.Event.ID, start, body)
+	headers, err := webhooks.Headers(t.Endpoint.Secrets(start), t.Event.ID, start, body)
 	if err != nil {
 		return 0, "", 0, err
 	}

@@ -1,0 +1,66 @@
+package holds
+
+import (
+	"context"
+	"time"
+
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/errs"
+	"ticketsales/store"
+)
+
+// Sale is an event on sale and its current category prices: what a hold
+// and an order are priced from.
+type Sale struct {
+	Event  *store.Event
+	Prices map[int64]int64
+}
+
+// OnSale loads an event the company may sell now, or says why not.
+func (s *Service) OnSale(ctx context.Context, companyID, eventID int64, needScheme bool) (*Sale, error) {
+	return s.onSaleCached(ctx, companyID, eventID, needScheme, false)
+}
+
+// MsgNoScheme is the field error of a seat hold on an event without seats;
+// the aggregator adapter says it in its own words.
+const MsgNoScheme = "the event has no seating scheme: order it by items"
+
+func (s *Service) onSaleCached(ctx context.Context, companyID, eventID int64, needScheme, cached bool) (*Sale, error) {
+	e, cats, err := s.loadSale(ctx, companyID, eventID, cached)
+	if err != nil {
+		return nil, err
+	}
+	verr := &errs.ValidationError{}
+	switch {
+	case e.Status != "published":
+		verr.Add("body.event_id", "the event is not on sale (status "+e.Status+")", eventID)
+	case !e.StartsAt.After(s.now()):
+		verr.Add("body.event_id", "the event has started", eventID)
+	case needScheme && e.SchemeID == nil:
+		verr.Add("body.event_id", MsgNoScheme, eventID)
+	}
+	if err := verr.OrNil(); err != nil {
+		return nil, err
+	}
+	if cached {
+		s.sales.put(saleKey{companyID, eventID}, saleEntry{event: e, cats: cats, at: time.Now()})
+	}
+	sc := &Sale{Event: e, Prices: map[int64]int64{}}
+	now := s.now()
+	for _, c := range cats {
+		sc.Prices[c.ID] = c.PriceAt(now)
+	}
+	return sc, nil
+}
+
+// Totals are the sums of seats or tickets at prices: the ticket prices,
+// the order's fee (the minimum once), and what the buyer pays.
+func (sc *Sale) Totals(prices []int64) (total, fee, toPay int64) {
+	q := sc.Event.Fee().Order(prices...)
+	return q.Total, q.Fee, q.Amount
+}
+
+// EventsOnSale lists the company's published events that have not started.
+func (s *Service) EventsOnSale(ctx context.Context, p *apikey.Principal) ([]store.Event, error) {
+	return store.EventsOnSale(ctx, s.db, p.CompanyID, s.now())
+}

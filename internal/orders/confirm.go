@@ -1,0 +1,156 @@
+package orders
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/errs"
+	"ticketsales/internal/states"
+	"ticketsales/store"
+	"ticketsales/workflows/contract"
+)
+
+// defaultConfirmWait bounds the wait for the order workflow to apply a
+// payment it was handed.
+const defaultConfirmWait = 20 * time.Second
+
+// Confirm takes the partner's external payment. A wrong amount is refused
+// with nothing changed, and an order paid with this payment is returned as
+// it is (safe repeat). Otherwise the payment is accepted in Postgres first
+// (store.AcceptExternalPayment: within the payment window, and from then on
+// the order is paid with it whatever happens to the call), then handed to
+// the order workflow, which marks the order paid and issues the tickets.
+// When the workflow does not answer within Orders.ConfirmWait, the order is
+// returned still pending_payment with PaymentAcceptedAt set: the tickets
+// follow, and a repeat returns the paid order. Nothing is recorded only
+// when the answer is an error.
+func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, paidAmount int64, externalID string) (*Order, error) {
+	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id)
+	if err != nil {
+		return nil, err
+	}
+	if paidAmount != o.Amount {
+		return nil, &errs.AmountMismatchError{Paid: paidAmount, Amount: o.Amount}
+	}
+	if o.Payment != "external" {
+		return nil, &errs.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "paid through the gateway"}
+	}
+	if o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt == nil {
+		if o, err = store.AcceptExternalPayment(ctx, s.db, id, externalID); errors.Is(err, store.ErrSeatsLost) {
+			return nil, fmt.Errorf("order %d: %w", id, errs.OrderExpired)
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case o.Status == states.OrderCancelled:
+		return nil, s.cancelledError(o)
+	case o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt == nil:
+		return nil, fmt.Errorf("order %d: %w", id, errs.OrderExpired) // the window closed before it was accepted
+	case o.PaymentID == nil || *o.PaymentID != externalID:
+		// Paid or accepted with another payment: this one was not applied,
+		// and the partner has to give it back.
+		return nil, &errs.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "confirmed with another payment id"}
+	case o.Status != states.OrderPendingPayment:
+		return s.View(o), nil // paid with this payment: a safe repeat
+	}
+	if err := s.handPayment(ctx, o, paidAmount, externalID); err != nil {
+		// The payment is on record and the order will be paid with it: the
+		// partner is told so (202), never that nothing happened.
+		s.log.WarnContext(ctx, "external payment accepted; the order workflow has not applied it yet",
+			"order_id", id, "err", err)
+	}
+	if o, err = store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id); err != nil {
+		return nil, err
+	}
+	return s.View(o), nil
+}
+
+// handPayment hands an accepted external payment to the order's workflow
+// and waits up to Orders.ConfirmWait for it to pay the order. A workflow
+// that was never started (its api died after the order's commit) is
+// started first.
+func (s *Service) handPayment(ctx context.Context, o *store.Order, paidAmount int64, externalID string) error {
+	uctx, cancel := context.WithTimeout(ctx, cmp.Or(s.Settings.ConfirmWait, defaultConfirmWait))
+	defer cancel()
+	update := func() error {
+		h, err := s.temporal.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
+			WorkflowID: contract.OrderWorkflowID(o.ID), UpdateName: contract.ConfirmUpdate,
+			Args:         []any{contract.ConfirmInput{PaidAmount: paidAmount, ExternalPaymentID: externalID}},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		})
+		if err == nil {
+			err = h.Get(uctx, nil)
+		}
+		return err
+	}
+	err := update()
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		// No workflow: never started (its api died after the commit), or
+		// finished with the order paid meanwhile (the deadline's pass).
+		// Only a pending order's saga is started.
+		cur, gerr := store.GetOrderByID(uctx, s.db, o.ID)
+		if gerr != nil {
+			return gerr
+		}
+		if cur.Status != states.OrderPendingPayment {
+			return nil
+		}
+		if err = s.resumeSaga(uctx, cur); err == nil {
+			err = update()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("hand payment to order %d: %w", o.ID, err)
+	}
+	return nil
+}
+
+func (s *Service) cancelledError(o *store.Order) error {
+	if o.CancelReason != nil && *o.CancelReason == states.CancelPaymentTimeout {
+		return fmt.Errorf("order %d: %w", o.ID, errs.OrderExpired)
+	}
+	return &errs.StateError{Entity: "order", ID: strconv.FormatInt(o.ID, 10), Status: string(o.Status)}
+}
+
+// Cancel cancels an unpaid order and frees its seats; a paid order must be
+// refunded instead. Cancelling a cancelled order returns it unchanged.
+func (s *Service) Cancel(ctx context.Context, p *apikey.Principal, id int64) (*Order, error) {
+	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id)
+	if err != nil {
+		return nil, err
+	}
+	if o.Status == states.OrderPendingPayment {
+		_, changed, err := store.CancelOrder(ctx, s.db, id, states.CancelPartner)
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			s.holds.SeatsChanged(o.EventID)
+			if err := s.temporal.SignalWorkflow(ctx, contract.OrderWorkflowID(id), "", contract.OrderCancelledSignal, nil); err != nil {
+				s.log.WarnContext(ctx, "signal cancelled order", "order_id", id, "err", err)
+			}
+		}
+		if o, err = store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case o.Status == states.OrderCancelled:
+		return s.View(o), nil
+	case o.Status == states.OrderPaid, o.Status == states.OrderPartiallyRefunded, o.PaymentAcceptedAt != nil:
+		// A payment accepted by a confirm pays the order: refund it then.
+		return nil, fmt.Errorf("order %d: %w", id, errs.OrderPaid)
+	default:
+		return nil, &errs.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: string(o.Status)}
+	}
+}
