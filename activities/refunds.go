@@ -19,7 +19,7 @@ const ErrTypeRefundRefused = "refund_refused"
 // VoidResult is what voiding a refund's tickets did.
 type VoidResult struct {
 	Amount          int64
-	MoneyReturnedBy string
+	MoneyReturnedBy states.PaymentMethod
 	Status          states.RefundStatus // completed for external orders
 	OrderStatus     states.OrderStatus
 }

@@ -12,6 +12,7 @@ import (
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
 	"ticketsales/internal/catalog/catalogfile"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
@@ -20,13 +21,13 @@ const cacheOneDay = "private, max-age=86400"
 
 type listEventsInput struct {
 	PageParams
-	Status       string `query:"filter.status" enum:"published,draft,archived" default:"published" doc:"Event status; draft and archived list the company's own events of that status."`
-	CityID       int64  `query:"filter.city_id" minimum:"1"`
-	VenueID      int64  `query:"filter.venue_id" minimum:"1"`
-	DateFrom     string `query:"filter.date_from" doc:"Events starting at or after: a date (YYYY-MM-DD, UTC) or an ISO 8601 timestamp."`
-	DateTo       string `query:"filter.date_to" doc:"Events starting before the end of this date (YYYY-MM-DD, UTC) or before this timestamp."`
-	HasScheme    string `query:"filter.has_scheme" enum:"0,1,true,false" doc:"1: only events with seat choice; 0: only events without."`
-	UpdatedSince string `query:"updated_since" doc:"Events changed after this ISO 8601 timestamp."`
+	Status       states.EventStatus `query:"filter.status" default:"published" doc:"Event status; draft and archived list the company's own events of that status."`
+	CityID       int64              `query:"filter.city_id" minimum:"1"`
+	VenueID      int64              `query:"filter.venue_id" minimum:"1"`
+	DateFrom     string             `query:"filter.date_from" doc:"Events starting at or after: a date (YYYY-MM-DD, UTC) or an ISO 8601 timestamp."`
+	DateTo       string             `query:"filter.date_to" doc:"Events starting before the end of this date (YYYY-MM-DD, UTC) or before this timestamp."`
+	HasScheme    string             `query:"filter.has_scheme" enum:"0,1,true,false" doc:"1: only events with seat choice; 0: only events without."`
+	UpdatedSince string             `query:"updated_since" doc:"Events changed after this ISO 8601 timestamp."`
 
 	filter store.EventFilter
 }

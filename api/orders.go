@@ -21,12 +21,12 @@ import (
 
 type createOrderInput struct {
 	Body struct {
-		EventID        int64                   `json:"event_id" minimum:"1"`
-		ReservationID  string                  `json:"reservation_id,omitempty" maxLength:"64" doc:"For events with a scheme."`
-		Items          []orders.OrderItemInput `json:"items,omitempty" maxItems:"20" doc:"For events without a scheme."`
-		ScheduleSlotID int64                   `json:"schedule_slot_id,omitempty" minimum:"1" doc:"For scheduled events: the id of a /v1/sessions item."`
-		Customer       orders.Customer         `json:"customer"`
-		Payment        string                  `json:"payment" enum:"gateway,external"`
+		EventID        int64                `json:"event_id" minimum:"1"`
+		ReservationID  string               `json:"reservation_id,omitempty" maxLength:"64" doc:"For events with a scheme."`
+		Items          []orders.Item        `json:"items,omitempty" maxItems:"20" doc:"For events without a scheme."`
+		ScheduleSlotID int64                `json:"schedule_slot_id,omitempty" minimum:"1" doc:"For scheduled events: the id of a /v1/sessions item."`
+		Customer       orders.Customer      `json:"customer"`
+		Payment        states.PaymentMethod `json:"payment"`
 	}
 }
 
@@ -45,10 +45,10 @@ type confirmInput struct {
 
 type listOrdersInput struct {
 	PageParams
-	Status      string `query:"filter.status" enum:"pending_payment,paid,cancelled,partially_refunded,refunded"`
-	EventID     int64  `query:"filter.event_id" minimum:"1"`
-	CreatedFrom string `query:"filter.created_from" doc:"Orders created at or after: a date (YYYY-MM-DD, UTC) or an ISO 8601 timestamp."`
-	CreatedTo   string `query:"filter.created_to" doc:"Orders created before the end of this date (YYYY-MM-DD, UTC) or before this timestamp."`
+	Status      states.OrderStatus `query:"filter.status"`
+	EventID     int64              `query:"filter.event_id" minimum:"1"`
+	CreatedFrom string             `query:"filter.created_from" doc:"Orders created at or after: a date (YYYY-MM-DD, UTC) or an ISO 8601 timestamp."`
+	CreatedTo   string             `query:"filter.created_to" doc:"Orders created before the end of this date (YYYY-MM-DD, UTC) or before this timestamp."`
 
 	from, to time.Time
 }
@@ -183,7 +183,7 @@ type refundBody struct {
 type refundOutput struct {
 	Status   int
 	Location string `header:"Location"`
-	Body     Envelope[*refunds.RefundView]
+	Body     Envelope[*refunds.Refund]
 }
 
 // RefundPath is the {id} of a refund.
@@ -210,7 +210,7 @@ func (s *Server) registerRefunds(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		out := &refundOutput{Status: http.StatusCreated, Location: "/v1/refunds/" + r.ID, Body: Envelope[*refunds.RefundView]{Data: r, RequestID: request.ID(ctx)}}
+		out := &refundOutput{Status: http.StatusCreated, Location: "/v1/refunds/" + r.ID, Body: Envelope[*refunds.Refund]{Data: r, RequestID: request.ID(ctx)}}
 		if !done {
 			out.Status = http.StatusAccepted
 		}
@@ -221,7 +221,7 @@ func (s *Server) registerRefunds(api huma.API) {
 		OperationID: "get-refund", Method: http.MethodGet, Path: "/refunds/{id}", Tags: []string{"Orders"},
 		Summary: "Get a refund", Description: "Its status moves from `pending` to `completed` once the gateway returned the money.",
 		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *RefundPath) (*dataOutput[*refunds.RefundView], error) {
+	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *RefundPath) (*dataOutput[*refunds.Refund], error) {
 		r, err := s.deps.Refunds.Get(ctx, request.Caller(ctx), in.ID)
 		return reply(ctx, r, err)
 	})
@@ -249,7 +249,7 @@ func (s *Server) registerGatewayCallbacks(api huma.API) {
 			}
 			var cb payment.Callback
 			if err := json.Unmarshal(in.RawBody, &cb); err != nil || cb.OrderID == 0 || cb.PaymentID == "" ||
-				(cb.Status != "paid" && cb.Status != "declined") || cb.Amount < 0 {
+				(cb.Status != states.GatewayPaid && cb.Status != states.GatewayDeclined) || cb.Amount < 0 {
 				return nil, newProblem(ctx, http.StatusBadRequest, "malformed_request", "Bad callback body.")
 			}
 			if err := s.deps.Orders.ReceivePayment(ctx, name, cb); err != nil {

@@ -109,6 +109,8 @@ func New(deps Deps) *Server {
 	huma.DefaultArrayNullable = false
 	mux := http.NewServeMux()
 	cfg := huma.DefaultConfig("Ticket Sales API", "1.0.0")
+	cfg.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaName)
+	registerVocabulary(cfg.Components.Schemas)
 	cfg.Info.Description = "Catalog, seat maps, availability, reservations, orders, payment, tickets and refunds " +
 		"for partners selling an organizer's events. Authenticate with `Authorization: Bearer <API key>`."
 	cfg.Info.Contact = &huma.Contact{Name: "Ticket sales service support", Email: "support@ticketsales.example"}

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 
 	"ticketsales/internal/app"
+	"ticketsales/internal/states"
 	"ticketsales/internal/webhooks"
 	"ticketsales/store"
 	"ticketsales/workflows/contract"
@@ -103,8 +104,8 @@ func TestSlowWebhooksNeverDelaySagas(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := w; i < flood; i += 8 {
-				_, err := store.CreatePingEvent(ctx, f.DB, ep, store.EventPing, func(id string, at time.Time) ([]byte, error) {
-					return webhooks.Body(id, store.EventPing, at, map[string]any{"endpoint_id": ep.ID, "n": i})
+				_, err := store.CreatePingEvent(ctx, f.DB, ep, states.EventPing, func(id string, at time.Time) ([]byte, error) {
+					return webhooks.Body(id, states.EventPing, at, map[string]any{"endpoint_id": ep.ID, "n": i})
 				})
 				errs <- err
 			}
@@ -214,10 +215,10 @@ func TestDeliveriesRunOnTheirOwnTaskQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	ping := func(id string, at time.Time) ([]byte, error) {
-		return webhooks.Body(id, store.EventPing, at, map[string]any{"endpoint_id": ep.ID})
+		return webhooks.Body(id, states.EventPing, at, map[string]any{"endpoint_id": ep.ID})
 	}
 	// Made and started as the relay did before: on the main queue.
-	before, err := store.CreatePingEvent(ctx, f.DB, ep, store.EventPing, ping)
+	before, err := store.CreatePingEvent(ctx, f.DB, ep, states.EventPing, ping)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,25 +13,22 @@ import (
 	"ticketsales/internal/webhooks"
 )
 
-// eventTypeEnum lists the event types an endpoint may subscribe to.
-const eventTypeEnum = "order.created,order.paid,order.cancelled,order.refunded,order.deleted,reservation.expired,webhook.test"
-
 type createWebhookEndpointInput struct {
 	Body struct {
-		URL         string   `json:"url" minLength:"1" maxLength:"2000" doc:"Where events are POSTed: https for production endpoints; never a loopback, private or link-local address."`
-		EventTypes  []string `json:"event_types,omitempty" maxItems:"20" doc:"The event types to send; omit or leave empty for all." enum:"order.created,order.paid,order.cancelled,order.refunded,order.deleted,reservation.expired,webhook.test"`
-		Enabled     *bool    `json:"enabled,omitempty" doc:"Default true."`
-		Description string   `json:"description,omitempty" maxLength:"500"`
+		URL         string                    `json:"url" minLength:"1" maxLength:"2000" doc:"Where events are POSTed: https for production endpoints; never a loopback, private or link-local address."`
+		EventTypes  []states.WebhookEventType `json:"event_types,omitempty" maxItems:"20" doc:"The event types to send; omit or leave empty for all."`
+		Enabled     *bool                     `json:"enabled,omitempty" doc:"Default true."`
+		Description string                    `json:"description,omitempty" maxLength:"500"`
 	}
 }
 
 type updateWebhookEndpointInput struct {
 	EndpointPath
 	Body struct {
-		URL         *string   `json:"url,omitempty" minLength:"1" maxLength:"2000"`
-		EventTypes  *[]string `json:"event_types,omitempty" maxItems:"20" doc:"Replaces the list; empty: all types." enum:"order.created,order.paid,order.cancelled,order.refunded,order.deleted,reservation.expired,webhook.test"`
-		Enabled     *bool     `json:"enabled,omitempty" doc:"true re-enables an endpoint disabled after failing, and clears why."`
-		Description *string   `json:"description,omitempty" maxLength:"500"`
+		URL         *string                    `json:"url,omitempty" minLength:"1" maxLength:"2000"`
+		EventTypes  *[]states.WebhookEventType `json:"event_types,omitempty" maxItems:"20" doc:"Replaces the list; empty: all types."`
+		Enabled     *bool                      `json:"enabled,omitempty" doc:"true re-enables an endpoint disabled after failing, and clears why."`
+		Description *string                    `json:"description,omitempty" maxLength:"500"`
 	}
 }
 
@@ -48,16 +45,16 @@ type WebhookEventPath struct {
 type listWebhookDeliveriesInput struct {
 	EndpointPath
 	PageParams
-	Status states.DeliveryStatus `query:"filter.status" enum:"pending,delivered,failed"`
+	Status states.DeliveryStatus `query:"filter.status"`
 }
 
 type endpointOutput struct {
 	Location string `header:"Location"`
-	Body     Envelope[*webhooks.WebhookEndpoint]
+	Body     Envelope[*webhooks.Endpoint]
 }
 
 type sentOutput struct {
-	Body Envelope[*webhooks.WebhookSent]
+	Body Envelope[*webhooks.Sent]
 }
 
 func (s *Server) registerWebhooks(api huma.API) {
@@ -83,13 +80,13 @@ func (s *Server) registerWebhooks(api huma.API) {
 			return nil, err
 		}
 		return &endpointOutput{Location: "/v1/webhook-endpoints/" + strconv.FormatInt(e.ID, 10),
-			Body: Envelope[*webhooks.WebhookEndpoint]{Data: e, RequestID: request.ID(ctx)}}, nil
+			Body: Envelope[*webhooks.Endpoint]{Data: e, RequestID: request.ID(ctx)}}, nil
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-webhook-endpoints", Method: http.MethodGet, Path: "/webhook-endpoints", Tags: tags,
 		Summary: "List webhook endpoints", Errors: []int{http.StatusUnprocessableEntity},
-	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *PageParams) (*listOutput[*webhooks.WebhookEndpoint], error) {
+	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *PageParams) (*listOutput[*webhooks.Endpoint], error) {
 		items, total, err := svc.List(ctx, request.Caller(ctx), in.Page, in.PerPage)
 		return replyPage(ctx, items, *in, total, err)
 	})
@@ -98,7 +95,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		OperationID: "get-webhook-endpoint", Method: http.MethodGet, Path: "/webhook-endpoints/{id}", Tags: tags,
 		Summary: "Get a webhook endpoint", Description: "A disabled endpoint says why in `disabled_reason`.",
 		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhooks.WebhookEndpoint], error) {
+	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhooks.Endpoint], error) {
 		e, err := svc.Get(ctx, request.Caller(ctx), in.ID)
 		return reply(ctx, e, err)
 	})
@@ -107,7 +104,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		OperationID: "update-webhook-endpoint", Method: http.MethodPatch, Path: "/webhook-endpoints/{id}", Tags: tags,
 		Summary: "Change a webhook endpoint", Description: "Only the fields sent change. A new `url` is checked as at creation.",
 		Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
-	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *updateWebhookEndpointInput) (*dataOutput[*webhooks.WebhookEndpoint], error) {
+	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *updateWebhookEndpointInput) (*dataOutput[*webhooks.Endpoint], error) {
 		b := in.Body
 		e, err := svc.Update(ctx, request.Caller(ctx), in.ID, webhooks.EndpointInput{URL: b.URL, Description: b.Description,
 			EventTypes: b.EventTypes, Enabled: b.Enabled})
@@ -128,7 +125,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		Description: "Answers the new `secret`, shown only now. For 24 hours the old secret keeps signing beside it: each delivery " +
 			"carries both signatures in `webhook-signature`, so receivers switch without missing an event.",
 		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeWebhooksWrite)), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhooks.WebhookEndpoint], error) {
+	}, apikey.ScopeWebhooksWrite)), func(ctx context.Context, in *EndpointPath) (*dataOutput[*webhooks.Endpoint], error) {
 		e, err := svc.RotateSecret(ctx, request.Caller(ctx), in.ID)
 		return reply(ctx, e, err)
 	})
@@ -146,7 +143,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		return &sentOutput{Body: Envelope[*webhooks.WebhookSent]{Data: sent, RequestID: request.ID(ctx)}}, nil
+		return &sentOutput{Body: Envelope[*webhooks.Sent]{Data: sent, RequestID: request.ID(ctx)}}, nil
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
@@ -154,7 +151,7 @@ func (s *Server) registerWebhooks(api huma.API) {
 		Summary:     "List an endpoint's deliveries, newest first",
 		Description: "Each with its latest attempts: when, how long, the status and the first bytes of the answer.",
 		Errors:      []int{http.StatusNotFound, http.StatusUnprocessableEntity},
-	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *listWebhookDeliveriesInput) (*listOutput[*webhooks.WebhookDelivery], error) {
+	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *listWebhookDeliveriesInput) (*listOutput[*webhooks.Delivery], error) {
 		items, total, err := svc.Deliveries(ctx, request.Caller(ctx), in.ID, in.Status, in.Page, in.PerPage)
 		return replyPage(ctx, items, in.PageParams, total, err)
 	})
@@ -172,6 +169,6 @@ func (s *Server) registerWebhooks(api huma.API) {
 		if err != nil {
 			return nil, err
 		}
-		return &sentOutput{Body: Envelope[*webhooks.WebhookSent]{Data: sent, RequestID: request.ID(ctx)}}, nil
+		return &sentOutput{Body: Envelope[*webhooks.Sent]{Data: sent, RequestID: request.ID(ctx)}}, nil
 	})
 }

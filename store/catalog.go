@@ -8,30 +8,31 @@ import (
 	"github.com/uptrace/bun"
 
 	"ticketsales/internal/pricing"
+	"ticketsales/internal/states"
 )
 
 // Event is an event row with its venue and city names.
 type Event struct {
 	bun.BaseModel `bun:"table:events,alias:e"`
-	ID            int64     `bun:"id,pk"`
-	CompanyID     int64     `bun:"company_id"`
-	Ref           string    `bun:"ref"`
-	Title         string    `bun:"title"`
-	Slug          string    `bun:"slug"`
-	Status        string    `bun:"status"`
-	StartsAt      time.Time `bun:"starts_at"`
-	VenueID       int64     `bun:"venue_id"`
-	SchemeID      *int64    `bun:"scheme_id"`
-	Currency      string    `bun:"currency"`
-	FeeMode       string    `bun:"fee_mode"`
-	FeeRateBP     int64     `bun:"fee_rate_bp"`
-	MinFee        int64     `bun:"min_fee"`
-	SeatVersion   int64     `bun:"seat_version"`
-	CreatedAt     time.Time `bun:"created_at"`
-	UpdatedAt     time.Time `bun:"updated_at"`
-	VenueName     string    `bun:"venue_name,scanonly"`
-	CityID        int64     `bun:"city_id,scanonly"`
-	CityName      string    `bun:"city_name,scanonly"`
+	ID            int64              `bun:"id,pk"`
+	CompanyID     int64              `bun:"company_id"`
+	Ref           string             `bun:"ref"`
+	Title         string             `bun:"title"`
+	Slug          string             `bun:"slug"`
+	Status        states.EventStatus `bun:"status"`
+	StartsAt      time.Time          `bun:"starts_at"`
+	VenueID       int64              `bun:"venue_id"`
+	SchemeID      *int64             `bun:"scheme_id"`
+	Currency      string             `bun:"currency"`
+	FeeMode       pricing.Mode       `bun:"fee_mode"`
+	FeeRateBP     int64              `bun:"fee_rate_bp"`
+	MinFee        int64              `bun:"min_fee"`
+	SeatVersion   int64              `bun:"seat_version"`
+	CreatedAt     time.Time          `bun:"created_at"`
+	UpdatedAt     time.Time          `bun:"updated_at"`
+	VenueName     string             `bun:"venue_name,scanonly"`
+	CityID        int64              `bun:"city_id,scanonly"`
+	CityName      string             `bun:"city_name,scanonly"`
 }
 
 // Fee is the event's fee setting.
@@ -73,7 +74,7 @@ func (c *Category) NextPriceChange(now time.Time) time.Time {
 
 // EventFilter selects a company's events; zero fields match all.
 type EventFilter struct {
-	Status       string
+	Status       states.EventStatus
 	CityID       int64
 	VenueID      int64
 	DateFrom     time.Time
@@ -139,7 +140,7 @@ func GetEvent(ctx context.Context, db bun.IDB, companyID, eventID int64) (*Event
 // EventVersion is the little an availability request needs to know first.
 type EventVersion struct {
 	ID       int64
-	Status   string
+	Status   states.EventStatus
 	SchemeID *int64
 	StartsAt time.Time
 	Version  SeatsVersion
@@ -164,7 +165,7 @@ func GetEventVersion(ctx context.Context, db bun.IDB, companyID, eventID int64) 
 	v := new(EventVersion)
 	var row struct {
 		ID       int64
-		Status   string
+		Status   states.EventStatus
 		SchemeID *int64
 		StartsAt time.Time
 		SeatsVersion
@@ -279,8 +280,8 @@ type SeatState struct {
 	Row           string
 	Number        string
 	CategoryID    int64
-	State         string     // free, held or sold as stored
-	HoldExpiresAt *time.Time // for held seats
+	State         states.SeatState // free, held or sold as stored
+	HoldExpiresAt *time.Time       // for held seats
 }
 
 // EventSeats reads the whole inventory of an event and its seat version in

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"ticketsales/internal/pricing"
+	"ticketsales/internal/states"
 )
 
 // CatalogPlan is a validated catalog file, ready to be upserted by ref.
@@ -34,12 +35,13 @@ type PlanSeat struct {
 }
 
 type PlanEvent struct {
-	Ref, Title, Slug, Status string
-	StartsAt                 time.Time
-	VenueRef, SchemeRef      string // SchemeRef is empty for events without seats
-	Fee                      pricing.Fee
-	Categories               []PlanCategory
-	Sessions                 []PlanSession
+	Ref, Title, Slug    string
+	Status              states.EventStatus
+	StartsAt            time.Time
+	VenueRef, SchemeRef string // SchemeRef is empty for events without seats
+	Fee                 pricing.Fee
+	Categories          []PlanCategory
+	Sessions            []PlanSession
 	// Seats maps every sold seat of the scheme to its category ref.
 	Seats []PlanEventSeat
 }

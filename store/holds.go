@@ -110,24 +110,7 @@ type NewHold struct {
 // the hold statement ran.
 var ErrNotOnSale = errors.New("event not on sale")
 
-// HoldSeats holds every seat of the hold for its reservation, or none, in one
-// statement: it locks the seats in seat order, and only when all of them are
-// free (or held by a lapsed hold) marks them held and stores the reservation
-// with its seats. It returns the seats that were not free when it fails.
-//
-// A seat another transaction has locked (a concurrent hold, an order, an
-// expiry in flight) counts as taken at once (NOWAIT): in an on-sale rush
-// buyers of the same seats never queue behind each other's locks, and a
-// "no" costs what a "yes" does. Seats are locked in seat order, so of
-// buyers racing for the same seats the first to lock the first seat goes
-// on and wins (SKIP LOCKED would let each lock a different part and all
-// fail). Never a false success: the statement that meets a lock holds
-// nothing.
-//
-// A plain read comes first and the seats are locked only when it finds
-// them all free: a refusal of seats already held or sold locks no row, so
-// its transaction writes nothing and waits for no WAL flush (a rush's
-// refusals queued on the disk's flushes behind every commit).
+// HoldSeats is Hold's decision alone (tests of the statement use it).
 func HoldSeats(ctx context.Context, db bun.IDB, h NewHold) (taken []string, ok bool, err error) {
 	out, err := Hold(ctx, db, h)
 	return out.Taken, out.OK, err
@@ -146,7 +129,12 @@ type HoldOutcome struct {
 	TakenUntil map[string]*time.Time
 }
 
-// Hold is HoldSeats with the whole outcome.
+// Hold holds every seat for its reservation, or none, in one statement
+// that locks them in seat order. A seat locked by another transaction
+// counts as taken at once (NOWAIT): buyers of the same seats never queue,
+// and the first to lock the first seat wins (with SKIP LOCKED each would
+// lock a part and all fail). A plain read comes first, so refusing seats
+// already taken locks nothing and waits for no WAL flush.
 func Hold(ctx context.Context, db bun.IDB, h NewHold) (HoldOutcome, error) {
 	r := h.Reservation
 	prices := make([]int64, len(h.SeatIDs))
@@ -285,7 +273,7 @@ func EndReservation(ctx context.Context, db bun.IDB, id string, status states.Re
 		}
 		changed = true
 		if status == states.ReservationExpired {
-			if err := reservationEvent(ctx, tx, EventReservationExpired, id); err != nil {
+			if err := reservationEvent(ctx, tx, states.EventReservationExpired, id); err != nil {
 				return err
 			}
 		}

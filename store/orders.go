@@ -27,8 +27,8 @@ type Order struct {
 	ScheduleSlotID    *int64               `bun:"schedule_slot_id"`
 	Status            states.OrderStatus   `bun:"status"`
 	CancelReason      *states.CancelReason `bun:"cancel_reason"`
-	Payment           string               `bun:"payment"`
-	Channel           string               `bun:"channel,nullzero,default:'api'"` // "api" (/v1) or "aggregator" (the adapter)
+	Payment           states.PaymentMethod `bun:"payment"`
+	Channel           states.Channel       `bun:"channel,nullzero,default:'api'"` // "api" (/v1) or "aggregator" (the adapter)
 	Gateway           *string              `bun:"gateway"`                        // which gateway takes a gateway order's payment
 	PaymentID         *string              `bun:"payment_id"`
 	PaymentURL        *string              `bun:"payment_url"`
@@ -159,7 +159,7 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 		if err := insertItems(ctx, tx, o.ID, items); err != nil {
 			return err
 		}
-		return orderEvent(ctx, tx, EventOrderCreated, o.ID, nil)
+		return orderEvent(ctx, tx, states.EventOrderCreated, o.ID, nil)
 	})
 }
 
@@ -234,7 +234,7 @@ func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []Item
 		if _, err := tx.NewRaw(bumpEventVersion, o.EventID).Exec(ctx); err != nil {
 			return err
 		}
-		return orderEvent(ctx, tx, EventOrderCreated, o.ID, nil)
+		return orderEvent(ctx, tx, states.EventOrderCreated, o.ID, nil)
 	})
 }
 
@@ -278,7 +278,7 @@ func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, paymentID str
 		}
 		changed = out.Changed == 1
 		if changed {
-			if err := orderEvent(ctx, tx, EventOrderPaid, orderID, nil); err != nil {
+			if err := orderEvent(ctx, tx, states.EventOrderPaid, orderID, nil); err != nil {
 				return err
 			}
 		}
@@ -396,7 +396,7 @@ func CancelOrder(ctx context.Context, db bun.IDB, orderID int64, reason states.C
 			RETURNING *
 		), ev AS (
 			INSERT INTO webhook_events (id, type, company_id, is_test, order_id, snapshot)
-			SELECT `+newEventID+`, '`+EventOrderCancelled+`', x.company_id, x.is_test, x.id,
+			SELECT `+newEventID+`, '`+string(states.EventOrderCancelled)+`', x.company_id, x.is_test, x.id,
 				to_jsonb(x) - 'access_token_hash' - 'access_token_sealed'
 			FROM o x WHERE `+hasEndpoint+`
 			RETURNING 1
@@ -465,7 +465,7 @@ func DeleteTestOrder(ctx context.Context, db *bun.DB, orderID int64) (deleted bo
 		if _, err := tx.NewRaw(bumpEventVersion, o.EventID).Exec(ctx); err != nil {
 			return err
 		}
-		if err := orderEvent(ctx, tx, EventOrderDeleted, o.ID, nil); err != nil {
+		if err := orderEvent(ctx, tx, states.EventOrderDeleted, o.ID, nil); err != nil {
 			return err
 		}
 		if _, err := tx.NewDelete().Model(o).WherePK().Exec(ctx); err != nil {
@@ -605,7 +605,7 @@ func SetOrderPayment(ctx context.Context, db bun.IDB, o *Order, paymentID, payme
 			WHERE id = ? RETURNING *
 		), ev AS (
 			UPDATE webhook_events e SET snapshot = to_jsonb(x) - 'access_token_hash' - 'access_token_sealed'
-			FROM x WHERE e.id IN (SELECT w.id FROM webhook_events w WHERE w.order_id = ? AND w.type = '`+EventOrderCreated+`'
+			FROM x WHERE e.id IN (SELECT w.id FROM webhook_events w WHERE w.order_id = ? AND w.type = '`+string(states.EventOrderCreated)+`'
 				AND w.dispatched_at IS NULL FOR UPDATE SKIP LOCKED)
 			RETURNING 1
 		)
@@ -669,7 +669,7 @@ func GetOrderByID(ctx context.Context, db bun.IDB, orderID int64) (*Order, error
 
 // OrderFilter selects orders of a company and environment.
 type OrderFilter struct {
-	Status      string
+	Status      states.OrderStatus
 	EventID     int64
 	CreatedFrom time.Time
 	CreatedTo   time.Time
@@ -736,12 +736,12 @@ func UndoOrderFromReservation(ctx context.Context, db *bun.DB, orderID int64) (u
 		// An event the relay is sending this moment is not waited for
 		// (SKIP LOCKED): it goes out, and order.deleted follows it.
 		res, err := tx.NewRaw(`DELETE FROM webhook_events WHERE id IN (SELECT id FROM webhook_events
-			WHERE order_id = ? AND type = ? AND dispatched_at IS NULL FOR UPDATE SKIP LOCKED)`, o.ID, EventOrderCreated).Exec(ctx)
+			WHERE order_id = ? AND type = ? AND dispatched_at IS NULL FOR UPDATE SKIP LOCKED)`, o.ID, states.EventOrderCreated).Exec(ctx)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			if err := orderEvent(ctx, tx, EventOrderDeleted, o.ID, nil); err != nil {
+			if err := orderEvent(ctx, tx, states.EventOrderDeleted, o.ID, nil); err != nil {
 				return err
 			}
 		}

@@ -98,7 +98,7 @@ func applyPayment(ctx context.Context, tx bun.Tx, p *Payment, newBarcode func(sa
 		return "", fmt.Errorf("order %d: %w", p.OrderID, err)
 	}
 	switch {
-	case o.Payment != "gateway" || o.GatewayName() != p.Gateway || o.PaymentID == nil || *o.PaymentID != p.ID:
+	case o.Payment != states.PayByGateway || o.GatewayName() != p.Gateway || o.PaymentID == nil || *o.PaymentID != p.ID:
 		return states.ReturnOtherPayment, nil
 	case o.Amount != p.Amount || o.Currency != p.Currency:
 		return states.ReturnAmountMismatch, nil

@@ -17,18 +17,18 @@ import (
 // Refund voids tickets of an order and returns money.
 type Refund struct {
 	bun.BaseModel   `bun:"table:refunds"`
-	ID              string              `bun:"id,pk"`
-	OrderID         int64               `bun:"order_id"`
-	Amount          int64               `bun:"amount"`
-	Reason          string              `bun:"reason"`
-	MoneyReturnedBy string              `bun:"money_returned_by"`
-	Status          states.RefundStatus `bun:"status"`
-	CreatedAt       time.Time           `bun:"created_at,nullzero,default:now()"`
-	CompletedAt     *time.Time          `bun:"completed_at"`
-	FailedAt        *time.Time          `bun:"failed_at"`
-	LastError       *string             `bun:"last_error"`
-	SweptAt         *time.Time          `bun:"swept_at"` // last taken by the reaper
-	TicketIDs       []int64             `bun:"-"`
+	ID              string               `bun:"id,pk"`
+	OrderID         int64                `bun:"order_id"`
+	Amount          int64                `bun:"amount"`
+	Reason          string               `bun:"reason"`
+	MoneyReturnedBy states.PaymentMethod `bun:"money_returned_by"`
+	Status          states.RefundStatus  `bun:"status"`
+	CreatedAt       time.Time            `bun:"created_at,nullzero,default:now()"`
+	CompletedAt     *time.Time           `bun:"completed_at"`
+	FailedAt        *time.Time           `bun:"failed_at"`
+	LastError       *string              `bun:"last_error"`
+	SweptAt         *time.Time           `bun:"swept_at"` // last taken by the reaper
+	TicketIDs       []int64              `bun:"-"`
 }
 
 // RefundTicketsError: some requested tickets are not tickets of the order
@@ -51,7 +51,7 @@ func CheckRefund(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64) e
 
 type ticketPrice struct {
 	ID     int64
-	Status string
+	Status states.TicketStatus
 	Price  int64
 }
 
@@ -68,7 +68,7 @@ func refundSelection(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int6
 	var chosen []ticketPrice
 	if len(ticketIDs) == 0 {
 		for _, t := range all {
-			if t.Status == "active" {
+			if t.Status == states.TicketActive {
 				chosen = append(chosen, t)
 			}
 		}
@@ -83,7 +83,7 @@ func refundSelection(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int6
 		switch {
 		case i < 0:
 			bad.NotInOrder = append(bad.NotInOrder, id)
-		case all[i].Status != "active":
+		case all[i].Status != states.TicketActive:
 			bad.Refunded = append(bad.Refunded, id)
 		default:
 			chosen = append(chosen, all[i])
@@ -142,7 +142,7 @@ func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 		}
 		r.MoneyReturnedBy = o.Payment
 		r.Status = states.RefundPending
-		if o.Payment == "external" {
+		if o.Payment == states.PayExternally {
 			// The partner returns the money itself: voiding is all there is.
 			r.Status = states.RefundCompleted
 			now := time.Now()
@@ -185,7 +185,7 @@ func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 		if _, err = tx.NewRaw("UPDATE orders SET status = ?, updated_at = now() WHERE id = ?", status, o.ID).Exec(ctx); err != nil {
 			return err
 		}
-		return orderEvent(ctx, tx, EventOrderRefunded, o.ID, &r.ID)
+		return orderEvent(ctx, tx, states.EventOrderRefunded, o.ID, &r.ID)
 	})
 }
 

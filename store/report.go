@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"ticketsales/internal/states"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -58,12 +59,12 @@ type CategorySales struct {
 // ChannelSales is one sales channel's row: the API key (and its
 // application) that sold, over /v1 ("api") or the aggregator adapter.
 type ChannelSales struct {
-	Channel         string `bun:"channel" json:"channel"`
-	APIKeyID        int64  `bun:"api_key_id" json:"api_key_id"`
-	KeyName         string `bun:"key_name" json:"key_name"`
-	KeyPrefix       string `bun:"key_prefix" json:"key_prefix"`
-	ApplicationID   int64  `bun:"application_id" json:"application_id"`
-	ApplicationName string `bun:"application_name" json:"application_name"`
+	Channel         states.Channel `bun:"channel" json:"channel"`
+	APIKeyID        int64          `bun:"api_key_id" json:"api_key_id"`
+	KeyName         string         `bun:"key_name" json:"key_name"`
+	KeyPrefix       string         `bun:"key_prefix" json:"key_prefix"`
+	ApplicationID   int64          `bun:"application_id" json:"application_id"`
+	ApplicationName string         `bun:"application_name" json:"application_name"`
 	SalesFigures
 }
 
@@ -134,18 +135,18 @@ func SalesReportOf(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesRepor
 	args := []any{f.CompanyID, f.EventID, from, to}
 	err := db.RunInTx(ctx, &sqlRepeatableRead, func(ctx context.Context, tx bun.Tx) error {
 		var rows []struct {
-			Grouping        int        `bun:"grouping"`
-			EventID         *int64     `bun:"event_id"`
-			Title           *string    `bun:"title"`
-			StartsAt        *time.Time `bun:"starts_at"`
-			Currency        *string    `bun:"currency"`
-			Channel         *string    `bun:"channel"`
-			APIKeyID        *int64     `bun:"api_key_id"`
-			KeyName         *string    `bun:"key_name"`
-			KeyPrefix       *string    `bun:"key_prefix"`
-			ApplicationID   *int64     `bun:"application_id"`
-			ApplicationName *string    `bun:"application_name"`
-			Day             *time.Time `bun:"day"`
+			Grouping        int             `bun:"grouping"`
+			EventID         *int64          `bun:"event_id"`
+			Title           *string         `bun:"title"`
+			StartsAt        *time.Time      `bun:"starts_at"`
+			Currency        *string         `bun:"currency"`
+			Channel         *states.Channel `bun:"channel"`
+			APIKeyID        *int64          `bun:"api_key_id"`
+			KeyName         *string         `bun:"key_name"`
+			KeyPrefix       *string         `bun:"key_prefix"`
+			ApplicationID   *int64          `bun:"application_id"`
+			ApplicationName *string         `bun:"application_name"`
+			Day             *time.Time      `bun:"day"`
 			SalesFigures
 		}
 		// grouping() has a bit set for each of (event, channel, day) the row
@@ -219,15 +220,15 @@ const categorySQL = `
 // its seats sold, held and free (general admission: capacity − sold, of its
 // sessions when it has a schedule).
 type EventInventory struct {
-	ID       int64     `bun:"id" json:"id"`
-	Ref      string    `bun:"ref" json:"ref"`
-	Title    string    `bun:"title" json:"title"`
-	Status   string    `bun:"status" json:"status"`
-	StartsAt time.Time `bun:"starts_at" json:"starts_at"`
-	Venue    string    `bun:"venue" json:"venue"`
-	Sold     int64     `bun:"sold" json:"sold"`
-	Held     int64     `bun:"held" json:"held"`
-	Free     int64     `bun:"free" json:"free"`
+	ID       int64              `bun:"id" json:"id"`
+	Ref      string             `bun:"ref" json:"ref"`
+	Title    string             `bun:"title" json:"title"`
+	Status   states.EventStatus `bun:"status" json:"status"`
+	StartsAt time.Time          `bun:"starts_at" json:"starts_at"`
+	Venue    string             `bun:"venue" json:"venue"`
+	Sold     int64              `bun:"sold" json:"sold"`
+	Held     int64              `bun:"held" json:"held"`
+	Free     int64              `bun:"free" json:"free"`
 }
 
 // CompanyInventory lists the company's events with their seat counts. A

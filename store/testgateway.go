@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"ticketsales/internal/errs"
+	"ticketsales/internal/states"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -14,16 +15,16 @@ import (
 // keeps of a payment, kept in the service's own database.
 type TestPayment struct {
 	bun.BaseModel `bun:"table:gateway_payments"`
-	ID            string     `bun:"id,pk"`
-	OrderID       int64      `bun:"order_id"`
-	Amount        int64      `bun:"amount"`
-	Currency      string     `bun:"currency"`
-	Description   string     `bun:"description"`
-	Status        string     `bun:"status"` // pending, declined, paid (the gateway's own words)
-	Refunded      int64      `bun:"refunded"`
-	ReportedAt    *time.Time `bun:"reported_at"` // the service acknowledged the paid report
-	CreatedAt     time.Time  `bun:"created_at,nullzero,default:now()"`
-	UpdatedAt     time.Time  `bun:"updated_at,nullzero,default:now()"`
+	ID            string               `bun:"id,pk"`
+	OrderID       int64                `bun:"order_id"`
+	Amount        int64                `bun:"amount"`
+	Currency      string               `bun:"currency"`
+	Description   string               `bun:"description"`
+	Status        states.GatewayResult `bun:"status"` // pending, declined, paid (the gateway's own words)
+	Refunded      int64                `bun:"refunded"`
+	ReportedAt    *time.Time           `bun:"reported_at"` // the service acknowledged the paid report
+	CreatedAt     time.Time            `bun:"created_at,nullzero,default:now()"`
+	UpdatedAt     time.Time            `bun:"updated_at,nullzero,default:now()"`
 }
 
 // CreateTestPayment stores a new pending test payment.
@@ -46,7 +47,7 @@ func GetTestPayment(ctx context.Context, db bun.IDB, id string) (*TestPayment, e
 // SetTestPaymentStatus moves a test payment to paid or declined: a paid one
 // stays paid, and setting the status it has changes nothing. It reports
 // whether the status changed.
-func SetTestPaymentStatus(ctx context.Context, db bun.IDB, id, status string) (bool, error) {
+func SetTestPaymentStatus(ctx context.Context, db bun.IDB, id string, status states.GatewayResult) (bool, error) {
 	res, err := db.NewRaw(`UPDATE gateway_payments SET status = ?, updated_at = now()
 		WHERE id = ? AND status <> 'paid' AND status <> ?`, status, id, status).Exec(ctx)
 	if err != nil {
@@ -103,7 +104,7 @@ func RefundTestPayment(ctx context.Context, db bun.IDB, paymentID, key string, a
 			}
 			return nil // a repeat: returned once
 		}
-		if p.Status != "paid" || p.Refunded+amount > p.Amount {
+		if p.Status != states.GatewayPaid || p.Refunded+amount > p.Amount {
 			return ErrTestRefundRefused
 		}
 		if _, err := tx.NewRaw("INSERT INTO gateway_refunds (key, payment_id, amount) VALUES (?, ?, ?)", key, paymentID, amount).Exec(ctx); err != nil {

@@ -48,36 +48,36 @@ func (e *WebhookEndpoint) Secrets(now time.Time) []string {
 // WebhookEvent is a row of the outbox.
 type WebhookEvent struct {
 	bun.BaseModel `bun:"table:webhook_events,alias:wev"`
-	ID            string          `bun:"id,pk"`
-	Type          string          `bun:"type"`
-	CompanyID     int64           `bun:"company_id"`
-	IsTest        bool            `bun:"is_test"`
-	OrderID       *int64          `bun:"order_id"`
-	ReservationID *string         `bun:"reservation_id"`
-	RefundID      *string         `bun:"refund_id"`
-	EndpointID    *int64          `bun:"endpoint_id"`
-	Snapshot      json.RawMessage `bun:"snapshot,type:jsonb"`
-	Payload       json.RawMessage `bun:"payload,type:jsonb"`
-	CreatedAt     time.Time       `bun:"created_at"`
-	DispatchedAt  *time.Time      `bun:"dispatched_at"`
+	ID            string                  `bun:"id,pk"`
+	Type          states.WebhookEventType `bun:"type"`
+	CompanyID     int64                   `bun:"company_id"`
+	IsTest        bool                    `bun:"is_test"`
+	OrderID       *int64                  `bun:"order_id"`
+	ReservationID *string                 `bun:"reservation_id"`
+	RefundID      *string                 `bun:"refund_id"`
+	EndpointID    *int64                  `bun:"endpoint_id"`
+	Snapshot      json.RawMessage         `bun:"snapshot,type:jsonb"`
+	Payload       json.RawMessage         `bun:"payload,type:jsonb"`
+	CreatedAt     time.Time               `bun:"created_at"`
+	DispatchedAt  *time.Time              `bun:"dispatched_at"`
 }
 
 // WebhookDelivery is an event's delivery to one endpoint.
 type WebhookDelivery struct {
 	bun.BaseModel `bun:"table:webhook_deliveries,alias:wd"`
-	EventID       string                `bun:"event_id,pk"`
-	EndpointID    int64                 `bun:"endpoint_id,pk"`
-	EventType     string                `bun:"event_type,scanonly"`
-	Status        states.DeliveryStatus `bun:"status"`
-	Attempts      int                   `bun:"attempts"`
-	LastAttemptAt *time.Time            `bun:"last_attempt_at"`
-	LastStatus    *int                  `bun:"last_status"`
-	LastError     *string               `bun:"last_error"`
-	DeliveredAt   *time.Time            `bun:"delivered_at"`
-	FailedAt      *time.Time            `bun:"failed_at"`
-	StartedAt     *time.Time            `bun:"started_at"`
-	CreatedAt     time.Time             `bun:"created_at,nullzero,default:now()"`
-	UpdatedAt     time.Time             `bun:"updated_at,nullzero,default:now()"`
+	EventID       string                  `bun:"event_id,pk"`
+	EndpointID    int64                   `bun:"endpoint_id,pk"`
+	EventType     states.WebhookEventType `bun:"event_type,scanonly"`
+	Status        states.DeliveryStatus   `bun:"status"`
+	Attempts      int                     `bun:"attempts"`
+	LastAttemptAt *time.Time              `bun:"last_attempt_at"`
+	LastStatus    *int                    `bun:"last_status"`
+	LastError     *string                 `bun:"last_error"`
+	DeliveredAt   *time.Time              `bun:"delivered_at"`
+	FailedAt      *time.Time              `bun:"failed_at"`
+	StartedAt     *time.Time              `bun:"started_at"`
+	CreatedAt     time.Time               `bun:"created_at,nullzero,default:now()"`
+	UpdatedAt     time.Time               `bun:"updated_at,nullzero,default:now()"`
 }
 
 // WebhookAttempt is one POST of a delivery.
@@ -113,7 +113,7 @@ const orderEventSQL = `INSERT INTO webhook_events (id, type, company_id, is_test
 
 // orderEvent writes an event about an order into the outbox, inside the
 // transaction of the change it reports.
-func orderEvent(ctx context.Context, db bun.IDB, typ string, orderID int64, refundID *string) error {
+func orderEvent(ctx context.Context, db bun.IDB, typ states.WebhookEventType, orderID int64, refundID *string) error {
 	if _, err := db.NewRaw(orderEventSQL, typ, refundID, orderID).Exec(ctx); err != nil {
 		return fmt.Errorf("write %s event of order %d: %w", typ, orderID, err)
 	}
@@ -121,7 +121,7 @@ func orderEvent(ctx context.Context, db bun.IDB, typ string, orderID int64, refu
 }
 
 // reservationEvent writes an event about a reservation into the outbox.
-func reservationEvent(ctx context.Context, db bun.IDB, typ, reservationID string) error {
+func reservationEvent(ctx context.Context, db bun.IDB, typ states.WebhookEventType, reservationID string) error {
 	_, err := db.NewRaw(`INSERT INTO webhook_events (id, type, company_id, is_test, reservation_id, snapshot)
 		SELECT `+newEventID+`, ?, x.company_id, x.is_test, x.id, to_jsonb(x)
 		FROM reservations x WHERE x.id = ? AND `+hasEndpoint, typ, reservationID).Exec(ctx)
@@ -277,7 +277,7 @@ func RotateWebhookSecret(ctx context.Context, db bun.IDB, e *WebhookEndpoint, se
 }
 
 // CreatePingEvent writes a test event for one endpoint, its body ready.
-func CreatePingEvent(ctx context.Context, db bun.IDB, e *WebhookEndpoint, typ string, payload func(id string, at time.Time) ([]byte, error)) (*WebhookEvent, error) {
+func CreatePingEvent(ctx context.Context, db bun.IDB, e *WebhookEndpoint, typ states.WebhookEventType, payload func(id string, at time.Time) ([]byte, error)) (*WebhookEvent, error) {
 	ev := &WebhookEvent{Type: typ, CompanyID: e.CompanyID, IsTest: e.IsTest, EndpointID: &e.ID}
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewRaw(`INSERT INTO webhook_events (id, type, company_id, is_test, endpoint_id)
@@ -552,21 +552,6 @@ func DeliveryAttempts(ctx context.Context, db bun.IDB, endpointID int64, eventID
 
 // ErrEventGone: the event of a delivery no longer exists.
 var ErrEventGone = errors.New("webhook event gone")
-
-// Event types the outbox records.
-const (
-	EventOrderCreated       = "order.created"
-	EventOrderPaid          = "order.paid"
-	EventOrderCancelled     = "order.cancelled"
-	EventOrderRefunded      = "order.refunded"
-	EventOrderDeleted       = "order.deleted"
-	EventReservationExpired = "reservation.expired"
-	EventPing               = "webhook.test"
-)
-
-// EventTypes are the types an endpoint may subscribe to.
-var EventTypes = []string{EventOrderCreated, EventOrderPaid, EventOrderCancelled, EventOrderRefunded, EventOrderDeleted,
-	EventReservationExpired, EventPing}
 
 // DeleteWebhookEventsBefore deletes events made before cutoff with their
 // deliveries and attempts, except those still being delivered.

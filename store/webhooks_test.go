@@ -13,16 +13,16 @@ import (
 	"ticketsales/store"
 )
 
-func (d *demo) events(t *testing.T) map[string]int {
+func (d *demo) events(t *testing.T) map[states.WebhookEventType]int {
 	t.Helper()
 	var rows []struct {
-		Type string
+		Type states.WebhookEventType
 		N    int
 	}
 	if err := d.DB.NewRaw("SELECT type, count(*) AS n FROM webhook_events GROUP BY type").Scan(context.Background(), &rows); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]int{}
+	out := map[states.WebhookEventType]int{}
 	for _, r := range rows {
 		out[r.Type] = r.N
 	}
@@ -50,7 +50,7 @@ func TestOutboxFollowsTheChange(t *testing.T) {
 	}
 	d.endpoint(t)
 	o, _ := d.gaOrder(t, 2, time.Now().Add(time.Hour))
-	if ev := d.events(t); ev[store.EventOrderCreated] != 1 {
+	if ev := d.events(t); ev[states.EventOrderCreated] != 1 {
 		t.Fatalf("after an order: %v", ev)
 	}
 	// Paid inside a transaction that then fails: no order.paid.
@@ -64,7 +64,7 @@ func TestOutboxFollowsTheChange(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
-	if ev := d.events(t); ev[store.EventOrderPaid] != 0 {
+	if ev := d.events(t); ev[states.EventOrderPaid] != 0 {
 		t.Fatalf("a rolled-back payment left an event: %v", ev)
 	}
 	// A cancel that changes nothing (deadline not passed) writes nothing.
@@ -78,12 +78,12 @@ func TestOutboxFollowsTheChange(t *testing.T) {
 		t.Fatal("cancelled twice")
 	}
 	ev := d.events(t)
-	if ev[store.EventOrderCancelled] != 1 || ev[store.EventOrderPaid] != 0 {
+	if ev[states.EventOrderCancelled] != 1 || ev[states.EventOrderPaid] != 0 {
 		t.Fatalf("after the cancel: %v", ev)
 	}
 	// The event keeps the order as the change left it.
 	var e store.WebhookEvent
-	if err := d.DB.NewSelect().Model(&e).Where("type = ?", store.EventOrderCancelled).Scan(ctx); err != nil {
+	if err := d.DB.NewSelect().Model(&e).Where("type = ?", states.EventOrderCancelled).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := store.EventOrder(ctx, d.DB, &e)
@@ -94,7 +94,7 @@ func TestOutboxFollowsTheChange(t *testing.T) {
 		t.Fatal("the page token's hash is in the event")
 	}
 	// A sold-out order (rolled back) writes nothing.
-	before := d.events(t)[store.EventOrderCreated]
+	before := d.events(t)[states.EventOrderCreated]
 	o2 := &store.Order{CompanyID: d.company, APIKeyID: d.keyID, IsTest: true, EventID: o.EventID, Status: states.OrderPendingPayment,
 		Payment: "external", AccessTokenHash: []byte{1}, ExpiresAt: time.Now().Add(time.Hour)}
 	var cat int64
@@ -105,7 +105,7 @@ func TestOutboxFollowsTheChange(t *testing.T) {
 	if !errors.As(err, &so) {
 		t.Fatalf("sold out: %v", err)
 	}
-	if d.events(t)[store.EventOrderCreated] != before {
+	if d.events(t)[states.EventOrderCreated] != before {
 		t.Fatal("a refused order left an event")
 	}
 	// Retention: events not sent yet stay, sent ones past the cutoff go.

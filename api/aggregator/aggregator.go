@@ -23,33 +23,24 @@ import (
 	"ticketsales/internal/states"
 )
 
-// Aggregator order statuses. CREATED is the instant the hold is being
-// placed, which a synchronous hold never shows; BOOKED is never entered.
-const (
-	aggCreated   = "CREATED"
-	aggReserved  = "RESERVED"
-	aggApproved  = "APPROVED"
-	aggCancelled = "CANCELLED"
-)
-
 // aggregatorStatus maps a reservation and the order made from it (if any)
 // to the aggregator's lifecycle.
-func aggregatorStatus(reservation states.ReservationStatus, order states.OrderStatus) string {
+func aggregatorStatus(reservation states.ReservationStatus, order states.OrderStatus) states.AggregatorStatus {
 	switch order {
 	case states.OrderPaid, states.OrderPartiallyRefunded:
-		return aggApproved
+		return states.AggregatorApproved
 	case states.OrderPendingPayment:
-		return aggReserved
+		return states.AggregatorReserved
 	case states.OrderCancelled, states.OrderRefunded:
-		return aggCancelled
+		return states.AggregatorCancelled
 	}
 	switch reservation {
 	case states.ReservationReserved, states.ReservationOrdered:
-		return aggReserved
+		return states.AggregatorReserved
 	case states.ReservationExpired, states.ReservationReleased:
-		return aggCancelled
+		return states.AggregatorCancelled
 	}
-	return aggCreated
+	return states.AggregatorCreated
 }
 
 type aggMoney struct {
@@ -75,11 +66,11 @@ type aggSeat struct {
 }
 
 type aggOrder struct {
-	OrderID         string    `json:"orderId" doc:"The reservation id."`
-	Status          string    `json:"status" enum:"CREATED,RESERVED,APPROVED,CANCELLED"`
-	Amount          aggMoney  `json:"amount"`
-	ExpiresAt       time.Time `json:"expiresAt"`
-	ExternalOrderID string    `json:"externalOrderId,omitempty" doc:"The service's order id, once confirmed."`
+	OrderID         string                  `json:"orderId" doc:"The reservation id."`
+	Status          states.AggregatorStatus `json:"status"`
+	Amount          aggMoney                `json:"amount"`
+	ExpiresAt       time.Time               `json:"expiresAt"`
+	ExternalOrderID string                  `json:"externalOrderId,omitempty" doc:"The service's order id, once confirmed."`
 	// PaymentAccepted marks "payment accepted, tickets follow".
 	PaymentAccepted bool        `json:"paymentAccepted,omitempty" doc:"true while the status is still RESERVED after a confirm whose payment is accepted: the order will be APPROVED with that payment and its tickets follow (read the order again, or repeat the confirm with the same paymentId)."`
 	Tickets         []aggTicket `json:"tickets,omitempty"`
@@ -158,7 +149,7 @@ func Register(api huma.API, h *holds.Service, o *orders.Service, cat *catalog.Se
 		}
 		out := []aggSeat{}
 		for _, st := range doc.Data.Seats {
-			if st.Status == catalog.SeatFree {
+			if st.Status == states.SeatFree {
 				out = append(out, aggSeat{ID: st.ZoneID + "|" + st.SeatID, Sector: st.ZoneID, Row: st.Row, Seat: st.Number,
 					Price: aggMoney{Value: st.Price.Amount, Currency: st.Price.Currency}})
 			}
@@ -257,7 +248,7 @@ func Register(api huma.API, h *holds.Service, o *orders.Service, cat *catalog.Se
 		Errors: []int{http.StatusNotFound, http.StatusConflict},
 	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *AggOrderPath) (*plainOutput[aggOrder], error) {
 		p := request.Caller(ctx)
-		o, err := a.orders.OrderOfReservation(ctx, p, in.OrderID)
+		o, err := a.orders.OfReservation(ctx, p, in.OrderID)
 		if err == nil && o != nil {
 			_, err = a.orders.Cancel(ctx, p, o.ID) // an unpaid order from it
 		} else if err == nil {
@@ -297,7 +288,7 @@ func (a *adapter) order(ctx context.Context, reservationID string) (*aggOrder, e
 	if err != nil {
 		return nil, err
 	}
-	o, err := a.orders.OrderOfReservation(ctx, p, reservationID)
+	o, err := a.orders.OfReservation(ctx, p, reservationID)
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +313,7 @@ func aggOrderOf(r *holds.Reservation, o *orders.Order, ts []orders.Ticket) aggOr
 	out.Status = aggregatorStatus(r.Status, orderStatus)
 	out.PaymentAccepted = o != nil && o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt != nil
 	for _, t := range ts {
-		if t.Status != "active" || t.Seat == nil {
+		if t.Status != states.TicketActive || t.Seat == nil {
 			continue
 		}
 		row, seat := seatRowNumber(r, t.Seat.SeatID)

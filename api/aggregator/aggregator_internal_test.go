@@ -19,7 +19,7 @@ func TestAggregatorStatusMapping(t *testing.T) {
 		{"", "", "CREATED"},
 	}
 	for _, tt := range tests {
-		if got := aggregatorStatus(states.ReservationStatus(tt.reservation), states.OrderStatus(tt.order)); got != tt.want {
+		if got := aggregatorStatus(states.ReservationStatus(tt.reservation), states.OrderStatus(tt.order)); string(got) != tt.want {
 			t.Errorf("aggregatorStatus(%q, %q) = %s, want %s", tt.reservation, tt.order, got, tt.want)
 		}
 	}

@@ -147,7 +147,7 @@ func WriteReportCSV(w io.Writer, rep *store.SalesReport) error {
 			i64(k.TicketsSold), i64(k.TicketsRefunded), i64(k.TicketsNet), "", "", "", "", "", i64(k.FaceValueSold), i64(k.FaceValueRefund)})
 	}
 	for _, ch := range rep.Channels {
-		_ = cw.Write(append([]string{"channel", "", "", "", "", ch.Channel, i64(ch.APIKeyID), cell(ch.KeyName) + " (" + ch.KeyPrefix + "…)",
+		_ = cw.Write(append([]string{"channel", "", "", "", "", string(ch.Channel), i64(ch.APIKeyID), cell(ch.KeyName) + " (" + ch.KeyPrefix + "…)",
 			cell(ch.ApplicationName), ""}, fig(ch.SalesFigures)...))
 	}
 	for _, d := range rep.Days {

@@ -12,14 +12,8 @@ import (
 	"time"
 
 	"ticketsales/internal/pricing"
+	"ticketsales/internal/states"
 	"ticketsales/store"
-)
-
-// Seat statuses partners see.
-const (
-	SeatFree     = "free"
-	SeatReserved = "reserved"
-	SeatSold     = "sold"
 )
 
 // Availability is the occupancy of an event.
@@ -32,13 +26,13 @@ type Availability struct {
 
 // SeatAvailability is one seat's status and current price.
 type SeatAvailability struct {
-	ZoneID           string        `json:"zone_id"`
-	SeatID           string        `json:"seat_id"`
-	Row              string        `json:"row"`
-	Number           string        `json:"number"`
-	Status           string        `json:"status" enum:"free,reserved,sold"`
-	TicketCategoryID int64         `json:"ticket_category_id"`
-	Price            pricing.Money `json:"price"`
+	ZoneID           string            `json:"zone_id"`
+	SeatID           string            `json:"seat_id"`
+	Row              string            `json:"row"`
+	Number           string            `json:"number"`
+	Status           states.SeatStatus `json:"status"`
+	TicketCategoryID int64             `json:"ticket_category_id"`
+	Price            pricing.Money     `json:"price"`
 }
 
 // CategoryAvailability is what is left of a category.
@@ -174,25 +168,25 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 	}
 	a := Availability{EventID: eventID, Version: version.String(), Seats: make([]SeatAvailability, 0, len(seats))}
 	for _, st := range seats {
-		status := SeatFree
+		status := states.SeatFree
 		switch st.State {
-		case "sold":
-			status = SeatSold
-		case "held":
+		case states.SeatStateSold:
+			status = states.SeatSold
+		case states.SeatStateHeld:
 			// A hold past its deadline is free at once, whether or not the
 			// workflow that releases it has run yet. One without a deadline
 			// is an order's whose payment was accepted: kept until paid.
 			switch {
 			case st.HoldExpiresAt == nil:
-				status = SeatReserved
+				status = states.SeatReserved
 			case st.HoldExpiresAt.After(now):
-				status = SeatReserved
+				status = states.SeatReserved
 				if st.HoldExpiresAt.Before(validUntil) {
 					validUntil = *st.HoldExpiresAt
 				}
 			}
 		}
-		if status == SeatFree {
+		if status == states.SeatFree {
 			free[st.CategoryID]++
 		}
 		a.Seats = append(a.Seats, SeatAvailability{ZoneID: st.ZoneID, SeatID: st.SeatID, Row: st.Row, Number: st.Number,

@@ -12,6 +12,7 @@ import (
 
 	"ticketsales/internal/errs"
 	"ticketsales/internal/pricing"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
@@ -39,15 +40,15 @@ type Venue struct {
 
 // Event is a list item of GET /v1/events.
 type Event struct {
-	ID        int64          `json:"id"`
-	Title     string         `json:"title"`
-	Slug      string         `json:"slug"`
-	Status    string         `json:"status" enum:"published,draft,archived"`
-	StartsAt  time.Time      `json:"starts_at"`
-	HasScheme bool           `json:"has_scheme"`
-	Venue     Venue          `json:"venue"`
-	PriceFrom *pricing.Money `json:"price_from" doc:"Lowest current ticket price; null when the event has no categories."`
-	UpdatedAt time.Time      `json:"updated_at"`
+	ID        int64              `json:"id"`
+	Title     string             `json:"title"`
+	Slug      string             `json:"slug"`
+	Status    states.EventStatus `json:"status"`
+	StartsAt  time.Time          `json:"starts_at"`
+	HasScheme bool               `json:"has_scheme"`
+	Venue     Venue              `json:"venue"`
+	PriceFrom *pricing.Money     `json:"price_from" doc:"Lowest current ticket price; null when the event has no categories."`
+	UpdatedAt time.Time          `json:"updated_at"`
 }
 
 // Category is a ticket category with its current price and fee estimate.
@@ -55,7 +56,7 @@ type Category struct {
 	ID             int64          `json:"id"`
 	Name           string         `json:"name"`
 	Price          pricing.Money  `json:"price"`
-	CommissionMode string         `json:"commission_mode" enum:"included,separate"`
+	CommissionMode pricing.Mode   `json:"commission_mode"`
 	ServiceFee     pricing.Money  `json:"service_fee" doc:"Fee estimate for one ticket; the order fee is computed from the order sum."`
 	PriceTotal     *pricing.Money `json:"price_total,omitempty" doc:"price + service_fee; present when commission_mode is separate."`
 	Capacity       *int           `json:"capacity,omitempty" doc:"General-admission capacity; absent for seated categories."`

@@ -163,10 +163,10 @@ func (c Config) check() (Config, error) {
 	}
 	// Deliveries have a queue of their own beside the main one.
 	c.WebhookTaskQueue = cmp.Or(c.WebhookTaskQueue, c.TaskQueue+"-webhooks")
-	if c.WebhookAnyAddress && c.AppEnv != "development" {
+	if c.WebhookAnyAddress && c.AppEnv != AppEnvDevelopment {
 		return c, fmt.Errorf("read configuration: WEBHOOK_ANY_ADDRESS is for development only")
 	}
-	if c.AppEnv != "production" && c.AppEnv != "development" {
+	if c.AppEnv != AppEnvProduction && c.AppEnv != AppEnvDevelopment {
 		return c, fmt.Errorf("read configuration: APP_ENV must be production or development, not %q", c.AppEnv)
 	}
 	if c.RefundRetryBudget <= 0 || c.RefundResumeAfter <= 0 {
@@ -181,7 +181,13 @@ func (c Config) check() (Config, error) {
 }
 
 // Development tells whether APP_ENV=development.
-func (c Config) Development() bool { return c.AppEnv == "development" }
+func (c Config) Development() bool { return c.AppEnv == AppEnvDevelopment }
+
+// The deployments APP_ENV names.
+const (
+	AppEnvProduction  = "production"
+	AppEnvDevelopment = "development"
+)
 
 // The development secrets, and others known from docs and examples: never
 // good enough for production.

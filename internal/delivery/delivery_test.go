@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"ticketsales/internal/states"
 	"time"
 
 	"github.com/boombuler/barcode"
@@ -173,9 +174,9 @@ func sampleOrder(n int) Order {
 		PDFURL:     "/orders/123/tickets.pdf",
 	}
 	for i := 0; i < n; i++ {
-		status := "active"
+		status := states.TicketActive
 		if i == 1 {
-			status = "refunded"
+			status = states.TicketRefunded
 		}
 		o.Tickets = append(o.Tickets, Ticket{
 			Number:   "T-000123-0" + string(rune('1'+i)),

@@ -6,6 +6,7 @@ package delivery
 
 import (
 	"strings"
+	"ticketsales/internal/states"
 	"time"
 )
 
@@ -13,7 +14,7 @@ import (
 type Ticket struct {
 	Number   string // e.g. "T-000123-01"
 	Barcode  string // 13 digits (EAN-13)
-	Status   string // "active" or "refunded"
+	Status   states.TicketStatus
 	Seat     string // label like "Stalls, row 1, seat 5", or category name for general admission
 	Category string
 	Price    string // already formatted, e.g. "3 000.00 RUB"
@@ -36,12 +37,9 @@ type Order struct {
 	Sandbox bool
 }
 
-// Void reports whether the ticket must be shown as not valid for entry.
-// Only refunded tickets are void; the comparison ignores case and spaces so a
-// stray "Refunded" from another layer still gets the VOID marking.
-func (t Ticket) Void() bool {
-	return strings.EqualFold(strings.TrimSpace(t.Status), "refunded")
-}
+// Void reports whether the ticket must be shown as not valid for entry:
+// refunded tickets are void.
+func (t Ticket) Void() bool { return t.Status == states.TicketRefunded }
 
 // localStart returns StartsAt in the venue's zone: buyers need the time as
 // printed on the venue's posters, not the server's zone.

@@ -36,7 +36,7 @@ func LoadDocument(ctx context.Context, db bun.IDB, orderID int64) (Order, *store
 		if t.Label != nil {
 			seat = *t.Label
 		}
-		doc.Tickets = append(doc.Tickets, Ticket{Number: t.Number, Barcode: t.Barcode, Status: string(t.Status),
+		doc.Tickets = append(doc.Tickets, Ticket{Number: t.Number, Barcode: t.Barcode, Status: t.Status,
 			Seat: seat, Category: t.Category, Price: FormatMoney(t.Price, o.Currency)})
 	}
 	return doc, o, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"ticketsales/internal/states"
 	"time"
 )
 
@@ -132,8 +133,8 @@ func RenderPage(w io.Writer, o Order) error {
 		}
 		if t.Void() {
 			pt.StatusKey, pt.StatusText = "refunded", "Refunded"
-		} else if t.Status != "" && t.Status != "active" {
-			pt.StatusKey, pt.StatusText = t.Status, t.Status
+		} else if t.Status != "" && t.Status != states.TicketActive {
+			pt.StatusKey, pt.StatusText = string(t.Status), string(t.Status)
 		}
 		d.Tickets = append(d.Tickets, pt)
 	}

@@ -132,7 +132,7 @@ type ReservationSeat struct {
 // Reservation is a hold as partners see it.
 type Reservation struct {
 	ID         string                   `json:"id"`
-	Status     states.ReservationStatus `json:"status" enum:"reserved,ordered,expired,released"`
+	Status     states.ReservationStatus `json:"status"`
 	EventID    int64                    `json:"event_id"`
 	ExpiresAt  time.Time                `json:"expires_at"`
 	Seats      []ReservationSeat        `json:"seats"`

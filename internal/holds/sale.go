@@ -6,6 +6,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/errs"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
@@ -32,8 +33,8 @@ func (s *Service) onSaleCached(ctx context.Context, companyID, eventID int64, ne
 	}
 	verr := &errs.ValidationError{}
 	switch {
-	case e.Status != "published":
-		verr.Add("body.event_id", "the event is not on sale (status "+e.Status+")", eventID)
+	case e.Status != states.EventPublished:
+		verr.Add("body.event_id", "the event is not on sale (status "+string(e.Status)+")", eventID)
 	case !e.StartsAt.After(s.now()):
 		verr.Add("body.event_id", "the event has started", eventID)
 	case needScheme && e.SchemeID == nil:

@@ -19,7 +19,7 @@ import (
 // the first one made. A confirm whose payment did not pay the order is
 // refused.
 func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, reservationID string, c Customer, paymentID string) (*Order, error) {
-	o, err := s.OrderOfReservation(ctx, p, reservationID)
+	o, err := s.OfReservation(ctx, p, reservationID)
 	if err != nil {
 		return nil, err
 	}
@@ -32,11 +32,11 @@ func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, 
 		if err != nil {
 			return nil, err
 		}
-		o, err = s.CreateOrder(ctx, p, CreateOrderInput{EventID: r.EventID, ReservationID: reservationID, Customer: c, Payment: "external", Channel: ChannelAggregator})
+		o, err = s.CreateOrder(ctx, p, CreateOrderInput{EventID: r.EventID, ReservationID: reservationID, Customer: c, Payment: states.PayExternally, Channel: states.ChannelAggregator})
 		var se *errs.StateError
 		if errors.As(err, &se) {
 			// Ordered by a concurrent checkout: continue with its order.
-			if o, err = s.OrderOfReservation(ctx, p, reservationID); err == nil && o == nil {
+			if o, err = s.OfReservation(ctx, p, reservationID); err == nil && o == nil {
 				err = se
 			}
 		}
@@ -44,7 +44,7 @@ func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, 
 			return nil, err
 		}
 	}
-	if o.Status == "cancelled" {
+	if o.Status == states.OrderCancelled {
 		return nil, fmt.Errorf("order %d: %w", o.ID, errs.OrderExpired)
 	}
 	if o.Status == states.OrderPendingPayment {

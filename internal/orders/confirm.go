@@ -40,7 +40,7 @@ func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, pa
 	if paidAmount != o.Amount {
 		return nil, &errs.AmountMismatchError{Paid: paidAmount, Amount: o.Amount}
 	}
-	if o.Payment != "external" {
+	if o.Payment != states.PayExternally {
 		return nil, &errs.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "paid through the gateway"}
 	}
 	if o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt == nil {

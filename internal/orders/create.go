@@ -46,14 +46,14 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 	case in.ReservationID != "" && len(in.Items) > 0:
 		verr.Add("body.items", "give either reservation_id or items, not both", nil)
 	}
-	if in.Payment != "gateway" && in.Payment != "external" {
+	if in.Payment != states.PayByGateway && in.Payment != states.PayExternally {
 		verr.Add("body.payment", "must be gateway or external", in.Payment)
 	}
 	if err := verr.OrNil(); err != nil {
 		return nil, err
 	}
 	var gw *string
-	if in.Payment == "gateway" {
+	if in.Payment == states.PayByGateway {
 		name, err := s.gatewayFor(p)
 		if err != nil {
 			return nil, err
@@ -74,7 +74,7 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 		CustomerEmail: in.Customer.Email, CustomerFirstName: in.Customer.FirstName,
 		CustomerLastName: in.Customer.LastName, CustomerPhone: in.Customer.Phone,
 		PaymentWindow:   s.Settings.PaymentWindow, // its deadline is set by Postgres's clock
-		AccessTokenHash: tokenHash, AccessTokenSealed: tokenSealed, Channel: cmp.Or(in.Channel, ChannelAPI),
+		AccessTokenHash: tokenHash, AccessTokenSealed: tokenSealed, Channel: cmp.Or(in.Channel, states.ChannelAPI),
 	}
 	if in.ReservationID != "" {
 		// Priced as the reservation quoted, whatever the event's fee is now.
@@ -118,12 +118,12 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 // order workflow; both are skipped when already done, so a resumed create
 // completes what a crashed one left.
 func (s *Service) startSaga(ctx context.Context, o *store.Order, title string) error {
-	if o.Payment == "gateway" && o.PaymentID == nil {
+	if o.Payment == states.PayByGateway && o.PaymentID == nil {
 		gw, err := s.Settings.Gateways.Get(*o.Gateway)
 		if err != nil {
 			return fmt.Errorf("create payment: %w: %w", errs.Unavailable, err)
 		}
-		pay, err := gw.CreatePayment(ctx, payment.PaymentRequest{OrderID: o.ID, Amount: o.Amount,
+		pay, err := gw.CreatePayment(ctx, payment.Request{OrderID: o.ID, Amount: o.Amount,
 			Currency: o.Currency, Description: fmt.Sprintf("%s, order %d", title, o.ID)})
 		if err != nil {
 			return fmt.Errorf("create payment: %w: %w", errs.Unavailable, err)

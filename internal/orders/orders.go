@@ -85,8 +85,8 @@ type Buyer struct {
 	Phone     string `json:"phone"`
 }
 
-// OrderItemInput asks for general-admission tickets of a category.
-type OrderItemInput struct {
+// Item asks for general-admission tickets of a category.
+type Item struct {
 	TicketCategoryID int64 `json:"ticket_category_id" minimum:"1"`
 	Quantity         int   `json:"quantity" minimum:"1" maximum:"20"`
 }
@@ -95,30 +95,24 @@ type OrderItemInput struct {
 type CreateOrderInput struct {
 	EventID        int64
 	ReservationID  string
-	Items          []OrderItemInput
+	Items          []Item
 	ScheduleSlotID int64
 	Customer       Customer
-	Payment        string
-	// Channel is the sales channel reported to the organizer: ChannelAPI
-	// (the default) or ChannelAggregator.
-	Channel string
+	Payment        states.PaymentMethod
+	// Channel is the sales channel reported to the organizer: the API
+	// (the default) or the aggregator adapter.
+	Channel states.Channel
 }
-
-// Sales channels of an order, as the organizer's report groups them.
-const (
-	ChannelAPI        = "api"
-	ChannelAggregator = "aggregator"
-)
 
 // Order is an order as partners see it.
 type Order struct {
 	ID             int64                `json:"id"`
-	Status         states.OrderStatus   `json:"status" enum:"pending_payment,paid,cancelled,partially_refunded,refunded"`
-	CancelReason   *states.CancelReason `json:"cancel_reason,omitempty" enum:"buyer,payment_timeout,partner"`
+	Status         states.OrderStatus   `json:"status"`
+	CancelReason   *states.CancelReason `json:"cancel_reason,omitempty"`
 	EventID        int64                `json:"event_id"`
 	ReservationID  *string              `json:"reservation_id,omitempty"`
 	ScheduleSlotID *int64               `json:"schedule_slot_id,omitempty"`
-	Payment        string               `json:"payment" enum:"gateway,external"`
+	Payment        states.PaymentMethod `json:"payment"`
 	PaymentURL     string               `json:"payment_url,omitempty" doc:"Where the buyer pays, for payment=gateway."`
 	Amount         pricing.Money        `json:"amount" doc:"The sum to collect; always charge this."`
 	Total          pricing.Money        `json:"total" doc:"Sum of ticket prices."`
@@ -137,7 +131,7 @@ type Ticket struct {
 	ID      int64               `json:"id"`
 	Number  string              `json:"number"`
 	Barcode string              `json:"barcode" doc:"13 digits with an EAN-13 check digit, random and unique; what the QR code and the printed barcode carry."`
-	Status  states.TicketStatus `json:"status" enum:"active,refunded"`
+	Status  states.TicketStatus `json:"status"`
 	// IsTest is the order's is_test, on each ticket too: a ticket passed on
 	// without its order (to a venue, a wallet) still says what it is.
 	IsTest bool          `json:"is_test" doc:"A ticket of a sandbox order: marked TEST on its page and PDF, its barcode in the sandbox space (it begins with 2000; production barcodes are drawn outside it). It admits no one."`
@@ -169,7 +163,7 @@ func (s *Service) View(o *store.Order) *Order {
 		switch {
 		case o.PaymentURL != nil:
 			out.PaymentURL = *o.PaymentURL
-		case o.Payment == "gateway" && o.PaymentID != nil: // orders made before payment_url was stored
+		case o.Payment == states.PayByGateway && o.PaymentID != nil: // orders made before payment_url was stored
 			out.PaymentURL = s.Settings.Links.BaseURL + "/pay/" + *o.PaymentID
 		}
 	}
@@ -198,8 +192,8 @@ func (s *Service) ListOrders(ctx context.Context, p *apikey.Principal, f store.O
 	return out, total, nil
 }
 
-// OrderOfReservation returns the order made from a reservation, if any.
-func (s *Service) OrderOfReservation(ctx context.Context, p *apikey.Principal, reservationID string) (*Order, error) {
+// OfReservation returns the order made from a reservation, if any.
+func (s *Service) OfReservation(ctx context.Context, p *apikey.Principal, reservationID string) (*Order, error) {
 	o, err := store.OrderOfReservation(ctx, s.db, p.CompanyID, p.IsTest(), reservationID)
 	switch {
 	case errors.Is(err, errs.NotFound):

@@ -27,7 +27,7 @@ import (
 // move no money and are not signalled, so a buyer clicking Decline cannot
 // grow the workflow's history.
 func (s *Service) ReceivePayment(ctx context.Context, gatewayName string, cb payment.Callback) error {
-	if cb.Status != "paid" {
+	if cb.Status != states.GatewayPaid {
 		s.log.InfoContext(ctx, "gateway payment declined", "gateway", gatewayName, "payment_id", cb.PaymentID, "order_id", cb.OrderID)
 		return nil
 	}

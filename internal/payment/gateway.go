@@ -21,23 +21,23 @@ const (
 	Hosted = "hosted" // the configured hosted-payment-page provider
 )
 
-// PaymentRequest asks the gateway to collect an order's amount.
-type PaymentRequest struct {
+// Request asks the gateway to collect an order's amount.
+type Request struct {
 	OrderID     int64
 	Amount      int64
 	Currency    string
 	Description string
 }
 
-// Payment is a created payment: the buyer is sent to URL.
-type Payment struct {
+// Created is a payment the gateway created: the buyer is sent to URL.
+type Created struct {
 	ID  string
 	URL string
 }
 
 // Gateway takes and returns money.
 type Gateway interface {
-	CreatePayment(ctx context.Context, req PaymentRequest) (Payment, error)
+	CreatePayment(ctx context.Context, req Request) (Created, error)
 	// Refund returns amount of the payment; repeating a refund with the same
 	// key returns money once. ErrRefused marks a refusal that retrying will
 	// not change.

@@ -40,7 +40,7 @@ type hostedPaymentRequest struct {
 }
 
 // CreatePayment asks the provider for a payment page for the order.
-func (g *HostedGateway) CreatePayment(ctx context.Context, req PaymentRequest) (Payment, error) {
+func (g *HostedGateway) CreatePayment(ctx context.Context, req Request) (Created, error) {
 	ref := "order-" + strconv.FormatInt(req.OrderID, 10)
 	var out struct {
 		ID  string `json:"id"`
@@ -49,12 +49,12 @@ func (g *HostedGateway) CreatePayment(ctx context.Context, req PaymentRequest) (
 	err := g.call(ctx, "/payments", ref, hostedPaymentRequest{Reference: ref, Amount: req.Amount, Currency: req.Currency,
 		Description: req.Description, CallbackURL: g.CallbackURL}, &out)
 	if err != nil {
-		return Payment{}, fmt.Errorf("create payment for order %d: %w", req.OrderID, err)
+		return Created{}, fmt.Errorf("create payment for order %d: %w", req.OrderID, err)
 	}
 	if out.ID == "" || out.URL == "" {
-		return Payment{}, fmt.Errorf("create payment for order %d: the provider answered without id or url", req.OrderID)
+		return Created{}, fmt.Errorf("create payment for order %d: the provider answered without id or url", req.OrderID)
 	}
-	return Payment{ID: out.ID, URL: out.URL}, nil
+	return Created{ID: out.ID, URL: out.URL}, nil
 }
 
 // Refund returns amount of the payment once per refund key.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
@@ -34,11 +35,11 @@ const (
 
 // Callback is what a gateway reports about a payment.
 type Callback struct {
-	PaymentID string `json:"payment_id"`
-	OrderID   int64  `json:"order_id"`
-	Status    string `json:"status"` // paid or declined
-	Amount    int64  `json:"amount"`
-	Currency  string `json:"currency"`
+	PaymentID string               `json:"payment_id"`
+	OrderID   int64                `json:"order_id"`
+	Status    states.GatewayResult `json:"status"` // paid or declined
+	Amount    int64                `json:"amount"`
+	Currency  string               `json:"currency"`
 }
 
 // Sign returns the signature header value of body.
@@ -81,13 +82,13 @@ func newPaymentID() string {
 }
 
 // CreatePayment stores a pending payment and returns its page.
-func (g *TestGateway) CreatePayment(ctx context.Context, req PaymentRequest) (Payment, error) {
+func (g *TestGateway) CreatePayment(ctx context.Context, req Request) (Created, error) {
 	p := &store.TestPayment{ID: newPaymentID(), OrderID: req.OrderID, Amount: req.Amount, Currency: req.Currency,
 		Description: req.Description, Status: "pending"}
 	if err := store.CreateTestPayment(ctx, g.DB, p); err != nil {
-		return Payment{}, err
+		return Created{}, err
 	}
-	return Payment{ID: p.ID, URL: g.BaseURL + "/pay/" + p.ID}, nil
+	return Created{ID: p.ID, URL: g.BaseURL + "/pay/" + p.ID}, nil
 }
 
 // Refund returns amount of a paid payment once per refund key.
@@ -141,7 +142,7 @@ func (g *TestGateway) page(w http.ResponseWriter, r *http.Request) {
 func (g *TestGateway) act(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	status := map[string]string{"pay": "paid", "decline": "declined"}[r.FormValue("action")]
+	status := map[string]states.GatewayResult{"pay": states.GatewayPaid, "decline": states.GatewayDeclined}[r.FormValue("action")]
 	if status == "" {
 		http.Error(w, "action must be pay or decline", http.StatusBadRequest)
 		return
@@ -155,7 +156,7 @@ func (g *TestGateway) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case status == "paid":
+	case status == states.GatewayPaid:
 		// Also when paid already: a report the service never acknowledged
 		// (it was down) goes again.
 		err = g.report(ctx, id)
@@ -175,7 +176,7 @@ func (g *TestGateway) act(w http.ResponseWriter, r *http.Request) {
 // it already, and records the acknowledgement.
 func (g *TestGateway) report(ctx context.Context, id string) error {
 	p, err := g.load(ctx, id)
-	if err != nil || p.Status != "paid" || p.ReportedAt != nil {
+	if err != nil || p.Status != states.GatewayPaid || p.ReportedAt != nil {
 		return err
 	}
 	err = g.notify(ctx, Callback{PaymentID: p.ID, OrderID: p.OrderID, Status: "paid", Amount: p.Amount, Currency: p.Currency})

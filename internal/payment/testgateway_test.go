@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"ticketsales/internal/payment"
+	"ticketsales/internal/states"
 	"ticketsales/test/testenv"
 )
 
@@ -22,7 +23,7 @@ func TestRefundReturnsMoneyOncePerKey(t *testing.T) {
 	ctx := context.Background()
 	db, _ := testenv.DB(t)
 	g := &payment.TestGateway{DB: db, BaseURL: "http://gw.test"}
-	p, err := g.CreatePayment(ctx, payment.PaymentRequest{OrderID: 1, Amount: 1000, Currency: "RUB", Description: "x"})
+	p, err := g.CreatePayment(ctx, payment.Request{OrderID: 1, Amount: 1000, Currency: "RUB", Description: "x"})
 	if err != nil || p.URL != "http://gw.test/pay/"+p.ID {
 		t.Fatalf("create: %+v %v", p, err)
 	}
@@ -106,7 +107,7 @@ func TestTakenPaymentIsReportedUntilAcknowledged(t *testing.T) {
 	g := &payment.TestGateway{DB: db, CallbackURL: service.URL, Secret: []byte("k"), Log: slog.Default()}
 	pages := httptest.NewServer(g.Handler())
 	defer pages.Close()
-	p, err := g.CreatePayment(ctx, payment.PaymentRequest{OrderID: 7, Amount: 1000, Currency: "RUB", Description: "x"})
+	p, err := g.CreatePayment(ctx, payment.Request{OrderID: 7, Amount: 1000, Currency: "RUB", Description: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestTakenPaymentIsReportedUntilAcknowledged(t *testing.T) {
 		}
 		res.Body.Close()
 	}
-	count := func(status string) int {
+	count := func(status states.GatewayResult) int {
 		mu.Lock()
 		defer mu.Unlock()
 		n := 0
@@ -165,7 +166,7 @@ func TestConcurrentRefundsReturnMoneyOnce(t *testing.T) {
 	db, _ := testenv.DB(t)
 	g := &payment.TestGateway{DB: db}
 	for round := 0; round < 5; round++ {
-		p, err := g.CreatePayment(ctx, payment.PaymentRequest{OrderID: int64(round), Amount: 1000, Currency: "RUB", Description: "x"})
+		p, err := g.CreatePayment(ctx, payment.Request{OrderID: int64(round), Amount: 1000, Currency: "RUB", Description: "x"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,6 +21,9 @@ const (
 	Separate Mode = "separate"
 )
 
+// Modes are the fee modes, in the order the API documents them.
+var Modes = []Mode{Included, Separate}
+
 // PriceChange is one rule of a category's price: from a moment (From) or
 // after a number of the category's tickets were sold (AfterSold).
 type PriceChange struct {

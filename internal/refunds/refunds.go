@@ -32,17 +32,17 @@ import (
 	"ticketsales/workflows/contract"
 )
 
-// RefundView is a refund as partners see it.
-type RefundView struct {
-	ID              string              `json:"id"`
-	OrderID         int64               `json:"order_id"`
-	Status          states.RefundStatus `json:"status" enum:"pending,completed,failed" doc:"completed once the money is returned (at once for external orders); failed: the gateway did not return it within a day, operators are alerted and it is retried."`
-	Amount          pricing.Money       `json:"amount" doc:"Money returned by this refund."`
-	MoneyReturnedBy string              `json:"money_returned_by" enum:"gateway,external" doc:"gateway: the service returned the money; external: the partner returns it."`
-	Reason          string              `json:"reason"`
-	Tickets         []orders.Ticket     `json:"tickets" doc:"The tickets this refund voided."`
-	OrderStatus     states.OrderStatus  `json:"order_status" enum:"partially_refunded,refunded" doc:"The order's status (after this refund, or now when read again)."`
-	CreatedAt       time.Time           `json:"created_at"`
+// Refund is a refund as partners see it.
+type Refund struct {
+	ID              string               `json:"id"`
+	OrderID         int64                `json:"order_id"`
+	Status          states.RefundStatus  `json:"status" doc:"completed once the money is returned (at once for external orders); failed: the gateway did not return it within a day, operators are alerted and it is retried."`
+	Amount          pricing.Money        `json:"amount" doc:"Money returned by this refund."`
+	MoneyReturnedBy states.PaymentMethod `json:"money_returned_by" doc:"gateway: the service returned the money; external: the partner returns it."`
+	Reason          string               `json:"reason"`
+	Tickets         []orders.Ticket      `json:"tickets" doc:"The tickets this refund voided."`
+	OrderStatus     states.OrderStatus   `json:"order_status" enum:"partially_refunded,refunded" doc:"The order's status (after this refund, or now when read again)."`
+	CreatedAt       time.Time            `json:"created_at"`
 }
 
 // Service refunds the caller's paid orders.
@@ -101,7 +101,7 @@ func ID(keyID, orderID int64, idempotencyKey string, ticketIDs []int64) string {
 // done reports whether the refund completed; a slower one is returned
 // pending (the partner reads it again later), never as an error, since the
 // tickets are voided already.
-func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64, ticketIDs []int64, reason, idempotencyKey string) (view *RefundView, done bool, err error) {
+func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64, ticketIDs []int64, reason, idempotencyKey string) (view *Refund, done bool, err error) {
 	verr := &errs.ValidationError{}
 	seen := map[int64]bool{}
 	for i, id := range ticketIDs {
@@ -204,7 +204,7 @@ func (s *Service) Resume(ctx context.Context, grace, retryAfter time.Duration) (
 }
 
 // Get returns a refund of the caller's order.
-func (s *Service) Get(ctx context.Context, p *apikey.Principal, id string) (*RefundView, error) {
+func (s *Service) Get(ctx context.Context, p *apikey.Principal, id string) (*Refund, error) {
 	r, err := store.GetRefund(ctx, s.db, id)
 	if err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func (s *Service) Get(ctx context.Context, p *apikey.Principal, id string) (*Ref
 	if err != nil {
 		return nil, err
 	}
-	view := &RefundView{ID: r.ID, OrderID: r.OrderID, Status: r.Status, Amount: pricing.Money{Amount: r.Amount, Currency: o.Currency},
+	view := &Refund{ID: r.ID, OrderID: r.OrderID, Status: r.Status, Amount: pricing.Money{Amount: r.Amount, Currency: o.Currency},
 		MoneyReturnedBy: r.MoneyReturnedBy, Reason: r.Reason, OrderStatus: o.Status, CreatedAt: r.CreatedAt, Tickets: []orders.Ticket{}}
 	for _, t := range all {
 		for _, tid := range r.TicketIDs {

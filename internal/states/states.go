@@ -1,7 +1,10 @@
-// Package states names, once, the statuses of reservations, orders,
-// tickets, refunds and gateway payments as typed constants. Store rows,
-// workflow results and API bodies all speak in these; the error of a
-// transition a status forbids is errs.StateError.
+// Package states names, once, every status and kind of the service as a
+// named type with its constants: reservations, orders, tickets, refunds,
+// payments, seats, events, webhook deliveries and events, the aggregator's
+// statuses. Store rows, workflow results and API bodies all speak in these,
+// and the OpenAPI document's enums are made from the lists below (the api
+// registers them), so a value is written once. The error of a transition a
+// status forbids is errs.StateError.
 package states
 
 // ReservationStatus is a hold's status. A reserved hold past its deadline
@@ -68,10 +71,13 @@ const (
 	PaymentRefunded  PaymentStatus = "refunded"
 )
 
-// GatewayResult is a gateway's word on a payment attempt, in its callback.
+// GatewayResult is a gateway's word on a payment attempt, in its callback
+// (and the built-in test gateway's own record: pending until the buyer
+// pays or declines).
 type GatewayResult string
 
 const (
+	GatewayPending  GatewayResult = "pending"
 	GatewayPaid     GatewayResult = "paid"
 	GatewayDeclined GatewayResult = "declined"
 )
@@ -96,4 +102,94 @@ const (
 	DeliveryPending   DeliveryStatus = "pending"
 	DeliveryDelivered DeliveryStatus = "delivered"
 	DeliveryFailed    DeliveryStatus = "failed"
+)
+
+// EventStatus is an event's catalog status.
+type EventStatus string
+
+const (
+	EventPublished EventStatus = "published"
+	EventDraft     EventStatus = "draft"
+	EventArchived  EventStatus = "archived"
+)
+
+// PaymentMethod is who takes an order's payment: the service through a
+// gateway, or the partner (external). A refund's money goes back the same
+// way.
+type PaymentMethod string
+
+const (
+	PayByGateway  PaymentMethod = "gateway"
+	PayExternally PaymentMethod = "external"
+)
+
+// Channel is how an order was sold, as the organizer's report groups
+// orders: the /v1 API or the aggregator adapter.
+type Channel string
+
+const (
+	ChannelAPI        Channel = "api"
+	ChannelAggregator Channel = "aggregator"
+)
+
+// SeatState is a seat's stored state for an event: held by a hold (or an
+// order awaiting payment) until a deadline, or sold.
+type SeatState string
+
+const (
+	SeatStateFree SeatState = "free"
+	SeatStateHeld SeatState = "held"
+	SeatStateSold SeatState = "sold"
+)
+
+// SeatStatus is a seat as availability shows it: a hold past its deadline
+// is free at once.
+type SeatStatus string
+
+const (
+	SeatFree     SeatStatus = "free"
+	SeatReserved SeatStatus = "reserved"
+	SeatSold     SeatStatus = "sold"
+)
+
+// WebhookEventType is the type of a partner webhook event.
+type WebhookEventType string
+
+const (
+	EventOrderCreated       WebhookEventType = "order.created"
+	EventOrderPaid          WebhookEventType = "order.paid"
+	EventOrderCancelled     WebhookEventType = "order.cancelled"
+	EventOrderRefunded      WebhookEventType = "order.refunded"
+	EventOrderDeleted       WebhookEventType = "order.deleted"
+	EventReservationExpired WebhookEventType = "reservation.expired"
+	EventPing               WebhookEventType = "webhook.test"
+)
+
+// AggregatorStatus is an order's status in the aggregator adapter's
+// contract. CREATED is the instant the hold is being placed, which a
+// synchronous hold never shows; BOOKED is never entered.
+type AggregatorStatus string
+
+const (
+	AggregatorCreated   AggregatorStatus = "CREATED"
+	AggregatorReserved  AggregatorStatus = "RESERVED"
+	AggregatorApproved  AggregatorStatus = "APPROVED"
+	AggregatorCancelled AggregatorStatus = "CANCELLED"
+)
+
+// The values of the types partners see, in the order the API documents
+// them.
+var (
+	ReservationStatuses = []ReservationStatus{ReservationReserved, ReservationOrdered, ReservationExpired, ReservationReleased}
+	OrderStatuses       = []OrderStatus{OrderPendingPayment, OrderPaid, OrderCancelled, OrderPartiallyRefunded, OrderRefunded}
+	CancelReasons       = []CancelReason{CancelBuyer, CancelPaymentTimeout, CancelPartner}
+	TicketStatuses      = []TicketStatus{TicketActive, TicketRefunded}
+	RefundStatuses      = []RefundStatus{RefundPending, RefundCompleted, RefundFailed}
+	DeliveryStatuses    = []DeliveryStatus{DeliveryPending, DeliveryDelivered, DeliveryFailed}
+	EventStatuses       = []EventStatus{EventPublished, EventDraft, EventArchived}
+	PaymentMethods      = []PaymentMethod{PayByGateway, PayExternally}
+	SeatStatuses        = []SeatStatus{SeatFree, SeatReserved, SeatSold}
+	WebhookEventTypes   = []WebhookEventType{EventOrderCreated, EventOrderPaid, EventOrderCancelled, EventOrderRefunded,
+		EventOrderDeleted, EventReservationExpired, EventPing}
+	AggregatorStatuses = []AggregatorStatus{AggregatorCreated, AggregatorReserved, AggregatorApproved, AggregatorCancelled}
 )

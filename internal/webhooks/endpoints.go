@@ -77,8 +77,8 @@ func (s *Service) allow(ctx context.Context, p *apikey.Principal, what, kind str
 	return nil
 }
 
-// WebhookEndpoint is an endpoint as partners see it.
-type WebhookEndpoint struct {
+// Endpoint is an endpoint as partners see it.
+type Endpoint struct {
 	ID          int64    `json:"id"`
 	URL         string   `json:"url"`
 	Description string   `json:"description"`
@@ -95,8 +95,8 @@ type WebhookEndpoint struct {
 	UpdatedAt               time.Time  `json:"updated_at"`
 }
 
-func endpointView(e *store.WebhookEndpoint, withSecret bool) *WebhookEndpoint {
-	out := &WebhookEndpoint{ID: e.ID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, Enabled: e.Enabled, IsTest: e.IsTest,
+func endpointView(e *store.WebhookEndpoint, withSecret bool) *Endpoint {
+	out := &Endpoint{ID: e.ID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, Enabled: e.Enabled, IsTest: e.IsTest,
 		FailingSince: e.FailingSince, DisabledAt: e.DisabledAt, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
 	if out.EventTypes == nil {
 		out.EventTypes = []string{}
@@ -117,7 +117,7 @@ func endpointView(e *store.WebhookEndpoint, withSecret bool) *WebhookEndpoint {
 type EndpointInput struct {
 	URL         *string
 	Description *string
-	EventTypes  *[]string
+	EventTypes  *[]states.WebhookEventType
 	Enabled     *bool
 }
 
@@ -132,7 +132,7 @@ func (s *Service) validate(ctx context.Context, p *apikey.Principal, in Endpoint
 	}
 	if in.EventTypes != nil {
 		for i, t := range *in.EventTypes {
-			if !slices.Contains(store.EventTypes, t) {
+			if !slices.Contains(states.WebhookEventTypes, t) {
 				verr.Fields = append(verr.Fields, errs.FieldError{Location: fmt.Sprintf("body.event_types[%d]", i),
 					Message: "unknown event type", Value: t})
 			}
@@ -146,7 +146,7 @@ func (s *Service) validate(ctx context.Context, p *apikey.Principal, in Endpoint
 
 // Create makes an endpoint of the caller's application with a new secret,
 // returned this once.
-func (s *Service) Create(ctx context.Context, p *apikey.Principal, in EndpointInput) (*WebhookEndpoint, error) {
+func (s *Service) Create(ctx context.Context, p *apikey.Principal, in EndpointInput) (*Endpoint, error) {
 	if err := s.validate(ctx, p, in); err != nil {
 		return nil, err
 	}
@@ -170,18 +170,19 @@ func (s *Service) Create(ctx context.Context, p *apikey.Principal, in EndpointIn
 	return endpointView(e, true), nil
 }
 
-func dedupe(types []string) []string {
+// dedupe lists each type once, as the store keeps them.
+func dedupe(types []states.WebhookEventType) []string {
 	out := []string{}
 	for _, t := range types {
-		if !slices.Contains(out, t) {
-			out = append(out, t)
+		if !slices.Contains(out, string(t)) {
+			out = append(out, string(t))
 		}
 	}
 	return out
 }
 
 // Get returns an endpoint of the caller's application.
-func (s *Service) Get(ctx context.Context, p *apikey.Principal, id int64) (*WebhookEndpoint, error) {
+func (s *Service) Get(ctx context.Context, p *apikey.Principal, id int64) (*Endpoint, error) {
 	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), id)
 	if err != nil {
 		return nil, err
@@ -190,12 +191,12 @@ func (s *Service) Get(ctx context.Context, p *apikey.Principal, id int64) (*Webh
 }
 
 // List returns a page of the caller's endpoints.
-func (s *Service) List(ctx context.Context, p *apikey.Principal, page, perPage int) ([]*WebhookEndpoint, int, error) {
+func (s *Service) List(ctx context.Context, p *apikey.Principal, page, perPage int) ([]*Endpoint, int, error) {
 	rows, n, err := store.ListWebhookEndpoints(ctx, s.DB, p.CompanyID, p.IsTest(), page, perPage)
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]*WebhookEndpoint, len(rows))
+	out := make([]*Endpoint, len(rows))
 	for i := range rows {
 		out[i] = endpointView(&rows[i], false)
 	}
@@ -203,7 +204,7 @@ func (s *Service) List(ctx context.Context, p *apikey.Principal, page, perPage i
 }
 
 // Update changes an endpoint; the URL is checked as at creation.
-func (s *Service) Update(ctx context.Context, p *apikey.Principal, id int64, in EndpointInput) (*WebhookEndpoint, error) {
+func (s *Service) Update(ctx context.Context, p *apikey.Principal, id int64, in EndpointInput) (*Endpoint, error) {
 	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), id)
 	if err != nil {
 		return nil, err
@@ -229,7 +230,7 @@ func (s *Service) Delete(ctx context.Context, p *apikey.Principal, id int64) err
 
 // RotateSecret gives an endpoint a new secret, returned this once; the old
 // one signs beside it for SecretOverlap.
-func (s *Service) RotateSecret(ctx context.Context, p *apikey.Principal, id int64) (*WebhookEndpoint, error) {
+func (s *Service) RotateSecret(ctx context.Context, p *apikey.Principal, id int64) (*Endpoint, error) {
 	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), id)
 	if err != nil {
 		return nil, err
@@ -240,8 +241,8 @@ func (s *Service) RotateSecret(ctx context.Context, p *apikey.Principal, id int6
 	return endpointView(e, true), nil
 }
 
-// WebhookAttempt is one POST of a delivery.
-type WebhookAttempt struct {
+// Attempt is one POST of a delivery.
+type Attempt struct {
 	Attempt         int       `json:"attempt"`
 	AttemptedAt     time.Time `json:"attempted_at"`
 	DurationMS      int       `json:"duration_ms"`
@@ -250,12 +251,12 @@ type WebhookAttempt struct {
 	ResponseExcerpt string    `json:"response_excerpt" doc:"The first 512 bytes of the answer."`
 }
 
-// WebhookDelivery is an event's delivery to an endpoint.
-type WebhookDelivery struct {
+// Delivery is an event's delivery to an endpoint.
+type Delivery struct {
 	EventID        string                `json:"event_id"`
 	EventType      string                `json:"event_type"`
 	EndpointID     int64                 `json:"endpoint_id"`
-	Status         states.DeliveryStatus `json:"status" enum:"pending,delivered,failed" doc:"pending: being delivered or waiting for its next attempt."`
+	Status         states.DeliveryStatus `json:"status" doc:"pending: being delivered or waiting for its next attempt."`
 	Attempts       int                   `json:"attempts"`
 	LastAttemptAt  *time.Time            `json:"last_attempt_at,omitempty"`
 	LastStatus     *int                  `json:"last_status,omitempty"`
@@ -263,11 +264,11 @@ type WebhookDelivery struct {
 	DeliveredAt    *time.Time            `json:"delivered_at,omitempty"`
 	FailedAt       *time.Time            `json:"failed_at,omitempty"`
 	CreatedAt      time.Time             `json:"created_at"`
-	RecentAttempts []WebhookAttempt      `json:"recent_attempts" doc:"The latest attempts, newest first (at most 10)."`
+	RecentAttempts []Attempt             `json:"recent_attempts" doc:"The latest attempts, newest first (at most 10)."`
 }
 
 // Deliveries returns a page of an endpoint's deliveries, newest first.
-func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointID int64, status states.DeliveryStatus, page, perPage int) ([]*WebhookDelivery, int, error) {
+func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointID int64, status states.DeliveryStatus, page, perPage int) ([]*Delivery, int, error) {
 	if _, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), endpointID); err != nil {
 		return nil, 0, err
 	}
@@ -283,16 +284,16 @@ func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointI
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]*WebhookDelivery, len(rows))
+	out := make([]*Delivery, len(rows))
 	for i, r := range rows {
-		d := &WebhookDelivery{EventID: r.EventID, EventType: r.EventType, EndpointID: r.EndpointID, Status: r.Status, Attempts: r.Attempts,
+		d := &Delivery{EventID: r.EventID, EventType: string(r.EventType), EndpointID: r.EndpointID, Status: r.Status, Attempts: r.Attempts,
 			LastAttemptAt: r.LastAttemptAt, LastStatus: r.LastStatus, DeliveredAt: r.DeliveredAt, FailedAt: r.FailedAt,
-			CreatedAt: r.CreatedAt, RecentAttempts: []WebhookAttempt{}}
+			CreatedAt: r.CreatedAt, RecentAttempts: []Attempt{}}
 		if r.LastError != nil {
 			d.LastError = *r.LastError
 		}
 		for _, a := range attempts[r.EventID] {
-			v := WebhookAttempt{Attempt: a.Attempt, AttemptedAt: a.AttemptedAt, DurationMS: a.DurationMS, StatusCode: a.StatusCode,
+			v := Attempt{Attempt: a.Attempt, AttemptedAt: a.AttemptedAt, DurationMS: a.DurationMS, StatusCode: a.StatusCode,
 				ResponseExcerpt: a.ResponseExcerpt}
 			if a.Error != nil {
 				v.Error = *a.Error
@@ -304,8 +305,8 @@ func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointI
 	return out, n, nil
 }
 
-// WebhookSent is an event made due: its id and the endpoints it goes to.
-type WebhookSent struct {
+// Sent is an event made due: its id and the endpoints it goes to.
+type Sent struct {
 	EventID     string  `json:"event_id"`
 	EventType   string  `json:"event_type"`
 	EndpointIDs []int64 `json:"endpoint_ids" doc:"The endpoints the event is being delivered to."`
@@ -317,14 +318,14 @@ var ErrNotDispatched = errors.New("event not dispatched yet")
 // Redeliver sends an event again to every enabled endpoint of the caller's
 // application that takes it (for a test ping: its endpoint), as a new run
 // of each delivery's workflow.
-func (s *Service) Redeliver(ctx context.Context, p *apikey.Principal, eventID string) (*WebhookSent, error) {
+func (s *Service) Redeliver(ctx context.Context, p *apikey.Principal, eventID string) (*Sent, error) {
 	ev, err := store.GetWebhookEvent(ctx, s.DB, p.CompanyID, p.IsTest(), eventID)
 	if err != nil {
 		return nil, err
 	}
 	if ev.DispatchedAt == nil || ev.Payload == nil {
 		// The relay sends it shortly for the first time.
-		return &WebhookSent{EventID: ev.ID, EventType: ev.Type, EndpointIDs: []int64{}}, nil
+		return &Sent{EventID: ev.ID, EventType: string(ev.Type), EndpointIDs: []int64{}}, nil
 	}
 	if err := s.allow(ctx, p, "redeliveries", "redeliver", s.Limits.RedeliveriesPerMinute); err != nil {
 		return nil, err
@@ -336,8 +337,8 @@ func (s *Service) Redeliver(ctx context.Context, p *apikey.Principal, eventID st
 	return s.start(ctx, ev, ds)
 }
 
-func (s *Service) start(ctx context.Context, ev *store.WebhookEvent, ds []store.WebhookDelivery) (*WebhookSent, error) {
-	out := &WebhookSent{EventID: ev.ID, EventType: ev.Type, EndpointIDs: []int64{}}
+func (s *Service) start(ctx context.Context, ev *store.WebhookEvent, ds []store.WebhookDelivery) (*Sent, error) {
+	out := &Sent{EventID: ev.ID, EventType: string(ev.Type), EndpointIDs: []int64{}}
 	for _, d := range ds {
 		if err := StartDelivery(ctx, s.Temporal, s.TaskQueue, s.Retry, d.EventID, d.EndpointID, true); err != nil {
 			// The worker's sweep starts it.
@@ -352,7 +353,7 @@ func (s *Service) start(ctx context.Context, ev *store.WebhookEvent, ds []store.
 }
 
 // Ping sends a webhook.test event to one endpoint.
-func (s *Service) Ping(ctx context.Context, p *apikey.Principal, endpointID int64) (*WebhookSent, error) {
+func (s *Service) Ping(ctx context.Context, p *apikey.Principal, endpointID int64) (*Sent, error) {
 	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), endpointID)
 	if err != nil {
 		return nil, err
@@ -363,12 +364,12 @@ func (s *Service) Ping(ctx context.Context, p *apikey.Principal, endpointID int6
 	if err := s.allow(ctx, p, "test events", "test", s.Limits.TestsPerMinute); err != nil {
 		return nil, err
 	}
-	ev, err := store.CreatePingEvent(ctx, s.DB, e, store.EventPing, func(id string, at time.Time) ([]byte, error) {
-		return Body(id, store.EventPing, at, map[string]any{"endpoint_id": e.ID, "message": "A test event: this endpoint receives webhooks."})
+	ev, err := store.CreatePingEvent(ctx, s.DB, e, states.EventPing, func(id string, at time.Time) ([]byte, error) {
+		return Body(id, states.EventPing, at, map[string]any{"endpoint_id": e.ID, "message": "A test event: this endpoint receives webhooks."})
 	})
 	if err != nil {
 		return nil, err
 	}
 	// The worker's relay sends it within its interval.
-	return &WebhookSent{EventID: ev.ID, EventType: ev.Type, EndpointIDs: []int64{e.ID}}, nil
+	return &Sent{EventID: ev.ID, EventType: string(ev.Type), EndpointIDs: []int64{e.ID}}, nil
 }

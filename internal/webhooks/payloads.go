@@ -10,6 +10,7 @@ import (
 	"ticketsales/internal/holds"
 	"ticketsales/internal/orders"
 	"ticketsales/internal/refunds"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 
 	"github.com/uptrace/bun"
@@ -35,13 +36,13 @@ func (r Payloads) Render(ctx context.Context, ev *store.WebhookEvent) (any, erro
 	}
 	p := &apikey.Principal{CompanyID: ev.CompanyID, Environment: env}
 	switch ev.Type {
-	case store.EventOrderCreated, store.EventOrderPaid, store.EventOrderCancelled, store.EventOrderDeleted:
+	case states.EventOrderCreated, states.EventOrderPaid, states.EventOrderCancelled, states.EventOrderDeleted:
 		o, err := store.EventOrder(ctx, r.DB, ev)
 		if err != nil {
 			return nil, err
 		}
 		return r.Orders.View(o), nil
-	case store.EventOrderRefunded:
+	case states.EventOrderRefunded:
 		if ev.RefundID == nil {
 			return nil, fmt.Errorf("event %s names no refund", ev.ID)
 		}
@@ -51,7 +52,7 @@ func (r Payloads) Render(ctx context.Context, ev *store.WebhookEvent) (any, erro
 			return map[string]any{"id": *ev.RefundID, "order_id": ev.OrderID}, nil
 		}
 		return rf, err
-	case store.EventReservationExpired:
+	case states.EventReservationExpired:
 		if ev.ReservationID == nil {
 			return nil, fmt.Errorf("event %s names no reservation", ev.ID)
 		}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"ticketsales/internal/states"
 	"time"
 )
 
@@ -80,14 +81,14 @@ func Headers(secrets []string, id string, at time.Time, body []byte) (map[string
 
 // Event is the body every delivery carries.
 type Event struct {
-	ID        string    `json:"id" doc:"The event id; the webhook-id header. Deliveries of one event carry the same id: dedupe by it."`
-	Type      string    `json:"type"`
-	CreatedAt time.Time `json:"created_at" doc:"When the change happened."`
-	Data      any       `json:"data" doc:"The object as the API returns it: an order, a refund, a reservation."`
+	ID        string                  `json:"id" doc:"The event id; the webhook-id header. Deliveries of one event carry the same id: dedupe by it."`
+	Type      states.WebhookEventType `json:"type"`
+	CreatedAt time.Time               `json:"created_at" doc:"When the change happened."`
+	Data      any                     `json:"data" doc:"The object as the API returns it: an order, a refund, a reservation."`
 }
 
 // Body encodes an event.
-func Body(id, typ string, createdAt time.Time, data any) ([]byte, error) {
+func Body(id string, typ states.WebhookEventType, createdAt time.Time, data any) ([]byte, error) {
 	b, err := json.Marshal(Event{ID: id, Type: typ, CreatedAt: createdAt.UTC(), Data: data})
 	if err != nil {
 		return nil, fmt.Errorf("encode event %s: %w", id, err)

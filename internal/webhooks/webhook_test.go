@@ -15,6 +15,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"ticketsales/internal/states"
 	"ticketsales/internal/webhooks"
 	"ticketsales/store"
 )
@@ -128,7 +129,7 @@ func TestRelaySendsAnUnreadableEventWithItsIDs(t *testing.T) {
 	r := &webhooks.Relay{Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Render: func(context.Context, *store.WebhookEvent) (any, error) { return nil, errors.New("cannot read") }}
 	order := int64(42)
-	fresh := &store.WebhookEvent{ID: "evt_1", Type: store.EventOrderPaid, OrderID: &order, CreatedAt: time.Now()}
+	fresh := &store.WebhookEvent{ID: "evt_1", Type: states.EventOrderPaid, OrderID: &order, CreatedAt: time.Now()}
 	if _, err := webhooks.RenderBody(r, context.Background(), fresh); err == nil {
 		t.Fatal("a fresh event went out without its data")
 	}

@@ -144,7 +144,7 @@ type OrderInput struct {
 	CompanyID int64
 	EventID   int64
 	IsTest    bool
-	Payment   string // gateway or external
+	Payment   states.PaymentMethod
 	Amount    int64
 	ExpiresAt time.Time // end of the payment window
 	// DeleteAt is when a sandbox order is deleted (zero for production).
@@ -199,6 +199,6 @@ type RefundStatus struct {
 	RefundID        string
 	Status          states.RefundStatus
 	Amount          int64
-	MoneyReturnedBy string
+	MoneyReturnedBy states.PaymentMethod
 	OrderStatus     states.OrderStatus
 }

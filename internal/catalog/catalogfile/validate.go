@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ticketsales/internal/pricing"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 )
 
@@ -260,9 +261,7 @@ func (v *validator) event(p string, e Event, seen map[string]bool, schemes map[s
 	if !slugPattern.MatchString(e.Slug) {
 		v.add(p+".slug", "slug %q must be lowercase letters and digits separated by '-'", e.Slug)
 	}
-	switch e.Status {
-	case "published", "draft", "archived":
-	default:
+	if !slices.Contains(states.EventStatuses, states.EventStatus(e.Status)) {
 		v.add(p+".status", "status must be published, draft or archived, not %q", e.Status)
 	}
 	if e.StartsAt.IsZero() {
@@ -280,7 +279,7 @@ func (v *validator) event(p string, e Event, seen map[string]bool, schemes map[s
 		v.add(p+".fee.min_fee", "min_fee must be 0..%d", maxPrice)
 	}
 	pe := store.PlanEvent{
-		Ref: e.Ref, Title: e.Title, Slug: e.Slug, Status: e.Status, StartsAt: e.StartsAt,
+		Ref: e.Ref, Title: e.Title, Slug: e.Slug, Status: states.EventStatus(e.Status), StartsAt: e.StartsAt,
 		VenueRef: e.Venue, SchemeRef: e.Scheme,
 		Fee: pricing.Fee{Mode: pricing.Mode(e.Fee.Mode), RateBP: e.Fee.RateBP, MinFee: e.Fee.MinFee},
 	}
