@@ -31,7 +31,7 @@ clean:
 	scripts/postgres.sh stop || true
 	rm -rf bin .data
 
-# The benchmarks of DESIGN.md §5 on the local stack; writes test/bench/results/latest.{md,json}.
+# The benchmarks (docs/performance.md) on the local stack; writes test/bench/results/latest.{md,json}.
 bench:
 	BENCH=1 scripts/test.sh -run TestBench -v ./test/bench/ -timeout 30m
 

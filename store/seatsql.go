@@ -19,7 +19,7 @@ const (
 
 	// seatIsFree tells whether a seat (aliased s) can be held: it is free,
 	// or its hold passed its deadline. A lapsed hold is free for reads and
-	// new holds at once, worker or not (DESIGN principle 3). A held seat
+	// new holds at once, worker or not (docs/decisions.md, principle 3). A held seat
 	// without a deadline (an order whose payment was accepted) is never
 	// free; the IS NOT NULL keeps the expression true or false, never NULL,
 	// which bool_and and NOT would silently misread.

@@ -27,7 +27,7 @@ import (
 	"ticketsales/workflows/contract"
 )
 
-// Limits of a reservation (DESIGN.md §3).
+// Limits of a reservation (docs/decisions.md).
 const (
 	MaxSeats          = 20
 	DefaultTTLMinutes = 15

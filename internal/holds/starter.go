@@ -69,7 +69,7 @@ func HandOverHolds(ctx context.Context, tc client.Client, taskQueue string, rs [
 }
 
 // Starter hands committed holds to their events' holds workflows off the
-// request path: Postgres decides a hold (DESIGN.md §1, principle 3: a hold
+// request path: Postgres decides a hold (docs/decisions.md, principle 3: a hold
 // is correct without its workflow), the workflow only makes the expiry
 // final and visible. Holds are gathered per event for up to batchEvery or
 // batchMax holds and handed over with one signal each, so the Temporal

@@ -67,7 +67,7 @@ func eventID(t *testing.T, s *testenv.Stack, company int64, ref string) int64 {
 
 var benchDur = 5 * time.Second
 
-// TestBench runs the benchmarks of DESIGN.md §5 when BENCH=1 (`make bench`).
+// TestBench runs the benchmarks (docs/performance.md) when BENCH=1 (`make bench`).
 func TestBench(t *testing.T) {
 	if os.Getenv("BENCH") == "" {
 		t.Skip("set BENCH=1, or run `make bench`")
