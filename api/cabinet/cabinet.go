@@ -22,7 +22,6 @@ import (
 	"ticketsales/internal/errs"
 	"ticketsales/internal/organizer"
 	"ticketsales/internal/ratelimit"
-	"ticketsales/store"
 )
 
 // Deps are what the cabinet serves from.
@@ -58,6 +57,7 @@ type cabinet struct {
 	Deps
 	sessions *scs.SessionManager
 	pages    *pages
+	apiKeys  *apikey.Keys
 }
 
 // New returns the handler of /cabinet and everything under it.
@@ -80,7 +80,7 @@ func New(d Deps) http.Handler {
 		d.Log.ErrorContext(r.Context(), "cabinet session", "err", err)
 		http.Error(w, "The cabinet could not load your session; try again.", http.StatusInternalServerError)
 	}
-	c := &cabinet{Deps: d, sessions: sm, pages: parsePages()}
+	c := &cabinet{Deps: d, sessions: sm, pages: parsePages(), apiKeys: &apikey.Keys{DB: d.DB, Auth: d.Auth}}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /cabinet/{$}", c.home)
@@ -198,8 +198,8 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 }
 
 // user is the signed-in user of a request under signedIn.
-func user(r *http.Request) *store.CabinetUser {
-	return r.Context().Value(userKey{}).(*store.CabinetUser)
+func user(r *http.Request) *organizer.User {
+	return r.Context().Value(userKey{}).(*organizer.User)
 }
 
 func (c *cabinet) home(w http.ResponseWriter, r *http.Request) {
@@ -243,7 +243,7 @@ func (c *cabinet) signIn(w http.ResponseWriter, r *http.Request) {
 
 // startSession signs the user in with a new session token (never the one
 // the browser had before: no session fixation).
-func (c *cabinet) startSession(w http.ResponseWriter, r *http.Request, u *store.CabinetUser) {
+func (c *cabinet) startSession(w http.ResponseWriter, r *http.Request, u *organizer.User) {
 	if err := c.sessions.RenewToken(r.Context()); err != nil {
 		c.fail(w, r, err)
 		return

@@ -1,7 +1,6 @@
 package cabinet
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -15,36 +14,38 @@ import (
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/errs"
-	"ticketsales/store"
+	"ticketsales/internal/report"
+	"ticketsales/internal/requestlog"
 )
 
 // reportQuery reads the report's filter from the query: event (one of the
 // company's, else 404), from and to as dates (to inclusive), in UTC. With
-// no dates the report covers the last 30 days.
-func (c *cabinet) reportQuery(w http.ResponseWriter, r *http.Request) (store.ReportFilter, []store.EventInventory, pageData, bool) {
+// no dates the report covers the last report.DefaultDays days.
+func (c *cabinet) reportQuery(w http.ResponseWriter, r *http.Request) (report.Filter, []report.EventInventory, pageData, bool) {
 	u := user(r)
 	q := r.URL.Query()
 	data := pageData{Title: "Sales report", Nav: "report"}
-	events, err := store.CompanyInventory(r.Context(), c.DB, u.CompanyID, c.Now())
+	events, err := report.Inventory(r.Context(), c.DB, u.CompanyID, c.Now())
 	if err != nil {
 		c.fail(w, r, err)
-		return store.ReportFilter{}, nil, data, false
+		return report.Filter{}, nil, data, false
 	}
-	f := store.ReportFilter{CompanyID: u.CompanyID}
+	f := report.Filter{CompanyID: u.CompanyID}
 	if v := q.Get("event"); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || !slices.ContainsFunc(events, func(e store.EventInventory) bool { return e.ID == id }) {
+		if err != nil || !report.HasEvent(events, id) {
 			c.notFound(w, r) // another company's event is not there
 			return f, nil, data, false
 		}
 		f.EventID = id
 	}
 	today := c.Now().UTC().Truncate(24 * time.Hour)
-	from, to := today.AddDate(0, 0, -29), today
+	first := today.AddDate(0, 0, 1-report.DefaultDays)
+	from, to := first, today
 	if v := q.Get("from"); v != "" {
 		if from, err = time.Parse(time.DateOnly, v); err != nil {
 			data.Message = "“From” must be a date (YYYY-MM-DD)."
-			from = today.AddDate(0, 0, -29)
+			from = first
 		}
 	}
 	if v := q.Get("to"); v != "" {
@@ -53,11 +54,8 @@ func (c *cabinet) reportQuery(w http.ResponseWriter, r *http.Request) (store.Rep
 			to = today
 		}
 	}
-	if to.Before(from) {
-		from, to = to, from
-	}
-	f.From, f.To = from, to.AddDate(0, 0, 1)
-	data.From, data.To, data.EventID = from.Format(time.DateOnly), to.Format(time.DateOnly), f.EventID
+	report.Days(&f, from, to)
+	data.From, data.To, data.EventID = f.From.Format(time.DateOnly), report.LastDay(f).Format(time.DateOnly), f.EventID
 	return f, events, data, true
 }
 
@@ -66,7 +64,7 @@ func (c *cabinet) report(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rep, err := store.SalesReportOf(r.Context(), c.DB, f)
+	rep, err := report.Sales(r.Context(), c.DB, f)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -77,7 +75,7 @@ func (c *cabinet) report(w http.ResponseWriter, r *http.Request) {
 		currency = rep.Events[0].Currency
 	}
 	data.Currencies = currency
-	data.Chart = newChart(fillDays(rep.Days, f.From, f.To), currency)
+	data.Chart = newChart(report.FillDays(rep.Days, f.From, f.To), currency)
 	q := url.Values{"from": {data.From}, "to": {data.To}}
 	if f.EventID != 0 {
 		q.Set("event", strconv.FormatInt(f.EventID, 10))
@@ -86,96 +84,32 @@ func (c *cabinet) report(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "report", data)
 }
 
-// fillDays gives every day of [from, to) a row, zero where nothing sold,
-// so the chart's time axis has no gaps.
-func fillDays(days []store.DaySales, from, to time.Time) []store.DaySales {
-	if to.Sub(from) > 366*24*time.Hour {
-		return days // a long range: only the days with sales
-	}
-	byDay := map[string]store.DaySales{}
-	for _, d := range days {
-		byDay[d.Day.UTC().Format(time.DateOnly)] = d
-	}
-	var out []store.DaySales
-	for d := from; d.Before(to); d = d.AddDate(0, 0, 1) {
-		row, ok := byDay[d.Format(time.DateOnly)]
-		if !ok {
-			row = store.DaySales{Day: d}
-		}
-		out = append(out, row)
-	}
-	return out
-}
-
-// reportCSV writes the report's rows: the total, then each event, ticket
-// category, channel and day, with the same figures as the page (money in
-// minor units).
+// reportCSV writes the report's rows (report.WriteCSV), the figures of
+// the page.
 func (c *cabinet) reportCSV(w http.ResponseWriter, r *http.Request) {
 	f, _, _, ok := c.reportQuery(w, r)
 	if !ok {
 		return
 	}
-	rep, err := store.SalesReportOf(r.Context(), c.DB, f)
+	rep, err := report.Sales(r.Context(), c.DB, f)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="sales-%s-%s.csv"`,
-		f.From.Format(time.DateOnly), f.To.AddDate(0, 0, -1).Format(time.DateOnly)))
-	if err := WriteReportCSV(w, rep); err != nil {
+	w.Header().Set("Content-Disposition", `attachment; filename="`+report.FileName(f)+`"`)
+	if err := report.WriteCSV(w, rep); err != nil {
 		c.Log.WarnContext(r.Context(), "cabinet report csv", "err", err)
 	}
 }
 
-// WriteReportCSV writes a report as CSV rows.
-func WriteReportCSV(w io.Writer, rep *store.SalesReport) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"section", "event_id", "event", "category_id", "category", "channel", "api_key_id", "api_key",
-		"application", "day", "tickets_sold", "tickets_refunded", "tickets_net", "orders", "gross", "service_fees", "refunds",
-		"net_revenue", "face_value_sold", "face_value_refunded"})
-	fig := func(s store.SalesFigures) []string {
-		return []string{i64(s.TicketsSold), i64(s.TicketsRefunded), i64(s.TicketsNet), i64(s.Orders), i64(s.Gross),
-			i64(s.ServiceFees), i64(s.Refunds), i64(s.NetRevenue), "", ""}
-	}
-	_ = cw.Write(append([]string{"total", "", "", "", "", "", "", "", "", ""}, fig(rep.Total)...))
-	for _, e := range rep.Events {
-		_ = cw.Write(append([]string{"event", i64(e.EventID), cell(e.Title), "", "", "", "", "", "", ""}, fig(e.SalesFigures)...))
-	}
-	for _, k := range rep.Categories {
-		_ = cw.Write([]string{"category", i64(k.EventID), cell(k.EventTitle), i64(k.CategoryID), cell(k.Name), "", "", "", "", "",
-			i64(k.TicketsSold), i64(k.TicketsRefunded), i64(k.TicketsNet), "", "", "", "", "", i64(k.FaceValueSold), i64(k.FaceValueRefund)})
-	}
-	for _, ch := range rep.Channels {
-		_ = cw.Write(append([]string{"channel", "", "", "", "", string(ch.Channel), i64(ch.APIKeyID), cell(ch.KeyName) + " (" + ch.KeyPrefix + "…)",
-			cell(ch.ApplicationName), ""}, fig(ch.SalesFigures)...))
-	}
-	for _, d := range rep.Days {
-		_ = cw.Write(append([]string{"day", "", "", "", "", "", "", "", "", d.Day.UTC().Format(time.DateOnly)}, fig(d.SalesFigures)...))
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-func i64(v int64) string { return strconv.FormatInt(v, 10) }
-
-// cell keeps a text cell (a title, a name) from being read as a formula by
-// a spreadsheet that opens the file: one starting with = + - @ or a control
-// character gets a leading apostrophe.
-func cell(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
-
 func (c *cabinet) keysPage(w http.ResponseWriter, r *http.Request, status int, data pageData) {
-	keys, err := store.CompanyKeys(r.Context(), c.DB, user(r).CompanyID)
+	keys, err := c.apiKeys.List(r.Context(), user(r).CompanyID)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	apps, err := store.CompanyApplications(r.Context(), c.DB, user(r).CompanyID)
+	apps, err := c.apiKeys.Applications(r.Context(), user(r).CompanyID)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -185,7 +119,7 @@ func (c *cabinet) keysPage(w http.ResponseWriter, r *http.Request, status int, d
 }
 
 func (c *cabinet) keys(w http.ResponseWriter, r *http.Request) {
-	keys, err := store.CompanyKeys(r.Context(), c.DB, user(r).CompanyID)
+	keys, err := c.apiKeys.List(r.Context(), user(r).CompanyID)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -194,8 +128,8 @@ func (c *cabinet) keys(w http.ResponseWriter, r *http.Request) {
 	// The notice after a revocation names the key only if it is a revoked
 	// key of the company: the query cannot put text of its own in it.
 	if id, err := strconv.ParseInt(r.URL.Query().Get("revoked"), 10, 64); err == nil &&
-		slices.ContainsFunc(keys, func(k store.CompanyKey) bool { return k.ID == id && k.RevokedAt != nil }) {
-		data.Notice = "Key " + i64(id) + " is revoked: requests with it now get 401."
+		slices.ContainsFunc(keys, func(k apikey.CompanyKey) bool { return k.ID == id && k.RevokedAt != nil }) {
+		data.Notice = "Key " + strconv.FormatInt(id, 10) + " is revoked: requests with it now get 401."
 	}
 	c.keysPage(w, r, http.StatusOK, data)
 }
@@ -223,14 +157,13 @@ func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
 		c.keysPage(w, r, http.StatusUnprocessableEntity, pageData{Message: "Choose at least one scope."})
 		return
 	}
-	key, hash, prefix := apikey.Generate(env)
-	k, err := store.CreateAPIKey(r.Context(), c.DB, u.CompanyID, env, name, hash, prefix, scopes)
+	key, k, err := c.apiKeys.Create(r.Context(), u.CompanyID, env, name, scopes)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
 	c.Log.InfoContext(r.Context(), "cabinet: key created", "user_id", u.ID, "company_id", u.CompanyID, "key_id", k.ID, "environment", env)
-	c.keysPage(w, r, http.StatusCreated, pageData{NewKey: key, NewKeyInfo: &store.CompanyKey{APIKey: *k, Environment: env}})
+	c.keysPage(w, r, http.StatusCreated, pageData{NewKey: key, NewKeyInfo: &apikey.CompanyKey{Key: *k, Environment: env}})
 }
 
 func (c *cabinet) revokeKey(w http.ResponseWriter, r *http.Request) {
@@ -240,7 +173,8 @@ func (c *cabinet) revokeKey(w http.ResponseWriter, r *http.Request) {
 		c.notFound(w, r)
 		return
 	}
-	k, err := store.RevokeCompanyAPIKey(r.Context(), c.DB, u.CompanyID, id)
+	// A key revoked here leaves the api's cache at once (Deps.Auth).
+	k, err := c.apiKeys.Revoke(r.Context(), u.CompanyID, id)
 	if errors.Is(err, errs.NotFound) {
 		c.notFound(w, r)
 		return
@@ -248,9 +182,6 @@ func (c *cabinet) revokeKey(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		c.fail(w, r, err)
 		return
-	}
-	if c.Auth != nil {
-		c.Auth.Forget(k.KeyHash)
 	}
 	c.Log.InfoContext(r.Context(), "cabinet: key revoked", "user_id", u.ID, "company_id", u.CompanyID, "key_id", k.ID)
 	http.Redirect(w, r, "/cabinet/keys?revoked="+strconv.FormatInt(k.ID, 10), http.StatusSeeOther)
@@ -274,7 +205,7 @@ func (c *cabinet) requests(w http.ResponseWriter, r *http.Request) {
 	lf := logFilter{Status: q.Get("status"), Key: q.Get("key"), Method: strings.ToUpper(strings.TrimSpace(q.Get("method"))),
 		Path: strings.TrimSpace(q.Get("path")), From: q.Get("from"), To: q.Get("to"), RequestID: strings.TrimSpace(q.Get("request_id"))}
 	data := pageData{Title: "Request log", Nav: "requests", LogFilter: lf}
-	keys, err := store.CompanyKeys(r.Context(), c.DB, u.CompanyID)
+	keys, err := c.apiKeys.List(r.Context(), u.CompanyID)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -284,7 +215,7 @@ func (c *cabinet) requests(w http.ResponseWriter, r *http.Request) {
 	for _, k := range keys {
 		data.KeyNames[k.ID] = k.KeyPrefix + "… " + k.Name
 	}
-	f := store.RequestLogFilter{CompanyID: u.CompanyID, Method: lf.Method, PathPrefix: lf.Path, RequestID: lf.RequestID,
+	f := requestlog.Filter{CompanyID: u.CompanyID, Method: lf.Method, PathPrefix: lf.Path, RequestID: lf.RequestID,
 		Limit: requestsPerPage + 1}
 	var problems []string
 	if lf.Status != "" {
@@ -295,7 +226,7 @@ func (c *cabinet) requests(w http.ResponseWriter, r *http.Request) {
 	}
 	if lf.Key != "" {
 		id, err := strconv.ParseInt(lf.Key, 10, 64)
-		if err != nil || !slices.ContainsFunc(keys, func(k store.CompanyKey) bool { return k.ID == id }) {
+		if err != nil || !slices.ContainsFunc(keys, func(k apikey.CompanyKey) bool { return k.ID == id }) {
 			c.notFound(w, r) // another company's key is not there
 			return
 		}
@@ -320,7 +251,7 @@ func (c *cabinet) requests(w http.ResponseWriter, r *http.Request) {
 	}
 	page = min(max(page, 1), maxRequestPages)
 	f.Offset = (page - 1) * requestsPerPage
-	entries, err := store.ListRequestLog(r.Context(), c.DB, f)
+	entries, err := requestlog.List(r.Context(), c.DB, f)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -358,7 +289,7 @@ func (c *cabinet) requests(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *cabinet) catalogPage(w http.ResponseWriter, r *http.Request, status int, data pageData) {
-	events, err := store.CompanyInventory(r.Context(), c.DB, user(r).CompanyID, c.Now())
+	events, err := report.Inventory(r.Context(), c.DB, user(r).CompanyID, c.Now())
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -410,7 +341,7 @@ func (c *cabinet) uploadCatalog(w http.ResponseWriter, r *http.Request) {
 	}
 	c.Log.InfoContext(r.Context(), "cabinet: catalog imported", "user_id", u.ID, "company_id", u.CompanyID, "records", len(res.Records))
 	c.catalogPage(w, r, http.StatusOK, pageData{ImportResult: &res, Notice: fmt.Sprintf("Imported: %d created, %d updated, %d unchanged; %d seats changed.",
-		res.Count(store.Created), res.Count(store.Updated), res.Count(store.Unchanged), res.SeatsChanged)})
+		res.Count(catalogfile.Created), res.Count(catalogfile.Updated), res.Count(catalogfile.Unchanged), res.SeatsChanged)})
 }
 
 func retryAfter(d time.Duration) string {

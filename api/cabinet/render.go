@@ -11,9 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog/catalogfile"
+	"ticketsales/internal/organizer"
+	"ticketsales/internal/report"
+	"ticketsales/internal/requestlog"
 	"ticketsales/internal/states"
-	"ticketsales/store"
+	"ticketsales/internal/webhooks"
 )
 
 //go:embed templates/*.html
@@ -43,31 +47,31 @@ type pageData struct {
 	Notice      string
 	Email       string
 	MinPassword int
-	User        *store.CabinetUser
+	User        *organizer.User
 
 	// Report
-	Report     *store.SalesReport
+	Report     *report.SalesReport
 	Chart      *chart
-	Events     []store.EventInventory
+	Events     []report.EventInventory
 	EventID    int64
 	From, To   string
 	CSVURL     string
 	Currencies string
 
 	// Keys
-	Keys       []store.CompanyKey
-	Apps       []store.CompanyApplication
+	Keys       []apikey.CompanyKey
+	Apps       []apikey.Application
 	Scopes     []string
 	NewKey     string
-	NewKeyInfo *store.CompanyKey
+	NewKeyInfo *apikey.CompanyKey
 
 	// Request log
-	Requests  []store.RequestLogEntry
+	Requests  []requestlog.Entry
 	LogFilter logFilter
 	// Webhooks
-	Endpoints      []webhookEndpoint
-	Endpoint       *webhookEndpoint
-	Deliveries     []webhookDelivery
+	Endpoints      []webhooks.CompanyEndpoint
+	Endpoint       *webhooks.CompanyEndpoint
+	Deliveries     []*webhooks.Delivery
 	DeliveryStatus states.DeliveryStatus
 
 	PrevURL      string
@@ -78,7 +82,7 @@ type pageData struct {
 
 	// Catalog
 	ImportErrors catalogfile.Errors
-	ImportResult *store.ImportResult
+	ImportResult *catalogfile.Result
 }
 
 type pages struct{ byName map[string]*template.Template }
@@ -140,7 +144,7 @@ func parsePages() *pages {
 
 // render writes a page; a template error becomes a bare 500.
 func (c *cabinet) render(w http.ResponseWriter, r *http.Request, status int, name string, data pageData) {
-	if u, ok := r.Context().Value(userKey{}).(*store.CabinetUser); ok && data.User == nil {
+	if u, ok := r.Context().Value(userKey{}).(*organizer.User); ok && data.User == nil {
 		data.User = u
 	}
 	var buf bytes.Buffer
@@ -196,7 +200,7 @@ type tick struct {
 
 // newChart lays out one bar per day for the gross sales, with the day's
 // refunds beside it, scaled to the largest.
-func newChart(days []store.DaySales, currency string) *chart {
+func newChart(days []report.DaySales, currency string) *chart {
 	if len(days) == 0 {
 		return nil
 	}

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/store"
+	"ticketsales/internal/report"
 )
 
 func TestMoney(t *testing.T) {
@@ -16,21 +16,13 @@ func TestMoney(t *testing.T) {
 	}
 }
 
-func TestCSVCellsAreNotFormulas(t *testing.T) {
-	for in, want := range map[string]string{"Swan Lake": "Swan Lake", "=HYPERLINK(1)": "'=HYPERLINK(1)", "+7": "'+7", "-x": "'-x", "@a": "'@a", "": ""} {
-		if got := cell(in); got != want {
-			t.Errorf("cell(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestChartAndDays: every day of the range gets a bar, scaled to the
 // largest of gross and refunds.
 func TestChartAndDays(t *testing.T) {
 	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	days := fillDays([]store.DaySales{
-		{Day: from.AddDate(0, 0, 1), SalesFigures: store.SalesFigures{Gross: 1000, Refunds: 500}},
-		{Day: from.AddDate(0, 0, 3), SalesFigures: store.SalesFigures{Gross: 250}},
+	days := report.FillDays([]report.DaySales{
+		{Day: from.AddDate(0, 0, 1), SalesFigures: report.SalesFigures{Gross: 1000, Refunds: 500}},
+		{Day: from.AddDate(0, 0, 3), SalesFigures: report.SalesFigures{Gross: 250}},
 	}, from, from.AddDate(0, 0, 5))
 	if len(days) != 5 || days[0].Gross != 0 || days[1].Gross != 1000 || days[3].Gross != 250 {
 		t.Fatalf("days: %+v", days)

@@ -9,9 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ticketsales/api/cabinet"
 	"ticketsales/internal/organizer"
-	"ticketsales/store"
+	"ticketsales/internal/report"
 )
 
 // demoOrganizerEmail is the demo company's cabinet user.
@@ -22,7 +21,7 @@ const demoOrganizerEmail = "organizer@demo.test"
 func (c *cli) demoOrganizerLink(cmd *cobra.Command, companyID int64) (string, error) {
 	users := organizer.New(c.db, nil, organizer.Limits{})
 	u, path, err := users.CreateUser(cmd.Context(), companyID, demoOrganizerEmail)
-	if errors.Is(err, store.ErrEmailTaken) {
+	if errors.Is(err, organizer.ErrEmailTaken) {
 		if u, err = users.UserByEmail(cmd.Context(), demoOrganizerEmail); err == nil {
 			path, err = users.NewLink(cmd.Context(), u.ID)
 		}
@@ -125,7 +124,7 @@ func (c *cli) userCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) printUser(u *store.CabinetUser, path string) error {
+func (c *cli) printUser(u *organizer.User, path string) error {
 	out := createdUser{ID: u.ID, CompanyID: u.CompanyID, Email: u.Email, SignInURL: c.publicBaseURL + path,
 		Expires: time.Now().Add(organizer.LinkLifetime).UTC().Truncate(time.Second)}
 	return c.print(out, func(w io.Writer) {
@@ -136,7 +135,7 @@ func (c *cli) printUser(u *store.CabinetUser, path string) error {
 
 func (c *cli) reportCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "report", Short: "Organizer reports"}
-	var f store.ReportFilter
+	var f report.Filter
 	var from, to string
 	var csvOut bool
 	sales := &cobra.Command{
@@ -161,12 +160,12 @@ func (c *cli) reportCmd() *cobra.Command {
 			if err := c.open(cmd); err != nil {
 				return err
 			}
-			rep, err := store.SalesReportOf(cmd.Context(), c.db, f)
+			rep, err := report.Sales(cmd.Context(), c.db, f)
 			if err != nil {
 				return err
 			}
 			if csvOut {
-				return cabinet.WriteReportCSV(c.out, rep)
+				return report.WriteCSV(c.out, rep)
 			}
 			return c.print(rep, func(w io.Writer) {
 				t := rep.Total

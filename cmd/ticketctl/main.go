@@ -25,6 +25,7 @@ import (
 	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/config"
 	"ticketsales/internal/errs"
+	"ticketsales/internal/requestlog"
 	"ticketsales/store"
 )
 
@@ -168,16 +169,11 @@ func (c *cli) createKey(cmd *cobra.Command, companyID int64, env, name string, s
 	if env != apikey.Sandbox && env != apikey.Production {
 		return nil, fmt.Errorf("--env must be sandbox or production, not %q", env)
 	}
-	scopes, err := apikey.ValidateScopes(scopes)
+	key, k, err := (&apikey.Keys{DB: c.db}).Create(cmd.Context(), companyID, env, name, scopes)
 	if err != nil {
 		return nil, err
 	}
-	key, hash, prefix := apikey.Generate(env)
-	k, err := store.CreateAPIKey(cmd.Context(), c.db, companyID, env, name, hash, prefix, scopes)
-	if err != nil {
-		return nil, err
-	}
-	return &createdKey{ID: k.ID, Key: key, CompanyID: companyID, Environment: env, Scopes: scopes, Name: name}, nil
+	return &createdKey{ID: k.ID, Key: key, CompanyID: companyID, Environment: env, Scopes: k.Scopes, Name: name}, nil
 }
 
 func (c *cli) keyCmd() *cobra.Command {
@@ -221,7 +217,7 @@ func (c *cli) keyCmd() *cobra.Command {
 			if err := c.open(cmd); err != nil {
 				return err
 			}
-			k, err := store.RevokeAPIKey(cmd.Context(), c.db, id)
+			k, err := (&apikey.Keys{DB: c.db}).RevokeAny(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
@@ -269,12 +265,12 @@ func (c *cli) importCatalog(cmd *cobra.Command, companyID int64, data []byte) er
 		}
 		_ = tw.Flush()
 		fmt.Fprintf(w, "%d created, %d updated, %d unchanged; %d seats changed\n",
-			res.Count(store.Created), res.Count(store.Updated), res.Count(store.Unchanged), res.SeatsChanged)
+			res.Count(catalogfile.Created), res.Count(catalogfile.Updated), res.Count(catalogfile.Unchanged), res.SeatsChanged)
 	})
 }
 
 func (c *cli) requestsCmd() *cobra.Command {
-	var f store.RequestLogFilter
+	var f requestlog.Filter
 	var since string
 	cmd := &cobra.Command{
 		Use:   "requests --company ID [--since T] [--status N] [--key ID] [--limit N]",
@@ -291,12 +287,9 @@ func (c *cli) requestsCmd() *cobra.Command {
 			if err := c.open(cmd); err != nil {
 				return err
 			}
-			entries, err := store.ListRequestLog(cmd.Context(), c.db, f)
+			entries, err := requestlog.List(cmd.Context(), c.db, f)
 			if err != nil {
 				return err
-			}
-			if entries == nil {
-				entries = []store.RequestLogEntry{}
 			}
 			return c.print(entries, func(w io.Writer) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -369,7 +362,7 @@ func (c *cli) seedDemoCmd() *cobra.Command {
 				"organizer": map[string]string{"email": demoOrganizerEmail, "signin_url": link}}
 			return c.print(out, func(w io.Writer) {
 				fmt.Fprintf(w, "demo company %d: catalog %d created, %d updated, %d unchanged\n", companyID,
-					res.Count(store.Created), res.Count(store.Updated), res.Count(store.Unchanged))
+					res.Count(catalogfile.Created), res.Count(catalogfile.Updated), res.Count(catalogfile.Unchanged))
 				fmt.Fprintf(w, "demo sandbox key: %s\n", k.Key)
 				fmt.Fprintf(w, "demo organizer %s, one-time sign-in link: %s\n", demoOrganizerEmail, link)
 			})

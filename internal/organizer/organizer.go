@@ -57,6 +57,33 @@ var (
 	ErrUserDisabled   = errors.New("the cabinet user is disabled")
 )
 
+// ErrEmailTaken: another cabinet user has that e-mail.
+var ErrEmailTaken = store.ErrEmailTaken
+
+// User is a cabinet user as the cabinet and ticketctl see one: never the
+// password's hash.
+type User struct {
+	ID        int64  `json:"id"`
+	CompanyID int64  `json:"company_id"`
+	Email     string `json:"email"`
+	// SessionVersion is what a session must hold to stay signed in.
+	SessionVersion int        `json:"-"`
+	DisabledAt     *time.Time `json:"disabled_at,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+}
+
+func view(u *store.CabinetUser) *User {
+	return &User{ID: u.ID, CompanyID: u.CompanyID, Email: u.Email, SessionVersion: u.SessionVersion, DisabledAt: u.DisabledAt,
+		CreatedAt: u.CreatedAt}
+}
+
+func userOf(u *store.CabinetUser, err error) (*User, error) {
+	if err != nil {
+		return nil, err
+	}
+	return view(u), nil
+}
+
 // PasswordError says why a new password is refused.
 type PasswordError struct{ Reason string }
 
@@ -161,7 +188,7 @@ func NormalizeEmail(email string) (string, error) {
 
 // CreateUser adds a user to the company and returns a one-time link path
 // (LinkPath + token) to set the password.
-func (s *Service) CreateUser(ctx context.Context, companyID int64, email string) (*store.CabinetUser, string, error) {
+func (s *Service) CreateUser(ctx context.Context, companyID int64, email string) (*User, string, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
 		return nil, "", err
@@ -171,7 +198,7 @@ func (s *Service) CreateUser(ctx context.Context, companyID int64, email string)
 		return nil, "", err
 	}
 	path, err := s.NewLink(ctx, u.ID)
-	return u, path, err
+	return view(u), path, err
 }
 
 // NewLink issues another one-time link for a user (a lost password, or the
@@ -196,12 +223,12 @@ func (s *Service) NewLink(ctx context.Context, userID int64) (string, error) {
 }
 
 // UserByEmail finds a user by e-mail.
-func (s *Service) UserByEmail(ctx context.Context, email string) (*store.CabinetUser, error) {
+func (s *Service) UserByEmail(ctx context.Context, email string) (*User, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
 		return nil, err
 	}
-	return store.CabinetUserByEmail(ctx, s.db, email)
+	return userOf(store.CabinetUserByEmail(ctx, s.db, email))
 }
 
 func hashToken(token string) []byte {
@@ -210,12 +237,12 @@ func hashToken(token string) []byte {
 }
 
 // LinkUser returns the user a link signs in, without spending it.
-func (s *Service) LinkUser(ctx context.Context, token string) (*store.CabinetUser, error) {
+func (s *Service) LinkUser(ctx context.Context, token string) (*User, error) {
 	u, err := store.SignInLinkUser(ctx, s.db, hashToken(token), s.now())
 	if errors.Is(err, errs.NotFound) {
 		return nil, ErrLinkInvalid
 	}
-	return u, err
+	return userOf(u, err)
 }
 
 // CheckPassword refuses passwords too short or too long.
@@ -235,7 +262,7 @@ func CheckPassword(pw string) error {
 // check: only the link's holder can use it, once), so nobody failing
 // passwords for the user's e-mail keeps the user from it; hashing the new
 // password waits for a slot as a check does (ErrBusy).
-func (s *Service) UseLink(ctx context.Context, addr, token, password string) (*store.CabinetUser, error) {
+func (s *Service) UseLink(ctx context.Context, addr, token, password string) (*User, error) {
 	if err := CheckPassword(password); err != nil {
 		return nil, err
 	}
@@ -253,7 +280,7 @@ func (s *Service) UseLink(ctx context.Context, addr, token, password string) (*s
 	if errors.Is(err, errs.NotFound) {
 		return nil, ErrLinkInvalid
 	}
-	return u, err
+	return userOf(u, err)
 }
 
 // SignIn checks e-mail and password from a client address (IPv6: its
@@ -269,7 +296,7 @@ func (s *Service) UseLink(ctx context.Context, addr, token, password string) (*s
 // itself (argon2id, 64 MiB) runs in one of a few slots, one at a time per
 // client; an attempt that cannot have one within busyWait is refused with
 // ErrBusy and costs nothing.
-func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*store.CabinetUser, time.Duration, error) {
+func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*User, time.Duration, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	client := ratelimit.AddressGroup(addr)
 	type spent struct {
@@ -349,7 +376,7 @@ func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*st
 	if err := store.RememberCabinetAddress(ctx, s.db, u.ID, client, s.now()); err != nil {
 		return nil, 0, err
 	}
-	return u, 0, nil
+	return view(u), 0, nil
 }
 
 // compare is the argon2id password check, counted (PasswordChecks); it
@@ -467,11 +494,11 @@ func (ts *turns) put(client string, t *turn) {
 
 // Disable ends the user's sessions, spends the user's links and keeps the
 // user from signing in (ticketctl user disable).
-func (s *Service) Disable(ctx context.Context, userID int64) (*store.CabinetUser, error) {
-	return store.DisableCabinetUser(ctx, s.db, userID, s.now())
+func (s *Service) Disable(ctx context.Context, userID int64) (*User, error) {
+	return userOf(store.DisableCabinetUser(ctx, s.db, userID, s.now()))
 }
 
 // User returns a signed-in user by id (the session holds the id).
-func (s *Service) User(ctx context.Context, id int64) (*store.CabinetUser, error) {
-	return store.CabinetUserByID(ctx, s.db, id)
+func (s *Service) User(ctx context.Context, id int64) (*User, error) {
+	return userOf(store.CabinetUserByID(ctx, s.db, id))
 }

@@ -1,5 +1,6 @@
 // Package requestlog records every partner request for the organizer's
-// request log, in batches off the request path.
+// request log, in batches off the request path, and reads the log back
+// for the cabinet and ticketctl.
 package requestlog
 
 import (

@@ -272,7 +272,13 @@ func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointI
 	if _, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), endpointID); err != nil {
 		return nil, 0, err
 	}
-	rows, n, err := store.ListDeliveries(ctx, s.DB, endpointID, status, page, perPage)
+	return deliveries(ctx, s.DB, endpointID, status, page, perPage, 10)
+}
+
+// deliveries is a page of an endpoint's deliveries, each with its latest
+// attempts (at most recent of them), newest first.
+func deliveries(ctx context.Context, db bun.IDB, endpointID int64, status states.DeliveryStatus, page, perPage, recent int) ([]*Delivery, int, error) {
+	rows, n, err := store.ListDeliveries(ctx, db, endpointID, status, page, perPage)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -280,7 +286,7 @@ func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointI
 	for i, r := range rows {
 		ids[i] = r.EventID
 	}
-	attempts, err := store.DeliveryAttempts(ctx, s.DB, endpointID, ids, 10)
+	attempts, err := store.DeliveryAttempts(ctx, db, endpointID, ids, recent)
 	if err != nil {
 		return nil, 0, err
 	}

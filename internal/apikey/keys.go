@@ -1,0 +1,132 @@
+package apikey
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"ticketsales/store"
+)
+
+// Keys manage a company's keys, as the cabinet and ticketctl do: list
+// them with their applications, make one (shown once, stored as its hash)
+// and revoke one.
+type Keys struct {
+	DB *bun.DB
+	// Auth, when set, drops a key revoked here from its cache at once
+	// (the api's authenticator); nil: other processes' caches let it lapse.
+	Auth *Authenticator
+}
+
+// Key is a stored key as its company sees it: never the key, nor its hash.
+type Key struct {
+	ID             int64      `json:"id"`
+	ApplicationID  int64      `json:"application_id"`
+	Name           string     `json:"name"`
+	KeyPrefix      string     `json:"prefix"`
+	Scopes         []string   `json:"scopes"`
+	CreatedAt      time.Time  `json:"created_at"`
+	RevokedAt      *time.Time `json:"revoked_at,omitempty"`
+	RateLimitRPS   *float64   `json:"rate_limit_rps,omitempty"`
+	RateLimitBurst *int       `json:"rate_limit_burst,omitempty"`
+	LastUsedAt     *time.Time `json:"last_used_at,omitempty"`
+}
+
+func keyOf(k *store.APIKey) *Key {
+	return &Key{ID: k.ID, ApplicationID: k.ApplicationID, Name: k.Name, KeyPrefix: k.KeyPrefix, Scopes: k.Scopes,
+		CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt, RateLimitRPS: k.RateLimitRPS, RateLimitBurst: k.RateLimitBurst,
+		LastUsedAt: k.LastUsedAt}
+}
+
+// CompanyKey is a key with its application, as the cabinet lists them.
+type CompanyKey struct {
+	Key
+	ApplicationName string
+	Environment     string
+}
+
+// Application is one of the company's applications (one per environment)
+// with its count of usable and revoked keys.
+type Application struct {
+	ID          int64
+	Name        string
+	Environment string
+	CreatedAt   time.Time
+	ActiveKeys  int
+	RevokedKeys int
+}
+
+// List returns the company's keys, by environment, newest first.
+func (s *Keys) List(ctx context.Context, companyID int64) ([]CompanyKey, error) {
+	rows, err := store.CompanyKeys(ctx, s.DB, companyID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]CompanyKey, len(rows))
+	for i := range rows {
+		out[i] = CompanyKey{Key: *keyOf(&rows[i].APIKey), ApplicationName: rows[i].ApplicationName, Environment: rows[i].Environment}
+	}
+	return out, nil
+}
+
+// Applications returns the company's applications, sandbox first.
+func (s *Keys) Applications(ctx context.Context, companyID int64) ([]Application, error) {
+	rows, err := store.CompanyApplications(ctx, s.DB, companyID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Application, len(rows))
+	for i, a := range rows {
+		out[i] = Application(a)
+	}
+	return out, nil
+}
+
+// Create makes a key of the environment under the company's application
+// for it (made on first use) and returns the key itself, this once. The
+// scopes are checked (ValidateScopes: the error as it says) and stored
+// sorted.
+func (s *Keys) Create(ctx context.Context, companyID int64, env, name string, scopes []string) (string, *Key, error) {
+	if env != Sandbox && env != Production {
+		return "", nil, fmt.Errorf("environment must be %s or %s, not %q", Sandbox, Production, env)
+	}
+	scopes, err := ValidateScopes(scopes)
+	if err != nil {
+		return "", nil, err
+	}
+	key, hash, prefix := Generate(env)
+	k, err := store.CreateAPIKey(ctx, s.DB, companyID, env, name, hash, prefix, scopes)
+	if err != nil {
+		return "", nil, err
+	}
+	return key, keyOf(k), nil
+}
+
+// Revoke revokes a key of the company; another company's key is
+// errs.NotFound, as if it did not exist. Revoking twice is harmless.
+func (s *Keys) Revoke(ctx context.Context, companyID, keyID int64) (*Key, error) {
+	k, err := store.RevokeCompanyAPIKey(ctx, s.DB, companyID, keyID)
+	if err != nil {
+		return nil, err
+	}
+	s.forget(k)
+	return keyOf(k), nil
+}
+
+// RevokeAny revokes a key of any company (the operator's ticketctl).
+func (s *Keys) RevokeAny(ctx context.Context, keyID int64) (*Key, error) {
+	k, err := store.RevokeAPIKey(ctx, s.DB, keyID)
+	if err != nil {
+		return nil, err
+	}
+	s.forget(k)
+	return keyOf(k), nil
+}
+
+func (s *Keys) forget(k *store.APIKey) {
+	if s.Auth != nil {
+		s.Auth.Forget(k.KeyHash)
+	}
+}
