@@ -11,40 +11,6 @@ import (
 	"ticketsales/test/testenv"
 )
 
-type aggOrder struct {
-	OrderID string `json:"orderId"`
-	Status  string `json:"status"`
-	Amount  struct {
-		Value    int64  `json:"value"`
-		Currency string `json:"currency"`
-	} `json:"amount"`
-	ExternalOrderID string `json:"externalOrderId"`
-	Tickets         []struct {
-		Barcode, Sector, Row, Seat string
-	} `json:"tickets"`
-}
-
-func (f *fixture) aggReserve(t *testing.T, seats ...string) *testenv.Response {
-	t.Helper()
-	quoted := make([]string, len(seats))
-	for i, s := range seats {
-		quoted[i] = fmt.Sprintf("%q", s)
-	}
-	return f.Do(t, http.MethodPost, "/aggregator/v1/reserve", f.keyA,
-		fmt.Sprintf(`{"sessionId": "%d", "seats": [%s], "ttl": 900}`, f.ids["swan-lake"], strings.Join(quoted, ",")))
-}
-
-func (f *fixture) aggGet(t *testing.T, id string) aggOrder {
-	t.Helper()
-	var o aggOrder
-	res := f.Get(t, "/aggregator/v1/orders/"+id, f.keyA)
-	if res.Status != 200 {
-		t.Fatalf("aggregator order %s: %d %s", id, res.Status, res.Body)
-	}
-	res.Decode(t, &o)
-	return o
-}
-
 func TestAggregatorLifecycle(t *testing.T) {
 	f := newFixture(t)
 	f.StartWorker(t)
@@ -143,12 +109,6 @@ func TestAggregatorLifecycle(t *testing.T) {
 	expectProblem(t, f.Get(t, "/aggregator/v1/orders/rsv_nope", f.keyA), http.StatusNotFound, "not_found")
 	expectProblem(t, f.Get(t, "/aggregator/v1/orders/"+o.OrderID, f.keyB), http.StatusNotFound, "not_found")
 	expectProblem(t, f.Get(t, "/aggregator/v1/sessions", ""), http.StatusUnauthorized, "unauthenticated")
-}
-
-func (f *fixture) aggConfirm(t *testing.T, orderID, paymentID string) *testenv.Response {
-	t.Helper()
-	return f.Do(t, http.MethodPost, "/aggregator/v1/orders/"+orderID+"/confirm", f.keyA,
-		fmt.Sprintf(`{"customer": {"email": "ivan@example.com", "name": "Ivan Petrov"}, "paymentId": %q}`, paymentID))
 }
 
 // TestAggregatorChargesTheQuotedAmount: confirm charges what reserve quoted,

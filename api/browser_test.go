@@ -2,15 +2,12 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"image"
 	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,73 +15,6 @@ import (
 
 	"ticketsales/test/testenv"
 )
-
-// syncBuffer collects the browser's output, written from chromedp's goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// newBrowser starts headless Chromium (CHROMIUM_PATH, default the Debian
-// package's /usr/bin/chromium) with a fresh profile, and returns a tab whose
-// actions all end within timeout. The browser is stopped when the test ends,
-// before its profile directory is removed.
-func newBrowser(t *testing.T, timeout time.Duration) context.Context {
-	t.Helper()
-	testenv.SkipInUnit(t)
-	path := os.Getenv("CHROMIUM_PATH")
-	if path == "" {
-		path = "/usr/bin/chromium"
-	}
-	if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-		t.Fatalf("no Chromium at %s (set CHROMIUM_PATH to another binary): `make test` installs the chromium package", path)
-	}
-	profile := t.TempDir()
-	out := new(syncBuffer)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1280, 900),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-breakpad", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.CombinedOutput(out),
-	)
-	ctx, cancelTab := chromedp.NewContext(allocCtx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
-	// Cleanups run last-in first-out: this one runs before t.TempDir's, so
-	// Chromium has exited when its profile is removed.
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancelTab()
-		cancelAlloc()
-		if t.Failed() {
-			t.Logf("chromium output:\n%s", out.String())
-		}
-	})
-	return ctx
-}
 
 // TestGatewayPaymentInBrowser pays a gateway order on the built-in test
 // payment page in headless Chromium (declining first, then paying), waits
@@ -313,21 +243,6 @@ func TestGatewayPaymentInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// distinctColours counts the colours of a grid of about 100x100 pixels
-// spread over img.
-func distinctColours(img image.Image) int {
-	b := img.Bounds()
-	dx, dy := max(1, b.Dx()/100), max(1, b.Dy()/100)
-	seen := map[[4]uint32]bool{}
-	for y := b.Min.Y; y < b.Max.Y; y += dy {
-		for x := b.Min.X; x < b.Max.X; x += dx {
-			r, g, bl, a := img.At(x, y).RGBA()
-			seen[[4]uint32{r, g, bl, a}] = true
-		}
-	}
-	return len(seen)
 }
 
 // TestDocsRenderOffline opens /docs in headless Chromium: the reference UI

@@ -35,26 +35,6 @@ func cabinetServer(t *testing.T, s *testenv.Stack) (*httptest.Server, *organizer
 	return srv, users
 }
 
-// signInFrom posts a sign-in as if from addr and returns the status.
-func signInFrom(t *testing.T, base, addr, email, password string) int {
-	req, _ := http.NewRequest(http.MethodPost, base+"/cabinet/signin",
-		strings.NewReader(url.Values{"email": {email}, "password": {password}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("X-Forwarded-For", addr)
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := c.Do(req)
-	if err != nil {
-		t.Error(err)
-		return 0
-	}
-	defer res.Body.Close()
-	_, _ = io.Copy(io.Discard, res.Body)
-	if (res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable) && res.Header.Get("Retry-After") == "" {
-		t.Errorf("%d without Retry-After", res.StatusCode)
-	}
-	return res.StatusCode
-}
-
 // TestCabinetParallelSignInsKeepTheLimit: wrong passwords sent all at once
 // from one address get no more password checks than the per-account budget
 // (five); the rest are refused with 429 before any check.

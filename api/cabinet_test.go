@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"mime/multipart"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -33,96 +32,6 @@ import (
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 )
-
-const cabinetPassword = "correct horse battery"
-
-// cabinetUser creates a cabinet user of the company and returns the
-// absolute one-time sign-in link.
-func cabinetUser(t *testing.T, s *testenv.Stack, base string, company int64, email string) string {
-	t.Helper()
-	_, path, err := organizer.New(s.DB, nil, organizer.Limits{}).CreateUser(context.Background(), company, email)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return base + path
-}
-
-// browserless is a cabinet session driven with net/http, as a browser
-// would, with a cookie jar; its requests send no Origin or Sec-Fetch-Site
-// unless a test adds them.
-type browserless struct {
-	t    *testing.T
-	c    *http.Client
-	base string
-}
-
-func newBrowserless(t *testing.T, base string, tr http.RoundTripper) *browserless {
-	jar, _ := cookiejar.New(nil)
-	if tr == nil {
-		tr = http.DefaultTransport
-	}
-	return &browserless{t: t, base: base, c: &http.Client{Jar: jar, Transport: tr, Timeout: time.Minute}}
-}
-
-type page struct {
-	Status int
-	URL    *url.URL
-	Body   string
-	Header http.Header
-}
-
-func (b *browserless) do(req *http.Request) page {
-	b.t.Helper()
-	res, err := b.c.Do(req)
-	if err != nil {
-		b.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	return page{Status: res.StatusCode, URL: res.Request.URL, Body: string(body), Header: res.Header}
-}
-
-func (b *browserless) get(path string) page {
-	b.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, b.abs(path), nil)
-	return b.do(req)
-}
-
-func (b *browserless) post(path string, form url.Values, headers ...string) page {
-	b.t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, b.abs(path), strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	for _, h := range headers {
-		k, v, _ := strings.Cut(h, ":")
-		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	return b.do(req)
-}
-
-func (b *browserless) abs(path string) string {
-	if strings.HasPrefix(path, "http") {
-		return path
-	}
-	return b.base + path
-}
-
-// setPassword follows a sign-in link and sets the password: the user is
-// then signed in, on the report.
-func (b *browserless) setPassword(link string) {
-	b.t.Helper()
-	if p := b.get(link); p.Status != 200 || !strings.Contains(p.Body, "Set your password") {
-		b.t.Fatalf("sign-in link page: %d %.300s", p.Status, p.Body)
-	}
-	p := b.post(link, url.Values{"password": {cabinetPassword}, "password_again": {cabinetPassword}})
-	if p.Status != 200 || p.URL.Path != "/cabinet/report" {
-		b.t.Fatalf("after setting the password: %d %s %.300s", p.Status, p.URL, p.Body)
-	}
-}
-
-func (b *browserless) signIn(email, password string) page {
-	b.t.Helper()
-	return b.post("/cabinet/signin", url.Values{"email": {email}, "password": {password}})
-}
 
 func sessionCookie(t *testing.T, h http.Header) *http.Cookie {
 	t.Helper()

@@ -14,20 +14,8 @@ import (
 	"time"
 
 	"ticketsales/internal/apikey"
-	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/test/testenv"
 )
-
-type listBody[T any] struct {
-	Data      []T    `json:"data"`
-	RequestID string `json:"request_id"`
-	Meta      struct {
-		CurrentPage int `json:"current_page"`
-		PerPage     int `json:"per_page"`
-		Total       int `json:"total"`
-		LastPage    int `json:"last_page"`
-	} `json:"meta"`
-}
 
 type event struct {
 	ID        int64  `json:"id"`
@@ -40,61 +28,6 @@ type event struct {
 	} `json:"venue"`
 	PriceFrom struct{ Amount int64 } `json:"price_from"`
 	UpdatedAt time.Time              `json:"updated_at"`
-}
-
-type problem struct {
-	Status        int    `json:"status"`
-	Code          string `json:"code"`
-	Detail        string `json:"detail"`
-	RequestID     string `json:"request_id"`
-	RequiredScope string `json:"required_scope"`
-	Errors        []struct {
-		Location string `json:"location"`
-	} `json:"errors"`
-}
-
-// fixture: company A with the demo catalog (3 published events, 1 draft),
-// company B with one event of its own.
-type fixture struct {
-	*testenv.Stack
-	keyA, keyB string
-	companyA   int64
-	ids        map[string]int64 // slug → event id of company A
-	foreignID  int64            // company B's event
-}
-
-func newFixture(t *testing.T, opts ...testenv.Options) *fixture {
-	t.Helper()
-	s := testenv.NewStack(t, opts...)
-	f := &fixture{Stack: s, ids: map[string]int64{}}
-	f.companyA = s.Company(t, "A")
-	s.Import(t, f.companyA, catalogfile.Demo(time.Now()))
-	companyB := s.Company(t, "B")
-	s.Import(t, companyB, []byte(`{"cities": [{"ref": "spb", "name": "Saint Petersburg"}],
-	  "venues": [{"ref": "club", "name": "Club", "city": "spb", "timezone": "Europe/Moscow"}],
-	  "events": [{"ref": "gig", "title": "Gig", "slug": "gig", "status": "published", "starts_at": "2030-01-01T20:00:00+03:00",
-	    "venue": "club", "fee": {"mode": "included", "rate_bp": 500, "min_fee": 0},
-	    "categories": [{"ref": "ga", "name": "GA", "price": 1000, "capacity": 10}]}]}`))
-	f.keyA, _ = s.Key(t, f.companyA, apikey.Sandbox)
-	f.keyB, _ = s.Key(t, companyB, apikey.Production)
-	rows, err := s.DB.QueryContext(context.Background(), "SELECT id, slug, company_id FROM events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, company int64
-		var slug string
-		if err := rows.Scan(&id, &slug, &company); err != nil {
-			t.Fatal(err)
-		}
-		if company == f.companyA {
-			f.ids[slug] = id
-		} else {
-			f.foreignID = id
-		}
-	}
-	return f
 }
 
 func (f *fixture) events(t *testing.T, key, query string) listBody[event] {
@@ -114,25 +47,6 @@ func slugs(es []event) string {
 		out = append(out, e.Slug)
 	}
 	return strings.Join(out, ",")
-}
-
-func expectProblem(t *testing.T, res *testenv.Response, status int, code string) problem {
-	t.Helper()
-	if res.Status != status {
-		t.Fatalf("want %d %s, got %d %s", status, code, res.Status, res.Body)
-	}
-	if ct := res.Header.Get("Content-Type"); ct != "application/problem+json" {
-		t.Fatalf("want application/problem+json, got %q", ct)
-	}
-	var p problem
-	res.Decode(t, &p)
-	if p.Code != code || p.Status != status {
-		t.Fatalf("want code %q status %d, got %+v", code, status, p)
-	}
-	if p.RequestID == "" || p.RequestID != res.Header.Get("X-Request-Id") {
-		t.Fatalf("problem request_id %q must equal X-Request-Id %q", p.RequestID, res.Header.Get("X-Request-Id"))
-	}
-	return p
 }
 
 func TestListEventsFiltersAndPaging(t *testing.T) {
@@ -259,16 +173,6 @@ func TestAuthentication(t *testing.T) {
 	expectProblem(t, f.Get(t, "/v1/cities", key), http.StatusUnauthorized, "unauthenticated")
 }
 
-type category struct {
-	ID             int64  `json:"id"`
-	Name           string `json:"name"`
-	CommissionMode string `json:"commission_mode"`
-	Price          struct{ Amount int64 }
-	ServiceFee     struct{ Amount int64 }  `json:"service_fee"`
-	PriceTotal     *struct{ Amount int64 } `json:"price_total"`
-	Available      *int                    `json:"available"`
-}
-
 func TestCategoriesShowCurrentPricesAndFees(t *testing.T) {
 	f := newFixture(t)
 	get := func(slug string) []category {
@@ -375,19 +279,6 @@ func TestSchemeETag(t *testing.T) {
 	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d/scheme", f.ids["standup"]), f.keyA), http.StatusNotFound, "not_found")
 }
 
-type availability struct {
-	Data struct {
-		Version string
-		Seats   []struct {
-			SeatID           string `json:"seat_id"`
-			ZoneID           string `json:"zone_id"`
-			Status           string
-			TicketCategoryID int64 `json:"ticket_category_id"`
-			Price            struct{ Amount int64 }
-		}
-	}
-}
-
 func TestAvailabilityFollowsSeatChanges(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -456,35 +347,6 @@ func TestAvailabilityFollowsSeatChanges(t *testing.T) {
 	if len(gz.Body)*3 > len(plain) {
 		t.Fatalf("gzip did not compress: %d of %d bytes", len(gz.Body), len(plain))
 	}
-}
-
-func seatStatus(a availability, id string) string {
-	for _, s := range a.Data.Seats {
-		if s.SeatID == id {
-			return s.Status
-		}
-	}
-	return "missing"
-}
-
-// seatStatusOn reads a swan-lake seat's status from the api at url.
-func (f *fixture) seatStatusOn(t *testing.T, url, seat string) string {
-	t.Helper()
-	res := testenv.Do(t, url, http.MethodGet, fmt.Sprintf("/v1/events/%d/availability", f.ids["swan-lake"]), f.keyA, "")
-	var a availability
-	res.Decode(t, &a)
-	return seatStatus(a, seat)
-}
-
-// awaitSeatStatus polls until the seat leaves status from, for up to 5 s,
-// and returns what it shows then.
-func (f *fixture) awaitSeatStatus(t *testing.T, url, seat, from string) string {
-	t.Helper()
-	st := f.seatStatusOn(t, url, seat)
-	for deadline := time.Now().Add(5 * time.Second); st == from && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		st = f.seatStatusOn(t, url, seat)
-	}
-	return st
 }
 
 // TestAvailabilityCacheFollowsNotifications: an instance serving availability

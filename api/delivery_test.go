@@ -21,28 +21,6 @@ import (
 	"ticketsales/test/testenv/smtptest"
 )
 
-// paidOrder runs reserve → order (external) → confirm with key and returns
-// the order id.
-func (f *fixture) paidOrder(t *testing.T, key string, seats ...string) int64 {
-	t.Helper()
-	var r reservationBody
-	if res := f.reserve(t, key, seats...); res.Status != 201 {
-		t.Fatalf("reserve: %d %s", res.Status, res.Body)
-	} else {
-		res.Decode(t, &r)
-	}
-	var ob orderBody
-	if res := f.orderFromReservation(t, key, r.Data.ID, "external"); res.Status != 201 {
-		t.Fatalf("order: %d %s", res.Status, res.Body)
-	} else {
-		res.Decode(t, &ob)
-	}
-	if res := f.confirm(t, key, ob.Data.ID, ob.Data.Amount.Amount); res.Status != 200 {
-		t.Fatalf("confirm: %d %s", res.Status, res.Body)
-	}
-	return ob.Data.ID
-}
-
 func TestProductionOrderTicketsAreEmailed(t *testing.T) {
 	f := newFixture(t)
 	be := &smtptest.Backend{}

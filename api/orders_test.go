@@ -13,56 +13,6 @@ import (
 	"ticketsales/workflows/contract"
 )
 
-type order struct {
-	ID           int64   `json:"id"`
-	Status       string  `json:"status"`
-	CancelReason *string `json:"cancel_reason"`
-	Payment      string  `json:"payment"`
-	PaymentURL   string  `json:"payment_url"`
-	IsTest       bool    `json:"is_test"`
-	Amount       struct {
-		Amount   int64
-		Currency string
-	} `json:"amount"`
-	ServiceFee struct{ Amount int64 } `json:"service_fee"`
-	Total      struct{ Amount int64 } `json:"total"`
-	ExpiresAt  time.Time              `json:"expires_at"`
-	PaidAt     *time.Time             `json:"paid_at"`
-}
-
-type orderBody struct {
-	Data order `json:"data"`
-}
-
-type ticket struct {
-	ID      int64  `json:"id"`
-	Number  string `json:"number"`
-	Barcode string `json:"barcode"`
-	Status  string `json:"status"`
-	IsTest  bool   `json:"is_test"`
-	Seat    *struct {
-		ZoneID string `json:"zone_id"`
-		SeatID string `json:"seat_id"`
-		Label  string `json:"label"`
-	} `json:"seat"`
-	Price    struct{ Amount int64 } `json:"price"`
-	OrderURL string                 `json:"order_url"`
-}
-
-const customer = `{"email": "anna@example.com", "first_name": "Anna", "last_name": "Pavlova", "phone": "+7 999 123-45-67"}`
-
-func (f *fixture) orderFromReservation(t *testing.T, key, reservationID, payment string) *testenv.Response {
-	t.Helper()
-	return f.Do(t, http.MethodPost, "/v1/orders", key, fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "customer": %s, "payment": %q}`,
-		f.ids["swan-lake"], reservationID, customer, payment), idemKey(t))
-}
-
-func (f *fixture) confirm(t *testing.T, key string, id, amount int64) *testenv.Response {
-	t.Helper()
-	return f.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", id), key,
-		fmt.Sprintf(`{"external_payment_id": "ext-%d", "paid_amount": %d}`, id, amount), idemKey(t))
-}
-
 // TestSandboxFullCheck is the contract's "full sandbox check": reserve,
 // order with external payment, confirm, fetch tickets; plus the error checks.
 func TestSandboxFullCheck(t *testing.T) {

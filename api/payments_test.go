@@ -26,50 +26,6 @@ import (
 	"ticketsales/workflows/contract"
 )
 
-// gatewayOrder reserves a seat and orders it with payment=gateway.
-func (f *fixture) gatewayOrder(t *testing.T, key, seat string) order {
-	t.Helper()
-	var r reservationBody
-	if res := f.reserve(t, key, seat); res.Status != 201 {
-		t.Fatalf("reserve: %d %s", res.Status, res.Body)
-	} else {
-		res.Decode(t, &r)
-	}
-	var ob orderBody
-	res := f.orderFromReservation(t, key, r.Data.ID, "gateway")
-	if res.Status != 201 {
-		t.Fatalf("gateway order: %d %s", res.Status, res.Body)
-	}
-	res.Decode(t, &ob)
-	return ob.Data
-}
-
-// payOnTestGateway presses a button of the test gateway's page.
-func payOnTestGateway(t *testing.T, paymentURL, action string) {
-	t.Helper()
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := c.PostForm(paymentURL, url.Values{"action": {action}})
-	if err != nil || res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("%s on the payment page: %v %v", action, res, err)
-	}
-	res.Body.Close()
-}
-
-func (f *fixture) awaitOrderStatus(t *testing.T, key string, id int64, want string) order {
-	t.Helper()
-	var o orderBody
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		f.Get(t, fmt.Sprintf("/v1/orders/%d", id), key).Decode(t, &o)
-		if o.Data.Status == want || time.Now().After(deadline) {
-			break
-		}
-	}
-	if o.Data.Status != want {
-		t.Fatalf("order %d is %s, want %s", id, o.Data.Status, want)
-	}
-	return o.Data
-}
-
 func testGatewayRefunded(t *testing.T, db bun.IDB, orderID int64) int64 {
 	t.Helper()
 	var n int64
@@ -153,13 +109,6 @@ func TestProductionPaymentsNeverGoToTheTestGateway(t *testing.T) {
 		}
 		expectProblem(t, f.Get(t, "/v1/events", f.keyA), http.StatusUnauthorized, "unauthenticated")
 	})
-}
-
-func (f *fixture) orderStatus2(t *testing.T, key string, id int64) order {
-	t.Helper()
-	var ob orderBody
-	f.Get(t, fmt.Sprintf("/v1/orders/%d", id), key).Decode(t, &ob)
-	return ob.Data
 }
 
 // TestOrderLinksAreRandomAndSurviveRotation: the order page token is not

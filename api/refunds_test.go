@@ -16,44 +16,6 @@ import (
 	"ticketsales/test/testenv/fakegateway"
 )
 
-type refundBody struct {
-	Data struct {
-		ID              string `json:"id"`
-		Status          string `json:"status"`
-		MoneyReturnedBy string `json:"money_returned_by"`
-		OrderStatus     string `json:"order_status"`
-		Amount          struct{ Amount int64 }
-		Tickets         []ticket `json:"tickets"`
-	} `json:"data"`
-}
-
-func (f *fixture) refund(t *testing.T, orderID int64, ticketIDs ...int64) *testenv.Response {
-	t.Helper()
-	body := `{"reason": "buyer cannot come"}`
-	if len(ticketIDs) > 0 {
-		ids := make([]string, len(ticketIDs))
-		for i, id := range ticketIDs {
-			ids[i] = fmt.Sprint(id)
-		}
-		body = `{"ticket_ids": [` + strings.Join(ids, ",") + `], "reason": "partial"}`
-	}
-	return f.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/refund", orderID), f.keyA, body, idemKey(t))
-}
-
-func (f *fixture) tickets(t *testing.T, orderID int64) []ticket {
-	t.Helper()
-	var tb struct{ Data []ticket }
-	f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", orderID), f.keyA).Decode(t, &tb)
-	return tb.Data
-}
-
-func (f *fixture) orderStatus(t *testing.T, id int64) order {
-	t.Helper()
-	var ob orderBody
-	f.Get(t, fmt.Sprintf("/v1/orders/%d", id), f.keyA).Decode(t, &ob)
-	return ob.Data
-}
-
 func TestRefundsOfAnExternalOrder(t *testing.T) {
 	f := newFixture(t)
 	f.StartWorker(t)

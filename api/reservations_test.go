@@ -9,34 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/api/workflowservice/v1"
-
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/states"
 	"ticketsales/test/testenv"
 )
-
-type reservation struct {
-	ID        string    `json:"id"`
-	Status    string    `json:"status"`
-	EventID   int64     `json:"event_id"`
-	ExpiresAt time.Time `json:"expires_at"`
-	Seats     []struct {
-		SeatID           string `json:"seat_id"`
-		ZoneID           string `json:"zone_id"`
-		Label            string `json:"label"`
-		TicketCategoryID int64  `json:"ticket_category_id"`
-		Price            struct{ Amount int64 }
-	} `json:"seats"`
-	Total      struct{ Amount int64 } `json:"total"`
-	ServiceFee struct{ Amount int64 } `json:"service_fee"`
-	TotalToPay struct{ Amount int64 } `json:"total_to_pay"`
-}
-
-type reservationBody struct {
-	Data      reservation `json:"data"`
-	RequestID string      `json:"request_id"`
-}
 
 type takenProblem struct {
 	Code             string `json:"code"`
@@ -44,37 +20,6 @@ type takenProblem struct {
 		ZoneID string `json:"zone_id"`
 		SeatID string `json:"seat_id"`
 	} `json:"unavailable_seats"`
-}
-
-func seatsJSON(ids ...string) string {
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		zone := id[:strings.Index(id, "-")]
-		parts[i] = fmt.Sprintf(`{"zone_id": %q, "seat_id": %q}`, zone, id)
-	}
-	return "[" + strings.Join(parts, ",") + "]"
-}
-
-func idemKey(t *testing.T) string {
-	return fmt.Sprintf("Idempotency-Key: %s-%d", t.Name(), time.Now().UnixNano())
-}
-
-func (f *fixture) reserve(t *testing.T, key string, seats ...string) *testenv.Response {
-	t.Helper()
-	return f.Do(t, http.MethodPost, "/v1/reservations", key,
-		fmt.Sprintf(`{"event_id": %d, "seats": %s}`, f.ids["swan-lake"], seatsJSON(seats...)), idemKey(t))
-}
-
-func (f *fixture) seatStates(t *testing.T) map[string]string {
-	t.Helper()
-	res := f.Get(t, fmt.Sprintf("/v1/events/%d/availability", f.ids["swan-lake"]), f.keyA)
-	var a availability
-	res.Decode(t, &a)
-	out := map[string]string{}
-	for _, s := range a.Data.Seats {
-		out[s.SeatID] = s.Status
-	}
-	return out
 }
 
 func TestReservationLifecycle(t *testing.T) {
@@ -279,30 +224,6 @@ func TestFiftyPartnersRaceForTwoSeats(t *testing.T) {
 	}
 	// Exactly one workflow started: the lost races started none.
 	countWorkflows(t, f.Stack, fmt.Sprintf("CompanyId = %d", f.companyA), 1)
-}
-
-// countWorkflows waits until visibility counts want workflows for the
-// query, then checks the count holds.
-func countWorkflows(t *testing.T, s *testenv.Stack, query string, want int64) {
-	t.Helper()
-	var got int64
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		res, err := s.Temporal.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Query: query + " AND TaskQueue = '" + s.TaskQueue + "'"})
-		if err != nil {
-			t.Fatalf("count workflows: %v", err)
-		}
-		if got = res.GetCount(); got >= want {
-			break
-		}
-	}
-	time.Sleep(300 * time.Millisecond)
-	res, err := s.Temporal.CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{Query: query + " AND TaskQueue = '" + s.TaskQueue + "'"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.GetCount() != want {
-		t.Fatalf("%s: want %d workflows, found %d", query, want, res.GetCount())
-	}
 }
 
 func TestTwentyPartnersOnDisjointSeatsAllWin(t *testing.T) {

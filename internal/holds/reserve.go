@@ -56,27 +56,15 @@ func newReservationID() string {
 // resolveSeats checks the requested seats against the event's inventory:
 // each exists in the named zone, none twice, at most MaxSeats.
 func (s *Service) resolveSeats(ctx context.Context, eventID int64, refs []errs.SeatRef) ([]string, map[string]store.ReservedSeat, error) {
-	verr := &errs.ValidationError{}
-	if len(refs) == 0 || len(refs) > MaxSeats {
-		verr.Add("body.seats", fmt.Sprintf("a reservation holds 1 to %d seats", MaxSeats), len(refs))
-		return nil, nil, verr
-	}
-	ids := make([]string, 0, len(refs))
-	seen := map[string]bool{}
-	for i, r := range refs {
-		if seen[r.SeatID] {
-			verr.Add(fmt.Sprintf("body.seats[%d].seat_id", i), "seat listed twice", r.SeatID)
-		}
-		seen[r.SeatID] = true
-		ids = append(ids, r.SeatID)
-	}
-	if err := verr.OrNil(); err != nil {
+	ids, err := seatIDs(refs)
+	if err != nil {
 		return nil, nil, err
 	}
 	seats, err := s.eventSeats(ctx, eventID, ids)
 	if err != nil {
 		return nil, nil, err
 	}
+	verr := &errs.ValidationError{}
 	for i, r := range refs {
 		seat, ok := seats[r.SeatID]
 		switch {
@@ -89,23 +77,36 @@ func (s *Service) resolveSeats(ctx context.Context, eventID int64, refs []errs.S
 	return ids, seats, verr.OrNil()
 }
 
+// seatIDs checks a list of seats before any is read: 1 to MaxSeats seats,
+// none listed twice. It returns their ids in the order given.
+func seatIDs(refs []errs.SeatRef) ([]string, error) {
+	verr := &errs.ValidationError{}
+	if len(refs) == 0 || len(refs) > MaxSeats {
+		verr.Add("body.seats", fmt.Sprintf("a reservation holds 1 to %d seats", MaxSeats), len(refs))
+		return nil, verr
+	}
+	ids := make([]string, 0, len(refs))
+	seen := map[string]bool{}
+	for i, r := range refs {
+		if seen[r.SeatID] {
+			verr.Add(fmt.Sprintf("body.seats[%d].seat_id", i), "seat listed twice", r.SeatID)
+		}
+		seen[r.SeatID] = true
+		ids = append(ids, r.SeatID)
+	}
+	if err := verr.OrNil(); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
 // Reserve holds all the seats or none. A lost race answers errs.SeatTakenError
 // after one statement and starts nothing; a won race starts the workflow
 // that expires the hold, and undoes the hold if that workflow cannot start.
 func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveInput) (*Reservation, error) {
-	ttl := in.TTLMinutes
-	if ttl == 0 {
-		ttl = DefaultTTLMinutes
-	}
-	if in.TTL == 0 && (ttl < MinTTLMinutes || ttl > MaxTTLMinutes) {
-		return nil, errs.Invalid("body.ttl_minutes", fmt.Sprintf("must be %d..%d", MinTTLMinutes, MaxTTLMinutes), ttl)
-	}
-	hold := time.Duration(ttl) * s.TTLUnit
-	if in.TTL > 0 {
-		hold = in.TTL
-	}
-	if (in.BestAvailable == nil) == (len(in.Seats) == 0) {
-		return nil, errs.Invalid("body.seats", "give either seats or best_available", nil)
+	hold, err := holdLength(in, s.TTLUnit)
+	if err != nil {
+		return nil, err
 	}
 	sc, err := s.onSaleCached(ctx, p.CompanyID, in.EventID, true, true)
 	if err != nil {
@@ -226,6 +227,28 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	money := func(a int64) pricing.Money { return pricing.Money{Amount: a, Currency: r.Currency} }
 	out.Total, out.ServiceFee, out.TotalToPay = money(total), money(fee), money(toPay)
 	return out, nil
+}
+
+// holdLength checks what a hold request says before anything is read (its
+// ttl; seats or best_available, one of the two) and returns how long the
+// hold lasts: in.TTL exactly when set (the aggregator counts in seconds),
+// else ttl_minutes (1..60, default 15) of unit.
+func holdLength(in ReserveInput, unit time.Duration) (time.Duration, error) {
+	ttl := in.TTLMinutes
+	if ttl == 0 {
+		ttl = DefaultTTLMinutes
+	}
+	if in.TTL == 0 && (ttl < MinTTLMinutes || ttl > MaxTTLMinutes) {
+		return 0, errs.Invalid("body.ttl_minutes", fmt.Sprintf("must be %d..%d", MinTTLMinutes, MaxTTLMinutes), ttl)
+	}
+	hold := time.Duration(ttl) * unit
+	if in.TTL > 0 {
+		hold = in.TTL
+	}
+	if (in.BestAvailable == nil) == (len(in.Seats) == 0) {
+		return 0, errs.Invalid("body.seats", "give either seats or best_available", nil)
+	}
+	return hold, nil
 }
 
 // flightOf names a request for takenSeats' flights: its API key and

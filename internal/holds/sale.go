@@ -31,16 +31,7 @@ func (s *Service) onSaleCached(ctx context.Context, companyID, eventID int64, ne
 	if err != nil {
 		return nil, err
 	}
-	verr := &errs.ValidationError{}
-	switch {
-	case e.Status != states.EventPublished:
-		verr.Add("body.event_id", "the event is not on sale (status "+string(e.Status)+")", eventID)
-	case !e.StartsAt.After(s.now()):
-		verr.Add("body.event_id", "the event has started", eventID)
-	case needScheme && e.SchemeID == nil:
-		verr.Add("body.event_id", MsgNoScheme, eventID)
-	}
-	if err := verr.OrNil(); err != nil {
+	if err := saleRefusal(e, s.now(), needScheme); err != nil {
 		return nil, err
 	}
 	if cached {
@@ -52,6 +43,21 @@ func (s *Service) onSaleCached(ctx context.Context, companyID, eventID int64, ne
 		sc.Prices[c.ID] = c.PriceAt(now)
 	}
 	return sc, nil
+}
+
+// saleRefusal says why the event cannot be sold at now, or nil: it sells
+// while published and not started, and holds seats only with a scheme.
+func saleRefusal(e *store.Event, now time.Time, needScheme bool) error {
+	verr := &errs.ValidationError{}
+	switch {
+	case e.Status != states.EventPublished:
+		verr.Add("body.event_id", "the event is not on sale (status "+string(e.Status)+")", e.ID)
+	case !e.StartsAt.After(now):
+		verr.Add("body.event_id", "the event has started", e.ID)
+	case needScheme && e.SchemeID == nil:
+		verr.Add("body.event_id", MsgNoScheme, e.ID)
+	}
+	return verr.OrNil()
 }
 
 // Totals are the sums of seats or tickets at prices: the ticket prices,

@@ -37,11 +37,8 @@ func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, pa
 	if err != nil {
 		return nil, err
 	}
-	if paidAmount != o.Amount {
-		return nil, &errs.AmountMismatchError{Paid: paidAmount, Amount: o.Amount}
-	}
-	if o.Payment != states.PayExternally {
-		return nil, &errs.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "paid through the gateway"}
+	if err := confirmable(o, paidAmount); err != nil {
+		return nil, err
 	}
 	if o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt == nil {
 		if o, err = store.AcceptExternalPayment(ctx, s.db, id, externalID); errors.Is(err, store.ErrSeatsLost) {
@@ -50,16 +47,9 @@ func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, pa
 			return nil, err
 		}
 	}
-	switch {
-	case o.Status == states.OrderCancelled:
-		return nil, s.cancelledError(o)
-	case o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt == nil:
-		return nil, fmt.Errorf("order %d: %w", id, errs.OrderExpired) // the window closed before it was accepted
-	case o.PaymentID == nil || *o.PaymentID != externalID:
-		// Paid or accepted with another payment: this one was not applied,
-		// and the partner has to give it back.
-		return nil, &errs.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: "confirmed with another payment id"}
-	case o.Status != states.OrderPendingPayment:
+	if paid, err := paidWithPayment(o, externalID); err != nil {
+		return nil, err
+	} else if paid {
 		return s.View(o), nil // paid with this payment: a safe repeat
 	}
 	if err := s.handPayment(ctx, o, paidAmount, externalID); err != nil {
@@ -72,6 +62,37 @@ func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, pa
 		return nil, err
 	}
 	return s.View(o), nil
+}
+
+// confirmable refuses, before anything is recorded, a confirm the order
+// can never take: another amount than the order's (whatever its status),
+// or an order paid through the gateway.
+func confirmable(o *store.Order, paidAmount int64) error {
+	if paidAmount != o.Amount {
+		return &errs.AmountMismatchError{Paid: paidAmount, Amount: o.Amount}
+	}
+	if o.Payment != states.PayExternally {
+		return &errs.StateError{Entity: "order", ID: strconv.FormatInt(o.ID, 10), Status: "paid through the gateway"}
+	}
+	return nil
+}
+
+// paidWithPayment tells what a confirm of externalID finds once the order's
+// payment was accepted, or could not be: an error when this payment will
+// not pay the order, paid when it has paid it already (a repeat); else the
+// order waits for its workflow to be paid with it.
+func paidWithPayment(o *store.Order, externalID string) (paid bool, err error) {
+	switch {
+	case o.Status == states.OrderCancelled:
+		return false, cancelledError(o)
+	case o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt == nil:
+		return false, fmt.Errorf("order %d: %w", o.ID, errs.OrderExpired) // the window closed before it was accepted
+	case o.PaymentID == nil || *o.PaymentID != externalID:
+		// Paid or accepted with another payment: this one was not applied,
+		// and the partner has to give it back.
+		return false, &errs.StateError{Entity: "order", ID: strconv.FormatInt(o.ID, 10), Status: "confirmed with another payment id"}
+	}
+	return o.Status != states.OrderPendingPayment, nil
 }
 
 // handPayment hands an accepted external payment to the order's workflow
@@ -115,7 +136,7 @@ func (s *Service) handPayment(ctx context.Context, o *store.Order, paidAmount in
 	return nil
 }
 
-func (s *Service) cancelledError(o *store.Order) error {
+func cancelledError(o *store.Order) error {
 	if o.CancelReason != nil && *o.CancelReason == states.CancelPaymentTimeout {
 		return fmt.Errorf("order %d: %w", o.ID, errs.OrderExpired)
 	}

@@ -223,10 +223,18 @@ func (s *Service) itemsOf(ctx context.Context, sc *holds.Sale, in CreateOrderInp
 			verr.Add("body.schedule_slot_id", "not a session of this event", in.ScheduleSlotID)
 		}
 	}
+	want := wantedItems(sc, in.Items, verr)
+	return want, verr.OrNil()
+}
+
+// wantedItems prices the items at the sale's prices and adds to verr what
+// is wrong with them: a category the event does not sell, a category
+// listed twice, more than holds.MaxSeats tickets in all.
+func wantedItems(sc *holds.Sale, items []Item, verr *errs.ValidationError) []store.ItemQuantity {
 	total := 0
 	seen := map[int64]bool{}
 	var want []store.ItemQuantity
-	for i, it := range in.Items {
+	for i, it := range items {
 		price, ok := sc.Prices[it.TicketCategoryID]
 		switch {
 		case !ok:
@@ -241,7 +249,7 @@ func (s *Service) itemsOf(ctx context.Context, sc *holds.Sale, in CreateOrderInp
 	if total > holds.MaxSeats {
 		verr.Add("body.items", fmt.Sprintf("an order holds at most %d tickets", holds.MaxSeats), total)
 	}
-	return want, verr.OrNil()
+	return want
 }
 
 func (s *Service) startOrderWorkflow(ctx context.Context, o *store.Order) error {

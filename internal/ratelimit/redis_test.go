@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 )
@@ -12,15 +11,15 @@ import (
 // exactly in Redis: 90 a minute (1.5/s) lets the next request through
 // after 2/3 s, not after the 1/2 s of 2/s.
 func TestRedisKeepsAnyRate(t *testing.T) {
-	url := os.Getenv("REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
-	}
-	r, err := NewRedis(url)
+	r, err := NewRedis(redisURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.Prefix = fmt.Sprintf("test:ratelimit:%d:", time.Now().UnixNano()) // this test's own keys in a shared Redis
+	// Without Redis the memory fallback would decide, and pass, unseen.
+	r.OnFallback = func(err error) {
+		t.Errorf("decided in memory, not by Redis (make test starts one; or set REDIS_URL): %v", err)
+	}
 	l := Limit{Rate: 1.5, Burst: 1}
 	ctx := context.Background()
 	if res, err := r.Allow(ctx, "k", l); err != nil || !res.Allowed {

@@ -12,18 +12,25 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// testRedis connects to REDIS_URL (make test sets it), else to the usual
-// local Redis; a Redis that does not answer fails the test rather than
-// skipping it. It returns the client and a key prefix of this test's own.
-func testRedis(t *testing.T) (*redis.Client, string) {
+// redisURL is REDIS_URL (make test sets it), else the usual local Redis.
+// -short (make unit) skips the test.
+func redisURL(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs Redis")
 	}
-	url := os.Getenv("REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
+	if url := os.Getenv("REDIS_URL"); url != "" {
+		return url
 	}
+	return "redis://127.0.0.1:6379/0"
+}
+
+// testRedis connects to redisURL; a Redis that does not answer fails the
+// test rather than skipping it. It returns the client and a key prefix of
+// this test's own.
+func testRedis(t *testing.T) (*redis.Client, string) {
+	t.Helper()
+	url := redisURL(t)
 	rdb, err := Connect(url)
 	if err != nil {
 		t.Fatal(err)

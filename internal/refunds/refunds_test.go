@@ -1,0 +1,69 @@
+package refunds
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"ticketsales/internal/errs"
+	"ticketsales/store"
+)
+
+// A refund's id is the same for a repeat of the same request (the API
+// key, the order, the Idempotency-Key and the tickets, in any order), so a
+// retry after a lost answer finds the refund instead of making another;
+// any other request gets another id.
+func TestRefundIDFollowsTheRequest(t *testing.T) {
+	id := ID(1, 100, "key-1", []int64{7, 8, 9})
+	if again := ID(1, 100, "key-1", []int64{9, 7, 8}); again != id {
+		t.Errorf("the same tickets in another order: %s, want %s", again, id)
+	}
+	others := map[string]string{
+		"another API key":         ID(2, 100, "key-1", []int64{7, 8, 9}),
+		"another order":           ID(1, 101, "key-1", []int64{7, 8, 9}),
+		"another Idempotency-Key": ID(1, 100, "key-2", []int64{7, 8, 9}),
+		"fewer tickets":           ID(1, 100, "key-1", []int64{7, 8}),
+		"every active ticket":     ID(1, 100, "key-1", nil),
+		// The key is free text: it must not run into the tickets.
+		"a key ending like the tickets": ID(1, 100, "key-1|[7 8 9]", nil),
+	}
+	seen := map[string]string{id: "the request"}
+	for name, other := range others {
+		if was, ok := seen[other]; ok {
+			t.Errorf("%s: the same id as %s (%s)", name, was, other)
+		}
+		seen[other] = name
+	}
+}
+
+// Tickets the order does not have are a 422 naming each of them (a
+// request error, nothing changed); tickets refunded already a 409
+// invalid_state; any other error passes as it is.
+func TestRefundErrors(t *testing.T) {
+	err := refundError(fmt.Errorf("refund: %w", &store.RefundTicketsError{NotInOrder: []int64{41, 42}, Refunded: []int64{7}}))
+	var verr *errs.ValidationError
+	if !errors.As(err, &verr) {
+		t.Fatalf("tickets of another order: %v", err)
+	}
+	var named []string
+	for _, f := range verr.Fields {
+		named = append(named, fmt.Sprint(f.Location, "=", f.Value))
+	}
+	if fmt.Sprint(named) != "[body.ticket_ids=41 body.ticket_ids=42]" {
+		t.Errorf("tickets of another order: %v", named)
+	}
+	if p := verr.Problem(); p.Status != 422 || p.Code != "validation_error" {
+		t.Errorf("tickets of another order answered %d %s", p.Status, p.Code)
+	}
+	err = refundError(&store.RefundTicketsError{Refunded: []int64{7}})
+	var se *errs.StateError
+	if !errors.As(err, &se) || se.Problem().Status != 409 || se.Problem().Code != "invalid_state" || se.Status != "refunded already" {
+		t.Errorf("a ticket refunded already: %v", err)
+	}
+	if err := refundError(errs.NotFound); err != errs.NotFound {
+		t.Errorf("another error: %v", err)
+	}
+	if err := refundError(nil); err != nil {
+		t.Errorf("no error: %v", err)
+	}
+}
