@@ -27,7 +27,7 @@ func (a *Activities) ExpireReservation(ctx context.Context, id string) (ExpireRe
 	if err != nil {
 		return ExpireResult{}, final(err)
 	}
-	status, err := store.ReservationStatusOf(ctx, a.DB, id)
+	status, err := store.GetReservationStatus(ctx, a.DB, id)
 	if err != nil {
 		return ExpireResult{}, err
 	}

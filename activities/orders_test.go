@@ -169,7 +169,7 @@ func TestPaymentSignalledByAnOlderAPIIsRecordedAndApplied(t *testing.T) {
 	if err != nil || res.Status != states.PaymentApplied || res.Gateway != "test" {
 		t.Fatalf("settle: %+v %v", res, err)
 	}
-	if st, err := store.OrderStatusOf(ctx, s.DB, id); err != nil || st != states.OrderPaid {
+	if st, err := store.GetOrderStatus(ctx, s.DB, id); err != nil || st != states.OrderPaid {
 		t.Fatalf("order %s (%v)", st, err)
 	}
 	again, err := acts.SettlePayment(ctx, id, "", "pay_legacy")

@@ -37,7 +37,7 @@ func (a *Activities) VoidTickets(ctx context.Context, refundID string, orderID i
 		}
 		return VoidResult{}, final(err)
 	}
-	orderStatus, err := store.OrderStatusOf(ctx, a.DB, orderID)
+	orderStatus, err := store.GetOrderStatus(ctx, a.DB, orderID)
 	if err != nil {
 		return VoidResult{}, err
 	}

@@ -661,7 +661,7 @@ func TestCabinetRequestLogFiltersAndCatalogUpload(t *testing.T) {
 	if p.Status != 200 || !strings.Contains(p.Body, `id="import-result"`) || !strings.Contains(p.Body, "Swan Lake") {
 		t.Fatalf("upload: %d %.1000s", p.Status, p.Body)
 	}
-	inv, err := store.CompanyInventory(ctx, s.DB, company, time.Now())
+	inv, err := store.ListCompanyInventory(ctx, s.DB, company, time.Now())
 	if err != nil || len(inv) != 4 {
 		t.Fatalf("inventory after the upload: %v %v", inv, err)
 	}

@@ -66,7 +66,7 @@ func (s *Server) orderDocument(w http.ResponseWriter, r *http.Request) (delivery
 	}
 	// The token first, from its hash alone: a guess loads nothing else.
 	token := r.URL.Query().Get("access_token")
-	hash, err := store.OrderAccessTokenHash(ctx, s.deps.DB, id)
+	hash, err := store.GetOrderAccessTokenHash(ctx, s.deps.DB, id)
 	switch {
 	case err != nil:
 		return failed(err)

@@ -48,8 +48,8 @@ func CreateCabinetUser(ctx context.Context, db bun.IDB, companyID int64, email s
 	return u, nil
 }
 
-// CabinetUserByEmail finds a user by (lowercased) e-mail.
-func CabinetUserByEmail(ctx context.Context, db bun.IDB, email string) (*CabinetUser, error) {
+// GetCabinetUserByEmail finds a user by (lowercased) e-mail.
+func GetCabinetUserByEmail(ctx context.Context, db bun.IDB, email string) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	if err := db.NewSelect().Model(u).Where("email = ?", email).Scan(ctx); err != nil {
 		return nil, notFound(err, "cabinet user")
@@ -57,8 +57,8 @@ func CabinetUserByEmail(ctx context.Context, db bun.IDB, email string) (*Cabinet
 	return u, nil
 }
 
-// CabinetUserByID finds a user by id.
-func CabinetUserByID(ctx context.Context, db bun.IDB, id int64) (*CabinetUser, error) {
+// GetCabinetUser finds a user by id.
+func GetCabinetUser(ctx context.Context, db bun.IDB, id int64) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	if err := db.NewSelect().Model(u).Where("id = ?", id).Scan(ctx); err != nil {
 		return nil, notFound(err, fmt.Sprintf("cabinet user %d", id))

@@ -179,8 +179,8 @@ func GetEventVersion(ctx context.Context, db bun.IDB, companyID, eventID int64) 
 	return v, nil
 }
 
-// CategoriesOf returns the categories of the given events in file order.
-func CategoriesOf(ctx context.Context, db bun.IDB, eventIDs ...int64) ([]Category, error) {
+// ListCategories returns the categories of the given events in file order.
+func ListCategories(ctx context.Context, db bun.IDB, eventIDs ...int64) ([]Category, error) {
 	var cats []Category
 	if len(eventIDs) == 0 {
 		return nil, nil
@@ -261,8 +261,8 @@ func ListCities(ctx context.Context, db bun.IDB, companyID int64, page, perPage 
 	return out, int(total), nil
 }
 
-// SchemeGeometry returns a scheme's served geometry and its ETag.
-func SchemeGeometry(ctx context.Context, db bun.IDB, schemeID int64) (geometry []byte, etag string, err error) {
+// GetSchemeGeometry returns a scheme's served geometry and its ETag.
+func GetSchemeGeometry(ctx context.Context, db bun.IDB, schemeID int64) (geometry []byte, etag string, err error) {
 	var row struct {
 		Geometry string
 		ETag     string `bun:"etag"`
@@ -284,9 +284,9 @@ type SeatState struct {
 	HoldExpiresAt *time.Time       // for held seats
 }
 
-// EventSeats reads the whole inventory of an event and its seat version in
+// ListSeatStates reads the whole inventory of an event and its seat version in
 // one consistent snapshot.
-func EventSeats(ctx context.Context, db *bun.DB, eventID int64) ([]SeatState, SeatsVersion, error) {
+func ListSeatStates(ctx context.Context, db *bun.DB, eventID int64) ([]SeatState, SeatsVersion, error) {
 	var seats []SeatState
 	var version SeatsVersion
 	err := db.RunInTx(ctx, &sqlRepeatableRead, func(ctx context.Context, tx bun.Tx) error {
@@ -302,8 +302,8 @@ func EventSeats(ctx context.Context, db *bun.DB, eventID int64) ([]SeatState, Se
 	return seats, version, nil
 }
 
-// EventTitle reads an event's title.
-func EventTitle(ctx context.Context, db bun.IDB, eventID int64) (string, error) {
+// GetEventTitle reads an event's title.
+func GetEventTitle(ctx context.Context, db bun.IDB, eventID int64) (string, error) {
 	var title string
 	if err := db.NewRaw("SELECT title FROM events WHERE id = ?", eventID).Scan(ctx, &title); err != nil {
 		return "", notFound(err, fmt.Sprintf("event %d", eventID))
@@ -311,8 +311,8 @@ func EventTitle(ctx context.Context, db bun.IDB, eventID int64) (string, error) 
 	return title, nil
 }
 
-// EventCurrency reads the currency an event sells in.
-func EventCurrency(ctx context.Context, db bun.IDB, eventID int64) (string, error) {
+// GetEventCurrency reads the currency an event sells in.
+func GetEventCurrency(ctx context.Context, db bun.IDB, eventID int64) (string, error) {
 	var currency string
 	if err := db.NewRaw("SELECT currency FROM events WHERE id = ?", eventID).Scan(ctx, &currency); err != nil {
 		return "", notFound(err, fmt.Sprintf("currency of event %d", eventID))
@@ -329,8 +329,8 @@ type Place struct {
 	Timezone string
 }
 
-// EventPlace reads an event's title, start, venue, city and time zone.
-func EventPlace(ctx context.Context, db bun.IDB, eventID int64) (Place, error) {
+// GetEventPlace reads an event's title, start, venue, city and time zone.
+func GetEventPlace(ctx context.Context, db bun.IDB, eventID int64) (Place, error) {
 	var p Place
 	err := db.NewRaw(`SELECT e.title, e.starts_at, v.name AS venue, ci.name AS city, v.timezone
 		FROM events e JOIN venues v ON v.id = e.venue_id JOIN cities ci ON ci.id = v.city_id WHERE e.id = ?`, eventID).Scan(ctx, &p)
@@ -358,9 +358,9 @@ func IsSessionOf(ctx context.Context, db bun.IDB, sessionID, eventID int64) (boo
 	return ok, nil
 }
 
-// EventsOnSale lists a company's published events that have not started,
+// ListEventsOnSale lists a company's published events that have not started,
 // with their venue and city.
-func EventsOnSale(ctx context.Context, db bun.IDB, companyID int64, now time.Time) ([]Event, error) {
+func ListEventsOnSale(ctx context.Context, db bun.IDB, companyID int64, now time.Time) ([]Event, error) {
 	var events []Event
 	err := eventQuery(db, &events).Where("e.company_id = ? AND e.status = 'published' AND e.starts_at > ?", companyID, now).
 		OrderExpr("e.starts_at, e.id").Limit(1000).Scan(ctx)

@@ -1,5 +1,11 @@
 // Package store holds the database: bun models, migrations and every query
 // the service runs. Postgres is the source of truth for inventory and money.
+//
+// Names: GetX reads one X (or one value of an X: GetOrderStatus) by its
+// key, GetXByY by another unique key, and answers errs.NotFound when there
+// is none; ListX reads a list; CountX counts; a transition is named for
+// what it does (HoldSeats, MarkOrderPaid, CancelOrder), one guarded
+// statement or one transaction.
 package store
 
 import (

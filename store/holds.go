@@ -69,15 +69,15 @@ type ReservedSeat struct {
 	Price      int64  `bun:"price"`
 }
 
-// AllEventSeats returns every seat the event sells (zone, row, number,
+// ListEventSeats returns every seat the event sells (zone, row, number,
 // label, category), by id.
-func AllEventSeats(ctx context.Context, db bun.IDB, eventID int64) (map[string]ReservedSeat, error) {
+func ListEventSeats(ctx context.Context, db bun.IDB, eventID int64) (map[string]ReservedSeat, error) {
 	return eventSeats(ctx, db.NewRaw(seatsOfEvent+"WHERE event_id = ?", eventID), eventID)
 }
 
-// EventSeatsByID returns the given seats of an event (zone, row, number,
+// ListEventSeatsByID returns the given seats of an event (zone, row, number,
 // label, category); seats the event does not sell are absent.
-func EventSeatsByID(ctx context.Context, db bun.IDB, eventID int64, seatIDs []string) (map[string]ReservedSeat, error) {
+func ListEventSeatsByID(ctx context.Context, db bun.IDB, eventID int64, seatIDs []string) (map[string]ReservedSeat, error) {
 	return eventSeats(ctx, db.NewRaw(seatsOfEvent+"WHERE event_id = ? AND seat_id = ANY(?::text[])", eventID, pgdialect.Array(seatIDs)), eventID)
 }
 
@@ -292,8 +292,8 @@ func EndReservation(ctx context.Context, db bun.IDB, id string, status states.Re
 	return changed, nil
 }
 
-// ReservationStatusOf reads a reservation's stored status.
-func ReservationStatusOf(ctx context.Context, db bun.IDB, id string) (states.ReservationStatus, error) {
+// GetReservationStatus reads a reservation's stored status.
+func GetReservationStatus(ctx context.Context, db bun.IDB, id string) (states.ReservationStatus, error) {
 	var status states.ReservationStatus
 	if err := db.NewRaw("SELECT status FROM reservations WHERE id = ?", id).Scan(ctx, &status); err != nil {
 		return "", notFound(err, "reservation "+id)

@@ -27,8 +27,8 @@ func CreateCompany(ctx context.Context, db bun.IDB, name string) (*Company, erro
 	return c, nil
 }
 
-// CompanyByName returns the oldest company of that name (errs.NotFound: none).
-func CompanyByName(ctx context.Context, db bun.IDB, name string) (*Company, error) {
+// GetCompanyByName returns the oldest company of that name (errs.NotFound: none).
+func GetCompanyByName(ctx context.Context, db bun.IDB, name string) (*Company, error) {
 	c := new(Company)
 	if err := db.NewSelect().Model(c).Where("name = ?", name).OrderExpr("id").Limit(1).Scan(ctx); err != nil {
 		return nil, notFound(err, fmt.Sprintf("company %q", name))
@@ -106,8 +106,8 @@ type KeyOwner struct {
 	RateLimitBurst *int
 }
 
-// KeyByHash finds a key by its SHA-256 hash.
-func KeyByHash(ctx context.Context, db bun.IDB, hash []byte) (*KeyOwner, error) {
+// GetAPIKeyByHash finds a key by its SHA-256 hash.
+func GetAPIKeyByHash(ctx context.Context, db bun.IDB, hash []byte) (*KeyOwner, error) {
 	var k struct {
 		KeyID          int64
 		ApplicationID  int64
@@ -137,8 +137,8 @@ type CompanyKey struct {
 	Environment     string `bun:"environment"`
 }
 
-// CompanyKeys lists the company's keys, newest first.
-func CompanyKeys(ctx context.Context, db bun.IDB, companyID int64) ([]CompanyKey, error) {
+// ListCompanyKeys lists the company's keys, newest first.
+func ListCompanyKeys(ctx context.Context, db bun.IDB, companyID int64) ([]CompanyKey, error) {
 	var out []CompanyKey
 	err := db.NewRaw(`
 		SELECT k.*, a.name AS application_name, a.environment
@@ -195,8 +195,8 @@ type CompanyApplication struct {
 	RevokedKeys int       `bun:"revoked_keys"`
 }
 
-// CompanyApplications lists the company's applications, sandbox first.
-func CompanyApplications(ctx context.Context, db bun.IDB, companyID int64) ([]CompanyApplication, error) {
+// ListCompanyApplications lists the company's applications, sandbox first.
+func ListCompanyApplications(ctx context.Context, db bun.IDB, companyID int64) ([]CompanyApplication, error) {
 	var out []CompanyApplication
 	err := db.NewRaw(`
 		SELECT a.id, a.name, a.environment, a.created_at,

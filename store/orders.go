@@ -548,8 +548,8 @@ func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode fun
 	return issued, nil
 }
 
-// OrderTickets lists an order's tickets in position order.
-func OrderTickets(ctx context.Context, db bun.IDB, orderID int64) ([]Ticket, error) {
+// ListOrderTickets lists an order's tickets in position order.
+func ListOrderTickets(ctx context.Context, db bun.IDB, orderID int64) ([]Ticket, error) {
 	var out []Ticket
 	err := db.NewRaw(`
 		SELECT t.id, t.order_id, t.position, t.number, t.barcode, t.status, i.category_id, c.name AS category,
@@ -575,8 +575,8 @@ func GetOrder(ctx context.Context, db bun.IDB, companyID int64, isTest bool, ord
 	return o, nil
 }
 
-// OrderStatusOf reads an order's status.
-func OrderStatusOf(ctx context.Context, db bun.IDB, orderID int64) (states.OrderStatus, error) {
+// GetOrderStatus reads an order's status.
+func GetOrderStatus(ctx context.Context, db bun.IDB, orderID int64) (states.OrderStatus, error) {
 	var status states.OrderStatus
 	if err := db.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status); err != nil {
 		return "", notFound(err, fmt.Sprintf("order %d", orderID))
@@ -637,9 +637,9 @@ func MarkOrderEmailed(ctx context.Context, db bun.IDB, orderID int64) error {
 	return nil
 }
 
-// OrderAccessTokenHash returns the stored hash of an order's page token,
+// GetOrderAccessTokenHash returns the stored hash of an order's page token,
 // so a link is checked before anything else of the order is read.
-func OrderAccessTokenHash(ctx context.Context, db bun.IDB, orderID int64) ([]byte, error) {
+func GetOrderAccessTokenHash(ctx context.Context, db bun.IDB, orderID int64) ([]byte, error) {
 	var hash []byte
 	if err := db.NewRaw("SELECT access_token_hash FROM orders WHERE id = ?", orderID).Scan(ctx, &hash); err != nil {
 		return nil, notFound(err, fmt.Sprintf("order %d", orderID))
@@ -647,9 +647,9 @@ func OrderAccessTokenHash(ctx context.Context, db bun.IDB, orderID int64) ([]byt
 	return hash, nil
 }
 
-// OrderOfReservation returns the order made from a reservation of a
+// GetOrderOfReservation returns the order made from a reservation of a
 // company's environment (errs.NotFound: none).
-func OrderOfReservation(ctx context.Context, db bun.IDB, companyID int64, isTest bool, reservationID string) (*Order, error) {
+func GetOrderOfReservation(ctx context.Context, db bun.IDB, companyID int64, isTest bool, reservationID string) (*Order, error) {
 	o := new(Order)
 	err := db.NewSelect().Model(o).Where("reservation_id = ? AND company_id = ? AND is_test = ?", reservationID, companyID, isTest).Scan(ctx)
 	if err != nil {

@@ -120,10 +120,10 @@ const sums = `
 	coalesce(sum(f.refunds), 0)::bigint AS refunds,
 	coalesce(sum(f.gross) - sum(f.refunds), 0)::bigint AS net_revenue`
 
-// SalesReportOf computes the report in SQL, in one snapshot: the totals and
+// GetSalesReport computes the report in SQL, in one snapshot: the totals and
 // the rows per event, channel and day in one pass over the facts (grouping
 // sets), the categories in another.
-func SalesReportOf(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesReport, error) {
+func GetSalesReport(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesReport, error) {
 	rep := &SalesReport{EventID: f.EventID, Events: []EventSales{}, Categories: []CategorySales{}, Channels: []ChannelSales{}, Days: []DaySales{}}
 	var from, to *time.Time
 	if !f.From.IsZero() {
@@ -231,9 +231,9 @@ type EventInventory struct {
 	Free     int64              `bun:"free" json:"free"`
 }
 
-// CompanyInventory lists the company's events with their seat counts. A
+// ListCompanyInventory lists the company's events with their seat counts. A
 // hold past its expires_at counts as free, as every read treats it.
-func CompanyInventory(ctx context.Context, db bun.IDB, companyID int64, now time.Time) ([]EventInventory, error) {
+func ListCompanyInventory(ctx context.Context, db bun.IDB, companyID int64, now time.Time) ([]EventInventory, error) {
 	var out []EventInventory
 	err := db.NewRaw(`
 		SELECT e.id, e.ref, e.title, e.status, e.starts_at, v.name AS venue,

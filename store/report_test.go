@@ -128,7 +128,7 @@ func TestSalesReportSumsOrdersAndRefunds(t *testing.T) {
 
 	from, to := day1.Truncate(24*time.Hour), day3.Truncate(24*time.Hour).AddDate(0, 0, 1)
 	filter := store.ReportFilter{CompanyID: f.company, From: from, To: to}
-	rep, err := store.SalesReportOf(ctx, f.DB, filter)
+	rep, err := store.GetSalesReport(ctx, f.DB, filter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestSalesReportSumsOrdersAndRefunds(t *testing.T) {
 	}
 
 	// One event only.
-	one, err := store.SalesReportOf(ctx, f.DB, store.ReportFilter{CompanyID: f.company, EventID: standup, From: from, To: to})
+	one, err := store.GetSalesReport(ctx, f.DB, store.ReportFilter{CompanyID: f.company, EventID: standup, From: from, To: to})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestSalesReportSumsOrdersAndRefunds(t *testing.T) {
 		prices: []int64{300000, 150000}, fee: 45000, paidAt: day2}
 	f.sale(sb)
 	f.refund(sb, 150000, "completed", day3, 1)
-	again, err := store.SalesReportOf(ctx, f.DB, filter)
+	again, err := store.GetSalesReport(ctx, f.DB, filter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestSalesReportSumsOrdersAndRefunds(t *testing.T) {
 	if err := f.DB.NewRaw("SELECT id FROM events WHERE company_id = ? AND ref = 'swan-lake'", other).Scan(ctx, &otherSwan); err != nil {
 		t.Fatal(err)
 	}
-	empty, err := store.SalesReportOf(ctx, f.DB, store.ReportFilter{CompanyID: other})
+	empty, err := store.GetSalesReport(ctx, f.DB, store.ReportFilter{CompanyID: other})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestSalesReportSumsOrdersAndRefunds(t *testing.T) {
 	}
 	f.sale(&fixtureSale{key: otherKey, channel: "api", event: otherSwan, cats: []int64{f.category(otherSwan, "balcony")},
 		prices: []int64{150000}, paidAt: day2})
-	mine, err := store.SalesReportOf(ctx, f.DB, filter)
+	mine, err := store.GetSalesReport(ctx, f.DB, filter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestSalesReportSumsOrdersAndRefunds(t *testing.T) {
 		t.Fatalf("another company's sale changed this company's report")
 	}
 	// An event id of another company gives an empty report.
-	cross, err := store.SalesReportOf(ctx, f.DB, store.ReportFilter{CompanyID: f.company, EventID: otherSwan})
+	cross, err := store.GetSalesReport(ctx, f.DB, store.ReportFilter{CompanyID: f.company, EventID: otherSwan})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func BenchmarkReportSales(b *testing.B) {
 	f := store.ReportFilter{CompanyID: company, From: time.Now().AddDate(0, 0, -30), To: time.Now().AddDate(0, 0, 1)}
 	b.ResetTimer()
 	for b.Loop() {
-		rep, err := store.SalesReportOf(ctx, s.DB, f)
+		rep, err := store.GetSalesReport(ctx, s.DB, f)
 		if err != nil {
 			b.Fatal(err)
 		}

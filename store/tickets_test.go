@@ -61,7 +61,7 @@ func TestIssueTicketsDrawsFromTheOrdersEnvironment(t *testing.T) {
 				t.Fatalf("%s order: the generator was asked for sandbox=%v", tc.name, sandbox)
 			}
 		}
-		tickets, err := store.OrderTickets(ctx, s.DB, o.ID)
+		tickets, err := store.ListOrderTickets(ctx, s.DB, o.ID)
 		if err != nil || len(tickets) != 3 {
 			t.Fatalf("%s: %d tickets (%v)", tc.name, len(tickets), err)
 		}

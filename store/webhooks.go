@@ -131,8 +131,8 @@ func reservationEvent(ctx context.Context, db bun.IDB, typ states.WebhookEventTy
 	return nil
 }
 
-// EventOrder is the order as the event's change left it.
-func EventOrder(ctx context.Context, db bun.IDB, ev *WebhookEvent) (*Order, error) {
+// GetEventOrder is the order as the event's change left it.
+func GetEventOrder(ctx context.Context, db bun.IDB, ev *WebhookEvent) (*Order, error) {
 	o := new(Order)
 	if err := db.NewRaw("SELECT * FROM jsonb_populate_record(NULL::orders, ?::jsonb)", string(ev.Snapshot)).Scan(ctx, o); err != nil {
 		return nil, fmt.Errorf("order of event %s: %w", ev.ID, err)
@@ -193,9 +193,9 @@ func GetWebhookEndpoint(ctx context.Context, db bun.IDB, companyID int64, isTest
 	return e, nil
 }
 
-// WebhookEndpointByID returns any endpoint, deleted ones included (for
+// GetWebhookEndpointByID returns any endpoint, deleted ones included (for
 // deliveries).
-func WebhookEndpointByID(ctx context.Context, db bun.IDB, id int64) (*WebhookEndpoint, error) {
+func GetWebhookEndpointByID(ctx context.Context, db bun.IDB, id int64) (*WebhookEndpoint, error) {
 	e := new(WebhookEndpoint)
 	if err := db.NewSelect().Model(e).Where("id = ?", id).Scan(ctx); err != nil {
 		return nil, notFound(err, fmt.Sprintf("webhook endpoint %d", id))
@@ -414,7 +414,7 @@ func GetDeliveryTarget(ctx context.Context, db bun.IDB, eventID string, endpoint
 		return nil, notFound(err, fmt.Sprintf("delivery of %s to %d", eventID, endpointID))
 	}
 	var err error
-	t.Endpoint, err = WebhookEndpointByID(ctx, db, endpointID)
+	t.Endpoint, err = GetWebhookEndpointByID(ctx, db, endpointID)
 	return t, err
 }
 
@@ -529,9 +529,9 @@ func ListDeliveries(ctx context.Context, db bun.IDB, endpointID int64, status st
 	return out, int(n), nil
 }
 
-// DeliveryAttempts returns the latest attempts of the deliveries, newest
+// ListDeliveryAttempts returns the latest attempts of the deliveries, newest
 // first, at most perDelivery each.
-func DeliveryAttempts(ctx context.Context, db bun.IDB, endpointID int64, eventIDs []string, perDelivery int) (map[string][]WebhookAttempt, error) {
+func ListDeliveryAttempts(ctx context.Context, db bun.IDB, endpointID int64, eventIDs []string, perDelivery int) (map[string][]WebhookAttempt, error) {
 	out := map[string][]WebhookAttempt{}
 	if len(eventIDs) == 0 {
 		return out, nil

@@ -86,7 +86,7 @@ func TestOutboxFollowsTheChange(t *testing.T) {
 	if err := d.DB.NewSelect().Model(&e).Where("type = ?", states.EventOrderCancelled).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := store.EventOrder(ctx, d.DB, &e)
+	snap, err := store.GetEventOrder(ctx, d.DB, &e)
 	if err != nil || snap.ID != o.ID || snap.Status != states.OrderCancelled || snap.CancelReason == nil || *snap.CancelReason != states.CancelBuyer {
 		t.Fatalf("snapshot %+v %v", snap, err)
 	}
@@ -148,14 +148,14 @@ func TestEndpointDisabledAfterFailingTheWholeWindow(t *testing.T) {
 	if attempt(4, t0.Add(42*time.Hour), false).Disabled || attempt(4, t0.Add(42*time.Hour), false).Disabled {
 		t.Fatal("disabled though a delivery succeeded within the window")
 	}
-	got, _ := store.WebhookEndpointByID(ctx, d.DB, e.ID)
+	got, _ := store.GetWebhookEndpointByID(ctx, d.DB, e.ID)
 	if got.FailingSince == nil || !got.FailingSince.Equal(t0.Add(42*time.Hour).Truncate(time.Microsecond)) {
 		t.Fatalf("failing since %v", got.FailingSince)
 	}
 	if !attempt(5, t0.Add(42*time.Hour+72*time.Hour), false).Disabled {
 		t.Fatal("not disabled after failing for the whole window")
 	}
-	got, _ = store.WebhookEndpointByID(ctx, d.DB, e.ID)
+	got, _ = store.GetWebhookEndpointByID(ctx, d.DB, e.ID)
 	if got.Enabled || got.DisabledReason == nil {
 		t.Fatalf("endpoint %+v", got)
 	}

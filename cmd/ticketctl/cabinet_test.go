@@ -124,7 +124,7 @@ func TestTicketctlUserAndSalesReport(t *testing.T) {
 		t.Fatalf("report sales totals (the sandbox order must not count): %+v", got.Total)
 	}
 	from, _ := time.Parse(time.DateOnly, today)
-	want, err := store.SalesReportOf(ctx, db, store.ReportFilter{CompanyID: demo.CompanyID, From: from, To: from.AddDate(0, 0, 1)})
+	want, err := store.GetSalesReport(ctx, db, store.ReportFilter{CompanyID: demo.CompanyID, From: from, To: from.AddDate(0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -338,7 +338,7 @@ func (c *cli) seedDemoCmd() *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			co, err := store.CompanyByName(ctx, c.db, demoCompany)
+			co, err := store.GetCompanyByName(ctx, c.db, demoCompany)
 			if errors.Is(err, errs.NotFound) {
 				co, err = store.CreateCompany(ctx, c.db, demoCompany)
 			}

@@ -225,7 +225,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principa
 // lookup reads a key's principal: ErrInvalidKey (and a nil principal) for
 // a key unknown or revoked.
 func (a *Authenticator) lookup(ctx context.Context, hash []byte) (*Principal, error) {
-	owner, err := store.KeyByHash(ctx, a.db, hash)
+	owner, err := store.GetAPIKeyByHash(ctx, a.db, hash)
 	switch {
 	case errors.Is(err, errs.NotFound):
 		return nil, ErrInvalidKey

@@ -60,7 +60,7 @@ type Application struct {
 
 // List returns the company's keys, by environment, newest first.
 func (s *Keys) List(ctx context.Context, companyID int64) ([]CompanyKey, error) {
-	rows, err := store.CompanyKeys(ctx, s.DB, companyID)
+	rows, err := store.ListCompanyKeys(ctx, s.DB, companyID)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (s *Keys) List(ctx context.Context, companyID int64) ([]CompanyKey, error) 
 
 // Applications returns the company's applications, sandbox first.
 func (s *Keys) Applications(ctx context.Context, companyID int64) ([]Application, error) {
-	rows, err := store.CompanyApplications(ctx, s.DB, companyID)
+	rows, err := store.ListCompanyApplications(ctx, s.DB, companyID)
 	if err != nil {
 		return nil, err
 	}

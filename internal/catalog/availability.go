@@ -145,15 +145,15 @@ func (s *Service) Availability(ctx context.Context, companyID, eventID int64) (A
 }
 
 func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time.Time) (*cachedAvailability, error) {
-	seats, version, err := store.EventSeats(ctx, s.db, eventID)
+	seats, version, err := store.ListSeatStates(ctx, s.db, eventID)
 	if err != nil {
 		return nil, err
 	}
-	cats, err := store.CategoriesOf(ctx, s.db, eventID)
+	cats, err := store.ListCategories(ctx, s.db, eventID)
 	if err != nil {
 		return nil, err
 	}
-	currency, err := store.EventCurrency(ctx, s.db, eventID)
+	currency, err := store.GetEventCurrency(ctx, s.db, eventID)
 	if err != nil {
 		return nil, err
 	}

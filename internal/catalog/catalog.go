@@ -76,7 +76,7 @@ func (s *Service) ListEvents(ctx context.Context, companyID int64, f store.Event
 	for i, e := range rows {
 		ids[i] = e.ID
 	}
-	cats, err := store.CategoriesOf(ctx, s.db, ids...)
+	cats, err := store.ListCategories(ctx, s.db, ids...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -106,7 +106,7 @@ func (s *Service) Categories(ctx context.Context, companyID, eventID int64) ([]C
 	if err != nil {
 		return nil, err
 	}
-	cats, err := store.CategoriesOf(ctx, s.db, e.ID)
+	cats, err := store.ListCategories(ctx, s.db, e.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -207,5 +207,5 @@ func (s *Service) Scheme(ctx context.Context, companyID, eventID int64) ([]byte,
 	if e.SchemeID == nil {
 		return nil, "", fmt.Errorf("scheme of event %d: %w", eventID, errs.NoScheme)
 	}
-	return store.SchemeGeometry(ctx, s.db, *e.SchemeID)
+	return store.GetSchemeGeometry(ctx, s.db, *e.SchemeID)
 }

@@ -17,7 +17,7 @@ func LoadDocument(ctx context.Context, db bun.IDB, orderID int64) (Order, *store
 	if err != nil {
 		return Order{}, nil, err
 	}
-	ev, err := store.EventPlace(ctx, db, o.EventID)
+	ev, err := store.GetEventPlace(ctx, db, o.EventID)
 	if err != nil {
 		return Order{}, nil, fmt.Errorf("event of order %d: %w", orderID, err)
 	}
@@ -25,7 +25,7 @@ func LoadDocument(ctx context.Context, db bun.IDB, orderID int64) (Order, *store
 	if err != nil {
 		loc = time.UTC
 	}
-	rows, err := store.OrderTickets(ctx, db, orderID)
+	rows, err := store.ListOrderTickets(ctx, db, orderID)
 	if err != nil {
 		return Order{}, nil, err
 	}

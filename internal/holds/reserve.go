@@ -157,7 +157,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 			return nil, err
 		}
 		if in.BestAvailable == nil {
-			if seats, err = store.EventSeatsByID(ctx, s.db, sc.Event.ID, ids); err != nil {
+			if seats, err = store.ListEventSeatsByID(ctx, s.db, sc.Event.ID, ids); err != nil {
 				return nil, err
 			}
 		}

@@ -69,5 +69,5 @@ func (sc *Sale) Totals(prices []int64) (total, fee, toPay int64) {
 
 // EventsOnSale lists the company's published events that have not started.
 func (s *Service) EventsOnSale(ctx context.Context, p *apikey.Principal) ([]store.Event, error) {
-	return store.EventsOnSale(ctx, s.db, p.CompanyID, s.now())
+	return store.ListEventsOnSale(ctx, s.db, p.CompanyID, s.now())
 }

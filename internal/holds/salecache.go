@@ -124,14 +124,14 @@ func (s *Service) readSale(ctx context.Context, companyID, eventID int64) (*stor
 	if err != nil {
 		return nil, nil, err
 	}
-	cats, err := store.CategoriesOf(ctx, s.db, e.ID)
+	cats, err := store.ListCategories(ctx, s.db, e.ID)
 	if err != nil {
 		return nil, nil, err
 	}
 	return e, cats, nil
 }
 
-// eventSeats returns the given seats of an event, as store.EventSeatsByID
+// eventSeats returns the given seats of an event, as store.ListEventSeatsByID
 // does; with the cache on, from the event's whole seat list read at most
 // once per TTL (a seat's zone and label never change, its category only by
 // a catalog import, whose new prices the hold may then miss for the TTL,
@@ -139,7 +139,7 @@ func (s *Service) readSale(ctx context.Context, companyID, eventID int64) (*stor
 func (s *Service) eventSeats(ctx context.Context, eventID int64, ids []string) (map[string]store.ReservedSeat, error) {
 	c := s.sales
 	if c == nil || c.ttl <= 0 {
-		return store.EventSeatsByID(ctx, s.db, eventID, ids)
+		return store.ListEventSeatsByID(ctx, s.db, eventID, ids)
 	}
 	now := time.Now()
 	c.mu.Lock()
@@ -149,7 +149,7 @@ func (s *Service) eventSeats(ctx context.Context, eventID int64, ids []string) (
 		v, err, _ := c.loads.Do(fmt.Sprint("seats/", eventID), func() (any, error) {
 			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
-			all, err := store.AllEventSeats(lctx, s.db, eventID)
+			all, err := store.ListEventSeats(lctx, s.db, eventID)
 			if err != nil {
 				return nil, err
 			}

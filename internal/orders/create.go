@@ -146,7 +146,7 @@ func (s *Service) startSaga(ctx context.Context, o *store.Order, title string) e
 // the order the first attempt made, finishing its start if the first
 // attempt died before it.
 func (s *Service) resumeOrder(ctx context.Context, p *apikey.Principal, in CreateOrderInput) (*Order, error) {
-	o, err := store.OrderOfReservation(ctx, s.db, p.CompanyID, p.IsTest(), in.ReservationID)
+	o, err := store.GetOrderOfReservation(ctx, s.db, p.CompanyID, p.IsTest(), in.ReservationID)
 	if err != nil || o.EventID != in.EventID || o.Payment != in.Payment {
 		return nil, &errs.StateError{Entity: "reservation", ID: in.ReservationID, Status: string(states.ReservationOrdered)}
 	}
@@ -163,7 +163,7 @@ func (s *Service) resumeSaga(ctx context.Context, o *store.Order) error {
 	if o.Status != states.OrderPendingPayment {
 		return nil
 	}
-	title, err := store.EventTitle(ctx, s.db, o.EventID)
+	title, err := store.GetEventTitle(ctx, s.db, o.EventID)
 	if err != nil {
 		return err
 	}

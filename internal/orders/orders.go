@@ -194,7 +194,7 @@ func (s *Service) ListOrders(ctx context.Context, p *apikey.Principal, f store.O
 
 // OfReservation returns the order made from a reservation, if any.
 func (s *Service) OfReservation(ctx context.Context, p *apikey.Principal, reservationID string) (*Order, error) {
-	o, err := store.OrderOfReservation(ctx, s.db, p.CompanyID, p.IsTest(), reservationID)
+	o, err := store.GetOrderOfReservation(ctx, s.db, p.CompanyID, p.IsTest(), reservationID)
 	switch {
 	case errors.Is(err, errs.NotFound):
 		return nil, nil

@@ -106,7 +106,7 @@ func (w PaymentSweep) Run(ctx context.Context, grace time.Duration) (PaymentsSwe
 // false when the order is not pending or has no workflow: p is then the
 // sweep's to settle.
 func (w PaymentSweep) signalIfPayable(ctx context.Context, p *store.Payment) (bool, error) {
-	status, err := store.OrderStatusOf(ctx, w.DB, p.OrderID)
+	status, err := store.GetOrderStatus(ctx, w.DB, p.OrderID)
 	switch {
 	case errors.Is(err, errs.NotFound):
 		return false, nil // a deleted sandbox order: the payment goes back

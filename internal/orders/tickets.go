@@ -22,7 +22,7 @@ func (s *Service) Tickets(ctx context.Context, p *apikey.Principal, id int64) ([
 
 // TicketsOf lists the tickets of an order read from the store.
 func (s *Service) TicketsOf(ctx context.Context, o *store.Order) ([]Ticket, error) {
-	rows, err := store.OrderTickets(ctx, s.db, o.ID)
+	rows, err := store.ListOrderTickets(ctx, s.db, o.ID)
 	if err != nil {
 		return nil, err
 	}

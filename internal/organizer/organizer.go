@@ -205,7 +205,7 @@ func (s *Service) CreateUser(ctx context.Context, companyID int64, email string)
 // demo organizer of every `make run`); the user's older unused links stop
 // working.
 func (s *Service) NewLink(ctx context.Context, userID int64) (string, error) {
-	u, err := store.CabinetUserByID(ctx, s.db, userID)
+	u, err := store.GetCabinetUser(ctx, s.db, userID)
 	if err != nil {
 		return "", err
 	}
@@ -228,7 +228,7 @@ func (s *Service) UserByEmail(ctx context.Context, email string) (*User, error) 
 	if err != nil {
 		return nil, err
 	}
-	return userOf(store.CabinetUserByEmail(ctx, s.db, email))
+	return userOf(store.GetCabinetUserByEmail(ctx, s.db, email))
 }
 
 func hashToken(token string) []byte {
@@ -339,7 +339,7 @@ func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*Us
 		return nil, BusyRetry, err
 	}
 	defer release()
-	u, err := store.CabinetUserByEmail(ctx, s.db, email)
+	u, err := store.GetCabinetUserByEmail(ctx, s.db, email)
 	switch {
 	case errors.Is(err, errs.NotFound):
 		s.compare(password, dummyHash)
@@ -500,5 +500,5 @@ func (s *Service) Disable(ctx context.Context, userID int64) (*User, error) {
 
 // User returns a signed-in user by id (the session holds the id).
 func (s *Service) User(ctx context.Context, id int64) (*User, error) {
-	return userOf(store.CabinetUserByID(ctx, s.db, id))
+	return userOf(store.GetCabinetUser(ctx, s.db, id))
 }

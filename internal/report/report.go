@@ -50,7 +50,7 @@ func LastDay(f Filter) time.Time { return f.To.AddDate(0, 0, -1) }
 // Sales computes the report of the filter, in one snapshot of the
 // database.
 func Sales(ctx context.Context, db *bun.DB, f Filter) (*SalesReport, error) {
-	return store.SalesReportOf(ctx, db, f)
+	return store.GetSalesReport(ctx, db, f)
 }
 
 // FillDays gives every day of [from, to) a row, zero where nothing sold,
@@ -78,7 +78,7 @@ func FillDays(days []DaySales, from, to time.Time) []DaySales {
 // Inventory lists the company's events with their seat counts at now (a
 // hold past its expiry counts as free).
 func Inventory(ctx context.Context, db bun.IDB, companyID int64, now time.Time) ([]EventInventory, error) {
-	return store.CompanyInventory(ctx, db, companyID, now)
+	return store.ListCompanyInventory(ctx, db, companyID, now)
 }
 
 // HasEvent tells whether the event is among the inventory's: a filter

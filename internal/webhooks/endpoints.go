@@ -286,7 +286,7 @@ func deliveries(ctx context.Context, db bun.IDB, endpointID int64, status states
 	for i, r := range rows {
 		ids[i] = r.EventID
 	}
-	attempts, err := store.DeliveryAttempts(ctx, db, endpointID, ids, recent)
+	attempts, err := store.ListDeliveryAttempts(ctx, db, endpointID, ids, recent)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -37,7 +37,7 @@ func (r Payloads) Render(ctx context.Context, ev *store.WebhookEvent) (any, erro
 	p := &apikey.Principal{CompanyID: ev.CompanyID, Environment: env}
 	switch ev.Type {
 	case states.EventOrderCreated, states.EventOrderPaid, states.EventOrderCancelled, states.EventOrderDeleted:
-		o, err := store.EventOrder(ctx, r.DB, ev)
+		o, err := store.GetEventOrder(ctx, r.DB, ev)
 		if err != nil {
 			return nil, err
 		}
