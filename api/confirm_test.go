@@ -19,24 +19,6 @@ type acceptedOrder struct {
 	} `json:"data"`
 }
 
-// pendingExternalOrder reserves seats and orders them with payment=external.
-func (f *fixture) pendingExternalOrder(t *testing.T, seats ...string) order {
-	t.Helper()
-	var r reservationBody
-	if res := f.reserve(t, f.keyA, seats...); res.Status != http.StatusCreated {
-		t.Fatalf("reserve: %d %s", res.Status, res.Body)
-	} else {
-		res.Decode(t, &r)
-	}
-	var ob orderBody
-	if res := f.orderFromReservation(t, f.keyA, r.Data.ID, "external"); res.Status != http.StatusCreated {
-		t.Fatalf("order: %d %s", res.Status, res.Body)
-	} else {
-		res.Decode(t, &ob)
-	}
-	return ob.Data
-}
-
 func (f *fixture) confirmWith(t *testing.T, o order, paymentID, idem string) *testenv.Response {
 	t.Helper()
 	return f.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", o.ID), f.keyA,
@@ -53,7 +35,7 @@ func TestConfirmWithoutAWorkerIsAccepted(t *testing.T) {
 	f := newFixture(t)
 	stopWorker := f.StartWorker(t)
 	f.Orders.Settings.PaymentWindow, f.Orders.Settings.ConfirmWait = 4*time.Second, 2*time.Second
-	o := f.pendingExternalOrder(t, "parterre-3-25", "parterre-3-26")
+	o := f.externalOrder(t, f.keyA, "parterre-3-25", "parterre-3-26")
 	stopWorker()
 
 	key := idemKey(t)
@@ -123,7 +105,7 @@ func TestConfirmWithoutAWorkerIsAccepted(t *testing.T) {
 func TestConfirmAfterTheWindowRecordsNothing(t *testing.T) {
 	f := newFixture(t)
 	f.Orders.Settings.PaymentWindow = time.Second
-	o := f.pendingExternalOrder(t, "parterre-3-27")
+	o := f.externalOrder(t, f.keyA, "parterre-3-27")
 	time.Sleep(time.Until(o.ExpiresAt.Add(200 * time.Millisecond)))
 	res := f.confirmWith(t, o, "too-late", idemKey(t))
 	if res.Status != http.StatusConflict || res.JSON(t)["code"] != "order_expired" {
@@ -146,11 +128,7 @@ func TestAggregatorConfirmWithoutAWorkerIsAccepted(t *testing.T) {
 	stopWorker := f.StartWorker(t)
 	f.Orders.Settings.ConfirmWait = 2 * time.Second
 	var r aggOrder
-	if res := f.aggReserve(t, "parterre|parterre-3-28"); res.Status != http.StatusOK && res.Status != http.StatusCreated {
-		t.Fatalf("reserve: %d %s", res.Status, res.Body)
-	} else {
-		res.Decode(t, &r)
-	}
+	f.aggReserve(t, "parterre|parterre-3-28").Decode(t, &r)
 	stopWorker()
 	res := f.aggConfirm(t, r.OrderID, "agg-pay-1")
 	if res.Status != http.StatusAccepted {
@@ -186,11 +164,7 @@ func TestAggregatorConfirmRetryWithTemporalDownIsAccepted(t *testing.T) {
 	stopWorker := f.StartWorker(t)
 	f.Orders.Settings.ConfirmWait = 2 * time.Second
 	var r aggOrder
-	if res := f.aggReserve(t, "parterre|parterre-3-29"); res.Status != http.StatusOK && res.Status != http.StatusCreated {
-		t.Fatalf("reserve: %d %s", res.Status, res.Body)
-	} else {
-		res.Decode(t, &r)
-	}
+	f.aggReserve(t, "parterre|parterre-3-29").Decode(t, &r)
 	stopWorker()
 	if res := f.aggConfirm(t, r.OrderID, "agg-pay-2"); res.Status != http.StatusAccepted {
 		t.Fatalf("first confirm: %d %s", res.Status, res.Body)

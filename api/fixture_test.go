@@ -301,22 +301,30 @@ func (f *fixture) confirm(t *testing.T, key string, id, amount int64) *testenv.R
 // the order id.
 func (f *fixture) paidOrder(t *testing.T, key string, seats ...string) int64 {
 	t.Helper()
+	o := f.externalOrder(t, key, seats...)
+	if res := f.confirm(t, key, o.ID, o.Amount.Amount); res.Status != 200 {
+		t.Fatalf("confirm: %d %s", res.Status, res.Body)
+	}
+	return o.ID
+}
+
+// externalOrder reserves seats with key and orders them with
+// payment=external, awaiting the partner's confirm.
+func (f *fixture) externalOrder(t *testing.T, key string, seats ...string) order {
+	t.Helper()
 	var r reservationBody
-	if res := f.reserve(t, key, seats...); res.Status != 201 {
+	if res := f.reserve(t, key, seats...); res.Status != http.StatusCreated {
 		t.Fatalf("reserve: %d %s", res.Status, res.Body)
 	} else {
 		res.Decode(t, &r)
 	}
 	var ob orderBody
-	if res := f.orderFromReservation(t, key, r.Data.ID, "external"); res.Status != 201 {
+	if res := f.orderFromReservation(t, key, r.Data.ID, "external"); res.Status != http.StatusCreated {
 		t.Fatalf("order: %d %s", res.Status, res.Body)
 	} else {
 		res.Decode(t, &ob)
 	}
-	if res := f.confirm(t, key, ob.Data.ID, ob.Data.Amount.Amount); res.Status != 200 {
-		t.Fatalf("confirm: %d %s", res.Status, res.Body)
-	}
-	return ob.Data.ID
+	return ob.Data
 }
 
 // gatewayOrder reserves a seat and orders it with payment=gateway.

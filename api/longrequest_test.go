@@ -38,18 +38,7 @@ func (c *oneConnClient) do(t *testing.T, method, url, key, body string, headers 
 func TestSlowConfirmKeepsItsConnection(t *testing.T) {
 	f := newFixture(t)
 	stopWorker := f.StartWorker(t)
-	var r reservationBody
-	if res := f.reserve(t, f.keyA, "parterre-3-1"); res.Status != http.StatusCreated {
-		t.Fatalf("reserve: %d %s", res.Status, res.Body)
-	} else {
-		res.Decode(t, &r)
-	}
-	var ob orderBody
-	if res := f.orderFromReservation(t, f.keyA, r.Data.ID, "external"); res.Status != http.StatusCreated {
-		t.Fatalf("order: %d %s", res.Status, res.Body)
-	} else {
-		res.Decode(t, &ob)
-	}
+	o := f.externalOrder(t, f.keyA, "parterre-3-1")
 	stopWorker() // the confirm's update now waits for a worker
 
 	client := newOneConnClient(t)
@@ -60,8 +49,8 @@ func TestSlowConfirmKeepsItsConnection(t *testing.T) {
 	done := make(chan result, 1)
 	start := time.Now()
 	go func() {
-		res, _, err := client.do(t, http.MethodPost, fmt.Sprintf("%s/v1/orders/%d/confirm", f.URL, ob.Data.ID), f.keyA,
-			fmt.Sprintf(`{"external_payment_id": "slow-1", "paid_amount": %d}`, ob.Data.Amount.Amount), idemKey(t))
+		res, _, err := client.do(t, http.MethodPost, fmt.Sprintf("%s/v1/orders/%d/confirm", f.URL, o.ID), f.keyA,
+			fmt.Sprintf(`{"external_payment_id": "slow-1", "paid_amount": %d}`, o.Amount.Amount), idemKey(t))
 		done <- result{res, err}
 	}()
 	time.Sleep(6 * time.Second)
@@ -82,7 +71,7 @@ func TestSlowConfirmKeepsItsConnection(t *testing.T) {
 		t.Fatalf("confirm took only %v: the test did not outlast the body read timeout", took)
 	}
 
-	res, reused, err := client.do(t, http.MethodGet, fmt.Sprintf("%s/v1/orders/%d", f.URL, ob.Data.ID), f.keyA, "")
+	res, reused, err := client.do(t, http.MethodGet, fmt.Sprintf("%s/v1/orders/%d", f.URL, o.ID), f.keyA, "")
 	if err != nil {
 		t.Fatalf("request after the slow confirm: %v", err)
 	}

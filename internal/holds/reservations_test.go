@@ -7,6 +7,7 @@ import (
 
 	"ticketsales/internal/errs"
 	"ticketsales/internal/states"
+	"ticketsales/test/problems"
 )
 
 // Only a reserved reservation can be ordered, changed or released: an
@@ -17,12 +18,12 @@ func TestOnlyAReservedReservationIsLive(t *testing.T) {
 		t.Fatalf("reserved: %v", err)
 	}
 	err := reservationLive(&Reservation{ID: "rsv_1", Status: states.ReservationExpired})
-	if p := problemOf(t, err); !errors.Is(err, errs.ReservationExpired) || p.Status != 409 || p.Code != "reservation_expired" {
+	if p := problems.Of(t, err); !errors.Is(err, errs.ReservationExpired) || p.Status != 409 || p.Code != "reservation_expired" {
 		t.Errorf("expired: %v, answered %d %s", err, p.Status, p.Code)
 	}
 	for _, st := range []states.ReservationStatus{states.ReservationOrdered, states.ReservationReleased} {
 		err := reservationLive(&Reservation{ID: "rsv_1", Status: st})
-		p := problemOf(t, err)
+		p := problems.Of(t, err)
 		if p.Status != 409 || p.Code != "invalid_state" || !strings.Contains(p.Detail, "reservation is "+string(st)) {
 			t.Errorf("%s: answered %d %s %q", st, p.Status, p.Code, p.Detail)
 		}

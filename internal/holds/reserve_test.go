@@ -9,34 +9,8 @@ import (
 
 	"ticketsales/internal/errs"
 	"ticketsales/store"
+	"ticketsales/test/problems"
 )
-
-// problemOf is what the partner is answered with for err.
-func problemOf(t *testing.T, err error) errs.Problem {
-	t.Helper()
-	var c errs.Coded
-	if !errors.As(err, &c) {
-		t.Fatalf("%v is not an error the API answers with its problem", err)
-	}
-	return c.Problem()
-}
-
-// fieldsOf are the field errors of a 422 validation_error: location → value.
-func fieldsOf(t *testing.T, err error) map[string]any {
-	t.Helper()
-	var verr *errs.ValidationError
-	if !errors.As(err, &verr) {
-		t.Fatalf("want a validation error, got %v", err)
-	}
-	if p := problemOf(t, err); p.Status != 422 || p.Code != "validation_error" {
-		t.Fatalf("answered %d %s, want 422 validation_error", p.Status, p.Code)
-	}
-	out := map[string]any{}
-	for _, f := range verr.Fields {
-		out[f.Location] = f.Value
-	}
-	return out
-}
 
 var oneSeat = []errs.SeatRef{{ZoneID: "parterre", SeatID: "parterre-1-1"}}
 
@@ -62,7 +36,7 @@ func TestHoldLength(t *testing.T) {
 	}
 	for _, ttl := range []int{-1, 61, 1440} {
 		_, err := holdLength(ReserveInput{Seats: oneSeat, TTLMinutes: ttl}, time.Minute)
-		if f := fieldsOf(t, err); f["body.ttl_minutes"] != ttl {
+		if f := problems.Fields(t, err); f["body.ttl_minutes"] != ttl {
 			t.Errorf("ttl_minutes %d: refused with %v", ttl, f)
 		}
 	}
@@ -75,7 +49,7 @@ func TestHoldNamesSeatsOrBestAvailable(t *testing.T) {
 		"both":    {Seats: oneSeat, BestAvailable: &BestAvailable{Quantity: 1}},
 	} {
 		_, err := holdLength(in, time.Minute)
-		if _, ok := fieldsOf(t, err)["body.seats"]; !ok {
+		if _, ok := problems.Fields(t, err)["body.seats"]; !ok {
 			t.Errorf("%s: refused with %v, want a body.seats error", name, err)
 		}
 	}
@@ -101,7 +75,7 @@ func TestSeatList(t *testing.T) {
 	}
 	for _, n := range []int{0, MaxSeats + 1} {
 		_, err := seatIDs(seatRefs(n))
-		if f := fieldsOf(t, err); f["body.seats"] != n {
+		if f := problems.Fields(t, err); f["body.seats"] != n {
 			t.Errorf("%d seats: refused with %v", n, f)
 		}
 	}
@@ -109,7 +83,7 @@ func TestSeatList(t *testing.T) {
 	elsewhere := errs.SeatRef{ZoneID: "balcony", SeatID: "parterre-1-1"} // the same seat, named in another zone
 	_, err := seatIDs([]errs.SeatRef{a, b, a, elsewhere})
 	want := map[string]any{"body.seats[2].seat_id": a.SeatID, "body.seats[3].seat_id": a.SeatID}
-	if f := fieldsOf(t, err); fmt.Sprint(f) != fmt.Sprint(want) {
+	if f := problems.Fields(t, err); fmt.Sprint(f) != fmt.Sprint(want) {
 		t.Errorf("a seat listed three times: %v, want %v", f, want)
 	}
 }
@@ -136,7 +110,7 @@ func TestTakenErrorNamesTheSeats(t *testing.T) {
 		if !errors.As(err, &taken) || !slices.Equal(taken.Seats, c.want) {
 			t.Errorf("%s: %v, want the seats %v", c.name, err, c.want)
 		}
-		if p := problemOf(t, err); p.Status != 409 || p.Code != "seat_taken" {
+		if p := problems.Of(t, err); p.Status != 409 || p.Code != "seat_taken" {
 			t.Errorf("%s: answered %d %s, want 409 seat_taken", c.name, p.Status, p.Code)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"ticketsales/internal/pricing"
 	"ticketsales/internal/states"
 	"ticketsales/store"
+	"ticketsales/test/problems"
 )
 
 // An event sells while it is published and has not started; seats are held
@@ -41,7 +42,7 @@ func TestEventOnSale(t *testing.T) {
 			}
 			continue
 		}
-		if f := fieldsOf(t, err); f["body.event_id"] != int64(7) || !strings.Contains(err.(*errs.ValidationError).Fields[0].Message, c.why) {
+		if f := problems.Fields(t, err); f["body.event_id"] != int64(7) || !strings.Contains(err.(*errs.ValidationError).Fields[0].Message, c.why) {
 			t.Errorf("%s: %v, want body.event_id: %s", c.name, err, c.why)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"ticketsales/internal/errs"
 	"ticketsales/internal/states"
 	"ticketsales/store"
+	"ticketsales/test/problems"
 )
 
 // A confirm naming another amount than the order's is refused with 422
@@ -24,12 +25,12 @@ func TestConfirmRefusesAnotherAmountFirst(t *testing.T) {
 	} {
 		err := confirmable(o, 300000)
 		var mismatch *errs.AmountMismatchError
-		if p := problemOf(t, err); !errors.As(err, &mismatch) || p.Status != 422 || p.Code != "amount_mismatch" {
+		if p := problems.Of(t, err); !errors.As(err, &mismatch) || p.Status != 422 || p.Code != "amount_mismatch" {
 			t.Errorf("%s %s order: answered %d %s", o.Status, o.Payment, p.Status, p.Code)
 		}
 	}
 	err := confirmable(order(states.OrderPendingPayment, "gateway"), 330000)
-	if p := problemOf(t, err); p.Status != 409 || p.Code != "invalid_state" || !strings.Contains(p.Detail, "paid through the gateway") {
+	if p := problems.Of(t, err); p.Status != 409 || p.Code != "invalid_state" || !strings.Contains(p.Detail, "paid through the gateway") {
 		t.Errorf("a gateway order: answered %d %s %q", p.Status, p.Code, p.Detail)
 	}
 	if err := confirmable(order(states.OrderPendingPayment, "external"), 330000); err != nil {
@@ -64,7 +65,7 @@ func TestConfirmAfterAcceptance(t *testing.T) {
 		switch {
 		case c.code == "" && (err != nil || paid != c.paid):
 			t.Errorf("%s: paid %v, %v; want paid %v", c.name, paid, err, c.paid)
-		case c.code != "" && (err == nil || problemOf(t, err).Code != c.code || problemOf(t, err).Status != 409):
+		case c.code != "" && (err == nil || problems.Of(t, err).Code != c.code || problems.Of(t, err).Status != 409):
 			t.Errorf("%s: %v, want 409 %s", c.name, err, c.code)
 		}
 	}

@@ -11,39 +11,13 @@ import (
 	"ticketsales/internal/holds"
 	"ticketsales/internal/payment"
 	"ticketsales/store"
+	"ticketsales/test/problems"
 )
 
 var (
 	sandbox    = &apikey.Principal{KeyID: 1, CompanyID: 1, Environment: apikey.Sandbox}
 	production = &apikey.Principal{KeyID: 2, CompanyID: 1, Environment: apikey.Production}
 )
-
-// problemOf is what the partner is answered with for err.
-func problemOf(t *testing.T, err error) errs.Problem {
-	t.Helper()
-	var c errs.Coded
-	if !errors.As(err, &c) {
-		t.Fatalf("%v is not an error the API answers with its problem", err)
-	}
-	return c.Problem()
-}
-
-// fieldsOf are the field errors of a 422 validation_error: location → value.
-func fieldsOf(t *testing.T, err error) map[string]any {
-	t.Helper()
-	var verr *errs.ValidationError
-	if !errors.As(err, &verr) {
-		t.Fatalf("want a validation error, got %v", err)
-	}
-	if p := problemOf(t, err); p.Status != 422 || p.Code != "validation_error" {
-		t.Fatalf("answered %d %s, want 422 validation_error", p.Status, p.Code)
-	}
-	out := map[string]any{}
-	for _, f := range verr.Fields {
-		out[f.Location] = f.Value
-	}
-	return out
-}
 
 // createWithoutStore runs CreateOrder on a service with no database, no
 // holds and no Temporal: an input refused before anything is read or
@@ -78,7 +52,7 @@ func TestCreateOrderRefusesBadInputFirst(t *testing.T) {
 		{"neither, and no payment", CreateOrderInput{EventID: 1}, "map[body:<nil> body.payment:]"},
 	} {
 		err := createWithoutStore(t, Settings{}, sandbox, c.in)
-		if got := fmt.Sprint(fieldsOf(t, err)); got != c.want {
+		if got := fmt.Sprint(problems.Fields(t, err)); got != c.want {
 			t.Errorf("%s: field errors %s, want %s", c.name, got, c.want)
 		}
 	}
@@ -90,7 +64,7 @@ func TestCreateOrderRefusesBadInputFirst(t *testing.T) {
 func TestCreateOrderWithoutAGatewayChangesNothing(t *testing.T) {
 	st := Settings{Gateways: payment.Set{payment.Test: &payment.TestGateway{}}}
 	err := createWithoutStore(t, st, production, CreateOrderInput{EventID: 1, ReservationID: "rsv_1", Payment: "gateway"})
-	if p := problemOf(t, err); !errors.Is(err, errs.GatewayUnavailable) || p.Status != 422 || p.Code != "gateway_unavailable" {
+	if p := problems.Of(t, err); !errors.Is(err, errs.GatewayUnavailable) || p.Status != 422 || p.Code != "gateway_unavailable" {
 		t.Errorf("answered %d %s: %v", p.Status, p.Code, err)
 	}
 }
@@ -134,7 +108,7 @@ func TestItemsOfAnEventWithSeats(t *testing.T) {
 	scheme := int64(1)
 	sale := &holds.Sale{Event: &store.Event{ID: 1, SchemeID: &scheme}, Prices: map[int64]int64{10: 5000}}
 	_, err := (&Service{}).itemsOf(context.Background(), sale, CreateOrderInput{Items: []Item{{TicketCategoryID: 10, Quantity: 1}}})
-	if _, ok := fieldsOf(t, err)["body.items"]; !ok {
+	if _, ok := problems.Fields(t, err)["body.items"]; !ok {
 		t.Errorf("items of an event with seats: %v", err)
 	}
 }
@@ -163,7 +137,7 @@ func TestWantedItems(t *testing.T) {
 	} {
 		verr := &errs.ValidationError{}
 		wantedItems(sale, c.items, verr)
-		if got := fmt.Sprint(fieldsOf(t, verr.OrNil())); got != c.want {
+		if got := fmt.Sprint(problems.Fields(t, verr.OrNil())); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
