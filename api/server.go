@@ -23,6 +23,7 @@ import (
 	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog"
+	"ticketsales/internal/checkin"
 	"ticketsales/internal/holds"
 	"ticketsales/internal/metrics"
 	"ticketsales/internal/orders"
@@ -47,6 +48,7 @@ type Deps struct {
 	Orders      *orders.Service
 	Refunds     *refunds.Service
 	Webhooks    *webhooks.Service
+	CheckIn     *checkin.Service
 	RequestLog  *requestlog.Writer // nil: no request log
 	// Gateway is the built-in test gateway whose pages the api serves (nil:
 	// not mounted: sandbox disabled outside development). HostedGateway says
@@ -120,6 +122,7 @@ func New(deps Deps) *Server {
 		{Name: "Reservations", Description: "Seat holds with a deadline."},
 		{Name: "Orders", Description: "Orders, payment, tickets, cancellation and refunds."},
 		{Name: "Webhooks", Description: "Signed, retried event deliveries to the partner's endpoints (Standard Webhooks)."},
+		{Name: "Check-in", Description: "Tickets scanned at the door with door keys (scope checkin)."},
 		{Name: "Aggregator adapter", Description: "The same sales in an external aggregator's contract."},
 		{Name: "Health", Description: "Liveness and readiness."},
 		{Name: "Gateway", Description: "The built-in test payment gateway's callback."},
@@ -143,6 +146,7 @@ func New(deps Deps) *Server {
 	s.registerOrders(v1)
 	s.registerRefunds(v1)
 	s.registerWebhooks(v1)
+	s.registerCheckIns(v1)
 	agg := huma.NewGroup(s.API, "/aggregator/v1")
 	agg.UseMiddleware(func(ctx huma.Context, next func(huma.Context)) {
 		// The adapter's errors name seats in its own terms (fromError).

@@ -28,6 +28,7 @@ type Event struct {
 	FeeRateBP     int64              `bun:"fee_rate_bp"`
 	MinFee        int64              `bun:"min_fee"`
 	SeatVersion   int64              `bun:"seat_version"`
+	AllowReentry  bool               `bun:"allow_reentry"` // a checked-in ticket may go out and in again
 	CreatedAt     time.Time          `bun:"created_at"`
 	UpdatedAt     time.Time          `bun:"updated_at"`
 	VenueName     string             `bun:"venue_name,scanonly"`

@@ -50,6 +50,9 @@ type APIKey struct {
 	RateLimitRPS   *float64   `bun:"rate_limit_rps" json:"rate_limit_rps,omitempty"`
 	RateLimitBurst *int       `bun:"rate_limit_burst" json:"rate_limit_burst,omitempty"`
 	LastUsedAt     *time.Time `bun:"last_used_at" json:"last_used_at,omitempty"`
+	// A door key may be limited to one event and one gate.
+	CheckinEventID *int64  `bun:"checkin_event_id" json:"checkin_event_id,omitempty"`
+	CheckinGate    *string `bun:"checkin_gate" json:"checkin_gate,omitempty"`
 }
 
 // CreateAPIKey stores a key's hash under the company's application for the
@@ -104,6 +107,9 @@ type KeyOwner struct {
 	Revoked        bool
 	RateLimitRPS   *float64
 	RateLimitBurst *int
+	// A door key (scope checkin) may be limited to one event and gate.
+	CheckinEventID *int64
+	CheckinGate    *string
 }
 
 // GetAPIKeyByHash finds a key by its SHA-256 hash.
@@ -117,10 +123,12 @@ func GetAPIKeyByHash(ctx context.Context, db bun.IDB, hash []byte) (*KeyOwner, e
 		Revoked        bool
 		RateLimitRPS   *float64
 		RateLimitBurst *int
+		CheckinEventID *int64
+		CheckinGate    *string
 	}
 	err := db.NewRaw(`
 		SELECT k.id AS key_id, a.id AS application_id, a.company_id, a.environment, k.scopes,
-			k.revoked_at IS NOT NULL AS revoked, k.rate_limit_rps, k.rate_limit_burst
+			k.revoked_at IS NOT NULL AS revoked, k.rate_limit_rps, k.rate_limit_burst, k.checkin_event_id, k.checkin_gate
 		FROM api_keys k JOIN applications a ON a.id = k.application_id
 		WHERE k.key_hash = ?`, hash).Scan(ctx, &k)
 	if err != nil {

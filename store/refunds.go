@@ -29,6 +29,9 @@ type Refund struct {
 	LastError       *string              `bun:"last_error"`
 	SweptAt         *time.Time           `bun:"swept_at"` // last taken by the reaper
 	TicketIDs       []int64              `bun:"-"`
+	// AllowCheckedIn refunds tickets already admitted at the door: only
+	// the organizer may (a partner's refund of one is refused).
+	AllowCheckedIn bool `bun:"-"`
 }
 
 // RefundTicketsError: some requested tickets are not tickets of the order
@@ -45,24 +48,44 @@ func (e *RefundTicketsError) Error() string {
 // CheckRefund tells, without changing anything, whether the tickets (all
 // active ones when ticketIDs is empty) of a paid order can be refunded.
 func CheckRefund(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64) error {
-	_, err := refundSelection(ctx, db, o, ticketIDs)
+	_, err := refundSelection(ctx, db, o, ticketIDs, false)
 	return err
 }
 
 type ticketPrice struct {
-	ID     int64
-	Status states.TicketStatus
-	Price  int64
+	ID        int64
+	Status    states.TicketStatus
+	Price     int64
+	CheckedIn bool
 }
 
-func refundSelection(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64) ([]ticketPrice, error) {
+func refundSelection(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64, allowCheckedIn bool) ([]ticketPrice, error) {
+	chosen, err := chooseTickets(ctx, db, o, ticketIDs)
+	if err != nil || allowCheckedIn {
+		return chosen, err
+	}
+	in := &errs.CheckedInError{}
+	for _, t := range chosen {
+		if t.CheckedIn {
+			in.TicketIDs = append(in.TicketIDs, t.ID)
+		}
+	}
+	if len(in.TicketIDs) > 0 {
+		return nil, in
+	}
+	return chosen, nil
+}
+
+// chooseTickets are the tickets a refund of ticketIDs (none: every active
+// one) voids, locked against a scan at the door meanwhile.
+func chooseTickets(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64) ([]ticketPrice, error) {
 	if o.Status != states.OrderPaid && o.Status != states.OrderPartiallyRefunded {
 		return nil, &errs.StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: string(o.Status)}
 	}
 	var all []ticketPrice
-	if err := db.NewRaw(`SELECT t.id, t.status, i.price FROM tickets t
+	if err := db.NewRaw(`SELECT t.id, t.status, i.price, t.checked_in_at IS NOT NULL AS checked_in FROM tickets t
 		JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
-		WHERE t.order_id = ? ORDER BY t.id`, o.ID).Scan(ctx, &all); err != nil {
+		WHERE t.order_id = ? ORDER BY t.id FOR UPDATE OF t`, o.ID).Scan(ctx, &all); err != nil {
 		return nil, fmt.Errorf("tickets of order %d: %w", o.ID, err)
 	}
 	var chosen []ticketPrice
@@ -117,7 +140,7 @@ func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 		if !errors.Is(notFound(err, ""), errs.NotFound) {
 			return err
 		}
-		chosen, err := refundSelection(ctx, tx, o, r.TicketIDs)
+		chosen, err := refundSelection(ctx, tx, o, r.TicketIDs, r.AllowCheckedIn)
 		if err != nil {
 			return err
 		}

@@ -60,6 +60,78 @@ func (e CategoryCommissionMode) Valid() bool {
 	}
 }
 
+// Defines values for CheckInDirection.
+const (
+	CheckInDirectionIn  CheckInDirection = "in"
+	CheckInDirectionOut CheckInDirection = "out"
+)
+
+// Valid indicates whether the value is a known member of the CheckInDirection enum.
+func (e CheckInDirection) Valid() bool {
+	switch e {
+	case CheckInDirectionIn:
+		return true
+	case CheckInDirectionOut:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CheckInOutcome.
+const (
+	Admitted         CheckInOutcome = "admitted"
+	AlreadyCheckedIn CheckInOutcome = "already_checked_in"
+	Exited           CheckInOutcome = "exited"
+	NotPaid          CheckInOutcome = "not_paid"
+	Sandbox          CheckInOutcome = "sandbox"
+	Unknown          CheckInOutcome = "unknown"
+	Void             CheckInOutcome = "void"
+	WrongEvent       CheckInOutcome = "wrong_event"
+)
+
+// Valid indicates whether the value is a known member of the CheckInOutcome enum.
+func (e CheckInOutcome) Valid() bool {
+	switch e {
+	case Admitted:
+		return true
+	case AlreadyCheckedIn:
+		return true
+	case Exited:
+		return true
+	case NotPaid:
+		return true
+	case Sandbox:
+		return true
+	case Unknown:
+		return true
+	case Void:
+		return true
+	case WrongEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CheckInInputBodyDirection.
+const (
+	CheckInInputBodyDirectionIn  CheckInInputBodyDirection = "in"
+	CheckInInputBodyDirectionOut CheckInInputBodyDirection = "out"
+)
+
+// Valid indicates whether the value is a known member of the CheckInInputBodyDirection enum.
+func (e CheckInInputBodyDirection) Valid() bool {
+	switch e {
+	case CheckInInputBodyDirectionIn:
+		return true
+	case CheckInInputBodyDirectionOut:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateOrderInputBodyPayment.
 const (
 	CreateOrderInputBodyPaymentExternal CreateOrderInputBodyPayment = "external"
@@ -86,6 +158,7 @@ const (
 	CreateWebhookEndpointInputBodyEventTypesOrderPaid          CreateWebhookEndpointInputBodyEventTypes = "order.paid"
 	CreateWebhookEndpointInputBodyEventTypesOrderRefunded      CreateWebhookEndpointInputBodyEventTypes = "order.refunded"
 	CreateWebhookEndpointInputBodyEventTypesReservationExpired CreateWebhookEndpointInputBodyEventTypes = "reservation.expired"
+	CreateWebhookEndpointInputBodyEventTypesTicketCheckedIn    CreateWebhookEndpointInputBodyEventTypes = "ticket.checked_in"
 	CreateWebhookEndpointInputBodyEventTypesWebhookTest        CreateWebhookEndpointInputBodyEventTypes = "webhook.test"
 )
 
@@ -103,6 +176,8 @@ func (e CreateWebhookEndpointInputBodyEventTypes) Valid() bool {
 	case CreateWebhookEndpointInputBodyEventTypesOrderRefunded:
 		return true
 	case CreateWebhookEndpointInputBodyEventTypesReservationExpired:
+		return true
+	case CreateWebhookEndpointInputBodyEventTypesTicketCheckedIn:
 		return true
 	case CreateWebhookEndpointInputBodyEventTypesWebhookTest:
 		return true
@@ -238,6 +313,7 @@ const (
 	ProblemCodeReservationExpired           ProblemCode = "reservation_expired"
 	ProblemCodeSeatTaken                    ProblemCode = "seat_taken"
 	ProblemCodeSoldOut                      ProblemCode = "sold_out"
+	ProblemCodeTicketCheckedIn              ProblemCode = "ticket_checked_in"
 	ProblemCodeUnauthenticated              ProblemCode = "unauthenticated"
 	ProblemCodeUnavailable                  ProblemCode = "unavailable"
 	ProblemCodeUnsupportedMediaType         ProblemCode = "unsupported_media_type"
@@ -292,6 +368,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeSeatTaken:
 		return true
 	case ProblemCodeSoldOut:
+		return true
+	case ProblemCodeTicketCheckedIn:
 		return true
 	case ProblemCodeUnauthenticated:
 		return true
@@ -515,6 +593,7 @@ const (
 	UpdateWebhookEndpointInputBodyEventTypesOrderPaid          UpdateWebhookEndpointInputBodyEventTypes = "order.paid"
 	UpdateWebhookEndpointInputBodyEventTypesOrderRefunded      UpdateWebhookEndpointInputBodyEventTypes = "order.refunded"
 	UpdateWebhookEndpointInputBodyEventTypesReservationExpired UpdateWebhookEndpointInputBodyEventTypes = "reservation.expired"
+	UpdateWebhookEndpointInputBodyEventTypesTicketCheckedIn    UpdateWebhookEndpointInputBodyEventTypes = "ticket.checked_in"
 	UpdateWebhookEndpointInputBodyEventTypesWebhookTest        UpdateWebhookEndpointInputBodyEventTypes = "webhook.test"
 )
 
@@ -532,6 +611,8 @@ func (e UpdateWebhookEndpointInputBodyEventTypes) Valid() bool {
 	case UpdateWebhookEndpointInputBodyEventTypesOrderRefunded:
 		return true
 	case UpdateWebhookEndpointInputBodyEventTypesReservationExpired:
+		return true
+	case UpdateWebhookEndpointInputBodyEventTypesTicketCheckedIn:
 		return true
 	case UpdateWebhookEndpointInputBodyEventTypesWebhookTest:
 		return true
@@ -816,6 +897,54 @@ type CategoryAvailability struct {
 	TicketCategoryId int64 `json:"ticket_category_id"`
 }
 
+// CheckIn defines model for CheckIn.
+type CheckIn struct {
+	Barcode   string           `json:"barcode"`
+	Direction CheckInDirection `json:"direction"`
+
+	// EventId The door's event.
+	EventId int64 `json:"event_id"`
+
+	// FirstCheckIn When and at which gate the ticket was first admitted (already_checked_in, and admitted again after an exit).
+	FirstCheckIn *FirstCheckIn  `json:"first_check_in,omitempty"`
+	Gate         string         `json:"gate"`
+	Id           int64          `json:"id"`
+	Outcome      CheckInOutcome `json:"outcome"`
+
+	// Ticket The ticket scanned: absent for unknown and sandbox. For wrong_event, its event_id is the event it is for.
+	Ticket *DoorTicket `json:"ticket,omitempty"`
+}
+
+// CheckInDirection defines model for CheckIn.Direction.
+type CheckInDirection string
+
+// CheckInOutcome defines model for CheckIn.Outcome.
+type CheckInOutcome string
+
+// CheckInInputBody defines model for CheckInInputBody.
+type CheckInInputBody struct {
+	// Barcode The ticket's barcode as scanned.
+	Barcode string `json:"barcode"`
+
+	// DeviceId The scanning device, for the organizer's records.
+	DeviceId *string `json:"device_id,omitempty"`
+
+	// Direction in (the default), or out at an event that allows re-entry.
+	Direction *CheckInInputBodyDirection `json:"direction,omitempty"`
+
+	// EventId The event at this door.
+	EventId int64 `json:"event_id"`
+
+	// Gate The gate's name; a door key limited to one gate may leave it out.
+	Gate *string `json:"gate,omitempty"`
+
+	// ScannedAt When the device scanned the ticket (default: now).
+	ScannedAt *time.Time `json:"scanned_at,omitempty"`
+}
+
+// CheckInInputBodyDirection in (the default), or out at an event that allows re-entry.
+type CheckInInputBodyDirection string
+
 // City defines model for City.
 type City struct {
 	Id   int64  `json:"id"`
@@ -896,10 +1025,37 @@ type CustomerStruct struct {
 	Name  string              `json:"name"`
 }
 
+// DoorSeat defines model for DoorSeat.
+type DoorSeat struct {
+	Label  string `json:"label"`
+	SeatId string `json:"seat_id"`
+	ZoneId string `json:"zone_id"`
+}
+
+// DoorTicket defines model for DoorTicket.
+type DoorTicket struct {
+	Category string `json:"category"`
+	EventId  int64  `json:"event_id"`
+	Id       int64  `json:"id"`
+	Number   string `json:"number"`
+
+	// Seat null for general admission.
+	Seat DoorSeat `json:"seat"`
+}
+
 // EnvelopeAvailability defines model for EnvelopeAvailability.
 type EnvelopeAvailability struct {
 	Data Availability `json:"data"`
 	Meta *Meta        `json:"meta,omitempty"`
+
+	// RequestId Log it for support lookups; equals the X-Request-Id header.
+	RequestId string `json:"request_id"`
+}
+
+// EnvelopeCheckIn defines model for EnvelopeCheckIn.
+type EnvelopeCheckIn struct {
+	Data CheckIn `json:"data"`
+	Meta *Meta   `json:"meta,omitempty"`
 
 	// RequestId Log it for support lookups; equals the X-Request-Id header.
 	RequestId string `json:"request_id"`
@@ -1069,6 +1225,12 @@ type Event struct {
 
 // EventStatus defines model for Event.Status.
 type EventStatus string
+
+// FirstCheckIn defines model for FirstCheckIn.
+type FirstCheckIn struct {
+	At   time.Time `json:"at"`
+	Gate string    `json:"gate"`
+}
 
 // Geometry defines model for Geometry.
 type Geometry struct {
@@ -1509,6 +1671,12 @@ type ActOnTestPaymentFormdataBody struct {
 // ActOnTestPaymentFormdataBodyAction defines parameters for ActOnTestPayment.
 type ActOnTestPaymentFormdataBodyAction string
 
+// CreateCheckInParams defines parameters for CreateCheckIn.
+type CreateCheckInParams struct {
+	// IdempotencyKey A unique key per creating request, in UTF-8 (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again.
+	IdempotencyKey string `json:"Idempotency-Key"`
+}
+
 // ListCitiesParams defines parameters for ListCities.
 type ListCitiesParams struct {
 	// Page 1-based page number.
@@ -1667,6 +1835,9 @@ type AggregatorReserveJSONRequestBody = AggReserveInputBody
 
 // ActOnTestPaymentFormdataRequestBody defines body for ActOnTestPayment for application/x-www-form-urlencoded ContentType.
 type ActOnTestPaymentFormdataRequestBody ActOnTestPaymentFormdataBody
+
+// CreateCheckInJSONRequestBody defines body for CreateCheckIn for application/json ContentType.
+type CreateCheckInJSONRequestBody = CheckInInputBody
 
 // CreateOrderJSONRequestBody defines body for CreateOrder for application/json ContentType.
 type CreateOrderJSONRequestBody = CreateOrderInputBody
@@ -1896,6 +2067,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz/temporal (the `GetReadinessTemporal` operationId).
 	GetReadinessTemporal(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateCheckInWithBody Scan a ticket at the door
+	//
+	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+	//
+	// Requires an API key with the scope `checkin`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/check-ins (the `CreateCheckIn` operationId).
+	CreateCheckInWithBody(ctx context.Context, params *CreateCheckInParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateCheckIn Scan a ticket at the door
+	//
+	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+	//
+	// Requires an API key with the scope `checkin`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/check-ins (the `CreateCheckIn` operationId).
+	CreateCheckIn(ctx context.Context, params *CreateCheckInParams, body CreateCheckInJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCities List cities (cache for one day)
 	//
@@ -2517,6 +2710,48 @@ func (c *Client) GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn
 // Corresponds with GET /readyz/temporal (the `GetReadinessTemporal` operationId).
 func (c *Client) GetReadinessTemporal(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetReadinessTemporalRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateCheckInWithBody Scan a ticket at the door
+//
+// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+//
+// Requires an API key with the scope `checkin`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/check-ins (the `CreateCheckIn` operationId).
+func (c *Client) CreateCheckInWithBody(ctx context.Context, params *CreateCheckInParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateCheckInRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateCheckIn Scan a ticket at the door
+//
+// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+//
+// Requires an API key with the scope `checkin`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/check-ins (the `CreateCheckIn` operationId).
+func (c *Client) CreateCheckIn(ctx context.Context, params *CreateCheckInParams, body CreateCheckInJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateCheckInRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3699,6 +3934,59 @@ func NewGetReadinessTemporalRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateCheckInRequest calls the generic CreateCheckIn builder with application/json body
+func NewCreateCheckInRequest(server string, params *CreateCheckInParams, body CreateCheckInJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateCheckInRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateCheckInRequestWithBody constructs an http.Request for the CreateCheckIn method, with any body, and a specified content type
+func NewCreateCheckInRequestWithBody(server string, params *CreateCheckInParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/check-ins")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Idempotency-Key", headerParam0)
+
 	}
 
 	return req, nil
@@ -5418,6 +5706,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz/temporal (the `GetReadinessTemporal` operationId).
 	GetReadinessTemporalWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadinessTemporalResponse, error)
+
+	// CreateCheckInWithBodyWithResponse Scan a ticket at the door
+	//
+	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+	//
+	// Requires an API key with the scope `checkin`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/check-ins (the `CreateCheckIn` operationId).
+	CreateCheckInWithBodyWithResponse(ctx context.Context, params *CreateCheckInParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCheckInResponse, error)
+
+	// CreateCheckInWithResponse Scan a ticket at the door
+	//
+	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+	//
+	// Requires an API key with the scope `checkin`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/check-ins (the `CreateCheckIn` operationId).
+	CreateCheckInWithResponse(ctx context.Context, params *CreateCheckInParams, body CreateCheckInJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCheckInResponse, error)
 
 	// ListCitiesWithResponse List cities (cache for one day)
 	//
@@ -7636,6 +7946,263 @@ func (r GetReadinessTemporalResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetReadinessTemporalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateCheckInResponse200Headers the declared response headers of an HTTP 200 response for CreateCheckIn
+type CreateCheckInResponse200Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
+// CreateCheckInResponse400Headers the declared response headers of an HTTP 400 response for CreateCheckIn
+type CreateCheckInResponse400Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
+// CreateCheckInResponse401Headers the declared response headers of an HTTP 401 response for CreateCheckIn
+type CreateCheckInResponse401Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	WWWAuthenticate    *string
+	XRequestId         *string
+}
+
+// CreateCheckInResponse403Headers the declared response headers of an HTTP 403 response for CreateCheckIn
+type CreateCheckInResponse403Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
+// CreateCheckInResponse404Headers the declared response headers of an HTTP 404 response for CreateCheckIn
+type CreateCheckInResponse404Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
+// CreateCheckInResponse405Headers the declared response headers of an HTTP 405 response for CreateCheckIn
+type CreateCheckInResponse405Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
+// CreateCheckInResponse409Headers the declared response headers of an HTTP 409 response for CreateCheckIn
+type CreateCheckInResponse409Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
+// CreateCheckInResponse413Headers the declared response headers of an HTTP 413 response for CreateCheckIn
+type CreateCheckInResponse413Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
+// CreateCheckInResponse415Headers the declared response headers of an HTTP 415 response for CreateCheckIn
+type CreateCheckInResponse415Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
+// CreateCheckInResponse422Headers the declared response headers of an HTTP 422 response for CreateCheckIn
+type CreateCheckInResponse422Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
+// CreateCheckInResponse429Headers the declared response headers of an HTTP 429 response for CreateCheckIn
+type CreateCheckInResponse429Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// CreateCheckInResponse500Headers the declared response headers of an HTTP 500 response for CreateCheckIn
+type CreateCheckInResponse500Headers struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
+// CreateCheckInResponseDefaultHeaders the declared response headers of an HTTP default response for CreateCheckIn
+type CreateCheckInResponseDefaultHeaders struct {
+	IdempotentReplayed *string
+	RateLimit          *string
+	RateLimitPolicy    *string
+	XRequestId         *string
+}
+
+type CreateCheckInResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EnvelopeCheckIn
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateCheckInResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateCheckInResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateCheckInResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateCheckInResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateCheckInResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *CreateCheckInResponse405Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateCheckInResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateCheckInResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateCheckInResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateCheckInResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateCheckInResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateCheckInResponse500Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreateCheckInResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateCheckInResponse) GetJSON200() *EnvelopeCheckIn {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateCheckInResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateCheckInResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateCheckInResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateCheckInResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r CreateCheckInResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateCheckInResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateCheckInResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateCheckInResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateCheckInResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateCheckInResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateCheckInResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateCheckInResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateCheckInResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateCheckInResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateCheckInResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateCheckInResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13547,6 +14114,40 @@ func (c *ClientWithResponses) GetReadinessTemporalWithResponse(ctx context.Conte
 	return ParseGetReadinessTemporalResponse(rsp)
 }
 
+// CreateCheckInWithBodyWithResponse Scan a ticket at the door
+//
+// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+//
+// Requires an API key with the scope `checkin`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/check-ins (the `CreateCheckIn` operationId).
+func (c *ClientWithResponses) CreateCheckInWithBodyWithResponse(ctx context.Context, params *CreateCheckInParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCheckInResponse, error) {
+	rsp, err := c.CreateCheckInWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateCheckInResponse(rsp)
+}
+
+// CreateCheckInWithResponse Scan a ticket at the door
+//
+// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+//
+// Requires an API key with the scope `checkin`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/check-ins (the `CreateCheckIn` operationId).
+func (c *ClientWithResponses) CreateCheckInWithResponse(ctx context.Context, params *CreateCheckInParams, body CreateCheckInJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCheckInResponse, error) {
+	rsp, err := c.CreateCheckIn(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateCheckInResponse(rsp)
+}
+
 // ListCitiesWithResponse List cities (cache for one day)
 //
 // Requires an API key with the scope `catalog:read`.
@@ -16956,6 +17557,536 @@ func ParseGetReadinessTemporalResponse(rsp *http.Response) (*GetReadinessTempora
 		response.Headers503 = &headers
 	case true:
 		var headers GetReadinessTemporalResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateCheckInResponse parses an HTTP response from a CreateCheckInWithResponse call
+func ParseCreateCheckInResponse(rsp *http.Response) (*CreateCheckInResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateCheckInResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EnvelopeCheckIn
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateCheckInResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateCheckInResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateCheckInResponse401Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateCheckInResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateCheckInResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers CreateCheckInResponse405Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateCheckInResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateCheckInResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateCheckInResponse415Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateCheckInResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateCheckInResponse429Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateCheckInResponse500Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case true:
+		var headers CreateCheckInResponseDefaultHeaders
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -31,10 +31,13 @@ const (
 	// change, delete, rotate, test and redeliver.
 	ScopeWebhooksRead  = "webhooks:read"
 	ScopeWebhooksWrite = "webhooks:write"
+	// ScopeCheckin is a door key's: scanning tickets at the door, nothing
+	// of orders or buyers beyond what a door needs.
+	ScopeCheckin = "checkin"
 )
 
 // AllScopes lists every scope in a stable order.
-var AllScopes = []string{ScopeCatalogRead, ScopeOrdersRead, ScopeOrdersWrite, ScopeWebhooksRead, ScopeWebhooksWrite}
+var AllScopes = []string{ScopeCatalogRead, ScopeOrdersRead, ScopeOrdersWrite, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeCheckin}
 
 // Environments of an application.
 const (
@@ -105,6 +108,10 @@ type Principal struct {
 	// RateLimitRPS and RateLimitBurst override the service default when set.
 	RateLimitRPS   *float64
 	RateLimitBurst *int
+	// CheckinEventID and CheckinGate limit a door key to one event and one
+	// gate (nil: any of the company's).
+	CheckinEventID *int64
+	CheckinGate    *string
 }
 
 // Has tells whether the key carries the scope.
@@ -235,7 +242,8 @@ func (a *Authenticator) lookup(ctx context.Context, hash []byte) (*Principal, er
 		return nil, ErrInvalidKey
 	}
 	return &Principal{KeyID: owner.KeyID, ApplicationID: owner.ApplicationID, CompanyID: owner.CompanyID,
-		Environment: owner.Environment, Scopes: owner.Scopes, RateLimitRPS: owner.RateLimitRPS, RateLimitBurst: owner.RateLimitBurst}, nil
+		Environment: owner.Environment, Scopes: owner.Scopes, RateLimitRPS: owner.RateLimitRPS, RateLimitBurst: owner.RateLimitBurst,
+		CheckinEventID: owner.CheckinEventID, CheckinGate: owner.CheckinGate}, nil
 }
 
 // stillValid marks a key answered from the cache recently valid, unless a

@@ -208,3 +208,22 @@ func (e *RateError) Problem() Problem {
 		Detail: fmt.Sprintf("At most %d %s per minute per environment: the next one is allowed in %d s. Nothing was sent.",
 			e.PerMinute, e.What, secs)}
 }
+
+// CheckedInError: tickets a partner asked to refund were admitted at the
+// door already; only the organizer may refund them.
+type CheckedInError struct{ TicketIDs []int64 }
+
+func (e *CheckedInError) Error() string {
+	return fmt.Sprintf("tickets %v were checked in at the door", e.TicketIDs)
+}
+
+func (e *CheckedInError) Problem() Problem {
+	return Problem{Status: http.StatusConflict, Code: "ticket_checked_in",
+		Detail: fmt.Sprintf("Tickets %v were checked in at the door: they cannot be refunded through the API "+
+			"(the organizer can, from the back office). Nothing was changed.", e.TicketIDs)}
+}
+
+// DoorElsewhere: a door key limited to one event or gate scanned at
+// another.
+var DoorElsewhere = sentinel(http.StatusForbidden, "insufficient_scope",
+	"This door key is limited to another event or gate.")

@@ -162,7 +162,30 @@ const (
 	EventOrderRefunded      WebhookEventType = "order.refunded"
 	EventOrderDeleted       WebhookEventType = "order.deleted"
 	EventReservationExpired WebhookEventType = "reservation.expired"
+	EventTicketCheckedIn    WebhookEventType = "ticket.checked_in"
 	EventPing               WebhookEventType = "webhook.test"
+)
+
+// ScanOutcome is what a door is told of a scanned ticket.
+type ScanOutcome string
+
+const (
+	ScanAdmitted         ScanOutcome = "admitted"           // let in
+	ScanAlreadyCheckedIn ScanOutcome = "already_checked_in" // inside already: a copy, or scanned twice
+	ScanVoid             ScanOutcome = "void"               // refunded, or its order cancelled
+	ScanNotPaid          ScanOutcome = "not_paid"           // its order is not paid
+	ScanWrongEvent       ScanOutcome = "wrong_event"        // a ticket of another of the company's events
+	ScanUnknown          ScanOutcome = "unknown"            // no ticket of the company has the barcode
+	ScanSandbox          ScanOutcome = "sandbox"            // a sandbox ticket at a real door
+	ScanExited           ScanOutcome = "exited"             // let out (events that allow re-entry)
+)
+
+// ScanDirection is which way a scan lets a ticket through.
+type ScanDirection string
+
+const (
+	ScanIn  ScanDirection = "in"
+	ScanOut ScanDirection = "out"
 )
 
 // AggregatorStatus is an order's status in the aggregator adapter's
@@ -190,6 +213,8 @@ var (
 	PaymentMethods      = []PaymentMethod{PayByGateway, PayExternally}
 	SeatStatuses        = []SeatStatus{SeatFree, SeatReserved, SeatSold}
 	WebhookEventTypes   = []WebhookEventType{EventOrderCreated, EventOrderPaid, EventOrderCancelled, EventOrderRefunded,
-		EventOrderDeleted, EventReservationExpired, EventPing}
+		EventOrderDeleted, EventReservationExpired, EventTicketCheckedIn, EventPing}
+	ScanOutcomes       = []ScanOutcome{ScanAdmitted, ScanAlreadyCheckedIn, ScanVoid, ScanNotPaid, ScanWrongEvent, ScanUnknown, ScanSandbox, ScanExited}
+	ScanDirections     = []ScanDirection{ScanIn, ScanOut}
 	AggregatorStatuses = []AggregatorStatus{AggregatorCreated, AggregatorReserved, AggregatorApproved, AggregatorCancelled}
 )

@@ -254,6 +254,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/check-ins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Scan a ticket at the door
+         * @description Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+         *
+         *     Requires an API key with the scope `checkin`.
+         */
+        post: operations["create-check-in"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cities": {
         parameters: {
             query?: never;
@@ -891,6 +913,48 @@ export interface components {
             /** Format: int64 */
             ticket_category_id: number;
         };
+        CheckIn: {
+            barcode: string;
+            /** @enum {string} */
+            direction: "in" | "out";
+            /**
+             * Format: int64
+             * @description The door's event.
+             */
+            event_id: number;
+            /** @description When and at which gate the ticket was first admitted (already_checked_in, and admitted again after an exit). */
+            first_check_in?: components["schemas"]["FirstCheckIn"];
+            gate: string;
+            /** Format: int64 */
+            id: number;
+            /** @enum {string} */
+            outcome: "admitted" | "already_checked_in" | "void" | "not_paid" | "wrong_event" | "unknown" | "sandbox" | "exited";
+            /** @description The ticket scanned: absent for unknown and sandbox. For wrong_event, its event_id is the event it is for. */
+            ticket?: components["schemas"]["DoorTicket"];
+        };
+        CheckInInputBody: {
+            /** @description The ticket's barcode as scanned. */
+            barcode: string;
+            /** @description The scanning device, for the organizer's records. */
+            device_id?: string;
+            /**
+             * @description in (the default), or out at an event that allows re-entry.
+             * @enum {string}
+             */
+            direction?: "in" | "out";
+            /**
+             * Format: int64
+             * @description The event at this door.
+             */
+            event_id: number;
+            /** @description The gate's name; a door key limited to one gate may leave it out. */
+            gate?: string;
+            /**
+             * Format: date-time
+             * @description When the device scanned the ticket (default: now).
+             */
+            scanned_at?: string;
+        };
         City: {
             /** Format: int64 */
             id: number;
@@ -940,7 +1004,7 @@ export interface components {
             /** @description Default true. */
             enabled?: boolean;
             /** @description The event types to send; omit or leave empty for all. */
-            event_types?: ("order.created" | "order.paid" | "order.cancelled" | "order.refunded" | "order.deleted" | "reservation.expired" | "webhook.test")[];
+            event_types?: ("order.created" | "order.paid" | "order.cancelled" | "order.refunded" | "order.deleted" | "reservation.expired" | "ticket.checked_in" | "webhook.test")[];
             /** @description Where events are POSTed: https for production endpoints; never a loopback, private or link-local address. */
             url: string;
         };
@@ -957,8 +1021,29 @@ export interface components {
             email: string;
             name: string;
         };
+        DoorSeat: {
+            label: string;
+            seat_id: string;
+            zone_id: string;
+        };
+        DoorTicket: {
+            category: string;
+            /** Format: int64 */
+            event_id: number;
+            /** Format: int64 */
+            id: number;
+            number: string;
+            /** @description null for general admission. */
+            seat: components["schemas"]["DoorSeat"];
+        };
         EnvelopeAvailability: {
             data: components["schemas"]["Availability"];
+            meta?: components["schemas"]["Meta"];
+            /** @description Log it for support lookups; equals the X-Request-Id header. */
+            request_id: string;
+        };
+        EnvelopeCheckIn: {
+            data: components["schemas"]["CheckIn"];
             meta?: components["schemas"]["Meta"];
             /** @description Log it for support lookups; equals the X-Request-Id header. */
             request_id: string;
@@ -1077,6 +1162,11 @@ export interface components {
             updated_at: string;
             venue: components["schemas"]["Venue"];
         };
+        FirstCheckIn: {
+            /** Format: date-time */
+            at: string;
+            gate: string;
+        };
         Geometry: {
             zones: components["schemas"]["GeometryZone"][];
         };
@@ -1184,7 +1274,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "amount_mismatch" | "client_closed_request" | "gateway_unavailable" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal" | "invalid_state" | "limit_reached" | "malformed_request" | "method_not_allowed" | "not_acceptable" | "not_found" | "order_expired" | "order_paid" | "rate_limited" | "request_timeout" | "request_too_large" | "reservation_expired" | "seat_taken" | "sold_out" | "unauthenticated" | "unavailable" | "unsupported_media_type" | "validation_error" | "error";
+            code: "amount_mismatch" | "client_closed_request" | "gateway_unavailable" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal" | "invalid_state" | "limit_reached" | "malformed_request" | "method_not_allowed" | "not_acceptable" | "not_found" | "order_expired" | "order_paid" | "rate_limited" | "request_timeout" | "request_too_large" | "reservation_expired" | "seat_taken" | "sold_out" | "ticket_checked_in" | "unauthenticated" | "unavailable" | "unsupported_media_type" | "validation_error" | "error";
             detail?: string;
             /** @description Field errors of a validation_error. */
             errors?: components["schemas"]["ErrorDetail"][];
@@ -1350,7 +1440,7 @@ export interface components {
             /** @description true re-enables an endpoint disabled after failing, and clears why. */
             enabled?: boolean;
             /** @description Replaces the list; empty: all types. */
-            event_types?: ("order.created" | "order.paid" | "order.cancelled" | "order.refunded" | "order.deleted" | "reservation.expired" | "webhook.test")[];
+            event_types?: ("order.created" | "order.paid" | "order.cancelled" | "order.refunded" | "order.deleted" | "reservation.expired" | "ticket.checked_in" | "webhook.test")[];
             url?: string;
         };
         Venue: {
@@ -1699,7 +1789,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1886,7 +1976,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2102,7 +2192,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2949,6 +3039,249 @@ export interface operations {
             /** @description Any other failure, as a problem (RFC 9457) with its code. */
             default: {
                 headers: {
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "create-check-in": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A unique key per creating request, in UTF-8 (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckInInputBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeCheckIn"];
+                };
+            };
+            /** @description Bad Request. Problem codes: `malformed_request`, `idempotency_key_required`. */
+            400: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            401: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            403: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found. Problem codes: `not_found`. */
+            404: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Method Not Allowed. Problem codes: `method_not_allowed`. */
+            405: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            409: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large. Problem codes: `request_too_large`. */
+            413: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type. Problem codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error. Problem codes: `internal`. */
+            500: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure, as a problem (RFC 9457) with its code. */
+            default: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
                     /** @description This request's id, as `request_id` in the body; quote it to support. */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4020,7 +4353,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4404,7 +4737,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4623,7 +4956,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4904,7 +5237,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -5473,7 +5806,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -5857,7 +6190,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6029,7 +6362,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6698,7 +7031,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -7591,7 +7924,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -7769,7 +8102,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */

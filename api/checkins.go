@@ -1,0 +1,46 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"ticketsales/api/request"
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/checkin"
+	"ticketsales/internal/states"
+)
+
+type checkInInput struct {
+	Body struct {
+		Barcode   string               `json:"barcode" minLength:"1" maxLength:"64" doc:"The ticket's barcode as scanned."`
+		EventID   int64                `json:"event_id" minimum:"1" doc:"The event at this door."`
+		Gate      string               `json:"gate,omitempty" maxLength:"64" doc:"The gate's name; a door key limited to one gate may leave it out."`
+		DeviceID  string               `json:"device_id,omitempty" maxLength:"100" doc:"The scanning device, for the organizer's records."`
+		Direction states.ScanDirection `json:"direction,omitempty" doc:"in (the default), or out at an event that allows re-entry."`
+		ScannedAt *time.Time           `json:"scanned_at,omitempty" doc:"When the device scanned the ticket (default: now)."`
+	}
+}
+
+func (s *Server) registerCheckIns(api huma.API) {
+	huma.Register(api, idempotent(request.Scoped(huma.Operation{
+		OperationID: "create-check-in", Method: http.MethodPost, Path: "/check-ins", Tags: []string{"Check-in"},
+		Summary: "Scan a ticket at the door",
+		Description: "Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` " +
+			"(with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, " +
+			"`wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or " +
+			"`exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, " +
+			"exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).",
+		Errors: []int{http.StatusNotFound},
+	}, apikey.ScopeCheckin)), func(ctx context.Context, in *checkInInput) (*dataOutput[*checkin.CheckIn], error) {
+		b := in.Body
+		scan := checkin.ScanInput{Barcode: b.Barcode, EventID: b.EventID, Gate: b.Gate, DeviceID: b.DeviceID, Direction: b.Direction}
+		if b.ScannedAt != nil {
+			scan.ScannedAt = *b.ScannedAt
+		}
+		c, err := s.deps.CheckIn.Scan(ctx, request.Caller(ctx), scan)
+		return reply(ctx, c, err)
+	})
+}

@@ -1,0 +1,113 @@
+// Package checkin lets tickets in at the door: a scan answers one of a
+// small, fixed set of outcomes (states.ScanOutcome), and of scans of one
+// ticket racing at several gates exactly one admits it. Door keys (scope
+// checkin) may be limited to one event and one gate, and see of a ticket
+// only what a door needs: its number, event, category and seat.
+package checkin
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/errs"
+	"ticketsales/internal/states"
+	"ticketsales/store"
+)
+
+// Service scans tickets for the caller's company.
+type Service struct {
+	DB *bun.DB
+}
+
+// ScanInput is one scan as a door sends it.
+type ScanInput struct {
+	Barcode   string
+	EventID   int64
+	Gate      string // "": the door key's gate
+	DeviceID  string
+	Direction states.ScanDirection // "": in
+	ScannedAt time.Time            // zero: now
+}
+
+// CheckIn is a scan as the door is answered.
+type CheckIn struct {
+	ID        int64                `json:"id"`
+	Outcome   states.ScanOutcome   `json:"outcome"`
+	Barcode   string               `json:"barcode"`
+	EventID   int64                `json:"event_id" doc:"The door's event."`
+	Gate      string               `json:"gate"`
+	Direction states.ScanDirection `json:"direction"`
+	Ticket    *DoorTicket          `json:"ticket,omitempty" doc:"The ticket scanned: absent for unknown and sandbox. For wrong_event, its event_id is the event it is for."`
+	// FirstCheckIn is when and where the ticket was first admitted.
+	FirstCheckIn *FirstCheckIn `json:"first_check_in,omitempty" doc:"When and at which gate the ticket was first admitted (already_checked_in, and admitted again after an exit)."`
+}
+
+// DoorTicket is what a door may know of a ticket: no buyer, no money.
+type DoorTicket struct {
+	ID       int64     `json:"id"`
+	Number   string    `json:"number"`
+	EventID  int64     `json:"event_id"`
+	Category string    `json:"category"`
+	Seat     *DoorSeat `json:"seat" doc:"null for general admission."`
+}
+
+// DoorSeat is a ticket's seat.
+type DoorSeat struct {
+	ZoneID string `json:"zone_id"`
+	SeatID string `json:"seat_id"`
+	Label  string `json:"label"`
+}
+
+// FirstCheckIn is a ticket's first admission.
+type FirstCheckIn struct {
+	At   time.Time `json:"at"`
+	Gate string    `json:"gate"`
+}
+
+// Scan decides one scan and records it. A door key limited to an event or
+// a gate scans only there (403); an event not the company's is 404.
+func (s *Service) Scan(ctx context.Context, p *apikey.Principal, in ScanInput) (*CheckIn, error) {
+	if p.CheckinEventID != nil && *p.CheckinEventID != in.EventID {
+		return nil, fmt.Errorf("door key %d at event %d: %w", p.KeyID, in.EventID, errs.DoorElsewhere)
+	}
+	if p.CheckinGate != nil {
+		switch in.Gate {
+		case "":
+			in.Gate = *p.CheckinGate
+		case *p.CheckinGate:
+		default:
+			return nil, fmt.Errorf("door key %d at gate %q: %w", p.KeyID, in.Gate, errs.DoorElsewhere)
+		}
+	}
+	if in.Gate == "" {
+		return nil, errs.Invalid("body.gate", "name the gate (or use a door key limited to one)", "")
+	}
+	if in.Direction == "" {
+		in.Direction = states.ScanIn
+	}
+	if _, err := store.GetEvent(ctx, s.DB, p.CompanyID, in.EventID); err != nil {
+		return nil, err
+	}
+	res, err := store.CheckIn(ctx, s.DB, store.Scan{CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(),
+		EventID: in.EventID, Barcode: in.Barcode, Gate: in.Gate, DeviceID: in.DeviceID, Direction: in.Direction,
+		ScannedAt: in.ScannedAt})
+	if err != nil {
+		return nil, err
+	}
+	out := &CheckIn{ID: res.CheckInID, Outcome: res.Outcome, Barcode: in.Barcode, EventID: in.EventID, Gate: in.Gate,
+		Direction: in.Direction}
+	if t := res.Ticket; t != nil {
+		out.Ticket = &DoorTicket{ID: t.ID, Number: t.Number, EventID: t.EventID, Category: t.Category}
+		if t.SeatID != nil {
+			out.Ticket.Seat = &DoorSeat{ZoneID: *t.ZoneID, SeatID: *t.SeatID, Label: *t.Label}
+		}
+		if t.CheckedInAt != nil && res.Outcome != states.ScanVoid && res.Outcome != states.ScanWrongEvent {
+			out.FirstCheckIn = &FirstCheckIn{At: *t.CheckedInAt, Gate: *t.CheckedInGate}
+		}
+	}
+	return out, nil
+}
