@@ -191,3 +191,27 @@ func TestDoorKeyLimitedToItsEventAndGate(t *testing.T) {
 		t.Fatalf("scan at the key's own door: %d %s", res.Status, res.Body)
 	}
 }
+
+// A general-admission ticket is admitted with no seat (null, as the
+// document says).
+func TestCheckInGeneralAdmission(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["standup"]
+	var cats struct{ Data []category }
+	f.Get(t, fmt.Sprintf("/v1/events/%d/categories", event), f.keyA).Decode(t, &cats)
+	res := f.Do(t, http.MethodPost, "/v1/orders", f.keyA, fmt.Sprintf(`{"event_id": %d, "items": [{"ticket_category_id": %d, "quantity": 1}],
+		"customer": %s, "payment": "external"}`, event, cats.Data[0].ID, customer), idemKey(t))
+	var ob orderBody
+	res.Decode(t, &ob)
+	if res := f.confirm(t, f.keyA, ob.Data.ID, ob.Data.Amount.Amount); res.Status != http.StatusOK {
+		t.Fatalf("confirm: %d %s", res.Status, res.Body)
+	}
+	var ts struct{ Data []ticket }
+	f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", ob.Data.ID), f.keyA).Decode(t, &ts)
+	got := f.scan(t, door, event, ts.Data[0].Barcode, "Main")
+	if got.Data.Outcome != "admitted" || got.Data.Ticket == nil || got.Data.Ticket.Seat != nil {
+		t.Fatalf("general admission scan: %+v", got.Data)
+	}
+}

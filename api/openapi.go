@@ -41,8 +41,9 @@ var codesByStatus = map[string][]string{
 // without a seat, an event without prices): Huma cannot mark a $ref
 // nullable, so the document says anyOf [ref, null].
 var nullable = map[string][]string{
-	"Ticket": {"seat"},
-	"Event":  {"price_from"},
+	"Ticket":     {"seat"},
+	"DoorTicket": {"seat"},
+	"Event":      {"price_from"},
 }
 
 // transportHeaders are HTTP's own: a client must not set or read them as

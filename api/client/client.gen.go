@@ -1040,7 +1040,7 @@ type DoorTicket struct {
 	Number   string `json:"number"`
 
 	// Seat null for general admission.
-	Seat DoorSeat `json:"seat"`
+	Seat *DoorSeat `json:"seat"`
 }
 
 // EnvelopeAvailability defines model for EnvelopeAvailability.

@@ -102,7 +102,9 @@ func (s *Service) Scan(ctx context.Context, p *apikey.Principal, in ScanInput) (
 		Direction: in.Direction}
 	if t := res.Ticket; t != nil {
 		out.Ticket = &DoorTicket{ID: t.ID, Number: t.Number, EventID: t.EventID, Category: t.Category}
-		if t.SeatID != nil {
+		// The seat's zone and label come from the event's inventory, which
+		// a catalog import may have changed after a refund freed the seat.
+		if t.SeatID != nil && t.ZoneID != nil && t.Label != nil {
 			out.Ticket.Seat = &DoorSeat{ZoneID: *t.ZoneID, SeatID: *t.SeatID, Label: *t.Label}
 		}
 		if t.CheckedInAt != nil && res.Outcome != states.ScanVoid && res.Outcome != states.ScanWrongEvent {

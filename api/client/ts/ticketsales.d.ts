@@ -1034,7 +1034,7 @@ export interface components {
             id: number;
             number: string;
             /** @description null for general admission. */
-            seat: components["schemas"]["DoorSeat"];
+            seat: components["schemas"]["DoorSeat"] | null;
         };
         EnvelopeAvailability: {
             data: components["schemas"]["Availability"];
