@@ -210,7 +210,7 @@ func (e *RateError) Problem() Problem {
 }
 
 // CheckedInError: tickets a partner asked to refund were admitted at the
-// door already; only the organizer may refund them.
+// door already (store.Refund.AllowCheckedIn is the organizer's override).
 type CheckedInError struct{ TicketIDs []int64 }
 
 func (e *CheckedInError) Error() string {
@@ -219,8 +219,8 @@ func (e *CheckedInError) Error() string {
 
 func (e *CheckedInError) Problem() Problem {
 	return Problem{Status: http.StatusConflict, Code: "ticket_checked_in",
-		Detail: fmt.Sprintf("Tickets %v were checked in at the door: they cannot be refunded through the API "+
-			"(the organizer can, from the back office). Nothing was changed.", e.TicketIDs)}
+		Detail: fmt.Sprintf("Tickets %v were checked in at the door: they cannot be refunded through the API; "+
+			"refund the order's other tickets by ticket_ids. Nothing was changed.", e.TicketIDs)}
 }
 
 // DoorElsewhere: a door key limited to one event or gate scanned at
