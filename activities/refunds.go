@@ -32,7 +32,8 @@ func (a *Activities) VoidTickets(ctx context.Context, refundID string, orderID i
 	if err := store.CreateRefund(ctx, a.DB, r); err != nil {
 		var se *errs.StateError
 		var te *store.RefundTicketsError
-		if errors.As(err, &se) || errors.As(err, &te) {
+		var ce *errs.CheckedInError // admitted at the door meanwhile: retrying changes nothing
+		if errors.As(err, &se) || errors.As(err, &te) || errors.As(err, &ce) {
 			return VoidResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefundRefused, err)
 		}
 		return VoidResult{}, final(err)

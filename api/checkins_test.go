@@ -156,11 +156,14 @@ func TestCheckedInTicketIsNotRefunded(t *testing.T) {
 	}
 	ev := r.await("ticket.checked_in", func(data map[string]any) bool { return fmt.Sprint(data["ticket_id"]) == fmt.Sprint(ts[0].ID) })
 	var data struct {
-		TicketID int64  `json:"ticket_id"`
-		EventID  int64  `json:"event_id"`
-		Gate     string `json:"gate"`
+		TicketID     int64  `json:"ticket_id"`
+		TicketNumber string `json:"ticket_number"`
+		OrderID      int64  `json:"order_id"`
+		EventID      int64  `json:"event_id"`
+		Gate         string `json:"gate"`
 	}
-	if err := json.Unmarshal(ev.Data, &data); err != nil || data.Gate != "North" || data.EventID != event {
+	if err := json.Unmarshal(ev.Data, &data); err != nil || data.Gate != "North" || data.EventID != event ||
+		data.OrderID != id || data.TicketNumber != ts[0].Number {
 		t.Fatalf("ticket.checked_in: %s (%v)", ev.Data, err)
 	}
 }
@@ -181,9 +184,9 @@ func TestDoorKeyLimitedToItsEventAndGate(t *testing.T) {
 		return f.Do(t, http.MethodPost, "/v1/check-ins", door, body, idemKey(t))
 	}
 	expectProblem(t, scan(fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "North"}`, ts[0].Barcode, f.ids["standup"])),
-		http.StatusForbidden, "insufficient_scope")
+		http.StatusForbidden, "door_key_elsewhere")
 	expectProblem(t, scan(fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "South"}`, ts[0].Barcode, event)),
-		http.StatusForbidden, "insufficient_scope")
+		http.StatusForbidden, "door_key_elsewhere")
 	res := scan(fmt.Sprintf(`{"barcode": %q, "event_id": %d}`, ts[0].Barcode, event))
 	var got checkInBody
 	res.Decode(t, &got)
@@ -213,5 +216,102 @@ func TestCheckInGeneralAdmission(t *testing.T) {
 	got := f.scan(t, door, event, ts.Data[0].Barcode, "Main")
 	if got.Data.Outcome != "admitted" || got.Data.Ticket == nil || got.Data.Ticket.Seat != nil {
 		t.Fatalf("general admission scan: %+v", got.Data)
+	}
+}
+
+// A sandbox door never touches a real ticket: it is unknown there, its
+// scan is not tied to it, and the real door admits it afterwards.
+func TestSandboxDoorLeavesRealTicketsAlone(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	prod, _ := f.Key(t, f.companyA, apikey.Production)
+	sandboxDoor, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	realDoor, _ := f.Key(t, f.companyA, apikey.Production, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	_, ts := f.paidTickets(t, prod, "parterre-3-11")
+	if got := f.scan(t, sandboxDoor, event, ts[0].Barcode, "Test"); got.Data.Outcome != "unknown" || got.Data.Ticket != nil {
+		t.Fatalf("a real ticket at a sandbox door: %+v", got.Data)
+	}
+	var tied int
+	if err := f.DB.NewRaw("SELECT count(*) FROM check_ins WHERE ticket_id = ?", ts[0].ID).Scan(context.Background(), &tied); err != nil || tied != 0 {
+		t.Fatalf("the sandbox scan is tied to the real ticket: %d (%v)", tied, err)
+	}
+	got := f.scan(t, realDoor, event, ts[0].Barcode, "North")
+	if got.Data.Outcome != "admitted" || got.Data.FirstCheckIn != nil && got.Data.FirstCheckIn.Gate != "North" {
+		t.Fatalf("the real door after the sandbox one: %+v", got.Data)
+	}
+}
+
+// A door may name its session of a scheduled event: a ticket of another
+// session is wrong_event and says which it is for; a session not of the
+// event is refused.
+func TestCheckInBySession(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["expo"]
+	var sessions struct{ Data []struct{ ID int64 } }
+	f.Get(t, fmt.Sprintf("/v1/sessions?filter.event_id=%d", event), f.keyA).Decode(t, &sessions)
+	var cats struct{ Data []category }
+	f.Get(t, fmt.Sprintf("/v1/events/%d/categories", event), f.keyA).Decode(t, &cats)
+	first, second := sessions.Data[0].ID, sessions.Data[1].ID
+	res := f.Do(t, http.MethodPost, "/v1/orders", f.keyA, fmt.Sprintf(`{"event_id": %d, "schedule_slot_id": %d,
+		"items": [{"ticket_category_id": %d, "quantity": 2}], "customer": %s, "payment": "external"}`,
+		event, first, cats.Data[0].ID, customer), idemKey(t))
+	var ob orderBody
+	res.Decode(t, &ob)
+	if res := f.confirm(t, f.keyA, ob.Data.ID, ob.Data.Amount.Amount); res.Status != http.StatusOK {
+		t.Fatalf("confirm: %d %s", res.Status, res.Body)
+	}
+	var ts struct{ Data []ticket }
+	f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", ob.Data.ID), f.keyA).Decode(t, &ts)
+	scan := func(barcode string, session int64) *testenv.Response {
+		return f.Do(t, http.MethodPost, "/v1/check-ins", door,
+			fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "Hall", "session_id": %d}`, barcode, event, session), idemKey(t))
+	}
+	var got struct {
+		Data struct {
+			Outcome string `json:"outcome"`
+			Ticket  struct {
+				SessionID int64 `json:"session_id"`
+			} `json:"ticket"`
+		} `json:"data"`
+	}
+	scan(ts.Data[0].Barcode, second).Decode(t, &got)
+	if got.Data.Outcome != "wrong_event" || got.Data.Ticket.SessionID != first {
+		t.Fatalf("a ticket of the first session at the second's door: %+v", got.Data)
+	}
+	scan(ts.Data[0].Barcode, first).Decode(t, &got)
+	if got.Data.Outcome != "admitted" || got.Data.Ticket.SessionID != first {
+		t.Fatalf("at its own session's door: %+v", got.Data)
+	}
+	var other struct{ Data []struct{ ID int64 } }
+	f.Get(t, fmt.Sprintf("/v1/sessions?filter.event_id=%d", f.ids["swan-lake"]), f.keyA).Decode(t, &other)
+	if len(other.Data) > 0 {
+		expectProblem(t, scan(ts.Data[1].Barcode, other.Data[0].ID), http.StatusUnprocessableEntity, "validation_error")
+	}
+	expectProblem(t, scan(ts.Data[1].Barcode, 999999), http.StatusUnprocessableEntity, "validation_error")
+}
+
+// An exit at an event that does not allow re-entry is refused and leaves
+// nothing behind: the ticket stays inside, no scan is recorded.
+func TestExitRefusedWithoutReentry(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	_, ts := f.paidTickets(t, f.keyA, "parterre-3-12")
+	if got := f.scan(t, door, event, ts[0].Barcode, "North"); got.Data.Outcome != "admitted" {
+		t.Fatalf("scan: %+v", got.Data)
+	}
+	res := f.Do(t, http.MethodPost, "/v1/check-ins", door,
+		fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "North", "direction": "out"}`, ts[0].Barcode, event), idemKey(t))
+	expectProblem(t, res, http.StatusUnprocessableEntity, "validation_error")
+	var scans int
+	if err := f.DB.NewRaw("SELECT count(*) FROM check_ins WHERE ticket_id = ?", ts[0].ID).Scan(context.Background(), &scans); err != nil || scans != 1 {
+		t.Fatalf("%d scans recorded (%v)", scans, err)
+	}
+	if got := f.scan(t, door, event, ts[0].Barcode, "South"); got.Data.Outcome != "already_checked_in" {
+		t.Fatalf("after the refused exit: %+v", got.Data)
 	}
 }

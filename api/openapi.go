@@ -12,7 +12,7 @@ import (
 // problemCodes are the codes a Problem may carry: the document declares
 // them as an enum, so a generated client can switch on them.
 var problemCodes = []string{
-	"amount_mismatch", "client_closed_request", "gateway_unavailable", "idempotency_key_required",
+	"amount_mismatch", "client_closed_request", "door_key_elsewhere", "gateway_unavailable", "idempotency_key_required",
 	"idempotency_key_reused", "idempotency_request_in_progress", "insufficient_scope", "internal",
 	"invalid_state", "limit_reached", "malformed_request", "method_not_allowed", "not_acceptable", "not_found",
 	"order_expired", "order_paid", "rate_limited", "request_timeout", "request_too_large",
@@ -25,7 +25,7 @@ var problemCodes = []string{
 var codesByStatus = map[string][]string{
 	"400": {"malformed_request", "idempotency_key_required"},
 	"401": {"unauthenticated"},
-	"403": {"insufficient_scope"},
+	"403": {"insufficient_scope", "door_key_elsewhere"},
 	"404": {"not_found"},
 	"405": {"method_not_allowed"},
 	"409": {"seat_taken", "sold_out", "invalid_state", "order_paid", "reservation_expired", "order_expired", "limit_reached", "ticket_checked_in", "idempotency_request_in_progress"},

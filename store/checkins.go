@@ -9,7 +9,6 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/errs"
 	"ticketsales/internal/states"
 )
 
@@ -23,6 +22,9 @@ type Scan struct {
 	Gate      string
 	DeviceID  string
 	Direction states.ScanDirection
+	// SessionID is the door's session of a scheduled event (0: any): a
+	// ticket of another session is wrong_event.
+	SessionID int64
 	// ScannedAt is the device's time of the scan (zero: now); Offline marks
 	// a scan made without the network and uploaded later.
 	ScannedAt time.Time
@@ -44,7 +46,7 @@ type ScannedTicket struct {
 	CheckedInAt   *time.Time          `bun:"checked_in_at"`
 	CheckedInGate *string             `bun:"checked_in_gate"`
 	Inside        bool                `bun:"inside"`
-	AllowReentry  bool                `bun:"allow_reentry"`
+	SessionID     *int64              `bun:"session_id"` // its order's schedule slot
 }
 
 // ScanResult is what a scan decided.
@@ -60,49 +62,42 @@ type ScanResult struct {
 // CheckIn decides one scan in one transaction and records it with its
 // outcome. The ticket's row is locked first, so of scans of one ticket
 // racing at several gates exactly one admits it (the first to lock); the
-// others find it inside. Admitting writes the ticket.checked_in event to
-// the outbox in the same transaction.
+// others find it inside. Only a ticket of the door's environment is locked
+// or changed: a sandbox door never touches a real ticket, and a real door
+// only learns that a sandbox ticket is one. Admitting writes the
+// ticket.checked_in event to the outbox in the same transaction.
 func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 	var out ScanResult
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		t := new(ScannedTicket)
-		err := tx.NewRaw(`
-			SELECT t.id, t.number, o.event_id, t.status, o.status AS order_status, o.is_test, c.name AS category,
-				es.zone_id, i.seat_id, es.label, t.checked_in_at, t.checked_in_gate, t.inside, e.allow_reentry
-			FROM tickets t JOIN orders o ON o.id = t.order_id JOIN events e ON e.id = o.event_id
-			JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
-			JOIN ticket_categories c ON c.id = i.category_id
-			LEFT JOIN event_seats es ON es.event_id = o.event_id AND es.seat_id = i.seat_id
-			WHERE t.barcode = ? AND o.company_id = ?
-			FOR UPDATE OF t`, s.Barcode, s.CompanyID).Scan(ctx, t)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			t = nil
-		case err != nil:
+		t, err := lockScannedTicket(ctx, tx, s)
+		if err != nil {
 			return err
 		}
 		out = ScanResult{Outcome: decide(t, s), Ticket: t}
-		if t != nil && t.IsTest != s.IsTest {
-			out.Ticket = nil // of the other environment: the door learns nothing of it
-		}
-		if out.Outcome == states.ScanExited && !t.AllowReentry {
-			return errs.Invalid("body.direction", "the event does not allow re-entry: scan exits only where it does", s.Direction)
+		if t == nil && !s.IsTest {
+			// Not a real ticket: a sandbox one shown at a real door is
+			// told apart (read, not locked: nothing of it changes).
+			var sandbox bool
+			if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM tickets t JOIN orders o ON o.id = t.order_id
+				WHERE t.barcode = ? AND o.company_id = ? AND o.is_test)`, s.Barcode, s.CompanyID).Scan(ctx, &sandbox); err != nil {
+				return fmt.Errorf("look for sandbox ticket: %w", err)
+			}
+			if sandbox {
+				out.Outcome = states.ScanSandbox
+			}
 		}
 		first := false
 		switch out.Outcome {
 		case states.ScanAdmitted:
-			if _, err := tx.NewRaw(`UPDATE tickets SET inside = true,
+			first = t.CheckedInAt == nil
+			// The first admission's time and gate are kept; Postgres's
+			// clock when the device gave none.
+			if err := tx.NewRaw(`UPDATE tickets SET inside = true,
 					checked_in_at = coalesce(checked_in_at, coalesce(?, now())),
-					checked_in_gate = coalesce(checked_in_gate, ?) WHERE id = ?`,
-				nullTime(s.ScannedAt), s.Gate, t.ID).Exec(ctx); err != nil {
+					checked_in_gate = coalesce(checked_in_gate, ?) WHERE id = ?
+				RETURNING checked_in_at, checked_in_gate`,
+				nullTime(s.ScannedAt), s.Gate, t.ID).Scan(ctx, &t.CheckedInAt, &t.CheckedInGate); err != nil {
 				return fmt.Errorf("admit ticket %d: %w", t.ID, err)
-			}
-			if first = t.CheckedInAt == nil; first {
-				at := s.ScannedAt
-				if at.IsZero() {
-					at = time.Now()
-				}
-				t.CheckedInAt, t.CheckedInGate = &at, &s.Gate
 			}
 			t.Inside = true
 		case states.ScanExited:
@@ -115,22 +110,22 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 		if t != nil {
 			ticketID = &t.ID
 		}
-		if err := tx.NewRaw(`INSERT INTO check_ins (company_id, event_id, ticket_id, barcode, gate, device_id, direction,
-				outcome, api_key_id, scanned_at, offline)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, now()), ?) RETURNING id`,
-			s.CompanyID, s.EventID, ticketID, s.Barcode, s.Gate, s.DeviceID, s.Direction, out.Outcome, s.APIKeyID,
-			nullTime(s.ScannedAt), s.Offline).Scan(ctx, &out.CheckInID); err != nil {
+		if err := tx.NewRaw(`INSERT INTO check_ins (company_id, event_id, session_id, ticket_id, barcode, gate, device_id,
+				direction, outcome, api_key_id, scanned_at, offline, is_test)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, now()), ?, ?) RETURNING id`,
+			s.CompanyID, s.EventID, nullID(s.SessionID), ticketID, s.Barcode, s.Gate, s.DeviceID, s.Direction,
+			out.Outcome, s.APIKeyID, nullTime(s.ScannedAt), s.Offline, s.IsTest).Scan(ctx, &out.CheckInID); err != nil {
 			return fmt.Errorf("record scan: %w", err)
 		}
 		if first {
 			// Re-entries after an exit are scans, not news.
 			_, err := tx.NewRaw(`INSERT INTO webhook_events (id, type, company_id, is_test, order_id, snapshot)
 				SELECT `+newEventID+`, ?, x.company_id, x.is_test, x.order_id,
-					jsonb_build_object('check_in_id', ?::bigint, 'ticket_id', x.id, 'event_id', x.event_id,
-						'gate', ?::text, 'checked_in_at', ?::timestamptz)
-				FROM (SELECT t.id, t.order_id, o.company_id, o.is_test, o.event_id FROM tickets t JOIN orders o ON o.id = t.order_id
-					WHERE t.id = ?) x
-				WHERE `+hasEndpoint, states.EventTicketCheckedIn, out.CheckInID, s.Gate, *t.CheckedInAt, t.ID).Exec(ctx)
+					jsonb_build_object('check_in_id', ?::bigint, 'ticket_id', x.id, 'ticket_number', x.number,
+						'order_id', x.order_id, 'event_id', x.event_id, 'gate', ?::text, 'checked_in_at', ?::timestamptz)
+				FROM (SELECT t.id, t.number, t.order_id, o.company_id, o.is_test, o.event_id
+					FROM tickets t JOIN orders o ON o.id = t.order_id WHERE t.id = ?) x
+				WHERE `+hasEndpoint, states.EventTicketCheckedIn, out.CheckInID, *t.CheckedInGate, *t.CheckedInAt, t.ID).Exec(ctx)
 			if err != nil {
 				return fmt.Errorf("write ticket.checked_in event of ticket %d: %w", t.ID, err)
 			}
@@ -143,18 +138,39 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 	return out, nil
 }
 
+// lockScannedTicket finds the company's ticket of the door's environment
+// with the scanned barcode and locks its row (nil: none).
+func lockScannedTicket(ctx context.Context, tx bun.Tx, s Scan) (*ScannedTicket, error) {
+	t := new(ScannedTicket)
+	err := tx.NewRaw(`
+		SELECT t.id, t.number, o.event_id, t.status, o.status AS order_status, o.is_test, c.name AS category,
+			es.zone_id, i.seat_id, es.label, t.checked_in_at, t.checked_in_gate, t.inside,
+			o.schedule_slot_id AS session_id
+		FROM tickets t JOIN orders o ON o.id = t.order_id
+		JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
+		JOIN ticket_categories c ON c.id = i.category_id
+		LEFT JOIN event_seats es ON es.event_id = o.event_id AND es.seat_id = i.seat_id
+		WHERE t.barcode = ? AND o.company_id = ? AND o.is_test = ?
+		FOR UPDATE OF t`, s.Barcode, s.CompanyID, s.IsTest).Scan(ctx, t)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("find ticket: %w", err)
+	}
+	return t, nil
+}
+
 // decide is a scan's outcome from the ticket as locked (nil: no ticket of
-// the company has the barcode).
+// the company and the door's environment has the barcode).
 func decide(t *ScannedTicket, s Scan) states.ScanOutcome {
 	switch {
 	case t == nil:
 		return states.ScanUnknown
-	case t.IsTest && !s.IsTest:
-		return states.ScanSandbox // a sandbox ticket at a real door
-	case !t.IsTest && s.IsTest:
-		return states.ScanUnknown // a sandbox door knows no real tickets
 	case t.EventID != s.EventID:
 		return states.ScanWrongEvent
+	case s.SessionID != 0 && (t.SessionID == nil || *t.SessionID != s.SessionID):
+		return states.ScanWrongEvent // another session of the event
 	case t.Status == states.TicketRefunded || t.OrderStatus == states.OrderCancelled || t.OrderStatus == states.OrderRefunded:
 		return states.ScanVoid
 	case t.OrderStatus != states.OrderPaid && t.OrderStatus != states.OrderPartiallyRefunded:
@@ -165,4 +181,24 @@ func decide(t *ScannedTicket, s Scan) states.ScanOutcome {
 		return states.ScanAlreadyCheckedIn
 	}
 	return states.ScanAdmitted
+}
+
+// DoorEvent is what a scan needs to know of its event first.
+type DoorEvent struct {
+	AllowReentry bool `bun:"allow_reentry"`
+	// SessionFound: the session the door named is one of the event's.
+	SessionFound bool `bun:"session_found"`
+}
+
+// GetDoorEvent reads the company's event for a door scanning at it (and
+// the session it names, 0: none) in one small query.
+func GetDoorEvent(ctx context.Context, db bun.IDB, companyID, eventID, sessionID int64) (*DoorEvent, error) {
+	e := new(DoorEvent)
+	err := db.NewRaw(`SELECT e.allow_reentry,
+			EXISTS (SELECT 1 FROM sessions s WHERE s.id = ? AND s.event_id = e.id) AS session_found
+		FROM events e WHERE e.id = ? AND e.company_id = ?`, sessionID, eventID, companyID).Scan(ctx, e)
+	if err != nil {
+		return nil, notFound(err, fmt.Sprintf("event %d", eventID))
+	}
+	return e, nil
 }

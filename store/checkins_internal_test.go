@@ -10,6 +10,7 @@ import (
 // The outcome of a scan, for each state a ticket can be found in.
 func TestScanDecision(t *testing.T) {
 	at := time.Now()
+	session, other := int64(7), int64(8)
 	paid := func(edit func(*ScannedTicket)) *ScannedTicket {
 		tk := &ScannedTicket{EventID: 1, Status: states.TicketActive, OrderStatus: states.OrderPaid}
 		if edit != nil {
@@ -33,9 +34,9 @@ func TestScanDecision(t *testing.T) {
 		{"order cancelled", paid(func(t *ScannedTicket) { t.OrderStatus = states.OrderCancelled }), in, states.ScanVoid},
 		{"order awaiting payment", paid(func(t *ScannedTicket) { t.OrderStatus = states.OrderPendingPayment }), in, states.ScanNotPaid},
 		{"another event", paid(func(t *ScannedTicket) { t.EventID = 2 }), in, states.ScanWrongEvent},
-		{"a sandbox ticket at a real door", paid(func(t *ScannedTicket) { t.IsTest = true }), in, states.ScanSandbox},
-		{"a real ticket at a sandbox door", paid(nil), Scan{EventID: 1, IsTest: true}, states.ScanUnknown},
-		{"a sandbox ticket at a sandbox door", paid(func(t *ScannedTicket) { t.IsTest = true }), Scan{EventID: 1, IsTest: true}, states.ScanAdmitted},
+		{"a timed ticket at its session's door", paid(func(t *ScannedTicket) { t.SessionID = &session }), Scan{EventID: 1, SessionID: 7}, states.ScanAdmitted},
+		{"a timed ticket at another session's door", paid(func(t *ScannedTicket) { t.SessionID = &other }), Scan{EventID: 1, SessionID: 7}, states.ScanWrongEvent},
+		{"a timed ticket at a door of any session", paid(func(t *ScannedTicket) { t.SessionID = &other }), in, states.ScanAdmitted},
 		{"out", paid(func(t *ScannedTicket) { t.Inside = true }), Scan{EventID: 1, Direction: states.ScanOut}, states.ScanExited},
 		{"out of a refunded ticket", paid(func(t *ScannedTicket) { t.Status = states.TicketRefunded }), Scan{EventID: 1, Direction: states.ScanOut}, states.ScanVoid},
 	} {

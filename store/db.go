@@ -202,6 +202,14 @@ func EnsureDatabase(ctx context.Context, url string) error {
 }
 
 // nullTime is t for a query, or NULL when t is zero (unset).
+// nullID is id as a nullable column value: NULL for 0.
+func nullID(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
+}
+
 func nullTime(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil

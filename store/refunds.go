@@ -45,13 +45,6 @@ func (e *RefundTicketsError) Error() string {
 	return fmt.Sprintf("tickets not in the order %v, already refunded %v", e.NotInOrder, e.Refunded)
 }
 
-// CheckRefund tells, without changing anything, whether the tickets (all
-// active ones when ticketIDs is empty) of a paid order can be refunded.
-func CheckRefund(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64) error {
-	_, err := refundSelection(ctx, db, o, ticketIDs, false)
-	return err
-}
-
 type ticketPrice struct {
 	ID        int64
 	Status    states.TicketStatus

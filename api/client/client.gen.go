@@ -292,6 +292,7 @@ func (e OrderStatus) Valid() bool {
 const (
 	ProblemCodeAmountMismatch               ProblemCode = "amount_mismatch"
 	ProblemCodeClientClosedRequest          ProblemCode = "client_closed_request"
+	ProblemCodeDoorKeyElsewhere             ProblemCode = "door_key_elsewhere"
 	ProblemCodeError                        ProblemCode = "error"
 	ProblemCodeGatewayUnavailable           ProblemCode = "gateway_unavailable"
 	ProblemCodeIdempotencyKeyRequired       ProblemCode = "idempotency_key_required"
@@ -326,6 +327,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeAmountMismatch:
 		return true
 	case ProblemCodeClientClosedRequest:
+		return true
+	case ProblemCodeDoorKeyElsewhere:
 		return true
 	case ProblemCodeError:
 		return true
@@ -911,7 +914,10 @@ type CheckIn struct {
 	Id           int64          `json:"id"`
 	Outcome      CheckInOutcome `json:"outcome"`
 
-	// Ticket The ticket scanned: absent for unknown and sandbox. For wrong_event, its event_id is the event it is for.
+	// SessionId The door's session, when the scan named one.
+	SessionId *int64 `json:"session_id,omitempty"`
+
+	// Ticket The ticket scanned: absent for unknown and sandbox. For wrong_event, its event_id (and session_id) say what it is for.
 	Ticket *DoorTicket `json:"ticket,omitempty"`
 }
 
@@ -940,6 +946,9 @@ type CheckInInputBody struct {
 
 	// ScannedAt When the device scanned the ticket (default: now).
 	ScannedAt *time.Time `json:"scanned_at,omitempty"`
+
+	// SessionId For a scheduled event: the session at this door (a /v1/sessions item); a ticket of another session is wrong_event. Omitted: tickets of any session.
+	SessionId *int64 `json:"session_id,omitempty"`
 }
 
 // CheckInInputBodyDirection in (the default), or out at an event that allows re-entry.
@@ -1041,6 +1050,9 @@ type DoorTicket struct {
 
 	// Seat null for general admission.
 	Seat *DoorSeat `json:"seat"`
+
+	// SessionId For a scheduled event: the session (schedule slot) the ticket is for.
+	SessionId *int64 `json:"session_id,omitempty"`
 }
 
 // EnvelopeAvailability defines model for EnvelopeAvailability.
@@ -2070,7 +2082,7 @@ type ClientInterface interface {
 
 	// CreateCheckInWithBody Scan a ticket at the door
 	//
-	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (a ticket of another event, or of another session than the one the scan names: the ticket's event_id and session_id say which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -2081,7 +2093,7 @@ type ClientInterface interface {
 
 	// CreateCheckIn Scan a ticket at the door
 	//
-	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (a ticket of another event, or of another session than the one the scan names: the ticket's event_id and session_id say which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -2722,7 +2734,7 @@ func (c *Client) GetReadinessTemporal(ctx context.Context, reqEditors ...Request
 
 // CreateCheckInWithBody Scan a ticket at the door
 //
-// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (a ticket of another event, or of another session than the one the scan names: the ticket's event_id and session_id say which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
 //
 // Requires an API key with the scope `checkin`.
 //
@@ -2743,7 +2755,7 @@ func (c *Client) CreateCheckInWithBody(ctx context.Context, params *CreateCheckI
 
 // CreateCheckIn Scan a ticket at the door
 //
-// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (a ticket of another event, or of another session than the one the scan names: the ticket's event_id and session_id say which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
 //
 // Requires an API key with the scope `checkin`.
 //
@@ -5709,7 +5721,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateCheckInWithBodyWithResponse Scan a ticket at the door
 	//
-	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (a ticket of another event, or of another session than the one the scan names: the ticket's event_id and session_id say which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -5720,7 +5732,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateCheckInWithResponse Scan a ticket at the door
 	//
-	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (a ticket of another event, or of another session than the one the scan names: the ticket's event_id and session_id say which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -14116,7 +14128,7 @@ func (c *ClientWithResponses) GetReadinessTemporalWithResponse(ctx context.Conte
 
 // CreateCheckInWithBodyWithResponse Scan a ticket at the door
 //
-// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (a ticket of another event, or of another session than the one the scan names: the ticket's event_id and session_id say which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
 //
 // Requires an API key with the scope `checkin`.
 //
@@ -14133,7 +14145,7 @@ func (c *ClientWithResponses) CreateCheckInWithBodyWithResponse(ctx context.Cont
 
 // CreateCheckInWithResponse Scan a ticket at the door
 //
-// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (a ticket of another event, or of another session than the one the scan names: the ticket's event_id and session_id say which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
 //
 // Requires an API key with the scope `checkin`.
 //

@@ -30,6 +30,7 @@ type ScanInput struct {
 	Gate      string // "": the door key's gate
 	DeviceID  string
 	Direction states.ScanDirection // "": in
+	SessionID int64                // the door's session of a scheduled event; 0: any
 	ScannedAt time.Time            // zero: now
 }
 
@@ -40,19 +41,22 @@ type CheckIn struct {
 	Barcode   string               `json:"barcode"`
 	EventID   int64                `json:"event_id" doc:"The door's event."`
 	Gate      string               `json:"gate"`
+	SessionID *int64               `json:"session_id,omitempty" doc:"The door's session, when the scan named one."`
 	Direction states.ScanDirection `json:"direction"`
-	Ticket    *DoorTicket          `json:"ticket,omitempty" doc:"The ticket scanned: absent for unknown and sandbox. For wrong_event, its event_id is the event it is for."`
+	Ticket    *DoorTicket          `json:"ticket,omitempty" doc:"The ticket scanned: absent for unknown and sandbox. For wrong_event, its event_id (and session_id) say what it is for."`
 	// FirstCheckIn is when and where the ticket was first admitted.
 	FirstCheckIn *FirstCheckIn `json:"first_check_in,omitempty" doc:"When and at which gate the ticket was first admitted (already_checked_in, and admitted again after an exit)."`
 }
 
 // DoorTicket is what a door may know of a ticket: no buyer, no money.
 type DoorTicket struct {
-	ID       int64     `json:"id"`
-	Number   string    `json:"number"`
-	EventID  int64     `json:"event_id"`
-	Category string    `json:"category"`
-	Seat     *DoorSeat `json:"seat" doc:"null for general admission."`
+	ID      int64  `json:"id"`
+	Number  string `json:"number"`
+	EventID int64  `json:"event_id"`
+	// SessionID is the schedule slot of a scheduled event's ticket.
+	SessionID *int64    `json:"session_id,omitempty" doc:"For a scheduled event: the session (schedule slot) the ticket is for."`
+	Category  string    `json:"category"`
+	Seat      *DoorSeat `json:"seat" doc:"null for general admission."`
 }
 
 // DoorSeat is a ticket's seat.
@@ -89,19 +93,29 @@ func (s *Service) Scan(ctx context.Context, p *apikey.Principal, in ScanInput) (
 	if in.Direction == "" {
 		in.Direction = states.ScanIn
 	}
-	if _, err := store.GetEvent(ctx, s.DB, p.CompanyID, in.EventID); err != nil {
+	door, err := store.GetDoorEvent(ctx, s.DB, p.CompanyID, in.EventID, in.SessionID)
+	if err != nil {
 		return nil, err
 	}
+	if in.Direction == states.ScanOut && !door.AllowReentry {
+		return nil, errs.Invalid("body.direction", "the event does not allow re-entry: scan exits only where it does", in.Direction)
+	}
+	if in.SessionID != 0 && !door.SessionFound {
+		return nil, errs.Invalid("body.session_id", "not a session of the event (see /v1/sessions)", in.SessionID)
+	}
 	res, err := store.CheckIn(ctx, s.DB, store.Scan{CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(),
-		EventID: in.EventID, Barcode: in.Barcode, Gate: in.Gate, DeviceID: in.DeviceID, Direction: in.Direction,
-		ScannedAt: in.ScannedAt})
+		EventID: in.EventID, SessionID: in.SessionID, Barcode: in.Barcode, Gate: in.Gate, DeviceID: in.DeviceID,
+		Direction: in.Direction, ScannedAt: in.ScannedAt})
 	if err != nil {
 		return nil, err
 	}
 	out := &CheckIn{ID: res.CheckInID, Outcome: res.Outcome, Barcode: in.Barcode, EventID: in.EventID, Gate: in.Gate,
 		Direction: in.Direction}
+	if in.SessionID != 0 {
+		out.SessionID = &in.SessionID
+	}
 	if t := res.Ticket; t != nil {
-		out.Ticket = &DoorTicket{ID: t.ID, Number: t.Number, EventID: t.EventID, Category: t.Category}
+		out.Ticket = &DoorTicket{ID: t.ID, Number: t.Number, EventID: t.EventID, SessionID: t.SessionID, Category: t.Category}
 		// The seat's zone and label come from the event's inventory, which
 		// a catalog import may have changed after a refund freed the seat.
 		if t.SeatID != nil && t.ZoneID != nil && t.Label != nil {

@@ -225,5 +225,6 @@ func (e *CheckedInError) Problem() Problem {
 
 // DoorElsewhere: a door key limited to one event or gate scanned at
 // another.
-var DoorElsewhere = sentinel(http.StatusForbidden, "insufficient_scope",
+// Not insufficient_scope: the key has the scope, it is at the wrong door.
+var DoorElsewhere = sentinel(http.StatusForbidden, "door_key_elsewhere",
 	"This door key is limited to another event or gate.")

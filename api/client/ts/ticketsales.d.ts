@@ -265,7 +265,7 @@ export interface paths {
         put?: never;
         /**
          * Scan a ticket at the door
-         * @description Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (the ticket's event_id says which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
+         * @description Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (a ticket of another event, or of another session than the one the scan names: the ticket's event_id and session_id say which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
          *
          *     Requires an API key with the scope `checkin`.
          */
@@ -929,7 +929,12 @@ export interface components {
             id: number;
             /** @enum {string} */
             outcome: "admitted" | "already_checked_in" | "void" | "not_paid" | "wrong_event" | "unknown" | "sandbox" | "exited";
-            /** @description The ticket scanned: absent for unknown and sandbox. For wrong_event, its event_id is the event it is for. */
+            /**
+             * Format: int64
+             * @description The door's session, when the scan named one.
+             */
+            session_id?: number;
+            /** @description The ticket scanned: absent for unknown and sandbox. For wrong_event, its event_id (and session_id) say what it is for. */
             ticket?: components["schemas"]["DoorTicket"];
         };
         CheckInInputBody: {
@@ -954,6 +959,11 @@ export interface components {
              * @description When the device scanned the ticket (default: now).
              */
             scanned_at?: string;
+            /**
+             * Format: int64
+             * @description For a scheduled event: the session at this door (a /v1/sessions item); a ticket of another session is wrong_event. Omitted: tickets of any session.
+             */
+            session_id?: number;
         };
         City: {
             /** Format: int64 */
@@ -1035,6 +1045,11 @@ export interface components {
             number: string;
             /** @description null for general admission. */
             seat: components["schemas"]["DoorSeat"] | null;
+            /**
+             * Format: int64
+             * @description For a scheduled event: the session (schedule slot) the ticket is for.
+             */
+            session_id?: number;
         };
         EnvelopeAvailability: {
             data: components["schemas"]["Availability"];
@@ -1274,7 +1289,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "amount_mismatch" | "client_closed_request" | "gateway_unavailable" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal" | "invalid_state" | "limit_reached" | "malformed_request" | "method_not_allowed" | "not_acceptable" | "not_found" | "order_expired" | "order_paid" | "rate_limited" | "request_timeout" | "request_too_large" | "reservation_expired" | "seat_taken" | "sold_out" | "ticket_checked_in" | "unauthenticated" | "unavailable" | "unsupported_media_type" | "validation_error" | "error";
+            code: "amount_mismatch" | "client_closed_request" | "door_key_elsewhere" | "gateway_unavailable" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal" | "invalid_state" | "limit_reached" | "malformed_request" | "method_not_allowed" | "not_acceptable" | "not_found" | "order_expired" | "order_paid" | "rate_limited" | "request_timeout" | "request_too_large" | "reservation_expired" | "seat_taken" | "sold_out" | "ticket_checked_in" | "unauthenticated" | "unavailable" | "unsupported_media_type" | "validation_error" | "error";
             detail?: string;
             /** @description Field errors of a validation_error. */
             errors?: components["schemas"]["ErrorDetail"][];
@@ -1591,7 +1606,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1744,7 +1759,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1931,7 +1946,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2147,7 +2162,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2359,7 +2374,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2482,7 +2497,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3118,7 +3133,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3339,7 +3354,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3492,7 +3507,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3650,7 +3665,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3803,7 +3818,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3976,7 +3991,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4138,7 +4153,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4302,7 +4317,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4539,7 +4554,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4692,7 +4707,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4905,7 +4920,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -5186,7 +5201,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -5423,7 +5438,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5576,7 +5591,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5755,7 +5770,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -5992,7 +6007,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6145,7 +6160,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6317,7 +6332,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6519,7 +6534,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6675,7 +6690,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6816,7 +6831,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6980,7 +6995,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -7198,7 +7213,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7349,7 +7364,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7506,7 +7521,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7696,7 +7711,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7873,7 +7888,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -8057,7 +8072,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8225,7 +8240,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */

@@ -1,0 +1,9 @@
+-- A scan's record says which environment's door made it, so a sandbox
+-- door's scans stay out of the organizer's real check-in figures; and it
+-- outlives the ticket it names (a record of what happened at the door is
+-- not deleted with anything).
+ALTER TABLE check_ins ADD COLUMN is_test boolean NOT NULL DEFAULT false;
+ALTER TABLE check_ins ADD COLUMN session_id bigint;
+ALTER TABLE check_ins DROP CONSTRAINT check_ins_ticket_id_fkey;
+ALTER TABLE check_ins ADD CONSTRAINT check_ins_ticket_id_fkey
+    FOREIGN KEY (ticket_id) REFERENCES tickets (id) ON DELETE SET NULL;
