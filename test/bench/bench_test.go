@@ -38,6 +38,7 @@ type Results struct {
 	Sagas        map[string]any `json:"sagas"`
 	Sellout      map[string]any `json:"sellout"`
 	Webhooks     map[string]any `json:"webhooks"`
+	Checkin      map[string]any `json:"checkin"`
 }
 
 // hall is a catalog with one published event in a rows × seats hall.
@@ -87,7 +88,7 @@ func TestBench(t *testing.T) {
 	company := s.Company(t, "Bench")
 	key, _ := s.Key(t, company, apikey.Sandbox)
 	prodKey, prodKeyID := s.Key(t, company, apikey.Production)
-	// BENCH_ONLY=availability|sagas|webhooks|holds|sellout (or several,
+	// BENCH_ONLY=availability|checkin|sagas|webhooks|holds|sellout (or several,
 	// comma-separated) runs those parts and only logs them (for profiling);
 	// results are written when all ran.
 	only := os.Getenv("BENCH_ONLY")
@@ -106,6 +107,12 @@ func TestBench(t *testing.T) {
 	part("availability", func(t *testing.T) {
 		s.Import(t, company, hall("avail", 100, 100))
 		res.Availability = benchAvailability(t, s, key, eventID(t, s, company, "avail"))
+	})
+	// The door before the sagas and webhooks, whose workflows keep the
+	// Temporal server busy for minutes after their runs.
+	part("checkin", func(t *testing.T) {
+		res.Checkin = benchCheckin(t, s, newDoorEvent(t, s, company, prodKeyID, "door"))
+		writeCheckin(t, res.When, res.Cores, res.Checkin)
 	})
 	// Sagas before holds: the hold run leaves a thousand reservation
 	// workflows whose first tasks would queue ahead of the sagas' tasks.
@@ -542,6 +549,9 @@ func write(t *testing.T, r Results) {
 		wh["events"], wh["concurrency"], wh["delivered"], wh["lost"], wh["latency_p50_ms"], wh["latency_p99_ms"])
 	fmt.Fprintf(&md, "\nFailures: availability %d/%d, holds %v, sagas %v, webhooks %v.\n", af.Failures, nf.Failures, h["api_failures"], sg["saga_failures"],
 		wh["request_failures"])
+	if r.Checkin != nil {
+		md.WriteString("\n" + checkinSection(r.Checkin))
+	}
 	md.WriteString(rushBeforeAfter(t, r.Holds, r.Sellout))
 	if err := os.WriteFile("results/latest.md", []byte(md.String()), 0o644); err != nil {
 		t.Fatal(err)
