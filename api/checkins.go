@@ -26,7 +26,7 @@ type checkInInput struct {
 }
 
 func (s *Server) registerCheckIns(api huma.API) {
-	huma.Register(api, idempotent(request.Scoped(huma.Operation{
+	huma.Register(api, rerunIsHarmless(idempotent(request.Scoped(huma.Operation{
 		OperationID: "create-check-in", Method: http.MethodPost, Path: "/check-ins", Tags: []string{"Check-in"},
 		Summary: "Scan a ticket at the door",
 		Description: "Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` " +
@@ -36,7 +36,7 @@ func (s *Server) registerCheckIns(api huma.API) {
 			"`exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, " +
 			"exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).",
 		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeCheckin)), func(ctx context.Context, in *checkInInput) (*dataOutput[*checkin.CheckIn], error) {
+	}, apikey.ScopeCheckin))), func(ctx context.Context, in *checkInInput) (*dataOutput[*checkin.CheckIn], error) {
 		b := in.Body
 		scan := checkin.ScanInput{Barcode: b.Barcode, EventID: b.EventID, Gate: b.Gate, DeviceID: b.DeviceID, Direction: b.Direction,
 			SessionID: b.SessionID}

@@ -70,6 +70,20 @@ type memoryRefusals struct {
 
 const refuseFromMemoryKey = "refuseFromMemory"
 
+const rerunIsHarmlessKey = "rerunIsHarmless"
+
+// rerunIsHarmless marks an idempotent operation whose own transaction makes
+// its effect durable and whose run again, should its stored answer be lost
+// in a crash, changes nothing a client relies on and answers from the state
+// the first run left (a scan: one more scan recorded, already_checked_in
+// with the first admission's time and gate). Its answer
+// is stored without waiting for the WAL flush, as a 4xx's is: the scan's
+// answer waits for one flush (its own commit), not two.
+func rerunIsHarmless(op huma.Operation) huma.Operation {
+	op.Metadata[rerunIsHarmlessKey] = true
+	return op
+}
+
 // refusesFromMemory marks an idempotent operation that may be refused from
 // memory by refuse; answered is called for each refusal given.
 func refusesFromMemory(op huma.Operation, refuse refuseFromMemory, answered func()) huma.Operation {
@@ -173,7 +187,7 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 			// keeps a rush's refusals (409 seat_taken) off the disk's
 			// flush queue, where they waited behind every commit.
 			db := s.deps.DB
-			if status >= 400 {
+			if rerun, _ := ctx.Operation().Metadata[rerunIsHarmlessKey].(bool); status >= 400 || rerun {
 				db = s.deps.bookkeeping()
 			}
 			for attempt := 0; attempt < 3; attempt++ {

@@ -8,6 +8,7 @@ package checkin
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -21,6 +22,10 @@ import (
 // Service scans tickets for the caller's company.
 type Service struct {
 	DB *bun.DB
+	// events remembers the company's events a scan found: an event never
+	// changes company nor goes away, so each is read once per process,
+	// not once per scan.
+	events sync.Map // [2]int64{company, event} → struct{}
 }
 
 // ScanInput is one scan as a door sends it.
@@ -72,6 +77,11 @@ type FirstCheckIn struct {
 	Gate string    `json:"gate"`
 }
 
+func (s *Service) known(k [2]int64) bool {
+	_, ok := s.events.Load(k)
+	return ok
+}
+
 // Scan decides one scan and records it. A door key limited to an event or
 // a gate scans only there (403); an event not the company's is 404.
 func (s *Service) Scan(ctx context.Context, p *apikey.Principal, in ScanInput) (*CheckIn, error) {
@@ -93,15 +103,21 @@ func (s *Service) Scan(ctx context.Context, p *apikey.Principal, in ScanInput) (
 	if in.Direction == "" {
 		in.Direction = states.ScanIn
 	}
-	door, err := store.GetDoorEvent(ctx, s.DB, p.CompanyID, in.EventID, in.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	if in.Direction == states.ScanOut && !door.AllowReentry {
-		return nil, errs.Invalid("body.direction", "the event does not allow re-entry: scan exits only where it does", in.Direction)
-	}
-	if in.SessionID != 0 && !door.SessionFound {
-		return nil, errs.Invalid("body.session_id", "not a session of the event (see /v1/sessions)", in.SessionID)
+	// A scan in without a session needs only to know the event is the
+	// company's, which never changes: read once per process. Exits and
+	// sessions read the door's event (its re-entry, its sessions).
+	if k := [2]int64{p.CompanyID, in.EventID}; in.Direction != states.ScanIn || in.SessionID != 0 || !s.known(k) {
+		door, err := store.GetDoorEvent(ctx, s.DB, p.CompanyID, in.EventID, in.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		if in.Direction == states.ScanOut && !door.AllowReentry {
+			return nil, errs.Invalid("body.direction", "the event does not allow re-entry: scan exits only where it does", in.Direction)
+		}
+		if in.SessionID != 0 && !door.SessionFound {
+			return nil, errs.Invalid("body.session_id", "not a session of the event (see /v1/sessions)", in.SessionID)
+		}
+		s.events.Store(k, struct{}{})
 	}
 	res, err := store.CheckIn(ctx, s.DB, store.Scan{CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(),
 		EventID: in.EventID, SessionID: in.SessionID, Barcode: in.Barcode, Gate: in.Gate, DeviceID: in.DeviceID,
