@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -229,6 +230,7 @@ func benchCheckin(t *testing.T, s *testenv.Stack, fx *doorEvent) map[string]any 
 		clients[g] = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}, Timeout: 30 * time.Second}
 		scanOnce(clients[g], url, fx.Keys[g], fx.EventID, "0000000000000", fmt.Sprintf("warm-%d", g), fx.Gates[g])
 	}
+	procBefore, pgBefore := processCPU(), postgresCPU(t, s)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for g := range doorGates {
@@ -249,6 +251,7 @@ func benchCheckin(t *testing.T, s *testenv.Stack, fx *doorEvent) map[string]any 
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	procCPU, pgCPU := processCPU()-procBefore, postgresCPU(t, s)-pgBefore
 
 	// What the doors were told.
 	var lat, late []time.Duration
@@ -322,6 +325,10 @@ func benchCheckin(t *testing.T, s *testenv.Stack, fx *doorEvent) map[string]any 
 		"tickets_wrong": wrong, "copies_refused": copiesRefused, "late_copies_refused": lateCopiesRefused,
 		"db_checked_in": db.CheckedIn, "db_inside": db.Inside, "db_admitted": db.Admitted, "db_already_checked_in": db.Refused,
 		"db_scans": db.Scans, "db_twice_admitted": db.TwiceAdmitted,
+		// CPU per scan: this process (the api, the worker and the 20
+		// gates' clients) and the Postgres backends of this database.
+		"process_cpu_ms_per_scan": ms(procCPU) / float64(len(plan)), "postgres_cpu_ms_per_scan": ms(pgCPU) / float64(len(plan)),
+		"load_average": loadAverage(),
 	}
 	if firstFailure != "" {
 		out["first_failure"] = firstFailure
@@ -344,6 +351,53 @@ func benchCheckin(t *testing.T, s *testenv.Stack, fx *doorEvent) map[string]any 
 		}
 	}
 	return out
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// processCPU is the CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// postgresCPU is the CPU time the Postgres backends connected to the
+// stack's database have used (Linux, Postgres on this machine: 0 if their
+// /proc is out of reach).
+func postgresCPU(t *testing.T, s *testenv.Stack) time.Duration {
+	var pids []int
+	if err := s.DB.NewRaw("SELECT pid FROM pg_stat_activity WHERE datname = current_database()").Scan(context.Background(), &pids); err != nil {
+		t.Fatal(err)
+	}
+	var ticks int64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command's closing parenthesis: utime and stime
+		// are the 12th and 13th.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 12 {
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			st, _ := strconv.ParseInt(f[12], 10, 64)
+			ticks += u + st
+		}
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond // USER_HZ 100
+}
+
+// loadAverage is the machine's 1-minute load average, for reading a run's
+// latencies (other work on the same cores).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 func countIf[T any](s []T, f func(T) bool) int {
@@ -420,6 +474,9 @@ func checkinSection(r map[string]any) string {
 	row("tickets with checked_in_at / check_ins admitted rows", fmt.Sprintf("%.0f / %.0f", num(r, "db_checked_in"), num(r, "db_admitted")), "10,000 / 10,000")
 	row("tickets admitted twice (check_ins)", fmt.Sprintf("%.0f", num(r, "db_twice_admitted")), "0")
 	row("failed scans (not 200)", fmt.Sprintf("%.0f", num(r, "failures")), "0")
+	row("CPU per scan: the test process (api, worker, gates) / Postgres's backends, ms", fmt.Sprintf("%.2f / %.2f",
+		num(r, "process_cpu_ms_per_scan"), num(r, "postgres_cpu_ms_per_scan")), "")
+	row("the machine's load average during the run (1, 5, 15 min)", fmt.Sprint(r["load_average"]), "")
 	fmt.Fprintf(&md, "\nOutcomes: %v\n", r["outcomes"])
 	return md.String()
 }
