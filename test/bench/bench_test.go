@@ -110,6 +110,9 @@ func TestBench(t *testing.T) {
 	})
 	// The door before the sagas and webhooks, whose workflows keep the
 	// Temporal server busy for minutes after their runs.
+	// Each scanning run gets a fresh 10,000-ticket event of its own
+	// (newDoorEvent): an offline run is one more function beside
+	// benchCheckin.
 	part("checkin", func(t *testing.T) {
 		res.Checkin = benchCheckin(t, s, newDoorEvent(t, s, company, prodKeyID, "door"))
 		writeCheckin(t, res.When, res.Cores, res.Checkin)
