@@ -239,17 +239,20 @@ func (im *importer) event(ctx context.Context, e PlanEvent) error {
 		schemeID = &id
 	}
 	eventID, err := im.upsert(ctx, "event", e.Ref, `
-		INSERT INTO events (company_id, ref, title, slug, status, starts_at, venue_id, scheme_id, fee_mode, fee_rate_bp, min_fee)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		INSERT INTO events (company_id, ref, title, slug, status, starts_at, venue_id, scheme_id, fee_mode, fee_rate_bp, min_fee,
+			allow_reentry)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (company_id, ref) DO UPDATE SET title = EXCLUDED.title, slug = EXCLUDED.slug, status = EXCLUDED.status,
 			starts_at = EXCLUDED.starts_at, venue_id = EXCLUDED.venue_id, scheme_id = EXCLUDED.scheme_id,
-			fee_mode = EXCLUDED.fee_mode, fee_rate_bp = EXCLUDED.fee_rate_bp, min_fee = EXCLUDED.min_fee
+			fee_mode = EXCLUDED.fee_mode, fee_rate_bp = EXCLUDED.fee_rate_bp, min_fee = EXCLUDED.min_fee,
+			allow_reentry = EXCLUDED.allow_reentry
 		WHERE (events.title, events.slug, events.status, events.starts_at, events.venue_id, events.scheme_id,
-			events.fee_mode, events.fee_rate_bp, events.min_fee) IS DISTINCT FROM
+			events.fee_mode, events.fee_rate_bp, events.min_fee, events.allow_reentry) IS DISTINCT FROM
 			(EXCLUDED.title, EXCLUDED.slug, EXCLUDED.status, EXCLUDED.starts_at, EXCLUDED.venue_id, EXCLUDED.scheme_id,
-			EXCLUDED.fee_mode, EXCLUDED.fee_rate_bp, EXCLUDED.min_fee)`,
+			EXCLUDED.fee_mode, EXCLUDED.fee_rate_bp, EXCLUDED.min_fee, EXCLUDED.allow_reentry)`,
 		"SELECT id FROM events WHERE company_id = ? AND ref = ?",
-		im.company, e.Ref, e.Title, e.Slug, e.Status, e.StartsAt, venue.ID, schemeID, string(e.Fee.Mode), e.Fee.RateBP, e.Fee.MinFee)
+		im.company, e.Ref, e.Title, e.Slug, e.Status, e.StartsAt, venue.ID, schemeID, string(e.Fee.Mode), e.Fee.RateBP, e.Fee.MinFee,
+		e.AllowReentry)
 	if err != nil {
 		return err
 	}

@@ -40,8 +40,10 @@ type PlanEvent struct {
 	StartsAt            time.Time
 	VenueRef, SchemeRef string // SchemeRef is empty for events without seats
 	Fee                 pricing.Fee
-	Categories          []PlanCategory
-	Sessions            []PlanSession
+	// AllowReentry lets a ticket out and in again at the door.
+	AllowReentry bool
+	Categories   []PlanCategory
+	Sessions     []PlanSession
 	// Seats maps every sold seat of the scheme to its category ref.
 	Seats []PlanEventSeat
 }

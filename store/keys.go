@@ -55,10 +55,18 @@ type APIKey struct {
 	CheckinGate    *string `bun:"checkin_gate" json:"checkin_gate,omitempty"`
 }
 
+// DoorLimits limit a door key (scope checkin) to one event and one gate;
+// nil: any of the company's events, any gate.
+type DoorLimits struct {
+	EventID *int64
+	Gate    *string
+}
+
 // CreateAPIKey stores a key's hash under the company's application for the
-// environment, creating that application on first use.
-func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name string, hash []byte, prefix string, scopes []string) (*APIKey, error) {
-	key := &APIKey{Name: name, KeyHash: hash, KeyPrefix: prefix, Scopes: scopes}
+// environment, creating that application on first use. A door key's event
+// must be the company's (errs.Invalid at "event" otherwise, nothing made).
+func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name string, hash []byte, prefix string, scopes []string, door DoorLimits) (*APIKey, error) {
+	key := &APIKey{Name: name, KeyHash: hash, KeyPrefix: prefix, Scopes: scopes, CheckinEventID: door.EventID, CheckinGate: door.Gate}
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var exists bool
 		if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?)", companyID).Scan(ctx, &exists); err != nil {
@@ -66,6 +74,16 @@ func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name st
 		}
 		if !exists {
 			return fmt.Errorf("company %d: %w", companyID, errs.NotFound)
+		}
+		if door.EventID != nil {
+			var own bool
+			if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM events WHERE id = ? AND company_id = ?)",
+				*door.EventID, companyID).Scan(ctx, &own); err != nil {
+				return err
+			}
+			if !own {
+				return errs.Invalid("event", fmt.Sprintf("event %d is not one of the company's events", *door.EventID), *door.EventID)
+			}
 		}
 		// One application per company and environment, named after it.
 		err := tx.NewRaw(`
@@ -138,19 +156,22 @@ func GetAPIKeyByHash(ctx context.Context, db bun.IDB, hash []byte) (*KeyOwner, e
 	return &o, nil
 }
 
-// CompanyKey is a key as the cabinet lists it, with its application.
+// CompanyKey is a key as the cabinet lists it, with its application (and
+// a door key's event's title).
 type CompanyKey struct {
 	APIKey
-	ApplicationName string `bun:"application_name"`
-	Environment     string `bun:"environment"`
+	ApplicationName   string  `bun:"application_name"`
+	Environment       string  `bun:"environment"`
+	CheckinEventTitle *string `bun:"checkin_event_title"`
 }
 
 // ListCompanyKeys lists the company's keys, newest first.
 func ListCompanyKeys(ctx context.Context, db bun.IDB, companyID int64) ([]CompanyKey, error) {
 	var out []CompanyKey
 	err := db.NewRaw(`
-		SELECT k.*, a.name AS application_name, a.environment
+		SELECT k.*, a.name AS application_name, a.environment, e.title AS checkin_event_title
 		FROM api_keys k JOIN applications a ON a.id = k.application_id
+		LEFT JOIN events e ON e.id = k.checkin_event_id
 		WHERE a.company_id = ? ORDER BY a.environment, k.id DESC`, companyID).Scan(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("list keys of company %d: %w", companyID, err)

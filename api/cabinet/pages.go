@@ -114,7 +114,23 @@ func (c *cabinet) keysPage(w http.ResponseWriter, r *http.Request, status int, d
 		c.fail(w, r, err)
 		return
 	}
-	data.Title, data.Nav, data.Keys, data.Apps, data.Scopes = "API & integrations", "keys", keys, apps, apikey.AllScopes
+	events, err := report.Inventory(r.Context(), c.DB, user(r).CompanyID, c.Now())
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	data.Title, data.Nav, data.Keys, data.Apps, data.Scopes = "API & integrations", "keys", keys, apps, apikey.PartnerScopes
+	data.Events = events
+	if k := data.NewKeyInfo; k != nil && k.CheckinEventID != nil {
+		for _, e := range events {
+			if e.ID == *k.CheckinEventID {
+				k.CheckinEventTitle = &e.Title
+			}
+		}
+	}
+	if data.KeyForm.Kind == "" {
+		data.KeyForm.Kind = "partner"
+	}
 	c.render(w, r, status, "keys", data)
 }
 
@@ -152,18 +168,76 @@ func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
 		c.keysPage(w, r, http.StatusUnprocessableEntity, pageData{Message: "The name must have at most 100 characters."})
 		return
 	}
-	scopes, err := apikey.ValidateScopes(r.PostForm["scopes"])
-	if err != nil {
-		c.keysPage(w, r, http.StatusUnprocessableEntity, pageData{Message: "Choose at least one scope."})
+	form := keyForm{Kind: r.PostForm.Get("kind"), EventID: strings.TrimSpace(r.PostForm.Get("event")),
+		Gate: strings.TrimSpace(r.PostForm.Get("gate"))}
+	refuse := func(msg string) {
+		c.keysPage(w, r, http.StatusUnprocessableEntity, pageData{Message: msg, KeyForm: form})
+	}
+	var scopes []string
+	var door apikey.DoorLimits
+	switch form.Kind {
+	case "door":
+		// A door key carries the checkin scope alone: it cannot read
+		// orders or buyers.
+		scopes = []string{apikey.ScopeCheckin}
+		if form.EventID != "" {
+			id, err := strconv.ParseInt(form.EventID, 10, 64)
+			if err != nil || id <= 0 {
+				refuse("Choose one of your events, or any event.")
+				return
+			}
+			door.EventID = id
+		}
+		door.Gate = form.Gate
+	case "partner", "":
+		form.Kind = "partner"
+		if form.EventID != "" || form.Gate != "" {
+			refuse("An event or a gate limits a door key: choose “Door key” to make one.")
+			return
+		}
+		var err error
+		if scopes, err = apikey.ValidateScopes(r.PostForm["scopes"]); err != nil {
+			if errors.Is(err, apikey.ErrDoorKeyMixed) {
+				refuse("A door key has the checkin scope only: choose “Door key” to make one.")
+				return
+			}
+			refuse("Choose at least one scope.")
+			return
+		}
+	default:
+		refuse("Choose a partner key or a door key.")
 		return
 	}
-	key, k, err := c.apiKeys.Create(r.Context(), u.CompanyID, env, name, scopes)
-	if err != nil {
+	key, k, err := c.apiKeys.Create(r.Context(), u.CompanyID, env, name, scopes, door)
+	var invalid *errs.ValidationError
+	switch {
+	case errors.As(err, &invalid) && len(invalid.Fields) > 0:
+		refuse(fieldMessage(invalid.Fields[0]))
+		return
+	case err != nil:
 		c.fail(w, r, err)
 		return
 	}
 	c.Log.InfoContext(r.Context(), "cabinet: key created", "user_id", u.ID, "company_id", u.CompanyID, "key_id", k.ID, "environment", env)
 	c.keysPage(w, r, http.StatusCreated, pageData{NewKey: key, NewKeyInfo: &apikey.CompanyKey{Key: *k, Environment: env}})
+}
+
+// keyForm is the key form as given, shown again when it is refused.
+type keyForm struct {
+	Kind    string // partner or door
+	EventID string
+	Gate    string
+}
+
+// fieldMessage is a refusal of the key form as the cabinet words it.
+func fieldMessage(f errs.FieldError) string {
+	switch f.Location {
+	case "event":
+		return "That event is not one of your events: choose one from the list."
+	case "gate":
+		return "The gate's name is too long (at most 64 characters)."
+	}
+	return f.Message
 }
 
 func (c *cabinet) revokeKey(w http.ResponseWriter, r *http.Request) {

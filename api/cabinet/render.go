@@ -64,6 +64,7 @@ type pageData struct {
 	Scopes     []string
 	NewKey     string
 	NewKeyInfo *apikey.CompanyKey
+	KeyForm    keyForm
 
 	// Request log
 	Requests  []requestlog.Entry
@@ -115,6 +116,22 @@ var funcs = template.FuncMap{
 	"derefID": func(p *int64) string { return idOrDash(p) },
 	"duration": func(us int64) string {
 		return (time.Duration(us) * time.Microsecond).Round(time.Microsecond * 10).String()
+	},
+	"door": func(k apikey.CompanyKey) string {
+		if !k.IsDoorKey() {
+			return ""
+		}
+		event, gate := "any event", "any gate"
+		if k.CheckinEventID != nil {
+			event = "event " + strconv.FormatInt(*k.CheckinEventID, 10)
+			if k.CheckinEventTitle != nil {
+				event = *k.CheckinEventTitle + " (" + event + ")"
+			}
+		}
+		if k.CheckinGate != nil {
+			gate = "gate " + *k.CheckinGate
+		}
+		return event + ", " + gate
 	},
 	"contains": func(list []string, s string) bool {
 		for _, x := range list {

@@ -157,23 +157,45 @@ func (c *cli) companyCmd() *cobra.Command {
 }
 
 type createdKey struct {
-	ID          int64    `json:"id"`
-	Key         string   `json:"key"`
-	CompanyID   int64    `json:"company_id"`
-	Environment string   `json:"environment"`
-	Scopes      []string `json:"scopes"`
-	Name        string   `json:"name"`
+	ID             int64    `json:"id"`
+	Key            string   `json:"key"`
+	CompanyID      int64    `json:"company_id"`
+	Environment    string   `json:"environment"`
+	Scopes         []string `json:"scopes"`
+	Name           string   `json:"name"`
+	CheckinEventID *int64   `json:"checkin_event_id,omitempty"`
+	CheckinGate    *string  `json:"checkin_gate,omitempty"`
 }
 
-func (c *cli) createKey(cmd *cobra.Command, companyID int64, env, name string, scopes []string) (*createdKey, error) {
+func (c *cli) createKey(cmd *cobra.Command, companyID int64, env, name string, scopes []string, door apikey.DoorLimits) (*createdKey, error) {
 	if env != apikey.Sandbox && env != apikey.Production {
 		return nil, fmt.Errorf("--env must be sandbox or production, not %q", env)
 	}
-	key, k, err := (&apikey.Keys{DB: c.db}).Create(cmd.Context(), companyID, env, name, scopes)
+	key, k, err := (&apikey.Keys{DB: c.db}).Create(cmd.Context(), companyID, env, name, scopes, door)
 	if err != nil {
 		return nil, err
 	}
-	return &createdKey{ID: k.ID, Key: key, CompanyID: companyID, Environment: env, Scopes: k.Scopes, Name: name}, nil
+	return &createdKey{ID: k.ID, Key: key, CompanyID: companyID, Environment: env, Scopes: k.Scopes, Name: name,
+		CheckinEventID: k.CheckinEventID, CheckinGate: k.CheckinGate}, nil
+}
+
+// doorOf describes a key's door limits for a listing: "-" for a partner's
+// key, else the event and the gate (any when not limited).
+func doorOf(k *apikey.CompanyKey) string {
+	if !k.IsDoorKey() {
+		return "-"
+	}
+	event, gate := "any event", "any gate"
+	if k.CheckinEventID != nil {
+		event = "event " + strconv.FormatInt(*k.CheckinEventID, 10)
+		if k.CheckinEventTitle != nil {
+			event += " (" + *k.CheckinEventTitle + ")"
+		}
+	}
+	if k.CheckinGate != nil {
+		gate = "gate " + *k.CheckinGate
+	}
+	return event + ", " + gate
 }
 
 func (c *cli) keyCmd() *cobra.Command {
@@ -181,29 +203,78 @@ func (c *cli) keyCmd() *cobra.Command {
 	var companyID int64
 	var env, name string
 	var scopes []string
+	var door apikey.DoorLimits
 	create := &cobra.Command{
-		Use:   "create --company ID --env sandbox|production --scopes catalog:read,orders:read,orders:write [--name N]",
-		Short: "Create an API key; the key is printed once and stored only as a hash",
-		Args:  cobra.NoArgs,
+		Use:     "create --company ID --env sandbox|production [--scopes S,...] [--event ID] [--gate NAME] [--name N]",
+		Example: "  ticketctl key create --company 1 --env production --scopes checkin --event 7 --gate North --name \"north door\"",
+		Short:   "Create an API key; the key is printed once and stored only as a hash",
+		Long: "Create an API key; the key is printed once and stored only as a hash.\n\n" +
+			"Without --scopes a key gets a partner's scopes (" + strings.Join(apikey.PartnerScopes, ",") + "): it does not admit tickets.\n" +
+			"A door key has --scopes checkin and nothing else; --event (one of the company's) and --gate limit it to one event and gate.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := c.open(cmd); err != nil {
 				return err
 			}
-			k, err := c.createKey(cmd, companyID, env, name, scopes)
+			k, err := c.createKey(cmd, companyID, env, name, scopes, door)
 			if err != nil {
 				return err
 			}
 			return c.print(k, func(w io.Writer) {
-				fmt.Fprintf(w, "key id %d (%s, %s)\n%s\n", k.ID, k.Environment, strings.Join(k.Scopes, ","), k.Key)
+				limits := ""
+				if k.CheckinEventID != nil {
+					limits += fmt.Sprintf(", event %d", *k.CheckinEventID)
+				}
+				if k.CheckinGate != nil {
+					limits += ", gate " + *k.CheckinGate
+				}
+				fmt.Fprintf(w, "key id %d (%s, %s%s)\n%s\n", k.ID, k.Environment, strings.Join(k.Scopes, ","), limits, k.Key)
 			})
 		},
 	}
 	create.Flags().Int64Var(&companyID, "company", 0, "company id")
 	create.Flags().StringVar(&env, "env", "", "sandbox or production")
-	create.Flags().StringSliceVar(&scopes, "scopes", apikey.AllScopes, "comma-separated scopes")
+	create.Flags().StringSliceVar(&scopes, "scopes", apikey.PartnerScopes, "comma-separated scopes (known: "+strings.Join(apikey.AllScopes, ",")+")")
 	create.Flags().StringVar(&name, "name", "", "a name for the key")
+	create.Flags().Int64Var(&door.EventID, "event", 0, "a door key's event (scope checkin only)")
+	create.Flags().StringVar(&door.Gate, "gate", "", "a door key's gate (scope checkin only)")
 	_ = create.MarkFlagRequired("company")
 	_ = create.MarkFlagRequired("env")
+
+	var listCompany int64
+	list := &cobra.Command{
+		Use:   "list --company ID",
+		Short: "List the company's keys (never the keys themselves), with door keys' event and gate",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := c.open(cmd); err != nil {
+				return err
+			}
+			keys, err := (&apikey.Keys{DB: c.db}).List(cmd.Context(), listCompany)
+			if err != nil {
+				return err
+			}
+			if keys == nil {
+				keys = []apikey.CompanyKey{}
+			}
+			return c.print(keys, func(w io.Writer) {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tENV\tNAME\tPREFIX\tSCOPES\tDOOR\tCREATED\tREVOKED")
+				for i := range keys {
+					k := &keys[i]
+					revoked := "-"
+					if k.RevokedAt != nil {
+						revoked = k.RevokedAt.UTC().Format(time.RFC3339)
+					}
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s…\t%s\t%s\t%s\t%s\n", k.ID, k.Environment, k.Name, k.KeyPrefix,
+						strings.Join(k.Scopes, ","), doorOf(k), k.CreatedAt.UTC().Format(time.RFC3339), revoked)
+				}
+				_ = tw.Flush()
+			})
+		},
+	}
+	list.Flags().Int64Var(&listCompany, "company", 0, "company id")
+	_ = list.MarkFlagRequired("company")
 
 	revoke := &cobra.Command{
 		Use:   "revoke KEY_ID",
@@ -224,7 +295,7 @@ func (c *cli) keyCmd() *cobra.Command {
 			return c.print(k, func(w io.Writer) { fmt.Fprintf(w, "key %d revoked at %s\n", k.ID, k.RevokedAt.Format(time.RFC3339)) })
 		},
 	}
-	cmd.AddCommand(create, revoke)
+	cmd.AddCommand(create, list, revoke)
 	return cmd
 }
 
@@ -350,7 +421,7 @@ func (c *cli) seedDemoCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			k, err := c.createKey(cmd, companyID, apikey.Sandbox, "demo", apikey.AllScopes)
+			k, err := c.createKey(cmd, companyID, apikey.Sandbox, "demo", apikey.PartnerScopes, apikey.DoorLimits{})
 			if err != nil {
 				return err
 			}

@@ -36,8 +36,14 @@ const (
 	ScopeCheckin = "checkin"
 )
 
-// AllScopes lists every scope in a stable order.
+// AllScopes lists every scope in a stable order: the scopes a key may be
+// given, not the ones it gets by default (PartnerScopes).
 var AllScopes = []string{ScopeCatalogRead, ScopeOrdersRead, ScopeOrdersWrite, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeCheckin}
+
+// PartnerScopes are a partner's: every scope but checkin. A key made
+// without naming its scopes gets these, so no storefront's key admits
+// tickets at the door; a door key is asked for by name.
+var PartnerScopes = []string{ScopeCatalogRead, ScopeOrdersRead, ScopeOrdersWrite, ScopeWebhooksRead, ScopeWebhooksWrite}
 
 // Environments of an application.
 const (
@@ -79,7 +85,12 @@ func Hash(key string) []byte {
 	return sum[:]
 }
 
-// ValidateScopes checks a scope list and returns it sorted and deduplicated.
+// ErrDoorKeyMixed refuses a key with the checkin scope and any other: a
+// door key reads nothing of orders or buyers.
+var ErrDoorKeyMixed = errors.New("a door key carries only the checkin scope: it cannot also have partner scopes (orders, buyers, catalog, webhooks)")
+
+// ValidateScopes checks a scope list and returns it sorted and
+// deduplicated; checkin goes alone (ErrDoorKeyMixed).
 func ValidateScopes(scopes []string) ([]string, error) {
 	var out []string
 	for _, s := range scopes {
@@ -93,6 +104,9 @@ func ValidateScopes(scopes []string) ([]string, error) {
 	}
 	if len(out) == 0 {
 		return nil, errors.New("a key needs at least one scope")
+	}
+	if slices.Contains(out, ScopeCheckin) && len(out) > 1 {
+		return nil, ErrDoorKeyMixed
 	}
 	slices.Sort(out)
 	return out, nil

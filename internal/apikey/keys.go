@@ -3,10 +3,13 @@ package apikey
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 
+	"ticketsales/internal/errs"
 	"ticketsales/store"
 )
 
@@ -32,20 +35,38 @@ type Key struct {
 	RateLimitRPS   *float64   `json:"rate_limit_rps,omitempty"`
 	RateLimitBurst *int       `json:"rate_limit_burst,omitempty"`
 	LastUsedAt     *time.Time `json:"last_used_at,omitempty"`
+	// A door key's limits: the one event and gate it scans at.
+	CheckinEventID *int64  `json:"checkin_event_id,omitempty"`
+	CheckinGate    *string `json:"checkin_gate,omitempty"`
 }
+
+// IsDoorKey tells whether the key is a door key (scope checkin).
+func (k *Key) IsDoorKey() bool { return slices.Contains(k.Scopes, ScopeCheckin) }
 
 func keyOf(k *store.APIKey) *Key {
 	return &Key{ID: k.ID, ApplicationID: k.ApplicationID, Name: k.Name, KeyPrefix: k.KeyPrefix, Scopes: k.Scopes,
 		CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt, RateLimitRPS: k.RateLimitRPS, RateLimitBurst: k.RateLimitBurst,
-		LastUsedAt: k.LastUsedAt}
+		LastUsedAt: k.LastUsedAt, CheckinEventID: k.CheckinEventID, CheckinGate: k.CheckinGate}
 }
 
 // CompanyKey is a key with its application, as the cabinet lists them.
 type CompanyKey struct {
 	Key
-	ApplicationName string
-	Environment     string
+	ApplicationName string `json:"application"`
+	Environment     string `json:"environment"`
+	// CheckinEventTitle is a door key's event's title.
+	CheckinEventTitle *string `json:"checkin_event_title,omitempty"`
 }
+
+// DoorLimits limit a door key (scope checkin) to one event of the company
+// and one gate: 0 and "" mean any.
+type DoorLimits struct {
+	EventID int64
+	Gate    string
+}
+
+// MaxGate is the longest gate name, as a scan may send it.
+const MaxGate = 64
 
 // Application is one of the company's applications (one per environment)
 // with its count of usable and revoked keys.
@@ -66,7 +87,8 @@ func (s *Keys) List(ctx context.Context, companyID int64) ([]CompanyKey, error) 
 	}
 	out := make([]CompanyKey, len(rows))
 	for i := range rows {
-		out[i] = CompanyKey{Key: *keyOf(&rows[i].APIKey), ApplicationName: rows[i].ApplicationName, Environment: rows[i].Environment}
+		out[i] = CompanyKey{Key: *keyOf(&rows[i].APIKey), ApplicationName: rows[i].ApplicationName, Environment: rows[i].Environment,
+			CheckinEventTitle: rows[i].CheckinEventTitle}
 	}
 	return out, nil
 }
@@ -87,8 +109,9 @@ func (s *Keys) Applications(ctx context.Context, companyID int64) ([]Application
 // Create makes a key of the environment under the company's application
 // for it (made on first use) and returns the key itself, this once. The
 // scopes are checked (ValidateScopes: the error as it says) and stored
-// sorted.
-func (s *Keys) Create(ctx context.Context, companyID int64, env, name string, scopes []string) (string, *Key, error) {
+// sorted. Door limits go with the checkin scope only, and the event must
+// be the company's (errs.Invalid: nothing is made).
+func (s *Keys) Create(ctx context.Context, companyID int64, env, name string, scopes []string, door DoorLimits) (string, *Key, error) {
 	if env != Sandbox && env != Production {
 		return "", nil, fmt.Errorf("environment must be %s or %s, not %q", Sandbox, Production, env)
 	}
@@ -96,8 +119,12 @@ func (s *Keys) Create(ctx context.Context, companyID int64, env, name string, sc
 	if err != nil {
 		return "", nil, err
 	}
+	limits, err := door.check(scopes)
+	if err != nil {
+		return "", nil, err
+	}
 	key, hash, prefix := Generate(env)
-	k, err := store.CreateAPIKey(ctx, s.DB, companyID, env, name, hash, prefix, scopes)
+	k, err := store.CreateAPIKey(ctx, s.DB, companyID, env, name, hash, prefix, scopes, limits)
 	if err != nil {
 		return "", nil, err
 	}
@@ -129,4 +156,27 @@ func (s *Keys) forget(k *store.APIKey) {
 	if s.Auth != nil {
 		s.Auth.Forget(k.KeyHash)
 	}
+}
+
+// check validates the limits against the key's (validated) scopes.
+func (d DoorLimits) check(scopes []string) (store.DoorLimits, error) {
+	var out store.DoorLimits
+	gate := strings.TrimSpace(d.Gate)
+	switch {
+	case d.EventID == 0 && gate == "":
+		return out, nil
+	case !slices.Contains(scopes, ScopeCheckin):
+		return out, errs.Invalid("scopes", "an event or a gate limits a door key: give the key the checkin scope (alone)", scopes)
+	case d.EventID < 0:
+		return out, errs.Invalid("event", "the event must be an event id", d.EventID)
+	case len(gate) > MaxGate:
+		return out, errs.Invalid("gate", fmt.Sprintf("the gate's name has at most %d characters", MaxGate), gate)
+	}
+	if d.EventID != 0 {
+		out.EventID = &d.EventID
+	}
+	if gate != "" {
+		out.Gate = &gate
+	}
+	return out, nil
 }

@@ -352,14 +352,15 @@ func (s *Stack) Company(t testing.TB, name string) int64 {
 	return c.ID
 }
 
-// Key creates an API key and returns it with its id.
+// Key creates an API key and returns it with its id; with no scopes named,
+// a partner's (apikey.PartnerScopes: no checkin).
 func (s *Stack) Key(t testing.TB, companyID int64, env string, scopes ...string) (string, int64) {
 	t.Helper()
 	if len(scopes) == 0 {
-		scopes = apikey.AllScopes
+		scopes = apikey.PartnerScopes
 	}
 	key, hash, prefix := apikey.Generate(env)
-	k, err := store.CreateAPIKey(context.Background(), s.DB, companyID, env, "test", hash, prefix, scopes)
+	k, err := store.CreateAPIKey(context.Background(), s.DB, companyID, env, "test", hash, prefix, scopes, store.DoorLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -142,6 +142,9 @@ type Event struct {
 	Fee        Fee        `json:"fee"`
 	Categories []Category `json:"categories"`
 	Sessions   []Session  `json:"sessions"`
+	// Reentry lets a ticket out and in again at the door (a scan with
+	// direction out); absent: false, a ticket is admitted once.
+	Reentry bool `json:"reentry"`
 }
 
 type Fee struct {

@@ -281,7 +281,8 @@ func (v *validator) event(p string, e Event, seen map[string]bool, schemes map[s
 	pe := store.PlanEvent{
 		Ref: e.Ref, Title: e.Title, Slug: e.Slug, Status: states.EventStatus(e.Status), StartsAt: e.StartsAt,
 		VenueRef: e.Venue, SchemeRef: e.Scheme,
-		Fee: pricing.Fee{Mode: pricing.Mode(e.Fee.Mode), RateBP: e.Fee.RateBP, MinFee: e.Fee.MinFee},
+		Fee:          pricing.Fee{Mode: pricing.Mode(e.Fee.Mode), RateBP: e.Fee.RateBP, MinFee: e.Fee.MinFee},
+		AllowReentry: e.Reentry,
 	}
 
 	var seats []store.PlanSeat

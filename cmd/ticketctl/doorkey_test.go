@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/catalog/catalogfile"
+	"ticketsales/internal/checkin"
+	"ticketsales/internal/errs"
+	"ticketsales/internal/states"
+	"ticketsales/test/testenv"
+)
+
+// TestTicketctlDoorKeys: a key made without scopes is a partner's (no
+// checkin); a door key carries checkin alone, may be limited to one of
+// its company's events and a gate, lists with its limits, and scans only
+// there.
+func TestTicketctlDoorKeys(t *testing.T) {
+	db, url := testenv.DB(t)
+	t.Setenv("DATABASE_URL", url)
+	ctx := context.Background()
+	s := &testenv.Stack{DB: db}
+	acme, other := s.Company(t, "Acme"), s.Company(t, "Other")
+	s.Import(t, acme, catalogfile.Demo(time.Now()))
+	s.Import(t, other, catalogfile.Demo(time.Now()))
+	eventOf := func(company int64, slug string) int64 {
+		var id int64
+		if err := db.NewRaw("SELECT id FROM events WHERE company_id = ? AND slug = ?", company, slug).Scan(ctx, &id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	swan, standup, foreign := eventOf(acme, "swan-lake"), eventOf(acme, "standup"), eventOf(other, "swan-lake")
+	cid := strconv.FormatInt(acme, 10)
+	countKeys := func() int {
+		var n int
+		if err := db.NewRaw("SELECT count(*) FROM api_keys").Scan(ctx, &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	out, err := ticketctl(t, "key", "create", "--company", cid, "--env", "production", "--json")
+	var partner createdKey
+	if err != nil || json.Unmarshal([]byte(out), &partner) != nil || !slices.Equal(partner.Scopes, apikey.PartnerScopes) ||
+		slices.Contains(partner.Scopes, apikey.ScopeCheckin) {
+		t.Fatalf("a key with default scopes: %v %s", err, out)
+	}
+
+	before := countKeys()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"checkin with a partner scope", []string{"--scopes", "checkin,orders:read"}, "only the checkin scope"},
+		{"an event without checkin", []string{"--scopes", "orders:read", "--event", strconv.FormatInt(swan, 10)}, "checkin scope"},
+		{"a gate without checkin", []string{"--gate", "North"}, "checkin scope"},
+		{"another company's event", []string{"--scopes", "checkin", "--event", strconv.FormatInt(foreign, 10)}, "not one of the company's events"},
+		{"no such event", []string{"--scopes", "checkin", "--event", "999999"}, "not one of the company's events"},
+	} {
+		args := append([]string{"key", "create", "--company", cid, "--env", "production"}, tc.args...)
+		if out, err := ticketctl(t, args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v %s, want an error saying %q", tc.name, err, out, tc.want)
+		}
+	}
+	if n := countKeys(); n != before {
+		t.Fatalf("refused keys were stored: %d keys, %d before", n, before)
+	}
+
+	out, err = ticketctl(t, "key", "create", "--company", cid, "--env", "production", "--scopes", "checkin",
+		"--event", strconv.FormatInt(swan, 10), "--gate", "North", "--name", "north door", "--json")
+	var door createdKey
+	if err != nil || json.Unmarshal([]byte(out), &door) != nil || !slices.Equal(door.Scopes, []string{apikey.ScopeCheckin}) ||
+		door.CheckinEventID == nil || *door.CheckinEventID != swan || door.CheckinGate == nil || *door.CheckinGate != "North" {
+		t.Fatalf("door key create: %v %s", err, out)
+	}
+	out, err = ticketctl(t, "key", "list", "--company", cid)
+	if err != nil || !strings.Contains(out, "DOOR") {
+		t.Fatalf("key list: %v %s", err, out)
+	}
+	var row string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, strconv.FormatInt(door.ID, 10)+" ") {
+			row = l
+		}
+	}
+	if !strings.Contains(row, "event "+strconv.FormatInt(swan, 10)+" (Swan Lake") || !strings.Contains(row, "gate North") {
+		t.Fatalf("the door key's row in key list: %q\n%s", row, out)
+	}
+	out, err = ticketctl(t, "key", "list", "--company", cid, "--json")
+	var listed []apikey.CompanyKey
+	if err != nil || json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 2 {
+		t.Fatalf("key list --json: %v %s", err, out)
+	}
+
+	// The door key scans at its event and gate only.
+	p, err := apikey.NewAuthenticator(db, 0).Authenticate(ctx, door.Key)
+	if err != nil || p.Has(apikey.ScopeOrdersRead) {
+		t.Fatalf("the door key: %+v %v", p, err)
+	}
+	svc := &checkin.Service{DB: db}
+	got, err := svc.Scan(ctx, p, checkin.ScanInput{Barcode: "4006381333931", EventID: swan})
+	if err != nil || got.Gate != "North" || got.Outcome != states.ScanUnknown {
+		t.Fatalf("a scan at the key's door: %+v %v", got, err)
+	}
+	for _, in := range []checkin.ScanInput{{Barcode: "4006381333931", EventID: swan, Gate: "South"},
+		{Barcode: "4006381333931", EventID: standup, Gate: "North"}} {
+		if _, err := svc.Scan(ctx, p, in); !errors.Is(err, errs.DoorElsewhere) {
+			t.Errorf("a scan at event %d gate %s: %v, want the door-elsewhere refusal", in.EventID, in.Gate, err)
+		}
+	}
+	// The database refuses limits on a key that is not a door key alone.
+	if _, err := db.NewRaw("UPDATE api_keys SET checkin_gate = 'North' WHERE id = ?", partner.ID).Exec(ctx); err == nil {
+		t.Fatal("a partner key took a gate")
+	}
+}
