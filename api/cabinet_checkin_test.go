@@ -1,12 +1,16 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"html"
+	"image/png"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,6 +21,8 @@ import (
 	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
+
+	"github.com/chromedp/chromedp"
 )
 
 // newKeyOn reads the key a created-key page shows once.
@@ -204,4 +210,146 @@ func demoWithReentry(t *testing.T, slug string, reentry bool) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestCabinetCheckInPage: the check-in page shows an event's door —
+// admitted of expected per category and in all, per gate, arrivals per
+// 10 minutes and the conflict of a ticket admitted at one gate and scanned
+// at another a moment later — of production tickets only (sandbox ones
+// under env=sandbox); another company's event is 404. In Chromium it fits
+// a desktop and a phone without scrolling sideways.
+func TestCabinetCheckInPage(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	event := f.ids["swan-lake"]
+	prod, _ := f.Key(t, f.companyA, apikey.Production)
+	door, _ := f.Key(t, f.companyA, apikey.Production, apikey.ScopeCheckin)
+	sandboxDoor, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	_, sold := f.paidTickets(t, prod, "parterre-2-21", "parterre-2-22", "parterre-2-23", "balcony-1-1")
+	bySeat := map[string]ticket{}
+	for _, tk := range sold {
+		bySeat[tk.Seat.SeatID] = tk
+	}
+	ts := []ticket{bySeat["parterre-2-21"], bySeat["parterre-2-22"]} // two stalls
+	_, sts := f.paidTickets(t, f.keyA, "parterre-3-21")
+
+	for _, s := range []struct{ barcode, gate, want string }{
+		{ts[0].Barcode, "North", "admitted"},
+		{ts[0].Barcode, "South", "already_checked_in"}, // a copy at another gate: a conflict
+		{ts[1].Barcode, "South", "admitted"},
+		{"4006381333931", "North", "unknown"},
+	} {
+		if got := f.scan(t, door, event, s.barcode, s.gate); got.Data.Outcome != s.want {
+			t.Fatalf("scan at %s: %+v, want %s", s.gate, got.Data, s.want)
+		}
+	}
+	if got := f.scan(t, sandboxDoor, event, sts[0].Barcode, "Test gate"); got.Data.Outcome != "admitted" {
+		t.Fatalf("sandbox scan: %+v", got.Data)
+	}
+
+	base := f.ProductionLikeAPI(t)
+	link := cabinetUser(t, f.Stack, base, f.companyA, "door@a.test")
+	b := newBrowserless(t, base, nil)
+	b.setPassword(link)
+	text := func(body string) string {
+		return strings.Join(strings.Fields(html.UnescapeString(regexp.MustCompile(`<[^>]+>`).ReplaceAllString(body, " "))), " ")
+	}
+	p := b.get(fmt.Sprintf("/cabinet/checkin?event=%d", event))
+	if p.Status != http.StatusOK || !strings.Contains(p.Body, `<meta http-equiv="refresh"`) || !strings.Contains(p.Body, `aria-current="page">Check-in<`) {
+		t.Fatalf("check-in page: %d\n%s", p.Status, p.Body)
+	}
+	page := text(p.Body)
+	for _, want := range []string{
+		"Admitted 2 Expected 4 Admitted of expected 50%", "Conflicts 1",
+		"Stalls 2 3", "Balcony 0 1",
+		"North 1 2 1", "South 1 2 1", // gate, tickets admitted, scans, refused
+		ts[0].Number + " North dev-1", "South dev-1",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "Test gate") || strings.Contains(page, ts[1].Number+" ") {
+		t.Errorf("the production view shows a sandbox scan or a ticket admitted once as a conflict:\n%s", page)
+	}
+	if n := strings.Count(p.Body, `<rect class="arrival"`); n < 1 {
+		t.Errorf("the arrivals chart has %d bars", n)
+	}
+	sp := text(b.get(fmt.Sprintf("/cabinet/checkin?event=%d&env=sandbox", event)).Body)
+	if !strings.Contains(sp, "Admitted 1 Expected 1") || !strings.Contains(sp, "Test gate 1 1 0") || strings.Contains(sp, "North") {
+		t.Errorf("the sandbox view:\n%s", sp)
+	}
+	// The event nearest to now is shown by default; another company's
+	// event is not there.
+	if p := b.get("/cabinet/checkin"); p.Status != http.StatusOK || !strings.Contains(p.Body, `id="door-totals"`) {
+		t.Fatalf("check-in without an event: %d", p.Status)
+	}
+	for _, path := range []string{fmt.Sprintf("/cabinet/checkin?event=%d", f.foreignID), "/cabinet/checkin?event=x",
+		fmt.Sprintf("/cabinet/checkin?event=%d&env=staging", event)} {
+		if p := b.get(path); p.Status != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, p.Status)
+		}
+	}
+	var companyB int64
+	if err := f.DB.NewRaw("SELECT company_id FROM events WHERE id = ?", f.foreignID).Scan(context.Background(), &companyB); err != nil {
+		t.Fatal(err)
+	}
+	bUser := newBrowserless(t, base, nil)
+	bUser.setPassword(cabinetUser(t, f.Stack, base, companyB, "door@b.test"))
+	if p := bUser.get(fmt.Sprintf("/cabinet/checkin?event=%d", event)); p.Status != http.StatusNotFound {
+		t.Fatalf("company B on A's event: %d", p.Status)
+	}
+
+	// In Chromium: the figures, and no sideways scroll on a desktop or a phone.
+	ctx := newBrowser(t, 2*time.Minute)
+	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	run("set the password", chromedp.Navigate(cabinetUser(t, f.Stack, base, f.companyA, "chromium@a.test")),
+		chromedp.WaitVisible(chromedp.CSS("#password")),
+		chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword), chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword),
+		chromedp.Click(chromedp.CSS("#set-password")), chromedp.WaitVisible(chromedp.CSS("#totals")))
+	run("open check-in", chromedp.Navigate(fmt.Sprintf("%s/cabinet/checkin?event=%d", base, event)),
+		chromedp.WaitVisible(chromedp.CSS("#door-totals")))
+	admitted, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#d-admitted")))
+	if err != nil || strings.TrimSpace(admitted) != "2" {
+		t.Fatalf("admitted in Chromium: %q %v", admitted, err)
+	}
+	conflicts, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#conflicts tr[data-ticket]').length`))
+	if err != nil || conflicts != 1 {
+		t.Fatalf("conflict rows in Chromium: %d %v", conflicts, err)
+	}
+	bars, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`Math.max(...Array.from(document.querySelectorAll('#arrivals rect.arrival'), r => r.getBoundingClientRect().height))`))
+	if err != nil || bars < 20 {
+		t.Fatalf("the tallest arrivals bar is %.0f px high (%v)", bars, err)
+	}
+	artifacts := filepath.Join("..", ".data", "artifacts", "cabinet")
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, vp := range []struct {
+		name string
+		w, h int64
+		opts []chromedp.EmulateViewportOption
+	}{{"desktop", 1280, 900, nil}, {"phone", 390, 844, []chromedp.EmulateViewportOption{chromedp.EmulateMobile}}} {
+		run(vp.name+" width", chromedp.EmulateViewport(vp.w, vp.h, vp.opts...))
+		overflow, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
+		if err != nil || overflow {
+			t.Fatalf("the check-in page scrolls sideways at %d px (%v)", vp.w, err)
+		}
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(artifacts, "checkin-"+vp.name+".png"), shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(shot))
+		if err != nil || distinctColours(img) <= 10 {
+			t.Fatalf("the %s screenshot is blank (%v)", vp.name, err)
+		}
+	}
 }

@@ -97,6 +97,7 @@ func New(d Deps) http.Handler {
 	mux.Handle("GET /cabinet/requests", c.signedIn(c.requests))
 	mux.Handle("GET /cabinet/webhooks", c.signedIn(c.webhooks))
 	mux.Handle("GET /cabinet/webhooks/{id}", c.signedIn(c.webhookEndpointPage))
+	mux.Handle("GET /cabinet/checkin", c.signedIn(c.checkinPage))
 	mux.Handle("GET /cabinet/catalog", c.signedIn(c.catalog))
 	mux.Handle("POST /cabinet/catalog", c.signedIn(c.uploadCatalog))
 	mux.HandleFunc("/cabinet/", func(w http.ResponseWriter, r *http.Request) { c.notFound(w, r) })

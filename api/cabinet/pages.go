@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog/catalogfile"
+	"ticketsales/internal/checkin"
 	"ticketsales/internal/errs"
 	"ticketsales/internal/report"
 	"ticketsales/internal/requestlog"
@@ -420,4 +422,72 @@ func (c *cabinet) uploadCatalog(w http.ResponseWriter, r *http.Request) {
 
 func retryAfter(d time.Duration) string {
 	return strconv.Itoa(max(1, int(d.Seconds()+0.999)))
+}
+
+// checkinRefresh is how often the check-in page reloads itself.
+const checkinRefresh = 20
+
+// checkinPage is an event's door, live: admitted of expected per category
+// and per gate, arrivals per 10 minutes and the conflicts. Without an
+// event it shows the company's event nearest to now; another company's
+// event is 404. ?env=sandbox shows sandbox tickets and scans.
+func (c *cabinet) checkinPage(w http.ResponseWriter, r *http.Request) {
+	u := user(r)
+	q := r.URL.Query()
+	data := pageData{Title: "Check-in", Nav: "checkin"}
+	events, err := report.Inventory(r.Context(), c.DB, u.CompanyID, c.Now())
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	data.Events = events
+	sandbox := false
+	switch q.Get("env") {
+	case "", apikey.Production:
+	case apikey.Sandbox:
+		sandbox = true
+	default:
+		c.notFound(w, r)
+		return
+	}
+	var id int64
+	if v := q.Get("event"); v != "" {
+		if id, err = strconv.ParseInt(v, 10, 64); err != nil || !report.HasEvent(events, id) {
+			c.notFound(w, r) // another company's event is not there
+			return
+		}
+	} else if len(events) > 0 {
+		id = nearestEvent(events, c.Now())
+	}
+	if id == 0 {
+		c.render(w, r, http.StatusOK, "checkin", data)
+		return
+	}
+	rep, err := checkin.Door(r.Context(), c.DB, u.CompanyID, id, sandbox, c.Now())
+	if errors.Is(err, errs.NotFound) {
+		c.notFound(w, r)
+		return
+	}
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	data.Door, data.EventID, data.Refresh = rep, id, checkinRefresh
+	data.Arrivals = newArrivalsChart(rep.Arrivals)
+	c.render(w, r, http.StatusOK, "checkin", data)
+}
+
+// nearestEvent is the event starting nearest to now: tonight's show.
+func nearestEvent(events []report.EventInventory, now time.Time) int64 {
+	best, bestD := events[0].ID, time.Duration(math.MaxInt64)
+	for _, e := range events {
+		d := e.StartsAt.Sub(now)
+		if d < 0 {
+			d = -d
+		}
+		if d < bestD {
+			best, bestD = e.ID, d
+		}
+	}
+	return best
 }

@@ -13,6 +13,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog/catalogfile"
+	"ticketsales/internal/checkin"
 	"ticketsales/internal/organizer"
 	"ticketsales/internal/report"
 	"ticketsales/internal/requestlog"
@@ -81,6 +82,12 @@ type pageData struct {
 	KeyNames     map[int64]string
 	RequestFound bool
 
+	// Check-in: the event's door, its arrivals chart; Refresh (seconds)
+	// makes the page reload itself.
+	Door     *checkin.Report
+	Arrivals *arrivalsChart
+	Refresh  int
+
 	// Catalog
 	ImportErrors catalogfile.Errors
 	ImportResult *catalogfile.Result
@@ -102,7 +109,15 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
-	"day":  func(t time.Time) string { return t.UTC().Format("2006-01-02") },
+	"day": func(t time.Time) string { return t.UTC().Format("2006-01-02") },
+	"hms": func(t time.Time) string { return t.UTC().Format("15:04:05") },
+	// pct is part of whole in whole percent ("—" of nothing).
+	"pct": func(part, whole int64) string {
+		if whole == 0 {
+			return "—"
+		}
+		return strconv.FormatInt(part*100/whole, 10) + "%"
+	},
 	"join": strings.Join,
 	"keyName": func(names map[int64]string, id *int64) string {
 		if id == nil {
@@ -153,7 +168,7 @@ func idOrDash(p *int64) string {
 func parsePages() *pages {
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
 	p := &pages{byName: map[string]*template.Template{}}
-	for _, name := range []string{"signin", "link", "error", "report", "keys", "requests", "catalog", "webhooks", "webhook"} {
+	for _, name := range []string{"signin", "link", "error", "report", "keys", "requests", "catalog", "webhooks", "webhook", "checkin"} {
 		p.byName[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	return p
@@ -245,5 +260,56 @@ func newChart(days []report.DaySales, currency string) *chart {
 		})
 	}
 	ch.Ticks = []tick{{Y: float64(top), Label: money(peak, currency)}, {Y: float64(top) + plotH/2, Label: money(peak/2, currency)}}
+	return ch
+}
+
+// arrivalsChart is the check-in page's arrivals per 10 minutes, laid out
+// here and drawn as inline SVG by the template, like the sales chart.
+type arrivalsChart struct {
+	Width, Height int
+	Bars          []arrivalBar
+	Max           int64
+	Label         string
+	BaseY, TopY   float64
+}
+
+type arrivalBar struct {
+	X, Y, W, H float64
+	Label      string
+	LabelX     float64
+	Title      string
+	ShowLabel  bool
+	Admitted   int64
+}
+
+// newArrivalsChart lays out one bar per bin, scaled to the busiest.
+func newArrivalsChart(bins []checkin.Arrivals) *arrivalsChart {
+	if len(bins) == 0 {
+		return nil
+	}
+	const w, h, left, bottom, top = 720, 200, 4, 22, 14
+	var peak int64 = 1
+	for _, b := range bins {
+		peak = max(peak, b.Admitted)
+	}
+	ch := &arrivalsChart{Width: w, Height: h, Max: peak, BaseY: float64(h - bottom), TopY: float64(top),
+		Label: fmt.Sprintf("Arrivals per %d minutes, %s to %s UTC", int(checkin.ArrivalBin.Minutes()),
+			bins[0].Start.UTC().Format("15:04"), bins[len(bins)-1].Start.Add(checkin.ArrivalBin).UTC().Format("15:04"))}
+	plotH := float64(h - bottom - top)
+	// At least minArrivalSlots slots: the first bars of the evening are
+	// bars, not a wall.
+	const minArrivalSlots = 18
+	slot := float64(w-left) / float64(max(len(bins), minArrivalSlots))
+	every := max(1, len(bins)/8)
+	for i, b := range bins {
+		bh := plotH * float64(b.Admitted) / float64(peak)
+		x := float64(left) + float64(i)*slot
+		ch.Bars = append(ch.Bars, arrivalBar{
+			X: x + slot*0.1, Y: float64(top) + plotH - bh, W: slot * 0.8, H: bh, LabelX: x + slot*0.1,
+			Label:     b.Start.UTC().Format("15:04"),
+			Title:     fmt.Sprintf("%s–%s UTC: %d admitted", b.Start.UTC().Format("15:04"), b.Start.Add(checkin.ArrivalBin).UTC().Format("15:04"), b.Admitted),
+			ShowLabel: i%every == 0, Admitted: b.Admitted,
+		})
+	}
 	return ch
 }
