@@ -19,6 +19,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog/catalogfile"
+	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
 
@@ -223,7 +224,7 @@ func TestCabinetCheckInPage(t *testing.T) {
 	f.StartWorker(t)
 	event := f.ids["swan-lake"]
 	prod, _ := f.Key(t, f.companyA, apikey.Production)
-	door, _ := f.Key(t, f.companyA, apikey.Production, apikey.ScopeCheckin)
+	door, doorID := f.Key(t, f.companyA, apikey.Production, apikey.ScopeCheckin)
 	sandboxDoor, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
 	_, sold := f.paidTickets(t, prod, "parterre-2-21", "parterre-2-22", "parterre-2-23", "balcony-1-1")
 	bySeat := map[string]ticket{}
@@ -246,6 +247,13 @@ func TestCabinetCheckInPage(t *testing.T) {
 	if got := f.scan(t, sandboxDoor, event, sts[0].Barcode, "Test gate"); got.Data.Outcome != "admitted" {
 		t.Fatalf("sandbox scan: %+v", got.Data)
 	}
+	// A scan made offline an hour later at another gate, uploaded now:
+	// a conflict however late.
+	off, err := store.CheckIn(context.Background(), f.DB, store.Scan{CompanyID: f.companyA, APIKeyID: doorID, EventID: event,
+		Barcode: ts[1].Barcode, Gate: "East", DeviceID: "dev-9", Direction: states.ScanIn, ScannedAt: time.Now().Add(time.Hour), Offline: true})
+	if err != nil || off.Outcome != states.ScanAlreadyCheckedIn {
+		t.Fatalf("offline scan: %+v %v", off, err)
+	}
 
 	base := f.ProductionLikeAPI(t)
 	link := cabinetUser(t, f.Stack, base, f.companyA, "door@a.test")
@@ -260,17 +268,18 @@ func TestCabinetCheckInPage(t *testing.T) {
 	}
 	page := text(p.Body)
 	for _, want := range []string{
-		"Admitted 2 Expected 4 Admitted of expected 50%", "Conflicts 1",
+		"Admitted 2 Expected 4 Admitted of expected 50%", "Conflicts 2",
 		"Stalls 2 3", "Balcony 0 1",
-		"North 1 2 1", "South 1 2 1", // gate, tickets admitted, scans, refused
+		"East 0 1 1", "North 1 2 1", "South 1 2 1", // gate, tickets admitted, scans, refused
+		ts[1].Number + " South dev-1", "East dev-9 offline", // the newest first
 		ts[0].Number + " North dev-1", "South dev-1",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q:\n%s", want, page)
 		}
 	}
-	if strings.Contains(page, "Test gate") || strings.Contains(page, ts[1].Number+" ") {
-		t.Errorf("the production view shows a sandbox scan or a ticket admitted once as a conflict:\n%s", page)
+	if strings.Contains(page, "Test gate") || strings.Index(page, ts[1].Number) > strings.Index(page, ts[0].Number) {
+		t.Errorf("the production view shows a sandbox scan, or the conflicts are not newest first:\n%s", page)
 	}
 	if n := strings.Count(p.Body, `<rect class="arrival"`); n < 1 {
 		t.Errorf("the arrivals chart has %d bars", n)
@@ -319,7 +328,7 @@ func TestCabinetCheckInPage(t *testing.T) {
 		t.Fatalf("admitted in Chromium: %q %v", admitted, err)
 	}
 	conflicts, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#conflicts tr[data-ticket]').length`))
-	if err != nil || conflicts != 1 {
+	if err != nil || conflicts != 2 {
 		t.Fatalf("conflict rows in Chromium: %d %v", conflicts, err)
 	}
 	bars, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`Math.max(...Array.from(document.querySelectorAll('#arrivals rect.arrival'), r => r.getBoundingClientRect().height))`))
@@ -351,5 +360,32 @@ func TestCabinetCheckInPage(t *testing.T) {
 		if err != nil || distinctColours(img) <= 10 {
 			t.Fatalf("the %s screenshot is blank (%v)", vp.name, err)
 		}
+	}
+
+	// The key form shows a door key's fields once "Door key" is chosen,
+	// and hides the partner's scopes.
+	run("desktop width", chromedp.EmulateViewport(1280, 900))
+	visible := func(sel string) bool {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`document.querySelector(%q).offsetParent !== null`, sel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	run("open the keys page", chromedp.Navigate(base+"/cabinet/keys"), chromedp.WaitVisible(chromedp.CSS("#create-key")))
+	if visible("#door-gate") || !visible("#scope-orders\\:read") {
+		t.Fatal("a partner key's form shows the door fields or hides the scopes")
+	}
+	run("choose a door key", chromedp.Click(chromedp.CSS("#kind-door")))
+	if !visible("#door-gate") || !visible("#door-event") || visible("#scope-orders\\:read") {
+		t.Fatal("a door key's form hides the door fields or shows the partner's scopes")
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(artifacts, "keys-door-form.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
