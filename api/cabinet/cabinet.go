@@ -1,6 +1,6 @@
 // Package cabinet is the organizer's cabinet at /cabinet: server-rendered
-// pages for the sales report, API keys and the request log, and the
-// catalog. Organizer users sign in with e-mail and password (they are not
+// pages for the sales report, API keys (partner and door keys) and the
+// request log, an event's doors live (check-in), and the catalog. Organizer users sign in with e-mail and password (they are not
 // API keys); sessions live in Postgres; every state-changing request passes
 // cross-origin protection; every page shows only the user's company.
 // Templates, styles and the one small script are embedded in the binary.
