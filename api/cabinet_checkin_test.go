@@ -111,7 +111,7 @@ func TestCabinetDoorKeys(t *testing.T) {
 		fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "South"}`, ts[1].Barcode, event),
 		fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "North"}`, ts[1].Barcode, f.ids["standup"]),
 	} {
-		expectProblem(t, f.Do(t, http.MethodPost, "/v1/check-ins", door, body, idemKey(t)), http.StatusForbidden, "insufficient_scope")
+		expectProblem(t, f.Do(t, http.MethodPost, "/v1/check-ins", door, body, idemKey(t)), http.StatusForbidden, "door_key_elsewhere")
 	}
 	expectProblem(t, f.Get(t, "/v1/orders", door), http.StatusForbidden, "insufficient_scope")
 }

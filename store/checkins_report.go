@@ -95,13 +95,13 @@ func GetCheckInFigures(ctx context.Context, db *bun.DB, f CheckInFilter) (*Check
 			append(valid, f.EventID)...).Scan(ctx, &out.Categories); err != nil {
 			return fmt.Errorf("categories: %w", err)
 		}
-		// A scan's environment is its key's: unknown barcodes have no
-		// ticket to tell it.
+		// A scan's environment is its door's (check_ins.is_test): unknown
+		// barcodes have no ticket to tell it.
 		if err := tx.NewRaw(`
 			SELECT ci.gate, count(DISTINCT ci.ticket_id) FILTER (WHERE ci.outcome = ?) AS admitted, count(*) AS scans,
 				count(*) FILTER (WHERE ci.outcome NOT IN (?, ?)) AS refused, max(ci.scanned_at) AS last_scan
-			FROM check_ins ci JOIN api_keys k ON k.id = ci.api_key_id JOIN applications a ON a.id = k.application_id
-			WHERE ci.company_id = ? AND ci.event_id = ? AND (a.environment = 'sandbox') = ?
+			FROM check_ins ci
+			WHERE ci.company_id = ? AND ci.event_id = ? AND ci.is_test = ?
 			GROUP BY ci.gate ORDER BY ci.gate`,
 			states.ScanAdmitted, states.ScanAdmitted, states.ScanExited, f.CompanyID, f.EventID, f.IsTest).Scan(ctx, &out.Gates); err != nil {
 			return fmt.Errorf("gates: %w", err)
@@ -123,8 +123,8 @@ func GetCheckInFigures(ctx context.Context, db *bun.DB, f CheckInFilter) (*Check
 					b.gate AS second_gate, b.device_id AS second_device, b.scanned_at AS second_at, b.offline AS second_offline
 				FROM check_ins b
 				JOIN check_ins a ON a.ticket_id = b.ticket_id AND a.id <> b.id AND a.outcome = ? AND a.scanned_at <= b.scanned_at
-				JOIN tickets t ON t.id = b.ticket_id JOIN orders o ON o.id = t.order_id
-				WHERE b.company_id = ? AND b.event_id = ? AND b.outcome = ? AND o.is_test = ?
+				JOIN tickets t ON t.id = b.ticket_id
+				WHERE b.company_id = ? AND b.event_id = ? AND b.outcome = ? AND b.is_test = ?
 					AND (a.gate <> b.gate OR (a.device_id <> '' AND b.device_id <> '' AND a.device_id <> b.device_id))
 					AND (b.scanned_at - a.scanned_at <= ? * interval '1 second' OR a.offline OR b.offline)
 				ORDER BY b.id, a.scanned_at DESC) x
