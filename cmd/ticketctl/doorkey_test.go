@@ -10,18 +10,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/checkin"
+	"ticketsales/internal/delivery"
 	"ticketsales/internal/errs"
+	"ticketsales/internal/pricing"
 	"ticketsales/internal/states"
+	"ticketsales/store"
 	"ticketsales/test/testenv"
 )
 
 // TestTicketctlDoorKeys: a key made without scopes is a partner's (no
 // checkin); a door key carries checkin alone, may be limited to one of
-// its company's events and a gate, lists with its limits, and scans only
-// there.
+// its company's events and a gate, lists with its limits, and admits at
+// its gate only (elsewhere the door-elsewhere refusal, a 403).
 func TestTicketctlDoorKeys(t *testing.T) {
 	db, url := testenv.DB(t)
 	t.Setenv("DATABASE_URL", url)
@@ -76,10 +81,10 @@ func TestTicketctlDoorKeys(t *testing.T) {
 	}
 
 	out, err = ticketctl(t, "key", "create", "--company", cid, "--env", "production", "--scopes", "checkin",
-		"--event", strconv.FormatInt(swan, 10), "--gate", "North", "--name", "north door", "--json")
+		"--event", strconv.FormatInt(standup, 10), "--gate", "North", "--name", "north door", "--json")
 	var door createdKey
 	if err != nil || json.Unmarshal([]byte(out), &door) != nil || !slices.Equal(door.Scopes, []string{apikey.ScopeCheckin}) ||
-		door.CheckinEventID == nil || *door.CheckinEventID != swan || door.CheckinGate == nil || *door.CheckinGate != "North" {
+		door.CheckinEventID == nil || *door.CheckinEventID != standup || door.CheckinGate == nil || *door.CheckinGate != "North" {
 		t.Fatalf("door key create: %v %s", err, out)
 	}
 	out, err = ticketctl(t, "key", "list", "--company", cid)
@@ -92,7 +97,7 @@ func TestTicketctlDoorKeys(t *testing.T) {
 			row = l
 		}
 	}
-	if !strings.Contains(row, "event "+strconv.FormatInt(swan, 10)+" (Swan Lake") || !strings.Contains(row, "gate North") {
+	if !strings.Contains(row, "event "+strconv.FormatInt(standup, 10)+" (Stand-up night)") || !strings.Contains(row, "gate North") {
 		t.Fatalf("the door key's row in key list: %q\n%s", row, out)
 	}
 	out, err = ticketctl(t, "key", "list", "--company", cid, "--json")
@@ -107,12 +112,13 @@ func TestTicketctlDoorKeys(t *testing.T) {
 		t.Fatalf("the door key: %+v %v", p, err)
 	}
 	svc := &checkin.Service{DB: db}
-	got, err := svc.Scan(ctx, p, checkin.ScanInput{Barcode: "4006381333931", EventID: swan})
-	if err != nil || got.Gate != "North" || got.Outcome != states.ScanUnknown {
+	barcodes := paidTickets(t, db, acme, partner.ID, standup, 2)
+	got, err := svc.Scan(ctx, p, checkin.ScanInput{Barcode: barcodes[0], EventID: standup})
+	if err != nil || got.Gate != "North" || got.Outcome != states.ScanAdmitted {
 		t.Fatalf("a scan at the key's door: %+v %v", got, err)
 	}
-	for _, in := range []checkin.ScanInput{{Barcode: "4006381333931", EventID: swan, Gate: "South"},
-		{Barcode: "4006381333931", EventID: standup, Gate: "North"}} {
+	for _, in := range []checkin.ScanInput{{Barcode: barcodes[1], EventID: standup, Gate: "South"},
+		{Barcode: barcodes[1], EventID: swan, Gate: "North"}} {
 		if _, err := svc.Scan(ctx, p, in); !errors.Is(err, errs.DoorElsewhere) {
 			t.Errorf("a scan at event %d gate %s: %v, want the door-elsewhere refusal", in.EventID, in.Gate, err)
 		}
@@ -121,4 +127,35 @@ func TestTicketctlDoorKeys(t *testing.T) {
 	if _, err := db.NewRaw("UPDATE api_keys SET checkin_gate = 'North' WHERE id = ?", partner.ID).Exec(ctx); err == nil {
 		t.Fatal("a partner key took a gate")
 	}
+}
+
+// paidTickets sells n general-admission tickets of the event with the
+// production key, as the order saga would (paid, tickets issued), and
+// returns their barcodes.
+func paidTickets(t *testing.T, db *bun.DB, company, keyID, event int64, n int) []string {
+	t.Helper()
+	ctx := context.Background()
+	var cat int64
+	if err := db.NewRaw("SELECT id FROM ticket_categories WHERE event_id = ? ORDER BY id LIMIT 1", event).Scan(ctx, &cat); err != nil {
+		t.Fatal(err)
+	}
+	o := &store.Order{CompanyID: company, APIKeyID: keyID, EventID: event, Status: states.OrderPendingPayment,
+		Payment: "external", CustomerEmail: "a@b.c", CustomerFirstName: "A", CustomerLastName: "B", AccessTokenHash: []byte{1},
+		ExpiresAt: time.Now().Add(time.Hour)}
+	fee := pricing.Fee{Mode: pricing.Included}
+	if err := store.CreateOrderFromItems(ctx, db, o, []store.ItemQuantity{{CategoryID: cat, Quantity: n, Price: 100}},
+		func(p []int64) (int64, int64, int64) { q := fee.Order(p...); return q.Total, q.Fee, q.Amount }); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.MarkOrderPaid(ctx, db, o.ID, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.IssueTickets(ctx, db, o.ID, delivery.NewBarcode); err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	if err := db.NewRaw("SELECT barcode FROM tickets WHERE order_id = ? ORDER BY position", o.ID).Scan(ctx, &codes); err != nil || len(codes) != n {
+		t.Fatalf("%d tickets (%v)", len(codes), err)
+	}
+	return codes
 }
