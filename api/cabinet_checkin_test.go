@@ -17,13 +17,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/states"
 	"ticketsales/store"
 	"ticketsales/test/testenv"
-
-	"github.com/chromedp/chromedp"
 )
 
 // newKeyOn reads the key a created-key page shows once.
