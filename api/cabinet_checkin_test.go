@@ -78,6 +78,9 @@ func TestCabinetDoorKeys(t *testing.T) {
 			"scopes": {apikey.ScopeOrdersRead}, "gate": {"North"}}, "limits a door key"},
 		{"another company's event", url.Values{"environment": {"sandbox"}, "kind": {"door"},
 			"event": {fmt.Sprint(f.foreignID)}, "gate": {"North"}}, "not one of your events"},
+		{"a NUL in the gate", url.Values{"environment": {"sandbox"}, "kind": {"door"}, "gate": {"North\x00"}}, "without control characters"},
+		{"a gate not UTF-8", url.Values{"environment": {"sandbox"}, "kind": {"door"}, "gate": {"Nord\xe9"}}, "without control characters"},
+		{"a gate too long", url.Values{"environment": {"sandbox"}, "kind": {"door"}, "gate": {strings.Repeat("в", 65)}}, "at most 64 characters"},
 	} {
 		p := b.post("/cabinet/keys", tc.form)
 		if p.Status != http.StatusUnprocessableEntity || !strings.Contains(html.UnescapeString(p.Body), tc.want) {

@@ -21,7 +21,7 @@ type checkInInput struct {
 		DeviceID  string               `json:"device_id,omitempty" maxLength:"100" doc:"The scanning device, for the organizer's records."`
 		Direction states.ScanDirection `json:"direction,omitempty" doc:"in (the default), or out at an event that allows re-entry."`
 		SessionID int64                `json:"session_id,omitempty" minimum:"1" doc:"For a scheduled event: the session at this door (a /v1/sessions item); a ticket of another session is wrong_event. Omitted: tickets of any session."`
-		ScannedAt *time.Time           `json:"scanned_at,omitempty" doc:"When the device scanned the ticket (default: now)."`
+		ScannedAt *time.Time           `json:"scanned_at,omitempty" doc:"When the device scanned the ticket (default: now): within the last 7 days and at most 5 minutes ahead. The record keeps it; a ticket's first admission online is timed by the service's clock."`
 	}
 }
 

@@ -315,3 +315,26 @@ func TestExitRefusedWithoutReentry(t *testing.T) {
 		t.Fatalf("after the refused exit: %+v", got.Data)
 	}
 }
+
+// A device whose clock is far off is told so and changes nothing: no
+// admission from 2099, no 500 for a time before year one.
+func TestScanTimeFromABrokenClock(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	_, ts := f.paidTickets(t, f.keyA, "parterre-3-13")
+	for _, at := range []string{"2099-01-01T00:00:00Z", "0001-01-01T00:00:01+05:00", "2020-01-01T00:00:00Z"} {
+		res := f.Do(t, http.MethodPost, "/v1/check-ins", door,
+			fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "North", "scanned_at": %q}`, ts[0].Barcode, event, at), idemKey(t))
+		expectProblem(t, res, http.StatusUnprocessableEntity, "validation_error")
+	}
+	var scans int
+	if err := f.DB.NewRaw("SELECT count(*) FROM check_ins WHERE ticket_id = ?", ts[0].ID).Scan(context.Background(), &scans); err != nil || scans != 0 {
+		t.Fatalf("%d scans recorded (%v)", scans, err)
+	}
+	got := f.scan(t, door, event, ts[0].Barcode, "North")
+	if got.Data.Outcome != "admitted" {
+		t.Fatalf("a scan with no time after the refusals: %+v", got.Data)
+	}
+}

@@ -90,13 +90,19 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 		switch out.Outcome {
 		case states.ScanAdmitted:
 			first = t.CheckedInAt == nil
-			// The first admission's time and gate are kept; Postgres's
-			// clock when the device gave none.
+			// The first admission's time and gate are kept. Its time is
+			// Postgres's for a scan online (a device's clock may be off,
+			// and every later door is told it); an offline scan's is the
+			// device's, the only time there is.
+			var at *time.Time
+			if s.Offline {
+				at = nullTime(s.ScannedAt)
+			}
 			if err := tx.NewRaw(`UPDATE tickets SET inside = true,
 					checked_in_at = coalesce(checked_in_at, coalesce(?, now())),
 					checked_in_gate = coalesce(checked_in_gate, ?) WHERE id = ?
 				RETURNING checked_in_at, checked_in_gate`,
-				nullTime(s.ScannedAt), s.Gate, t.ID).Scan(ctx, &t.CheckedInAt, &t.CheckedInGate); err != nil {
+				at, s.Gate, t.ID).Scan(ctx, &t.CheckedInAt, &t.CheckedInGate); err != nil {
 				return fmt.Errorf("admit ticket %d: %w", t.ID, err)
 			}
 			t.Inside = true

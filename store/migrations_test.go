@@ -2,10 +2,13 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"ticketsales/store/migrations"
+
+	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
 // Migration 15 reports again the old test payments nobody kept track of:
@@ -52,5 +55,42 @@ func TestMigrationReportsDroppedTestPaymentsAgain(t *testing.T) {
 	}
 	if len(unreported) != 1 || unreported[0] != "dropped" {
 		t.Fatalf("payments to report again = %v, want [dropped]", unreported)
+	}
+}
+
+// Migration 23 takes checkin from keys made when it was a default scope
+// (they could admit tickets and read orders), and from then on a key with
+// checkin carries nothing else.
+func TestMigrationSeparatesDoorKeys(t *testing.T) {
+	d := newDemo(t)
+	ctx := context.Background()
+	exec := func(q string, args ...any) error {
+		_, err := d.DB.ExecContext(ctx, q, args...)
+		return err
+	}
+	if err := exec(`UPDATE api_keys SET scopes = ARRAY['checkin', 'orders:read'] WHERE id = ?`, d.keyID); err == nil {
+		t.Fatal("a key with checkin and orders:read was stored")
+	}
+	for _, c := range []string{"api_keys_door_limits", "api_keys_checkin_alone"} {
+		if err := exec("ALTER TABLE api_keys DROP CONSTRAINT " + c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := exec(`UPDATE api_keys SET scopes = ARRAY['catalog:read', 'checkin', 'orders:read'] WHERE id = ?`, d.keyID); err != nil {
+		t.Fatal(err)
+	}
+	sql, err := migrations.FS.ReadFile("20261127000023_door_keys.tx.up.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(string(sql)); err != nil {
+		t.Fatal(err)
+	}
+	var scopes []string
+	if err := d.DB.NewRaw("SELECT scopes FROM api_keys WHERE id = ?", d.keyID).Scan(ctx, pgdialect.Array(&scopes)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(scopes, ",") != "catalog:read,orders:read" {
+		t.Fatalf("the mixed key's scopes after the migration: %v", scopes)
 	}
 }

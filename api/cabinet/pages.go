@@ -237,7 +237,7 @@ func fieldMessage(f errs.FieldError) string {
 	case "event":
 		return "That event is not one of your events: choose one from the list."
 	case "gate":
-		return "The gate's name is too long (at most 64 characters)."
+		return "The gate's name must be text of at most 64 characters, without control characters."
 	}
 	return f.Message
 }

@@ -944,7 +944,7 @@ type CheckInInputBody struct {
 	// Gate The gate's name; a door key limited to one gate may leave it out.
 	Gate *string `json:"gate,omitempty"`
 
-	// ScannedAt When the device scanned the ticket (default: now).
+	// ScannedAt When the device scanned the ticket (default: now): within the last 7 days and at most 5 minutes ahead. The record keeps it; a ticket's first admission online is timed by the service's clock.
 	ScannedAt *time.Time `json:"scanned_at,omitempty"`
 
 	// SessionId For a scheduled event: the session at this door (a /v1/sessions item); a ticket of another session is wrong_event. Omitted: tickets of any session.

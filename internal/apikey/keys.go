@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -169,7 +171,10 @@ func (d DoorLimits) check(scopes []string) (store.DoorLimits, error) {
 		return out, errs.Invalid("scopes", "an event or a gate limits a door key: give the key the checkin scope (alone)", scopes)
 	case d.EventID < 0:
 		return out, errs.Invalid("event", "the event must be an event id", d.EventID)
-	case len(gate) > MaxGate:
+	case !utf8.ValidString(gate) || strings.ContainsFunc(gate, unicode.IsControl):
+		return out, errs.Invalid("gate", "the gate's name is text without control characters", gate)
+	case utf8.RuneCountInString(gate) > MaxGate:
+		// Characters, as the scan's gate field counts them.
 		return out, errs.Invalid("gate", fmt.Sprintf("the gate's name has at most %d characters", MaxGate), gate)
 	}
 	if d.EventID != 0 {

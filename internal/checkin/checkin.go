@@ -103,6 +103,9 @@ func (s *Service) Scan(ctx context.Context, p *apikey.Principal, in ScanInput) (
 	if in.Direction == "" {
 		in.Direction = states.ScanIn
 	}
+	if err := checkScannedAt(in.ScannedAt, time.Now()); err != nil {
+		return nil, err
+	}
 	// A scan in without a session needs only to know the event is the
 	// company's, which never changes: read once per process. Exits and
 	// sessions read the door's event (its re-entry, its sessions).
@@ -142,4 +145,20 @@ func (s *Service) Scan(ctx context.Context, p *apikey.Principal, in ScanInput) (
 		}
 	}
 	return out, nil
+}
+
+// A device's time of a scan is believed within these bounds: a clock far
+// off would put arrivals in another year and tell every later door so.
+const (
+	MaxScanAge   = 7 * 24 * time.Hour
+	MaxScanAhead = 5 * time.Minute
+)
+
+// checkScannedAt refuses a device's scan time (zero: none given) outside
+// [now-MaxScanAge, now+MaxScanAhead].
+func checkScannedAt(at, now time.Time) error {
+	if at.IsZero() || !at.Before(now.Add(-MaxScanAge)) && !at.After(now.Add(MaxScanAhead)) {
+		return nil
+	}
+	return errs.Invalid("body.scanned_at", "the device's clock is off: a scan's time is within the last 7 days and at most 5 minutes ahead", at)
 }

@@ -956,7 +956,7 @@ export interface components {
             gate?: string;
             /**
              * Format: date-time
-             * @description When the device scanned the ticket (default: now).
+             * @description When the device scanned the ticket (default: now): within the last 7 days and at most 5 minutes ahead. The record keeps it; a ticket's first admission online is timed by the service's clock.
              */
             scanned_at?: string;
             /**
