@@ -75,7 +75,7 @@ func (s *Server) orderDocument(w http.ResponseWriter, r *http.Request) (delivery
 		// have computed it.
 		return notFound()
 	}
-	doc, _, err := delivery.LoadDocument(ctx, s.deps.DB, id)
+	doc, _, err := delivery.LoadDocument(ctx, s.deps.DB, s.deps.Orders.Links().Codes, id)
 	switch {
 	case err != nil:
 		return failed(err)

@@ -49,6 +49,7 @@ type Deps struct {
 	Refunds     *refunds.Service
 	Webhooks    *webhooks.Service
 	CheckIn     *checkin.Service
+	Offline     *checkin.Offline
 	RequestLog  *requestlog.Writer // nil: no request log
 	// Gateway is the built-in test gateway whose pages the api serves (nil:
 	// not mounted: sandbox disabled outside development). HostedGateway says
@@ -147,6 +148,7 @@ func New(deps Deps) *Server {
 	s.registerRefunds(v1)
 	s.registerWebhooks(v1)
 	s.registerCheckIns(v1)
+	s.registerOfflineCheckIns(v1)
 	agg := huma.NewGroup(s.API, "/aggregator/v1")
 	agg.UseMiddleware(func(ctx huma.Context, next func(huma.Context)) {
 		// The adapter's errors name seats in its own terms (fromError).

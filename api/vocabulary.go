@@ -19,7 +19,7 @@ var vocabulary = []word{
 	wordOf(states.TicketStatuses), wordOf(states.RefundStatuses), wordOf(states.DeliveryStatuses),
 	wordOf(states.EventStatuses), wordOf(states.PaymentMethods), wordOf(states.SeatStatuses),
 	wordOf(states.WebhookEventTypes), wordOf(states.AggregatorStatuses), wordOf(pricing.Modes),
-	wordOf(states.ScanOutcomes), wordOf(states.ScanDirections),
+	wordOf(states.ScanOutcomes), wordOf(states.ScanDirections), wordOf(states.DoorTicketStates),
 }
 
 // word is a vocabulary type, the type that stands in for it in the

@@ -57,12 +57,16 @@ func NewServices(cfg config.Config, c Conns, hd holds.Deps) (*Services, error) {
 		// are forgeable: they open nothing and are replaced when shown.
 		keys.Refuse(config.DevelopmentOrderTokenSecret)
 	}
+	codes, err := delivery.NewCodeSigner(cfg.OrderTokenSecret, cfg.OrderTokenPreviousSecret...)
+	if err != nil {
+		return nil, err
+	}
 	gateways, test := payment.NewSet(c.DB, c.Log, Gateways(cfg))
 	hd.DB, hd.Temporal, hd.Log = c.DB, c.Temporal, c.Log
 	h := holds.New(hd, holds.Settings{TaskQueue: cfg.TaskQueue, SaleCacheTTL: cfg.SaleCacheTTL})
 	o := orders.New(orders.Deps{DB: c.DB, Temporal: c.Temporal, Log: c.Log, Holds: h}, cfg.TaskQueue, orders.Settings{
 		PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
-		Links: delivery.Links{BaseURL: cfg.PublicBaseURL, Keys: keys}, Gateways: gateways,
+		Links: delivery.Links{BaseURL: cfg.PublicBaseURL, Keys: keys, Codes: codes}, Gateways: gateways,
 		TestGatewayForProduction: cfg.Development(), ConfirmWait: cfg.ConfirmWait})
 	r := refunds.New(refunds.Deps{DB: c.DB, Temporal: c.Temporal, Log: c.Log, Holds: h, Orders: o}, cfg.TaskQueue,
 		refunds.Settings{RetryBudget: cfg.RefundRetryBudget})

@@ -12,8 +12,11 @@ import (
 
 // Ticket is one ticket as rendered.
 type Ticket struct {
-	Number   string // e.g. "T-000123-01"
-	Barcode  string // 13 digits (EAN-13)
+	Number  string // e.g. "T-000123-01"
+	Barcode string // 13 digits (EAN-13)
+	// Code is the signed code (package ticketcode) the QR code carries;
+	// "": the barcode (format 1).
+	Code     string
 	Status   states.TicketStatus
 	Seat     string // label like "Stalls, row 1, seat 5", or category name for general admission
 	Category string
@@ -68,4 +71,13 @@ func zoneLabel(t time.Time) string {
 		return name
 	}
 	return "UTC" + t.Format("-07:00")
+}
+
+// QRContent is what the ticket's QR code carries: its signed code, or its
+// barcode.
+func (t Ticket) QRContent() string {
+	if t.Code != "" {
+		return t.Code
+	}
+	return t.Barcode
 }

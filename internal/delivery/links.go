@@ -162,6 +162,9 @@ func CheckToken(storedHash []byte, token string) bool {
 type Links struct {
 	BaseURL string
 	Keys    *Keyring
+	// Codes signs the tickets' codes their QR codes carry (nil: the QR
+	// codes carry the bare barcode, format 1).
+	Codes *CodeSigner
 }
 
 // PageURL is the public page of the order's tickets.

@@ -8,11 +8,13 @@ import (
 	"github.com/uptrace/bun"
 
 	"ticketsales/store"
+	"ticketsales/ticketcode"
 )
 
-// LoadDocument builds the rendered document of an order's tickets. Its PDFURL is the
+// LoadDocument builds the rendered document of an order's tickets, their
+// QR codes the codes codes signs (nil: the bare barcodes). Its PDFURL is the
 // caller's to set: the page links the PDF with the token it was opened by.
-func LoadDocument(ctx context.Context, db bun.IDB, orderID int64) (Order, *store.Order, error) {
+func LoadDocument(ctx context.Context, db bun.IDB, codes *CodeSigner, orderID int64) (Order, *store.Order, error) {
 	o, err := store.GetOrderByID(ctx, db, orderID)
 	if err != nil {
 		return Order{}, nil, err
@@ -31,13 +33,32 @@ func LoadDocument(ctx context.Context, db bun.IDB, orderID int64) (Order, *store
 	}
 	doc := Order{OrderID: o.ID, EventTitle: ev.Title, Venue: ev.Venue, City: ev.City, StartsAt: ev.StartsAt,
 		Location: loc, Sandbox: o.IsTest}
-	for _, t := range rows {
+	var signed []string
+	if codes != nil {
+		if signed, err = codes.Sign(ctx, db, o.EventID, TicketCodes(rows)); err != nil {
+			return Order{}, nil, fmt.Errorf("ticket codes of order %d: %w", orderID, err)
+		}
+	}
+	for i, t := range rows {
 		seat := t.Category
 		if t.Label != nil {
 			seat = *t.Label
 		}
 		doc.Tickets = append(doc.Tickets, Ticket{Number: t.Number, Barcode: t.Barcode, Status: t.Status,
 			Seat: seat, Category: t.Category, Price: FormatMoney(t.Price, o.Currency)})
+		if signed != nil {
+			doc.Tickets[i].Code = signed[i]
+		}
 	}
 	return doc, o, nil
+}
+
+// TicketCodes are what the codes of tickets say (their event is the
+// signer's to add).
+func TicketCodes(rows []store.Ticket) []ticketcode.Code {
+	out := make([]ticketcode.Code, len(rows))
+	for i, t := range rows {
+		out[i] = ticketcode.Code{TicketID: t.ID, Barcode: t.Barcode}
+	}
+	return out
 }

@@ -121,7 +121,7 @@ func RenderPage(w io.Writer, o Order) error {
 		d.StartsISO = o.localStart().Format(time.RFC3339)
 	}
 	for _, t := range o.Tickets {
-		png, err := QRPNG(t.Barcode)
+		png, err := QRPNG(t.QRContent())
 		if err != nil {
 			return fmt.Errorf("tickets: ticket %s: %w", t.Number, err)
 		}

@@ -107,7 +107,7 @@ func pdfTitle(o Order) string {
 }
 
 func ticketPage(pdf *fpdf.Fpdf, o Order, t Ticket, idx int) error {
-	qr, err := qrCode(t.Barcode)
+	qr, err := qrCode(t.QRContent())
 	if err != nil {
 		return fmt.Errorf("tickets: ticket %s: %w", t.Number, err)
 	}

@@ -128,10 +128,13 @@ type Order struct {
 
 // Ticket is an issued ticket.
 type Ticket struct {
-	ID      int64               `json:"id"`
-	Number  string              `json:"number"`
-	Barcode string              `json:"barcode" doc:"13 digits with an EAN-13 check digit, random and unique; what the QR code and the printed barcode carry."`
-	Status  states.TicketStatus `json:"status"`
+	ID      int64  `json:"id"`
+	Number  string `json:"number"`
+	Barcode string `json:"barcode" doc:"13 digits with an EAN-13 check digit, random and unique; what the printed barcode (EAN-13) carries."`
+	// SignedBarcode is what the ticket's QR code carries: signed with the
+	// event's key, a door checks it offline.
+	SignedBarcode string              `json:"signed_barcode,omitempty" doc:"What the ticket's QR code carries: the barcode signed with the event's Ed25519 key (format T2, see the offline check-in section of docs/api.md), so a door tells a forged ticket without the network. Doors admit it and the 13-digit barcode alike."`
+	Status        states.TicketStatus `json:"status"`
 	// IsTest is the order's is_test, on each ticket too: a ticket passed on
 	// without its order (to a venue, a wallet) still says what it is.
 	IsTest bool          `json:"is_test" doc:"A ticket of a sandbox order: marked TEST on its page and PDF, its barcode in the sandbox space (it begins with 2000; production barcodes are drawn outside it). It admits no one."`

@@ -41,10 +41,19 @@ func (s *Service) TicketsOf(ctx context.Context, o *store.Order) ([]Ticket, erro
 	if err != nil {
 		return nil, fmt.Errorf("order page link: %w", err)
 	}
+	var signed []string
+	if codes := s.Settings.Links.Codes; codes != nil {
+		if signed, err = codes.Sign(ctx, s.db, o.EventID, delivery.TicketCodes(rows)); err != nil {
+			return nil, fmt.Errorf("ticket codes of order %d: %w", o.ID, err)
+		}
+	}
 	out := make([]Ticket, len(rows))
 	for i, t := range rows {
 		out[i] = Ticket{ID: t.ID, Number: t.Number, Barcode: t.Barcode, Status: t.Status, IsTest: o.IsTest,
 			Price: pricing.Money{Amount: t.Price, Currency: o.Currency}, OrderURL: url}
+		if signed != nil {
+			out[i].SignedBarcode = signed[i]
+		}
 		if t.SeatID != nil {
 			out[i].Seat = &TicketSeat{ZoneID: *t.ZoneID, SeatID: *t.SeatID, Label: *t.Label}
 		}

@@ -188,6 +188,17 @@ const (
 	ScanOut ScanDirection = "out"
 )
 
+// DoorTicketState is what a door list says of a ticket: whether a scan of
+// it admits (valid), never does (void: refunded, or its order cancelled
+// or refunded) or not yet (not_paid).
+type DoorTicketState string
+
+const (
+	DoorValid   DoorTicketState = "valid"
+	DoorVoid    DoorTicketState = "void"
+	DoorNotPaid DoorTicketState = "not_paid"
+)
+
 // AggregatorStatus is an order's status in the aggregator adapter's
 // contract. CREATED is the instant the hold is being placed, which a
 // synchronous hold never shows; BOOKED is never entered.
@@ -216,5 +227,6 @@ var (
 		EventOrderDeleted, EventReservationExpired, EventTicketCheckedIn, EventPing}
 	ScanOutcomes       = []ScanOutcome{ScanAdmitted, ScanAlreadyCheckedIn, ScanVoid, ScanNotPaid, ScanWrongEvent, ScanUnknown, ScanSandbox, ScanExited}
 	ScanDirections     = []ScanDirection{ScanIn, ScanOut}
+	DoorTicketStates   = []DoorTicketState{DoorValid, DoorVoid, DoorNotPaid}
 	AggregatorStatuses = []AggregatorStatus{AggregatorCreated, AggregatorReserved, AggregatorApproved, AggregatorCancelled}
 )

@@ -19,7 +19,7 @@ import (
 // Message-ID is the order's, so a send repeated after a crash is the same
 // message.
 func Tickets(ctx context.Context, db bun.IDB, links delivery.Links, orderID int64) (*mail.Message, error) {
-	doc, o, err := delivery.LoadDocument(ctx, db, orderID)
+	doc, o, err := delivery.LoadDocument(ctx, db, links.Codes, orderID)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,300 @@
+package api_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"ticketsales/internal/apikey"
+	"ticketsales/test/testenv"
+	"ticketsales/ticketcode"
+)
+
+type doorListBody struct {
+	Data struct {
+		EventID    int64  `json:"event_id"`
+		PublicKey  string `json:"public_key"`
+		Cursor     string `json:"cursor"`
+		Delta      bool   `json:"delta"`
+		Categories []struct {
+			ID   int64  `json:"id"`
+			Name string `json:"name"`
+		} `json:"categories"`
+		Tickets []struct {
+			ID          int64  `json:"id"`
+			BarcodeHash string `json:"barcode_hash"`
+			CategoryID  int64  `json:"category_id"`
+			Seat        string `json:"seat"`
+			State       string `json:"state"`
+			Inside      bool   `json:"inside"`
+			Gate        string `json:"gate"`
+		} `json:"tickets"`
+	} `json:"data"`
+}
+
+type batchBody struct {
+	Data []struct {
+		Index     int    `json:"index"`
+		CheckInID int64  `json:"check_in_id"`
+		Outcome   string `json:"outcome"`
+		TicketID  *int64 `json:"ticket_id"`
+		Conflict  bool   `json:"conflict"`
+		Repeated  bool   `json:"repeated"`
+	} `json:"data"`
+}
+
+type signedTicket struct {
+	ticket
+	SignedBarcode string `json:"signed_barcode"`
+}
+
+// doorList downloads the event's door list (since a cursor, when given).
+func (f *fixture) doorList(t *testing.T, key string, event int64, since string, headers ...string) (doorListBody, *testenv.Response) {
+	t.Helper()
+	path := fmt.Sprintf("/v1/events/%d/check-in/list", event)
+	if since != "" {
+		path += "?updated_since=" + since
+	}
+	res := f.Get(t, path, key, headers...)
+	var out doorListBody
+	if res.Status == http.StatusOK {
+		res.Decode(t, &out)
+	} else if res.Status != http.StatusNotModified {
+		t.Fatalf("door list: %d %s", res.Status, res.Body)
+	}
+	return out, res
+}
+
+// signedTickets buys seats with key and returns the order's tickets with
+// their signed codes.
+func (f *fixture) signedTickets(t *testing.T, key string, seats ...string) (int64, []signedTicket) {
+	t.Helper()
+	id := f.paidOrder(t, key, seats...)
+	var ts struct{ Data []signedTicket }
+	f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", id), key).Decode(t, &ts)
+	if len(ts.Data) != len(seats) {
+		t.Fatalf("tickets: %+v", ts.Data)
+	}
+	return id, ts.Data
+}
+
+type offlineScan struct {
+	Barcode   string    `json:"barcode"`
+	Gate      string    `json:"gate"`
+	DeviceID  string    `json:"device_id"`
+	ScannedAt time.Time `json:"scanned_at"`
+}
+
+func (f *fixture) uploadScans(t *testing.T, key string, event int64, scans []offlineScan, headers ...string) (batchBody, *testenv.Response) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"event_id": event, "scans": scans})
+	if len(headers) == 0 {
+		headers = []string{idemKey(t)}
+	}
+	res := f.Do(t, http.MethodPost, "/v1/check-ins/batch", key, string(b), headers...)
+	var out batchBody
+	if res.Status == http.StatusOK {
+		res.Decode(t, &out)
+	}
+	return out, res
+}
+
+// A door downloads the event's list, verifies every ticket's signed code
+// with the published key, scans offline on two devices (one ticket copied
+// onto both), and uploads: the copy is let in once, the other scan is a
+// conflict the organizer sees; an upload repeated records nothing twice;
+// the list's changes come by cursor, and an unchanged list is 304.
+func TestOfflineCheckInRoundTrip(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	_, ts := f.signedTickets(t, f.keyA, "parterre-3-11", "parterre-3-12")
+	later, lts := f.signedTickets(t, f.keyA, "parterre-3-13")
+
+	list, res := f.doorList(t, door, event, "")
+	if res.Header.Get("ETag") == "" || list.Data.Cursor == "" || list.Data.Delta || len(list.Data.Categories) == 0 {
+		t.Fatalf("list: %s %s", res.Header, res.Body)
+	}
+	pub, err := ticketcode.ParsePublicKey(list.Data.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var key struct {
+		Data struct {
+			PublicKey string `json:"public_key"`
+		}
+	}
+	f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/public-key", event), door).Decode(t, &key)
+	if key.Data.PublicKey != list.Data.PublicKey {
+		t.Fatalf("public key %q, list's %q", key.Data.PublicKey, list.Data.PublicKey)
+	}
+	held := map[int64]string{}
+	for _, lt := range list.Data.Tickets {
+		if lt.State != "valid" || lt.Inside {
+			t.Fatalf("a ticket just sold: %+v", lt)
+		}
+		held[lt.ID] = lt.BarcodeHash
+	}
+	for _, tk := range append(append([]signedTicket{}, ts...), lts...) {
+		c, err := ticketcode.Verify(pub, tk.SignedBarcode, event)
+		if err != nil || c.TicketID != tk.ID || c.Barcode != tk.Barcode {
+			t.Fatalf("ticket %d's code %q: %+v %v", tk.ID, tk.SignedBarcode, c, err)
+		}
+		if held[tk.ID] != ticketcode.BarcodeHash(tk.Barcode) {
+			t.Fatalf("ticket %d is not in the list by its barcode: %v", tk.ID, held)
+		}
+	}
+
+	// Device B's copy of ticket 0 was scanned after device A's; the batch
+	// lists it first.
+	t0 := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+	scans := []offlineScan{
+		{Barcode: ts[0].SignedBarcode, Gate: "South", DeviceID: "dev-B", ScannedAt: t0.Add(5 * time.Second)},
+		{Barcode: ts[0].SignedBarcode, Gate: "North", DeviceID: "dev-A", ScannedAt: t0},
+		{Barcode: ts[1].Barcode, Gate: "North", DeviceID: "dev-A", ScannedAt: t0.Add(time.Second)},
+		{Barcode: ts[1].Barcode, Gate: "North", DeviceID: "dev-A", ScannedAt: t0.Add(2 * time.Second)},
+	}
+	got, res := f.uploadScans(t, door, event, scans)
+	if res.Status != http.StatusOK || len(got.Data) != len(scans) {
+		t.Fatalf("batch: %d %s", res.Status, res.Body)
+	}
+	want := []struct {
+		outcome  string
+		conflict bool
+	}{{"already_checked_in", true}, {"admitted", false}, {"admitted", false}, {"already_checked_in", false}}
+	for i, w := range want {
+		if g := got.Data[i]; g.Index != i || g.Outcome != w.outcome || g.Conflict != w.conflict || g.Repeated {
+			t.Fatalf("scan %d: %+v, want %+v (all %s)", i, g, w, res.Body)
+		}
+	}
+	var conflicts struct {
+		Data []struct {
+			TicketID         int64  `json:"ticket_id"`
+			DeviceID         string `json:"device_id"`
+			Gate             string `json:"gate"`
+			AdmittedDeviceID string `json:"admitted_device_id"`
+			AdmittedGate     string `json:"admitted_gate"`
+		}
+	}
+	f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/conflicts", event), f.keyA).Decode(t, &conflicts)
+	if len(conflicts.Data) != 1 || conflicts.Data[0].TicketID != ts[0].ID || conflicts.Data[0].DeviceID != "dev-B" ||
+		conflicts.Data[0].AdmittedDeviceID != "dev-A" || conflicts.Data[0].AdmittedGate != "North" {
+		t.Fatalf("conflicts: %+v", conflicts.Data)
+	}
+
+	// The device never saw the answer and uploads again, under another key.
+	again, res := f.uploadScans(t, door, event, scans)
+	if res.Status != http.StatusOK {
+		t.Fatalf("again: %d %s", res.Status, res.Body)
+	}
+	for i, g := range again.Data {
+		if !g.Repeated || g.CheckInID != got.Data[i].CheckInID || g.Outcome != got.Data[i].Outcome || g.Conflict != got.Data[i].Conflict {
+			t.Fatalf("repeated scan %d: %+v, first %+v", i, g, got.Data[i])
+		}
+	}
+	var recorded int
+	if err := f.DB.NewRaw("SELECT count(*) FROM check_ins WHERE event_id = ? AND offline", event).Scan(context.Background(), &recorded); err != nil || recorded != len(scans) {
+		t.Fatalf("%d offline scans recorded (%v)", recorded, err)
+	}
+
+	// The changes since the first list: the two tickets let in.
+	delta, _ := f.doorList(t, door, event, list.Data.Cursor)
+	inside := map[int64]bool{}
+	for _, lt := range delta.Data.Tickets {
+		inside[lt.ID] = lt.Inside
+	}
+	if !delta.Data.Delta || !inside[ts[0].ID] || !inside[ts[1].ID] || len(inside) != 2 {
+		t.Fatalf("delta after the batch: %+v", delta.Data)
+	}
+	// Unchanged: 304; a refund changes the list, and the delta has it.
+	now, res := f.doorList(t, door, event, "")
+	if _, again := f.doorList(t, door, event, "", "If-None-Match: "+res.Header.Get("ETag")); again.Status != http.StatusNotModified {
+		t.Fatalf("unchanged list: %d", again.Status)
+	}
+	if r := f.refund(t, later); r.Status != http.StatusCreated {
+		t.Fatalf("refund: %d %s", r.Status, r.Body)
+	}
+	if _, changed := f.doorList(t, door, event, "", "If-None-Match: "+res.Header.Get("ETag")); changed.Status != http.StatusOK {
+		t.Fatalf("list after a refund: %d", changed.Status)
+	}
+	refunded, _ := f.doorList(t, door, event, now.Data.Cursor)
+	if len(refunded.Data.Tickets) != 1 || refunded.Data.Tickets[0].ID != lts[0].ID || refunded.Data.Tickets[0].State != "void" {
+		t.Fatalf("delta after the refund: %+v", refunded.Data.Tickets)
+	}
+	// A production door sees no sandbox ticket.
+	realDoor, _ := f.Key(t, f.companyA, apikey.Production, apikey.ScopeCheckin)
+	if real, _ := f.doorList(t, realDoor, event, ""); len(real.Data.Tickets) != 0 {
+		t.Fatalf("a real door's list: %+v", real.Data.Tickets)
+	}
+}
+
+// A code signed by another key, or changed in one character, fails the
+// check a door makes offline and is unknown when uploaded.
+func TestOfflineForgedCodeRefused(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	_, ts := f.signedTickets(t, f.keyA, "parterre-3-14", "parterre-3-15")
+	list, _ := f.doorList(t, door, event, "")
+	pub, _ := ticketcode.ParsePublicKey(list.Data.PublicKey)
+
+	_, other, _ := ed25519.GenerateKey(nil)
+	forged, _ := ticketcode.Sign(other, ticketcode.Code{EventID: event, TicketID: ts[0].ID, Barcode: ts[0].Barcode})
+	tampered := []byte(ts[1].SignedBarcode)
+	i := strings.LastIndexByte(string(tampered), '.') + 3
+	tampered[i] ^= 1
+	for _, code := range []string{forged, string(tampered)} {
+		if _, err := ticketcode.Verify(pub, code, event); err == nil {
+			t.Fatalf("%q verifies", code)
+		}
+	}
+	at := time.Now().UTC().Add(-time.Minute)
+	got, res := f.uploadScans(t, door, event, []offlineScan{
+		{Barcode: forged, Gate: "North", DeviceID: "dev-A", ScannedAt: at},
+		{Barcode: string(tampered), Gate: "North", DeviceID: "dev-A", ScannedAt: at.Add(time.Second)},
+		{Barcode: ts[1].SignedBarcode, Gate: "North", DeviceID: "dev-A", ScannedAt: at.Add(2 * time.Second)},
+	})
+	if res.Status != http.StatusOK || got.Data[0].Outcome != "unknown" || got.Data[0].TicketID != nil ||
+		got.Data[1].Outcome != "unknown" || got.Data[2].Outcome != "admitted" {
+		t.Fatalf("batch: %d %s", res.Status, res.Body)
+	}
+}
+
+// A batch over the limit, or a scan without its device or time, is
+// refused whole, and nothing is recorded.
+func TestOfflineBatchRefusals(t *testing.T) {
+	f := newFixture(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	at := time.Now().UTC()
+	scans := make([]offlineScan, 1001)
+	for i := range scans {
+		scans[i] = offlineScan{Barcode: "4006381333931", Gate: "North", DeviceID: "dev-A", ScannedAt: at.Add(time.Duration(i) * time.Millisecond)}
+	}
+	if _, res := f.uploadScans(t, door, event, scans); res.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("1001 scans: %d %s", res.Status, res.Body)
+	}
+	if _, res := f.uploadScans(t, door, event, []offlineScan{{Barcode: "4006381333931", Gate: "North", DeviceID: "dev-A"}}); res.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("no scanned_at: %d %s", res.Status, res.Body)
+	}
+	limited, keyID := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	if _, err := f.DB.NewRaw("UPDATE api_keys SET checkin_event_id = ? WHERE id = ?", f.ids["standup"], keyID).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/list", event), limited), http.StatusForbidden, "insufficient_scope")
+	reader, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeOrdersRead)
+	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/list", event), reader), http.StatusForbidden, "insufficient_scope")
+	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/conflicts", event), door), http.StatusForbidden, "insufficient_scope")
+	expectProblem(t, f.Get(t, "/v1/events/999999/check-in/list", door), http.StatusNotFound, "not_found")
+	var n int
+	if err := f.DB.NewRaw("SELECT count(*) FROM check_ins").Scan(context.Background(), &n); err != nil || n != 0 {
+		t.Fatalf("%d scans recorded (%v)", n, err)
+	}
+}

@@ -1,0 +1,365 @@
+package checkin
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/delivery"
+	"ticketsales/internal/errs"
+	"ticketsales/internal/states"
+	"ticketsales/store"
+	"ticketsales/ticketcode"
+)
+
+// Offline serves doors that scan without the network: the list of an
+// event's tickets they download (and its changes since), the event's
+// public key that verifies the tickets' signed codes, the batch of scans
+// they upload later, and the conflicts those batches reveal.
+type Offline struct {
+	DB    *bun.DB
+	Codes *delivery.CodeSigner
+}
+
+// MaxBatch is the most scans one batch carries.
+const MaxBatch = 1000
+
+// settlers is how many tickets' scans a batch settles at once (each
+// ticket's in scanned_at order).
+const settlers = 8
+
+// DoorList is what a door downloads to scan an event offline.
+type DoorList struct {
+	EventID   int64  `json:"event_id"`
+	PublicKey string `json:"public_key" doc:"The event's Ed25519 public key, unpadded base64url of 32 bytes: it verifies the tickets' signed codes (format T2)."`
+	Cursor    string `json:"cursor" doc:"Pass it as updated_since for the tickets changed since this list."`
+	Delta     bool   `json:"delta" doc:"true: only the tickets changed since updated_since (apply them by id, over the list held); false: every ticket."`
+	// Categories name the tickets' category_id.
+	Categories []DoorCategory   `json:"categories"`
+	Tickets    []DoorListTicket `json:"tickets"`
+}
+
+// DoorCategory is a category of a door list.
+type DoorCategory struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// DoorListTicket is a ticket as a door list holds it: no buyer, no money,
+// not its barcode (only a hash to match a 13-digit barcode scanned).
+type DoorListTicket struct {
+	ID          int64                  `json:"id"`
+	BarcodeHash string                 `json:"barcode_hash" doc:"The first 12 bytes of SHA-256 of the 13-digit barcode, unpadded base64url: matches a barcode scanned (format 1)."`
+	CategoryID  int64                  `json:"category_id"`
+	Seat        string                 `json:"seat,omitempty" doc:"The seat's label; absent for general admission."`
+	State       states.DoorTicketState `json:"state" doc:"valid: admits; void: refunded or cancelled; not_paid."`
+	Inside      bool                   `json:"inside,omitempty" doc:"Admitted and not let out since."`
+	CheckedInAt *time.Time             `json:"checked_in_at,omitempty" doc:"Its first admission, and at which gate."`
+	Gate        string                 `json:"gate,omitempty"`
+}
+
+// allowed refuses a door key limited to another event; the event must be
+// the company's (404).
+func allowed(ctx context.Context, db bun.IDB, p *apikey.Principal, eventID int64) (*store.Event, error) {
+	if p.CheckinEventID != nil && *p.CheckinEventID != eventID {
+		return nil, fmt.Errorf("door key %d at event %d: %w", p.KeyID, eventID, errs.DoorElsewhere)
+	}
+	return store.GetEvent(ctx, db, p.CompanyID, eventID)
+}
+
+// PublicKey is the event's public key of ticket codes, unpadded base64url.
+func (o *Offline) PublicKey(ctx context.Context, p *apikey.Principal, eventID int64) (string, error) {
+	if _, err := allowed(ctx, o.DB, p, eventID); err != nil {
+		return "", err
+	}
+	pub, err := o.Codes.PublicKey(ctx, o.DB, eventID)
+	if err != nil {
+		return "", err
+	}
+	return ticketcode.EncodePublicKey(pub), nil
+}
+
+// List is the event's door list for the caller's environment: every
+// ticket, or with since (a list's cursor) those changed since.
+func (o *Offline) List(ctx context.Context, p *apikey.Principal, eventID int64, since string) (*DoorList, error) {
+	if since != "" {
+		if _, err := strconv.ParseUint(since, 10, 64); err != nil {
+			return nil, errs.Invalid("query.updated_since", "a cursor a door list returned", since)
+		}
+	}
+	if _, err := allowed(ctx, o.DB, p, eventID); err != nil {
+		return nil, err
+	}
+	pub, err := o.Codes.PublicKey(ctx, o.DB, eventID)
+	if err != nil {
+		return nil, err
+	}
+	cats, err := store.ListDoorCategories(ctx, o.DB, eventID)
+	if err != nil {
+		return nil, err
+	}
+	cursor, rows, err := store.ListDoorTickets(ctx, o.DB, p.CompanyID, p.IsTest(), eventID, since)
+	if err != nil {
+		return nil, err
+	}
+	out := &DoorList{EventID: eventID, PublicKey: ticketcode.EncodePublicKey(pub), Cursor: cursor, Delta: since != "",
+		Categories: make([]DoorCategory, len(cats)), Tickets: make([]DoorListTicket, len(rows))}
+	for i, c := range cats {
+		out.Categories[i] = DoorCategory{ID: c.ID, Name: c.Name}
+	}
+	for i, r := range rows {
+		t := DoorListTicket{ID: r.ID, BarcodeHash: ticketcode.BarcodeHash(r.Barcode), CategoryID: r.CategoryID,
+			State: doorState(r), Inside: r.Inside, CheckedInAt: r.CheckedInAt}
+		if r.Label != nil {
+			t.Seat = *r.Label
+		}
+		if r.CheckedInGate != nil {
+			t.Gate = *r.CheckedInGate
+		}
+		out.Tickets[i] = t
+	}
+	return out, nil
+}
+
+// doorState decides as a scan does (store.decide), from the list's row.
+func doorState(r store.DoorTicket) states.DoorTicketState {
+	switch {
+	case r.Status == states.TicketRefunded || r.OrderStatus == states.OrderCancelled || r.OrderStatus == states.OrderRefunded:
+		return states.DoorVoid
+	case r.OrderStatus != states.OrderPaid && r.OrderStatus != states.OrderPartiallyRefunded:
+		return states.DoorNotPaid
+	}
+	return states.DoorValid
+}
+
+// keyOf reads events' public keys once each.
+type keyOf struct {
+	db   bun.IDB
+	mu   sync.Mutex
+	keys map[int64]ed25519.PublicKey
+}
+
+func (k *keyOf) get(ctx context.Context, eventID int64) (ed25519.PublicKey, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if pub, ok := k.keys[eventID]; ok {
+		return pub, nil
+	}
+	stored, err := store.GetEventSigningKey(ctx, k.db, eventID)
+	switch {
+	case errors.Is(err, errs.NotFound):
+		stored = &store.EventSigningKey{} // no key: no code of the event verifies
+	case err != nil:
+		return nil, err
+	}
+	if k.keys == nil {
+		k.keys = map[int64]ed25519.PublicKey{}
+	}
+	k.keys[eventID] = stored.PublicKey
+	return stored.PublicKey, nil
+}
+
+// lookupBarcode is the barcode to look a scan up by: a signed code's
+// barcode when its signature verifies with the key of the event it names;
+// the scan itself otherwise (a 13-digit barcode, or a code forged or
+// changed, which no ticket has: unknown).
+func lookupBarcode(ctx context.Context, keys *keyOf, scanned string) (string, error) {
+	if !ticketcode.IsSigned(scanned) {
+		return scanned, nil
+	}
+	c, err := ticketcode.Parse(scanned)
+	if err != nil {
+		return scanned, nil
+	}
+	pub, err := keys.get(ctx, c.EventID)
+	if err != nil {
+		return "", err
+	}
+	if _, err := ticketcode.Verify(pub, scanned, 0); err != nil {
+		return scanned, nil
+	}
+	return c.Barcode, nil
+}
+
+// BatchScan is one scan a door made offline.
+type BatchScan struct {
+	Barcode   string
+	Gate      string // "": the door key's gate
+	DeviceID  string
+	Direction states.ScanDirection // "": in
+	ScannedAt time.Time
+}
+
+// BatchResult is a batch scan's outcome, in the batch's order.
+type BatchResult struct {
+	Index     int                `json:"index" doc:"The scan's place in the batch, from 0."`
+	CheckInID int64              `json:"check_in_id"`
+	Outcome   states.ScanOutcome `json:"outcome"`
+	TicketID  *int64             `json:"ticket_id,omitempty"`
+	// Conflict marks a ticket another device had let in: both let it in
+	// while apart.
+	Conflict bool `json:"conflict" doc:"The scan found the ticket let in by another device (or gate) before: a copy let in twice while the doors were apart. Listed in the event's check-in conflicts."`
+	Repeated bool `json:"repeated" doc:"Uploaded before (same device, barcode and scanned_at): the outcome recorded then, nothing recorded again."`
+}
+
+// Batch settles scans a door made offline at the event, each in its own
+// transaction as an online scan is (store.CheckIn, marked offline), in
+// scanned_at order: of two devices that let one ticket in while apart, the
+// one that scanned first admits it and the other's scan is a conflict.
+// Every scan is recorded once: a scan uploaded again (same device,
+// barcode and scanned_at) answers what was recorded.
+func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID int64, scans []BatchScan) ([]BatchResult, error) {
+	if len(scans) > MaxBatch {
+		return nil, errs.Invalid("body.scans", fmt.Sprintf("at most %d scans a batch", MaxBatch), len(scans))
+	}
+	ev, err := allowed(ctx, o.DB, p, eventID)
+	if err != nil {
+		return nil, err
+	}
+	keys := &keyOf{db: o.DB}
+	work := make([]store.Scan, len(scans))
+	for i, in := range scans {
+		at := fmt.Sprintf("body.scans[%d]", i)
+		if p.CheckinGate != nil {
+			switch in.Gate {
+			case "":
+				in.Gate = *p.CheckinGate
+			case *p.CheckinGate:
+			default:
+				return nil, fmt.Errorf("door key %d at gate %q: %w", p.KeyID, in.Gate, errs.DoorElsewhere)
+			}
+		}
+		switch {
+		case in.Gate == "":
+			return nil, errs.Invalid(at+".gate", "name the gate (or use a door key limited to one)", "")
+		case in.DeviceID == "":
+			return nil, errs.Invalid(at+".device_id", "name the device that scanned offline", "")
+		case in.ScannedAt.IsZero():
+			return nil, errs.Invalid(at+".scanned_at", "when the device scanned the ticket", "")
+		}
+		if in.Direction == "" {
+			in.Direction = states.ScanIn
+		}
+		if in.Direction == states.ScanOut && !ev.AllowReentry {
+			return nil, errs.Invalid(at+".direction", "the event does not allow re-entry: scan exits only where it does", in.Direction)
+		}
+		barcode, err := lookupBarcode(ctx, keys, in.Barcode)
+		if err != nil {
+			return nil, err
+		}
+		// Postgres keeps microseconds: the time compared on a repeat is
+		// the time stored.
+		work[i] = store.Scan{CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(), EventID: eventID,
+			Barcode: barcode, Gate: in.Gate, DeviceID: in.DeviceID, Direction: in.Direction,
+			ScannedAt: in.ScannedAt.Truncate(time.Microsecond), Offline: true}
+	}
+	// Each barcode's scans in scanned_at order (the batch's order among
+	// equal times); barcodes apart settle at once.
+	order := make([]int, len(work))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return work[a].ScannedAt.Compare(work[b].ScannedAt) })
+	var groups [][]int
+	byBarcode := map[string]int{}
+	for _, i := range order {
+		g, ok := byBarcode[work[i].Barcode]
+		if !ok {
+			g = len(groups)
+			byBarcode[work[i].Barcode] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	out := make([]BatchResult, len(work))
+	next := make(chan []int)
+	errc := make(chan error, settlers)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range min(settlers, len(groups)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g := range next {
+				for _, i := range g {
+					r, err := o.settle(ctx, work[i])
+					if err != nil {
+						errc <- fmt.Errorf("scan %d of the batch: %w", i, err)
+						cancel()
+						return
+					}
+					r.Index = i
+					out[i] = r
+				}
+			}
+		}()
+	}
+feed:
+	for _, g := range groups {
+		select {
+		case next <- g:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return nil, err
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(out))
+	for i, r := range out {
+		ids[i] = r.CheckInID
+	}
+	conflicts, err := store.ListCheckInConflictsAmong(ctx, o.DB, p.CompanyID, p.IsTest(), eventID, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Conflict = conflicts[out[i].CheckInID]
+	}
+	return out, nil
+}
+
+// settle records one offline scan, or finds it recorded.
+func (o *Offline) settle(ctx context.Context, s store.Scan) (BatchResult, error) {
+	res, err := store.CheckIn(ctx, o.DB, s)
+	if store.IsRecordedAlready(err) {
+		r, err := store.GetOfflineCheckIn(ctx, o.DB, s.EventID, s.DeviceID, s.Barcode, s.ScannedAt)
+		if err != nil {
+			return BatchResult{}, err
+		}
+		return BatchResult{CheckInID: r.ID, Outcome: r.Outcome, TicketID: r.TicketID, Repeated: true}, nil
+	}
+	if err != nil {
+		return BatchResult{}, err
+	}
+	out := BatchResult{CheckInID: res.CheckInID, Outcome: res.Outcome}
+	if res.Ticket != nil {
+		out.TicketID = &res.Ticket.ID
+	}
+	return out, nil
+}
+
+// Conflicts lists the event's check-in conflicts among the tickets of the
+// caller's environment (store.ListCheckInConflicts).
+func (o *Offline) Conflicts(ctx context.Context, p *apikey.Principal, eventID int64) ([]store.OfflineConflict, error) {
+	if _, err := allowed(ctx, o.DB, p, eventID); err != nil {
+		return nil, err
+	}
+	return store.ListCheckInConflicts(ctx, o.DB, p.CompanyID, p.IsTest(), eventID)
+}

@@ -1,0 +1,163 @@
+package delivery
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/uptrace/bun"
+
+	"ticketsales/internal/errs"
+	"ticketsales/store"
+	"ticketsales/ticketcode"
+)
+
+// CodeSigner signs tickets' codes (package ticketcode, format 2) with
+// their events' Ed25519 keys. An event's key is made the first time it is
+// needed and stored with its private half sealed (AES-256-GCM) under the
+// order token secret (a key derived from it for this use alone); the
+// previous secrets still open keys sealed before a rotation. Opened keys
+// are kept in memory: they never change.
+type CodeSigner struct {
+	seals []seal // seals[0] seals
+	open  sync.Map
+}
+
+type seal struct {
+	id   [4]byte
+	aead cipher.AEAD
+}
+
+// NewCodeSigner builds a signer from the current secret and previous ones.
+func NewCodeSigner(current string, previous ...string) (*CodeSigner, error) {
+	if current == "" {
+		return nil, errors.New("ticket code signer: the secret is empty")
+	}
+	c := &CodeSigner{}
+	for _, s := range append([]string{current}, previous...) {
+		if s == "" {
+			continue
+		}
+		sum := sha256.Sum256([]byte("event-signing-key-seal:" + s))
+		block, err := aes.NewCipher(sum[:])
+		if err != nil {
+			return nil, err
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, err
+		}
+		id := sha256.Sum256(sum[:])
+		c.seals = append(c.seals, seal{id: [4]byte(id[:4]), aead: aead})
+	}
+	return c, nil
+}
+
+// PublicKey is the event's public key, made now if the event has none.
+func (c *CodeSigner) PublicKey(ctx context.Context, db bun.IDB, eventID int64) (ed25519.PublicKey, error) {
+	k, err := c.privateKey(ctx, db, eventID)
+	if err != nil {
+		return nil, err
+	}
+	return k.Public().(ed25519.PublicKey), nil
+}
+
+// Sign returns the codes of tickets of one event, in their order.
+func (c *CodeSigner) Sign(ctx context.Context, db bun.IDB, eventID int64, tickets []ticketcode.Code) ([]string, error) {
+	if len(tickets) == 0 {
+		return nil, nil
+	}
+	k, err := c.privateKey(ctx, db, eventID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(tickets))
+	for i, t := range tickets {
+		t.EventID = eventID
+		if out[i], err = ticketcode.Sign(k, t); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (c *CodeSigner) privateKey(ctx context.Context, db bun.IDB, eventID int64) (ed25519.PrivateKey, error) {
+	if k, ok := c.open.Load(eventID); ok {
+		return k.(ed25519.PrivateKey), nil
+	}
+	stored, err := store.GetEventSigningKey(ctx, db, eventID)
+	if errors.Is(err, errs.NotFound) {
+		pub, priv, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return nil, fmt.Errorf("signing key of event %d: %w", eventID, err)
+		}
+		sealed, err := c.seal(eventID, priv.Seed())
+		if err != nil {
+			return nil, err
+		}
+		stored, err = store.CreateEventSigningKey(ctx, db, &store.EventSigningKey{EventID: eventID, PublicKey: pub, SealedPrivateKey: sealed})
+		if err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	k, err := c.unseal(eventID, stored.SealedPrivateKey)
+	if err != nil {
+		return nil, err
+	}
+	if !k.Public().(ed25519.PublicKey).Equal(ed25519.PublicKey(stored.PublicKey)) {
+		return nil, fmt.Errorf("signing key of event %d: the sealed key is not the published one", eventID)
+	}
+	c.open.Store(eventID, k)
+	return k, nil
+}
+
+// seal: id, nonce, then the seed sealed with the id and the event bound
+// in (a sealed key copied to another event's row opens nothing).
+func (c *CodeSigner) seal(eventID int64, seed []byte) ([]byte, error) {
+	cur := c.seals[0]
+	nonce := make([]byte, cur.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("seal signing key of event %d: %w", eventID, err)
+	}
+	return append(append(cur.id[:], nonce...), cur.aead.Seal(nil, nonce, seed, sealAD(cur.id, eventID))...), nil
+}
+
+// ErrUnknownSeal: the event's key was sealed with a secret the signer does
+// not hold (rotated without listing the old one in
+// ORDER_TOKEN_PREVIOUS_SECRETS).
+var ErrUnknownSeal = errors.New("signing key sealed with an unknown secret")
+
+func (c *CodeSigner) unseal(eventID int64, sealed []byte) (ed25519.PrivateKey, error) {
+	for _, s := range c.seals {
+		if len(sealed) < 4+s.aead.NonceSize() || [4]byte(sealed[:4]) != s.id {
+			continue
+		}
+		rest := sealed[4:]
+		seed, err := s.aead.Open(nil, rest[:s.aead.NonceSize()], rest[s.aead.NonceSize():], sealAD(s.id, eventID))
+		if err != nil || len(seed) != ed25519.SeedSize {
+			return nil, fmt.Errorf("open signing key of event %d: %w", eventID, cmpErr(err))
+		}
+		return ed25519.NewKeyFromSeed(seed), nil
+	}
+	return nil, fmt.Errorf("event %d: %w", eventID, ErrUnknownSeal)
+}
+
+func cmpErr(err error) error {
+	if err == nil {
+		return errors.New("not a seed")
+	}
+	return err
+}
+
+func sealAD(id [4]byte, eventID int64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte("event-signing-key:"), id[:]...), uint64(eventID))
+}

@@ -1,0 +1,187 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/uptrace/bun"
+
+	"ticketsales/internal/states"
+)
+
+// EventSigningKey is an event's Ed25519 key of ticket codes: the public
+// key, and the private one sealed (internal/delivery opens it).
+type EventSigningKey struct {
+	bun.BaseModel `bun:"table:event_signing_keys"`
+
+	EventID          int64     `bun:"event_id,pk"`
+	PublicKey        []byte    `bun:"public_key"`
+	SealedPrivateKey []byte    `bun:"sealed_private_key"`
+	CreatedAt        time.Time `bun:"created_at"`
+}
+
+// GetEventSigningKey is the event's key (errs.NotFound: none made yet).
+func GetEventSigningKey(ctx context.Context, db bun.IDB, eventID int64) (*EventSigningKey, error) {
+	k := new(EventSigningKey)
+	if err := db.NewSelect().Model(k).Where("event_id = ?", eventID).Scan(ctx); err != nil {
+		return nil, notFound(err, fmt.Sprintf("signing key of event %d", eventID))
+	}
+	return k, nil
+}
+
+// CreateEventSigningKey stores k unless the event has a key already, and
+// returns the event's key either way: of two made at once, one is kept.
+func CreateEventSigningKey(ctx context.Context, db bun.IDB, k *EventSigningKey) (*EventSigningKey, error) {
+	if _, err := db.NewRaw(`INSERT INTO event_signing_keys (event_id, public_key, sealed_private_key)
+		VALUES (?, ?, ?) ON CONFLICT (event_id) DO NOTHING`, k.EventID, k.PublicKey, k.SealedPrivateKey).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("create signing key of event %d: %w", k.EventID, err)
+	}
+	return GetEventSigningKey(ctx, db, k.EventID)
+}
+
+// DoorTicket is a row of an event's door list: what a door needs of a
+// ticket to decide a scan offline.
+type DoorTicket struct {
+	ID            int64               `bun:"id"`
+	Barcode       string              `bun:"barcode"`
+	CategoryID    int64               `bun:"category_id"`
+	Label         *string             `bun:"label"`
+	Status        states.TicketStatus `bun:"status"`
+	OrderStatus   states.OrderStatus  `bun:"order_status"`
+	CheckedInAt   *time.Time          `bun:"checked_in_at"`
+	CheckedInGate *string             `bun:"checked_in_gate"`
+	Inside        bool                `bun:"inside"`
+}
+
+// DoorCategory names a category of a door list.
+type DoorCategory struct {
+	ID   int64  `bun:"id"`
+	Name string `bun:"name"`
+}
+
+// ListDoorTickets lists the tickets of the company's event of one
+// environment (isTest) a door needs, by id: all of them, or with since
+// (a cursor an earlier call returned) those changed since. The cursor
+// returned is the oldest transaction running before the read, so a
+// change committed after it is in the next delta (perhaps twice: a door
+// applies rows by id).
+func ListDoorTickets(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, since string) (cursor string, rows []DoorTicket, err error) {
+	if err := db.NewRaw("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").Scan(ctx, &cursor); err != nil {
+		return "", nil, fmt.Errorf("door list cursor: %w", err)
+	}
+	q := `SELECT t.id, t.barcode, i.category_id, es.label, t.status, o.status AS order_status,
+			t.checked_in_at, t.checked_in_gate, t.inside
+		FROM orders o JOIN tickets t ON t.order_id = o.id
+		JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
+		LEFT JOIN event_seats es ON es.event_id = o.event_id AND es.seat_id = i.seat_id
+		WHERE o.event_id = ? AND o.company_id = ? AND o.is_test = ?`
+	args := []any{eventID, companyID, isTest}
+	if since != "" {
+		q += ` AND t.door_xid >= ?::xid8`
+		args = append(args, since)
+	}
+	if err := db.NewRaw(q+` ORDER BY t.id`, args...).Scan(ctx, &rows); err != nil {
+		return "", nil, fmt.Errorf("door list of event %d: %w", eventID, err)
+	}
+	return cursor, rows, nil
+}
+
+// ListDoorCategories lists the event's ticket categories.
+func ListDoorCategories(ctx context.Context, db bun.IDB, eventID int64) ([]DoorCategory, error) {
+	var out []DoorCategory
+	if err := db.NewRaw(`SELECT id, name FROM ticket_categories WHERE event_id = ? ORDER BY position, id`, eventID).Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("categories of event %d: %w", eventID, err)
+	}
+	return out, nil
+}
+
+// RecordedScan is a scan as recorded.
+type RecordedScan struct {
+	ID       int64              `bun:"id"`
+	TicketID *int64             `bun:"ticket_id"`
+	Outcome  states.ScanOutcome `bun:"outcome"`
+}
+
+// GetOfflineCheckIn is the offline scan recorded of a device's scan of a
+// barcode at a moment (errs.NotFound: none).
+func GetOfflineCheckIn(ctx context.Context, db bun.IDB, eventID int64, deviceID, barcode string, scannedAt time.Time) (*RecordedScan, error) {
+	r := new(RecordedScan)
+	err := db.NewRaw(`SELECT id, ticket_id, outcome FROM check_ins
+		WHERE event_id = ? AND device_id = ? AND barcode = ? AND scanned_at = ? AND offline`,
+		eventID, deviceID, barcode, scannedAt).Scan(ctx, r)
+	if err != nil {
+		return nil, notFound(err, fmt.Sprintf("offline scan of %s by %s at %s", barcode, deviceID, scannedAt))
+	}
+	return r, nil
+}
+
+// IsRecordedAlready tells whether err is an offline scan's second record
+// refused (check_ins_offline_once): the scan was recorded before.
+func IsRecordedAlready(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "check_ins_offline_once"
+}
+
+// OfflineConflict is a ticket let in twice: a scan made offline that
+// found the ticket inside already, let in by another device (or gate).
+type OfflineConflict struct {
+	CheckInID    int64     `bun:"check_in_id" json:"check_in_id" doc:"The scan that found the ticket inside."`
+	TicketID     int64     `bun:"ticket_id" json:"ticket_id"`
+	TicketNumber string    `bun:"ticket_number" json:"ticket_number"`
+	Gate         string    `bun:"gate" json:"gate"`
+	DeviceID     string    `bun:"device_id" json:"device_id"`
+	ScannedAt    time.Time `bun:"scanned_at" json:"scanned_at"`
+	ReceivedAt   time.Time `bun:"received_at" json:"received_at" doc:"When the device's upload reached the service."`
+	// The admission it conflicts with.
+	AdmittedCheckInID int64     `bun:"admitted_check_in_id" json:"admitted_check_in_id"`
+	AdmittedGate      string    `bun:"admitted_gate" json:"admitted_gate"`
+	AdmittedDeviceID  string    `bun:"admitted_device_id" json:"admitted_device_id"`
+	AdmittedAt        time.Time `bun:"admitted_at" json:"admitted_at"`
+	AdmittedOffline   bool      `bun:"admitted_offline" json:"admitted_offline"`
+}
+
+// ListCheckInConflicts lists the conflicts of the company's event among
+// the tickets of one environment (isTest), in the order they were
+// scanned: each an offline scan (direction in) settled already_checked_in
+// whose ticket had been let in by another device, or, when neither names
+// its device, at another gate. Both doors let the ticket in while apart:
+// a copy, most likely.
+func ListCheckInConflicts(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64) ([]OfflineConflict, error) {
+	var out []OfflineConflict
+	if err := db.NewRaw(conflictsQuery+` ORDER BY c.scanned_at, c.id`, conflictArgs(companyID, isTest, eventID)...).Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("check-in conflicts of event %d: %w", eventID, err)
+	}
+	return out, nil
+}
+
+// ListCheckInConflictsAmong tells which of the scans ids are conflicts
+// (as ListCheckInConflicts lists them).
+func ListCheckInConflictsAmong(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, ids []int64) (map[int64]bool, error) {
+	var found []int64
+	if err := db.NewRaw(`SELECT check_in_id FROM (`+conflictsQuery+` AND c.id IN (?)) x`,
+		append(conflictArgs(companyID, isTest, eventID), bun.In(ids))...).Scan(ctx, &found); err != nil {
+		return nil, fmt.Errorf("check-in conflicts of event %d: %w", eventID, err)
+	}
+	out := make(map[int64]bool, len(found))
+	for _, id := range found {
+		out[id] = true
+	}
+	return out, nil
+}
+
+const conflictsQuery = `SELECT c.id AS check_in_id, c.ticket_id, t.number AS ticket_number, c.gate, c.device_id,
+		c.scanned_at, c.received_at, a.id AS admitted_check_in_id, a.gate AS admitted_gate,
+		a.device_id AS admitted_device_id, a.scanned_at AS admitted_at, a.offline AS admitted_offline
+	FROM check_ins c
+	JOIN tickets t ON t.id = c.ticket_id JOIN orders o ON o.id = t.order_id
+	JOIN LATERAL (SELECT a.id, a.gate, a.device_id, a.scanned_at, a.offline FROM check_ins a
+		WHERE a.ticket_id = c.ticket_id AND a.outcome = ? AND a.id < c.id ORDER BY a.id DESC LIMIT 1) a ON true
+	WHERE c.event_id = ? AND c.company_id = ? AND o.is_test = ? AND c.offline AND c.direction = ? AND c.outcome = ?
+		AND (a.device_id <> c.device_id OR (a.device_id = '' AND a.gate <> c.gate))`
+
+func conflictArgs(companyID int64, isTest bool, eventID int64) []any {
+	return []any{states.ScanAdmitted, eventID, companyID, isTest, states.ScanIn, states.ScanAlreadyCheckedIn}
+}
