@@ -54,6 +54,7 @@ type DoorTicket struct {
 	CheckedInAt   *time.Time          `bun:"checked_in_at"`
 	CheckedInGate *string             `bun:"checked_in_gate"`
 	Inside        bool                `bun:"inside"`
+	SessionID     *int64              `bun:"session_id"` // its order's schedule slot
 }
 
 // DoorCategory names a category of a door list.
@@ -73,7 +74,7 @@ func ListDoorTickets(ctx context.Context, db bun.IDB, companyID int64, isTest bo
 		return "", nil, fmt.Errorf("door list cursor: %w", err)
 	}
 	q := `SELECT t.id, t.barcode, i.category_id, es.label, t.status, o.status AS order_status,
-			t.checked_in_at, t.checked_in_gate, t.inside
+			t.checked_in_at, t.checked_in_gate, t.inside, o.schedule_slot_id AS session_id
 		FROM orders o JOIN tickets t ON t.order_id = o.id
 		JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
 		LEFT JOIN event_seats es ON es.event_id = o.event_id AND es.seat_id = i.seat_id

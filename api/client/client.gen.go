@@ -1196,6 +1196,9 @@ type DoorListTicket struct {
 	// Seat The seat's label; absent for general admission.
 	Seat *string `json:"seat,omitempty"`
 
+	// SessionId For a scheduled event: the session (schedule slot) the ticket is for.
+	SessionId *int64 `json:"session_id,omitempty"`
+
 	// State valid: admits; void: refunded or cancelled; not_paid.
 	State DoorListTicketState `json:"state"`
 }

@@ -59,6 +59,7 @@ type DoorListTicket struct {
 	ID          int64                  `json:"id"`
 	BarcodeHash string                 `json:"barcode_hash" doc:"The first 12 bytes of SHA-256 of the 13-digit barcode, unpadded base64url: matches a barcode scanned (format 1)."`
 	CategoryID  int64                  `json:"category_id"`
+	SessionID   *int64                 `json:"session_id,omitempty" doc:"For a scheduled event: the session (schedule slot) the ticket is for."`
 	Seat        string                 `json:"seat,omitempty" doc:"The seat's label; absent for general admission."`
 	State       states.DoorTicketState `json:"state" doc:"valid: admits; void: refunded or cancelled; not_paid."`
 	Inside      bool                   `json:"inside,omitempty" doc:"Admitted and not let out since."`
@@ -117,7 +118,7 @@ func (o *Offline) List(ctx context.Context, p *apikey.Principal, eventID int64, 
 	}
 	for i, r := range rows {
 		t := DoorListTicket{ID: r.ID, BarcodeHash: ticketcode.BarcodeHash(r.Barcode), CategoryID: r.CategoryID,
-			State: doorState(r), Inside: r.Inside, CheckedInAt: r.CheckedInAt}
+			SessionID: r.SessionID, State: doorState(r), Inside: r.Inside, CheckedInAt: r.CheckedInAt}
 		if r.Label != nil {
 			t.Seat = *r.Label
 		}
@@ -356,10 +357,21 @@ func (o *Offline) settle(ctx context.Context, s store.Scan) (BatchResult, error)
 }
 
 // Conflicts lists the event's check-in conflicts among the tickets of the
-// caller's environment (store.ListCheckInConflicts).
+// caller's environment.
 func (o *Offline) Conflicts(ctx context.Context, p *apikey.Principal, eventID int64) ([]store.OfflineConflict, error) {
-	if _, err := allowed(ctx, o.DB, p, eventID); err != nil {
+	if p.CheckinEventID != nil && *p.CheckinEventID != eventID {
+		return nil, fmt.Errorf("door key %d at event %d: %w", p.KeyID, eventID, errs.DoorElsewhere)
+	}
+	return o.ListConflicts(ctx, p.CompanyID, p.IsTest(), eventID)
+}
+
+// ListConflicts lists the check-in conflicts of the company's event among
+// its tickets of one environment (isTest), oldest scan first; an event not
+// the company's is errs.NotFound. What the API and the cabinet show
+// (store.ListCheckInConflicts says what a conflict is).
+func (o *Offline) ListConflicts(ctx context.Context, companyID int64, isTest bool, eventID int64) ([]store.OfflineConflict, error) {
+	if _, err := store.GetEvent(ctx, o.DB, companyID, eventID); err != nil {
 		return nil, err
 	}
-	return store.ListCheckInConflicts(ctx, o.DB, p.CompanyID, p.IsTest(), eventID)
+	return store.ListCheckInConflicts(ctx, o.DB, companyID, isTest, eventID)
 }

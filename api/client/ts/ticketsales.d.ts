@@ -1206,6 +1206,11 @@ export interface components {
             /** @description The seat's label; absent for general admission. */
             seat?: string;
             /**
+             * Format: int64
+             * @description For a scheduled event: the session (schedule slot) the ticket is for.
+             */
+            session_id?: number;
+            /**
              * @description valid: admits; void: refunded or cancelled; not_paid.
              * @enum {string}
              */
