@@ -15,7 +15,7 @@ import (
 
 type checkInInput struct {
 	Body struct {
-		Barcode   string               `json:"barcode" minLength:"1" maxLength:"64" doc:"The ticket's barcode as scanned."`
+		Barcode   string               `json:"barcode" minLength:"1" maxLength:"160" doc:"As scanned: the 13-digit barcode, or the signed code of the ticket's QR code (T2.…; a code whose signature fails is unknown)."`
 		EventID   int64                `json:"event_id" minimum:"1" doc:"The event at this door."`
 		Gate      string               `json:"gate,omitempty" maxLength:"64" doc:"The gate's name; a door key limited to one gate may leave it out."`
 		DeviceID  string               `json:"device_id,omitempty" maxLength:"100" doc:"The scanning device, for the organizer's records."`

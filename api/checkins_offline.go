@@ -33,8 +33,9 @@ type publicKey struct {
 
 type checkInBatchInput struct {
 	Body struct {
-		EventID int64 `json:"event_id" minimum:"1" doc:"The door's event."`
-		Scans   []struct {
+		EventID   int64 `json:"event_id" minimum:"1" doc:"The door's event."`
+		SessionID int64 `json:"session_id,omitempty" minimum:"1" doc:"For a scheduled event: the session at this door; a ticket of another session is wrong_event. Omitted: tickets of any session."`
+		Scans     []struct {
 			Barcode   string               `json:"barcode" minLength:"1" maxLength:"160" doc:"As scanned: the signed code (T2.…) or the 13-digit barcode."`
 			Gate      string               `json:"gate,omitempty" maxLength:"64" doc:"The gate; a door key limited to one gate may leave it out."`
 			DeviceID  string               `json:"device_id" minLength:"1" maxLength:"100" doc:"The scanning device."`
@@ -106,7 +107,7 @@ func (s *Server) registerOfflineCheckIns(api huma.API) {
 			scans[i] = checkin.BatchScan{Barcode: sc.Barcode, Gate: sc.Gate, DeviceID: sc.DeviceID, Direction: sc.Direction,
 				ScannedAt: sc.ScannedAt}
 		}
-		res, err := s.deps.Offline.Batch(ctx, request.Caller(ctx), in.Body.EventID, scans)
+		res, err := s.deps.Offline.Batch(ctx, request.Caller(ctx), in.Body.EventID, in.Body.SessionID, scans)
 		return reply(ctx, res, err)
 	})
 

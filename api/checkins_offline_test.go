@@ -241,7 +241,7 @@ func TestOfflineForgedCodeRefused(t *testing.T) {
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
 	event := f.ids["swan-lake"]
-	_, ts := f.signedTickets(t, f.keyA, "parterre-3-14", "parterre-3-15")
+	_, ts := f.signedTickets(t, f.keyA, "parterre-3-14", "parterre-3-15", "parterre-3-17")
 	list, _ := f.doorList(t, door, event, "")
 	pub, _ := ticketcode.ParsePublicKey(list.Data.PublicKey)
 
@@ -264,6 +264,27 @@ func TestOfflineForgedCodeRefused(t *testing.T) {
 	if res.Status != http.StatusOK || got.Data[0].Outcome != "unknown" || got.Data[0].TicketID != nil ||
 		got.Data[1].Outcome != "unknown" || got.Data[2].Outcome != "admitted" {
 		t.Fatalf("batch: %d %s", res.Status, res.Body)
+	}
+	// Online too: the forged and the changed code are unknown (no ticket
+	// is touched); the true code and the bare 13-digit barcode (tickets
+	// printed before signed codes) admit.
+	for _, code := range []string{forged, string(tampered)} {
+		if got := f.scan(t, door, event, code, "North"); got.Data.Outcome != "unknown" || got.Data.Ticket != nil {
+			t.Fatalf("online %q: %+v", code, got.Data)
+		}
+	}
+	if got := f.scan(t, door, event, ts[0].SignedBarcode, "North"); got.Data.Outcome != "admitted" || got.Data.Ticket.ID != ts[0].ID {
+		t.Fatalf("online, the true code: %+v", got.Data)
+	}
+	if got := f.scan(t, door, event, ts[0].Barcode, "South"); got.Data.Outcome != "already_checked_in" {
+		t.Fatalf("online, its barcode after its code: %+v", got.Data)
+	}
+	if got := f.scan(t, door, event, ts[2].Barcode, "North"); got.Data.Outcome != "admitted" || got.Data.Ticket.ID != ts[2].ID {
+		t.Fatalf("online, a 13-digit barcode: %+v", got.Data)
+	}
+	var checkedIn int
+	if err := f.DB.NewRaw("SELECT count(*) FROM tickets WHERE id = ? AND checked_in_at IS NOT NULL", ts[0].ID).Scan(context.Background(), &checkedIn); err != nil || checkedIn != 1 {
+		t.Fatalf("ticket 0 checked in: %d (%v)", checkedIn, err)
 	}
 }
 
@@ -288,7 +309,7 @@ func TestOfflineBatchRefusals(t *testing.T) {
 	if _, err := f.DB.NewRaw("UPDATE api_keys SET checkin_event_id = ? WHERE id = ?", f.ids["standup"], keyID).Exec(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/list", event), limited), http.StatusForbidden, "insufficient_scope")
+	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/list", event), limited), http.StatusForbidden, "door_key_elsewhere")
 	reader, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeOrdersRead)
 	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/list", event), reader), http.StatusForbidden, "insufficient_scope")
 	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/conflicts", event), door), http.StatusForbidden, "insufficient_scope")

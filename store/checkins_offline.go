@@ -177,10 +177,10 @@ const conflictsQuery = `SELECT c.id AS check_in_id, c.ticket_id, t.number AS tic
 		c.scanned_at, c.received_at, a.id AS admitted_check_in_id, a.gate AS admitted_gate,
 		a.device_id AS admitted_device_id, a.scanned_at AS admitted_at, a.offline AS admitted_offline
 	FROM check_ins c
-	JOIN tickets t ON t.id = c.ticket_id JOIN orders o ON o.id = t.order_id
+	JOIN tickets t ON t.id = c.ticket_id
 	JOIN LATERAL (SELECT a.id, a.gate, a.device_id, a.scanned_at, a.offline FROM check_ins a
 		WHERE a.ticket_id = c.ticket_id AND a.outcome = ? AND a.id < c.id ORDER BY a.id DESC LIMIT 1) a ON true
-	WHERE c.event_id = ? AND c.company_id = ? AND o.is_test = ? AND c.offline AND c.direction = ? AND c.outcome = ?
+	WHERE c.event_id = ? AND c.company_id = ? AND c.is_test = ? AND c.offline AND c.direction = ? AND c.outcome = ?
 		AND (a.device_id <> c.device_id OR (a.device_id = '' AND a.gate <> c.gate))`
 
 func conflictArgs(companyID int64, isTest bool, eventID int64) []any {

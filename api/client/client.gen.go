@@ -1028,6 +1028,9 @@ type CheckInBatchInputBody struct {
 
 	// Scans At most 1000 scans (split a longer backlog).
 	Scans []Item `json:"scans"`
+
+	// SessionId For a scheduled event: the session at this door; a ticket of another session is wrong_event. Omitted: tickets of any session.
+	SessionId *int64 `json:"session_id,omitempty"`
 }
 
 // CheckInConflict defines model for CheckInConflict.
@@ -1052,7 +1055,7 @@ type CheckInConflict struct {
 
 // CheckInInputBody defines model for CheckInInputBody.
 type CheckInInputBody struct {
-	// Barcode The ticket's barcode as scanned.
+	// Barcode As scanned: the 13-digit barcode, or the signed code of the ticket's QR code (T2.…; a code whose signature fails is unknown).
 	Barcode string `json:"barcode"`
 
 	// DeviceId The scanning device, for the organizer's records.

@@ -122,8 +122,15 @@ func (s *Service) Scan(ctx context.Context, p *apikey.Principal, in ScanInput) (
 		}
 		s.events.Store(k, struct{}{})
 	}
+	// A signed code (format 2) is looked up by the barcode it names once
+	// its signature verifies; one that does not is looked up as it is,
+	// and no ticket has it (unknown).
+	barcode, err := lookupBarcode(ctx, &keyOf{db: s.DB}, in.Barcode)
+	if err != nil {
+		return nil, err
+	}
 	res, err := store.CheckIn(ctx, s.DB, store.Scan{CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(),
-		EventID: in.EventID, SessionID: in.SessionID, Barcode: in.Barcode, Gate: in.Gate, DeviceID: in.DeviceID,
+		EventID: in.EventID, SessionID: in.SessionID, Barcode: barcode, Gate: in.Gate, DeviceID: in.DeviceID,
 		Direction: in.Direction, ScannedAt: in.ScannedAt})
 	if err != nil {
 		return nil, err

@@ -217,13 +217,21 @@ type BatchResult struct {
 // one that scanned first admits it and the other's scan is a conflict.
 // Every scan is recorded once: a scan uploaded again (same device,
 // barcode and scanned_at) answers what was recorded.
-func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID int64, scans []BatchScan) ([]BatchResult, error) {
+//
+// sessionID is the door's session of a scheduled event (0: any).
+func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessionID int64, scans []BatchScan) ([]BatchResult, error) {
 	if len(scans) > MaxBatch {
 		return nil, errs.Invalid("body.scans", fmt.Sprintf("at most %d scans a batch", MaxBatch), len(scans))
 	}
-	ev, err := allowed(ctx, o.DB, p, eventID)
+	if p.CheckinEventID != nil && *p.CheckinEventID != eventID {
+		return nil, fmt.Errorf("door key %d at event %d: %w", p.KeyID, eventID, errs.DoorElsewhere)
+	}
+	ev, err := store.GetDoorEvent(ctx, o.DB, p.CompanyID, eventID, sessionID)
 	if err != nil {
 		return nil, err
+	}
+	if sessionID != 0 && !ev.SessionFound {
+		return nil, errs.Invalid("body.session_id", "not a session of the event (see /v1/sessions)", sessionID)
 	}
 	keys := &keyOf{db: o.DB}
 	work := make([]store.Scan, len(scans))
@@ -259,7 +267,7 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID int64,
 		// Postgres keeps microseconds: the time compared on a repeat is
 		// the time stored.
 		work[i] = store.Scan{CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(), EventID: eventID,
-			Barcode: barcode, Gate: in.Gate, DeviceID: in.DeviceID, Direction: in.Direction,
+			SessionID: sessionID, Barcode: barcode, Gate: in.Gate, DeviceID: in.DeviceID, Direction: in.Direction,
 			ScannedAt: in.ScannedAt.Truncate(time.Microsecond), Offline: true}
 	}
 	// Each barcode's scans in scanned_at order (the batch's order among

@@ -1050,6 +1050,11 @@ export interface components {
             event_id: number;
             /** @description At most 1000 scans (split a longer backlog). */
             scans: components["schemas"]["Item"][];
+            /**
+             * Format: int64
+             * @description For a scheduled event: the session at this door; a ticket of another session is wrong_event. Omitted: tickets of any session.
+             */
+            session_id?: number;
         };
         CheckInConflict: {
             /** Format: date-time */
@@ -1078,7 +1083,7 @@ export interface components {
             ticket_number: string;
         };
         CheckInInputBody: {
-            /** @description The ticket's barcode as scanned. */
+            /** @description As scanned: the 13-digit barcode, or the signed code of the ticket's QR code (T2.…; a code whose signature fails is unknown). */
             barcode: string;
             /** @description The scanning device, for the organizer's records. */
             device_id?: string;
@@ -3613,7 +3618,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4451,7 +4456,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4627,7 +4632,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4780,7 +4785,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
