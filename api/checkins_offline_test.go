@@ -319,3 +319,32 @@ func TestOfflineBatchRefusals(t *testing.T) {
 		t.Fatalf("%d scans recorded (%v)", n, err)
 	}
 }
+
+// Doors asking at once for a new event's key all get the one kept.
+func TestEventKeyMadeOnce(t *testing.T) {
+	f := newFixture(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	path := fmt.Sprintf("/v1/events/%d/check-in/public-key", f.ids["standup"])
+	keys := make(chan string, 10)
+	for range cap(keys) {
+		go func() {
+			var k struct {
+				Data struct {
+					PublicKey string `json:"public_key"`
+				}
+			}
+			f.Get(t, path, door).Decode(t, &k)
+			keys <- k.Data.PublicKey
+		}()
+	}
+	first := <-keys
+	for range cap(keys) - 1 {
+		if k := <-keys; k != first || k == "" {
+			t.Fatalf("keys %q and %q", first, k)
+		}
+	}
+	var n int
+	if err := f.DB.NewRaw("SELECT count(*) FROM event_signing_keys WHERE event_id = ?", f.ids["standup"]).Scan(context.Background(), &n); err != nil || n != 1 {
+		t.Fatalf("%d keys stored (%v)", n, err)
+	}
+}

@@ -62,14 +62,17 @@ func NewCodeSigner(current string, previous ...string) (*CodeSigner, error) {
 
 // PublicKey is the event's public key, made now if the event has none.
 func (c *CodeSigner) PublicKey(ctx context.Context, db bun.IDB, eventID int64) (ed25519.PublicKey, error) {
-	k, err := c.privateKey(ctx, db, eventID)
+	k, err := c.key(ctx, db, eventID)
 	if err != nil {
 		return nil, err
 	}
-	return k.Public().(ed25519.PublicKey), nil
+	return ed25519.PublicKey(k.PublicKey), nil
 }
 
-// Sign returns the codes of tickets of one event, in their order.
+// Sign returns the codes of tickets of one event, in their order. An event
+// whose key was sealed with a secret no longer configured signs nothing
+// (ErrUnknownSeal): its tickets show their bare barcodes until the old
+// secret is listed again.
 func (c *CodeSigner) Sign(ctx context.Context, db bun.IDB, eventID int64, tickets []ticketcode.Code) ([]string, error) {
 	if len(tickets) == 0 {
 		return nil, nil
@@ -88,25 +91,30 @@ func (c *CodeSigner) Sign(ctx context.Context, db bun.IDB, eventID int64, ticket
 	return out, nil
 }
 
+// key is the event's stored key, made now if it has none: of two made at
+// once, the one stored first is kept.
+func (c *CodeSigner) key(ctx context.Context, db bun.IDB, eventID int64) (*store.EventSigningKey, error) {
+	stored, err := store.GetEventSigningKey(ctx, db, eventID)
+	if !errors.Is(err, errs.NotFound) {
+		return stored, err
+	}
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("signing key of event %d: %w", eventID, err)
+	}
+	sealed, err := c.seal(eventID, priv.Seed())
+	if err != nil {
+		return nil, err
+	}
+	return store.CreateEventSigningKey(ctx, db, &store.EventSigningKey{EventID: eventID, PublicKey: pub, SealedPrivateKey: sealed})
+}
+
 func (c *CodeSigner) privateKey(ctx context.Context, db bun.IDB, eventID int64) (ed25519.PrivateKey, error) {
 	if k, ok := c.open.Load(eventID); ok {
 		return k.(ed25519.PrivateKey), nil
 	}
-	stored, err := store.GetEventSigningKey(ctx, db, eventID)
-	if errors.Is(err, errs.NotFound) {
-		pub, priv, err := ed25519.GenerateKey(rand.Reader)
-		if err != nil {
-			return nil, fmt.Errorf("signing key of event %d: %w", eventID, err)
-		}
-		sealed, err := c.seal(eventID, priv.Seed())
-		if err != nil {
-			return nil, err
-		}
-		stored, err = store.CreateEventSigningKey(ctx, db, &store.EventSigningKey{EventID: eventID, PublicKey: pub, SealedPrivateKey: sealed})
-		if err != nil {
-			return nil, err
-		}
-	} else if err != nil {
+	stored, err := c.key(ctx, db, eventID)
+	if err != nil {
 		return nil, err
 	}
 	k, err := c.unseal(eventID, stored.SealedPrivateKey)
