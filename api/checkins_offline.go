@@ -20,12 +20,12 @@ import (
 
 type doorListInput struct {
 	EventPath
-	UpdatedSince   string `query:"updated_since" maxLength:"20" doc:"The cursor of a list held: only the tickets changed since (refunded, cancelled, admitted, let out, issued)."`
+	UpdatedSince   string `query:"updated_since" maxLength:"8000" doc:"The cursor of a list held: only the tickets changed since (refunded, cancelled, admitted, let out, issued)."`
 	IfNoneMatch    string `header:"If-None-Match" doc:"An ETag from an earlier response: 304 when unchanged."`
 	AcceptEncoding string `header:"Accept-Encoding" doc:"gzip is served when accepted."`
 }
 
-type publicKey struct {
+type checkInPublicKey struct {
 	EventID   int64  `json:"event_id"`
 	Format    string `json:"format" doc:"The signed code's prefix: T2."`
 	PublicKey string `json:"public_key" doc:"Ed25519 public key, unpadded base64url of 32 bytes."`
@@ -54,9 +54,9 @@ func (s *Server) registerOfflineCheckIns(api huma.API) {
 			"offline check-in): a door verifies it with this key, without the network. A door key limited to another " +
 			"event is refused (403).",
 		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeCheckin), func(ctx context.Context, in *EventPath) (*dataOutput[publicKey], error) {
+	}, apikey.ScopeCheckin), func(ctx context.Context, in *EventPath) (*dataOutput[checkInPublicKey], error) {
 		k, err := s.deps.Offline.PublicKey(ctx, request.Caller(ctx), in.ID)
-		return reply(ctx, publicKey{EventID: in.ID, Format: ticketcode.Prefix[:2], PublicKey: k}, err)
+		return reply(ctx, checkInPublicKey{EventID: in.ID, Format: ticketcode.Prefix[:2], PublicKey: k}, err)
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
@@ -101,7 +101,7 @@ func (s *Server) registerOfflineCheckIns(api huma.API) {
 			"`conflict` true (listed in GET /v1/events/{id}/check-in/conflicts). A scan uploaded again (same device, " +
 			"barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.",
 		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeCheckin)), func(ctx context.Context, in *checkInBatchInput) (*dataOutput[[]checkin.BatchResult], error) {
+	}, apikey.ScopeCheckin)), func(ctx context.Context, in *checkInBatchInput) (*dataOutput[[]checkin.BatchScanResult], error) {
 		scans := make([]checkin.BatchScan, len(in.Body.Scans))
 		for i, sc := range in.Body.Scans {
 			scans[i] = checkin.BatchScan{Barcode: sc.Barcode, Gate: sc.Gate, DeviceID: sc.DeviceID, Direction: sc.Direction,

@@ -65,26 +65,29 @@ type DoorCategory struct {
 
 // ListDoorTickets lists the tickets of the company's event of one
 // environment (isTest) a door needs, by id: all of them, or with since
-// (a cursor an earlier call returned) those changed since. The cursor
-// returned is the oldest transaction running before the read, so a
-// change committed after it is in the next delta (perhaps twice: a door
-// applies rows by id).
+// (a cursor an earlier call returned) those changed since. The cursor is
+// the snapshot the list was read in (pg_snapshot as text): a ticket
+// whose last change that snapshot did not see is in the next delta, and
+// no other.
 func ListDoorTickets(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, since string) (cursor string, rows []DoorTicket, err error) {
-	if err := db.NewRaw("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").Scan(ctx, &cursor); err != nil {
-		return "", nil, fmt.Errorf("door list cursor: %w", err)
-	}
-	q := `SELECT t.id, t.barcode, i.category_id, es.label, t.status, o.status AS order_status,
-			t.checked_in_at, t.checked_in_gate, t.inside, o.schedule_slot_id AS session_id
-		FROM orders o JOIN tickets t ON t.order_id = o.id
-		JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
-		LEFT JOIN event_seats es ON es.event_id = o.event_id AND es.seat_id = i.seat_id
-		WHERE o.event_id = ? AND o.company_id = ? AND o.is_test = ?`
-	args := []any{eventID, companyID, isTest}
-	if since != "" {
-		q += ` AND t.door_xid >= ?::xid8`
-		args = append(args, since)
-	}
-	if err := db.NewRaw(q+` ORDER BY t.id`, args...).Scan(ctx, &rows); err != nil {
+	err = db.RunInTx(ctx, &sqlRepeatableRead, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewRaw("SELECT pg_current_snapshot()::text").Scan(ctx, &cursor); err != nil {
+			return fmt.Errorf("door list cursor: %w", err)
+		}
+		q := `SELECT t.id, t.barcode, i.category_id, es.label, t.status, o.status AS order_status,
+				t.checked_in_at, t.checked_in_gate, t.inside, o.schedule_slot_id AS session_id
+			FROM orders o JOIN tickets t ON t.order_id = o.id
+			JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
+			LEFT JOIN event_seats es ON es.event_id = o.event_id AND es.seat_id = i.seat_id
+			WHERE o.event_id = ? AND o.company_id = ? AND o.is_test = ?`
+		args := []any{eventID, companyID, isTest}
+		if since != "" {
+			q += ` AND t.door_xid IS NOT NULL AND NOT pg_visible_in_snapshot(t.door_xid, ?::pg_snapshot)`
+			args = append(args, since)
+		}
+		return tx.NewRaw(q+` ORDER BY t.id`, args...).Scan(ctx, &rows)
+	})
+	if err != nil {
 		return "", nil, fmt.Errorf("door list of event %d: %w", eventID, err)
 	}
 	return cursor, rows, nil

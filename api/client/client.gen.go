@@ -42,36 +42,36 @@ func (e AggOrderStatus) Valid() bool {
 	}
 }
 
-// Defines values for BatchResultOutcome.
+// Defines values for BatchScanResultOutcome.
 const (
-	BatchResultOutcomeAdmitted         BatchResultOutcome = "admitted"
-	BatchResultOutcomeAlreadyCheckedIn BatchResultOutcome = "already_checked_in"
-	BatchResultOutcomeExited           BatchResultOutcome = "exited"
-	BatchResultOutcomeNotPaid          BatchResultOutcome = "not_paid"
-	BatchResultOutcomeSandbox          BatchResultOutcome = "sandbox"
-	BatchResultOutcomeUnknown          BatchResultOutcome = "unknown"
-	BatchResultOutcomeVoid             BatchResultOutcome = "void"
-	BatchResultOutcomeWrongEvent       BatchResultOutcome = "wrong_event"
+	BatchScanResultOutcomeAdmitted         BatchScanResultOutcome = "admitted"
+	BatchScanResultOutcomeAlreadyCheckedIn BatchScanResultOutcome = "already_checked_in"
+	BatchScanResultOutcomeExited           BatchScanResultOutcome = "exited"
+	BatchScanResultOutcomeNotPaid          BatchScanResultOutcome = "not_paid"
+	BatchScanResultOutcomeSandbox          BatchScanResultOutcome = "sandbox"
+	BatchScanResultOutcomeUnknown          BatchScanResultOutcome = "unknown"
+	BatchScanResultOutcomeVoid             BatchScanResultOutcome = "void"
+	BatchScanResultOutcomeWrongEvent       BatchScanResultOutcome = "wrong_event"
 )
 
-// Valid indicates whether the value is a known member of the BatchResultOutcome enum.
-func (e BatchResultOutcome) Valid() bool {
+// Valid indicates whether the value is a known member of the BatchScanResultOutcome enum.
+func (e BatchScanResultOutcome) Valid() bool {
 	switch e {
-	case BatchResultOutcomeAdmitted:
+	case BatchScanResultOutcomeAdmitted:
 		return true
-	case BatchResultOutcomeAlreadyCheckedIn:
+	case BatchScanResultOutcomeAlreadyCheckedIn:
 		return true
-	case BatchResultOutcomeExited:
+	case BatchScanResultOutcomeExited:
 		return true
-	case BatchResultOutcomeNotPaid:
+	case BatchScanResultOutcomeNotPaid:
 		return true
-	case BatchResultOutcomeSandbox:
+	case BatchScanResultOutcomeSandbox:
 		return true
-	case BatchResultOutcomeUnknown:
+	case BatchScanResultOutcomeUnknown:
 		return true
-	case BatchResultOutcomeVoid:
+	case BatchScanResultOutcomeVoid:
 		return true
-	case BatchResultOutcomeWrongEvent:
+	case BatchScanResultOutcomeWrongEvent:
 		return true
 	default:
 		return false
@@ -922,24 +922,24 @@ type Availability struct {
 	Version string `json:"version"`
 }
 
-// BatchResult defines model for BatchResult.
-type BatchResult struct {
+// BatchScanResult defines model for BatchScanResult.
+type BatchScanResult struct {
 	CheckInId int64 `json:"check_in_id"`
 
 	// Conflict The scan found the ticket let in by another device (or gate) before: a copy let in twice while the doors were apart. Listed in the event's check-in conflicts.
 	Conflict bool `json:"conflict"`
 
 	// Index The scan's place in the batch, from 0.
-	Index   int64              `json:"index"`
-	Outcome BatchResultOutcome `json:"outcome"`
+	Index   int64                  `json:"index"`
+	Outcome BatchScanResultOutcome `json:"outcome"`
 
 	// Repeated Uploaded before (same device, barcode and scanned_at): the outcome recorded then, nothing recorded again.
 	Repeated bool   `json:"repeated"`
 	TicketId *int64 `json:"ticket_id,omitempty"`
 }
 
-// BatchResultOutcome defines model for BatchResult.Outcome.
-type BatchResultOutcome string
+// BatchScanResultOutcome defines model for BatchScanResult.Outcome.
+type BatchScanResultOutcome string
 
 // BestAvailable defines model for BestAvailable.
 type BestAvailable struct {
@@ -1079,6 +1079,17 @@ type CheckInInputBody struct {
 
 // CheckInInputBodyDirection in (the default), or out at an event that allows re-entry.
 type CheckInInputBodyDirection string
+
+// CheckInPublicKey defines model for CheckInPublicKey.
+type CheckInPublicKey struct {
+	EventId int64 `json:"event_id"`
+
+	// Format The signed code's prefix: T2.
+	Format string `json:"format"`
+
+	// PublicKey Ed25519 public key, unpadded base64url of 32 bytes.
+	PublicKey string `json:"public_key"`
+}
 
 // City defines model for City.
 type City struct {
@@ -1248,6 +1259,15 @@ type EnvelopeCheckIn struct {
 	RequestId string `json:"request_id"`
 }
 
+// EnvelopeCheckInPublicKey defines model for EnvelopeCheckInPublicKey.
+type EnvelopeCheckInPublicKey struct {
+	Data CheckInPublicKey `json:"data"`
+	Meta *Meta            `json:"meta,omitempty"`
+
+	// RequestId Log it for support lookups; equals the X-Request-Id header.
+	RequestId string `json:"request_id"`
+}
+
 // EnvelopeDoorList defines model for EnvelopeDoorList.
 type EnvelopeDoorList struct {
 	Data DoorList `json:"data"`
@@ -1266,10 +1286,10 @@ type EnvelopeGeometry struct {
 	RequestId string `json:"request_id"`
 }
 
-// EnvelopeListBatchResult defines model for EnvelopeListBatchResult.
-type EnvelopeListBatchResult struct {
-	Data []BatchResult `json:"data"`
-	Meta *Meta         `json:"meta,omitempty"`
+// EnvelopeListBatchScanResult defines model for EnvelopeListBatchScanResult.
+type EnvelopeListBatchScanResult struct {
+	Data []BatchScanResult `json:"data"`
+	Meta *Meta             `json:"meta,omitempty"`
 
 	// RequestId Log it for support lookups; equals the X-Request-Id header.
 	RequestId string `json:"request_id"`
@@ -1369,15 +1389,6 @@ type EnvelopeListWebhookEndpoint struct {
 type EnvelopeOrder struct {
 	Data Order `json:"data"`
 	Meta *Meta `json:"meta,omitempty"`
-
-	// RequestId Log it for support lookups; equals the X-Request-Id header.
-	RequestId string `json:"request_id"`
-}
-
-// EnvelopePublicKey defines model for EnvelopePublicKey.
-type EnvelopePublicKey struct {
-	Data PublicKey `json:"data"`
-	Meta *Meta     `json:"meta,omitempty"`
 
 	// RequestId Log it for support lookups; equals the X-Request-Id header.
 	RequestId string `json:"request_id"`
@@ -1615,17 +1626,6 @@ type Problem struct {
 
 // ProblemCode Machine-readable error code.
 type ProblemCode string
-
-// PublicKey defines model for PublicKey.
-type PublicKey struct {
-	EventId int64 `json:"event_id"`
-
-	// Format The signed code's prefix: T2.
-	Format string `json:"format"`
-
-	// PublicKey Ed25519 public key, unpadded base64url of 32 bytes.
-	PublicKey string `json:"public_key"`
-}
 
 // ReadinessOutputBody defines model for ReadinessOutputBody.
 type ReadinessOutputBody struct {
@@ -8995,7 +8995,7 @@ type CreateCheckInBatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *EnvelopeListBatchResult
+	JSON200 *EnvelopeListBatchScanResult
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -9049,7 +9049,7 @@ type CreateCheckInBatchResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CreateCheckInBatchResponse) GetJSON200() *EnvelopeListBatchResult {
+func (r CreateCheckInBatchResponse) GetJSON200() *EnvelopeListBatchScanResult {
 	return r.JSON200
 }
 
@@ -10285,7 +10285,7 @@ type GetCheckInPublicKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *EnvelopePublicKey
+	JSON200 *EnvelopeCheckInPublicKey
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -10323,7 +10323,7 @@ type GetCheckInPublicKeyResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetCheckInPublicKeyResponse) GetJSON200() *EnvelopePublicKey {
+func (r GetCheckInPublicKeyResponse) GetJSON200() *EnvelopeCheckInPublicKey {
 	return r.JSON200
 }
 
@@ -19685,7 +19685,7 @@ func ParseCreateCheckInBatchResponse(rsp *http.Response) (*CreateCheckInBatchRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest EnvelopeListBatchResult
+		var dest EnvelopeListBatchScanResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -22153,7 +22153,7 @@ func ParseGetCheckInPublicKeyResponse(rsp *http.Response) (*GetCheckInPublicKeyR
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest EnvelopePublicKey
+		var dest EnvelopeCheckInPublicKey
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -91,10 +92,8 @@ func (o *Offline) PublicKey(ctx context.Context, p *apikey.Principal, eventID in
 // List is the event's door list for the caller's environment: every
 // ticket, or with since (a list's cursor) those changed since.
 func (o *Offline) List(ctx context.Context, p *apikey.Principal, eventID int64, since string) (*DoorList, error) {
-	if since != "" {
-		if _, err := strconv.ParseUint(since, 10, 64); err != nil {
-			return nil, errs.Invalid("query.updated_since", "a cursor a door list returned", since)
-		}
+	if since != "" && !validCursor(since) {
+		return nil, errs.Invalid("query.updated_since", "a cursor a door list returned", since)
 	}
 	if _, err := allowed(ctx, o.DB, p, eventID); err != nil {
 		return nil, err
@@ -128,6 +127,32 @@ func (o *Offline) List(ctx context.Context, p *apikey.Principal, eventID int64, 
 		out.Tickets[i] = t
 	}
 	return out, nil
+}
+
+// validCursor tells whether s reads as a door list's cursor: a Postgres
+// snapshot "xmin:xmax:xip,…" with xmin <= xip < xmax, ascending.
+func validCursor(s string) bool {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 {
+		return false
+	}
+	xmin, err1 := strconv.ParseUint(parts[0], 10, 64)
+	xmax, err2 := strconv.ParseUint(parts[1], 10, 64)
+	if err1 != nil || err2 != nil || xmin == 0 || xmin > xmax {
+		return false
+	}
+	if parts[2] == "" {
+		return true
+	}
+	prev := xmin
+	for _, x := range strings.Split(parts[2], ",") {
+		v, err := strconv.ParseUint(x, 10, 64)
+		if err != nil || v < prev || v >= xmax {
+			return false
+		}
+		prev = v
+	}
+	return true
 }
 
 // doorState decides as a scan does (store.decide), from the list's row.
@@ -199,8 +224,8 @@ type BatchScan struct {
 	ScannedAt time.Time
 }
 
-// BatchResult is a batch scan's outcome, in the batch's order.
-type BatchResult struct {
+// BatchScanResult is a batch scan's outcome, in the batch's order.
+type BatchScanResult struct {
 	Index     int                `json:"index" doc:"The scan's place in the batch, from 0."`
 	CheckInID int64              `json:"check_in_id"`
 	Outcome   states.ScanOutcome `json:"outcome"`
@@ -219,7 +244,7 @@ type BatchResult struct {
 // barcode and scanned_at) answers what was recorded.
 //
 // sessionID is the door's session of a scheduled event (0: any).
-func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessionID int64, scans []BatchScan) ([]BatchResult, error) {
+func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessionID int64, scans []BatchScan) ([]BatchScanResult, error) {
 	if len(scans) > MaxBatch {
 		return nil, errs.Invalid("body.scans", fmt.Sprintf("at most %d scans a batch", MaxBatch), len(scans))
 	}
@@ -288,7 +313,7 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessi
 		}
 		groups[g] = append(groups[g], i)
 	}
-	out := make([]BatchResult, len(work))
+	out := make([]BatchScanResult, len(work))
 	next := make(chan []int)
 	errc := make(chan error, settlers)
 	ctx, cancel := context.WithCancel(ctx)
@@ -345,19 +370,19 @@ feed:
 }
 
 // settle records one offline scan, or finds it recorded.
-func (o *Offline) settle(ctx context.Context, s store.Scan) (BatchResult, error) {
+func (o *Offline) settle(ctx context.Context, s store.Scan) (BatchScanResult, error) {
 	res, err := store.CheckIn(ctx, o.DB, s)
 	if store.IsRecordedAlready(err) {
 		r, err := store.GetOfflineCheckIn(ctx, o.DB, s.EventID, s.DeviceID, s.Barcode, s.ScannedAt)
 		if err != nil {
-			return BatchResult{}, err
+			return BatchScanResult{}, err
 		}
-		return BatchResult{CheckInID: r.ID, Outcome: r.Outcome, TicketID: r.TicketID, Repeated: true}, nil
+		return BatchScanResult{CheckInID: r.ID, Outcome: r.Outcome, TicketID: r.TicketID, Repeated: true}, nil
 	}
 	if err != nil {
-		return BatchResult{}, err
+		return BatchScanResult{}, err
 	}
-	out := BatchResult{CheckInID: res.CheckInID, Outcome: res.Outcome}
+	out := BatchScanResult{CheckInID: res.CheckInID, Outcome: res.Outcome}
 	if res.Ticket != nil {
 		out.TicketID = &res.Ticket.ID
 	}

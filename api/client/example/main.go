@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"ticketsales/api/client"
+	"ticketsales/ticketcode"
 )
 
 func main() {
@@ -222,5 +223,37 @@ func paidWithTickets(ctx context.Context, c *client.ClientWithResponses, logf fu
 		}
 		logf("  ticket %s barcode %s", t.Number, t.Barcode)
 	}
+	return signedCodes(ctx, c, logf, o, ts.JSON200.Data)
+}
+
+// signedCodes checks the tickets' signed codes as a door does offline:
+// with the event's published public key (a key with the checkin scope
+// reads it; without, the check is skipped).
+func signedCodes(ctx context.Context, c *client.ClientWithResponses, logf func(string, ...any), o client.Order, ts []client.Ticket) error {
+	res, err := c.GetCheckInPublicKeyWithResponse(ctx, o.EventId)
+	if err != nil {
+		return err
+	}
+	if res.StatusCode() == http.StatusForbidden {
+		logf("  signed codes not checked: the key has no checkin scope")
+		return nil
+	}
+	if res.JSON200 == nil {
+		return fail("public key", res.StatusCode(), res.Body)
+	}
+	pub, err := ticketcode.ParsePublicKey(res.JSON200.Data.PublicKey)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if t.SignedBarcode == nil {
+			return fmt.Errorf("ticket %s has no signed code", t.Number)
+		}
+		code, err := ticketcode.Verify(pub, *t.SignedBarcode, o.EventId)
+		if err != nil || code.TicketID != t.Id || code.Barcode != t.Barcode {
+			return fmt.Errorf("ticket %s: its signed code %q does not verify (%v)", t.Number, *t.SignedBarcode, err)
+		}
+	}
+	logf("  %d signed codes verified with the event's public key", len(ts))
 	return nil
 }

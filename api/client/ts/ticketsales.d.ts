@@ -950,7 +950,7 @@ export interface components {
             /** @description Changes with every seat change; the ETag follows it. */
             version: string;
         };
-        BatchResult: {
+        BatchScanResult: {
             /** Format: int64 */
             check_in_id: number;
             /** @description The scan found the ticket let in by another device (or gate) before: a copy let in twice while the doors were apart. Listed in the event's check-in conflicts. */
@@ -1110,6 +1110,14 @@ export interface components {
              */
             session_id?: number;
         };
+        CheckInPublicKey: {
+            /** Format: int64 */
+            event_id: number;
+            /** @description The signed code's prefix: T2. */
+            format: string;
+            /** @description Ed25519 public key, unpadded base64url of 32 bytes. */
+            public_key: string;
+        };
         City: {
             /** Format: int64 */
             id: number;
@@ -1253,6 +1261,12 @@ export interface components {
             /** @description Log it for support lookups; equals the X-Request-Id header. */
             request_id: string;
         };
+        EnvelopeCheckInPublicKey: {
+            data: components["schemas"]["CheckInPublicKey"];
+            meta?: components["schemas"]["Meta"];
+            /** @description Log it for support lookups; equals the X-Request-Id header. */
+            request_id: string;
+        };
         EnvelopeDoorList: {
             data: components["schemas"]["DoorList"];
             meta?: components["schemas"]["Meta"];
@@ -1265,8 +1279,8 @@ export interface components {
             /** @description Log it for support lookups; equals the X-Request-Id header. */
             request_id: string;
         };
-        EnvelopeListBatchResult: {
-            data: components["schemas"]["BatchResult"][];
+        EnvelopeListBatchScanResult: {
+            data: components["schemas"]["BatchScanResult"][];
             meta?: components["schemas"]["Meta"];
             /** @description Log it for support lookups; equals the X-Request-Id header. */
             request_id: string;
@@ -1333,12 +1347,6 @@ export interface components {
         };
         EnvelopeOrder: {
             data: components["schemas"]["Order"];
-            meta?: components["schemas"]["Meta"];
-            /** @description Log it for support lookups; equals the X-Request-Id header. */
-            request_id: string;
-        };
-        EnvelopePublicKey: {
-            data: components["schemas"]["PublicKey"];
             meta?: components["schemas"]["Meta"];
             /** @description Log it for support lookups; equals the X-Request-Id header. */
             request_id: string;
@@ -1541,14 +1549,6 @@ export interface components {
             unavailable_categories?: number[];
             /** @description The seats a seat_taken error refers to. */
             unavailable_seats?: components["schemas"]["SeatRef"][];
-        };
-        PublicKey: {
-            /** Format: int64 */
-            event_id: number;
-            /** @description The signed code's prefix: T2. */
-            format: string;
-            /** @description Ed25519 public key, unpadded base64url of 32 bytes. */
-            public_key: string;
         };
         ReadinessOutputBody: {
             /**
@@ -3579,7 +3579,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EnvelopeListBatchResult"];
+                    "application/json": components["schemas"]["EnvelopeListBatchScanResult"];
                 };
             };
             /** @description Bad Request. Problem codes: `malformed_request`, `idempotency_key_required`. */
@@ -4765,7 +4765,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EnvelopePublicKey"];
+                    "application/json": components["schemas"]["EnvelopeCheckInPublicKey"];
                 };
             };
             /** @description Unauthorized. Problem codes: `unauthenticated`. */
