@@ -26,6 +26,14 @@ type Service struct {
 	// changes company nor goes away, so each is read once per process,
 	// not once per scan.
 	events sync.Map // [2]int64{company, event} → struct{}
+	// keys are the events' public keys of signed codes, read once.
+	keysOnce sync.Once
+	keys     *keyOf
+}
+
+func (s *Service) codeKeys() *keyOf {
+	s.keysOnce.Do(func() { s.keys = &keyOf{db: s.DB} })
+	return s.keys
 }
 
 // ScanInput is one scan as a door sends it.
@@ -125,7 +133,7 @@ func (s *Service) Scan(ctx context.Context, p *apikey.Principal, in ScanInput) (
 	// A signed code (format 2) is looked up by the barcode it names once
 	// its signature verifies; one that does not is looked up as it is,
 	// and no ticket has it (unknown).
-	barcode, err := lookupBarcode(ctx, &keyOf{db: s.DB}, in.Barcode)
+	barcode, err := lookupBarcode(ctx, s.codeKeys(), in.Barcode)
 	if err != nil {
 		return nil, err
 	}

@@ -166,30 +166,25 @@ func doorState(r store.DoorTicket) states.DoorTicketState {
 	return states.DoorValid
 }
 
-// keyOf reads events' public keys once each.
+// keyOf reads events' public keys once each (a key never changes once
+// made; an event without one yet is asked again).
 type keyOf struct {
 	db   bun.IDB
-	mu   sync.Mutex
-	keys map[int64]ed25519.PublicKey
+	keys sync.Map // event id -> ed25519.PublicKey
 }
 
 func (k *keyOf) get(ctx context.Context, eventID int64) (ed25519.PublicKey, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if pub, ok := k.keys[eventID]; ok {
-		return pub, nil
+	if pub, ok := k.keys.Load(eventID); ok {
+		return pub.(ed25519.PublicKey), nil
 	}
 	stored, err := store.GetEventSigningKey(ctx, k.db, eventID)
 	switch {
 	case errors.Is(err, errs.NotFound):
-		stored = &store.EventSigningKey{} // no key: no code of the event verifies
+		return nil, nil // no key: no code of the event verifies
 	case err != nil:
 		return nil, err
 	}
-	if k.keys == nil {
-		k.keys = map[int64]ed25519.PublicKey{}
-	}
-	k.keys[eventID] = stored.PublicKey
+	k.keys.Store(eventID, ed25519.PublicKey(stored.PublicKey))
 	return stored.PublicKey, nil
 }
 
