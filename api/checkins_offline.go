@@ -66,7 +66,7 @@ func (s *Server) registerOfflineCheckIns(api huma.API) {
 			"its barcode, category, seat, state (valid, void, not_paid) and admission, and the public key that " +
 			"verifies the tickets' signed codes. With `updated_since` (the `cursor` of a list held), only the tickets " +
 			"changed since: apply them by id. Send If-None-Match: 304 while nothing changed. Gzip is served when " +
-			"accepted (10,000 tickets are about 300 KB). A door key limited to another event is refused (403).",
+			"accepted (10,000 tickets are about 170 KB). A door key limited to another event is refused (403).",
 		Errors:    []int{http.StatusNotFound, http.StatusUnprocessableEntity},
 		Responses: jsonResponse[checkin.DoorList](api, "The door list"),
 	}, apikey.ScopeCheckin), func(ctx context.Context, in *doorListInput) (*rawOutput, error) {

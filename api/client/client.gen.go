@@ -2429,7 +2429,7 @@ type ClientInterface interface {
 
 	// GetCheckInList What a door needs to scan the event offline (changes since, by cursor)
 	//
-	// The event's tickets of the key's environment (sandbox keys: sandbox tickets), each with a hash of its barcode, category, seat, state (valid, void, not_paid) and admission, and the public key that verifies the tickets' signed codes. With `updated_since` (the `cursor` of a list held), only the tickets changed since: apply them by id. Send If-None-Match: 304 while nothing changed. Gzip is served when accepted (10,000 tickets are about 300 KB). A door key limited to another event is refused (403).
+	// The event's tickets of the key's environment (sandbox keys: sandbox tickets), each with a hash of its barcode, category, seat, state (valid, void, not_paid) and admission, and the public key that verifies the tickets' signed codes. With `updated_since` (the `cursor` of a list held), only the tickets changed since: apply them by id. Send If-None-Match: 304 while nothing changed. Gzip is served when accepted (10,000 tickets are about 170 KB). A door key limited to another event is refused (403).
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -3220,7 +3220,7 @@ func (c *Client) ListCheckInConflicts(ctx context.Context, id int64, reqEditors 
 
 // GetCheckInList What a door needs to scan the event offline (changes since, by cursor)
 //
-// The event's tickets of the key's environment (sandbox keys: sandbox tickets), each with a hash of its barcode, category, seat, state (valid, void, not_paid) and admission, and the public key that verifies the tickets' signed codes. With `updated_since` (the `cursor` of a list held), only the tickets changed since: apply them by id. Send If-None-Match: 304 while nothing changed. Gzip is served when accepted (10,000 tickets are about 300 KB). A door key limited to another event is refused (403).
+// The event's tickets of the key's environment (sandbox keys: sandbox tickets), each with a hash of its barcode, category, seat, state (valid, void, not_paid) and admission, and the public key that verifies the tickets' signed codes. With `updated_since` (the `cursor` of a list held), only the tickets changed since: apply them by id. Send If-None-Match: 304 while nothing changed. Gzip is served when accepted (10,000 tickets are about 170 KB). A door key limited to another event is refused (403).
 //
 // Requires an API key with the scope `checkin`.
 //
@@ -6423,7 +6423,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetCheckInListWithResponse What a door needs to scan the event offline (changes since, by cursor)
 	//
-	// The event's tickets of the key's environment (sandbox keys: sandbox tickets), each with a hash of its barcode, category, seat, state (valid, void, not_paid) and admission, and the public key that verifies the tickets' signed codes. With `updated_since` (the `cursor` of a list held), only the tickets changed since: apply them by id. Send If-None-Match: 304 while nothing changed. Gzip is served when accepted (10,000 tickets are about 300 KB). A door key limited to another event is refused (403).
+	// The event's tickets of the key's environment (sandbox keys: sandbox tickets), each with a hash of its barcode, category, seat, state (valid, void, not_paid) and admission, and the public key that verifies the tickets' signed codes. With `updated_since` (the `cursor` of a list held), only the tickets changed since: apply them by id. Send If-None-Match: 304 while nothing changed. Gzip is served when accepted (10,000 tickets are about 170 KB). A door key limited to another event is refused (403).
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -15748,7 +15748,7 @@ func (c *ClientWithResponses) ListCheckInConflictsWithResponse(ctx context.Conte
 
 // GetCheckInListWithResponse What a door needs to scan the event offline (changes since, by cursor)
 //
-// The event's tickets of the key's environment (sandbox keys: sandbox tickets), each with a hash of its barcode, category, seat, state (valid, void, not_paid) and admission, and the public key that verifies the tickets' signed codes. With `updated_since` (the `cursor` of a list held), only the tickets changed since: apply them by id. Send If-None-Match: 304 while nothing changed. Gzip is served when accepted (10,000 tickets are about 300 KB). A door key limited to another event is refused (403).
+// The event's tickets of the key's environment (sandbox keys: sandbox tickets), each with a hash of its barcode, category, seat, state (valid, void, not_paid) and admission, and the public key that verifies the tickets' signed codes. With `updated_since` (the `cursor` of a list held), only the tickets changed since: apply them by id. Send If-None-Match: 304 while nothing changed. Gzip is served when accepted (10,000 tickets are about 170 KB). A door key limited to another event is refused (403).
 //
 // Requires an API key with the scope `checkin`.
 //

@@ -411,7 +411,7 @@ export interface paths {
         };
         /**
          * What a door needs to scan the event offline (changes since, by cursor)
-         * @description The event's tickets of the key's environment (sandbox keys: sandbox tickets), each with a hash of its barcode, category, seat, state (valid, void, not_paid) and admission, and the public key that verifies the tickets' signed codes. With `updated_since` (the `cursor` of a list held), only the tickets changed since: apply them by id. Send If-None-Match: 304 while nothing changed. Gzip is served when accepted (10,000 tickets are about 300 KB). A door key limited to another event is refused (403).
+         * @description The event's tickets of the key's environment (sandbox keys: sandbox tickets), each with a hash of its barcode, category, seat, state (valid, void, not_paid) and admission, and the public key that verifies the tickets' signed codes. With `updated_since` (the `cursor` of a list held), only the tickets changed since: apply them by id. Send If-None-Match: 304 while nothing changed. Gzip is served when accepted (10,000 tickets are about 170 KB). A door key limited to another event is refused (403).
          *
          *     Requires an API key with the scope `checkin`.
          */
