@@ -1033,26 +1033,6 @@ type CheckInBatchInputBody struct {
 	SessionId *int64 `json:"session_id,omitempty"`
 }
 
-// CheckInConflict defines model for CheckInConflict.
-type CheckInConflict struct {
-	AdmittedAt        time.Time `json:"admitted_at"`
-	AdmittedCheckInId int64     `json:"admitted_check_in_id"`
-	AdmittedDeviceId  string    `json:"admitted_device_id"`
-	AdmittedGate      string    `json:"admitted_gate"`
-	AdmittedOffline   bool      `json:"admitted_offline"`
-
-	// CheckInId The scan that found the ticket inside.
-	CheckInId int64  `json:"check_in_id"`
-	DeviceId  string `json:"device_id"`
-	Gate      string `json:"gate"`
-
-	// ReceivedAt When the device's upload reached the service.
-	ReceivedAt   time.Time `json:"received_at"`
-	ScannedAt    time.Time `json:"scanned_at"`
-	TicketId     int64     `json:"ticket_id"`
-	TicketNumber string    `json:"ticket_number"`
-}
-
 // CheckInInputBody defines model for CheckInInputBody.
 type CheckInInputBody struct {
 	// Barcode As scanned: the 13-digit barcode, or the signed code of the ticket's QR code (T2.…; a code whose signature fails is unknown).
@@ -1304,15 +1284,6 @@ type EnvelopeListCategory struct {
 	RequestId string `json:"request_id"`
 }
 
-// EnvelopeListCheckInConflict defines model for EnvelopeListCheckInConflict.
-type EnvelopeListCheckInConflict struct {
-	Data []CheckInConflict `json:"data"`
-	Meta *Meta             `json:"meta,omitempty"`
-
-	// RequestId Log it for support lookups; equals the X-Request-Id header.
-	RequestId string `json:"request_id"`
-}
-
 // EnvelopeListCity defines model for EnvelopeListCity.
 type EnvelopeListCity struct {
 	Data []City `json:"data"`
@@ -1326,6 +1297,15 @@ type EnvelopeListCity struct {
 type EnvelopeListEvent struct {
 	Data []Event `json:"data"`
 	Meta *Meta   `json:"meta,omitempty"`
+
+	// RequestId Log it for support lookups; equals the X-Request-Id header.
+	RequestId string `json:"request_id"`
+}
+
+// EnvelopeListOfflineConflict defines model for EnvelopeListOfflineConflict.
+type EnvelopeListOfflineConflict struct {
+	Data []OfflineConflict `json:"data"`
+	Meta *Meta             `json:"meta,omitempty"`
 
 	// RequestId Log it for support lookups; equals the X-Request-Id header.
 	RequestId string `json:"request_id"`
@@ -1541,6 +1521,26 @@ type Money struct {
 
 	// Currency Examples: RUB
 	Currency string `json:"currency"`
+}
+
+// OfflineConflict defines model for OfflineConflict.
+type OfflineConflict struct {
+	AdmittedAt        time.Time `json:"admitted_at"`
+	AdmittedCheckInId int64     `json:"admitted_check_in_id"`
+	AdmittedDeviceId  string    `json:"admitted_device_id"`
+	AdmittedGate      string    `json:"admitted_gate"`
+	AdmittedOffline   bool      `json:"admitted_offline"`
+
+	// CheckInId The scan that found the ticket inside.
+	CheckInId int64  `json:"check_in_id"`
+	DeviceId  string `json:"device_id"`
+	Gate      string `json:"gate"`
+
+	// ReceivedAt When the device's upload reached the service.
+	ReceivedAt   time.Time `json:"received_at"`
+	ScannedAt    time.Time `json:"scanned_at"`
+	TicketId     int64     `json:"ticket_id"`
+	TicketNumber string    `json:"ticket_number"`
 }
 
 // Order defines model for Order.
@@ -9913,7 +9913,7 @@ type ListCheckInConflictsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *EnvelopeListCheckInConflict
+	JSON200 *EnvelopeListOfflineConflict
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -9951,7 +9951,7 @@ type ListCheckInConflictsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListCheckInConflictsResponse) GetJSON200() *EnvelopeListCheckInConflict {
+func (r ListCheckInConflictsResponse) GetJSON200() *EnvelopeListOfflineConflict {
 	return r.JSON200
 }
 
@@ -21475,7 +21475,7 @@ func ParseListCheckInConflictsResponse(rsp *http.Response) (*ListCheckInConflict
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest EnvelopeListCheckInConflict
+		var dest EnvelopeListOfflineConflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

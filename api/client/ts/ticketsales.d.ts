@@ -1056,32 +1056,6 @@ export interface components {
              */
             session_id?: number;
         };
-        CheckInConflict: {
-            /** Format: date-time */
-            admitted_at: string;
-            /** Format: int64 */
-            admitted_check_in_id: number;
-            admitted_device_id: string;
-            admitted_gate: string;
-            admitted_offline: boolean;
-            /**
-             * Format: int64
-             * @description The scan that found the ticket inside.
-             */
-            check_in_id: number;
-            device_id: string;
-            gate: string;
-            /**
-             * Format: date-time
-             * @description When the device's upload reached the service.
-             */
-            received_at: string;
-            /** Format: date-time */
-            scanned_at: string;
-            /** Format: int64 */
-            ticket_id: number;
-            ticket_number: string;
-        };
         CheckInInputBody: {
             /** @description As scanned: the 13-digit barcode, or the signed code of the ticket's QR code (T2.…; a code whose signature fails is unknown). */
             barcode: string;
@@ -1291,12 +1265,6 @@ export interface components {
             /** @description Log it for support lookups; equals the X-Request-Id header. */
             request_id: string;
         };
-        EnvelopeListCheckInConflict: {
-            data: components["schemas"]["CheckInConflict"][];
-            meta?: components["schemas"]["Meta"];
-            /** @description Log it for support lookups; equals the X-Request-Id header. */
-            request_id: string;
-        };
         EnvelopeListCity: {
             data: components["schemas"]["City"][];
             meta?: components["schemas"]["Meta"];
@@ -1305,6 +1273,12 @@ export interface components {
         };
         EnvelopeListEvent: {
             data: components["schemas"]["Event"][];
+            meta?: components["schemas"]["Meta"];
+            /** @description Log it for support lookups; equals the X-Request-Id header. */
+            request_id: string;
+        };
+        EnvelopeListOfflineConflict: {
+            data: components["schemas"]["OfflineConflict"][];
             meta?: components["schemas"]["Meta"];
             /** @description Log it for support lookups; equals the X-Request-Id header. */
             request_id: string;
@@ -1473,6 +1447,32 @@ export interface components {
             amount: number;
             /** @example RUB */
             currency: string;
+        };
+        OfflineConflict: {
+            /** Format: date-time */
+            admitted_at: string;
+            /** Format: int64 */
+            admitted_check_in_id: number;
+            admitted_device_id: string;
+            admitted_gate: string;
+            admitted_offline: boolean;
+            /**
+             * Format: int64
+             * @description The scan that found the ticket inside.
+             */
+            check_in_id: number;
+            device_id: string;
+            gate: string;
+            /**
+             * Format: date-time
+             * @description When the device's upload reached the service.
+             */
+            received_at: string;
+            /** Format: date-time */
+            scanned_at: string;
+            /** Format: int64 */
+            ticket_id: number;
+            ticket_number: string;
         };
         Order: {
             /** @description The sum to collect; always charge this. */
@@ -4436,7 +4436,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EnvelopeListCheckInConflict"];
+                    "application/json": components["schemas"]["EnvelopeListOfflineConflict"];
                 };
             };
             /** @description Unauthorized. Problem codes: `unauthenticated`. */
