@@ -305,6 +305,12 @@ func TestOfflineBatchRefusals(t *testing.T) {
 	if _, res := f.uploadScans(t, door, event, []offlineScan{{Barcode: "4006381333931", Gate: "North", DeviceID: "dev-A"}}); res.Status != http.StatusUnprocessableEntity {
 		t.Fatalf("no scanned_at: %d %s", res.Status, res.Body)
 	}
+	future := []offlineScan{{Barcode: "4006381333931", Gate: "North", DeviceID: "dev-A", ScannedAt: at},
+		{Barcode: "4006381333931", Gate: "North", DeviceID: "dev-A", ScannedAt: at.AddDate(73, 0, 0)}}
+	if _, res := f.uploadScans(t, door, event, future); res.Status != http.StatusUnprocessableEntity ||
+		!strings.Contains(string(res.Body), "body.scans[1].scanned_at") {
+		t.Fatalf("a clock in 2099: %d %s", res.Status, res.Body)
+	}
 	limited, keyID := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
 	if _, err := f.DB.NewRaw("UPDATE api_keys SET checkin_event_id = ? WHERE id = ?", f.ids["standup"], keyID).Exec(context.Background()); err != nil {
 		t.Fatal(err)

@@ -254,6 +254,7 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessi
 		return nil, errs.Invalid("body.session_id", "not a session of the event (see /v1/sessions)", sessionID)
 	}
 	keys := &keyOf{db: o.DB}
+	now := time.Now()
 	work := make([]store.Scan, len(scans))
 	for i, in := range scans {
 		at := fmt.Sprintf("body.scans[%d]", i)
@@ -273,6 +274,9 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessi
 			return nil, errs.Invalid(at+".device_id", "name the device that scanned offline", "")
 		case in.ScannedAt.IsZero():
 			return nil, errs.Invalid(at+".scanned_at", "when the device scanned the ticket", "")
+		}
+		if err := checkScannedAt(in.ScannedAt, now); err != nil {
+			return nil, errs.Invalid(at+".scanned_at", "the device's clock is off: a scan's time is within the last 7 days and at most 5 minutes ahead", in.ScannedAt)
 		}
 		if in.Direction == "" {
 			in.Direction = states.ScanIn
