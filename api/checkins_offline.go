@@ -15,7 +15,7 @@ import (
 	"ticketsales/internal/checkin"
 	"ticketsales/internal/states"
 	"ticketsales/store"
-	"ticketsales/ticketcode"
+	"ticketsales/api/client/ticketcode"
 )
 
 type doorListInput struct {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"ticketsales/internal/apikey"
-	"ticketsales/ticketcode"
+	"ticketsales/api/client/ticketcode"
 )
 
 // The targets of offline doors at an event of 10,000 tickets: the list

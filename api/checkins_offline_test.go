@@ -12,7 +12,7 @@ import (
 
 	"ticketsales/internal/apikey"
 	"ticketsales/test/testenv"
-	"ticketsales/ticketcode"
+	"ticketsales/api/client/ticketcode"
 )
 
 type doorListBody struct {

@@ -18,7 +18,7 @@ import (
 	"ticketsales/internal/errs"
 	"ticketsales/internal/states"
 	"ticketsales/store"
-	"ticketsales/ticketcode"
+	"ticketsales/api/client/ticketcode"
 )
 
 // Offline serves doors that scan without the network: the list of an

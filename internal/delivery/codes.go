@@ -16,7 +16,7 @@ import (
 
 	"ticketsales/internal/errs"
 	"ticketsales/store"
-	"ticketsales/ticketcode"
+	"ticketsales/api/client/ticketcode"
 )
 
 // CodeSigner signs tickets' codes (package ticketcode, format 2) with

@@ -9,7 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"ticketsales/store"
-	"ticketsales/ticketcode"
+	"ticketsales/api/client/ticketcode"
 )
 
 // LoadDocument builds the rendered document of an order's tickets, their

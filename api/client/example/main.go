@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"ticketsales/api/client"
-	"ticketsales/ticketcode"
+	"ticketsales/api/client/ticketcode"
 )
 
 func main() {

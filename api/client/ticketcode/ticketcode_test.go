@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"ticketsales/ticketcode"
+	"ticketsales/api/client/ticketcode"
 )
 
 func TestSignAndVerify(t *testing.T) {
