@@ -30,7 +30,7 @@ var layers = []struct {
 	{"wiring", []string{"internal/app"}},
 	{"saga", []string{"activities", "workflows", "worker"}},
 	{"edge", []string{"api", "api/request", "api/aggregator", "api/cabinet", "api/reference", "api/client"}},
-	{"entry", []string{"cmd/api", "cmd/worker", "cmd/ticketctl", "api/client/example"}},
+	{"entry", []string{"cmd/api", "cmd/worker", "cmd/ticketctl", "api/client/example", "api/client/doorexample"}},
 }
 
 // side: the api process serves requests and starts workflows by name; the
