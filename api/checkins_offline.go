@@ -10,12 +10,12 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"ticketsales/api/client/ticketcode"
 	"ticketsales/api/request"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/checkin"
 	"ticketsales/internal/states"
 	"ticketsales/store"
-	"ticketsales/api/client/ticketcode"
 )
 
 type doorListInput struct {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"ticketsales/api/client/ticketcode"
 	"ticketsales/internal/apikey"
 	"ticketsales/test/testenv"
-	"ticketsales/api/client/ticketcode"
 )
 
 type doorListBody struct {
