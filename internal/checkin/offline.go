@@ -13,12 +13,12 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"ticketsales/api/client/ticketcode"
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/delivery"
 	"ticketsales/internal/errs"
 	"ticketsales/internal/states"
 	"ticketsales/store"
-	"ticketsales/api/client/ticketcode"
 )
 
 // Offline serves doors that scan without the network: the list of an

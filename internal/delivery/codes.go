@@ -14,9 +14,9 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"ticketsales/api/client/ticketcode"
 	"ticketsales/internal/errs"
 	"ticketsales/store"
-	"ticketsales/api/client/ticketcode"
 )
 
 // CodeSigner signs tickets' codes (package ticketcode, format 2) with

@@ -8,8 +8,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/store"
 	"ticketsales/api/client/ticketcode"
+	"ticketsales/store"
 )
 
 // LoadDocument builds the rendered document of an order's tickets, their
