@@ -250,10 +250,10 @@ func TestCabinetCheckInPage(t *testing.T) {
 	if got := f.scan(t, sandboxDoor, event, sts[0].Barcode, "Test gate"); got.Data.Outcome != "admitted" {
 		t.Fatalf("sandbox scan: %+v", got.Data)
 	}
-	// A scan made offline an hour later at another gate, uploaded now:
-	// a conflict however late.
+	// A scan made offline an hour before the admission at another gate,
+	// uploaded now: a conflict, whatever the device's clock said.
 	off, err := store.CheckIn(context.Background(), f.DB, store.Scan{CompanyID: f.companyA, APIKeyID: doorID, EventID: event,
-		Barcode: ts[1].Barcode, Gate: "East", DeviceID: "dev-9", Direction: states.ScanIn, ScannedAt: time.Now().Add(time.Hour), Offline: true})
+		Barcode: ts[1].Barcode, Gate: "East", DeviceID: "dev-9", Direction: states.ScanIn, ScannedAt: time.Now().Add(-time.Hour), Offline: true})
 	if err != nil || off.Outcome != states.ScanAlreadyCheckedIn {
 		t.Fatalf("offline scan: %+v %v", off, err)
 	}

@@ -114,21 +114,22 @@ func GetCheckInFigures(ctx context.Context, db *bun.DB, f CheckInFilter) (*Check
 			append(valid, f.Bin.Seconds())...).Scan(ctx, &out.Arrivals); err != nil {
 			return fmt.Errorf("arrivals: %w", err)
 		}
-		// Each later already_checked_in scan pairs with the admission
-		// just before it, at another gate or device.
+		// Each already_checked_in scan pairs with the admission recorded
+		// just before it (ids, not device clocks: the ticket's row lock
+		// orders them), at another gate or device. The window is the
+		// service's clock; a scan made offline is a conflict at any time.
+		// The newest recorded first.
 		if err := tx.NewRaw(`
-			SELECT * FROM (
 				SELECT DISTINCT ON (b.id) t.number AS ticket_number,
 					a.gate AS first_gate, a.device_id AS first_device, a.scanned_at AS first_at, a.offline AS first_offline,
 					b.gate AS second_gate, b.device_id AS second_device, b.scanned_at AS second_at, b.offline AS second_offline
 				FROM check_ins b
-				JOIN check_ins a ON a.ticket_id = b.ticket_id AND a.id <> b.id AND a.outcome = ? AND a.scanned_at <= b.scanned_at
+				JOIN check_ins a ON a.ticket_id = b.ticket_id AND a.id < b.id AND a.outcome = ?
 				JOIN tickets t ON t.id = b.ticket_id
 				WHERE b.company_id = ? AND b.event_id = ? AND b.outcome = ? AND b.is_test = ?
 					AND (a.gate <> b.gate OR (a.device_id <> '' AND b.device_id <> '' AND a.device_id <> b.device_id))
-					AND (b.scanned_at - a.scanned_at <= ? * interval '1 second' OR a.offline OR b.offline)
-				ORDER BY b.id, a.scanned_at DESC) x
-			ORDER BY second_at DESC LIMIT ?`,
+					AND (b.received_at - a.received_at <= ? * interval '1 second' OR a.offline OR b.offline)
+				ORDER BY b.id DESC, a.id DESC LIMIT ?`,
 			states.ScanAdmitted, f.CompanyID, f.EventID, states.ScanAlreadyCheckedIn, f.IsTest,
 			f.ConflictWindow.Seconds(), f.MaxConflicts).Scan(ctx, &out.Conflicts); err != nil {
 			return fmt.Errorf("conflicts: %w", err)
