@@ -159,3 +159,55 @@ func paidTickets(t *testing.T, db *bun.DB, company, keyID, event int64, n int) [
 	}
 	return codes
 }
+
+// A ticket admitted at the door is refunded only when the organizer says
+// so (--checked-in); without it nothing is refunded. Another company's
+// order is not found.
+func TestTicketctlRefundOfACheckedInTicket(t *testing.T) {
+	db, url := testenv.DB(t)
+	t.Setenv("DATABASE_URL", url)
+	ctx := context.Background()
+	s := &testenv.Stack{DB: db}
+	acme, other := s.Company(t, "Acme"), s.Company(t, "Other")
+	s.Import(t, acme, catalogfile.Demo(time.Now()))
+	var event int64
+	if err := db.NewRaw("SELECT id FROM events WHERE company_id = ? AND slug = 'standup'", acme).Scan(ctx, &event); err != nil {
+		t.Fatal(err)
+	}
+	_, keyID := s.Key(t, acme, apikey.Production)
+	barcodes := paidTickets(t, db, acme, keyID, event, 2)
+	var orderID int64
+	if err := db.NewRaw("SELECT order_id FROM tickets WHERE barcode = ?", barcodes[0]).Scan(ctx, &orderID); err != nil {
+		t.Fatal(err)
+	}
+	door := &apikey.Principal{KeyID: keyID, CompanyID: acme, Environment: apikey.Production, Scopes: []string{apikey.ScopeCheckin}}
+	svc := &checkin.Service{DB: db}
+	if got, err := svc.Scan(ctx, door, checkin.ScanInput{Barcode: barcodes[0], EventID: event, Gate: "North"}); err != nil ||
+		got.Outcome != states.ScanAdmitted {
+		t.Fatalf("scan: %+v %v", got, err)
+	}
+	order, cid := strconv.FormatInt(orderID, 10), strconv.FormatInt(acme, 10)
+	if out, err := ticketctl(t, "order", "refund", "--company", strconv.FormatInt(other, 10), "--order", order); err == nil ||
+		!strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("another company's order: %v %s", err, out)
+	}
+	if out, err := ticketctl(t, "order", "refund", "--company", cid, "--order", order); err == nil ||
+		!strings.Contains(err.Error(), "checked in at the door") {
+		t.Fatalf("a refund of a checked-in ticket without --checked-in: %v %s", err, out)
+	}
+	var status string
+	if err := db.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status); err != nil || status != "paid" {
+		t.Fatalf("the refused refund changed the order: %s %v", status, err)
+	}
+	out, err := ticketctl(t, "order", "refund", "--company", cid, "--order", order, "--checked-in", "--reason", "show cancelled for her")
+	if err != nil || !strings.Contains(out, "completed") {
+		t.Fatalf("the organizer's refund: %v %s", err, out)
+	}
+	if err := db.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status); err != nil || status != "refunded" {
+		t.Fatalf("the order after the refund: %s %v", status, err)
+	}
+	if got, err := svc.Scan(ctx, door, checkin.ScanInput{Barcode: barcodes[0], EventID: event, Gate: "North"}); err != nil ||
+		got.Outcome != states.ScanVoid {
+		t.Fatalf("the refunded ticket at the door: %+v %v", got, err)
+	}
+}

@@ -91,7 +91,7 @@ func newRoot(out io.Writer) *cobra.Command {
 		},
 	}
 	root.PersistentFlags().BoolVar(&jsonOut, "json", false, "machine-readable JSON output")
-	root.AddCommand(c.migrateCmd(), c.companyCmd(), c.keyCmd(), c.catalogCmd(), c.requestsCmd(), c.seedDemoCmd(), c.openapiCmd(), c.userCmd(), c.reportCmd())
+	root.AddCommand(c.migrateCmd(), c.companyCmd(), c.keyCmd(), c.catalogCmd(), c.requestsCmd(), c.seedDemoCmd(), c.openapiCmd(), c.userCmd(), c.reportCmd(), c.orderCmd())
 	return root
 }
 

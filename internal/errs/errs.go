@@ -220,7 +220,7 @@ func (e *CheckedInError) Error() string {
 func (e *CheckedInError) Problem() Problem {
 	return Problem{Status: http.StatusConflict, Code: "ticket_checked_in",
 		Detail: fmt.Sprintf("Tickets %v were checked in at the door: they cannot be refunded through the API; "+
-			"refund the order's other tickets by ticket_ids. Nothing was changed.", e.TicketIDs)}
+			"refund the order's other tickets by ticket_ids (the organizer may refund these). Nothing was changed.", e.TicketIDs)}
 }
 
 // DoorElsewhere: a door key limited to one event or gate scanned at
