@@ -354,3 +354,47 @@ func TestEventKeyMadeOnce(t *testing.T) {
 		t.Fatalf("%d keys stored (%v)", n, err)
 	}
 }
+
+// A sandbox ticket's code is signed with the event's sandbox key: it does
+// not verify with the key a real door's list holds (so an offline real
+// door refuses it), and online a real door answers sandbox. The same scan
+// uploaded by a sandbox door and then by a real one is two scans, each
+// settled in its own environment.
+func TestSandboxCodesDoNotOpenRealDoors(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	sandboxDoor, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	realDoor, _ := f.Key(t, f.companyA, apikey.Production, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	_, ts := f.signedTickets(t, f.keyA, "parterre-3-18")
+	realList, _ := f.doorList(t, realDoor, event, "")
+	sandboxList, _ := f.doorList(t, sandboxDoor, event, "")
+	realPub, _ := ticketcode.ParsePublicKey(realList.Data.PublicKey)
+	sandboxPub, _ := ticketcode.ParsePublicKey(sandboxList.Data.PublicKey)
+	if realPub.Equal(sandboxPub) {
+		t.Fatal("the sandbox and the real door hold one key")
+	}
+	if _, err := ticketcode.Verify(realPub, ts[0].SignedBarcode, event); err == nil {
+		t.Fatal("a sandbox ticket's code verifies with the real door's key")
+	}
+	if _, err := ticketcode.Verify(sandboxPub, ts[0].SignedBarcode, event); err != nil {
+		t.Fatalf("the sandbox door cannot verify its ticket: %v", err)
+	}
+	if got := f.scan(t, realDoor, event, ts[0].SignedBarcode, "North"); got.Data.Outcome != "sandbox" || got.Data.Ticket != nil {
+		t.Fatalf("a sandbox code at a real door online: %+v", got.Data)
+	}
+
+	scan := []offlineScan{{Barcode: ts[0].SignedBarcode, Gate: "North", DeviceID: "dev-T", ScannedAt: time.Now().UTC().Add(-time.Minute)}}
+	got, res := f.uploadScans(t, sandboxDoor, event, scan)
+	if res.Status != http.StatusOK || got.Data[0].Outcome != "admitted" {
+		t.Fatalf("the sandbox door's upload: %d %s", res.Status, res.Body)
+	}
+	got, res = f.uploadScans(t, realDoor, event, scan)
+	if res.Status != http.StatusOK || got.Data[0].Outcome != "sandbox" || got.Data[0].Repeated || got.Data[0].TicketID != nil {
+		t.Fatalf("the same scan uploaded by a real door: %d %s", res.Status, res.Body)
+	}
+	var real int
+	if err := f.DB.NewRaw("SELECT count(*) FROM check_ins WHERE NOT is_test AND device_id = 'dev-T'").Scan(context.Background(), &real); err != nil || real != 1 {
+		t.Fatalf("%d real scans recorded (%v)", real, err)
+	}
+}

@@ -12,21 +12,25 @@ import (
 	"ticketsales/internal/states"
 )
 
-// EventSigningKey is an event's Ed25519 key of ticket codes: the public
-// key, and the private one sealed (internal/delivery opens it).
+// EventSigningKey is an event's Ed25519 key of ticket codes in one
+// environment (sandbox tickets have their own, so their codes never verify
+// at a real door): the public key, and the private one sealed
+// (internal/delivery opens it).
 type EventSigningKey struct {
 	bun.BaseModel `bun:"table:event_signing_keys"`
 
 	EventID          int64     `bun:"event_id,pk"`
+	IsTest           bool      `bun:"is_test,pk"`
 	PublicKey        []byte    `bun:"public_key"`
 	SealedPrivateKey []byte    `bun:"sealed_private_key"`
 	CreatedAt        time.Time `bun:"created_at"`
 }
 
-// GetEventSigningKey is the event's key (errs.NotFound: none made yet).
-func GetEventSigningKey(ctx context.Context, db bun.IDB, eventID int64) (*EventSigningKey, error) {
+// GetEventSigningKey is the event's key of the environment (errs.NotFound:
+// none made yet).
+func GetEventSigningKey(ctx context.Context, db bun.IDB, eventID int64, isTest bool) (*EventSigningKey, error) {
 	k := new(EventSigningKey)
-	if err := db.NewSelect().Model(k).Where("event_id = ?", eventID).Scan(ctx); err != nil {
+	if err := db.NewSelect().Model(k).Where("event_id = ? AND is_test = ?", eventID, isTest).Scan(ctx); err != nil {
 		return nil, notFound(err, fmt.Sprintf("signing key of event %d", eventID))
 	}
 	return k, nil
@@ -35,11 +39,11 @@ func GetEventSigningKey(ctx context.Context, db bun.IDB, eventID int64) (*EventS
 // CreateEventSigningKey stores k unless the event has a key already, and
 // returns the event's key either way: of two made at once, one is kept.
 func CreateEventSigningKey(ctx context.Context, db bun.IDB, k *EventSigningKey) (*EventSigningKey, error) {
-	if _, err := db.NewRaw(`INSERT INTO event_signing_keys (event_id, public_key, sealed_private_key)
-		VALUES (?, ?, ?) ON CONFLICT (event_id) DO NOTHING`, k.EventID, k.PublicKey, k.SealedPrivateKey).Exec(ctx); err != nil {
+	if _, err := db.NewRaw(`INSERT INTO event_signing_keys (event_id, is_test, public_key, sealed_private_key)
+		VALUES (?, ?, ?, ?) ON CONFLICT (event_id, is_test) DO NOTHING`, k.EventID, k.IsTest, k.PublicKey, k.SealedPrivateKey).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("create signing key of event %d: %w", k.EventID, err)
 	}
-	return GetEventSigningKey(ctx, db, k.EventID)
+	return GetEventSigningKey(ctx, db, k.EventID, k.IsTest)
 }
 
 // DoorTicket is a row of an event's door list: what a door needs of a
@@ -110,12 +114,14 @@ type RecordedScan struct {
 }
 
 // GetOfflineCheckIn is the offline scan recorded of a device's scan of a
-// barcode at a moment (errs.NotFound: none).
-func GetOfflineCheckIn(ctx context.Context, db bun.IDB, eventID int64, deviceID, barcode string, scannedAt time.Time) (*RecordedScan, error) {
+// barcode at a moment, by a door of the company and environment
+// (errs.NotFound: none).
+func GetOfflineCheckIn(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, deviceID, barcode string,
+	scannedAt time.Time) (*RecordedScan, error) {
 	r := new(RecordedScan)
 	err := db.NewRaw(`SELECT id, ticket_id, outcome FROM check_ins
-		WHERE event_id = ? AND device_id = ? AND barcode = ? AND scanned_at = ? AND offline`,
-		eventID, deviceID, barcode, scannedAt).Scan(ctx, r)
+		WHERE company_id = ? AND is_test = ? AND event_id = ? AND device_id = ? AND barcode = ? AND scanned_at = ? AND offline`,
+		companyID, isTest, eventID, deviceID, barcode, scannedAt).Scan(ctx, r)
 	if err != nil {
 		return nil, notFound(err, fmt.Sprintf("offline scan of %s by %s at %s", barcode, deviceID, scannedAt))
 	}

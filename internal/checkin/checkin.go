@@ -133,7 +133,7 @@ func (s *Service) Scan(ctx context.Context, p *apikey.Principal, in ScanInput) (
 	// A signed code (format 2) is looked up by the barcode it names once
 	// its signature verifies; one that does not is looked up as it is,
 	// and no ticket has it (unknown).
-	barcode, err := lookupBarcode(ctx, s.codeKeys(), in.Barcode)
+	barcode, err := lookupBarcode(ctx, s.codeKeys(), in.Barcode, p.IsTest())
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func (o *Offline) PublicKey(ctx context.Context, p *apikey.Principal, eventID in
 	if _, err := allowed(ctx, o.DB, p, eventID); err != nil {
 		return "", err
 	}
-	pub, err := o.Codes.PublicKey(ctx, o.DB, eventID)
+	pub, err := o.Codes.PublicKey(ctx, o.DB, eventID, p.IsTest())
 	if err != nil {
 		return "", err
 	}
@@ -98,7 +98,7 @@ func (o *Offline) List(ctx context.Context, p *apikey.Principal, eventID int64, 
 	if _, err := allowed(ctx, o.DB, p, eventID); err != nil {
 		return nil, err
 	}
-	pub, err := o.Codes.PublicKey(ctx, o.DB, eventID)
+	pub, err := o.Codes.PublicKey(ctx, o.DB, eventID, p.IsTest())
 	if err != nil {
 		return nil, err
 	}
@@ -170,29 +170,37 @@ func doorState(r store.DoorTicket) states.DoorTicketState {
 // made; an event without one yet is asked again).
 type keyOf struct {
 	db   bun.IDB
-	keys sync.Map // event id -> ed25519.PublicKey
+	keys sync.Map // eventKey -> ed25519.PublicKey
 }
 
-func (k *keyOf) get(ctx context.Context, eventID int64) (ed25519.PublicKey, error) {
-	if pub, ok := k.keys.Load(eventID); ok {
+// eventKey names an event's key of one environment.
+type eventKey struct {
+	eventID int64
+	isTest  bool
+}
+
+func (k *keyOf) get(ctx context.Context, eventID int64, isTest bool) (ed25519.PublicKey, error) {
+	if pub, ok := k.keys.Load(eventKey{eventID, isTest}); ok {
 		return pub.(ed25519.PublicKey), nil
 	}
-	stored, err := store.GetEventSigningKey(ctx, k.db, eventID)
+	stored, err := store.GetEventSigningKey(ctx, k.db, eventID, isTest)
 	switch {
 	case errors.Is(err, errs.NotFound):
 		return nil, nil // no key: no code of the event verifies
 	case err != nil:
 		return nil, err
 	}
-	k.keys.Store(eventID, ed25519.PublicKey(stored.PublicKey))
+	k.keys.Store(eventKey{eventID, isTest}, ed25519.PublicKey(stored.PublicKey))
 	return stored.PublicKey, nil
 }
 
 // lookupBarcode is the barcode to look a scan up by: a signed code's
-// barcode when its signature verifies with the key of the event it names;
-// the scan itself otherwise (a 13-digit barcode, or a code forged or
-// changed, which no ticket has: unknown).
-func lookupBarcode(ctx context.Context, keys *keyOf, scanned string) (string, error) {
+// barcode when its signature verifies with the key of the event it names,
+// of the door's environment (or, at a real door, of the sandbox: the scan
+// then finds a sandbox ticket and answers so); the scan itself otherwise (a
+// 13-digit barcode, or a code forged or changed, which no ticket has:
+// unknown).
+func lookupBarcode(ctx context.Context, keys *keyOf, scanned string, isTest bool) (string, error) {
 	if !ticketcode.IsSigned(scanned) {
 		return scanned, nil
 	}
@@ -200,14 +208,20 @@ func lookupBarcode(ctx context.Context, keys *keyOf, scanned string) (string, er
 	if err != nil {
 		return scanned, nil
 	}
-	pub, err := keys.get(ctx, c.EventID)
-	if err != nil {
-		return "", err
+	envs := []bool{isTest}
+	if !isTest {
+		envs = append(envs, true)
 	}
-	if _, err := ticketcode.Verify(pub, scanned, 0); err != nil {
-		return scanned, nil
+	for _, env := range envs {
+		pub, err := keys.get(ctx, c.EventID, env)
+		if err != nil {
+			return "", err
+		}
+		if _, err := ticketcode.Verify(pub, scanned, 0); err == nil {
+			return c.Barcode, nil
+		}
 	}
-	return c.Barcode, nil
+	return scanned, nil
 }
 
 // BatchScan is one scan a door made offline.
@@ -284,7 +298,7 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessi
 		if in.Direction == states.ScanOut && !ev.AllowReentry {
 			return nil, errs.Invalid(at+".direction", "the event does not allow re-entry: scan exits only where it does", in.Direction)
 		}
-		barcode, err := lookupBarcode(ctx, keys, in.Barcode)
+		barcode, err := lookupBarcode(ctx, keys, in.Barcode, p.IsTest())
 		if err != nil {
 			return nil, err
 		}
@@ -372,7 +386,7 @@ feed:
 func (o *Offline) settle(ctx context.Context, s store.Scan) (BatchScanResult, error) {
 	res, err := store.CheckIn(ctx, o.DB, s)
 	if store.IsRecordedAlready(err) {
-		r, err := store.GetOfflineCheckIn(ctx, o.DB, s.EventID, s.DeviceID, s.Barcode, s.ScannedAt)
+		r, err := store.GetOfflineCheckIn(ctx, o.DB, s.CompanyID, s.IsTest, s.EventID, s.DeviceID, s.Barcode, s.ScannedAt)
 		if err != nil {
 			return BatchScanResult{}, err
 		}

@@ -60,9 +60,10 @@ func NewCodeSigner(current string, previous ...string) (*CodeSigner, error) {
 	return c, nil
 }
 
-// PublicKey is the event's public key, made now if the event has none.
-func (c *CodeSigner) PublicKey(ctx context.Context, db bun.IDB, eventID int64) (ed25519.PublicKey, error) {
-	k, err := c.key(ctx, db, eventID)
+// PublicKey is the event's public key of the environment (isTest: the
+// sandbox's), made now if the event has none.
+func (c *CodeSigner) PublicKey(ctx context.Context, db bun.IDB, eventID int64, isTest bool) (ed25519.PublicKey, error) {
+	k, err := c.key(ctx, db, eventID, isTest)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +74,11 @@ func (c *CodeSigner) PublicKey(ctx context.Context, db bun.IDB, eventID int64) (
 // whose key was sealed with a secret no longer configured signs nothing
 // (ErrUnknownSeal): its tickets show their bare barcodes until the old
 // secret is listed again.
-func (c *CodeSigner) Sign(ctx context.Context, db bun.IDB, eventID int64, tickets []ticketcode.Code) ([]string, error) {
+func (c *CodeSigner) Sign(ctx context.Context, db bun.IDB, eventID int64, isTest bool, tickets []ticketcode.Code) ([]string, error) {
 	if len(tickets) == 0 {
 		return nil, nil
 	}
-	k, err := c.privateKey(ctx, db, eventID)
+	k, err := c.privateKey(ctx, db, eventID, isTest)
 	if err != nil {
 		return nil, err
 	}
@@ -93,8 +94,8 @@ func (c *CodeSigner) Sign(ctx context.Context, db bun.IDB, eventID int64, ticket
 
 // key is the event's stored key, made now if it has none: of two made at
 // once, the one stored first is kept.
-func (c *CodeSigner) key(ctx context.Context, db bun.IDB, eventID int64) (*store.EventSigningKey, error) {
-	stored, err := store.GetEventSigningKey(ctx, db, eventID)
+func (c *CodeSigner) key(ctx context.Context, db bun.IDB, eventID int64, isTest bool) (*store.EventSigningKey, error) {
+	stored, err := store.GetEventSigningKey(ctx, db, eventID, isTest)
 	if !errors.Is(err, errs.NotFound) {
 		return stored, err
 	}
@@ -102,41 +103,49 @@ func (c *CodeSigner) key(ctx context.Context, db bun.IDB, eventID int64) (*store
 	if err != nil {
 		return nil, fmt.Errorf("signing key of event %d: %w", eventID, err)
 	}
-	sealed, err := c.seal(eventID, priv.Seed())
+	sealed, err := c.seal(eventID, isTest, priv.Seed())
 	if err != nil {
 		return nil, err
 	}
-	return store.CreateEventSigningKey(ctx, db, &store.EventSigningKey{EventID: eventID, PublicKey: pub, SealedPrivateKey: sealed})
+	return store.CreateEventSigningKey(ctx, db, &store.EventSigningKey{EventID: eventID, IsTest: isTest, PublicKey: pub,
+		SealedPrivateKey: sealed})
 }
 
-func (c *CodeSigner) privateKey(ctx context.Context, db bun.IDB, eventID int64) (ed25519.PrivateKey, error) {
-	if k, ok := c.open.Load(eventID); ok {
+func (c *CodeSigner) privateKey(ctx context.Context, db bun.IDB, eventID int64, isTest bool) (ed25519.PrivateKey, error) {
+	name := keyName{eventID, isTest}
+	if k, ok := c.open.Load(name); ok {
 		return k.(ed25519.PrivateKey), nil
 	}
-	stored, err := c.key(ctx, db, eventID)
+	stored, err := c.key(ctx, db, eventID, isTest)
 	if err != nil {
 		return nil, err
 	}
-	k, err := c.unseal(eventID, stored.SealedPrivateKey)
+	k, err := c.unseal(eventID, isTest, stored.SealedPrivateKey)
 	if err != nil {
 		return nil, err
 	}
 	if !k.Public().(ed25519.PublicKey).Equal(ed25519.PublicKey(stored.PublicKey)) {
 		return nil, fmt.Errorf("signing key of event %d: the sealed key is not the published one", eventID)
 	}
-	c.open.Store(eventID, k)
+	c.open.Store(name, k)
 	return k, nil
+}
+
+// keyName names an event's key of one environment.
+type keyName struct {
+	eventID int64
+	isTest  bool
 }
 
 // seal: id, nonce, then the seed sealed with the id and the event bound
 // in (a sealed key copied to another event's row opens nothing).
-func (c *CodeSigner) seal(eventID int64, seed []byte) ([]byte, error) {
+func (c *CodeSigner) seal(eventID int64, isTest bool, seed []byte) ([]byte, error) {
 	cur := c.seals[0]
 	nonce := make([]byte, cur.aead.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
 		return nil, fmt.Errorf("seal signing key of event %d: %w", eventID, err)
 	}
-	return append(append(cur.id[:], nonce...), cur.aead.Seal(nil, nonce, seed, sealAD(cur.id, eventID))...), nil
+	return append(append(cur.id[:], nonce...), cur.aead.Seal(nil, nonce, seed, sealAD(cur.id, eventID, isTest))...), nil
 }
 
 // ErrUnknownSeal: the event's key was sealed with a secret the signer does
@@ -144,13 +153,13 @@ func (c *CodeSigner) seal(eventID int64, seed []byte) ([]byte, error) {
 // ORDER_TOKEN_PREVIOUS_SECRETS).
 var ErrUnknownSeal = errors.New("signing key sealed with an unknown secret")
 
-func (c *CodeSigner) unseal(eventID int64, sealed []byte) (ed25519.PrivateKey, error) {
+func (c *CodeSigner) unseal(eventID int64, isTest bool, sealed []byte) (ed25519.PrivateKey, error) {
 	for _, s := range c.seals {
 		if len(sealed) < 4+s.aead.NonceSize() || [4]byte(sealed[:4]) != s.id {
 			continue
 		}
 		rest := sealed[4:]
-		seed, err := s.aead.Open(nil, rest[:s.aead.NonceSize()], rest[s.aead.NonceSize():], sealAD(s.id, eventID))
+		seed, err := s.aead.Open(nil, rest[:s.aead.NonceSize()], rest[s.aead.NonceSize():], sealAD(s.id, eventID, isTest))
 		if err != nil || len(seed) != ed25519.SeedSize {
 			return nil, fmt.Errorf("open signing key of event %d: %w", eventID, cmpErr(err))
 		}
@@ -166,6 +175,10 @@ func cmpErr(err error) error {
 	return err
 }
 
-func sealAD(id [4]byte, eventID int64) []byte {
-	return binary.BigEndian.AppendUint64(append([]byte("event-signing-key:"), id[:]...), uint64(eventID))
+func sealAD(id [4]byte, eventID int64, isTest bool) []byte {
+	env := byte('p')
+	if isTest {
+		env = 's'
+	}
+	return append(binary.BigEndian.AppendUint64(append([]byte("event-signing-key:"), id[:]...), uint64(eventID)), env)
 }

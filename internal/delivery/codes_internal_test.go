@@ -7,26 +7,29 @@ import (
 )
 
 // A sealed key opens with the secret that sealed it (current or listed as
-// previous), for its own event only.
+// previous), for its own event and environment only.
 func TestSigningKeySeal(t *testing.T) {
 	_, priv, _ := ed25519.GenerateKey(nil)
 	old, err := NewCodeSigner("the-old-secret-of-thirty-two-chars!")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := old.seal(7, priv.Seed())
+	sealed, err := old.seal(7, false, priv.Seed())
 	if err != nil {
 		t.Fatal(err)
 	}
 	rotated, _ := NewCodeSigner("the-new-secret-of-thirty-two-chars!", "the-old-secret-of-thirty-two-chars!")
-	if k, err := rotated.unseal(7, sealed); err != nil || !k.Equal(priv) {
+	if k, err := rotated.unseal(7, false, sealed); err != nil || !k.Equal(priv) {
 		t.Fatalf("after a rotation: %v", err)
 	}
-	if _, err := rotated.unseal(8, sealed); err == nil {
+	if _, err := rotated.unseal(8, false, sealed); err == nil {
 		t.Fatal("another event's row opens the key")
 	}
+	if _, err := rotated.unseal(7, true, sealed); err == nil {
+		t.Fatal("the event's sandbox row opens its production key")
+	}
 	forgot, _ := NewCodeSigner("the-new-secret-of-thirty-two-chars!")
-	if _, err := forgot.unseal(7, sealed); !errors.Is(err, ErrUnknownSeal) {
+	if _, err := forgot.unseal(7, false, sealed); !errors.Is(err, ErrUnknownSeal) {
 		t.Fatalf("without the old secret: %v", err)
 	}
 }

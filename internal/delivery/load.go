@@ -38,7 +38,7 @@ func LoadDocument(ctx context.Context, db bun.IDB, codes *CodeSigner, orderID in
 	if codes != nil {
 		// Without its key (sealed with a secret no longer configured) the
 		// QR codes carry the bare barcodes: the tickets are still shown.
-		signed, err = codes.Sign(ctx, db, o.EventID, TicketCodes(rows))
+		signed, err = codes.Sign(ctx, db, o.EventID, o.IsTest, TicketCodes(rows))
 		if err != nil && !errors.Is(err, ErrUnknownSeal) {
 			return Order{}, nil, fmt.Errorf("ticket codes of order %d: %w", orderID, err)
 		}

@@ -43,7 +43,7 @@ func (s *Service) TicketsOf(ctx context.Context, o *store.Order) ([]Ticket, erro
 	}
 	var signed []string
 	if codes := s.Settings.Links.Codes; codes != nil {
-		signed, err = codes.Sign(ctx, s.db, o.EventID, delivery.TicketCodes(rows))
+		signed, err = codes.Sign(ctx, s.db, o.EventID, o.IsTest, delivery.TicketCodes(rows))
 		if errors.Is(err, delivery.ErrUnknownSeal) {
 			s.log.ErrorContext(ctx, "signed ticket codes cannot be shown: the event's key was sealed with a secret no longer configured",
 				"order_id", o.ID, "event_id", o.EventID, "err", err)

@@ -1,13 +1,16 @@
--- Scanning offline. Each event has an Ed25519 key that signs its tickets'
--- codes (format 2, package ticketcode): a door checks a code with the
--- published public key alone. The private key is kept sealed (AES-256-GCM
+-- Scanning offline. Each event has an Ed25519 key per environment that
+-- signs its tickets' codes (format 2, package ticketcode): a door checks a
+-- code with the published public key alone, and a sandbox ticket's code
+-- does not verify with the key a real door holds. The private key is kept sealed (AES-256-GCM
 -- under ORDER_TOKEN_SECRET, see internal/delivery/codes.go), made the first
 -- time the event needs it by one guarded INSERT.
 CREATE TABLE event_signing_keys (
-    event_id           bigint PRIMARY KEY REFERENCES events (id) ON DELETE CASCADE,
+    event_id           bigint NOT NULL REFERENCES events (id) ON DELETE CASCADE,
+    is_test            boolean NOT NULL,
     public_key         bytea NOT NULL CHECK (length(public_key) = 32),
     sealed_private_key bytea NOT NULL,
-    created_at         timestamptz NOT NULL DEFAULT now()
+    created_at         timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (event_id, is_test)
 );
 
 -- door_xid is the transaction that last changed what a door knows of a
@@ -45,9 +48,8 @@ CREATE TRIGGER orders_door_changed AFTER UPDATE OF status ON orders
     FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status)
     EXECUTE FUNCTION orders_door_changed();
 
--- A scan made offline is recorded once: a device uploading its batch again
--- (it never saw the answer) finds its scans recorded.
-CREATE UNIQUE INDEX check_ins_offline_once ON check_ins (event_id, device_id, barcode, scanned_at) WHERE offline;
+-- (check_ins_offline_once, a scan made offline recorded once, is made
+-- with the scans' environment, in migration 24.)
 
 -- A door list reads an event's orders.
 CREATE INDEX orders_event ON orders (event_id);
