@@ -39,6 +39,8 @@ type Results struct {
 	Sellout      map[string]any `json:"sellout"`
 	Webhooks     map[string]any `json:"webhooks"`
 	Checkin      map[string]any `json:"checkin"`
+	// CheckinOffline is the offline doors' half of the checkin part.
+	CheckinOffline map[string]any `json:"checkin_offline"`
 }
 
 // hall is a catalog with one published event in a rows × seats hall.
@@ -111,11 +113,17 @@ func TestBench(t *testing.T) {
 	// The door before the sagas and webhooks, whose workflows keep the
 	// Temporal server busy for minutes after their runs.
 	// Each scanning run gets a fresh 10,000-ticket event of its own
-	// (newDoorEvent): an offline run is one more function beside
-	// benchCheckin.
+	// (newDoorEvent), and an api instance of its own (a subtest each).
 	part("checkin", func(t *testing.T) {
-		res.Checkin = benchCheckin(t, s, newDoorEvent(t, s, company, prodKeyID, "door"))
-		writeCheckin(t, res.When, res.Cores, res.Checkin)
+		t.Run("online", func(t *testing.T) {
+			res.Checkin = benchCheckin(t, s, newDoorEvent(t, s, company, prodKeyID, "door"))
+		})
+		t.Run("offline", func(t *testing.T) {
+			res.CheckinOffline = benchCheckinOffline(t, s, newDoorEvent(t, s, company, prodKeyID, "door-offline"), prodKey)
+		})
+		if res.Checkin != nil && res.CheckinOffline != nil {
+			writeCheckin(t, res.When, res.Cores, res.Checkin, res.CheckinOffline)
+		}
 	})
 	// Sagas before holds: the hold run leaves a thousand reservation
 	// workflows whose first tasks would queue ahead of the sagas' tasks.
@@ -554,6 +562,9 @@ func write(t *testing.T, r Results) {
 		wh["request_failures"])
 	if r.Checkin != nil {
 		md.WriteString("\n" + checkinSection(r.Checkin))
+	}
+	if r.CheckinOffline != nil {
+		md.WriteString("\n" + checkinOfflineSection(r.CheckinOffline))
 	}
 	md.WriteString(rushBeforeAfter(t, r.Holds, r.Sellout))
 	if err := os.WriteFile("results/latest.md", []byte(md.String()), 0o644); err != nil {
