@@ -92,7 +92,8 @@ func TestBench(t *testing.T) {
 	prodKey, prodKeyID := s.Key(t, company, apikey.Production)
 	// BENCH_ONLY=availability|checkin|sagas|webhooks|holds|sellout (or several,
 	// comma-separated) runs those parts and only logs them (for profiling);
-	// results are written when all ran.
+	// latest.* is written when all ran, checkin.* (the door online and
+	// offline) and sellout.* by their parts.
 	only := os.Getenv("BENCH_ONLY")
 	// Each part runs as a subtest, so the api instance it serves from (its
 	// pools of up to 40 connections) is stopped before the next begins:
