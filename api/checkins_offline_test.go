@@ -88,6 +88,7 @@ type offlineScan struct {
 	Gate      string    `json:"gate"`
 	DeviceID  string    `json:"device_id"`
 	ScannedAt time.Time `json:"scanned_at"`
+	Direction string    `json:"direction,omitempty"`
 }
 
 func (f *fixture) uploadScans(t *testing.T, key string, event int64, scans []offlineScan, headers ...string) (batchBody, *testenv.Response) {
@@ -226,6 +227,11 @@ func TestOfflineCheckInRoundTrip(t *testing.T) {
 	refunded, _ := f.doorList(t, door, event, now.Data.Cursor)
 	if len(refunded.Data.Tickets) != 1 || refunded.Data.Tickets[0].ID != lts[0].ID || refunded.Data.Tickets[0].State != "void" {
 		t.Fatalf("delta after the refund: %+v", refunded.Data.Tickets)
+	}
+	// A cursor ahead of the database (made up, or kept across a restore
+	// that lost transactions) would hide changes: the whole list comes.
+	if ahead, _ := f.doorList(t, door, event, "99999999:99999999:"); ahead.Data.Delta || len(ahead.Data.Tickets) != len(now.Data.Tickets) {
+		t.Fatalf("a list since a cursor from the future: delta %v, %d tickets of %d", ahead.Data.Delta, len(ahead.Data.Tickets), len(now.Data.Tickets))
 	}
 	// A production door sees no sandbox ticket.
 	realDoor, _ := f.Key(t, f.companyA, apikey.Production, apikey.ScopeCheckin)
@@ -396,5 +402,38 @@ func TestSandboxCodesDoNotOpenRealDoors(t *testing.T) {
 	var real int
 	if err := f.DB.NewRaw("SELECT count(*) FROM check_ins WHERE NOT is_test AND device_id = 'dev-T'").Scan(context.Background(), &real); err != nil || real != 1 {
 		t.Fatalf("%d real scans recorded (%v)", real, err)
+	}
+}
+
+// Scans made offline before what the service has recorded of a ticket do
+// not undo it: at an event with re-entry, a ticket let in online stays in
+// when a device uploads its older "in" and "out", so a copy is still
+// refused at the door.
+func TestLateOfflineScansDoNotUndoTheDoor(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	if _, err := f.DB.NewRaw("UPDATE events SET allow_reentry = true WHERE id = ?", event).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := f.signedTickets(t, f.keyA, "parterre-3-19")
+	if got := f.scan(t, door, event, ts[0].Barcode, "North"); got.Data.Outcome != "admitted" {
+		t.Fatalf("online: %+v", got.Data)
+	}
+	now := time.Now().UTC()
+	got, res := f.uploadScans(t, door, event, []offlineScan{
+		{Barcode: ts[0].SignedBarcode, Gate: "East", DeviceID: "dev-L", ScannedAt: now.Add(-40 * time.Minute)},
+		{Barcode: ts[0].SignedBarcode, Gate: "East", DeviceID: "dev-L", ScannedAt: now.Add(-10 * time.Minute), Direction: "out"},
+	})
+	if res.Status != http.StatusOK || len(got.Data) != 2 {
+		t.Fatalf("upload: %d %s", res.Status, res.Body)
+	}
+	var inside bool
+	if err := f.DB.NewRaw("SELECT inside FROM tickets WHERE id = ?", ts[0].ID).Scan(context.Background(), &inside); err != nil || !inside {
+		t.Fatalf("the ticket after the late upload: inside %v (%v)", inside, err)
+	}
+	if got := f.scan(t, door, event, ts[0].Barcode, "South"); got.Data.Outcome != "already_checked_in" {
+		t.Fatalf("a copy after the late upload: %+v", got.Data)
 	}
 }

@@ -86,9 +86,17 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 				out.Outcome = states.ScanSandbox
 			}
 		}
+		// A scan made offline before the ticket's last recorded admission
+		// or exit is history, not news: recorded, it changes nothing of
+		// the ticket (an exit uploaded late would let a copy in).
+		stale, err := isStale(ctx, tx, t, s)
+		if err != nil {
+			return err
+		}
 		first := false
-		switch out.Outcome {
-		case states.ScanAdmitted:
+		switch {
+		case stale:
+		case out.Outcome == states.ScanAdmitted:
 			first = t.CheckedInAt == nil
 			// The first admission's time and gate are kept. Its time is
 			// Postgres's for a scan online (a device's clock may be off,
@@ -106,7 +114,7 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 				return fmt.Errorf("admit ticket %d: %w", t.ID, err)
 			}
 			t.Inside = true
-		case states.ScanExited:
+		case out.Outcome == states.ScanExited:
 			if _, err := tx.NewRaw(`UPDATE tickets SET inside = false WHERE id = ?`, t.ID).Exec(ctx); err != nil {
 				return fmt.Errorf("let ticket %d out: %w", t.ID, err)
 			}
@@ -142,6 +150,20 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 		return ScanResult{}, fmt.Errorf("check in %s at event %d: %w", s.Barcode, s.EventID, err)
 	}
 	return out, nil
+}
+
+// isStale tells whether an offline scan was made before the ticket's
+// last admission or exit already recorded.
+func isStale(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan) (bool, error) {
+	if !s.Offline || t == nil || s.ScannedAt.IsZero() {
+		return false, nil
+	}
+	var stale bool
+	if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM check_ins WHERE ticket_id = ? AND outcome IN (?, ?) AND scanned_at > ?)`,
+		t.ID, states.ScanAdmitted, states.ScanExited, s.ScannedAt).Scan(ctx, &stale); err != nil {
+		return false, fmt.Errorf("scans of ticket %d after %s: %w", t.ID, s.ScannedAt, err)
+	}
+	return stale, nil
 }
 
 // lockScannedTicket finds the company's ticket of the door's environment

@@ -73,11 +73,21 @@ type DoorCategory struct {
 // the snapshot the list was read in (pg_snapshot as text): a ticket
 // whose last change that snapshot did not see is in the next delta, and
 // no other.
-func ListDoorTickets(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, since string) (cursor string, rows []DoorTicket, err error) {
+func ListDoorTickets(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, since string) (cursor string, delta bool, rows []DoorTicket, err error) {
 	err = db.RunInTx(ctx, &sqlRepeatableRead, func(ctx context.Context, tx bun.Tx) error {
-		if err := tx.NewRaw("SELECT pg_current_snapshot()::text").Scan(ctx, &cursor); err != nil {
+		var ahead bool
+		if err := tx.NewRaw(`SELECT pg_current_snapshot()::text,
+				? <> '' AND pg_snapshot_xmax(nullif(?, '')::pg_snapshot) > pg_snapshot_xmax(pg_current_snapshot())`,
+			since, since).Scan(ctx, &cursor, &ahead); err != nil {
 			return fmt.Errorf("door list cursor: %w", err)
 		}
+		// A cursor ahead of the database (made up, or from before a
+		// restore that lost transactions) would hide changes: such a
+		// door gets the whole list again.
+		if ahead {
+			since = ""
+		}
+		delta = since != ""
 		q := `SELECT t.id, t.barcode, i.category_id, es.label, t.status, o.status AS order_status,
 				t.checked_in_at, t.checked_in_gate, t.inside, o.schedule_slot_id AS session_id
 			FROM orders o JOIN tickets t ON t.order_id = o.id
@@ -92,9 +102,9 @@ func ListDoorTickets(ctx context.Context, db bun.IDB, companyID int64, isTest bo
 		return tx.NewRaw(q+` ORDER BY t.id`, args...).Scan(ctx, &rows)
 	})
 	if err != nil {
-		return "", nil, fmt.Errorf("door list of event %d: %w", eventID, err)
+		return "", false, nil, fmt.Errorf("door list of event %d: %w", eventID, err)
 	}
-	return cursor, rows, nil
+	return cursor, delta, rows, nil
 }
 
 // ListDoorCategories lists the event's ticket categories.

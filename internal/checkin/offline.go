@@ -106,11 +106,11 @@ func (o *Offline) List(ctx context.Context, p *apikey.Principal, eventID int64, 
 	if err != nil {
 		return nil, err
 	}
-	cursor, rows, err := store.ListDoorTickets(ctx, o.DB, p.CompanyID, p.IsTest(), eventID, since)
+	cursor, delta, rows, err := store.ListDoorTickets(ctx, o.DB, p.CompanyID, p.IsTest(), eventID, since)
 	if err != nil {
 		return nil, err
 	}
-	out := &DoorList{EventID: eventID, PublicKey: ticketcode.EncodePublicKey(pub), Cursor: cursor, Delta: since != "",
+	out := &DoorList{EventID: eventID, PublicKey: ticketcode.EncodePublicKey(pub), Cursor: cursor, Delta: delta,
 		Categories: make([]DoorCategory, len(cats)), Tickets: make([]DoorListTicket, len(rows))}
 	for i, c := range cats {
 		out.Categories[i] = DoorCategory{ID: c.ID, Name: c.Name}
