@@ -437,3 +437,28 @@ func TestLateOfflineScansDoNotUndoTheDoor(t *testing.T) {
 		t.Fatalf("a copy after the late upload: %+v", got.Data)
 	}
 }
+
+// An online admission that names no device conflicts with an offline scan
+// only at another gate: at its own gate it is the same door.
+func TestOfflineConflictWithAnUnnamedDevice(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	_, ts := f.signedTickets(t, f.keyA, "parterre-3-20", "parterre-3-21")
+	for _, tk := range ts {
+		res := f.Do(t, http.MethodPost, "/v1/check-ins", door,
+			fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "North"}`, tk.Barcode, event), idemKey(t))
+		if res.Status != http.StatusOK {
+			t.Fatalf("online scan: %d %s", res.Status, res.Body)
+		}
+	}
+	at := time.Now().UTC()
+	got, res := f.uploadScans(t, door, event, []offlineScan{
+		{Barcode: ts[0].SignedBarcode, Gate: "North", DeviceID: "dev-N", ScannedAt: at},
+		{Barcode: ts[1].SignedBarcode, Gate: "East", DeviceID: "dev-E", ScannedAt: at},
+	})
+	if res.Status != http.StatusOK || got.Data[0].Conflict || !got.Data[1].Conflict {
+		t.Fatalf("conflicts: %d %s", res.Status, res.Body)
+	}
+}

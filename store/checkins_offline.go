@@ -166,8 +166,8 @@ type OfflineConflict struct {
 // ListCheckInConflicts lists the conflicts of the company's event among
 // the tickets of one environment (isTest), in the order they were
 // scanned: each an offline scan (direction in) settled already_checked_in
-// whose ticket had been let in by another device, or, when neither names
-// its device, at another gate. Both doors let the ticket in while apart:
+// whose ticket had been let in by another device, or, when the admission
+// names no device (an online scan may not), at another gate. Both doors let the ticket in while apart:
 // a copy, most likely.
 func ListCheckInConflicts(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64) ([]OfflineConflict, error) {
 	var out []OfflineConflict
@@ -200,7 +200,7 @@ const conflictsQuery = `SELECT c.id AS check_in_id, c.ticket_id, t.number AS tic
 	JOIN LATERAL (SELECT a.id, a.gate, a.device_id, a.scanned_at, a.offline FROM check_ins a
 		WHERE a.ticket_id = c.ticket_id AND a.outcome = ? AND a.id < c.id ORDER BY a.id DESC LIMIT 1) a ON true
 	WHERE c.event_id = ? AND c.company_id = ? AND c.is_test = ? AND c.offline AND c.direction = ? AND c.outcome = ?
-		AND (a.device_id <> c.device_id OR (a.device_id = '' AND a.gate <> c.gate))`
+		AND (a.device_id <> '' AND a.device_id <> c.device_id OR a.device_id = '' AND a.gate <> c.gate)`
 
 func conflictArgs(companyID int64, isTest bool, eventID int64) []any {
 	return []any{states.ScanAdmitted, eventID, companyID, isTest, states.ScanIn, states.ScanAlreadyCheckedIn}

@@ -125,7 +125,7 @@ func (c *CodeSigner) privateKey(ctx context.Context, db bun.IDB, eventID int64, 
 		return nil, err
 	}
 	if !k.Public().(ed25519.PublicKey).Equal(ed25519.PublicKey(stored.PublicKey)) {
-		return nil, fmt.Errorf("signing key of event %d: the sealed key is not the published one", eventID)
+		return nil, fmt.Errorf("signing key of event %d: the sealed key is not the published one: %w", eventID, ErrBrokenSeal)
 	}
 	c.open.Store(name, k)
 	return k, nil
@@ -153,6 +153,17 @@ func (c *CodeSigner) seal(eventID int64, isTest bool, seed []byte) ([]byte, erro
 // ORDER_TOKEN_PREVIOUS_SECRETS).
 var ErrUnknownSeal = errors.New("signing key sealed with an unknown secret")
 
+// ErrBrokenSeal: the event's stored key does not open with the secret
+// that names it, or is not the published key (a row damaged or copied).
+var ErrBrokenSeal = errors.New("signing key seal does not open")
+
+// CannotSign tells whether err is a key that will not open however often
+// it is tried: its tickets are shown with bare barcodes, and the error is
+// logged, rather than failing the page.
+func CannotSign(err error) bool {
+	return errors.Is(err, ErrUnknownSeal) || errors.Is(err, ErrBrokenSeal)
+}
+
 func (c *CodeSigner) unseal(eventID int64, isTest bool, sealed []byte) (ed25519.PrivateKey, error) {
 	for _, s := range c.seals {
 		if len(sealed) < 4+s.aead.NonceSize() || [4]byte(sealed[:4]) != s.id {
@@ -161,7 +172,7 @@ func (c *CodeSigner) unseal(eventID int64, isTest bool, sealed []byte) (ed25519.
 		rest := sealed[4:]
 		seed, err := s.aead.Open(nil, rest[:s.aead.NonceSize()], rest[s.aead.NonceSize():], sealAD(s.id, eventID, isTest))
 		if err != nil || len(seed) != ed25519.SeedSize {
-			return nil, fmt.Errorf("open signing key of event %d: %w", eventID, cmpErr(err))
+			return nil, fmt.Errorf("open signing key of event %d: %w (%w)", eventID, ErrBrokenSeal, cmpErr(err))
 		}
 		return ed25519.NewKeyFromSeed(seed), nil
 	}

@@ -44,8 +44,8 @@ func (s *Service) TicketsOf(ctx context.Context, o *store.Order) ([]Ticket, erro
 	var signed []string
 	if codes := s.Settings.Links.Codes; codes != nil {
 		signed, err = codes.Sign(ctx, s.db, o.EventID, o.IsTest, delivery.TicketCodes(rows))
-		if errors.Is(err, delivery.ErrUnknownSeal) {
-			s.log.ErrorContext(ctx, "signed ticket codes cannot be shown: the event's key was sealed with a secret no longer configured",
+		if delivery.CannotSign(err) {
+			s.log.ErrorContext(ctx, "signed ticket codes cannot be shown: the event's key does not open (a secret no longer configured, or a damaged row)",
 				"order_id", o.ID, "event_id", o.EventID, "err", err)
 			signed, err = nil, nil
 		}
