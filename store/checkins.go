@@ -169,17 +169,10 @@ func isStale(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan) (bool, er
 // lockScannedTicket finds the company's ticket of the door's environment
 // with the scanned barcode and locks its row (nil: none).
 func lockScannedTicket(ctx context.Context, tx bun.Tx, s Scan) (*ScannedTicket, error) {
+	// The query is lock_scanned_ticket's (migration 25): planned once per
+	// connection, not per scan.
 	t := new(ScannedTicket)
-	err := tx.NewRaw(`
-		SELECT t.id, t.number, o.event_id, t.status, o.status AS order_status, o.is_test, c.name AS category,
-			es.zone_id, i.seat_id, es.label, t.checked_in_at, t.checked_in_gate, t.inside,
-			o.schedule_slot_id AS session_id
-		FROM tickets t JOIN orders o ON o.id = t.order_id
-		JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
-		JOIN ticket_categories c ON c.id = i.category_id
-		LEFT JOIN event_seats es ON es.event_id = o.event_id AND es.seat_id = i.seat_id
-		WHERE t.barcode = ? AND o.company_id = ? AND o.is_test = ?
-		FOR UPDATE OF t`, s.Barcode, s.CompanyID, s.IsTest).Scan(ctx, t)
+	err := tx.NewRaw(`SELECT * FROM lock_scanned_ticket(?, ?, ?)`, s.Barcode, s.CompanyID, s.IsTest).Scan(ctx, t)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, nil
