@@ -462,3 +462,63 @@ func TestOfflineConflictWithAnUnnamedDevice(t *testing.T) {
 		t.Fatalf("conflicts: %d %s", res.Status, res.Body)
 	}
 }
+
+// Three devices apart at a re-entry event: in at one, out at another, in
+// again at a third, uploaded in the order in, in, out. The late exit is
+// older than the third device's entry, so the ticket stays inside and a
+// copy is refused.
+func TestLateExitOlderThanAnEntryElsewhere(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	if _, err := f.DB.NewRaw("UPDATE events SET allow_reentry = true WHERE id = ?", event).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := f.signedTickets(t, f.keyA, "parterre-3-22")
+	now := time.Now().UTC()
+	for _, s := range []offlineScan{
+		{Barcode: ts[0].SignedBarcode, Gate: "North", DeviceID: "dev-1", ScannedAt: now.Add(-60 * time.Minute)},
+		{Barcode: ts[0].SignedBarcode, Gate: "East", DeviceID: "dev-3", ScannedAt: now.Add(-20 * time.Minute)},
+		{Barcode: ts[0].SignedBarcode, Gate: "South", DeviceID: "dev-2", ScannedAt: now.Add(-40 * time.Minute), Direction: "out"},
+	} {
+		if _, res := f.uploadScans(t, door, event, []offlineScan{s}); res.Status != http.StatusOK {
+			t.Fatalf("upload: %d %s", res.Status, res.Body)
+		}
+	}
+	if got := f.scan(t, door, event, ts[0].Barcode, "West"); got.Data.Outcome != "already_checked_in" {
+		t.Fatalf("a copy after the uploads: %+v", got.Data)
+	}
+}
+
+// An offline admission uploaded after a later exit online still records
+// the ticket's first admission (its time and gate, the webhook's news),
+// and leaves the ticket outside, where the exit left it.
+func TestLateAdmissionStillCounts(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	if _, err := f.DB.NewRaw("UPDATE events SET allow_reentry = true WHERE id = ?", event).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := f.signedTickets(t, f.keyA, "parterre-3-23")
+	res := f.Do(t, http.MethodPost, "/v1/check-ins", door,
+		fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "North", "direction": "out"}`, ts[0].Barcode, event), idemKey(t))
+	if res.Status != http.StatusOK {
+		t.Fatalf("exit: %d %s", res.Status, res.Body)
+	}
+	got, res := f.uploadScans(t, door, event, []offlineScan{
+		{Barcode: ts[0].SignedBarcode, Gate: "East", DeviceID: "dev-L", ScannedAt: time.Now().UTC().Add(-30 * time.Minute)}})
+	if res.Status != http.StatusOK || got.Data[0].Outcome != "admitted" {
+		t.Fatalf("upload: %d %s", res.Status, res.Body)
+	}
+	var row struct {
+		CheckedInGate *string `bun:"checked_in_gate"`
+		Inside        bool    `bun:"inside"`
+	}
+	if err := f.DB.NewRaw("SELECT checked_in_gate, inside FROM tickets WHERE id = ?", ts[0].ID).Scan(context.Background(), &row); err != nil ||
+		row.CheckedInGate == nil || *row.CheckedInGate != "East" || row.Inside {
+		t.Fatalf("the ticket after the late admission: %+v (%v)", row, err)
+	}
+}

@@ -86,17 +86,18 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 				out.Outcome = states.ScanSandbox
 			}
 		}
-		// A scan made offline before the ticket's last recorded admission
-		// or exit is history, not news: recorded, it changes nothing of
-		// the ticket (an exit uploaded late would let a copy in).
+		// A scan made offline before what is recorded of the ticket since
+		// (an entry or an exit, by the service's clock for online scans)
+		// is history: it may still be the ticket's first admission, but it
+		// does not move the ticket in or out (an exit uploaded late would
+		// let a copy in).
 		stale, err := isStale(ctx, tx, t, s)
 		if err != nil {
 			return err
 		}
 		first := false
-		switch {
-		case stale:
-		case out.Outcome == states.ScanAdmitted:
+		switch out.Outcome {
+		case states.ScanAdmitted:
 			first = t.CheckedInAt == nil
 			// The first admission's time and gate are kept. Its time is
 			// Postgres's for a scan online (a device's clock may be off,
@@ -106,15 +107,17 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 			if s.Offline {
 				at = nullTime(s.ScannedAt)
 			}
-			if err := tx.NewRaw(`UPDATE tickets SET inside = true,
+			if err := tx.NewRaw(`UPDATE tickets SET inside = inside OR NOT ?,
 					checked_in_at = coalesce(checked_in_at, coalesce(?, now())),
 					checked_in_gate = coalesce(checked_in_gate, ?) WHERE id = ?
-				RETURNING checked_in_at, checked_in_gate`,
-				at, s.Gate, t.ID).Scan(ctx, &t.CheckedInAt, &t.CheckedInGate); err != nil {
+				RETURNING checked_in_at, checked_in_gate, inside`,
+				stale, at, s.Gate, t.ID).Scan(ctx, &t.CheckedInAt, &t.CheckedInGate, &t.Inside); err != nil {
 				return fmt.Errorf("admit ticket %d: %w", t.ID, err)
 			}
-			t.Inside = true
-		case out.Outcome == states.ScanExited:
+		case states.ScanExited:
+			if stale {
+				break
+			}
 			if _, err := tx.NewRaw(`UPDATE tickets SET inside = false WHERE id = ?`, t.ID).Exec(ctx); err != nil {
 				return fmt.Errorf("let ticket %d out: %w", t.ID, err)
 			}
@@ -152,15 +155,19 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 	return out, nil
 }
 
-// isStale tells whether an offline scan was made before the ticket's
-// last admission or exit already recorded.
+// isStale tells whether an offline scan was made before an entry or exit
+// of the ticket already recorded: admitted, let out, or found inside
+// (an offline entry another device's upload had made already_checked_in).
+// Online scans are timed by the service's clock here: a device's clock
+// may run ahead.
 func isStale(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan) (bool, error) {
 	if !s.Offline || t == nil || s.ScannedAt.IsZero() {
 		return false, nil
 	}
 	var stale bool
-	if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM check_ins WHERE ticket_id = ? AND outcome IN (?, ?) AND scanned_at > ?)`,
-		t.ID, states.ScanAdmitted, states.ScanExited, s.ScannedAt).Scan(ctx, &stale); err != nil {
+	if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM check_ins WHERE ticket_id = ? AND outcome IN (?, ?, ?)
+			AND CASE WHEN offline THEN scanned_at ELSE received_at END > ?)`,
+		t.ID, states.ScanAdmitted, states.ScanExited, states.ScanAlreadyCheckedIn, s.ScannedAt).Scan(ctx, &stale); err != nil {
 		return false, fmt.Errorf("scans of ticket %d after %s: %w", t.ID, s.ScannedAt, err)
 	}
 	return stale, nil
