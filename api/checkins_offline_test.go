@@ -414,9 +414,7 @@ func TestLateOfflineScansDoNotUndoTheDoor(t *testing.T) {
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
 	event := f.ids["swan-lake"]
-	if _, err := f.DB.NewRaw("UPDATE events SET allow_reentry = true WHERE id = ?", event).Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	f.allowReentry(t, event)
 	_, ts := f.signedTickets(t, f.keyA, "parterre-3-19")
 	if got := f.scan(t, door, event, ts[0].Barcode, "North"); got.Data.Outcome != "admitted" {
 		t.Fatalf("online: %+v", got.Data)
@@ -472,9 +470,7 @@ func TestLateExitOlderThanAnEntryElsewhere(t *testing.T) {
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
 	event := f.ids["swan-lake"]
-	if _, err := f.DB.NewRaw("UPDATE events SET allow_reentry = true WHERE id = ?", event).Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	f.allowReentry(t, event)
 	_, ts := f.signedTickets(t, f.keyA, "parterre-3-22")
 	now := time.Now().UTC()
 	for _, s := range []offlineScan{
@@ -499,9 +495,7 @@ func TestLateAdmissionStillCounts(t *testing.T) {
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
 	event := f.ids["swan-lake"]
-	if _, err := f.DB.NewRaw("UPDATE events SET allow_reentry = true WHERE id = ?", event).Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	f.allowReentry(t, event)
 	_, ts := f.signedTickets(t, f.keyA, "parterre-3-23")
 	res := f.Do(t, http.MethodPost, "/v1/check-ins", door,
 		fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "North", "direction": "out"}`, ts[0].Barcode, event), idemKey(t))
@@ -520,5 +514,14 @@ func TestLateAdmissionStillCounts(t *testing.T) {
 	if err := f.DB.NewRaw("SELECT checked_in_gate, inside FROM tickets WHERE id = ?", ts[0].ID).Scan(context.Background(), &row); err != nil ||
 		row.CheckedInGate == nil || *row.CheckedInGate != "East" || row.Inside {
 		t.Fatalf("the ticket after the late admission: %+v (%v)", row, err)
+	}
+}
+
+// allowReentry lets tickets of the event go out and in again, as the
+// catalog file's "reentry": true does.
+func (f *fixture) allowReentry(t *testing.T, event int64) {
+	t.Helper()
+	if _, err := f.DB.NewRaw("UPDATE events SET allow_reentry = true WHERE id = ?", event).Exec(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

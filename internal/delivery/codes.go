@@ -2,11 +2,9 @@ package delivery
 
 import (
 	"context"
-	"crypto/aes"
 	"crypto/cipher"
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -45,17 +43,11 @@ func NewCodeSigner(current string, previous ...string) (*CodeSigner, error) {
 		if s == "" {
 			continue
 		}
-		sum := sha256.Sum256([]byte("event-signing-key-seal:" + s))
-		block, err := aes.NewCipher(sum[:])
+		id, aead, err := sealWith("event-signing-key-seal:", s)
 		if err != nil {
 			return nil, err
 		}
-		aead, err := cipher.NewGCM(block)
-		if err != nil {
-			return nil, err
-		}
-		id := sha256.Sum256(sum[:])
-		c.seals = append(c.seals, seal{id: [4]byte(id[:4]), aead: aead})
+		c.seals = append(c.seals, seal{id: id, aead: aead})
 	}
 	return c, nil
 }

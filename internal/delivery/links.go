@@ -39,6 +39,22 @@ type key struct {
 	secret []byte // for tokens made before sealing (derived from the order id)
 }
 
+// sealWith derives an AES-256-GCM sealer from a secret under its own
+// label (order tokens and event keys never share one) and names it by 4
+// bytes of a hash of the derived key, so a seal says which secret made it.
+func sealWith(label, secret string) (id [4]byte, aead cipher.AEAD, err error) {
+	sum := sha256.Sum256([]byte(label + secret))
+	block, err := aes.NewCipher(sum[:])
+	if err != nil {
+		return id, nil, err
+	}
+	if aead, err = cipher.NewGCM(block); err != nil {
+		return id, nil, err
+	}
+	h := sha256.Sum256(sum[:])
+	return [4]byte(h[:4]), aead, nil
+}
+
 // NewKeyring builds a keyring from the current secret and previous ones.
 func NewKeyring(current string, previous ...string) (*Keyring, error) {
 	if current == "" {
@@ -49,17 +65,11 @@ func NewKeyring(current string, previous ...string) (*Keyring, error) {
 		if s == "" {
 			continue
 		}
-		sum := sha256.Sum256([]byte("order-token-seal:" + s))
-		block, err := aes.NewCipher(sum[:])
+		id, aead, err := sealWith("order-token-seal:", s)
 		if err != nil {
 			return nil, err
 		}
-		aead, err := cipher.NewGCM(block)
-		if err != nil {
-			return nil, err
-		}
-		id := sha256.Sum256(sum[:])
-		k.keys = append(k.keys, key{id: [4]byte(id[:4]), aead: aead, secret: []byte(s)})
+		k.keys = append(k.keys, key{id: id, aead: aead, secret: []byte(s)})
 	}
 	return k, nil
 }
