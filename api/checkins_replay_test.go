@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -33,8 +32,7 @@ func TestCheckInRetryReplaysTheAdmission(t *testing.T) {
 	if answers[0].Data.Outcome != "admitted" || answers[1].Data.Outcome != "admitted" || answers[1].Data.ID != answers[0].Data.ID {
 		t.Fatalf("a retried scan: %+v, then %+v", answers[0].Data, answers[1].Data)
 	}
-	var scans int
-	if err := f.DB.NewRaw("SELECT count(*) FROM check_ins WHERE ticket_id = ?", ts[0].ID).Scan(context.Background(), &scans); err != nil || scans != 1 {
-		t.Fatalf("scans recorded: %d %v", scans, err)
+	if scans := f.scansOf(t, ts[0].ID); scans != 1 {
+		t.Fatalf("scans recorded: %d", scans)
 	}
 }

@@ -126,9 +126,8 @@ func TestCheckInAdmitsOnceUnderARace(t *testing.T) {
 	if count["admitted"] != 1 || count["already_checked_in"] != gates-1 {
 		t.Fatalf("outcomes of %d racing scans: %v", gates, count)
 	}
-	var scans int
-	if err := f.DB.NewRaw("SELECT count(*) FROM check_ins WHERE ticket_id = ?", ts[0].ID).Scan(context.Background(), &scans); err != nil || scans != gates {
-		t.Fatalf("%d scans recorded (%v)", scans, err)
+	if scans := f.scansOf(t, ts[0].ID); scans != gates {
+		t.Fatalf("%d scans recorded", scans)
 	}
 }
 
@@ -232,9 +231,8 @@ func TestSandboxDoorLeavesRealTicketsAlone(t *testing.T) {
 	if got := f.scan(t, sandboxDoor, event, ts[0].Barcode, "Test"); got.Data.Outcome != "unknown" || got.Data.Ticket != nil {
 		t.Fatalf("a real ticket at a sandbox door: %+v", got.Data)
 	}
-	var tied int
-	if err := f.DB.NewRaw("SELECT count(*) FROM check_ins WHERE ticket_id = ?", ts[0].ID).Scan(context.Background(), &tied); err != nil || tied != 0 {
-		t.Fatalf("the sandbox scan is tied to the real ticket: %d (%v)", tied, err)
+	if tied := f.scansOf(t, ts[0].ID); tied != 0 {
+		t.Fatalf("the sandbox scan is tied to the real ticket: %d", tied)
 	}
 	got := f.scan(t, realDoor, event, ts[0].Barcode, "North")
 	if got.Data.Outcome != "admitted" || got.Data.FirstCheckIn != nil && got.Data.FirstCheckIn.Gate != "North" {
@@ -307,9 +305,8 @@ func TestExitRefusedWithoutReentry(t *testing.T) {
 	res := f.Do(t, http.MethodPost, "/v1/check-ins", door,
 		fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "North", "direction": "out"}`, ts[0].Barcode, event), idemKey(t))
 	expectProblem(t, res, http.StatusUnprocessableEntity, "validation_error")
-	var scans int
-	if err := f.DB.NewRaw("SELECT count(*) FROM check_ins WHERE ticket_id = ?", ts[0].ID).Scan(context.Background(), &scans); err != nil || scans != 1 {
-		t.Fatalf("%d scans recorded (%v)", scans, err)
+	if scans := f.scansOf(t, ts[0].ID); scans != 1 {
+		t.Fatalf("%d scans recorded", scans)
 	}
 	if got := f.scan(t, door, event, ts[0].Barcode, "South"); got.Data.Outcome != "already_checked_in" {
 		t.Fatalf("after the refused exit: %+v", got.Data)
@@ -329,12 +326,21 @@ func TestScanTimeFromABrokenClock(t *testing.T) {
 			fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "North", "scanned_at": %q}`, ts[0].Barcode, event, at), idemKey(t))
 		expectProblem(t, res, http.StatusUnprocessableEntity, "validation_error")
 	}
-	var scans int
-	if err := f.DB.NewRaw("SELECT count(*) FROM check_ins WHERE ticket_id = ?", ts[0].ID).Scan(context.Background(), &scans); err != nil || scans != 0 {
-		t.Fatalf("%d scans recorded (%v)", scans, err)
+	if scans := f.scansOf(t, ts[0].ID); scans != 0 {
+		t.Fatalf("%d scans recorded", scans)
 	}
 	got := f.scan(t, door, event, ts[0].Barcode, "North")
 	if got.Data.Outcome != "admitted" {
 		t.Fatalf("a scan with no time after the refusals: %+v", got.Data)
 	}
+}
+
+// scansOf counts the scans recorded of the ticket.
+func (f *fixture) scansOf(t *testing.T, ticketID int64) int {
+	t.Helper()
+	var n int
+	if err := f.DB.NewRaw("SELECT count(*) FROM check_ins WHERE ticket_id = ?", ticketID).Scan(context.Background(), &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
