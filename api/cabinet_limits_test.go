@@ -120,7 +120,7 @@ func TestCabinetOnlyTheNewestLinkWorks(t *testing.T) {
 	company := s.Company(t, "Acme")
 	ctx := context.Background()
 	users := organizer.New(s.DB, nil, organizer.Limits{})
-	u, first, err := users.CreateUser(ctx, company, "boss@acme.test")
+	u, first, err := users.CreateUser(ctx, company, "boss@acme.test", organizer.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestCabinetPasswordResetEndsSessions(t *testing.T) {
 	company := s.Company(t, "Acme")
 	ctx := context.Background()
 	users := organizer.New(s.DB, nil, organizer.Limits{})
-	u, first, err := users.CreateUser(ctx, company, "boss@acme.test")
+	u, first, err := users.CreateUser(ctx, company, "boss@acme.test", organizer.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -632,7 +632,13 @@ const cabinetPassword = "correct horse battery"
 // absolute one-time sign-in link.
 func cabinetUser(t *testing.T, s *testenv.Stack, base string, company int64, email string) string {
 	t.Helper()
-	_, path, err := organizer.New(s.DB, nil, organizer.Limits{}).CreateUser(context.Background(), company, email)
+	return cabinetUserAs(t, s, base, company, email, organizer.RoleOwner)
+}
+
+// cabinetUserAs is cabinetUser with a role other than owner.
+func cabinetUserAs(t *testing.T, s *testenv.Stack, base string, company int64, email string, role organizer.Role) string {
+	t.Helper()
+	_, path, err := organizer.New(s.DB, nil, organizer.Limits{}).CreateUser(context.Background(), company, email, role)
 	if err != nil {
 		t.Fatal(err)
 	}

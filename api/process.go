@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"ticketsales/internal/checkin"
 	"ticketsales/internal/config"
 	"ticketsales/internal/holds"
+	"ticketsales/internal/mail"
 	"ticketsales/internal/orders"
 	"ticketsales/internal/organizer"
 	"ticketsales/internal/payment"
@@ -140,8 +142,16 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		CheckIn: &checkin.Service{DB: c.DB}, Offline: &checkin.Offline{DB: c.DB, Codes: a.Orders.Links().Codes},
 		Webhooks: &webhooks.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.WebhookTaskQueue, Rules: app.WebhookRules(cfg),
 			Retry: app.WebhookRetry(cfg), Limits: app.WebhookLimits(cfg), Limiter: limiter, Log: c.Log}}
+	// The cabinet sends the team's invitations itself (the worker sends
+	// tickets): the same SMTP server, or the outbox in development.
+	mailer, err := mail.New(cfg.SMTPURL, cfg.MailOutbox, cfg.MailFrom)
+	if err != nil {
+		return nil, fmt.Errorf("cabinet mail: %w", err)
+	}
 	a.Deps.Cabinet = cabinet.New(cabinet.Deps{DB: c.DB, Users: a.Users, Auth: a.Deps.Auth,
-		CatalogChanged: changed, PublicBaseURL: cfg.PublicBaseURL, ClientIPHeader: cfg.ClientIPHeader, Log: c.Log, Now: opt.Now})
+		CatalogChanged: changed, PublicBaseURL: cfg.PublicBaseURL, ClientIPHeader: cfg.ClientIPHeader, Log: c.Log, Now: opt.Now,
+		Orders: a.Orders, Refunds: a.Refunds, Webhooks: a.Deps.Webhooks, Temporal: c.Temporal,
+		TemporalNamespace: cfg.TemporalNamespace, TemporalUIURL: cfg.TemporalUIURL, Mail: mailer})
 	a.Handler = New(a.Deps)
 	return a, nil
 }

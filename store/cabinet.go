@@ -17,6 +17,8 @@ type CabinetUser struct {
 	ID            int64   `bun:"id,pk,autoincrement" json:"id"`
 	CompanyID     int64   `bun:"company_id" json:"company_id"`
 	Email         string  `bun:"email" json:"email"`
+	// Role decides what the user may see and do (organizer.Role).
+	Role         string  `bun:"role,nullzero,default:'owner'" json:"role"`
 	PasswordHash  *string `bun:"password_hash" json:"-"`
 	// SessionVersion is what a session must hold to stay signed in.
 	SessionVersion int        `bun:"session_version,nullzero,default:1" json:"-"`
@@ -29,7 +31,7 @@ type CabinetUser struct {
 var ErrEmailTaken = errors.New("e-mail already has a cabinet user")
 
 // CreateCabinetUser stores a user without a password, of an existing company.
-func CreateCabinetUser(ctx context.Context, db bun.IDB, companyID int64, email string) (*CabinetUser, error) {
+func CreateCabinetUser(ctx context.Context, db bun.IDB, companyID int64, email, role string) (*CabinetUser, error) {
 	var exists bool
 	if err := db.NewRaw("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?)", companyID).Scan(ctx, &exists); err != nil {
 		return nil, fmt.Errorf("create cabinet user: %w", err)
@@ -37,7 +39,7 @@ func CreateCabinetUser(ctx context.Context, db bun.IDB, companyID int64, email s
 	if !exists {
 		return nil, fmt.Errorf("create cabinet user: company %d: %w", companyID, errs.NotFound)
 	}
-	u := &CabinetUser{CompanyID: companyID, Email: email}
+	u := &CabinetUser{CompanyID: companyID, Email: email, Role: role}
 	if _, err := db.NewInsert().Model(u).Returning("*").Exec(ctx); err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "23505" {

@@ -18,10 +18,16 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/uptrace/bun"
 
+	"go.temporal.io/sdk/client"
+
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/errs"
+	"ticketsales/internal/mail"
+	"ticketsales/internal/orders"
 	"ticketsales/internal/organizer"
 	"ticketsales/internal/ratelimit"
+	"ticketsales/internal/refunds"
+	"ticketsales/internal/webhooks"
 )
 
 // Deps are what the cabinet serves from.
@@ -43,6 +49,21 @@ type Deps struct {
 	ClientIPHeader string
 	Log            *slog.Logger
 	Now            func() time.Time
+
+	// The back office acts on orders through the same services as the
+	// API: the same workflows, guarantees and idempotency (nil in tests
+	// that serve no orders).
+	Orders   *orders.Service
+	Refunds  *refunds.Service
+	Webhooks *webhooks.Service
+	// Temporal starts and signals workflows the back office needs beside
+	// the services'; TemporalNamespace and TemporalUIURL make an order's
+	// link to its workflow in the Temporal UI ("" UI URL: no link).
+	Temporal          client.Client
+	TemporalNamespace string
+	TemporalUIURL     string
+	// Mail sends invitations to the team (nil: none are sent).
+	Mail mail.Sender
 }
 
 // Session lifetimes: an absolute limit and an idle one.
@@ -83,23 +104,25 @@ func New(d Deps) http.Handler {
 	c := &cabinet{Deps: d, sessions: sm, pages: parsePages(), apiKeys: &apikey.Keys{DB: d.DB, Auth: d.Auth}}
 
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /cabinet/{$}", c.home)
+	mux.Handle("GET /cabinet/{$}", c.signedIn(c.home))
 	mux.HandleFunc("GET /cabinet/signin", c.signInPage)
 	mux.HandleFunc("POST /cabinet/signin", c.signIn)
 	mux.HandleFunc("GET /cabinet/link/{token}", c.linkPage)
 	mux.HandleFunc("POST /cabinet/link/{token}", c.useLink)
 	mux.HandleFunc("POST /cabinet/signout", c.signOut)
-	mux.Handle("GET /cabinet/report", c.signedIn(c.report))
-	mux.Handle("GET /cabinet/report.csv", c.signedIn(c.reportCSV))
-	mux.Handle("GET /cabinet/keys", c.signedIn(c.keys))
-	mux.Handle("POST /cabinet/keys", c.signedIn(c.createKey))
-	mux.Handle("POST /cabinet/keys/{id}/revoke", c.signedIn(c.revokeKey))
-	mux.Handle("GET /cabinet/requests", c.signedIn(c.requests))
-	mux.Handle("GET /cabinet/webhooks", c.signedIn(c.webhooks))
-	mux.Handle("GET /cabinet/webhooks/{id}", c.signedIn(c.webhookEndpointPage))
-	mux.Handle("GET /cabinet/checkin", c.signedIn(c.checkinPage))
-	mux.Handle("GET /cabinet/catalog", c.signedIn(c.catalog))
-	mux.Handle("POST /cabinet/catalog", c.signedIn(c.uploadCatalog))
+	// Every page and action names the permission it needs; a user whose
+	// role lacks it gets 403 (organizer.Role.Can).
+	mux.Handle("GET /cabinet/report", c.allow(organizer.PermReport, c.report))
+	mux.Handle("GET /cabinet/report.csv", c.allow(organizer.PermReport, c.reportCSV))
+	mux.Handle("GET /cabinet/keys", c.allow(organizer.PermKeys, c.keys))
+	mux.Handle("POST /cabinet/keys", c.allow(organizer.PermKeys, c.createKey))
+	mux.Handle("POST /cabinet/keys/{id}/revoke", c.allow(organizer.PermKeys, c.revokeKey))
+	mux.Handle("GET /cabinet/requests", c.allow(organizer.PermRequests, c.requests))
+	mux.Handle("GET /cabinet/webhooks", c.allow(organizer.PermWebhooks, c.webhooks))
+	mux.Handle("GET /cabinet/webhooks/{id}", c.allow(organizer.PermWebhooks, c.webhookEndpointPage))
+	mux.Handle("GET /cabinet/checkin", c.allow(organizer.PermCheckIn, c.checkinPage))
+	mux.Handle("GET /cabinet/catalog", c.allow(organizer.PermCatalog, c.catalog))
+	mux.Handle("POST /cabinet/catalog", c.allow(organizer.PermCatalog, c.uploadCatalog))
 	mux.HandleFunc("/cabinet/", func(w http.ResponseWriter, r *http.Request) { c.notFound(w, r) })
 
 	// Cross-origin protection refuses every unsafe request a browser sends
@@ -198,17 +221,44 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 	})
 }
 
+// allow runs h for a signed-in user whose role grants p; another user gets
+// 403 and nothing changes.
+func (c *cabinet) allow(p organizer.Perm, h http.HandlerFunc) http.Handler {
+	return c.signedIn(func(w http.ResponseWriter, r *http.Request) {
+		if !user(r).Can(p) {
+			c.render(w, r, http.StatusForbidden, "error", pageData{Title: "Not allowed",
+				Message: "Your role in the team does not allow this. The company's owner can change your role."})
+			return
+		}
+		h(w, r)
+	})
+}
+
+// landing is the first page the user's role may open.
+func landing(u *organizer.User) string {
+	for _, p := range []struct {
+		perm organizer.Perm
+		path string
+	}{
+		{organizer.PermReport, "/cabinet/report"},
+		{organizer.PermOrders, "/cabinet/orders"},
+		{organizer.PermCheckIn, "/cabinet/checkin"},
+		{organizer.PermKeys, "/cabinet/keys"},
+	} {
+		if u.Can(p.perm) {
+			return p.path
+		}
+	}
+	return "/cabinet/account"
+}
+
 // user is the signed-in user of a request under signedIn.
 func user(r *http.Request) *organizer.User {
 	return r.Context().Value(userKey{}).(*organizer.User)
 }
 
 func (c *cabinet) home(w http.ResponseWriter, r *http.Request) {
-	if c.sessions.GetInt64(r.Context(), "user_id") != 0 {
-		http.Redirect(w, r, "/cabinet/report", http.StatusSeeOther)
-		return
-	}
-	http.Redirect(w, r, "/cabinet/signin", http.StatusSeeOther)
+	http.Redirect(w, r, landing(user(r)), http.StatusSeeOther)
 }
 
 func (c *cabinet) signInPage(w http.ResponseWriter, r *http.Request) {
@@ -251,8 +301,8 @@ func (c *cabinet) startSession(w http.ResponseWriter, r *http.Request, u *organi
 	}
 	c.sessions.Put(r.Context(), "user_id", u.ID)
 	c.sessions.Put(r.Context(), "session_version", u.SessionVersion)
-	c.Log.InfoContext(r.Context(), "cabinet sign-in", "user_id", u.ID, "company_id", u.CompanyID)
-	http.Redirect(w, r, "/cabinet/report", http.StatusSeeOther)
+	c.Log.InfoContext(r.Context(), "cabinet sign-in", "user_id", u.ID, "company_id", u.CompanyID, "role", u.Role)
+	http.Redirect(w, r, landing(u), http.StatusSeeOther)
 }
 
 func (c *cabinet) signOut(w http.ResponseWriter, r *http.Request) {

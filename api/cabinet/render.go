@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +50,9 @@ type pageData struct {
 	Email       string
 	MinPassword int
 	User        *organizer.User
+	// Data is a page's own view (the back office's pages keep theirs in
+	// their own types instead of growing this one).
+	Data any
 
 	// Report
 	Report     *report.SalesReport
@@ -168,16 +172,47 @@ func idOrDash(p *int64) string {
 func parsePages() *pages {
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
 	p := &pages{byName: map[string]*template.Template{}}
-	for _, name := range []string{"signin", "link", "error", "report", "keys", "requests", "catalog", "webhooks", "webhook", "checkin"} {
-		p.byName[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
+	files, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	// Every template but the layout is a page, named after its file.
+	for _, f := range files {
+		name := strings.TrimSuffix(path.Base(f), ".html")
+		if name == "layout" {
+			continue
+		}
+		p.byName[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, f))
 	}
 	return p
+}
+
+const flashKey = "flash"
+
+// flash keeps a notice for the next page the user opens: an action says
+// what it did on the page it redirects to, and a reload of that page
+// neither repeats the action nor the notice.
+func (c *cabinet) flash(r *http.Request, notice string) {
+	c.sessions.Put(r.Context(), flashKey, notice)
+}
+
+// done ends an action: its notice for the next page, and a 303 to it.
+func (c *cabinet) done(w http.ResponseWriter, r *http.Request, to, notice string) {
+	if notice != "" {
+		c.flash(r, notice)
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // render writes a page; a template error becomes a bare 500.
 func (c *cabinet) render(w http.ResponseWriter, r *http.Request, status int, name string, data pageData) {
 	if u, ok := r.Context().Value(userKey{}).(*organizer.User); ok && data.User == nil {
 		data.User = u
+	}
+	if data.Notice == "" && data.User != nil {
+		// The notice an action left before redirecting here (POST,
+		// redirect, GET: a reload repeats nothing).
+		data.Notice = c.sessions.PopString(r.Context(), flashKey)
 	}
 	var buf bytes.Buffer
 	if err := c.pages.byName[name].ExecuteTemplate(&buf, "layout.html", data); err != nil {

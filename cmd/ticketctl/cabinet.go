@@ -20,7 +20,7 @@ const demoOrganizerEmail = "organizer@demo.test"
 // fresh one-time link every time: each `make run` prints one that works.
 func (c *cli) demoOrganizerLink(cmd *cobra.Command, companyID int64) (string, error) {
 	users := organizer.New(c.db, nil, organizer.Limits{})
-	u, path, err := users.CreateUser(cmd.Context(), companyID, demoOrganizerEmail)
+	u, path, err := users.CreateUser(cmd.Context(), companyID, demoOrganizerEmail, organizer.RoleOwner)
 	if errors.Is(err, organizer.ErrEmailTaken) {
 		if u, err = users.UserByEmail(cmd.Context(), demoOrganizerEmail); err == nil {
 			path, err = users.NewLink(cmd.Context(), u.ID)
@@ -36,6 +36,7 @@ type createdUser struct {
 	ID        int64     `json:"id"`
 	CompanyID int64     `json:"company_id"`
 	Email     string    `json:"email"`
+	Role      string    `json:"role"`
 	SignInURL string    `json:"signin_url"`
 	Expires   time.Time `json:"signin_url_expires_at"`
 }
@@ -43,16 +44,21 @@ type createdUser struct {
 func (c *cli) userCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "user", Short: "Manage the organizer's cabinet users (e-mail and password; not API keys)"}
 	var companyID int64
-	var email string
+	var email, role string
 	create := &cobra.Command{
-		Use:   "create --company ID --email E",
-		Short: "Create a cabinet user and print a one-time link to set the password and sign in",
+		Use: "create --company ID --email E [--role owner|finance|support|door|developer]",
+		Short: "Create a cabinet user and print a one-time link to set the password and sign in " +
+			"(the company's first owner; owners invite the rest of the team from the cabinet)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := c.open(cmd); err != nil {
 				return err
 			}
-			u, path, err := organizer.New(c.db, nil, organizer.Limits{}).CreateUser(cmd.Context(), companyID, email)
+			r, err := organizer.ParseRole(role)
+			if err != nil {
+				return err
+			}
+			u, path, err := organizer.New(c.db, nil, organizer.Limits{}).CreateUser(cmd.Context(), companyID, email, r)
 			if err != nil {
 				return err
 			}
@@ -61,6 +67,7 @@ func (c *cli) userCmd() *cobra.Command {
 	}
 	create.Flags().Int64Var(&companyID, "company", 0, "company id")
 	create.Flags().StringVar(&email, "email", "", "the user's e-mail address")
+	create.Flags().StringVar(&role, "role", string(organizer.RoleOwner), "the user's role in the cabinet")
 	_ = create.MarkFlagRequired("company")
 	_ = create.MarkFlagRequired("email")
 
@@ -125,10 +132,10 @@ func (c *cli) userCmd() *cobra.Command {
 }
 
 func (c *cli) printUser(u *organizer.User, path string) error {
-	out := createdUser{ID: u.ID, CompanyID: u.CompanyID, Email: u.Email, SignInURL: c.publicBaseURL + path,
+	out := createdUser{ID: u.ID, CompanyID: u.CompanyID, Email: u.Email, Role: string(u.Role), SignInURL: c.publicBaseURL + path,
 		Expires: time.Now().Add(organizer.LinkLifetime).UTC().Truncate(time.Second)}
 	return c.print(out, func(w io.Writer) {
-		fmt.Fprintf(w, "user %d (%s) of company %d\none-time sign-in link (valid %s):\n%s\n", u.ID, u.Email, u.CompanyID,
+		fmt.Fprintf(w, "user %d (%s, %s) of company %d\none-time sign-in link (valid %s):\n%s\n", u.ID, u.Email, u.Role, u.CompanyID,
 			organizer.LinkLifetime, out.SignInURL)
 	})
 }

@@ -18,10 +18,13 @@ const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/ticketsales?sslmo
 
 // Config holds every setting of the api, worker and ticketctl.
 type Config struct {
-	DatabaseURL         string        `env:"DATABASE_URL"`
-	TemporalAddress     string        `env:"TEMPORAL_ADDRESS" envDefault:"127.0.0.1:7233"`
-	TemporalNamespace   string        `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
-	TaskQueue           string        `env:"TASK_QUEUE" envDefault:"ticketsales"`
+	DatabaseURL       string `env:"DATABASE_URL"`
+	TemporalAddress   string `env:"TEMPORAL_ADDRESS" envDefault:"127.0.0.1:7233"`
+	TemporalNamespace string `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
+	TaskQueue         string `env:"TASK_QUEUE" envDefault:"ticketsales"`
+	// TemporalUIURL is where operators open the Temporal UI: the cabinet's
+	// order page links each order's workflow there ("": no link).
+	TemporalUIURL       string        `env:"TEMPORAL_UI_URL" envDefault:"http://127.0.0.1:8233"`
 	HTTPAddr            string        `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
 	PublicBaseURL       string        `env:"PUBLIC_BASE_URL" envDefault:"http://127.0.0.1:8080"`
 	AuthCacheTTL        time.Duration `env:"AUTH_CACHE_TTL" envDefault:"10s"`

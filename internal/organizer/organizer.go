@@ -66,6 +66,7 @@ type User struct {
 	ID        int64  `json:"id"`
 	CompanyID int64  `json:"company_id"`
 	Email     string `json:"email"`
+	Role      Role   `json:"role"`
 	// SessionVersion is what a session must hold to stay signed in.
 	SessionVersion int        `json:"-"`
 	DisabledAt     *time.Time `json:"disabled_at,omitempty"`
@@ -73,7 +74,7 @@ type User struct {
 }
 
 func view(u *store.CabinetUser) *User {
-	return &User{ID: u.ID, CompanyID: u.CompanyID, Email: u.Email, SessionVersion: u.SessionVersion, DisabledAt: u.DisabledAt,
+	return &User{ID: u.ID, CompanyID: u.CompanyID, Email: u.Email, Role: Role(u.Role), SessionVersion: u.SessionVersion, DisabledAt: u.DisabledAt,
 		CreatedAt: u.CreatedAt}
 }
 
@@ -188,12 +189,15 @@ func NormalizeEmail(email string) (string, error) {
 
 // CreateUser adds a user to the company and returns a one-time link path
 // (LinkPath + token) to set the password.
-func (s *Service) CreateUser(ctx context.Context, companyID int64, email string) (*User, string, error) {
+func (s *Service) CreateUser(ctx context.Context, companyID int64, email string, role Role) (*User, string, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
 		return nil, "", err
 	}
-	u, err := store.CreateCabinetUser(ctx, s.db, companyID, email)
+	if !role.Valid() {
+		return nil, "", fmt.Errorf("create user %s: %w", email, errs.Invalid("role", "not a cabinet role", role))
+	}
+	u, err := store.CreateCabinetUser(ctx, s.db, companyID, email, string(role))
 	if err != nil {
 		return nil, "", err
 	}

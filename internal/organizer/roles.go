@@ -1,0 +1,75 @@
+package organizer
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Role is what a cabinet user is in the company's team; it decides every
+// page and action the user may open (Can).
+type Role string
+
+// The roles. An owner may do everything, including managing the team; the
+// others hold only what their work needs.
+const (
+	RoleOwner     Role = "owner"
+	RoleFinance   Role = "finance"
+	RoleSupport   Role = "support"
+	RoleDoor      Role = "door"
+	RoleDeveloper Role = "developer"
+)
+
+// Roles lists every role, owner first.
+var Roles = []Role{RoleOwner, RoleFinance, RoleSupport, RoleDoor, RoleDeveloper}
+
+// Perm is one thing a cabinet user may see or do.
+type Perm string
+
+// The permissions every cabinet page and action is guarded by.
+const (
+	PermReport   Perm = "report"   // the sales report and its CSV
+	PermOrders   Perm = "orders"   // find orders and read them
+	PermRefund   Perm = "refund"   // refund tickets of an order
+	PermResend   Perm = "resend"   // send an order's tickets e-mail again
+	PermCancel   Perm = "cancel"   // cancel an unpaid order
+	PermCheckIn  Perm = "checkin"  // the doors' live page
+	PermKeys     Perm = "keys"     // API keys, partner and door
+	PermRequests Perm = "requests" // the request log
+	PermWebhooks Perm = "webhooks" // webhook endpoints and deliveries
+	PermCatalog  Perm = "catalog"  // the catalog and its upload
+	PermTeam     Perm = "team"     // invite, change and remove team members
+)
+
+// grants is what each role may do besides owner's everything. A door
+// keeper reads no buyer's data; support finds orders and helps buyers but
+// moves no money; finance reads and returns money; developers keep the
+// integration running.
+var grants = map[Role][]Perm{
+	RoleFinance:   {PermReport, PermOrders, PermRefund},
+	RoleSupport:   {PermOrders, PermResend, PermCancel},
+	RoleDoor:      {PermCheckIn},
+	RoleDeveloper: {PermKeys, PermRequests, PermWebhooks},
+}
+
+// Can reports whether the role allows p.
+func (r Role) Can(p Perm) bool {
+	if r == RoleOwner {
+		return true
+	}
+	return slices.Contains(grants[r], p)
+}
+
+// Valid reports whether r is one of Roles.
+func (r Role) Valid() bool { return slices.Contains(Roles, r) }
+
+// ParseRole returns the role named s.
+func ParseRole(s string) (Role, error) {
+	if r := Role(s); r.Valid() {
+		return r, nil
+	}
+	return "", fmt.Errorf("role %q: not one of owner, finance, support, door, developer", s)
+}
+
+// Can reports whether the user's role allows p (templates ask it by name:
+// {{if .User.Can "refund"}}).
+func (u *User) Can(p Perm) bool { return u != nil && u.Role.Can(p) }
