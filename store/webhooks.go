@@ -160,7 +160,16 @@ func CreateWebhookEndpoint(ctx context.Context, db bun.IDB, e *WebhookEndpoint, 
 		// are not held up, only creations of endpoints.
 		q := tx.NewRaw("SELECT id FROM applications WHERE company_id = ? AND environment = ? ORDER BY id LIMIT 1 FOR NO KEY UPDATE",
 			e.CompanyID, env)
-		if e.ApplicationID != 0 {
+		if e.ApplicationID == 0 {
+			// The cabinet adds endpoints without a key: an environment
+			// with no application yet gets the one its first key would
+			// make (one per company and environment, named after it).
+			if _, err := tx.NewRaw(`INSERT INTO applications (company_id, name, environment)
+				SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM applications WHERE company_id = ? AND environment = ?)
+				ON CONFLICT (company_id, environment, name) DO NOTHING`, e.CompanyID, env, env, e.CompanyID, env).Exec(ctx); err != nil {
+				return err
+			}
+		} else {
 			q = tx.NewRaw("SELECT id FROM applications WHERE id = ? FOR NO KEY UPDATE", e.ApplicationID)
 		}
 		if err := q.Scan(ctx, &e.ApplicationID); err != nil {
@@ -221,6 +230,8 @@ type WebhookEndpointChange struct {
 	Description *string
 	EventTypes  *[]string
 	Enabled     *bool
+	// DisabledReason says who disabled it ("": disabled through the API).
+	DisabledReason string
 }
 
 // UpdateWebhookEndpoint applies a change. Enabling an endpoint clears why
@@ -241,7 +252,11 @@ func UpdateWebhookEndpoint(ctx context.Context, db bun.IDB, e *WebhookEndpoint, 
 		if *c.Enabled {
 			q.Set("disabled_at = NULL, disabled_reason = NULL, failing_since = NULL")
 		} else {
-			q.Set("disabled_at = now(), disabled_reason = 'disabled through the API'")
+			reason := c.DisabledReason
+			if reason == "" {
+				reason = "disabled through the API"
+			}
+			q.Set("disabled_at = now(), disabled_reason = ?", reason)
 		}
 	}
 	if _, err := q.Exec(ctx); err != nil {
@@ -378,19 +393,20 @@ func MarkDeliveryStarted(ctx context.Context, db bun.IDB, eventID string, endpoi
 }
 
 // Redeliver makes the event due again to every endpoint of its environment
-// that takes it now (a new delivery, or a finished one back to pending).
-// It returns the deliveries to start.
-func Redeliver(ctx context.Context, db bun.IDB, ev *WebhookEvent) ([]WebhookDelivery, error) {
+// that takes it now (a new delivery, or a finished one back to pending),
+// or to the endpoint only (nil: every one). It returns the deliveries to
+// start.
+func Redeliver(ctx context.Context, db bun.IDB, ev *WebhookEvent, only *int64) ([]WebhookDelivery, error) {
 	var out []WebhookDelivery
 	err := db.NewRaw(`INSERT INTO webhook_deliveries (event_id, endpoint_id)
 		SELECT ?, ep.id FROM webhook_endpoints ep
 		WHERE ep.company_id = ? AND ep.is_test = ? AND ep.deleted_at IS NULL AND ep.enabled
-			AND (?::bigint IS NULL OR ep.id = ?::bigint)
+			AND (?::bigint IS NULL OR ep.id = ?::bigint) AND (?::bigint IS NULL OR ep.id = ?::bigint)
 			AND (cardinality(ep.event_types) = 0 OR ? = ANY(ep.event_types) OR ?::bigint IS NOT NULL)
 		ON CONFLICT (event_id, endpoint_id) DO UPDATE SET status = 'pending', started_at = NULL, failed_at = NULL,
 			updated_at = now()
 		RETURNING event_id, endpoint_id, status`,
-		ev.ID, ev.CompanyID, ev.IsTest, ev.EndpointID, ev.EndpointID, ev.Type, ev.EndpointID).Scan(ctx, &out)
+		ev.ID, ev.CompanyID, ev.IsTest, ev.EndpointID, ev.EndpointID, only, only, ev.Type, ev.EndpointID).Scan(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("redeliver event %s: %w", ev.ID, err)
 	}
@@ -564,4 +580,36 @@ func DeleteWebhookEventsBefore(ctx context.Context, db bun.IDB, cutoff time.Time
 		return 0, fmt.Errorf("delete webhook events: %w", err)
 	}
 	return res.RowsAffected()
+}
+
+// GetWebhookDelivery returns an endpoint's delivery of an event, with the
+// event's type.
+func GetWebhookDelivery(ctx context.Context, db bun.IDB, endpointID int64, eventID string) (*WebhookDelivery, error) {
+	d := new(WebhookDelivery)
+	err := db.NewSelect().Model(d).ColumnExpr("wd.*").ColumnExpr("wev.type AS event_type").
+		Join("JOIN webhook_events AS wev ON wev.id = wd.event_id").Where("wd.endpoint_id = ? AND wd.event_id = ?", endpointID, eventID).Scan(ctx)
+	if err != nil {
+		return nil, notFound(err, fmt.Sprintf("delivery of %s to %d", eventID, endpointID))
+	}
+	return d, nil
+}
+
+// ListLatestAttempts returns each endpoint's latest attempt, of any
+// delivery (an endpoint never tried is not in the map).
+func ListLatestAttempts(ctx context.Context, db bun.IDB, endpointIDs []int64) (map[int64]WebhookAttempt, error) {
+	out := map[int64]WebhookAttempt{}
+	if len(endpointIDs) == 0 {
+		return out, nil
+	}
+	var rows []WebhookAttempt
+	err := db.NewRaw(`SELECT a.* FROM unnest(?::bigint[]) AS ep(id)
+		CROSS JOIN LATERAL (SELECT * FROM webhook_attempts WHERE endpoint_id = ep.id ORDER BY attempted_at DESC, id DESC LIMIT 1) a`,
+		pgdialect.Array(endpointIDs)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("latest attempts of endpoints %v: %w", endpointIDs, err)
+	}
+	for _, r := range rows {
+		out[r.EndpointID] = r
+	}
+	return out, nil
 }

@@ -18,8 +18,6 @@ import (
 	"ticketsales/internal/organizer"
 	"ticketsales/internal/report"
 	"ticketsales/internal/requestlog"
-	"ticketsales/internal/states"
-	"ticketsales/internal/webhooks"
 )
 
 //go:embed templates/*.html
@@ -74,11 +72,6 @@ type pageData struct {
 	// Request log
 	Requests  []requestlog.Entry
 	LogFilter logFilter
-	// Webhooks
-	Endpoints      []webhooks.CompanyEndpoint
-	Endpoint       *webhooks.CompanyEndpoint
-	Deliveries     []*webhooks.Delivery
-	DeliveryStatus states.DeliveryStatus
 
 	PrevURL      string
 	NextURL      string
@@ -176,10 +169,15 @@ func parsePages() *pages {
 	if err != nil {
 		panic(err)
 	}
-	// Every template but the layout is a page, named after its file.
+	// A file named _*.html holds parts several pages share: every page
+	// has them.
+	if parts, _ := fs.Glob(templateFS, "templates/_*.html"); len(parts) > 0 {
+		layout = template.Must(layout.ParseFS(templateFS, parts...))
+	}
+	// Every other template but the layout is a page, named after its file.
 	for _, f := range files {
 		name := strings.TrimSuffix(path.Base(f), ".html")
-		if name == "layout" {
+		if name == "layout" || strings.HasPrefix(name, "_") {
 			continue
 		}
 		p.byName[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, f))

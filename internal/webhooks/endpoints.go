@@ -119,6 +119,8 @@ type EndpointInput struct {
 	Description *string
 	EventTypes  *[]states.WebhookEventType
 	Enabled     *bool
+	// DisabledReason says who disabled the endpoint ("": the API did).
+	DisabledReason string
 }
 
 // validate checks the input, every problem at once; the URL's address
@@ -212,7 +214,7 @@ func (s *Service) Update(ctx context.Context, p *apikey.Principal, id int64, in 
 	if err := s.validate(ctx, p, in); err != nil {
 		return nil, err
 	}
-	c := store.WebhookEndpointChange{URL: in.URL, Description: in.Description, Enabled: in.Enabled}
+	c := store.WebhookEndpointChange{URL: in.URL, Description: in.Description, Enabled: in.Enabled, DisabledReason: in.DisabledReason}
 	if in.EventTypes != nil {
 		types := dedupe(*in.EventTypes)
 		c.EventTypes = &types
@@ -291,24 +293,32 @@ func deliveries(ctx context.Context, db bun.IDB, endpointID int64, status states
 		return nil, 0, err
 	}
 	out := make([]*Delivery, len(rows))
-	for i, r := range rows {
-		d := &Delivery{EventID: r.EventID, EventType: string(r.EventType), EndpointID: r.EndpointID, Status: r.Status, Attempts: r.Attempts,
-			LastAttemptAt: r.LastAttemptAt, LastStatus: r.LastStatus, DeliveredAt: r.DeliveredAt, FailedAt: r.FailedAt,
-			CreatedAt: r.CreatedAt, RecentAttempts: []Attempt{}}
-		if r.LastError != nil {
-			d.LastError = *r.LastError
-		}
-		for _, a := range attempts[r.EventID] {
-			v := Attempt{Attempt: a.Attempt, AttemptedAt: a.AttemptedAt, DurationMS: a.DurationMS, StatusCode: a.StatusCode,
-				ResponseExcerpt: a.ResponseExcerpt}
-			if a.Error != nil {
-				v.Error = *a.Error
-			}
-			d.RecentAttempts = append(d.RecentAttempts, v)
-		}
-		out[i] = d
+	for i := range rows {
+		out[i] = deliveryView(&rows[i], attempts[rows[i].EventID])
 	}
 	return out, n, nil
+}
+
+func deliveryView(r *store.WebhookDelivery, attempts []store.WebhookAttempt) *Delivery {
+	d := &Delivery{EventID: r.EventID, EventType: string(r.EventType), EndpointID: r.EndpointID, Status: r.Status, Attempts: r.Attempts,
+		LastAttemptAt: r.LastAttemptAt, LastStatus: r.LastStatus, DeliveredAt: r.DeliveredAt, FailedAt: r.FailedAt,
+		CreatedAt: r.CreatedAt, RecentAttempts: []Attempt{}}
+	if r.LastError != nil {
+		d.LastError = *r.LastError
+	}
+	for _, a := range attempts {
+		d.RecentAttempts = append(d.RecentAttempts, attemptView(a))
+	}
+	return d
+}
+
+func attemptView(a store.WebhookAttempt) Attempt {
+	v := Attempt{Attempt: a.Attempt, AttemptedAt: a.AttemptedAt, DurationMS: a.DurationMS, StatusCode: a.StatusCode,
+		ResponseExcerpt: a.ResponseExcerpt}
+	if a.Error != nil {
+		v.Error = *a.Error
+	}
+	return v
 }
 
 // Sent is an event made due: its id and the endpoints it goes to.
@@ -316,6 +326,9 @@ type Sent struct {
 	EventID     string  `json:"event_id"`
 	EventType   string  `json:"event_type"`
 	EndpointIDs []int64 `json:"endpoint_ids" doc:"The endpoints the event is being delivered to."`
+	// dispatched: the event had gone out before (none in EndpointIDs then
+	// means no endpoint takes it now).
+	dispatched bool
 }
 
 // ErrNotDispatched: an event not yet sent cannot be sent again.
@@ -325,6 +338,33 @@ var ErrNotDispatched = errors.New("event not dispatched yet")
 // application that takes it (for a test ping: its endpoint), as a new run
 // of each delivery's workflow.
 func (s *Service) Redeliver(ctx context.Context, p *apikey.Principal, eventID string) (*Sent, error) {
+	return s.redeliver(ctx, p, eventID, nil)
+}
+
+// RedeliverTo sends an event again to one endpoint of the caller's
+// environment, as Redeliver does (the same cap, the same new run): the
+// cabinet's "redeliver" of one delivery. A disabled endpoint, or one that
+// no longer takes the event's type, is a StateError and nothing is sent.
+func (s *Service) RedeliverTo(ctx context.Context, p *apikey.Principal, eventID string, endpointID int64) (*Sent, error) {
+	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), endpointID)
+	if err != nil {
+		return nil, err
+	}
+	if !e.Enabled {
+		return nil, &errs.StateError{Entity: "webhook endpoint", ID: fmt.Sprint(e.ID), Status: "disabled"}
+	}
+	sent, err := s.redeliver(ctx, p, eventID, &endpointID)
+	if err != nil {
+		return nil, err
+	}
+	if len(sent.EndpointIDs) == 0 && sent.dispatched {
+		return nil, &errs.StateError{Entity: "webhook endpoint", ID: fmt.Sprint(e.ID),
+			Status: "no longer subscribed to " + sent.EventType + " events"}
+	}
+	return sent, nil
+}
+
+func (s *Service) redeliver(ctx context.Context, p *apikey.Principal, eventID string, only *int64) (*Sent, error) {
 	ev, err := store.GetWebhookEvent(ctx, s.DB, p.CompanyID, p.IsTest(), eventID)
 	if err != nil {
 		return nil, err
@@ -336,11 +376,16 @@ func (s *Service) Redeliver(ctx context.Context, p *apikey.Principal, eventID st
 	if err := s.allow(ctx, p, "redeliveries", "redeliver", s.Limits.RedeliveriesPerMinute); err != nil {
 		return nil, err
 	}
-	ds, err := store.Redeliver(ctx, s.DB, ev)
+	ds, err := store.Redeliver(ctx, s.DB, ev, only)
 	if err != nil {
 		return nil, err
 	}
-	return s.start(ctx, ev, ds)
+	sent, err := s.start(ctx, ev, ds)
+	if err != nil {
+		return nil, err
+	}
+	sent.dispatched = true
+	return sent, nil
 }
 
 func (s *Service) start(ctx context.Context, ev *store.WebhookEvent, ds []store.WebhookDelivery) (*Sent, error) {
