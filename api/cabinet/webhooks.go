@@ -456,7 +456,7 @@ func (c *cabinet) deliveryPage(w http.ResponseWriter, r *http.Request, status in
 	if d.NextRetry != nil {
 		v.NextRetry, v.RetryDue = *d.NextRetry, !d.NextRetry.After(c.Now())
 	}
-	c.render(w, r, status, "webhook_delivery", pageData{Title: "Delivery of " + d.EventID, Nav: "webhooks", Message: message, Data: v})
+	c.render(w, r, status, "webhook_delivery", pageData{Title: "Webhook delivery", Nav: "webhooks", Message: message, Data: v})
 }
 
 // redeliver sends the delivery's event again to its endpoint (the API's
