@@ -307,10 +307,11 @@ func TestCabinetWebhookFailingEndpointAndCaps(t *testing.T) {
 	r := newReceiver(t)
 	r.setStatus(http.StatusInternalServerError)
 	ep := f.subscribe(t, f.keyA, r)
-	// Another instance of the deployment with the caps on: one test event
-	// and one redelivery a minute.
-	base, _ := f.Instance(t, func(c *config.Config) { c.WebhookTestsPerMinute, c.WebhookRedeliveriesPerMinute = 1, 1 },
-		api.ProcessOptions{Limiter: ratelimit.NewMemory()})
+	// Another instance of the deployment with the caps on: one endpoint
+	// per environment, one test event and one redelivery a minute.
+	base, _ := f.Instance(t, func(c *config.Config) {
+		c.WebhookEndpointsMax, c.WebhookTestsPerMinute, c.WebhookRedeliveriesPerMinute = 1, 1, 1
+	}, api.ProcessOptions{Limiter: ratelimit.NewMemory()})
 	a := newBrowserless(t, base, nil)
 	a.signUp(cabinetUser(t, f.Stack, base, f.companyA, "a@a.test"))
 	endpointPath := fmt.Sprintf("/cabinet/webhooks/%d", ep)
@@ -349,8 +350,18 @@ func TestCabinetWebhookFailingEndpointAndCaps(t *testing.T) {
 		t.Fatalf("redeliver: %d\n%s", p.Status, p.Body)
 	}
 	p = a.post(deliveryPath+"/redeliver", nil)
-	if p.Status != http.StatusTooManyRequests || !strings.Contains(p.Body, "At most 1 redeliveries per minute") {
+	if p.Status != http.StatusTooManyRequests || !strings.Contains(p.Body, "At most 1 redeliveries per minute") ||
+		p.Header.Get("Retry-After") == "" {
 		t.Fatalf("a second redelivery in the minute: %d\n%s", p.Status, p.Body)
+	}
+	// One endpoint more than the environment's cap: 409, the API's words,
+	// nothing made.
+	p = a.createEndpointForm("sandbox", r.URL(), "one too many")
+	if p.Status != http.StatusConflict || !strings.Contains(p.Body, "already has 1 webhook endpoints") || strings.Contains(p.Body, "whsec_") {
+		t.Fatalf("an endpoint past the cap: %d\n%s", p.Status, p.Body)
+	}
+	if n := len(f.apiEndpoints(t, f.keyA)); n != 1 {
+		t.Fatalf("%d sandbox endpoints after a refused one", n)
 	}
 }
 
