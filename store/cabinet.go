@@ -14,12 +14,12 @@ import (
 // CabinetUser is an organizer's person who signs in to the cabinet.
 type CabinetUser struct {
 	bun.BaseModel `bun:"table:cabinet_users"`
-	ID            int64   `bun:"id,pk,autoincrement" json:"id"`
-	CompanyID     int64   `bun:"company_id" json:"company_id"`
-	Email         string  `bun:"email" json:"email"`
+	ID            int64  `bun:"id,pk,autoincrement" json:"id"`
+	CompanyID     int64  `bun:"company_id" json:"company_id"`
+	Email         string `bun:"email" json:"email"`
 	// Role decides what the user may see and do (organizer.Role).
-	Role         string  `bun:"role,nullzero,default:'owner'" json:"role"`
-	PasswordHash  *string `bun:"password_hash" json:"-"`
+	Role         string  `bun:"role" json:"role"`
+	PasswordHash *string `bun:"password_hash" json:"-"`
 	// SessionVersion is what a session must hold to stay signed in.
 	SessionVersion int        `bun:"session_version,nullzero,default:1" json:"-"`
 	DisabledAt     *time.Time `bun:"disabled_at" json:"disabled_at,omitempty"`

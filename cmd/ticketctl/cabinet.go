@@ -49,7 +49,7 @@ func (c *cli) userCmd() *cobra.Command {
 		Use: "create --company ID --email E [--role owner|finance|support|door|developer]",
 		Short: "Create a cabinet user and print a one-time link to set the password and sign in " +
 			"(the company's first owner; owners invite the rest of the team from the cabinet)",
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := c.open(cmd); err != nil {
 				return err
