@@ -13,18 +13,46 @@ import (
 // Company is an organizer: it owns a catalog and API keys.
 type Company struct {
 	bun.BaseModel `bun:"table:companies"`
-	ID            int64     `bun:"id,pk,autoincrement" json:"id"`
-	Name          string    `bun:"name" json:"name"`
-	CreatedAt     time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	ID            int64  `bun:"id,pk,autoincrement" json:"id"`
+	Name          string `bun:"name" json:"name"`
+	// Timezone is the IANA zone the company's report days are in.
+	Timezone  string    `bun:"timezone,nullzero,default:'UTC'" json:"timezone"`
+	CreatedAt time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
 }
 
-// CreateCompany stores a new company.
+// CreateCompany stores a new company (its report days in UTC).
 func CreateCompany(ctx context.Context, db bun.IDB, name string) (*Company, error) {
-	c := &Company{Name: name}
+	return InsertCompany(ctx, db, &Company{Name: name})
+}
+
+// InsertCompany stores a new company as c says (an empty Timezone: UTC).
+func InsertCompany(ctx context.Context, db bun.IDB, c *Company) (*Company, error) {
 	if _, err := db.NewInsert().Model(c).Returning("*").Exec(ctx); err != nil {
-		return nil, fmt.Errorf("create company %q: %w", name, err)
+		return nil, fmt.Errorf("create company %q: %w", c.Name, err)
 	}
 	return c, nil
+}
+
+// GetCompanyTimezone is the IANA zone of the company's report days.
+func GetCompanyTimezone(ctx context.Context, db bun.IDB, companyID int64) (string, error) {
+	var tz string
+	if err := db.NewRaw("SELECT timezone FROM companies WHERE id = ?", companyID).Scan(ctx, &tz); err != nil {
+		return "", notFound(err, fmt.Sprintf("company %d", companyID))
+	}
+	return tz, nil
+}
+
+// SetCompanyTimezone sets the zone of the company's report days (a name
+// Postgres does not know is refused by the column's check).
+func SetCompanyTimezone(ctx context.Context, db bun.IDB, companyID int64, tz string) error {
+	res, err := db.NewRaw("UPDATE companies SET timezone = ? WHERE id = ?", tz, companyID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("set time zone of company %d: %w", companyID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("company %d: %w", companyID, errs.NotFound)
+	}
+	return nil
 }
 
 // GetCompanyByName returns the oldest company of that name (errs.NotFound: none).

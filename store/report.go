@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"ticketsales/internal/states"
 	"time"
 
@@ -14,31 +16,70 @@ import (
 // orders (sandbox orders never: the contract keeps them out of organizer
 // reporting), optionally of one event, in [From, To). Sales count at the
 // moment an order was paid, refunds at the moment they completed, so a
-// refund of an earlier sale lowers the period it happened in.
+// refund of an earlier sale lowers the period it happened in. Days are the
+// company's local days in TimeZone (an IANA name; empty: UTC).
 type ReportFilter struct {
 	CompanyID int64
 	EventID   int64     // 0: every event
 	From, To  time.Time // zero: open
+	TimeZone  string
 }
 
-// SalesFigures are the sums of one report row. Money is in minor units.
+// SalesFigures are the sums of one report row, money in minor units. The
+// service fee is the ticket service's, not the organizer's: charged on top
+// of the prices (fee mode separate) or inside them (included). A partial
+// refund returns the refunded tickets' prices and the service keeps its
+// fee; the refund that voids an order's last ticket returns the rest of the
+// amount, so the buyer gets everything back and the service gives its fee
+// back (docs/cabinet.md, "Sales report").
 type SalesFigures struct {
 	TicketsSold     int64 `bun:"tickets_sold" json:"tickets_sold"`
 	TicketsRefunded int64 `bun:"tickets_refunded" json:"tickets_refunded"`
 	TicketsNet      int64 `bun:"tickets_net" json:"tickets_net"`
 	Orders          int64 `bun:"orders" json:"orders"`
-	Gross           int64 `bun:"gross" json:"gross"`               // Σ amount paid by buyers
-	ServiceFees     int64 `bun:"service_fees" json:"service_fees"` // Σ service fee of those orders
-	Refunds         int64 `bun:"refunds" json:"refunds"`           // Σ money returned
-	NetRevenue      int64 `bun:"net_revenue" json:"net_revenue"`   // gross − refunds
+	// FaceValue is Σ ticket prices sold (in included mode the fee is inside).
+	FaceValue int64 `bun:"face_value" json:"face_value"`
+	// ServiceFees is Σ the sold orders' fees, on top or inside the prices.
+	ServiceFees int64 `bun:"service_fees" json:"service_fees"`
+	// FeesInPrice is the part of ServiceFees inside the prices (included).
+	FeesInPrice int64 `bun:"fees_in_price" json:"fees_in_price"`
+	// Gross is Σ paid by buyers: FaceValue + ServiceFees − FeesInPrice.
+	Gross int64 `bun:"gross" json:"gross"`
+	// FaceValueRefunded is Σ the prices of the refunded tickets.
+	FaceValueRefunded int64 `bun:"face_value_refunded" json:"face_value_refunded"`
+	// FeeRefunded is Σ money refunded beyond those prices: the fee on top,
+	// returned with an order's last ticket.
+	FeeRefunded int64 `bun:"fee_refunded" json:"fee_refunded"`
+	// Refunds is Σ money returned: FaceValueRefunded + FeeRefunded.
+	Refunds int64 `bun:"refunds" json:"refunds"`
+	// FeesReturned is Σ the fees the service gave back with orders refunded
+	// whole: the fee on top refunded, and a fee inside the prices when the
+	// order's refunds have all completed.
+	FeesReturned int64 `bun:"fees_returned" json:"fees_returned"`
+	// FeesKept is ServiceFees − FeesReturned: the service's share.
+	FeesKept int64 `bun:"fees_kept" json:"fees_kept"`
+	// NetToOrganizer is Gross − Refunds − FeesKept: what the organizer earns.
+	NetToOrganizer int64 `bun:"net_to_organizer" json:"net_to_organizer"`
 }
 
-// EventSales is one event's row.
+// EventSales is one event's row; a scheduled event has a row per session
+// too. StartsAt is in the event's (its venue's) time zone.
 type EventSales struct {
-	EventID  int64     `bun:"event_id" json:"event_id"`
-	Title    string    `bun:"title" json:"title"`
-	StartsAt time.Time `bun:"starts_at" json:"starts_at"`
-	Currency string    `bun:"currency" json:"currency"`
+	EventID  int64          `bun:"event_id" json:"event_id"`
+	Title    string         `bun:"title" json:"title"`
+	StartsAt time.Time      `bun:"starts_at" json:"starts_at"`
+	TimeZone string         `bun:"timezone" json:"time_zone"`
+	Currency string         `bun:"currency" json:"currency"`
+	Sessions []SessionSales `json:"sessions,omitempty"`
+	SalesFigures
+}
+
+// SessionSales is one session's row of a scheduled event (orders name it
+// by schedule_slot_id). StartsAt is in the event's time zone.
+type SessionSales struct {
+	SessionID int64     `json:"session_id"`
+	Ref       string    `json:"ref"`
+	StartsAt  time.Time `json:"starts_at"`
 	SalesFigures
 }
 
@@ -68,16 +109,20 @@ type ChannelSales struct {
 	SalesFigures
 }
 
-// DaySales is one day's row (days in UTC).
+// DaySales is one day's row: a local day of the report's time zone,
+// YYYY-MM-DD.
 type DaySales struct {
-	Day time.Time `bun:"day" json:"day"`
+	Day string `bun:"day" json:"day"`
 	SalesFigures
 }
 
-// SalesReport is the organizer's sales report.
+// SalesReport is the organizer's sales report. Money is in minor units of
+// Currency, the currency of the company's events.
 type SalesReport struct {
 	From       *time.Time      `json:"from,omitempty"`
 	To         *time.Time      `json:"to,omitempty"`
+	TimeZone   string          `json:"time_zone"`
+	Currency   string          `json:"currency"`
 	EventID    int64           `json:"event_id,omitempty"`
 	Total      SalesFigures    `json:"total"`
 	Events     []EventSales    `json:"events"`
@@ -86,25 +131,41 @@ type SalesReport struct {
 	Days       []DaySales      `json:"days"`
 }
 
+// DefaultCurrency is the report's currency when the company has no events.
+const DefaultCurrency = "RUB"
+
 // salesFactsSQL is one row per sale (a paid production order, at paid_at)
 // and one per completed refund of one (at completed_at), in the filter's
-// range: the facts every figure of the report sums. Arguments: company,
-// event (0: all), from, to (NULL: open) — twice.
+// range: the facts every figure of the report sums. A refund's face value
+// is its tickets' prices, the rest of its money is fee; a fee inside the
+// prices goes back to the buyer with the order's last refund to complete
+// (the order refunded whole, nothing of it pending). Arguments: company,
+// event (0: all), from, to (NULL: open), the days' time zone.
 const salesFactsSQL = `
-	SELECT o.id AS order_id, o.event_id, o.api_key_id, o.channel,
-		(o.paid_at AT TIME ZONE 'UTC')::date AS day,
-		count(i.order_id) AS tickets_sold,
-		0::bigint AS tickets_refunded, 1 AS orders, o.amount AS gross, o.service_fee AS service_fees, 0::bigint AS refunds
-	FROM orders o LEFT JOIN order_items i ON i.order_id = o.id
+	SELECT o.id AS order_id, o.event_id, o.schedule_slot_id AS session_id, o.api_key_id, o.channel,
+		(o.paid_at AT TIME ZONE ?4)::date AS day,
+		(SELECT count(*) FROM order_items i WHERE i.order_id = o.id) AS tickets_sold, 0::bigint AS tickets_refunded, 1 AS orders,
+		o.total AS face_value, o.service_fee AS service_fees, o.service_fee - (o.amount - o.total) AS fees_in_price, o.amount AS gross,
+		0::bigint AS face_value_refunded, 0::bigint AS fee_refunded, 0::bigint AS refunds, 0::bigint AS fees_returned
+	FROM orders o
 	WHERE o.company_id = ?0 AND NOT o.is_test AND o.paid_at IS NOT NULL
 		AND (?1 = 0 OR o.event_id = ?1)
 		AND (?2::timestamptz IS NULL OR o.paid_at >= ?2) AND (?3::timestamptz IS NULL OR o.paid_at < ?3)
-	GROUP BY o.id
 	UNION ALL
-	SELECT o.id, o.event_id, o.api_key_id, o.channel,
-		(r.completed_at AT TIME ZONE 'UTC')::date,
-		0, (SELECT count(*) FROM refund_tickets rt WHERE rt.refund_id = r.id), 0, 0, 0, r.amount
+	SELECT o.id, o.event_id, o.schedule_slot_id, o.api_key_id, o.channel,
+		(r.completed_at AT TIME ZONE ?4)::date,
+		0, rt.n, 0, 0, 0, 0, 0,
+		rt.face, r.amount - rt.face, r.amount,
+		r.amount - rt.face + CASE WHEN o.status = 'refunded' AND NOT EXISTS (
+			SELECT 1 FROM refunds r2 WHERE r2.order_id = o.id AND r2.id <> r.id
+				AND (r2.status <> 'completed' OR (r2.completed_at, r2.id) > (r.completed_at, r.id)))
+			THEN o.service_fee - (o.amount - o.total) ELSE 0 END
 	FROM refunds r JOIN orders o ON o.id = r.order_id
+	CROSS JOIN LATERAL (
+		SELECT count(*) AS n, coalesce(sum(i.price), 0)::bigint AS face
+		FROM refund_tickets x JOIN tickets t ON t.id = x.ticket_id
+			JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
+		WHERE x.refund_id = r.id) rt
 	WHERE o.company_id = ?0 AND NOT o.is_test AND r.status = 'completed'
 		AND (?1 = 0 OR o.event_id = ?1)
 		AND (?2::timestamptz IS NULL OR r.completed_at >= ?2) AND (?3::timestamptz IS NULL OR r.completed_at < ?3)`
@@ -115,16 +176,24 @@ const sums = `
 	coalesce(sum(f.tickets_refunded), 0)::bigint AS tickets_refunded,
 	coalesce(sum(f.tickets_sold) - sum(f.tickets_refunded), 0)::bigint AS tickets_net,
 	coalesce(sum(f.orders), 0)::bigint AS orders,
-	coalesce(sum(f.gross), 0)::bigint AS gross,
+	coalesce(sum(f.face_value), 0)::bigint AS face_value,
 	coalesce(sum(f.service_fees), 0)::bigint AS service_fees,
+	coalesce(sum(f.fees_in_price), 0)::bigint AS fees_in_price,
+	coalesce(sum(f.gross), 0)::bigint AS gross,
+	coalesce(sum(f.face_value_refunded), 0)::bigint AS face_value_refunded,
+	coalesce(sum(f.fee_refunded), 0)::bigint AS fee_refunded,
 	coalesce(sum(f.refunds), 0)::bigint AS refunds,
-	coalesce(sum(f.gross) - sum(f.refunds), 0)::bigint AS net_revenue`
+	coalesce(sum(f.fees_returned), 0)::bigint AS fees_returned,
+	coalesce(sum(f.service_fees) - sum(f.fees_returned), 0)::bigint AS fees_kept,
+	coalesce(sum(f.gross) - sum(f.refunds) - (sum(f.service_fees) - sum(f.fees_returned)), 0)::bigint AS net_to_organizer`
 
 // GetSalesReport computes the report in SQL, in one snapshot: the totals and
-// the rows per event, channel and day in one pass over the facts (grouping
-// sets), the categories in another.
+// the rows per event, session, channel and day in one pass over the facts
+// (grouping sets), the categories in another.
 func GetSalesReport(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesReport, error) {
-	rep := &SalesReport{EventID: f.EventID, Events: []EventSales{}, Categories: []CategorySales{}, Channels: []ChannelSales{}, Days: []DaySales{}}
+	tz := cmp.Or(f.TimeZone, "UTC")
+	rep := &SalesReport{EventID: f.EventID, TimeZone: tz, Events: []EventSales{}, Categories: []CategorySales{},
+		Channels: []ChannelSales{}, Days: []DaySales{}}
 	var from, to *time.Time
 	if !f.From.IsZero() {
 		from, rep.From = &f.From, &f.From
@@ -132,52 +201,79 @@ func GetSalesReport(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesRepo
 	if !f.To.IsZero() {
 		to, rep.To = &f.To, &f.To
 	}
-	args := []any{f.CompanyID, f.EventID, from, to}
+	args := []any{f.CompanyID, f.EventID, from, to, tz}
 	err := db.RunInTx(ctx, &sqlRepeatableRead, func(ctx context.Context, tx bun.Tx) error {
+		var currencies []string
+		if err := tx.NewRaw("SELECT DISTINCT currency FROM events WHERE company_id = ? ORDER BY 1", f.CompanyID).Scan(ctx, &currencies); err != nil {
+			return fmt.Errorf("currency: %w", err)
+		}
+		switch len(currencies) {
+		case 0:
+			rep.Currency = DefaultCurrency
+		case 1:
+			rep.Currency = currencies[0]
+		default: // one sum of two currencies would be no sum at all
+			return fmt.Errorf("the company's events are in several currencies %v: the report sums one", currencies)
+		}
 		var rows []struct {
 			Grouping        int             `bun:"grouping"`
 			EventID         *int64          `bun:"event_id"`
 			Title           *string         `bun:"title"`
 			StartsAt        *time.Time      `bun:"starts_at"`
+			TimeZone        *string         `bun:"timezone"`
 			Currency        *string         `bun:"currency"`
+			SessionID       *int64          `bun:"session_id"`
+			SessionRef      *string         `bun:"session_ref"`
+			SessionStartsAt *time.Time      `bun:"session_starts_at"`
 			Channel         *states.Channel `bun:"channel"`
 			APIKeyID        *int64          `bun:"api_key_id"`
 			KeyName         *string         `bun:"key_name"`
 			KeyPrefix       *string         `bun:"key_prefix"`
 			ApplicationID   *int64          `bun:"application_id"`
 			ApplicationName *string         `bun:"application_name"`
-			Day             *time.Time      `bun:"day"`
+			Day             *string         `bun:"day"`
 			SalesFigures
 		}
-		// grouping() has a bit set for each of (event, channel, day) the row
-		// is not grouped by: 0b111 the total, 0b011 an event, 0b101 a
-		// channel, 0b110 a day.
+		// grouping() has a bit set for each of (event, session, channel,
+		// day) the row is not grouped by: 0b1111 the total, 0b0111 an
+		// event, 0b0011 a session of one, 0b1101 a channel, 0b1110 a day.
 		err := tx.NewRaw(`
-			SELECT g.*, e.title, e.starts_at, e.currency, k.name AS key_name, k.key_prefix,
-				a.id AS application_id, a.name AS application_name
-			FROM (SELECT grouping(f.event_id, f.channel, f.day) AS grouping, f.event_id, f.channel, f.api_key_id,
-					f.day::timestamptz AS day, `+sums+`
+			SELECT g.*, to_char(g.local_day, 'YYYY-MM-DD') AS day, e.title, e.starts_at, v.timezone, e.currency,
+				s.ref AS session_ref, s.starts_at AS session_starts_at,
+				k.name AS key_name, k.key_prefix, a.id AS application_id, a.name AS application_name
+			FROM (SELECT grouping(f.event_id, f.session_id, f.channel, f.day) AS grouping, f.event_id, f.session_id,
+					f.channel, f.api_key_id, f.day AS local_day, `+sums+`
 				FROM (`+salesFactsSQL+`) f
-				GROUP BY GROUPING SETS ((), (f.event_id), (f.channel, f.api_key_id), (f.day))) g
-			LEFT JOIN events e ON e.id = g.event_id
+				GROUP BY GROUPING SETS ((), (f.event_id), (f.event_id, f.session_id), (f.channel, f.api_key_id), (f.day))) g
+			LEFT JOIN events e ON e.id = g.event_id LEFT JOIN venues v ON v.id = e.venue_id
+			LEFT JOIN sessions s ON s.id = g.session_id
 			LEFT JOIN api_keys k ON k.id = g.api_key_id LEFT JOIN applications a ON a.id = k.application_id
-			ORDER BY e.starts_at, g.event_id, g.gross DESC, g.api_key_id, g.channel, g.day`, args...).Scan(ctx, &rows)
+			ORDER BY e.starts_at, g.event_id, s.starts_at, s.id, g.gross DESC, g.api_key_id, g.channel, g.local_day`, args...).Scan(ctx, &rows)
 		if err != nil {
 			return fmt.Errorf("figures: %w", err)
 		}
+		sessions := map[int64][]SessionSales{}
 		for _, r := range rows {
 			switch r.Grouping {
-			case 0b111:
+			case 0b1111:
 				rep.Total = r.SalesFigures
-			case 0b011:
-				rep.Events = append(rep.Events, EventSales{EventID: *r.EventID, Title: *r.Title, StartsAt: *r.StartsAt,
-					Currency: *r.Currency, SalesFigures: r.SalesFigures})
-			case 0b101:
+			case 0b0111:
+				rep.Events = append(rep.Events, EventSales{EventID: *r.EventID, Title: *r.Title, StartsAt: inZone(*r.StartsAt, *r.TimeZone),
+					TimeZone: *r.TimeZone, Currency: *r.Currency, SalesFigures: r.SalesFigures})
+			case 0b0011:
+				if r.SessionID != nil { // orders of an event without sessions have none
+					sessions[*r.EventID] = append(sessions[*r.EventID], SessionSales{SessionID: *r.SessionID, Ref: *r.SessionRef,
+						StartsAt: inZone(*r.SessionStartsAt, *r.TimeZone), SalesFigures: r.SalesFigures})
+				}
+			case 0b1101:
 				rep.Channels = append(rep.Channels, ChannelSales{Channel: *r.Channel, APIKeyID: *r.APIKeyID, KeyName: *r.KeyName,
 					KeyPrefix: *r.KeyPrefix, ApplicationID: *r.ApplicationID, ApplicationName: *r.ApplicationName, SalesFigures: r.SalesFigures})
-			case 0b110:
+			case 0b1110:
 				rep.Days = append(rep.Days, DaySales{Day: *r.Day, SalesFigures: r.SalesFigures})
 			}
+		}
+		for i := range rep.Events {
+			rep.Events[i].Sessions = sessions[rep.Events[i].EventID]
 		}
 		if err := tx.NewRaw(categorySQL, args...).Scan(ctx, &rep.Categories); err != nil {
 			return fmt.Errorf("by category: %w", err)
@@ -187,8 +283,17 @@ func GetSalesReport(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesRepo
 	if err != nil {
 		return nil, fmt.Errorf("sales report of company %d: %w", f.CompanyID, err)
 	}
-	slices.SortStableFunc(rep.Days, func(a, b DaySales) int { return a.Day.Compare(b.Day) })
+	slices.SortStableFunc(rep.Days, func(a, b DaySales) int { return strings.Compare(a.Day, b.Day) })
 	return rep, nil
+}
+
+// inZone is t in the IANA zone tz (t as it is if the zone cannot be
+// loaded: the instant stays right, only its offset is UTC's).
+func inZone(t time.Time, tz string) time.Time {
+	if loc, err := time.LoadLocation(tz); err == nil {
+		return t.In(loc)
+	}
+	return t
 }
 
 // categorySQL counts tickets per category: every position of a sale, and

@@ -114,6 +114,7 @@ func New(d Deps) http.Handler {
 	// role lacks it gets 403 (organizer.Role.Can).
 	mux.Handle("GET /cabinet/report", c.allow(organizer.PermReport, c.report))
 	mux.Handle("GET /cabinet/report.csv", c.allow(organizer.PermReport, c.reportCSV))
+	mux.Handle("POST /cabinet/report/timezone", c.allow(organizer.PermTeam, c.setReportZone))
 	mux.Handle("GET /cabinet/keys", c.allow(organizer.PermKeys, c.keys))
 	mux.Handle("POST /cabinet/keys", c.allow(organizer.PermKeys, c.createKey))
 	mux.Handle("POST /cabinet/keys/{id}/revoke", c.allow(organizer.PermKeys, c.revokeKey))

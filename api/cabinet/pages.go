@@ -16,18 +16,25 @@ import (
 	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/checkin"
 	"ticketsales/internal/errs"
+	"ticketsales/internal/organizer"
 	"ticketsales/internal/report"
 	"ticketsales/internal/requestlog"
 )
 
 // reportQuery reads the report's filter from the query: event (one of the
-// company's, else 404), from and to as dates (to inclusive), in UTC. With
-// no dates the report covers the last report.DefaultDays days.
+// company's, else 404), from and to as dates (to inclusive), the company's
+// local days. With no dates the report covers the last report.DefaultDays
+// days, today (in the company's zone) included.
 func (c *cabinet) reportQuery(w http.ResponseWriter, r *http.Request) (report.Filter, []report.EventInventory, pageData, bool) {
 	u := user(r)
 	q := r.URL.Query()
 	data := pageData{Title: "Sales report", Nav: "report"}
 	events, err := report.Inventory(r.Context(), c.DB, u.CompanyID, c.Now())
+	if err != nil {
+		c.fail(w, r, err)
+		return report.Filter{}, nil, data, false
+	}
+	loc, err := report.Zone(r.Context(), c.DB, u.CompanyID)
 	if err != nil {
 		c.fail(w, r, err)
 		return report.Filter{}, nil, data, false
@@ -41,7 +48,7 @@ func (c *cabinet) reportQuery(w http.ResponseWriter, r *http.Request) (report.Fi
 		}
 		f.EventID = id
 	}
-	today := c.Now().UTC().Truncate(24 * time.Hour)
+	today := report.Today(c.Now(), loc)
 	first := today.AddDate(0, 0, 1-report.DefaultDays)
 	from, to := first, today
 	if v := q.Get("from"); v != "" {
@@ -56,12 +63,27 @@ func (c *cabinet) reportQuery(w http.ResponseWriter, r *http.Request) (report.Fi
 			to = today
 		}
 	}
-	report.Days(&f, from, to)
-	data.From, data.To, data.EventID = f.From.Format(time.DateOnly), report.LastDay(f).Format(time.DateOnly), f.EventID
+	report.Days(&f, from, to, loc)
+	data.From, data.To, data.EventID = report.FirstDay(f).Format(time.DateOnly), report.LastDay(f).Format(time.DateOnly), f.EventID
 	return f, events, data, true
 }
 
+// reportView is the report page's own data besides pageData's: the
+// company's time zone, its form (for the owner) and the zones offered.
+type reportView struct {
+	TimeZone  string
+	CanSetTZ  bool
+	Zones     []string
+	ZoneValue string // what the form shows: the zone, or the refused input
+}
+
 func (c *cabinet) report(w http.ResponseWriter, r *http.Request) {
+	c.reportPage(w, r, http.StatusOK, "", "")
+}
+
+// reportPage renders the report; a refused time zone comes back with its
+// message and what was typed.
+func (c *cabinet) reportPage(w http.ResponseWriter, r *http.Request, status int, message, typed string) {
 	f, events, data, ok := c.reportQuery(w, r)
 	if !ok {
 		return
@@ -72,18 +94,35 @@ func (c *cabinet) report(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data.Report, data.Events = rep, events
-	currency := "RUB"
-	if len(rep.Events) > 0 {
-		currency = rep.Events[0].Currency
-	}
-	data.Currencies = currency
-	data.Chart = newChart(report.FillDays(rep.Days, f.From, f.To), currency)
+	data.Currencies = rep.Currency
+	data.Chart = newChart(report.FillDays(rep.Days, report.FirstDay(f), report.LastDay(f)), rep.Currency, rep.TimeZone)
 	q := url.Values{"from": {data.From}, "to": {data.To}}
 	if f.EventID != 0 {
 		q.Set("event", strconv.FormatInt(f.EventID, 10))
 	}
 	data.CSVURL = "/cabinet/report.csv?" + q.Encode()
-	c.render(w, r, http.StatusOK, "report", data)
+	view := reportView{TimeZone: rep.TimeZone, CanSetTZ: user(r).Can(organizer.PermTeam), Zones: report.CommonZones, ZoneValue: rep.TimeZone}
+	if message != "" {
+		data.Message, view.ZoneValue = message, typed
+	}
+	data.Data = view
+	c.render(w, r, status, "report", data)
+}
+
+// setReportZone sets the company's time zone (the owner's: PermTeam) and
+// goes back to the report; a name that is no IANA zone changes nothing and
+// is shown with why, 422.
+func (c *cabinet) setReportZone(w http.ResponseWriter, r *http.Request) {
+	tz := strings.TrimSpace(r.PostFormValue("timezone"))
+	if err := report.SetZone(r.Context(), c.DB, user(r).CompanyID, tz); err != nil {
+		if _, bad := report.LoadZone(tz); bad != nil {
+			c.reportPage(w, r, http.StatusUnprocessableEntity, "Time zone not changed: "+bad.Error()+".", tz)
+			return
+		}
+		c.fail(w, r, err)
+		return
+	}
+	c.done(w, r, "/cabinet/report", "Report days are now in "+tz+".")
 }
 
 // reportCSV writes the report's rows (report.WriteCSV), the figures of

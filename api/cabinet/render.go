@@ -94,6 +94,7 @@ type pages struct{ byName map[string]*template.Template }
 
 var funcs = template.FuncMap{
 	"money": money,
+	"sub":   func(a, b int64) int64 { return a - b },
 	"time": func(t time.Time) string {
 		if t.IsZero() {
 			return ""
@@ -265,7 +266,7 @@ type tick struct {
 
 // newChart lays out one bar per day for the gross sales, with the day's
 // refunds beside it, scaled to the largest.
-func newChart(days []report.DaySales, currency string) *chart {
+func newChart(days []report.DaySales, currency, tz string) *chart {
 	if len(days) == 0 {
 		return nil
 	}
@@ -275,7 +276,7 @@ func newChart(days []report.DaySales, currency string) *chart {
 		peak = max(peak, d.Gross, d.Refunds)
 	}
 	ch := &chart{Width: w, Height: h, Max: money(peak, currency),
-		Label: fmt.Sprintf("Sales per day, %s to %s", days[0].Day.UTC().Format("2006-01-02"), days[len(days)-1].Day.UTC().Format("2006-01-02"))}
+		Label: fmt.Sprintf("Sales per day (%s), %s to %s", tz, days[0].Day, days[len(days)-1].Day)}
 	plotH := float64(h - bottom - top)
 	slot := float64(w-left) / float64(len(days))
 	every := max(1, len(days)/8) // at most about eight date labels
@@ -287,8 +288,8 @@ func newChart(days []report.DaySales, currency string) *chart {
 		ch.Bars = append(ch.Bars, bar{
 			X: x + slot*0.1, Y: float64(top) + plotH - gh, W: bw, H: gh,
 			RX: x + slot*0.1 + bw, RY: float64(top) + plotH - rh, RH: rh,
-			Label:     d.Day.UTC().Format("01-02"),
-			Title:     fmt.Sprintf("%s: %d tickets, gross %s, refunds %s", d.Day.UTC().Format("2006-01-02"), d.TicketsSold, money(d.Gross, currency), money(d.Refunds, currency)),
+			Label:     d.Day[5:],
+			Title:     fmt.Sprintf("%s: %d tickets, gross %s, refunds %s", d.Day, d.TicketsSold, money(d.Gross, currency), money(d.Refunds, currency)),
 			ShowLabel: i%every == 0,
 		})
 	}

@@ -21,17 +21,17 @@ func TestMoney(t *testing.T) {
 func TestChartAndDays(t *testing.T) {
 	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	days := report.FillDays([]report.DaySales{
-		{Day: from.AddDate(0, 0, 1), SalesFigures: report.SalesFigures{Gross: 1000, Refunds: 500}},
-		{Day: from.AddDate(0, 0, 3), SalesFigures: report.SalesFigures{Gross: 250}},
-	}, from, from.AddDate(0, 0, 5))
+		{Day: "2026-11-02", SalesFigures: report.SalesFigures{Gross: 1000, Refunds: 500}},
+		{Day: "2026-11-04", SalesFigures: report.SalesFigures{Gross: 250}},
+	}, from, from.AddDate(0, 0, 4))
 	if len(days) != 5 || days[0].Gross != 0 || days[1].Gross != 1000 || days[3].Gross != 250 {
 		t.Fatalf("days: %+v", days)
 	}
-	ch := newChart(days, "RUB")
+	ch := newChart(days, "RUB", "Europe/Moscow")
 	if len(ch.Bars) != 5 || ch.Bars[0].H != 0 || ch.Bars[1].RH != ch.Bars[1].H/2 || ch.Bars[3].H != ch.Bars[1].H/4 {
 		t.Fatalf("bars: %+v", ch.Bars)
 	}
-	if newChart(nil, "RUB") != nil {
+	if newChart(nil, "RUB", "UTC") != nil {
 		t.Fatal("a chart of no days")
 	}
 }

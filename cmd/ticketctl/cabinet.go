@@ -150,22 +150,36 @@ func (c *cli) reportCmd() *cobra.Command {
 		Short: "The sales report of the cabinet: production orders only, per event, category, channel and day",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if from != "" {
-				t, err := time.Parse(time.DateOnly, from)
-				if err != nil {
-					return fmt.Errorf("--from must be a date YYYY-MM-DD: %q", from)
+			var first, last time.Time
+			for _, d := range []struct {
+				flag, v string
+				to      *time.Time
+			}{{"--from", from, &first}, {"--to", to, &last}} {
+				if d.v == "" {
+					continue
 				}
-				f.From = t
-			}
-			if to != "" {
-				t, err := time.Parse(time.DateOnly, to)
+				t, err := time.Parse(time.DateOnly, d.v)
 				if err != nil {
-					return fmt.Errorf("--to must be a date YYYY-MM-DD: %q", to)
+					return fmt.Errorf("%s must be a date YYYY-MM-DD: %q", d.flag, d.v)
 				}
-				f.To = t.AddDate(0, 0, 1) // the whole last day
+				*d.to = t
 			}
 			if err := c.open(cmd); err != nil {
 				return err
+			}
+			loc, err := report.Zone(cmd.Context(), c.db, f.CompanyID)
+			if err != nil {
+				return err
+			}
+			f.TimeZone = loc.String()
+			// Whole local days of the company; one end alone stays open.
+			switch {
+			case !first.IsZero() && !last.IsZero():
+				report.Days(&f, first, last, loc)
+			case !first.IsZero():
+				f.From = time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, loc)
+			case !last.IsZero():
+				f.To = time.Date(last.Year(), last.Month(), last.Day()+1, 0, 0, 0, 0, loc)
 			}
 			rep, err := report.Sales(cmd.Context(), c.db, f)
 			if err != nil {
@@ -175,14 +189,25 @@ func (c *cli) reportCmd() *cobra.Command {
 				return report.WriteCSV(c.out, rep)
 			}
 			return c.print(rep, func(w io.Writer) {
-				t := rep.Total
-				fmt.Fprintf(w, "tickets sold %d, refunded %d, net %d; gross %d, service fees %d, refunds %d, net revenue %d (minor units)\n",
-					t.TicketsSold, t.TicketsRefunded, t.TicketsNet, t.Gross, t.ServiceFees, t.Refunds, t.NetRevenue)
+				t, u := rep.Total, report.Units
+				fmt.Fprintf(w, "days in %s, money in %s\n", rep.TimeZone, rep.Currency)
+				fmt.Fprintf(w, "tickets sold %d, refunded %d, net %d\n", t.TicketsSold, t.TicketsRefunded, t.TicketsNet)
+				fmt.Fprintf(w, "face value %s + fees on top %s = paid by buyers %s\n", u(t.FaceValue), u(t.ServiceFees-t.FeesInPrice), u(t.Gross))
+				fmt.Fprintf(w, "refunded %s (face value %s, service fee %s)\n", u(t.Refunds), u(t.FaceValueRefunded), u(t.FeeRefunded))
+				fmt.Fprintf(w, "service fees %s (inside prices %s), given back %s, kept by the service %s\n",
+					u(t.ServiceFees), u(t.FeesInPrice), u(t.FeesReturned), u(t.FeesKept))
+				fmt.Fprintf(w, "net to the organizer %s\n", u(t.NetToOrganizer))
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "EVENT\tTITLE\tSOLD\tREFUNDED\tGROSS\tFEES\tREFUNDS\tNET")
+				fmt.Fprintln(tw, "EVENT\tSESSION\tTITLE\tSOLD\tREFUNDED\tFACE VALUE\tFEES\tPAID\tREFUNDED\tFEES KEPT\tNET TO ORGANIZER")
+				row := func(id, session, title string, s report.SalesFigures) {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", id, session, title, s.TicketsSold, s.TicketsRefunded,
+						u(s.FaceValue), u(s.ServiceFees), u(s.Gross), u(s.Refunds), u(s.FeesKept), u(s.NetToOrganizer))
+				}
 				for _, e := range rep.Events {
-					fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", e.EventID, e.Title, e.TicketsSold, e.TicketsRefunded,
-						e.Gross, e.ServiceFees, e.Refunds, e.NetRevenue)
+					row(fmt.Sprint(e.EventID), "", e.Title, e.SalesFigures)
+					for _, s := range e.Sessions {
+						row("", s.StartsAt.Format("2006-01-02 15:04 MST"), s.Ref, s.SalesFigures)
+					}
 				}
 				_ = tw.Flush()
 			})
@@ -190,8 +215,8 @@ func (c *cli) reportCmd() *cobra.Command {
 	}
 	sales.Flags().Int64Var(&f.CompanyID, "company", 0, "company id")
 	sales.Flags().Int64Var(&f.EventID, "event", 0, "one event's id")
-	sales.Flags().StringVar(&from, "from", "", "first day (UTC), YYYY-MM-DD")
-	sales.Flags().StringVar(&to, "to", "", "last day (UTC), YYYY-MM-DD, included")
+	sales.Flags().StringVar(&from, "from", "", "first day (the company's time zone), YYYY-MM-DD")
+	sales.Flags().StringVar(&to, "to", "", "last day (the company's time zone), YYYY-MM-DD, included")
 	sales.Flags().BoolVar(&csvOut, "csv", false, "CSV rows, as the cabinet's download")
 	_ = sales.MarkFlagRequired("company")
 	cmd.AddCommand(sales)

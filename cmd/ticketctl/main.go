@@ -25,6 +25,7 @@ import (
 	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/config"
 	"ticketsales/internal/errs"
+	"ticketsales/internal/report"
 	"ticketsales/internal/requestlog"
 	"ticketsales/store"
 )
@@ -132,19 +133,22 @@ func (c *cli) migrateCmd() *cobra.Command {
 
 func (c *cli) companyCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "company", Short: "Manage companies (organizers)"}
-	var name string
+	var name, tz string
 	create := &cobra.Command{
-		Use:   "create --name NAME",
+		Use:   "create --name NAME [--timezone ZONE]",
 		Short: "Create a company and print its id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if strings.TrimSpace(name) == "" {
 				return errors.New("--name is required")
 			}
+			if _, err := report.LoadZone(tz); err != nil {
+				return fmt.Errorf("--timezone: %w", err)
+			}
 			if err := c.open(cmd); err != nil {
 				return err
 			}
-			co, err := store.CreateCompany(cmd.Context(), c.db, name)
+			co, err := store.InsertCompany(cmd.Context(), c.db, &store.Company{Name: name, Timezone: tz})
 			if err != nil {
 				return err
 			}
@@ -152,6 +156,7 @@ func (c *cli) companyCmd() *cobra.Command {
 		},
 	}
 	create.Flags().StringVar(&name, "name", "", "company name")
+	create.Flags().StringVar(&tz, "timezone", "UTC", "IANA time zone of the company's report days, e.g. Europe/Moscow")
 	cmd.AddCommand(create)
 	return cmd
 }

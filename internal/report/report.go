@@ -8,7 +8,10 @@ package report
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
+	_ "time/tzdata" // report days in any IANA zone, wherever the binary runs
 
 	"github.com/uptrace/bun"
 
@@ -28,6 +31,7 @@ type (
 	CategorySales  = store.CategorySales
 	ChannelSales   = store.ChannelSales
 	DaySales       = store.DaySales
+	SessionSales   = store.SessionSales
 	EventInventory = store.EventInventory
 )
 
@@ -35,17 +39,66 @@ type (
 // covers when no dates are given.
 const DefaultDays = 30
 
-// Days sets the filter to whole UTC days, first and last included; given
-// the other way round they are swapped.
-func Days(f *Filter, first, last time.Time) {
+// LoadZone is the IANA time zone named tz, as a company's report days may
+// be in: "UTC", "Europe/Moscow"; not "Local", not empty, not an offset.
+func LoadZone(tz string) (*time.Location, error) {
+	if tz == "" || tz == "Local" {
+		return nil, errors.New("a time zone is an IANA name such as Europe/Moscow or UTC")
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an IANA time zone name (such as Europe/Moscow or UTC)", tz)
+	}
+	return loc, nil
+}
+
+// Zone is the time zone of the company's report days.
+func Zone(ctx context.Context, db bun.IDB, companyID int64) (*time.Location, error) {
+	tz, err := store.GetCompanyTimezone(ctx, db, companyID)
+	if err != nil {
+		return nil, err
+	}
+	return LoadZone(tz)
+}
+
+// SetZone sets the time zone of the company's report days, a name LoadZone
+// accepts.
+func SetZone(ctx context.Context, db bun.IDB, companyID int64, tz string) error {
+	if _, err := LoadZone(tz); err != nil {
+		return err
+	}
+	return store.SetCompanyTimezone(ctx, db, companyID, tz)
+}
+
+// Date is the calendar day of t's year, month and day (its location
+// ignored), as midnight UTC: a day without a zone.
+func Date(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+// Days sets the filter to whole local days of loc, first and last included
+// (their calendar dates; given the other way round they are swapped): From
+// is first's midnight in loc, To the midnight after last, so a day across a
+// DST change is 23 or 25 hours long.
+func Days(f *Filter, first, last time.Time, loc *time.Location) {
+	first, last = Date(first), Date(last)
 	if last.Before(first) {
 		first, last = last, first
 	}
-	f.From, f.To = first, last.AddDate(0, 0, 1)
+	f.TimeZone = loc.String()
+	f.From = time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, loc)
+	f.To = time.Date(last.Year(), last.Month(), last.Day()+1, 0, 0, 0, 0, loc)
 }
 
-// LastDay is the last whole day of a filter set by Days.
-func LastDay(f Filter) time.Time { return f.To.AddDate(0, 0, -1) }
+// Today is the calendar day it is at now in loc.
+func Today(now time.Time, loc *time.Location) time.Time { return Date(now.In(loc)) }
+
+// FirstDay and LastDay are the first and last whole local days of a filter
+// set by Days.
+func FirstDay(f Filter) time.Time { return Date(f.From) }
+
+// LastDay: see FirstDay.
+func LastDay(f Filter) time.Time { return Date(f.To).AddDate(0, 0, -1) }
 
 // Sales computes the report of the filter, in one snapshot of the
 // database.
@@ -53,22 +106,24 @@ func Sales(ctx context.Context, db *bun.DB, f Filter) (*SalesReport, error) {
 	return store.GetSalesReport(ctx, db, f)
 }
 
-// FillDays gives every day of [from, to) a row, zero where nothing sold,
-// so a chart's time axis has no gaps. A range longer than a year keeps
-// only the days with sales.
-func FillDays(days []DaySales, from, to time.Time) []DaySales {
-	if to.Sub(from) > 366*24*time.Hour {
+// FillDays gives every day from first to last (calendar days) a row, zero
+// where nothing sold, so a chart's time axis has no gaps. A range longer
+// than a year keeps only the days with sales.
+func FillDays(days []DaySales, first, last time.Time) []DaySales {
+	first, last = Date(first), Date(last)
+	if last.Sub(first) > 366*24*time.Hour {
 		return days
 	}
 	byDay := map[string]DaySales{}
 	for _, d := range days {
-		byDay[d.Day.UTC().Format(time.DateOnly)] = d
+		byDay[d.Day] = d
 	}
 	var out []DaySales
-	for d := from; d.Before(to); d = d.AddDate(0, 0, 1) {
-		row, ok := byDay[d.Format(time.DateOnly)]
+	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
+		key := d.Format(time.DateOnly)
+		row, ok := byDay[key]
 		if !ok {
-			row = DaySales{Day: d}
+			row = DaySales{Day: key}
 		}
 		out = append(out, row)
 	}
@@ -91,3 +146,10 @@ func HasEvent(events []EventInventory, id int64) bool {
 	}
 	return false
 }
+
+// CommonZones are the time zones the cabinet's form suggests (any IANA
+// name is accepted): Russia's, from Kaliningrad to Kamchatka, and a few
+// neighbours'.
+var CommonZones = []string{"UTC", "Europe/Kaliningrad", "Europe/Moscow", "Europe/Samara", "Asia/Yekaterinburg", "Asia/Omsk",
+	"Asia/Novosibirsk", "Asia/Krasnoyarsk", "Asia/Irkutsk", "Asia/Yakutsk", "Asia/Vladivostok", "Asia/Magadan",
+	"Asia/Kamchatka", "Europe/Minsk", "Asia/Almaty", "Asia/Tbilisi", "Asia/Yerevan", "Europe/Berlin", "Europe/London"}
