@@ -144,13 +144,14 @@ const DefaultCurrency = "RUB"
 const salesFactsSQL = `
 	SELECT o.id AS order_id, o.event_id, o.schedule_slot_id AS session_id, o.api_key_id, o.channel,
 		(o.paid_at AT TIME ZONE ?4)::date AS day,
-		(SELECT count(*) FROM order_items i WHERE i.order_id = o.id) AS tickets_sold, 0::bigint AS tickets_refunded, 1 AS orders,
+		count(i.order_id) AS tickets_sold, 0::bigint AS tickets_refunded, 1 AS orders,
 		o.total AS face_value, o.service_fee AS service_fees, o.service_fee - (o.amount - o.total) AS fees_in_price, o.amount AS gross,
 		0::bigint AS face_value_refunded, 0::bigint AS fee_refunded, 0::bigint AS refunds, 0::bigint AS fees_returned
-	FROM orders o
+	FROM orders o LEFT JOIN order_items i ON i.order_id = o.id
 	WHERE o.company_id = ?0 AND NOT o.is_test AND o.paid_at IS NOT NULL
 		AND (?1 = 0 OR o.event_id = ?1)
 		AND (?2::timestamptz IS NULL OR o.paid_at >= ?2) AND (?3::timestamptz IS NULL OR o.paid_at < ?3)
+	GROUP BY o.id
 	UNION ALL
 	SELECT o.id, o.event_id, o.schedule_slot_id, o.api_key_id, o.channel,
 		(r.completed_at AT TIME ZONE ?4)::date,
@@ -232,6 +233,7 @@ func GetSalesReport(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesRepo
 			ApplicationID   *int64          `bun:"application_id"`
 			ApplicationName *string         `bun:"application_name"`
 			Day             *string         `bun:"day"`
+			LocalDay        *time.Time      `bun:"local_day"` // the day as a date, for the order
 			SalesFigures
 		}
 		// grouping() has a bit set for each of (event, session, channel,

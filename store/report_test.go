@@ -33,6 +33,8 @@ type fixtureSale struct {
 	orderID  int64
 	tickets  []int64
 	currency string
+	included bool  // fee inside the prices: amount = Σ prices
+	session  int64 // a scheduled event's session (schedule_slot_id)
 }
 
 // sale stores a paid order with its tickets.
@@ -43,11 +45,19 @@ func (f *reportFixture) sale(s *fixtureSale) {
 	for _, p := range s.prices {
 		total += p
 	}
+	amount := total + s.fee
+	if s.included {
+		amount = total
+	}
+	var session *int64
+	if s.session != 0 {
+		session = &s.session
+	}
 	err := f.DB.NewRaw(`INSERT INTO orders (company_id, api_key_id, is_test, event_id, status, payment, currency, total, service_fee, amount,
-			customer_email, customer_first_name, customer_last_name, customer_phone, access_token_hash, expires_at, paid_at, channel)
-		SELECT a.company_id, k.id, ?, ?, 'paid', 'external', 'RUB', ?, ?, ?, 'b@x.test', 'B', 'C', '', '\x01', ?, ?, ?
+			customer_email, customer_first_name, customer_last_name, customer_phone, access_token_hash, expires_at, paid_at, channel, schedule_slot_id)
+		SELECT a.company_id, k.id, ?, ?, 'paid', 'external', 'RUB', ?, ?, ?, 'b@x.test', 'B', 'C', '', '\x01', ?, ?, ?, ?
 		FROM api_keys k JOIN applications a ON a.id = k.application_id WHERE k.id = ? RETURNING id`,
-		s.test, s.event, total, s.fee, total+s.fee, s.paidAt, s.paidAt, s.channel, s.key).Scan(ctx, &s.orderID)
+		s.test, s.event, total, s.fee, amount, s.paidAt, s.paidAt, s.channel, session, s.key).Scan(ctx, &s.orderID)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -136,12 +146,15 @@ func TestSalesReportSumsOrdersAndRefunds(t *testing.T) {
 	// The totals, by hand from the fixture.
 	want := store.SalesFigures{
 		TicketsSold: 3 + 1 + 2, TicketsRefunded: 1 + 1, Orders: 3,
-		Gross:       (750000 + 75000) + (150000 + 15000) + 240000,
-		ServiceFees: 75000 + 15000,
-		Refunds:     300000 + 120000,
+		FaceValue:         750000 + 150000 + 240000,
+		ServiceFees:       75000 + 15000,
+		Gross:             (750000 + 75000) + (150000 + 15000) + 240000,
+		FaceValueRefunded: 300000 + 120000,
+		Refunds:           300000 + 120000,
+		FeesKept:          75000 + 15000, // partial refunds: the service keeps its fees
 	}
 	want.TicketsNet = want.TicketsSold - want.TicketsRefunded
-	want.NetRevenue = want.Gross - want.Refunds
+	want.NetToOrganizer = want.Gross - want.Refunds - want.FeesKept
 	if rep.Total != want {
 		t.Fatalf("totals\n got %+v\nwant %+v", rep.Total, want)
 	}
@@ -181,7 +194,7 @@ func TestSalesReportSumsOrdersAndRefunds(t *testing.T) {
 		t.Fatalf("channels: %+v", rep.Channels)
 	}
 	// Days: three days, sales on the first two, refunds on the second and third.
-	if len(rep.Days) != 3 || rep.Days[0].Gross != 825000 || rep.Days[1].Gross != 165000+240000 || rep.Days[1].Refunds != 120000 ||
+	if len(rep.Days) != 3 || rep.Days[0].Day != "2026-11-01" || rep.Days[2].Day != "2026-11-03" || rep.Days[0].Gross != 825000 || rep.Days[1].Gross != 165000+240000 || rep.Days[1].Refunds != 120000 ||
 		rep.Days[2].Refunds != 300000 {
 		t.Fatalf("days: %+v", rep.Days)
 	}
@@ -259,8 +272,234 @@ func TestSalesReportSumsOrdersAndRefunds(t *testing.T) {
 
 func add(a, b store.SalesFigures) store.SalesFigures {
 	return store.SalesFigures{TicketsSold: a.TicketsSold + b.TicketsSold, TicketsRefunded: a.TicketsRefunded + b.TicketsRefunded,
-		TicketsNet: a.TicketsNet + b.TicketsNet, Orders: a.Orders + b.Orders, Gross: a.Gross + b.Gross,
-		ServiceFees: a.ServiceFees + b.ServiceFees, Refunds: a.Refunds + b.Refunds, NetRevenue: a.NetRevenue + b.NetRevenue}
+		TicketsNet: a.TicketsNet + b.TicketsNet, Orders: a.Orders + b.Orders, FaceValue: a.FaceValue + b.FaceValue,
+		ServiceFees: a.ServiceFees + b.ServiceFees, FeesInPrice: a.FeesInPrice + b.FeesInPrice, Gross: a.Gross + b.Gross,
+		FaceValueRefunded: a.FaceValueRefunded + b.FaceValueRefunded, FeeRefunded: a.FeeRefunded + b.FeeRefunded,
+		Refunds: a.Refunds + b.Refunds, FeesReturned: a.FeesReturned + b.FeesReturned, FeesKept: a.FeesKept + b.FeesKept,
+		NetToOrganizer: a.NetToOrganizer + b.NetToOrganizer}
+}
+
+// status sets the sale's order status, as its refunds left it.
+func (f *reportFixture) status(s *fixtureSale, status string) {
+	f.t.Helper()
+	if _, err := f.DB.NewRaw("UPDATE orders SET status = ? WHERE id = ?", status, s.orderID).Exec(context.Background()); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// TestSalesReportWhatTheOrganizerEarns: in both fee modes, with a partial
+// and a whole refund, the report splits the money as it moved: face value
+// and fee sold and refunded, the fees the service keeps (all of a partly
+// refunded order's, none of an order refunded whole, and a fee inside the
+// prices only once all of its order's refunds completed) and the net to the
+// organizer; a scheduled event has a row per session.
+func TestSalesReportWhatTheOrganizerEarns(t *testing.T) {
+	ctx := context.Background()
+	f := &reportFixture{demo: newDemo(t), t: t}
+	swan, standup, expo := f.eventID(t, "swan-lake"), f.eventID(t, "standup"), f.eventID(t, "expo")
+	stalls, ga, adult := f.category(swan, "stalls"), f.category(standup, "ga"), f.category(expo, "adult")
+	var sessions []int64
+	if err := f.DB.NewRaw("SELECT id FROM sessions WHERE event_id = ? ORDER BY starts_at", expo).Scan(ctx, &sessions); err != nil || len(sessions) != 2 {
+		t.Fatalf("expo's sessions: %v %v", sessions, err)
+	}
+	_, key := f.Key(t, f.company, "production")
+	_, aggKey := f.Key(t, f.company, "production")
+	at := time.Date(2026, 6, 10, 9, 0, 0, 0, time.UTC)
+	later := at.Add(2 * time.Hour)
+
+	// Separate fee, refunded whole in two steps: a ticket (its price), then
+	// the last one (its price and the whole fee).
+	s1 := &fixtureSale{key: key, channel: "api", event: swan, cats: []int64{stalls, stalls}, prices: []int64{300000, 300000}, fee: 60000, paidAt: at}
+	// Included fee, one of three tickets refunded: the service keeps its fee.
+	s2 := &fixtureSale{key: key, channel: "api", event: standup, cats: []int64{ga, ga, ga}, prices: []int64{120000, 120000, 120000},
+		fee: 36000, included: true, paidAt: at}
+	// Included fee, refunded whole: the buyer gets every kopeck back.
+	s3 := &fixtureSale{key: key, channel: "api", event: standup, cats: []int64{ga, ga}, prices: []int64{120000, 120000},
+		fee: 24000, included: true, paidAt: at}
+	// Included fee, refunded whole, its first refund still pending.
+	s4 := &fixtureSale{key: key, channel: "api", event: standup, cats: []int64{ga, ga}, prices: []int64{120000, 120000},
+		fee: 24000, included: true, paidAt: at}
+	// Two sessions of the scheduled exhibition, one sold by the aggregator.
+	s5 := &fixtureSale{key: aggKey, channel: "aggregator", event: expo, cats: []int64{adult}, prices: []int64{50000}, fee: 5000,
+		session: sessions[0], paidAt: at}
+	s6 := &fixtureSale{key: key, channel: "api", event: expo, cats: []int64{adult, adult}, prices: []int64{50000, 50000}, fee: 10000,
+		session: sessions[1], paidAt: at}
+	for _, s := range []*fixtureSale{s1, s2, s3, s4, s5, s6} {
+		f.sale(s)
+	}
+	f.refund(s1, 300000, "completed", later, 0)
+	f.refund(s1, 300000+60000, "completed", later.Add(time.Minute), 1)
+	f.status(s1, "refunded")
+	f.refund(s2, 120000, "completed", later, 2)
+	f.status(s2, "partially_refunded")
+	f.refund(s3, 120000, "completed", later, 0)
+	f.refund(s3, 120000, "completed", later.Add(time.Minute), 1)
+	f.status(s3, "refunded")
+	f.refund(s4, 120000, "pending", later, 0)
+	f.refund(s4, 120000, "completed", later.Add(time.Minute), 1)
+	f.status(s4, "refunded")
+	f.refund(s6, 50000, "completed", later, 0)
+	f.status(s6, "partially_refunded")
+
+	day := store.ReportFilter{CompanyID: f.company, From: time.Date(2026, 6, 10, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 6, 11, 0, 0, 0, 0, time.UTC)}
+	rep, err := store.GetSalesReport(ctx, f.DB, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each order by hand: face value, fee, fee inside, paid; face value
+	// refunded, fee refunded, fees given back.
+	type money struct{ face, fee, inside, gross, faceBack, feeBack, returned int64 }
+	orders := map[string]money{
+		"s1": {600000, 60000, 0, 660000, 600000, 60000, 60000},
+		"s2": {360000, 36000, 36000, 360000, 120000, 0, 0},
+		"s3": {240000, 24000, 24000, 240000, 240000, 0, 24000},
+		"s4": {240000, 24000, 24000, 240000, 120000, 0, 0}, // a refund pending: not all back yet
+		"s5": {50000, 5000, 0, 55000, 0, 0, 0},
+		"s6": {100000, 10000, 0, 110000, 50000, 0, 0},
+	}
+	var want store.SalesFigures
+	for _, m := range orders {
+		want.FaceValue += m.face
+		want.ServiceFees += m.fee
+		want.FeesInPrice += m.inside
+		want.Gross += m.gross
+		want.FaceValueRefunded += m.faceBack
+		want.FeeRefunded += m.feeBack
+		want.Refunds += m.faceBack + m.feeBack
+		want.FeesReturned += m.returned
+	}
+	want.TicketsSold, want.TicketsRefunded, want.TicketsNet, want.Orders = 2+3+2+2+1+2, 2+1+2+1+1, 12-7, 6
+	want.FeesKept = want.ServiceFees - want.FeesReturned
+	// What the organizer earns, order by order: s1 and s3 nothing (refunded
+	// whole); s2 the prices kept less the fee inside them; s4 the ticket not
+	// yet refunded less its fee, until the pending refund completes; s5, s6
+	// the prices kept (their fees were on top).
+	want.NetToOrganizer = 0 + (360000 - 120000 - 36000) + 0 + (240000 - 120000 - 24000) + 50000 + (100000 - 50000)
+	if rep.Total != want {
+		t.Fatalf("totals\n got %+v\nwant %+v", rep.Total, want)
+	}
+	if want.NetToOrganizer != want.Gross-want.Refunds-want.FeesKept || want.Gross != want.FaceValue+want.ServiceFees-want.FeesInPrice {
+		t.Fatal("the figures' identities do not hold")
+	}
+	// Per event, and per session of the scheduled one.
+	var byEvent store.SalesFigures
+	for _, e := range rep.Events {
+		byEvent = add(byEvent, e.SalesFigures)
+		if e.EventID != expo && len(e.Sessions) != 0 {
+			t.Errorf("%s has sessions: %+v", e.Title, e.Sessions)
+		}
+		if e.EventID != expo {
+			continue
+		}
+		if len(e.Sessions) != 2 || e.Sessions[0].SessionID != sessions[0] || e.Sessions[1].SessionID != sessions[1] {
+			t.Fatalf("expo's sessions: %+v", e.Sessions)
+		}
+		s0, s1 := e.Sessions[0], e.Sessions[1]
+		if s0.TicketsSold != 1 || s0.Gross != 55000 || s0.NetToOrganizer != 50000 || s1.TicketsSold != 2 || s1.TicketsRefunded != 1 ||
+			s1.Gross != 110000 || s1.Refunds != 50000 || s1.NetToOrganizer != 50000 || add(s0.SalesFigures, s1.SalesFigures) != e.SalesFigures {
+			t.Errorf("expo's sessions: %+v", e.Sessions)
+		}
+		if e.TimeZone != "Europe/Moscow" || s0.StartsAt.Location().String() != "Europe/Moscow" {
+			t.Errorf("expo's times are not in its venue's zone: %s %v", e.TimeZone, s0.StartsAt)
+		}
+	}
+	if byEvent != want {
+		t.Errorf("Σ events = %+v, want %+v", byEvent, want)
+	}
+	for _, c := range rep.Channels {
+		if c.Channel == "aggregator" && (c.Gross != 55000 || c.ServiceFees != 5000 || c.FeesKept != 5000 || c.NetToOrganizer != 50000) {
+			t.Errorf("the aggregator's channel: %+v", c)
+		}
+	}
+	if rep.Currency != "RUB" || rep.TimeZone != "UTC" {
+		t.Errorf("currency %q, zone %q", rep.Currency, rep.TimeZone)
+	}
+
+	// The pending refund completes: s4's money is all back, and so is its fee.
+	if _, err := f.DB.NewRaw("UPDATE refunds SET status = 'completed', completed_at = ? WHERE order_id = ? AND status = 'pending'",
+		later.Add(time.Hour), s4.orderID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, err := store.GetSalesReport(ctx, f.DB, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.Total; got.FeesReturned != want.FeesReturned+24000 || got.Refunds != want.Refunds+120000 ||
+		got.NetToOrganizer != want.NetToOrganizer-(240000-120000-24000) {
+		t.Fatalf("after s4's last refund: %+v", got)
+	}
+}
+
+// TestSalesReportDaysInTheCompanysZone: a sale at 22:30 UTC is on the next
+// day in Moscow (+03, no DST); in Berlin the day DST begins is 23 hours
+// long and its bounds are its local midnights.
+func TestSalesReportDaysInTheCompanysZone(t *testing.T) {
+	ctx := context.Background()
+	f := &reportFixture{demo: newDemo(t), t: t}
+	standup := f.eventID(t, "standup")
+	ga := f.category(standup, "ga")
+	_, key := f.Key(t, f.company, "production")
+	sell := func(at time.Time) {
+		f.sale(&fixtureSale{key: key, channel: "api", event: standup, cats: []int64{ga}, prices: []int64{120000}, paidAt: at})
+	}
+	days := func(rep *store.SalesReport) map[string]int64 {
+		m := map[string]int64{}
+		for _, d := range rep.Days {
+			m[d.Day] = d.Orders
+		}
+		return m
+	}
+
+	sell(time.Date(2026, 11, 2, 22, 30, 0, 0, time.UTC))
+	moscow, _ := time.LoadLocation("Europe/Moscow")
+	f3 := store.ReportFilter{CompanyID: f.company, TimeZone: "Europe/Moscow",
+		From: time.Date(2026, 11, 3, 0, 0, 0, 0, moscow), To: time.Date(2026, 11, 4, 0, 0, 0, 0, moscow)}
+	rep, err := store.GetSalesReport(ctx, f.DB, f3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := days(rep); rep.Total.Orders != 1 || len(got) != 1 || got["2026-11-03"] != 1 || rep.TimeZone != "Europe/Moscow" {
+		t.Fatalf("Moscow's 3 November: %v (total %d orders)", got, rep.Total.Orders)
+	}
+	utc, err := store.GetSalesReport(ctx, f.DB, store.ReportFilter{CompanyID: f.company,
+		From: time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := days(utc); got["2026-11-02"] != 1 {
+		t.Fatalf("UTC's 2 November: %v", got)
+	}
+
+	// Berlin: 29 March 2026 runs from 23:00 UTC the day before (CET) to
+	// 22:00 UTC (CEST).
+	for _, at := range []time.Time{
+		time.Date(2026, 3, 28, 22, 59, 0, 0, time.UTC), // 23:59 on the 28th
+		time.Date(2026, 3, 28, 23, 0, 0, 0, time.UTC),  // 00:00 on the 29th
+		time.Date(2026, 3, 29, 21, 59, 0, 0, time.UTC), // 23:59 on the 29th, summer time
+		time.Date(2026, 3, 29, 22, 0, 0, 0, time.UTC),  // 00:00 on the 30th
+	} {
+		sell(at)
+	}
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	from, to := time.Date(2026, 3, 29, 0, 0, 0, 0, berlin), time.Date(2026, 3, 30, 0, 0, 0, 0, berlin)
+	if to.Sub(from) != 23*time.Hour {
+		t.Fatalf("Berlin's 29 March is %v long", to.Sub(from))
+	}
+	rep, err = store.GetSalesReport(ctx, f.DB, store.ReportFilter{CompanyID: f.company, TimeZone: "Europe/Berlin", From: from, To: to})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := days(rep); rep.Total.Orders != 2 || len(got) != 1 || got["2026-03-29"] != 2 {
+		t.Fatalf("Berlin's 29 March: %v", got)
+	}
+	open, err := store.GetSalesReport(ctx, f.DB, store.ReportFilter{CompanyID: f.company, TimeZone: "Europe/Berlin",
+		From: time.Date(2026, 3, 1, 0, 0, 0, 0, berlin), To: time.Date(2026, 4, 1, 0, 0, 0, 0, berlin)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := days(open); len(got) != 3 || got["2026-03-28"] != 1 || got["2026-03-29"] != 2 || got["2026-03-30"] != 1 {
+		t.Fatalf("Berlin's March: %v", got)
+	}
 }
 
 // BenchmarkReportSales runs the whole report (five queries in one snapshot)
