@@ -45,6 +45,15 @@ func TestTicketctlJSONCommands(t *testing.T) {
 		t.Fatalf("company create: %v %s", err, out)
 	}
 	cid := strconv.FormatInt(company.ID, 10)
+	// A company's report days are in its time zone: an IANA name, or none.
+	out, err = ticketctl(t, "company", "create", "--name", "Acme Moscow", "--timezone", "Europe/Moscow", "--json")
+	var zoned struct{ Timezone string }
+	if err != nil || json.Unmarshal([]byte(out), &zoned) != nil || zoned.Timezone != "Europe/Moscow" {
+		t.Fatalf("company create --timezone: %v %s", err, out)
+	}
+	if out, err := ticketctl(t, "company", "create", "--name", "Nowhere", "--timezone", "Mars/Olympus"); err == nil {
+		t.Fatalf("company create with an unknown zone: %s", out)
+	}
 
 	out, err = ticketctl(t, "key", "create", "--company", cid, "--env", "production", "--scopes", "catalog:read,orders:read", "--json")
 	var key struct {
