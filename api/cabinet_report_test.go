@@ -1,11 +1,15 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"fmt"
+	"image/png"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +17,8 @@ import (
 	"ticketsales/internal/apikey"
 	"ticketsales/internal/organizer"
 	"ticketsales/internal/report"
+
+	"github.com/chromedp/chromedp"
 )
 
 // TestCabinetReportWhatTheOrganizerEarns sells through the real API in both
@@ -250,6 +256,59 @@ func TestCabinetReportWhatTheOrganizerEarns(t *testing.T) {
 	one := reportCSV(t, owner, "from="+d1+"&to="+d1)[0]
 	if one["orders"] != "1" || one["gross"] != report.Units(orders["e1"].Amount.Amount) {
 		t.Fatalf("Moscow's %s: %v", d1, one)
+	}
+
+	// In Chromium, at desktop and phone width: the statement's net and the
+	// session rows are there, the zone is named, and the page does not
+	// scroll sideways (wide tables scroll in their own boxes).
+	bctx := newBrowser(t, 2*time.Minute)
+	link := cabinetUser(t, f.Stack, f.URL, f.companyA, "browser@a.test")
+	if err := chromedp.Do(bctx, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#password")),
+		chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword), chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword),
+		chromedp.Click(chromedp.CSS("#set-password")), chromedp.WaitVisible(chromedp.CSS("#earnings"))); err != nil {
+		t.Fatalf("sign in: %v", err)
+	}
+	artifacts := filepath.Join("..", ".data", "artifacts", "cabinet")
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int64{1280, 390} {
+		if err := chromedp.Do(bctx, chromedp.EmulateViewport(width, 900), chromedp.Navigate(f.URL+"/cabinet/report"),
+			chromedp.WaitVisible(chromedp.CSS("#earnings"))); err != nil {
+			t.Fatal(err)
+		}
+		net, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('#t-net-organizer').dataset.minor`))
+		if err != nil || net != fmt.Sprint(want.NetToOrganizer) {
+			t.Fatalf("net to the organizer at %d px: %q (%v)", width, net, err)
+		}
+		shown, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('#t-net-organizer').textContent`))
+		if err != nil || !strings.HasSuffix(strings.TrimSpace(shown), " RUB") {
+			t.Fatalf("net shown as %q (%v)", shown, err)
+		}
+		sessionsShown, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('#by-event tr.session').length`))
+		if err != nil || sessionsShown != 2 {
+			t.Fatalf("session rows at %d px: %d (%v)", width, sessionsShown, err)
+		}
+		zone, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('#by-day thead th').textContent`))
+		if err != nil || !strings.Contains(zone, "Europe/Moscow") {
+			t.Fatalf("the day column is %q (%v)", zone, err)
+		}
+		overflow, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
+		if err != nil || overflow {
+			t.Fatalf("the report scrolls sideways at %d px (%v)", width, err)
+		}
+		shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Join(artifacts, fmt.Sprintf("report-earnings-%d.png", width))
+		if err := os.WriteFile(name, shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(shot))
+		if err != nil || distinctColours(img) <= 10 {
+			t.Fatalf("%s is blank (%v)", name, err)
+		}
 	}
 }
 
