@@ -115,6 +115,8 @@ func New(d Deps) http.Handler {
 	mux.Handle("GET /cabinet/report", c.allow(organizer.PermReport, c.report))
 	mux.Handle("GET /cabinet/report.csv", c.allow(organizer.PermReport, c.reportCSV))
 	mux.Handle("POST /cabinet/report/timezone", c.allow(organizer.PermTeam, c.setReportZone))
+	mux.Handle("GET /cabinet/orders", c.allow(organizer.PermOrders, c.orders))
+	mux.Handle("GET /cabinet/orders/{id}", c.allow(organizer.PermOrders, c.order))
 	mux.Handle("GET /cabinet/keys", c.allow(organizer.PermKeys, c.keys))
 	mux.Handle("POST /cabinet/keys", c.allow(organizer.PermKeys, c.createKey))
 	mux.Handle("POST /cabinet/keys/{id}/revoke", c.allow(organizer.PermKeys, c.revokeKey))

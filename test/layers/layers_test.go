@@ -26,7 +26,7 @@ var layers = []struct {
 	{"adapters", []string{"internal/apikey", "internal/ratelimit", "internal/requestlog", "internal/metrics", "internal/mail",
 		"internal/payment", "internal/delivery", "internal/delivery/email", "internal/catalog", "internal/catalog/catalogfile",
 		"internal/organizer", "workflows/contract"}},
-	{"domain", []string{"internal/holds", "internal/orders", "internal/refunds", "internal/webhooks", "internal/report", "internal/checkin"}},
+	{"domain", []string{"internal/holds", "internal/orders", "internal/refunds", "internal/webhooks", "internal/report", "internal/checkin", "internal/backoffice"}},
 	{"wiring", []string{"internal/app"}},
 	{"saga", []string{"activities", "workflows", "worker"}},
 	{"edge", []string{"api", "api/request", "api/aggregator", "api/cabinet", "api/reference", "api/client"}},

@@ -1,0 +1,238 @@
+package cabinet
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"ticketsales/internal/apikey"
+	"ticketsales/internal/backoffice"
+	"ticketsales/internal/errs"
+	"ticketsales/internal/states"
+)
+
+// ordersPerPage is the order list's page length.
+const ordersPerPage = 50
+
+// ordersForm is the order list's search and filters, as given.
+type ordersForm struct {
+	Q, Event, Status, Channel, From, To string
+	Sandbox                             bool
+}
+
+// query is the form as a URL query, without its cursor.
+func (f ordersForm) query() url.Values {
+	v := url.Values{}
+	for k, s := range map[string]string{"q": f.Q, "event": f.Event, "status": f.Status, "channel": f.Channel, "from": f.From, "to": f.To} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if f.Sandbox {
+		v.Set("env", "sandbox")
+	}
+	return v
+}
+
+// ordersPage is the order list's view.
+type ordersPage struct {
+	Form     ordersForm
+	Events   []backoffice.EventOption
+	Keys     []apikey.CompanyKey // the environment's partner keys, for the channel filter
+	Statuses []states.OrderStatus
+	List     *backoffice.List
+	// Count is the matches as the page says it ("" with a refused form).
+	Count                         string
+	ProductionURL, SandboxURL     string
+	NewestURL, NewerURL, OlderURL string
+}
+
+// envOf reads ?env: production (the default) or sandbox; anything else is
+// not a page.
+func envOf(r *http.Request) (sandbox, ok bool) {
+	switch r.URL.Query().Get("env") {
+	case "", "production":
+		return false, true
+	case "sandbox":
+		return true, true
+	}
+	return false, false
+}
+
+// orders lists the company's orders of one environment, newest first,
+// found by the search box and narrowed by the filters.
+func (c *cabinet) orders(w http.ResponseWriter, r *http.Request) {
+	u := user(r)
+	q := r.URL.Query()
+	sandbox, ok := envOf(r)
+	if !ok {
+		c.notFound(w, r)
+		return
+	}
+	form := ordersForm{Q: strings.TrimSpace(q.Get("q")), Event: q.Get("event"), Status: q.Get("status"), Channel: q.Get("channel"),
+		From: q.Get("from"), To: q.Get("to"), Sandbox: sandbox}
+	view := &ordersPage{Form: form, Statuses: states.OrderStatuses}
+	events, err := backoffice.EventOptions(r.Context(), c.DB, u.CompanyID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	keys, err := c.apiKeys.List(r.Context(), u.CompanyID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	env := apikey.Production
+	if sandbox {
+		env = apikey.Sandbox
+	}
+	for _, k := range keys {
+		if k.Environment == env && !k.IsDoorKey() {
+			view.Keys = append(view.Keys, k)
+		}
+	}
+	view.Events = events
+	data := pageData{Title: "Orders", Nav: "orders", Data: view}
+
+	f := backoffice.Filter{CompanyID: u.CompanyID, IsTest: sandbox, Limit: ordersPerPage, Search: backoffice.ParseSearch(form.Q)}
+	var problems []string
+	if form.Q != "" && f.Search.Empty() {
+		problems = append(problems, "Search for an order id, a ticket's barcode or number, a payment id, an e-mail, or at least two letters of a name.")
+	}
+	if form.Event != "" {
+		id, err := strconv.ParseInt(form.Event, 10, 64)
+		if err != nil || !slices.ContainsFunc(events, func(e backoffice.EventOption) bool { return e.ID == id }) {
+			c.notFound(w, r) // another company's event is not there
+			return
+		}
+		f.EventID = id
+	}
+	if form.Status != "" {
+		if !slices.Contains(states.OrderStatuses, states.OrderStatus(form.Status)) {
+			problems = append(problems, "Choose a status from the list.")
+		}
+		f.Status = states.OrderStatus(form.Status)
+	}
+	switch ch := form.Channel; {
+	case ch == "":
+	case ch == string(states.ChannelAPI) || ch == string(states.ChannelAggregator):
+		f.Channel = states.Channel(ch)
+	case strings.HasPrefix(ch, "key:"):
+		id, err := strconv.ParseInt(strings.TrimPrefix(ch, "key:"), 10, 64)
+		if err != nil || !slices.ContainsFunc(view.Keys, func(k apikey.CompanyKey) bool { return k.ID == id }) {
+			problems = append(problems, "Choose a channel from the list.")
+		}
+		f.APIKeyID = id
+	default:
+		problems = append(problems, "Choose a channel from the list.")
+	}
+	if form.From != "" {
+		if f.From, err = time.Parse(time.DateOnly, form.From); err != nil {
+			problems = append(problems, "“Created from” must be a date (YYYY-MM-DD).")
+		}
+	}
+	if form.To != "" {
+		if f.To, err = time.Parse(time.DateOnly, form.To); err != nil {
+			problems = append(problems, "“Created to” must be a date (YYYY-MM-DD).")
+		}
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
+		problems = append(problems, "“Created to” is before “Created from”.")
+	}
+	switchTo := func(sandbox bool) string {
+		v := url.Values{}
+		if sandbox {
+			v.Set("env", "sandbox")
+		}
+		return "/cabinet/orders?" + v.Encode()
+	}
+	view.ProductionURL, view.SandboxURL = switchTo(false), switchTo(true)
+	if len(problems) > 0 {
+		data.Message = strings.Join(problems, " ")
+		c.render(w, r, http.StatusUnprocessableEntity, "orders", data)
+		return
+	}
+	// A cursor from another list, or altered, shows the newest page.
+	if cur, ok := backoffice.ParseCursor(q.Get("older")); ok {
+		f.After = &cur
+	} else if cur, ok := backoffice.ParseCursor(q.Get("newer")); ok {
+		f.Before = &cur
+	}
+	list, err := backoffice.ListOrders(r.Context(), c.DB, f)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	view.List = list
+	switch n := list.Count; {
+	case n > backoffice.MaxCount:
+		view.Count = "More than " + strconv.Itoa(backoffice.MaxCount) + " orders match."
+	case n == 1:
+		view.Count = "1 order matches."
+	default:
+		view.Count = strconv.Itoa(n) + " orders match."
+	}
+	page := func(key string, cur *backoffice.Cursor) string {
+		v := form.query()
+		if cur != nil {
+			v.Set(key, cur.String())
+		}
+		return "/cabinet/orders?" + v.Encode()
+	}
+	if list.Newer != nil {
+		view.NewestURL, view.NewerURL = page("", nil), page("newer", list.Newer)
+	}
+	if list.Older != nil {
+		view.OlderURL = page("older", list.Older)
+	}
+	c.render(w, r, http.StatusOK, "orders", data)
+}
+
+// orderPage is an order's page.
+type orderPage struct {
+	Order *backoffice.Order
+	// ListURL goes back to the list of the order's environment.
+	ListURL string
+	EnvQuery string // "?env=sandbox" on a sandbox order's links
+	// WorkflowURL opens the order's workflow in the Temporal UI ("" none).
+	WorkflowURL string
+	ui, ns      string
+}
+
+// Workflow is the Temporal UI's link to a workflow ("" none).
+func (p *orderPage) Workflow(id string) string { return backoffice.WorkflowURL(p.ui, p.ns, id) }
+
+// order shows one of the company's orders: its buyer, tickets, money and
+// timeline. A sandbox order opens with ?env=sandbox only; another
+// company's order is not there.
+func (c *cabinet) order(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	sandbox, ok := envOf(r)
+	if err != nil || !ok {
+		c.notFound(w, r)
+		return
+	}
+	o, err := backoffice.GetOrder(r.Context(), c.DB, user(r).CompanyID, sandbox, id)
+	if errors.Is(err, errs.NotFound) {
+		c.notFound(w, r)
+		return
+	}
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	view := &orderPage{Order: o, ListURL: "/cabinet/orders", ui: c.TemporalUIURL, ns: c.TemporalNamespace}
+	if sandbox {
+		view.ListURL, view.EnvQuery = "/cabinet/orders?env=sandbox", "?env=sandbox"
+	}
+	view.WorkflowURL = view.Workflow(o.WorkflowID)
+	title := "Order " + strconv.FormatInt(o.ID, 10)
+	if o.IsTest {
+		title += " (TEST)"
+	}
+	c.render(w, r, http.StatusOK, "order", pageData{Title: title, Nav: "orders", Data: view})
+}
