@@ -29,9 +29,9 @@ type OrderSearch struct {
 // Empty reports whether the search looks for nothing (no search).
 func (s OrderSearch) Empty() bool { return s == OrderSearch{} }
 
-// MinNameSearch is the shortest text searched as a name or e-mail prefix:
-// one letter would match a good part of any company's buyers.
-const MinNameSearch = 2
+// MinSearch is the shortest text searched: one letter of a name would
+// match a good part of any company's buyers.
+const MinSearch = 2
 
 var (
 	ticketNumberRE = regexp.MustCompile(`^[Tt]-[0-9]+-[0-9]+$`)
@@ -47,7 +47,7 @@ func ParseOrderSearch(q string) OrderSearch {
 	q = strings.Join(strings.Fields(q), " ")
 	var s OrderSearch
 	switch {
-	case q == "":
+	case len([]rune(q)) < MinSearch:
 		return s
 	case digitsRE.MatchString(q):
 		if id, err := strconv.ParseInt(q, 10, 64); err == nil && id > 0 {
@@ -64,11 +64,9 @@ func ParseOrderSearch(q string) OrderSearch {
 		s.PaymentID = q
 	default:
 		s.PaymentID = q
-		if len([]rune(q)) >= MinNameSearch {
-			s.NamePrefix = strings.ToLower(q)
-			if !strings.Contains(q, " ") {
-				s.EmailPrefix = s.NamePrefix
-			}
+		s.NamePrefix = strings.ToLower(q)
+		if !strings.Contains(q, " ") {
+			s.EmailPrefix = s.NamePrefix
 		}
 	}
 	return s

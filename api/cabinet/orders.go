@@ -196,7 +196,7 @@ func (c *cabinet) orders(w http.ResponseWriter, r *http.Request) {
 type orderPage struct {
 	Order *backoffice.Order
 	// ListURL goes back to the list of the order's environment.
-	ListURL string
+	ListURL  string
 	EnvQuery string // "?env=sandbox" on a sandbox order's links
 	// WorkflowURL opens the order's workflow in the Temporal UI ("" none).
 	WorkflowURL string

@@ -333,7 +333,11 @@ func shape(co *store.CabinetOrder) *Order {
 	if o.Channel == states.ChannelAggregator {
 		via = "through the aggregator"
 	}
-	add(v.Created, "created", "Order created", fmt.Sprintf("%s, %s; %d ticket(s), %s to pay %s", via, v.Channel, len(co.Positions),
+	key := strings.TrimSpace(co.Key.Prefix + "… " + co.Key.Name)
+	if co.Key.ApplicationName != "" {
+		key += " (" + co.Key.ApplicationName + ")"
+	}
+	add(v.Created, "created", "Order created", fmt.Sprintf("%s with key %s; %d ticket(s), %s to pay %s", via, key, len(co.Positions),
 		money(o.Amount, o.Currency), payWord(o)))
 	for _, p := range co.Payments {
 		add(At(p.ReceivedAt, loc), "payment", "Payment received", fmt.Sprintf("%s on the %s gateway, payment %s", money(p.Amount, p.Currency), p.Gateway, p.ID))
