@@ -70,8 +70,8 @@ func TestCabinetOrderSearchPlans(t *testing.T) {
 		listed = append(listed, q)
 	})
 	for _, tc := range []struct {
-		name   string
-		f      store.CabinetOrderFilter
+		name    string
+		f       store.CabinetOrderFilter
 		indexes []string
 	}{
 		{"order id", store.CabinetOrderFilter{Search: store.ParseOrderSearch(strconv.FormatInt(id, 10))}, []string{"orders_pkey"}},
@@ -104,7 +104,7 @@ func TestCabinetOrderSearchPlans(t *testing.T) {
 			}
 			for _, q := range queries {
 				var plan []string
-				if err := s.DB.NewRaw("EXPLAIN " + q).Scan(ctx, &plan); err != nil {
+				if err := s.DB.NewRaw("EXPLAIN "+q).Scan(ctx, &plan); err != nil {
 					t.Fatal(err)
 				}
 				text := strings.Join(plan, "\n")
