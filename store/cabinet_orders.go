@@ -145,7 +145,7 @@ type CabinetOrderRow struct {
 
 // MaxOrderCount bounds the count of a list's matches: past it the cabinet
 // says "more than", and the count never reads a whole large table.
-const MaxOrderCount = 10_000
+const MaxOrderCount = 1000
 
 // Time zones are between UTC−12 and UTC+14: a local date's orders were
 // created between its midnight UTC − 14 h and its end UTC + 12 h.
@@ -160,37 +160,36 @@ func (f CabinetOrderFilter) where(cursor bool) (string, []any) {
 	w := []string{"o.company_id = ?", "o.is_test = ?"}
 	args := []any{f.CompanyID, f.IsTest}
 	if !f.Search.Empty() {
-		var hits []string
+		// One condition of OR'ed index conditions on orders: a narrow match
+		// is a BitmapOr of the indexes; a broad one (a common name's
+		// beginning) may instead walk the newest orders until the page is
+		// full. A ticket's barcode or number becomes its order's id first
+		// (an InitPlan, once).
+		var or []string
 		s := f.Search
 		if s.OrderID != 0 {
-			hits = append(hits, "SELECT id FROM orders WHERE company_id = ? AND id = ?")
-			args = append(args, f.CompanyID, s.OrderID)
+			or, args = append(or, "o.id = ?"), append(args, s.OrderID)
 		}
 		if s.Barcode != "" {
-			hits = append(hits, "SELECT order_id FROM tickets WHERE barcode = ?")
-			args = append(args, s.Barcode)
+			or, args = append(or, "o.id = ANY (ARRAY(SELECT order_id FROM tickets WHERE barcode = ?))"), append(args, s.Barcode)
 		}
 		if s.TicketNumber != "" {
-			hits = append(hits, "SELECT order_id FROM tickets WHERE number = ?")
-			args = append(args, s.TicketNumber)
+			or, args = append(or, "o.id = ANY (ARRAY(SELECT order_id FROM tickets WHERE number = ?))"), append(args, s.TicketNumber)
 		}
 		if s.PaymentID != "" {
-			hits = append(hits, "SELECT id FROM orders WHERE company_id = ? AND payment_id = ?")
-			args = append(args, f.CompanyID, s.PaymentID)
+			or, args = append(or, "o.payment_id = ?"), append(args, s.PaymentID)
 		}
+		// The expressions are the indexes': LIKE with a constant prefix is a
+		// range scan of them.
 		if s.EmailPrefix != "" {
-			// The expressions are the indexes': LIKE with a constant prefix
-			// is a range scan of them.
-			hits = append(hits, "SELECT id FROM orders WHERE company_id = ? AND lower(customer_email) LIKE ?")
-			args = append(args, f.CompanyID, likePrefix(s.EmailPrefix))
+			or, args = append(or, "lower(o.customer_email) LIKE ?"), append(args, likePrefix(s.EmailPrefix))
 		}
 		if s.NamePrefix != "" {
-			hits = append(hits,
-				"SELECT id FROM orders WHERE company_id = ? AND lower(customer_first_name || ' ' || customer_last_name) LIKE ?",
-				"SELECT id FROM orders WHERE company_id = ? AND lower(customer_last_name || ' ' || customer_first_name) LIKE ?")
-			args = append(args, f.CompanyID, likePrefix(s.NamePrefix), f.CompanyID, likePrefix(s.NamePrefix))
+			or = append(or, "lower(o.customer_first_name || ' ' || o.customer_last_name) LIKE ?",
+				"lower(o.customer_last_name || ' ' || o.customer_first_name) LIKE ?")
+			args = append(args, likePrefix(s.NamePrefix), likePrefix(s.NamePrefix))
 		}
-		w = append(w, "o.id IN ("+strings.Join(hits, " UNION ")+")")
+		w = append(w, "("+strings.Join(or, " OR ")+")")
 	}
 	if f.EventID != 0 {
 		w, args = append(w, "o.event_id = ?"), append(args, f.EventID)

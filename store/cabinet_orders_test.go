@@ -35,27 +35,7 @@ func TestParseOrderSearch(t *testing.T) {
 // and so is the newest page of the sandbox list.
 func TestCabinetOrderSearchPlans(t *testing.T) {
 	ctx := context.Background()
-	s := &testenv.Stack{}
-	s.DB, _ = testenv.DB(t)
-	company := s.Company(t, "A")
-	s.Import(t, company, catalogfile.Demo(time.Now()))
-	_, prod := s.Key(t, company, "production")
-	for _, q := range []string{
-		`INSERT INTO orders (company_id, api_key_id, is_test, event_id, status, payment, payment_id, currency, total, service_fee, amount,
-			customer_email, customer_first_name, customer_last_name, customer_phone, access_token_hash, expires_at, created_at, channel)
-		SELECT ?0, ?1, g % 50 = 0, e.id, 'paid', 'external', 'ext-' || g, 'RUB', 300000, 30000, 330000,
-			'buyer' || g || '@x.test', 'First' || g, 'Last' || g, '', '\x01', now(), now() - g * interval '1 minute', 'api'
-		FROM generate_series(1, 5000) g JOIN events e ON e.company_id = ?0 AND e.ref = 'swan-lake'`,
-		`INSERT INTO order_items (order_id, position, category_id, price)
-		SELECT o.id, 0, c.id, 100000 FROM orders o JOIN ticket_categories c ON c.event_id = o.event_id AND c.ref = 'stalls'`,
-		`INSERT INTO tickets (order_id, position, number, barcode)
-		SELECT order_id, position, 'T-' || order_id || '-0' || position, lpad((order_id * 3 + position)::text, 13, '0') FROM order_items`,
-		`ANALYZE orders, order_items, tickets`,
-	} {
-		if _, err := s.DB.NewRaw(q, company, prod).Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, company := seedOrders(t, 5000)
 	var id int64
 	var barcode, number string
 	if err := s.DB.NewRaw(`SELECT o.id, t.barcode, t.number FROM orders o JOIN tickets t ON t.order_id = o.id
@@ -115,6 +95,69 @@ func TestCabinetOrderSearchPlans(t *testing.T) {
 					if !strings.Contains(text, ix) {
 						t.Errorf("the plan does not use %s:\n%s", ix, text)
 					}
+				}
+			}
+		})
+	}
+}
+
+// seedOrders is a company with the demo catalog and n orders of one
+// ticket each, a minute apart, every 50th a sandbox one, each with its
+// own buyer ("First<g> Last<g>", buyer<g>@x.test) and payment id (ext-<g>).
+func seedOrders(t testing.TB, n int) (*testenv.Stack, int64) {
+	t.Helper()
+	ctx := context.Background()
+	s := &testenv.Stack{}
+	s.DB, _ = testenv.DB(t)
+	company := s.Company(t, "A")
+	s.Import(t, company, catalogfile.Demo(time.Now()))
+	_, prod := s.Key(t, company, "production")
+	for _, q := range []string{
+		`INSERT INTO orders (company_id, api_key_id, is_test, event_id, status, payment, payment_id, currency, total, service_fee, amount,
+			customer_email, customer_first_name, customer_last_name, customer_phone, access_token_hash, expires_at, created_at, channel)
+		SELECT ?0, ?1, g % 50 = 0, e.id, CASE WHEN g % 100 = 1 THEN 'refunded' ELSE 'paid' END, 'external', 'ext-' || g, 'RUB', 300000, 30000, 330000,
+			'buyer' || g || '@x.test', 'First' || g, 'Last' || g, '', '\x01', now(), now() - g * interval '1 minute', 'api'
+		FROM generate_series(1, ?2) g JOIN events e ON e.company_id = ?0 AND e.ref = 'swan-lake'`,
+		`INSERT INTO order_items (order_id, position, category_id, price)
+		SELECT o.id, 0, c.id, 100000 FROM orders o JOIN ticket_categories c ON c.event_id = o.event_id AND c.ref = 'stalls'`,
+		`INSERT INTO tickets (order_id, position, number, barcode)
+		SELECT order_id, position, 'T-' || order_id || '-0' || position, lpad((order_id * 3 + position)::text, 13, '0') FROM order_items`,
+		`ANALYZE orders, order_items, tickets`,
+	} {
+		if _, err := s.DB.NewRaw(q, company, prod, n).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, company
+}
+
+// BenchmarkCabinetOrders: a page of the order list and its count, as the
+// cabinet reads them, on 200,000 orders of one company.
+func BenchmarkCabinetOrders(b *testing.B) {
+	ctx := context.Background()
+	s, company := seedOrders(b, 200_000)
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	for _, bc := range []struct {
+		name string
+		f    store.CabinetOrderFilter
+	}{
+		{"newest", store.CabinetOrderFilter{}},
+		{"sandbox", store.CabinetOrderFilter{IsTest: true}},
+		{"barcode", store.CabinetOrderFilter{Search: store.ParseOrderSearch("0000000300003")}},
+		{"email", store.CabinetOrderFilter{Search: store.ParseOrderSearch("buyer12345@x.test")}},
+		{"name prefix, 111k matches", store.CabinetOrderFilter{Search: store.ParseOrderSearch("first1")}},
+		{"status refunded, 1%", store.CabinetOrderFilter{Status: "refunded"}},
+		{"yesterday", store.CabinetOrderFilter{From: today.AddDate(0, 0, -1), To: today.AddDate(0, 0, -1)}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			f := bc.f
+			f.CompanyID, f.Limit = company, 50
+			for b.Loop() {
+				if _, _, err := store.ListCabinetOrders(ctx, s.DB, f); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := store.CountCabinetOrders(ctx, s.DB, f); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})
