@@ -418,6 +418,18 @@ func TestCabinetOrdersInBrowser(t *testing.T) {
 			if err != nil || overflow {
 				t.Fatalf("the %s page scrolls sideways at %d px (%v)", name, vp.w, err)
 			}
+			// The table's first row is laid out inside its box, and its
+			// cells keep their words whole (no letter-per-line column).
+			cells, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+				const row = document.querySelector('table tbody tr');
+				if (!row || row.getBoundingClientRect().height < 10) return false;
+				return Array.from(row.cells).every(c => c.scrollWidth <= c.clientWidth + 1 && c.clientWidth >= 24);
+			})()`))
+			if err != nil || !cells {
+				t.Fatalf("the %s page's table at %d px: a row not laid out or a cell spilling (%v)", name, vp.w, err)
+			}
+			// Let the resized page paint before it is captured.
+			run("paint", chromedp.Sleep(300*time.Millisecond))
 			shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 			if err != nil {
 				t.Fatal(err)
