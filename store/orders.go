@@ -494,6 +494,8 @@ type Ticket struct {
 	ZoneID     *string             `bun:"zone_id"`
 	Label      *string             `bun:"label"`
 	Price      int64               `bun:"price"`
+	// CheckedInAt is when the ticket was first admitted at the door.
+	CheckedInAt *time.Time `bun:"checked_in_at"`
 }
 
 // IssueTickets creates the missing ticket of every position of a paid order;
@@ -553,7 +555,7 @@ func ListOrderTickets(ctx context.Context, db bun.IDB, orderID int64) ([]Ticket,
 	var out []Ticket
 	err := db.NewRaw(`
 		SELECT t.id, t.order_id, t.position, t.number, t.barcode, t.status, i.category_id, c.name AS category,
-			i.seat_id, es.zone_id, es.label, i.price
+			i.seat_id, es.zone_id, es.label, i.price, t.checked_in_at
 		FROM tickets t
 		JOIN orders o ON o.id = t.order_id
 		JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position

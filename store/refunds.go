@@ -118,91 +118,98 @@ func chooseTickets(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64)
 // exists already returns that refund (safe to run twice).
 func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		// The order's lock first: a concurrent attempt with the same refund
-		// id waits here and then finds the refund below.
-		o := new(Order)
-		if err := tx.NewSelect().Model(o).Where("id = ?", r.OrderID).For("UPDATE").Scan(ctx); err != nil {
-			return notFound(err, fmt.Sprintf("order %d", r.OrderID))
-		}
-		existing := new(Refund)
-		err := tx.NewSelect().Model(existing).Where("id = ?", r.ID).Scan(ctx)
-		if err == nil {
-			*r = *existing
-			return tx.NewRaw("SELECT ticket_id FROM refund_tickets WHERE refund_id = ? ORDER BY ticket_id", r.ID).Scan(ctx, &r.TicketIDs)
-		}
-		if !errors.Is(notFound(err, ""), errs.NotFound) {
-			return err
-		}
-		chosen, err := refundSelection(ctx, tx, o, r.TicketIDs, r.AllowCheckedIn)
-		if err != nil {
-			return err
-		}
-		var active int
-		if err := tx.NewRaw("SELECT count(*) FROM tickets WHERE order_id = ? AND status = 'active'", o.ID).Scan(ctx, &active); err != nil {
-			return err
-		}
-		r.TicketIDs = r.TicketIDs[:0]
-		r.Amount = 0
-		for _, t := range chosen {
-			r.TicketIDs = append(r.TicketIDs, t.ID)
-			r.Amount += t.Price
-		}
-		status := states.OrderPartiallyRefunded
-		if len(chosen) == active {
-			status = states.OrderRefunded
-			var returned int64
-			if err := tx.NewRaw("SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ?", o.ID).Scan(ctx, &returned); err != nil {
-				return err
-			}
-			r.Amount = o.Amount - returned
-		}
-		r.MoneyReturnedBy = o.Payment
-		r.Status = states.RefundPending
-		if o.Payment == states.PayExternally {
-			// The partner returns the money itself: voiding is all there is.
-			r.Status = states.RefundCompleted
-			now := time.Now()
-			r.CompletedAt = &now
-		}
-		if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
-			return fmt.Errorf("insert refund: %w", err)
-		}
-		ids := pgdialect.Array(r.TicketIDs)
-		if _, err := tx.NewRaw("INSERT INTO refund_tickets (refund_id, ticket_id) SELECT ?, unnest(?::bigint[])", r.ID, ids).Exec(ctx); err != nil {
-			return err
-		}
-		if _, err := tx.NewRaw("UPDATE tickets SET status = 'refunded' WHERE id = ANY(?::bigint[]) AND status = 'active'", ids).Exec(ctx); err != nil {
-			return err
-		}
-		// Seats and capacity of the voided tickets go back on sale.
-		if _, err := tx.NewRaw(`WITH lk AS (
-				SELECT s.event_id, s.seat_id FROM event_seats s
-				JOIN order_items i ON i.seat_id = s.seat_id AND i.order_id = ?
-				JOIN tickets t ON t.order_id = i.order_id AND t.position = i.position AND t.id = ANY(?::bigint[])
-				WHERE s.event_id = ? AND s.order_id = ? AND s.state = 'sold' ORDER BY s.seat_id FOR UPDATE OF s)
-			UPDATE event_seats s SET `+freeSeat+`
-			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`,
-			o.ID, ids, o.EventID, o.ID).Exec(ctx); err != nil {
-			return err
-		}
-		if err := giveBackSold(ctx, tx, `SELECT i.category_id, count(*) AS n FROM tickets t
-			JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
-			WHERE t.id = ANY(?::bigint[]) GROUP BY i.category_id`, ids); err != nil {
-			return err
-		}
-		if o.ScheduleSlotID != nil {
-			if _, err := tx.NewRaw("UPDATE sessions SET sold = sold - ? WHERE id = ?", len(chosen), *o.ScheduleSlotID).Exec(ctx); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.NewRaw(bumpUnseatedVersion, o.EventID).Exec(ctx); err != nil {
-			return err
-		}
-		if _, err = tx.NewRaw("UPDATE orders SET status = ?, updated_at = now() WHERE id = ?", status, o.ID).Exec(ctx); err != nil {
-			return err
-		}
-		return orderEvent(ctx, tx, states.EventOrderRefunded, o.ID, &r.ID)
+		return CreateRefundTx(ctx, tx, r)
 	})
+}
+
+// CreateRefundTx is CreateRefund inside the caller's transaction, so what
+// the caller records of the refund (the back office's action) commits or
+// rolls back with it.
+func CreateRefundTx(ctx context.Context, tx bun.Tx, r *Refund) error {
+	// The order's lock first: a concurrent attempt with the same refund
+	// id waits here and then finds the refund below.
+	o := new(Order)
+	if err := tx.NewSelect().Model(o).Where("id = ?", r.OrderID).For("UPDATE").Scan(ctx); err != nil {
+		return notFound(err, fmt.Sprintf("order %d", r.OrderID))
+	}
+	existing := new(Refund)
+	err := tx.NewSelect().Model(existing).Where("id = ?", r.ID).Scan(ctx)
+	if err == nil {
+		*r = *existing
+		return tx.NewRaw("SELECT ticket_id FROM refund_tickets WHERE refund_id = ? ORDER BY ticket_id", r.ID).Scan(ctx, &r.TicketIDs)
+	}
+	if !errors.Is(notFound(err, ""), errs.NotFound) {
+		return err
+	}
+	chosen, err := refundSelection(ctx, tx, o, r.TicketIDs, r.AllowCheckedIn)
+	if err != nil {
+		return err
+	}
+	var active int
+	if err := tx.NewRaw("SELECT count(*) FROM tickets WHERE order_id = ? AND status = 'active'", o.ID).Scan(ctx, &active); err != nil {
+		return err
+	}
+	r.TicketIDs = r.TicketIDs[:0]
+	r.Amount = 0
+	for _, t := range chosen {
+		r.TicketIDs = append(r.TicketIDs, t.ID)
+		r.Amount += t.Price
+	}
+	status := states.OrderPartiallyRefunded
+	if len(chosen) == active {
+		status = states.OrderRefunded
+		var returned int64
+		if err := tx.NewRaw("SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ?", o.ID).Scan(ctx, &returned); err != nil {
+			return err
+		}
+		r.Amount = o.Amount - returned
+	}
+	r.MoneyReturnedBy = o.Payment
+	r.Status = states.RefundPending
+	if o.Payment == states.PayExternally {
+		// The partner returns the money itself: voiding is all there is.
+		r.Status = states.RefundCompleted
+		now := time.Now()
+		r.CompletedAt = &now
+	}
+	if _, err := tx.NewInsert().Model(r).Exec(ctx); err != nil {
+		return fmt.Errorf("insert refund: %w", err)
+	}
+	ids := pgdialect.Array(r.TicketIDs)
+	if _, err := tx.NewRaw("INSERT INTO refund_tickets (refund_id, ticket_id) SELECT ?, unnest(?::bigint[])", r.ID, ids).Exec(ctx); err != nil {
+		return err
+	}
+	if _, err := tx.NewRaw("UPDATE tickets SET status = 'refunded' WHERE id = ANY(?::bigint[]) AND status = 'active'", ids).Exec(ctx); err != nil {
+		return err
+	}
+	// Seats and capacity of the voided tickets go back on sale.
+	if _, err := tx.NewRaw(`WITH lk AS (
+			SELECT s.event_id, s.seat_id FROM event_seats s
+			JOIN order_items i ON i.seat_id = s.seat_id AND i.order_id = ?
+			JOIN tickets t ON t.order_id = i.order_id AND t.position = i.position AND t.id = ANY(?::bigint[])
+			WHERE s.event_id = ? AND s.order_id = ? AND s.state = 'sold' ORDER BY s.seat_id FOR UPDATE OF s)
+		UPDATE event_seats s SET `+freeSeat+`
+		FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`,
+		o.ID, ids, o.EventID, o.ID).Exec(ctx); err != nil {
+		return err
+	}
+	if err := giveBackSold(ctx, tx, `SELECT i.category_id, count(*) AS n FROM tickets t
+		JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
+		WHERE t.id = ANY(?::bigint[]) GROUP BY i.category_id`, ids); err != nil {
+		return err
+	}
+	if o.ScheduleSlotID != nil {
+		if _, err := tx.NewRaw("UPDATE sessions SET sold = sold - ? WHERE id = ?", len(chosen), *o.ScheduleSlotID).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.NewRaw(bumpUnseatedVersion, o.EventID).Exec(ctx); err != nil {
+		return err
+	}
+	if _, err = tx.NewRaw("UPDATE orders SET status = ?, updated_at = now() WHERE id = ?", status, o.ID).Exec(ctx); err != nil {
+		return err
+	}
+	return orderEvent(ctx, tx, states.EventOrderRefunded, o.ID, &r.ID)
 }
 
 // CompleteRefund marks a refund's money returned; repeating it is harmless.

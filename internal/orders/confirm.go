@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/uptrace/bun"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
@@ -146,14 +147,52 @@ func cancelledError(o *store.Order) error {
 // Cancel cancels an unpaid order and frees its seats; a paid order must be
 // refunded instead. Cancelling a cancelled order returns it unchanged.
 func (s *Service) Cancel(ctx context.Context, p *apikey.Principal, id int64) (*Order, error) {
-	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id)
+	o, _, err := s.cancel(ctx, p.CompanyID, p.IsTest(), id, nil)
+	return o, err
+}
+
+// CancelAsOrganizer is Cancel for the organizer in the back office: an
+// order of the company in the environment isTest, cancelled exactly as the
+// partner's cancel does (the same statement, seats back, the order's
+// workflow told). record runs in the cancel's transaction (the action's
+// record and its claim of a one-time token); an error from it undoes the
+// cancel. cancelled reports whether this call cancelled the order (and
+// record's writes committed).
+func (s *Service) CancelAsOrganizer(ctx context.Context, companyID int64, isTest bool, id int64,
+	record func(ctx context.Context, tx bun.Tx) error) (o *Order, cancelled bool, err error) {
+	return s.cancel(ctx, companyID, isTest, id, record)
+}
+
+// errNotCancelled undoes record's writes when the order left
+// pending_payment before the cancel's statement ran.
+var errNotCancelled = errors.New("order not cancelled")
+
+func (s *Service) cancel(ctx context.Context, companyID int64, isTest bool, id int64,
+	record func(ctx context.Context, tx bun.Tx) error) (*Order, bool, error) {
+	o, err := store.GetOrder(ctx, s.db, companyID, isTest, id)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	changed := false
 	if o.Status == states.OrderPendingPayment {
-		_, changed, err := store.CancelOrder(ctx, s.db, id, states.CancelPartner)
+		if record == nil {
+			_, changed, err = store.CancelOrder(ctx, s.db, id, states.CancelPartner)
+		} else {
+			err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				if err := record(ctx, tx); err != nil {
+					return err
+				}
+				if _, changed, err = store.CancelOrder(ctx, tx, id, states.CancelPartner); err == nil && !changed {
+					return errNotCancelled
+				}
+				return err
+			})
+			if errors.Is(err, errNotCancelled) {
+				err = nil
+			}
+		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if changed {
 			s.holds.SeatsChanged(o.EventID)
@@ -161,17 +200,17 @@ func (s *Service) Cancel(ctx context.Context, p *apikey.Principal, id int64) (*O
 				s.log.WarnContext(ctx, "signal cancelled order", "order_id", id, "err", err)
 			}
 		}
-		if o, err = store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id); err != nil {
-			return nil, err
+		if o, err = store.GetOrder(ctx, s.db, companyID, isTest, id); err != nil {
+			return nil, false, err
 		}
 	}
 	switch {
 	case o.Status == states.OrderCancelled:
-		return s.View(o), nil
+		return s.View(o), changed, nil
 	case o.Status == states.OrderPaid, o.Status == states.OrderPartiallyRefunded, o.PaymentAcceptedAt != nil:
 		// A payment accepted by a confirm pays the order: refund it then.
-		return nil, fmt.Errorf("order %d: %w", id, errs.OrderPaid)
+		return nil, false, fmt.Errorf("order %d: %w", id, errs.OrderPaid)
 	default:
-		return nil, &errs.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: string(o.Status)}
+		return nil, false, &errs.StateError{Entity: "order", ID: strconv.FormatInt(id, 10), Status: string(o.Status)}
 	}
 }

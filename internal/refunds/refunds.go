@@ -102,6 +102,99 @@ func ID(keyID, orderID int64, idempotencyKey string, ticketIDs []int64) string {
 // pending (the partner reads it again later), never as an error, since the
 // tickets are voided already.
 func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64, ticketIDs []int64, reason, idempotencyKey string) (view *Refund, done bool, err error) {
+	if err := distinctTickets(ticketIDs); err != nil {
+		return nil, false, err
+	}
+	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), orderID)
+	if err != nil {
+		return nil, false, err
+	}
+	r := &store.Refund{ID: ID(p.KeyID, orderID, idempotencyKey, ticketIDs), OrderID: o.ID, TicketIDs: ticketIDs, Reason: reason}
+	if err := s.refund(ctx, o, r, nil); err != nil {
+		return nil, false, err
+	}
+	view, err = s.Get(ctx, p, r.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	return view, view.Status == states.RefundCompleted, nil
+}
+
+// refund records r (voiding its tickets, with record's writes in the same
+// transaction when record is given), tells the holds its seats are back,
+// and waits a while for a gateway refund's money: the one path of the
+// partners' refunds and the organizer's.
+func (s *Service) refund(ctx context.Context, o *store.Order, r *store.Refund, record func(ctx context.Context, tx bun.Tx) error) error {
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if record != nil {
+			if err := record(ctx, tx); err != nil {
+				return err
+			}
+		}
+		return store.CreateRefundTx(ctx, tx, r)
+	})
+	if err != nil {
+		return refundError(err)
+	}
+	s.holds.SeatsChanged(o.EventID)
+	if r.Status == states.RefundPending {
+		s.awaitRefund(ctx, r.ID)
+	}
+	return nil
+}
+
+// OrganizerRefund is a refund the organizer makes in the back office, of
+// any of the company's orders (production or sandbox).
+type OrganizerRefund struct {
+	CompanyID, OrderID int64
+	TicketIDs          []int64 // none: every active ticket
+	Reason             string
+	// AllowCheckedIn refunds tickets admitted at the door too (without it
+	// such a ticket refuses the whole refund: errs.CheckedInError).
+	AllowCheckedIn bool
+	// Token is the back office action's one-time token: the refund's id
+	// derives from it, so a repeat, even a racing one, finds the same
+	// refund.
+	Token string
+	// Record runs first in the refund's transaction (the action's record
+	// and its claim of Token); an error from it undoes everything.
+	Record func(ctx context.Context, tx bun.Tx, refundID string) error
+}
+
+// OrganizerRefundID is the id of the organizer's refund made with token.
+func OrganizerRefundID(orderID int64, token string, ticketIDs []int64) string {
+	return ID(0, orderID, "cabinet:"+token, ticketIDs)
+}
+
+// RefundAsOrganizer refunds as Refund does (the same transaction, seats
+// back, the same workflow returning gateway money, the same wait), for the
+// organizer: of an order of the company in either environment, tickets
+// admitted at the door with AllowCheckedIn. It returns the refund as it is
+// after the wait (pending: the workflow, or the reaper, finishes it).
+func (s *Service) RefundAsOrganizer(ctx context.Context, in OrganizerRefund) (*store.Refund, error) {
+	if err := distinctTickets(in.TicketIDs); err != nil {
+		return nil, err
+	}
+	o, err := store.GetOrderByID(ctx, s.db, in.OrderID)
+	if err != nil {
+		return nil, err
+	}
+	if o.CompanyID != in.CompanyID {
+		return nil, fmt.Errorf("order %d: %w", in.OrderID, errs.NotFound)
+	}
+	r := &store.Refund{ID: OrganizerRefundID(o.ID, in.Token, in.TicketIDs), OrderID: o.ID, TicketIDs: in.TicketIDs,
+		Reason: in.Reason, AllowCheckedIn: in.AllowCheckedIn}
+	var record func(ctx context.Context, tx bun.Tx) error
+	if in.Record != nil {
+		record = func(ctx context.Context, tx bun.Tx) error { return in.Record(ctx, tx, r.ID) }
+	}
+	if err := s.refund(ctx, o, r, record); err != nil {
+		return nil, err
+	}
+	return store.GetRefund(ctx, s.db, r.ID)
+}
+
+func distinctTickets(ticketIDs []int64) error {
 	verr := &errs.ValidationError{}
 	seen := map[int64]bool{}
 	for i, id := range ticketIDs {
@@ -110,26 +203,7 @@ func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64
 		}
 		seen[id] = true
 	}
-	if err := verr.OrNil(); err != nil {
-		return nil, false, err
-	}
-	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), orderID)
-	if err != nil {
-		return nil, false, err
-	}
-	r := &store.Refund{ID: ID(p.KeyID, orderID, idempotencyKey, ticketIDs), OrderID: o.ID, TicketIDs: ticketIDs, Reason: reason}
-	if err := store.CreateRefund(ctx, s.db, r); err != nil {
-		return nil, false, refundError(err)
-	}
-	s.holds.SeatsChanged(o.EventID)
-	if r.Status == states.RefundPending {
-		s.awaitRefund(ctx, r.ID)
-	}
-	view, err = s.Get(ctx, p, r.ID)
-	if err != nil {
-		return nil, false, err
-	}
-	return view, view.Status == states.RefundCompleted, nil
+	return verr.OrNil()
 }
 
 // awaitRefund starts (or finds) the refund's workflow and waits for it up to
