@@ -118,3 +118,25 @@ func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error 
 	}
 	return store.MarkOrderEmailed(ctx, a.DB, orderID)
 }
+
+// ResendTicketsEmail e-mails a production order's tickets again (the
+// organizer's resend from the back office): a new message whoever sent the
+// first, its Message-ID the resend's, so a retry of this send is the same
+// message. It marks the order e-mailed, so a first send still retrying
+// after a failure does not send a second copy. Errors as SendTicketsEmail.
+func (a *Activities) ResendTicketsEmail(ctx context.Context, orderID int64, resendID string) error {
+	if a.Mailer == nil {
+		return temporal.NewNonRetryableApplicationError("no mailer configured", "no_mailer", nil)
+	}
+	msg, err := email.TicketsAgain(ctx, a.DB, a.Links, orderID, resendID)
+	if err != nil || msg == nil {
+		return err // nil: a sandbox order
+	}
+	if err := a.Mailer.Send(ctx, *msg); err != nil {
+		if mail.IsPermanent(err) {
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("e-mail tickets of order %d again: %v", orderID, err), ErrTypeMailRefused, nil)
+		}
+		return fmt.Errorf("e-mail tickets of order %d again: %w", orderID, err)
+	}
+	return store.MarkOrderEmailed(ctx, a.DB, orderID)
+}

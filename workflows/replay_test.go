@@ -40,6 +40,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			r.RegisterWorkflow(workflows.EventHolds)
 			r.RegisterWorkflow(workflows.Order)
 			r.RegisterWorkflow(workflows.Refund)
+			r.RegisterWorkflow(workflows.ResendTickets)
 			r.RegisterWorkflowWithOptions(workflows.WebhookDelivery, workflow.RegisterOptions{Name: contract.WebhookWorkflow})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
@@ -171,6 +172,25 @@ func TestRecordHistories(t *testing.T) {
 		fmt.Sprintf(`{"external_payment_id": "y", "paid_amount": %d}`, amount), "Idempotency-Key: confirm-emailed"); res.Status != 200 {
 		t.Fatalf("confirm: %d %s", res.Status, res.Body)
 	}
+	// The organizer sends the e-mailed order's tickets again (the back
+	// office's resend) once the first e-mail went.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var sent bool
+		if err := s.DB.NewRaw("SELECT emailed_at IS NOT NULL FROM orders WHERE id = ?", emailed).Scan(context.Background(), &sent); err != nil {
+			t.Fatal(err)
+		}
+		if sent {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the tickets e-mail was not sent")
+		}
+	}
+	resendWID := contract.ResendTicketsWorkflowID(emailed, "recorded")
+	if _, err := s.Temporal.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: resendWID, TaskQueue: s.TaskQueue},
+		contract.ResendTicketsWorkflow, contract.ResendTicketsInput{OrderID: emailed, CompanyID: company, ResendID: "recorded"}); err != nil {
+		t.Fatal(err)
+	}
 	s.Orders.Settings.PaymentWindow = time.Second
 	timedOut := order("parterre-1-4")
 	var paidEvent string
@@ -227,7 +247,8 @@ func TestRecordHistories(t *testing.T) {
 		"webhook-retried-delivered": contract.WebhookWorkflowID(paidEvent, endpoint),
 		// Recorded after the confirm's activities became local ones; the
 		// two above (paid-deleted) are from before.
-		"order-paid-locally-deleted": contract.OrderWorkflowID(paid), "order-paid-locally-emailed": contract.OrderWorkflowID(emailed)}
+		"order-paid-locally-deleted": contract.OrderWorkflowID(paid), "order-paid-locally-emailed": contract.OrderWorkflowID(emailed),
+		"resend-tickets": resendWID}
 	for name, wid := range ids {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := s.Temporal.GetWorkflow(ctx, wid, "").Get(ctx, nil); err != nil {

@@ -23,6 +23,9 @@ const (
 	EventHoldsWorkflow  = "EventHolds"
 	OrderWorkflow       = "Order"
 	RefundWorkflow      = "Refund"
+	// ResendTicketsWorkflow sends an order's tickets e-mail again, when the
+	// organizer asks in the back office.
+	ResendTicketsWorkflow = "ResendTickets"
 )
 
 // Names shared by the api (which signals and queries) and the workflows.
@@ -177,6 +180,23 @@ type OrderStatus struct {
 
 // RefundWorkflowID is the readable workflow id of a refund.
 func RefundWorkflowID(id string) string { return "refund/" + id }
+
+// ResendTicketsWorkflowID is the id of one resend of an order's tickets
+// e-mail: "resend-tickets/{order_id}/{resend_id}". The resend id derives
+// from the back office action's one-time token, so a double submit starts
+// the workflow once.
+func ResendTicketsWorkflowID(orderID int64, resendID string) string {
+	return "resend-tickets/" + strconv.FormatInt(orderID, 10) + "/" + resendID
+}
+
+// ResendTicketsInput starts the resend workflow: ids only.
+type ResendTicketsInput struct {
+	OrderID   int64
+	CompanyID int64
+	// ResendID names this resend: the e-mail's Message-ID carries it, so a
+	// send repeated after a crash is the same message.
+	ResendID string
+}
 
 // RefundInput starts the refund workflow.
 type RefundInput struct {

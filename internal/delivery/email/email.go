@@ -19,14 +19,32 @@ import (
 // Message-ID is the order's, so a send repeated after a crash is the same
 // message.
 func Tickets(ctx context.Context, db bun.IDB, links delivery.Links, orderID int64) (*mail.Message, error) {
+	return compose(ctx, db, links, orderID, "")
+}
+
+// TicketsAgain composes the tickets e-mail once more, when the organizer
+// sends it again from the back office (the buyer lost it): the same
+// message, with a Message-ID of its own per resend (resendID), so it is a
+// new e-mail, while a send of the same resend repeated after a crash is the
+// same message. It returns nil for a sandbox order.
+func TicketsAgain(ctx context.Context, db bun.IDB, links delivery.Links, orderID int64, resendID string) (*mail.Message, error) {
+	if resendID == "" {
+		return nil, fmt.Errorf("tickets e-mail of order %d again: no resend id", orderID)
+	}
+	return compose(ctx, db, links, orderID, resendID)
+}
+
+func compose(ctx context.Context, db bun.IDB, links delivery.Links, orderID int64, resendID string) (*mail.Message, error) {
 	doc, o, err := delivery.LoadDocument(ctx, db, links.Codes, orderID)
 	if err != nil {
 		return nil, err
 	}
-	if o.IsTest || o.EmailedAt != nil {
+	if o.IsTest || (o.EmailedAt != nil && resendID == "") {
 		return nil, nil
 	}
-	// The link was never sent: one that cannot be shown is replaced.
+	// The link was never sent: one that cannot be shown is replaced. A
+	// resend replaces one too: the buyer asked because the first e-mail
+	// is lost, and its link with it.
 	page, err := links.OrderPage(ctx, db, o, true)
 	if err != nil {
 		return nil, err
@@ -35,10 +53,14 @@ func Tickets(ctx context.Context, db bun.IDB, links delivery.Links, orderID int6
 	if err != nil {
 		return nil, fmt.Errorf("tickets pdf of order %d: %w", orderID, err)
 	}
+	id := fmt.Sprintf("order-%d-tickets@ticketsales", o.ID)
+	if resendID != "" {
+		id = fmt.Sprintf("order-%d-tickets-again-%s@ticketsales", o.ID, resendID)
+	}
 	return &mail.Message{
 		To:        o.CustomerEmail,
 		Subject:   fmt.Sprintf("Your tickets: %s", doc.EventTitle),
-		MessageID: fmt.Sprintf("order-%d-tickets@ticketsales", o.ID),
+		MessageID: id,
 		Text: fmt.Sprintf("Hello %s,\n\nthank you for your order %d. Your %d ticket(s) for %s are attached.\n"+
 			"You can also open them here: %s\n", o.CustomerFirstName, o.ID, len(doc.Tickets), doc.EventTitle, page),
 		Attachments: []mail.Attachment{{Filename: fmt.Sprintf("tickets-%d.pdf", o.ID), ContentType: "application/pdf", Data: pdf}},
