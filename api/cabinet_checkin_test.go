@@ -30,7 +30,7 @@ import (
 func newKeyOn(t *testing.T, p page) string {
 	t.Helper()
 	m := regexp.MustCompile(`id="new-key" type="text" readonly value="([^"]+)"`).FindStringSubmatch(p.Body)
-	if p.Status != http.StatusCreated || m == nil {
+	if p.Status != http.StatusOK || p.URL.Path != "/cabinet/keys/created" || m == nil {
 		t.Fatalf("no new key on the page: %d\n%.2000s", p.Status, p.Body)
 	}
 	return m[1]

@@ -119,6 +119,7 @@ func New(d Deps) http.Handler {
 	mux.Handle("GET /cabinet/orders/{id}", c.allow(organizer.PermOrders, c.order))
 	mux.Handle("GET /cabinet/keys", c.allow(organizer.PermKeys, c.keys))
 	mux.Handle("POST /cabinet/keys", c.allow(organizer.PermKeys, c.createKey))
+	mux.Handle("GET /cabinet/keys/created", c.allow(organizer.PermKeys, c.createdKey))
 	mux.Handle("POST /cabinet/keys/{id}/revoke", c.allow(organizer.PermKeys, c.revokeKey))
 	mux.Handle("GET /cabinet/requests", c.allow(organizer.PermRequests, c.requests))
 	mux.Handle("GET /cabinet/webhooks", c.allow(organizer.PermWebhooks, c.webhooks))
@@ -134,6 +135,13 @@ func New(d Deps) http.Handler {
 	mux.Handle("GET /cabinet/checkin", c.allow(organizer.PermCheckIn, c.checkinPage))
 	mux.Handle("GET /cabinet/catalog", c.allow(organizer.PermCatalog, c.catalog))
 	mux.Handle("POST /cabinet/catalog", c.allow(organizer.PermCatalog, c.uploadCatalog))
+	// Acting on an order: a confirm page, then the POST (once per page).
+	mux.Handle("GET /cabinet/orders/{id}/refund", c.allow(organizer.PermRefund, c.actionForm(actionRefund)))
+	mux.Handle("POST /cabinet/orders/{id}/refund", c.allow(organizer.PermRefund, c.refundOrder))
+	mux.Handle("GET /cabinet/orders/{id}/resend", c.allow(organizer.PermResend, c.actionForm(actionResend)))
+	mux.Handle("POST /cabinet/orders/{id}/resend", c.allow(organizer.PermResend, c.resendTickets))
+	mux.Handle("GET /cabinet/orders/{id}/cancel", c.allow(organizer.PermCancel, c.actionForm(actionCancel)))
+	mux.Handle("POST /cabinet/orders/{id}/cancel", c.allow(organizer.PermCancel, c.cancelOrder))
 	mux.HandleFunc("/cabinet/", func(w http.ResponseWriter, r *http.Request) { c.notFound(w, r) })
 
 	// Cross-origin protection refuses every unsafe request a browser sends

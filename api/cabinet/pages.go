@@ -1,6 +1,7 @@
 package cabinet
 
 import (
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -191,8 +192,17 @@ func (c *cabinet) keys(w http.ResponseWriter, r *http.Request) {
 	c.keysPage(w, r, http.StatusOK, data)
 }
 
-// createKey makes a key and shows it once, in this answer only (no
-// redirect: the key is never stored, not even in the session).
+// Session keys of a key just made: its plaintext and id wait there for the
+// created page, which pops them.
+const (
+	newKeySession   = "new_key"
+	newKeyIDSession = "new_key_id"
+)
+
+// createKey makes a key and redirects to the page that shows it once
+// (createdKey). The plaintext waits in the server-side session (Postgres,
+// never a cookie or URL) until that page pops it: a reload of either page
+// makes no second key and shows this one no more.
 func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
 	u := user(r)
 	if err := r.ParseForm(); err != nil {
@@ -260,7 +270,34 @@ func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.Log.InfoContext(r.Context(), "cabinet: key created", "user_id", u.ID, "company_id", u.CompanyID, "key_id", k.ID, "environment", env)
-	c.keysPage(w, r, http.StatusCreated, pageData{NewKey: key, NewKeyInfo: &apikey.CompanyKey{Key: *k, Environment: env}})
+	c.sessions.Put(r.Context(), newKeySession, key)
+	c.sessions.Put(r.Context(), newKeyIDSession, k.ID)
+	c.done(w, r, "/cabinet/keys/created", "")
+}
+
+// createdKey shows the key createKey made, once: the session gives it up
+// here. Opened again (a reload, the back button), it shows the keys with a
+// notice instead, and makes nothing.
+func (c *cabinet) createdKey(w http.ResponseWriter, r *http.Request) {
+	key := c.sessions.PopString(r.Context(), newKeySession)
+	id, _ := c.sessions.Pop(r.Context(), newKeyIDSession).(int64)
+	if key == "" {
+		c.done(w, r, "/cabinet/keys", "A new key is shown only once, right after it is made: revoke it and make another if it was not copied.")
+		return
+	}
+	keys, err := c.apiKeys.List(r.Context(), user(r).CompanyID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	for _, k := range keys {
+		if k.ID == id {
+			c.keysPage(w, r, http.StatusOK, pageData{NewKey: key, NewKeyInfo: &k})
+			return
+		}
+	}
+	// Not a key of the company (any more): show nothing of it.
+	c.done(w, r, "/cabinet/keys", "")
 }
 
 // keyForm is the key form as given, shown again when it is refused.
@@ -414,7 +451,11 @@ func (c *cabinet) catalogPage(w http.ResponseWriter, r *http.Request, status int
 }
 
 func (c *cabinet) catalog(w http.ResponseWriter, r *http.Request) {
-	c.catalogPage(w, r, http.StatusOK, pageData{})
+	var data pageData
+	if res, ok := c.sessions.Pop(r.Context(), importResultSession).(catalogfile.Result); ok {
+		data.ImportResult = &res
+	}
+	c.catalogPage(w, r, http.StatusOK, data)
 }
 
 // maxCatalogFile bounds an uploaded catalog file (the api reads at most
@@ -455,8 +496,21 @@ func (c *cabinet) uploadCatalog(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c.Log.InfoContext(r.Context(), "cabinet: catalog imported", "user_id", u.ID, "company_id", u.CompanyID, "records", len(res.Records))
-	c.catalogPage(w, r, http.StatusOK, pageData{ImportResult: &res, Notice: fmt.Sprintf("Imported: %d created, %d updated, %d unchanged; %d seats changed.",
-		res.Count(catalogfile.Created), res.Count(catalogfile.Updated), res.Count(catalogfile.Unchanged), res.SeatsChanged)})
+	// The result waits in the session for the catalog page (POST, redirect,
+	// GET): a reload there does not upload the file again. A refused
+	// upload above is answered directly: it changed nothing, so a reload
+	// of it changes nothing either.
+	c.sessions.Put(r.Context(), importResultSession, res)
+	c.done(w, r, "/cabinet/catalog", fmt.Sprintf("Imported: %d created, %d updated, %d unchanged; %d seats changed.",
+		res.Count(catalogfile.Created), res.Count(catalogfile.Updated), res.Count(catalogfile.Unchanged), res.SeatsChanged))
+}
+
+// importResultSession keeps an upload's result for the page after it.
+const importResultSession = "import_result"
+
+func init() {
+	// The session store encodes values with gob.
+	gob.Register(catalogfile.Result{})
 }
 
 func retryAfter(d time.Duration) string {
