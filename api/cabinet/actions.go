@@ -164,6 +164,9 @@ func (c *cabinet) actionData(ctx context.Context, kind string, o *store.Order) (
 	return p, nil
 }
 
+// StatusText is the order's status as the page says it.
+func (p *actionPage) StatusText() string { return words(p.Order.Status) }
+
 // words is an order status as the pages say it.
 func words(s states.OrderStatus) string { return strings.ReplaceAll(string(s), "_", " ") }
 
@@ -474,6 +477,11 @@ func (c *cabinet) cancelOrder(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		c.fail(w, r, err)
 	case !cancelled:
+		// Cancelled before: by this form (its claim is there), or else.
+		if _, err := store.GetCabinetAction(r.Context(), c.DB, u.CompanyID, token); err == nil {
+			c.repeated(w, r, o)
+			return
+		}
 		c.done(w, r, orderURL(o.ID), fmt.Sprintf("Order %d was cancelled already; nothing changed.", o.ID))
 	default:
 		c.Log.InfoContext(r.Context(), "cabinet: order cancelled", "user_id", u.ID, "company_id", u.CompanyID, "order_id", o.ID)
