@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/backoffice"
 	"ticketsales/internal/errs"
 	"ticketsales/internal/mail"
 	"ticketsales/internal/orders"
@@ -79,6 +80,8 @@ type cabinet struct {
 	sessions *scs.SessionManager
 	pages    *pages
 	apiKeys  *apikey.Keys
+	// office acts on orders (refund, resend, cancel) as the API does.
+	office *backoffice.Service
 }
 
 // New returns the handler of /cabinet and everything under it.
@@ -101,7 +104,8 @@ func New(d Deps) http.Handler {
 		d.Log.ErrorContext(r.Context(), "cabinet session", "err", err)
 		http.Error(w, "The cabinet could not load your session; try again.", http.StatusInternalServerError)
 	}
-	c := &cabinet{Deps: d, sessions: sm, pages: parsePages(), apiKeys: &apikey.Keys{DB: d.DB, Auth: d.Auth}}
+	c := &cabinet{Deps: d, sessions: sm, pages: parsePages(), apiKeys: &apikey.Keys{DB: d.DB, Auth: d.Auth},
+		office: &backoffice.Service{DB: d.DB, Orders: d.Orders, Refunds: d.Refunds, Temporal: d.Temporal}}
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /cabinet/{$}", c.signedIn(c.home))

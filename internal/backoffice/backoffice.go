@@ -1,0 +1,275 @@
+// Package backoffice is what the organizer's back office does to an order:
+// refund tickets, send the tickets e-mail again, cancel an unpaid order.
+// Each goes through the service path the API's own request takes (the same
+// statements, workflows and waits) and is recorded with who did it in
+// cabinet_actions, claimed by the confirm form's one-time token: a double
+// click, a reload or a racing second request finds the token claimed and
+// does nothing (ErrRepeated).
+package backoffice
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/uptrace/bun"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"ticketsales/internal/errs"
+	"ticketsales/internal/orders"
+	"ticketsales/internal/refunds"
+	"ticketsales/internal/states"
+	"ticketsales/store"
+	"ticketsales/workflows/contract"
+)
+
+// The actions, as cabinet_actions records them.
+const (
+	ActionRefund = "refund"
+	ActionResend = "resend"
+	ActionCancel = "cancel"
+)
+
+// ErrRepeated: the form's token was claimed already (its action was done
+// then); nothing was done this time.
+var ErrRepeated = errors.New("this form was sent already")
+
+// ErrNotPossible: the order's state does not allow the action; nothing was
+// done. Why says what the page tells.
+type ErrNotPossible struct{ Why string }
+
+func (e *ErrNotPossible) Error() string { return e.Why }
+
+// Service acts on a company's orders as its organizer.
+type Service struct {
+	DB       *bun.DB
+	Orders   *orders.Service
+	Refunds  *refunds.Service
+	Temporal client.Client
+}
+
+// Actor is who acts: a cabinet user of a company.
+type Actor struct {
+	CompanyID, UserID int64
+}
+
+// Order is an order as the confirm pages show it.
+type Order struct {
+	*store.Order
+	Event    string
+	Refunded int64 // Σ of its refunds
+	// Tickets are its active tickets (what a refund may void).
+	Tickets []store.Ticket
+}
+
+// Action is one thing done to an order, with who did it.
+type Action = store.CabinetAction
+
+// GetOrder returns one of the company's orders (either environment):
+// another company's is errs.NotFound, as an unknown one.
+func (s *Service) GetOrder(ctx context.Context, companyID, orderID int64) (*Order, error) {
+	o, err := store.GetOrderByID(ctx, s.DB, orderID)
+	if err == nil && o.CompanyID != companyID {
+		err = fmt.Errorf("order %d: %w", orderID, errs.NotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ev, err := store.GetEventPlace(ctx, s.DB, o.EventID)
+	if err != nil {
+		return nil, err
+	}
+	out := &Order{Order: o, Event: ev.Title}
+	if err := s.DB.NewRaw("SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ?", o.ID).Scan(ctx, &out.Refunded); err != nil {
+		return nil, fmt.Errorf("refunds of order %d: %w", o.ID, err)
+	}
+	rows, err := store.ListOrderTickets(ctx, s.DB, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range rows {
+		if t.Status == states.TicketActive {
+			out.Tickets = append(out.Tickets, t)
+		}
+	}
+	return out, nil
+}
+
+// Refundable, Resendable and Cancellable say why the order's state does
+// not allow the action ("": it does).
+func Refundable(o *store.Order) string {
+	if o.Status != states.OrderPaid && o.Status != states.OrderPartiallyRefunded {
+		return fmt.Sprintf("Order %d is %s: only a paid order's tickets can be refunded.", o.ID, Words(o.Status))
+	}
+	return ""
+}
+
+// Resendable: see Refundable.
+func Resendable(o *store.Order) string {
+	switch {
+	case o.IsTest:
+		return fmt.Sprintf("Order %d is a sandbox (test) order: its tickets are never e-mailed.", o.ID)
+	case o.Status != states.OrderPaid && o.Status != states.OrderPartiallyRefunded:
+		return fmt.Sprintf("Order %d is %s: only a paid order's tickets are e-mailed.", o.ID, Words(o.Status))
+	}
+	return ""
+}
+
+// Cancellable: see Refundable.
+func Cancellable(o *store.Order) string {
+	if o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt == nil {
+		return ""
+	}
+	why := fmt.Sprintf("Order %d is %s: only an unpaid order can be cancelled.", o.ID, Words(o.Status))
+	if o.Status == states.OrderPaid || o.Status == states.OrderPartiallyRefunded || o.PaymentAcceptedAt != nil {
+		why += " Refund its tickets instead."
+	}
+	return why
+}
+
+// Words is an order status as the pages say it.
+func Words(s states.OrderStatus) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == '_' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+// claim records the action under its token, in db (the action's own
+// transaction where it is a change in Postgres): ErrRepeated when the token
+// was claimed already.
+func claim(ctx context.Context, db bun.IDB, a *store.CabinetAction) error {
+	ok, err := store.ClaimCabinetAction(ctx, db, a)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrRepeated
+	}
+	return nil
+}
+
+// Claimed returns the company's action claimed with token (errs.NotFound:
+// none).
+func (s *Service) Claimed(ctx context.Context, companyID int64, token string) (*Action, error) {
+	return store.GetCabinetAction(ctx, s.DB, companyID, token)
+}
+
+// Actions lists what the back office did to one of the company's orders,
+// oldest first, with who did it (for the order's timeline).
+func (s *Service) Actions(ctx context.Context, companyID, orderID int64) ([]Action, error) {
+	return store.ListCabinetActions(ctx, s.DB, companyID, orderID)
+}
+
+// RefundRequest is a refund the organizer confirmed.
+type RefundRequest struct {
+	OrderID   int64
+	TicketIDs []int64 // the chosen tickets (at least one)
+	Reason    string
+	// AllowCheckedIn is the form's explicit override: tickets admitted at
+	// the door are refunded too (without it such a ticket refuses the whole
+	// refund: *errs.CheckedInError).
+	AllowCheckedIn bool
+	Token          string
+}
+
+// Refund refunds the chosen tickets as the API's refund does
+// (refunds.Service: the same transaction, seats back, the workflow that
+// returns gateway money, the same wait), the action recorded and its token
+// claimed first in the refund's own transaction. The refund's id derives
+// from the token (refunds.OrganizerRefundID), so even a racing repeat finds
+// the same refund.
+func (s *Service) Refund(ctx context.Context, a Actor, in RefundRequest) (*store.Refund, error) {
+	if len(in.TicketIDs) == 0 {
+		return nil, errs.Invalid("ticket_ids", "choose at least one ticket", nil)
+	}
+	detail := map[string]any{"ticket_ids": in.TicketIDs, "reason": in.Reason, "checked_in_override": in.AllowCheckedIn}
+	return s.Refunds.RefundAsOrganizer(ctx, refunds.OrganizerRefund{CompanyID: a.CompanyID, OrderID: in.OrderID,
+		TicketIDs: in.TicketIDs, Reason: in.Reason, AllowCheckedIn: in.AllowCheckedIn, Token: in.Token,
+		Record: func(ctx context.Context, tx bun.Tx, refundID string) error {
+			detail["refund_id"] = refundID
+			return claim(ctx, tx, &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: in.OrderID,
+				Action: ActionRefund, Detail: detail, Token: in.Token})
+		}})
+}
+
+// ResendID names one resend: derived from the form's token, so a repeat of
+// the form starts the same workflow (whose e-mail carries the same
+// Message-ID).
+func ResendID(token string) string {
+	sum := sha256.Sum256([]byte("resend|" + token))
+	return hex.EncodeToString(sum[:10])
+}
+
+// Resend sends a paid production order's tickets e-mail again: the worker
+// sends it, in a ResendTickets workflow whose id derives from the order
+// and the token. The token is claimed first; a repeat of the form starts
+// the workflow again, which finds it started (running or done), so the
+// e-mail goes once, and a first attempt whose start failed is completed by
+// the repeat. first reports whether this call claimed the token.
+func (s *Service) Resend(ctx context.Context, a Actor, o *store.Order, token string) (first bool, err error) {
+	id := ResendID(token)
+	if why := Resendable(o); why != "" {
+		// Not to be sent (now): unless this form's resend went already.
+		if _, err := s.Claimed(ctx, a.CompanyID, token); err == nil {
+			return false, ErrRepeated
+		}
+		return false, &ErrNotPossible{Why: why}
+	}
+	err = claim(ctx, s.DB, &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: o.ID, Action: ActionResend,
+		Detail: map[string]any{"resend_id": id, "workflow_id": contract.ResendTicketsWorkflowID(o.ID, id)}, Token: token})
+	first = err == nil
+	if err != nil && !errors.Is(err, ErrRepeated) {
+		return false, err
+	}
+	if !first {
+		// Only this order's resend is completed by a repeat (not another
+		// action's form sent here).
+		prev, err := s.Claimed(ctx, a.CompanyID, token)
+		if err != nil {
+			return false, err
+		}
+		if prev.OrderID != o.ID || prev.Action != ActionResend {
+			return false, ErrRepeated
+		}
+	}
+	_, err = s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: contract.ResendTicketsWorkflowID(o.ID, id), TaskQueue: s.Orders.TaskQueue,
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		TypedSearchAttributes: temporal.NewSearchAttributes(contract.CompanyIDAttr.ValueSet(o.CompanyID),
+			contract.EventIDAttr.ValueSet(o.EventID), contract.IsTestAttr.ValueSet(o.IsTest)),
+	}, contract.ResendTicketsWorkflow, contract.ResendTicketsInput{OrderID: o.ID, CompanyID: o.CompanyID, ResendID: id})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &started) {
+		return first, fmt.Errorf("start the resend of order %d: %w", o.ID, err)
+	}
+	if !first {
+		return false, ErrRepeated
+	}
+	return true, nil
+}
+
+// Cancel cancels an unpaid order as the API's cancel does
+// (orders.Service), the action recorded and its token claimed in the
+// cancel's transaction. A paid order is errs.OrderPaid, unchanged.
+// cancelled is false when the order was cancelled before (ErrRepeated if
+// by this form).
+func (s *Service) Cancel(ctx context.Context, a Actor, o *store.Order, token string) (cancelled bool, err error) {
+	_, cancelled, err = s.Orders.CancelAsOrganizer(ctx, a.CompanyID, o.IsTest, o.ID, func(ctx context.Context, tx bun.Tx) error {
+		return claim(ctx, tx, &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: o.ID, Action: ActionCancel, Token: token})
+	})
+	if err == nil && !cancelled {
+		if _, err := s.Claimed(ctx, a.CompanyID, token); err == nil {
+			return false, ErrRepeated
+		}
+	}
+	return cancelled, err
+}
