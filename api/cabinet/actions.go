@@ -35,7 +35,7 @@ const (
 // actionPage is an action's confirm page (template order_action.html).
 type actionPage struct {
 	Kind     string // refund, resend or cancel
-	Order    *backoffice.Order
+	Order    *backoffice.ActionOrder
 	OrderURL string
 	// Tickets are the order's active tickets (refund), ticked as chosen.
 	Tickets  []actionTicket

@@ -58,8 +58,8 @@ type Actor struct {
 	CompanyID, UserID int64
 }
 
-// Order is an order as the confirm pages show it.
-type Order struct {
+// ActionOrder is an order as the actions' confirm pages show it.
+type ActionOrder struct {
 	*store.Order
 	Event    string
 	Refunded int64 // Σ of its refunds
@@ -72,7 +72,7 @@ type Action = store.CabinetAction
 
 // GetOrder returns one of the company's orders (either environment):
 // another company's is errs.NotFound, as an unknown one.
-func (s *Service) GetOrder(ctx context.Context, companyID, orderID int64) (*Order, error) {
+func (s *Service) GetOrder(ctx context.Context, companyID, orderID int64) (*ActionOrder, error) {
 	o, err := store.GetOrderByID(ctx, s.DB, orderID)
 	if err == nil && o.CompanyID != companyID {
 		err = fmt.Errorf("order %d: %w", orderID, errs.NotFound)
@@ -84,7 +84,7 @@ func (s *Service) GetOrder(ctx context.Context, companyID, orderID int64) (*Orde
 	if err != nil {
 		return nil, err
 	}
-	out := &Order{Order: o, Event: ev.Title}
+	out := &ActionOrder{Order: o, Event: ev.Title}
 	if err := s.DB.NewRaw("SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ?", o.ID).Scan(ctx, &out.Refunded); err != nil {
 		return nil, fmt.Errorf("refunds of order %d: %w", o.ID, err)
 	}
