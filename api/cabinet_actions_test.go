@@ -597,7 +597,7 @@ func TestCabinetRefundInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("confirm the refund: %v", err)
 	}
-	if want := fmt.Sprintf("/cabinet/orders/%d", id); !strings.HasSuffix(res.URL, want) {
+	if u, err := url.Parse(res.URL); err != nil || u.Path != fmt.Sprintf("/cabinet/orders/%d", id) || u.Query().Get("env") != "sandbox" {
 		t.Fatalf("after the refund the browser is at %s, want the order's page", res.URL)
 	}
 	if res.Status == http.StatusOK {

@@ -60,8 +60,15 @@ type actionTicket struct {
 // StatusText is the order's status as the page says it.
 func (p *actionPage) StatusText() string { return backoffice.Words(p.Order.Status) }
 
-// orderURL is the order's page in the back office (where every action ends).
-func orderURL(id int64) string { return "/cabinet/orders/" + strconv.FormatInt(id, 10) }
+// orderURL is the order's page in the back office (where every action
+// ends); a sandbox order's opens with ?env=sandbox.
+func orderURL(o *backoffice.ActionOrder) string {
+	u := "/cabinet/orders/" + strconv.FormatInt(o.ID, 10)
+	if o.IsTest {
+		u += "?env=sandbox"
+	}
+	return u
+}
 
 // newToken is a confirm page's one-time token: 128 random bits.
 func newToken() string { return rand.Text() }
@@ -97,7 +104,7 @@ func (c *cabinet) actionData(w http.ResponseWriter, r *http.Request, kind string
 		c.fail(w, r, err)
 		return nil, false
 	}
-	p := &actionPage{Kind: kind, Order: o, OrderURL: orderURL(o.ID), Token: newToken()}
+	p := &actionPage{Kind: kind, Order: o, OrderURL: orderURL(o), Token: newToken()}
 	switch kind {
 	case actionRefund:
 		p.Why = backoffice.Refundable(o.Order)
