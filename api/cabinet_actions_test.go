@@ -195,6 +195,16 @@ func TestCabinetRefundSomeTickets(t *testing.T) {
 		t.Fatalf("the action's record: user %d refund %s reason %q", who, refundID, reason)
 	}
 
+	// The order's page: the refund in its timeline with who did it, and
+	// the actions the order still allows.
+	orderPage := b.get(fmt.Sprintf("/cabinet/orders/%d?env=sandbox", id))
+	if orderPage.Status != http.StatusOK || !strings.Contains(orderPage.Body, "Refund by alice@a.test") ||
+		!strings.Contains(orderPage.Body, "refund "+wantID+"; reason: buyer is ill") ||
+		!strings.Contains(orderPage.Body, `id="act-refund"`) || strings.Contains(orderPage.Body, `id="act-cancel"`) ||
+		strings.Contains(orderPage.Body, `id="act-resend"`) {
+		t.Fatalf("the order's page after the refund: %d\n%s", orderPage.Status, orderPage.Body)
+	}
+
 	// The same form again (a reload of the POST, a double click): nothing.
 	p = b.post(fmt.Sprintf("/cabinet/orders/%d/refund", id), post)
 	if p.URL.Path != fmt.Sprintf("/cabinet/orders/%d", id) {
@@ -459,6 +469,37 @@ func TestCabinetActionRoles(t *testing.T) {
 			}
 		}
 	}
+	// The order's page offers each role only its actions, and only those
+	// the order allows.
+	buttons := func(b *browserless, order int64) string {
+		t.Helper()
+		p := b.get(fmt.Sprintf("/cabinet/orders/%d?env=sandbox", order))
+		if p.Status != http.StatusOK {
+			t.Fatalf("order %d's page: %d", order, p.Status)
+		}
+		var got []string
+		for _, id := range []string{"act-refund", "act-resend", "act-cancel"} {
+			if strings.Contains(p.Body, `id="`+id+`"`) {
+				got = append(got, id)
+			}
+		}
+		return strings.Join(got, " ")
+	}
+	finance, support := as(f.companyA, "finance2@a.test", organizer.RoleFinance), as(f.companyA, "support2@a.test", organizer.RoleSupport)
+	for _, tc := range []struct {
+		who         *browserless
+		name        string
+		order       int64
+		wantButtons string
+	}{
+		{finance, "finance, paid", paid, "act-refund"}, {finance, "finance, unpaid", unpaid, ""},
+		{support, "support, paid (sandbox: never e-mailed)", paid, ""}, {support, "support, unpaid", unpaid, "act-cancel"},
+	} {
+		if got := buttons(tc.who, tc.order); got != tc.wantButtons {
+			t.Errorf("%s: buttons %q, want %q", tc.name, got, tc.wantButtons)
+		}
+	}
+
 	if o := f.orderStatus(t, paid); o.Status != "paid" {
 		t.Fatalf("the paid order is %s", o.Status)
 	}

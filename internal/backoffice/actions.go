@@ -1,18 +1,22 @@
-// Package backoffice is what the organizer's back office does to an order:
+package backoffice
+
+// What the organizer's back office does to an order:
 // refund tickets, send the tickets e-mail again, cancel an unpaid order.
 // Each goes through the service path the API's own request takes (the same
 // statements, workflows and waits) and is recorded with who did it in
 // cabinet_actions, claimed by the confirm form's one-time token: a double
 // click, a reload or a racing second request finds the token claimed and
 // does nothing (ErrRepeated).
-package backoffice
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/uptrace/bun"
 	"go.temporal.io/api/enums/v1"
@@ -272,4 +276,33 @@ func (s *Service) Cancel(ctx context.Context, a Actor, o *store.Order, token str
 		}
 	}
 	return cancelled, err
+}
+
+// withActions adds what the back office did to the order (cabinet_actions,
+// with who did it) to its timeline, in time order.
+func withActions(v *Order, acts []store.CabinetAction, loc *time.Location) {
+	for _, a := range acts {
+		e := Entry{At: At(a.CreatedAt, loc), Kind: "action"}
+		switch a.Action {
+		case ActionRefund:
+			e.What = "Refund by " + a.UserEmail
+			if id, ok := a.Detail["refund_id"].(string); ok {
+				e.Detail = "refund " + id
+			}
+			if o, ok := a.Detail["checked_in_override"].(bool); ok && o {
+				e.Detail += "; tickets admitted at the door included"
+			}
+			if r, ok := a.Detail["reason"].(string); ok && r != "" {
+				e.Detail += "; reason: " + r
+			}
+		case ActionResend:
+			e.What = "Tickets e-mail sent again by " + a.UserEmail
+		case ActionCancel:
+			e.What = "Cancelled by " + a.UserEmail
+		default:
+			e.What = a.Action + " by " + a.UserEmail
+		}
+		v.Timeline = append(v.Timeline, e)
+	}
+	slices.SortStableFunc(v.Timeline, func(a, b Entry) int { return cmp.Compare(a.At.t.UnixNano(), b.At.t.UnixNano()) })
 }

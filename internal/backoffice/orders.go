@@ -256,7 +256,15 @@ func GetOrder(ctx context.Context, db *bun.DB, companyID int64, isTest bool, ord
 	if err != nil {
 		return nil, err
 	}
-	return shape(co), nil
+	v := shape(co)
+	// What the back office did to it, and who (actions.go).
+	acts, err := store.ListCabinetActions(ctx, db, companyID, orderID)
+	if err != nil {
+		return nil, err
+	}
+	loc, _ := zone(co.Event.TimeZone)
+	withActions(v, acts, loc)
+	return v, nil
 }
 
 var outcomeText = map[states.ScanOutcome]string{
