@@ -8,55 +8,61 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// File is the catalog file as organizers write it.
+// File is the catalog file as organizers write it. Every field's doc and
+// need tags are its documentation: the cabinet's format page and
+// docs/catalog-format.md are generated from them (Fields).
 type File struct {
-	Cities []City  `json:"cities"`
-	Venues []Venue `json:"venues"`
-	Events []Event `json:"events"`
+	Cities []City  `json:"cities" need:"optional" doc:"Cities of the venues. A venue may also name a city imported before."`
+	Venues []Venue `json:"venues" need:"optional" doc:"Venues with their hall schemes. An event may also name a venue imported before."`
+	Events []Event `json:"events" need:"optional" doc:"Events: seated (with a scheme), general admission (with capacities) or scheduled (with sessions)."`
+
+	src *source // the file's text and scanned values, for error lines
 }
 
 type City struct {
-	Ref  string `json:"ref"`
-	Name string `json:"name"`
+	Ref  string `json:"ref" need:"required" doc:"Your id of the city, unique in your catalog: 1-64 letters, digits, '_', '.' or '-'. A record with a ref imported before is updated."`
+	Name string `json:"name" need:"required" doc:"The city's name as buyers see it."`
 }
 
 type Venue struct {
-	Ref      string   `json:"ref"`
-	Name     string   `json:"name"`
-	City     string   `json:"city"`
-	Timezone string   `json:"timezone"`
-	Schemes  []Scheme `json:"schemes"`
+	Ref      string   `json:"ref" need:"required" doc:"Your id of the venue, unique in your catalog (as a city's ref)."`
+	Name     string   `json:"name" need:"required" doc:"The venue's name as buyers see it."`
+	City     string   `json:"city" need:"required" doc:"The ref of the venue's city: in this file or imported before."`
+	Timezone string   `json:"timezone" need:"required" doc:"The venue's time zone, an IANA name such as Europe/Moscow or Asia/Yekaterinburg: the cabinet and tickets show the venue's event times in it."`
+	Schemes  []Scheme `json:"schemes" need:"optional" doc:"Hall schemes (seat maps) of the venue; a seated event names one."`
 }
 
 type Scheme struct {
-	Ref   string `json:"ref"`
-	Name  string `json:"name"`
-	Zones []Zone `json:"zones"`
+	Ref   string `json:"ref" need:"required" doc:"Your id of the scheme, unique within its venue."`
+	Name  string `json:"name" need:"required" doc:"The scheme's name, such as Main hall."`
+	Zones []Zone `json:"zones" need:"required" doc:"The scheme's zones (stalls, balcony...), at least one; the first nearer the stage for best-available picks."`
 }
 
 type Zone struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	Rows []Row  `json:"rows"`
+	ID   string `json:"id" need:"required" doc:"The zone's id, unique in the scheme: 1-32 letters, digits, '_' or '.'. Seat ids are zone-row-number."`
+	Name string `json:"name" need:"required" doc:"The zone's name as buyers see it."`
+	Rows []Row  `json:"rows" need:"required" doc:"The zone's rows, at least one; the first nearer the stage."`
 }
 
 type Row struct {
-	Row   string   `json:"row"`
-	Seats SeatList `json:"seats"`
+	Row   string   `json:"row" need:"required" doc:"The row's label, unique in the zone: 1-32 letters, digits, '_' or '.'."`
+	Seats SeatList `json:"seats" need:"required" doc:"The row's seats: a count N (seats 1 to N, at most 1000) or a list whose items are seat numbers (whole numbers or text) or seat objects."`
 }
 
 // Seat is one seat of a row; X and Y are optional drawing coordinates.
 // Rank, optional, places the seat for best-available picks (lower is
 // better), in place of the rank computed from its zone, row and place.
 type Seat struct {
-	Number string   `json:"number"`
-	X      *float64 `json:"x,omitempty"`
-	Y      *float64 `json:"y,omitempty"`
-	Rank   *int     `json:"rank,omitempty"`
+	Number string   `json:"number" need:"required" doc:"The seat's number, unique in the row: 1-32 letters, digits, '_' or '.'."`
+	X      *float64 `json:"x,omitempty" need:"optional" doc:"Where to draw the seat on the scheme, horizontally."`
+	Y      *float64 `json:"y,omitempty" need:"optional" doc:"Where to draw the seat on the scheme, vertically."`
+	Rank   *int     `json:"rank,omitempty" need:"optional" doc:"Best-available order, 0 to 1000000000, lower is better; absent: by zone, row and closeness to the row's centre."`
 }
 
 // SeatList is a row's seats: a count N (seats "1".."N") or a list whose items
@@ -132,86 +138,124 @@ func (s SeatList) List() []Seat {
 }
 
 type Event struct {
-	Ref        string     `json:"ref"`
-	Title      string     `json:"title"`
-	Slug       string     `json:"slug"`
-	Status     string     `json:"status"`
-	StartsAt   time.Time  `json:"starts_at"`
-	Venue      string     `json:"venue"`
-	Scheme     string     `json:"scheme"`
-	Fee        Fee        `json:"fee"`
-	Categories []Category `json:"categories"`
-	Sessions   []Session  `json:"sessions"`
+	Ref        string     `json:"ref" need:"required" doc:"Your id of the event, unique in your catalog."`
+	Title      string     `json:"title" need:"required" doc:"The event's title as buyers see it."`
+	Slug       string     `json:"slug" need:"required" doc:"The event's web name: lowercase letters and digits separated by '-', such as swan-lake."`
+	Status     string     `json:"status" need:"required" doc:"published (on sale), draft (hidden) or archived."`
+	StartsAt   time.Time  `json:"starts_at" need:"required" doc:"When the event starts, with its UTC offset, such as 2026-12-01T19:00:00+03:00."`
+	Venue      string     `json:"venue" need:"required" doc:"The ref of the event's venue: in this file or imported before."`
+	Scheme     string     `json:"scheme" need:"seated events" doc:"The ref of one of the venue's schemes: a seated event. Absent: general admission or scheduled."`
+	Fee        Fee        `json:"fee" need:"required" doc:"The service fee on each ticket."`
+	Categories []Category `json:"categories" need:"required" doc:"The ticket categories, at least one."`
+	Sessions   []Session  `json:"sessions" need:"scheduled events" doc:"Schedule slots (a museum's hours, a tour's departures), each with its own capacity; not with a scheme."`
 	// Reentry lets a ticket out and in again at the door (a scan with
 	// direction out); absent: false, a ticket is admitted once.
-	Reentry bool `json:"reentry"`
+	Reentry bool `json:"reentry" need:"optional" doc:"true: a ticket may leave and enter again at the door. Absent: false, a ticket is admitted once."`
 }
 
 type Fee struct {
-	Mode   string `json:"mode"`
-	RateBP int64  `json:"rate_bp"`
-	MinFee int64  `json:"min_fee"`
+	Mode   string `json:"mode" need:"required" doc:"included (the fee is part of the price) or separate (added to the price at checkout)."`
+	RateBP int64  `json:"rate_bp" need:"optional" doc:"The fee's rate in basis points of the price, 0 to 10000 (1000 is 10%)."`
+	MinFee int64  `json:"min_fee" unit:"minor" need:"optional" doc:"The least fee per ticket."`
 }
 
 type Category struct {
-	Ref          string              `json:"ref"`
-	Name         string              `json:"name"`
-	Price        int64               `json:"price"`
-	Capacity     *int                `json:"capacity"`
-	Zones        []string            `json:"zones"`
-	Rows         map[string][]string `json:"rows"`
-	PriceChanges []PriceChange       `json:"price_changes"`
+	Ref          string              `json:"ref" need:"required" doc:"Your id of the category, unique within the event."`
+	Name         string              `json:"name" need:"required" doc:"The category's name as buyers see it, such as Stalls."`
+	Price        int64               `json:"price" unit:"minor" need:"required" doc:"The ticket's price, 0 to 10000000000."`
+	Capacity     *int                `json:"capacity" need:"general admission" doc:"How many tickets the category sells, 0 to 1000000: required without a scheme or sessions, not allowed with a scheme (its seats are the capacity)."`
+	Zones        []string            `json:"zones" need:"seated events" doc:"Ids of the scheme's zones whose seats this category sells."`
+	Rows         map[string][]string `json:"rows" need:"seated events" doc:"Rows this category sells, by zone id: {\"balcony\": [\"1\", \"2\"]}. A row here wins over its zone in another category's zones."`
+	PriceChanges []PriceChange       `json:"price_changes" need:"optional" doc:"Later prices: from a date or after so many tickets are sold."`
 }
 
 type PriceChange struct {
-	From      *time.Time `json:"from"`
-	AfterSold *int       `json:"after_sold"`
-	Price     int64      `json:"price"`
+	From      *time.Time `json:"from" need:"one of from, after_sold" doc:"The price applies from this moment, with its UTC offset."`
+	AfterSold *int       `json:"after_sold" need:"one of from, after_sold" doc:"The price applies once this many tickets of the category are sold."`
+	Price     int64      `json:"price" unit:"minor" need:"required" doc:"The new price."`
 }
 
 type Session struct {
-	Ref      string    `json:"ref"`
-	StartsAt time.Time `json:"starts_at"`
-	Capacity int       `json:"capacity"`
+	Ref      string    `json:"ref" need:"required" doc:"Your id of the session, unique within the event."`
+	StartsAt time.Time `json:"starts_at" need:"required" doc:"When the session starts, with its UTC offset."`
+	Capacity int       `json:"capacity" need:"required" doc:"How many tickets the session sells, 1 to 1000000."`
 }
 
-// Parse decodes a catalog file strictly: unknown fields and trailing data are
-// errors, reported with the line and column where decoding stopped.
+// source is a file's text and its scanned values: errors found after
+// decoding (a ref nobody defines) learn their line from it.
+type source struct {
+	data []byte
+	root *node
+}
+
+// Parse decodes a catalog file strictly: a syntax error (with its line and
+// column), and every wrong type, unknown or repeated field (each with its
+// line and path) are errors.
 func Parse(data []byte) (*File, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var f File
-	if err := dec.Decode(&f); err != nil {
-		return nil, Errors{decodeError(data, dec, err)}
+	f, errs := parse(data)
+	if len(errs) > 0 {
+		return nil, errs
 	}
-	// Anything but JSON whitespace after the object is trailing data (dec.More
-	// alone misses a stray ']' or '}').
-	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
-		return nil, Errors{{Path: "$", Line: lineOf(data, int64(len(data)-len(rest))), Reason: "unexpected data after the catalog object"}}
-	}
-	return &f, nil
+	return f, nil
 }
 
-func decodeError(data []byte, dec *json.Decoder, err error) Error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return Error{Path: "$", Line: lineOf(data, syn.Offset), Reason: "invalid JSON: " + syn.Error()}
-	case errors.As(err, &typ):
-		path := "$"
-		if typ.Field != "" {
-			path = "$." + typ.Field
+// parse decodes what it can: a file with a syntax error is nil, one with
+// wrong values is the file without them, and errs lists every problem.
+func parse(data []byte) (*File, Errors) {
+	root, syn := scan(data)
+	if syn != nil {
+		line, col := position(data, syn.off)
+		return nil, Errors{{Path: "$", Line: line, Column: col, Reason: syn.msg}}
+	}
+	d := &decoder{data: data}
+	f := &File{src: &source{data: data, root: root}}
+	if root.kind != '{' {
+		d.add("$", root.off, "a catalog file is one JSON object {\"cities\": [...], \"venues\": [...], \"events\": [...]}, not %s", shown(root))
+		return nil, d.errs
+	}
+	d.object(root, reflect.ValueOf(f).Elem(), "$")
+	return f, d.errs
+}
+
+// line finds the line of a path ("$.events[0].fee.mode") in the file: the
+// line of its field name, or of the nearest enclosing value the file has
+// (a missing field is reported at its object).
+func (s *source) line(path string) int {
+	if s == nil || !strings.HasPrefix(path, "$") {
+		return 0
+	}
+	n, off, rest := s.root, s.root.off, path[1:]
+	for rest != "" && n != nil {
+		switch {
+		case rest[0] == '[' && n.kind == '[':
+			end := strings.IndexByte(rest, ']')
+			i, err := strconv.Atoi(rest[1:max(end, 1)])
+			if end < 0 || err != nil || i < 0 || i >= len(n.vals) {
+				return lineAt(s.data, off)
+			}
+			n, off, rest = n.vals[i], n.vals[i].off, rest[end+1:]
+		case rest[0] == '.' && n.kind == '{':
+			// The longest key that fits: zone ids in rows may hold dots.
+			best := -1
+			for i, k := range n.keys {
+				after := rest[1:]
+				if strings.HasPrefix(after, k) && (len(after) == len(k) || after[len(k)] == '.' || after[len(k)] == '[') &&
+					(best < 0 || len(k) > len(n.keys[best])) {
+					best = i
+				}
+			}
+			if best < 0 {
+				return lineAt(s.data, off)
+			}
+			n, off, rest = n.vals[best], n.keyOffs[best], rest[1+len(n.keys[best]):]
+		default:
+			return lineAt(s.data, off)
 		}
-		return Error{Path: path, Line: lineOf(data, typ.Offset), Reason: fmt.Sprintf("must be %s, not %s", typ.Type, typ.Value)}
-	default:
-		return Error{Path: "$", Line: lineOf(data, dec.InputOffset()), Reason: err.Error()}
 	}
+	return lineAt(s.data, off)
 }
 
-func lineOf(data []byte, offset int64) int {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	return bytes.Count(data[:offset], []byte("\n")) + 1
+func lineAt(data []byte, off int) int {
+	line, _ := position(data, off)
+	return line
 }

@@ -129,6 +129,13 @@ func FuzzCatalogFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		plan, err := parseAndPlan(data)
 		checkErrors(t, data, err)
+		// Check (what imports run) reports the same file with decoding and
+		// validation errors together, all in the organizer's words.
+		_, cerr := catalogfile.Check(data, store.KnownCatalog{Cities: map[string]bool{}, Venues: map[string]map[string][]store.PlanSeat{}})
+		checkErrors(t, data, cerr)
+		if (err == nil) != (cerr == nil) {
+			t.Fatalf("Parse+Plan and Check disagree: %v / %v", err, cerr)
+		}
 		if err == nil {
 			checkPlan(t, plan)
 		}
@@ -177,6 +184,9 @@ func checkErrors(t *testing.T, data []byte, err error) {
 			t.Errorf("error %d: path %q does not start with $ (%v)", i, e.Path, e)
 		} else if !pathInSchema(e.Path) {
 			t.Errorf("error %d: path %q names no place of a catalog file (%v)", i, e.Path, e)
+		}
+		if goWords.MatchString(e.Reason) {
+			t.Errorf("error %d at %s speaks Go: %s", i, e.Path, e.Reason)
 		}
 		if strings.TrimSpace(e.Reason) == "" {
 			t.Errorf("error %d at %s: empty reason", i, e.Path)

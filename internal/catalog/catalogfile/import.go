@@ -25,15 +25,11 @@ const (
 // with any error is refused whole (Errors lists every one) and nothing is
 // written; a valid file lands in one transaction.
 func Import(ctx context.Context, db *bun.DB, companyID int64, data []byte) (Result, error) {
-	f, err := Parse(data)
-	if err != nil {
-		return Result{}, err
-	}
 	known, err := store.LoadKnownCatalog(ctx, db, companyID)
 	if err != nil {
 		return Result{}, err
 	}
-	plan, err := Plan(f, known)
+	plan, err := Check(data, known)
 	if err != nil {
 		return Result{}, err
 	}

@@ -98,24 +98,24 @@ func TestImportRefusesABadFileWhole(t *testing.T) {
 		t.Fatalf("want catalogfile.Errors, got %v", err)
 	}
 	want := []string{
-		"$.cities[1].ref: duplicate ref",
-		"$.cities[1].name: is required",
-		"$.venues[0].city: unknown city",
-		"$.venues[0].timezone: unknown time zone",
-		"$.venues[0].schemes[0].zones[0].rows[0].seats: a row has 1 to",
-		"$.venues[0].schemes[0].zones[0].rows[1].seats[1]: duplicate seat number",
-		"$.events[0].title: is required",
-		"$.events[0].slug:",
-		"$.events[0].status:",
-		"$.events[0].fee.mode:",
-		"$.events[0].fee.rate_bp:",
-		"$.events[0].fee.min_fee:",
-		"$.events[0].categories[0].price:",
-		"$.events[0].categories[0].price_changes[0]: give exactly one of from or after_sold",
-		"$.events[0].categories[0].capacity:",
-		"$.events[0].categories[0].zones[0]: scheme has no zone",
-		"$.events[1].venue: unknown venue",
-		"$.events[1].categories[0].capacity: a category of an event without a scheme or sessions needs a capacity",
+		"cities[1].ref: duplicate ref",
+		"cities[1].name: is required",
+		"venues[0].city: unknown city",
+		"venues[0].timezone: unknown time zone",
+		"venues[0].schemes[0].zones[0].rows[0].seats: a row has 1 to",
+		"venues[0].schemes[0].zones[0].rows[1].seats[1]: duplicate seat number",
+		"events[0].title: is required",
+		"events[0].slug:",
+		"events[0].status:",
+		"events[0].fee.mode:",
+		"events[0].fee.rate_bp:",
+		"events[0].fee.min_fee:",
+		"events[0].categories[0].price:",
+		"events[0].categories[0].price_changes[0]: give exactly one of from or after_sold",
+		"events[0].categories[0].capacity:",
+		"events[0].categories[0].zones[0]: scheme has no zone",
+		"events[1].venue: unknown venue",
+		"events[1].categories[0].capacity: a category of an event without a scheme or sessions needs a capacity",
 	}
 	got := err.Error()
 	for _, w := range want {
@@ -139,8 +139,8 @@ func TestParseReportsLineOfSyntaxAndTypeErrors(t *testing.T) {
 	tests := []struct {
 		name, file, want string
 	}{
-		{"syntax", "{\n  \"cities\": [\n    {\"ref\": \"a\",, }\n  ]\n}", "line 3: $: invalid JSON"},
-		{"type", "{\n  \"events\": [\n {\"ref\": 5}]}", "line 3: $.events.ref: must be string"},
+		{"syntax", "{\n  \"cities\": [\n    {\"ref\": \"a\",, }\n  ]\n}", "line 3, column 17: expected a field name in double quotes"},
+		{"type", "{\n  \"events\": [\n {\"ref\": 5}]}", "line 3: events[0].ref: expected text in double quotes, not 5"},
 		{"unknown field", "{\n\"cities\": [],\n\"colour\": 1}", `unknown field "colour"`},
 		{"trailing data", "{}\n{}", "unexpected data after the catalog object"},
 	}

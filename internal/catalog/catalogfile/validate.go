@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -16,19 +17,38 @@ import (
 	"ticketsales/store"
 )
 
-// Error is one problem of a catalog file: where (JSON path, and the line when
-// the decoder knows it) and why.
+// Error is one problem of a catalog file: where (the line, and the column of
+// a syntax error; the JSON path) and why, in words an organizer reads.
 type Error struct {
 	Path   string `json:"path"`
 	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
 	Reason string `json:"reason"`
+	// refused: the decoder refused the value at Path, so validation's
+	// complaints about it (missing, out of range) are not news.
+	refused bool
+}
+
+// Where is the error's path as the format page names fields
+// (events[0].starts_at); "" for the file as a whole.
+func (e Error) Where() string {
+	return strings.TrimPrefix(strings.TrimPrefix(e.Path, "$"), ".")
 }
 
 func (e Error) String() string {
+	var b strings.Builder
 	if e.Line > 0 {
-		return fmt.Sprintf("line %d: %s: %s", e.Line, e.Path, e.Reason)
+		fmt.Fprintf(&b, "line %d", e.Line)
+		if e.Column > 0 {
+			fmt.Fprintf(&b, ", column %d", e.Column)
+		}
+		b.WriteString(": ")
 	}
-	return fmt.Sprintf("%s: %s", e.Path, e.Reason)
+	if w := e.Where(); w != "" {
+		b.WriteString(w + ": ")
+	}
+	b.WriteString(e.Reason)
+	return b.String()
 }
 
 // Errors is every problem found in a file; a file with any is refused whole.
@@ -133,9 +153,50 @@ func Plan(f *File, known store.KnownCatalog) (*store.CatalogPlan, error) {
 		plan.Events = append(plan.Events, v.event(fmt.Sprintf("$.events[%d]", i), e, events, schemes))
 	}
 	if len(v.errs) > 0 {
+		for i := range v.errs {
+			if v.errs[i].Line == 0 {
+				v.errs[i].Line = f.src.line(v.errs[i].Path)
+			}
+		}
+		sortByLine(v.errs)
 		return nil, v.errs
 	}
 	return plan, nil
+}
+
+// Check reads and validates a file against the company's records already
+// in the store: the upsert plan, or every problem of the file (decoding and
+// validation both; a value the decoder refused is not reported again as
+// missing).
+func Check(data []byte, known store.KnownCatalog) (*store.CatalogPlan, error) {
+	f, errs := parse(data)
+	if f == nil {
+		return nil, errs
+	}
+	plan, err := Plan(f, known)
+	if len(errs) == 0 {
+		return plan, err
+	}
+	var invalid Errors
+	if errors.As(err, &invalid) {
+		for _, e := range invalid {
+			if !under(e.Path, errs) {
+				errs = append(errs, e)
+			}
+		}
+	}
+	sortByLine(errs)
+	return nil, errs
+}
+
+// under tells whether path is at or inside a path the decoder refused.
+func under(path string, refused Errors) bool {
+	for _, r := range refused {
+		if r.refused && (path == r.Path || strings.HasPrefix(path, r.Path+".") || strings.HasPrefix(path, r.Path+"[")) {
+			return true
+		}
+	}
+	return false
 }
 
 // Geometry is the scheme as GET /v1/events/{id}/scheme serves it.
