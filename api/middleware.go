@@ -115,7 +115,15 @@ func withRoutingProblems(mux *http.ServeMux) http.Handler {
 			writeProblem(w, newProblem(r.Context(), http.StatusNotFound, "not_found", "No such path; see /docs for the API."))
 			return
 		}
-		if _, pattern := mux.Handler(r); pattern != "" {
+		_, pattern := mux.Handler(r)
+		if pattern == "/cabinet/" {
+			// The cabinet answers people with pages, not problems: it
+			// bounds and reads its own bodies (an oversized catalog file
+			// gets a page saying so) and is not a Huma operation.
+			mux.ServeHTTP(w, r)
+			return
+		}
+		if pattern != "" {
 			if r.Body != nil && r.Body != http.NoBody {
 				body, p := readBody(w, r)
 				if p != nil {

@@ -333,9 +333,11 @@ type EventInventory struct {
 	Status   states.EventStatus `bun:"status" json:"status"`
 	StartsAt time.Time          `bun:"starts_at" json:"starts_at"`
 	Venue    string             `bun:"venue" json:"venue"`
-	Sold     int64              `bun:"sold" json:"sold"`
-	Held     int64              `bun:"held" json:"held"`
-	Free     int64              `bun:"free" json:"free"`
+	// Timezone is the venue's (IANA name): the event's times show in it.
+	Timezone string `bun:"timezone" json:"timezone"`
+	Sold     int64  `bun:"sold" json:"sold"`
+	Held     int64  `bun:"held" json:"held"`
+	Free     int64  `bun:"free" json:"free"`
 }
 
 // ListCompanyInventory lists the company's events with their seat counts. A
@@ -343,7 +345,7 @@ type EventInventory struct {
 func ListCompanyInventory(ctx context.Context, db bun.IDB, companyID int64, now time.Time) ([]EventInventory, error) {
 	var out []EventInventory
 	err := db.NewRaw(`
-		SELECT e.id, e.ref, e.title, e.status, e.starts_at, v.name AS venue,
+		SELECT e.id, e.ref, e.title, e.status, e.starts_at, v.name AS venue, v.timezone,
 			coalesce(s.sold, 0) + CASE WHEN ses.n > 0 THEN ses.sold ELSE coalesce(g.sold, 0) END AS sold,
 			coalesce(s.held, 0) AS held,
 			coalesce(s.free, 0) + CASE WHEN ses.n > 0 THEN ses.free ELSE coalesce(g.free, 0) END AS free

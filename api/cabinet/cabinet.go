@@ -146,6 +146,8 @@ func New(d Deps) http.Handler {
 	mux.Handle("POST /cabinet/orders/{id}/resend", c.allow(organizer.PermResend, c.resendTickets))
 	mux.Handle("GET /cabinet/orders/{id}/cancel", c.allow(organizer.PermCancel, c.actionForm(actionCancel)))
 	mux.Handle("POST /cabinet/orders/{id}/cancel", c.allow(organizer.PermCancel, c.cancelOrder))
+	mux.Handle("GET /cabinet/catalog/example.json", c.allow(organizer.PermCatalog, c.catalogExample))
+	mux.Handle("GET /cabinet/catalog/format", c.allow(organizer.PermCatalog, c.catalogFormat))
 	mux.HandleFunc("/cabinet/", func(w http.ResponseWriter, r *http.Request) { c.notFound(w, r) })
 
 	// Cross-origin protection refuses every unsafe request a browser sends
@@ -160,7 +162,7 @@ func New(d Deps) http.Handler {
 	// Static files need no session: they skip the session store's query.
 	outer := http.NewServeMux()
 	outer.Handle("GET /cabinet/static/", staticFiles())
-	outer.Handle("/cabinet/", cop.Handler(sm.LoadAndSave(mux)))
+	outer.Handle("/cabinet/", limitBody(cop.Handler(sm.LoadAndSave(mux))))
 	return securityHeaders(secureOverTLS(outer))
 }
 

@@ -1,10 +1,7 @@
 package cabinet
 
 import (
-	"encoding/gob"
 	"errors"
-	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -14,7 +11,6 @@ import (
 	"time"
 
 	"ticketsales/internal/apikey"
-	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/checkin"
 	"ticketsales/internal/errs"
 	"ticketsales/internal/organizer"
@@ -440,79 +436,6 @@ func (c *cabinet) requests(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "requests", data)
 }
 
-func (c *cabinet) catalogPage(w http.ResponseWriter, r *http.Request, status int, data pageData) {
-	events, err := report.Inventory(r.Context(), c.DB, user(r).CompanyID, c.Now())
-	if err != nil {
-		c.fail(w, r, err)
-		return
-	}
-	data.Title, data.Nav, data.Events = "Catalog", "catalog", events
-	c.render(w, r, status, "catalog", data)
-}
-
-func (c *cabinet) catalog(w http.ResponseWriter, r *http.Request) {
-	var data pageData
-	if res, ok := c.sessions.Pop(r.Context(), importResultSession).(catalogfile.Result); ok {
-		data.ImportResult = &res
-	}
-	c.catalogPage(w, r, http.StatusOK, data)
-}
-
-// maxCatalogFile bounds an uploaded catalog file (the api reads at most
-// 1 MiB of any body; a larger catalog is imported with ticketctl).
-const maxCatalogFile = 1 << 20
-
-// uploadCatalog imports a catalog file with the importer ticketctl uses: a
-// file with any error is refused whole, every error listed with its path.
-func (c *cabinet) uploadCatalog(w http.ResponseWriter, r *http.Request) {
-	u := user(r)
-	file, _, err := r.FormFile("file")
-	if err != nil {
-		c.catalogPage(w, r, http.StatusBadRequest, pageData{Message: "Choose a catalog file (JSON) to upload."})
-		return
-	}
-	defer file.Close()
-	body, err := io.ReadAll(io.LimitReader(file, maxCatalogFile+1))
-	if err != nil || len(body) > maxCatalogFile {
-		c.catalogPage(w, r, http.StatusRequestEntityTooLarge, pageData{Message: "The file could not be read or is larger than 1 MiB."})
-		return
-	}
-	res, err := catalogfile.Import(r.Context(), c.DB, u.CompanyID, body)
-	var refused catalogfile.Errors
-	switch {
-	case errors.As(err, &refused):
-		c.catalogPage(w, r, http.StatusUnprocessableEntity, pageData{ImportErrors: refused,
-			Message: fmt.Sprintf("The file was refused: %d error(s), nothing imported.", len(refused))})
-		return
-	case err != nil:
-		c.fail(w, r, err)
-		return
-	}
-	if c.CatalogChanged != nil {
-		for _, rec := range res.Records {
-			if rec.Kind == "event" {
-				c.CatalogChanged(rec.ID)
-			}
-		}
-	}
-	c.Log.InfoContext(r.Context(), "cabinet: catalog imported", "user_id", u.ID, "company_id", u.CompanyID, "records", len(res.Records))
-	// The result waits in the session for the catalog page (POST, redirect,
-	// GET): a reload there does not upload the file again. A refused
-	// upload above is answered directly: it changed nothing, so a reload
-	// of it changes nothing either.
-	c.sessions.Put(r.Context(), importResultSession, res)
-	c.done(w, r, "/cabinet/catalog", fmt.Sprintf("Imported: %d created, %d updated, %d unchanged; %d seats changed.",
-		res.Count(catalogfile.Created), res.Count(catalogfile.Updated), res.Count(catalogfile.Unchanged), res.SeatsChanged))
-}
-
-// importResultSession keeps an upload's result for the page after it.
-const importResultSession = "import_result"
-
-func init() {
-	// The session store encodes values with gob.
-	gob.Register(catalogfile.Result{})
-}
-
 func retryAfter(d time.Duration) string {
 	return strconv.Itoa(max(1, int(d.Seconds()+0.999)))
 }
@@ -566,7 +489,7 @@ func (c *cabinet) checkinPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data.Door, data.EventID, data.Refresh = rep, id, checkinRefresh
-	data.Arrivals = newArrivalsChart(rep.Arrivals)
+	data.Arrivals = newArrivalsChart(rep.Arrivals, location(rep.Timezone))
 	c.render(w, r, http.StatusOK, "checkin", data)
 }
 

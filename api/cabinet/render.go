@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"ticketsales/internal/apikey"
-	"ticketsales/internal/catalog/catalogfile"
 	"ticketsales/internal/checkin"
 	"ticketsales/internal/organizer"
 	"ticketsales/internal/report"
@@ -84,10 +83,6 @@ type pageData struct {
 	Door     *checkin.Report
 	Arrivals *arrivalsChart
 	Refresh  int
-
-	// Catalog
-	ImportErrors catalogfile.Errors
-	ImportResult *catalogfile.Result
 }
 
 type pages struct{ byName map[string]*template.Template }
@@ -164,7 +159,7 @@ func idOrDash(p *int64) string {
 }
 
 func parsePages() *pages {
-	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
+	layout := template.Must(template.New("layout.html").Funcs(funcs).Funcs(zoneFuncs).ParseFS(templateFS, "templates/layout.html"))
 	p := &pages{byName: map[string]*template.Template{}}
 	files, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
@@ -317,7 +312,7 @@ type arrivalBar struct {
 }
 
 // newArrivalsChart lays out one bar per bin, scaled to the busiest.
-func newArrivalsChart(bins []checkin.Arrivals) *arrivalsChart {
+func newArrivalsChart(bins []checkin.Arrivals, loc *time.Location) *arrivalsChart {
 	if len(bins) == 0 {
 		return nil
 	}
@@ -327,8 +322,8 @@ func newArrivalsChart(bins []checkin.Arrivals) *arrivalsChart {
 		peak = max(peak, b.Admitted)
 	}
 	ch := &arrivalsChart{Width: w, Height: h, Max: peak, BaseY: float64(h - bottom), TopY: float64(top),
-		Label: fmt.Sprintf("Arrivals per %d minutes, %s to %s UTC", int(checkin.ArrivalBin.Minutes()),
-			bins[0].Start.UTC().Format("15:04"), bins[len(bins)-1].Start.Add(checkin.ArrivalBin).UTC().Format("15:04"))}
+		Label: fmt.Sprintf("Arrivals per %d minutes, %s to %s (%s)", int(checkin.ArrivalBin.Minutes()),
+			bins[0].Start.In(loc).Format("15:04"), bins[len(bins)-1].Start.Add(checkin.ArrivalBin).In(loc).Format("15:04 MST"), loc)}
 	plotH := float64(h - bottom - top)
 	// At least minArrivalSlots slots: the first bars of the evening are
 	// bars, not a wall.
@@ -340,8 +335,8 @@ func newArrivalsChart(bins []checkin.Arrivals) *arrivalsChart {
 		x := float64(left) + float64(i)*slot
 		ch.Bars = append(ch.Bars, arrivalBar{
 			X: x + slot*0.1, Y: float64(top) + plotH - bh, W: slot * 0.8, H: bh, LabelX: x + slot*0.1,
-			Label:     b.Start.UTC().Format("15:04"),
-			Title:     fmt.Sprintf("%s–%s UTC: %d admitted", b.Start.UTC().Format("15:04"), b.Start.Add(checkin.ArrivalBin).UTC().Format("15:04"), b.Admitted),
+			Label:     b.Start.In(loc).Format("15:04"),
+			Title:     fmt.Sprintf("%s–%s: %d admitted", b.Start.In(loc).Format("15:04"), b.Start.Add(checkin.ArrivalBin).In(loc).Format("15:04 MST"), b.Admitted),
 			ShowLabel: i%every == 0, Admitted: b.Admitted,
 		})
 	}

@@ -36,9 +36,11 @@ type (
 // (every bin from the first arrival to the last, empty ones included),
 // and the conflicts.
 type Report struct {
-	EventID      int64
-	Title        string
-	StartsAt     time.Time
+	EventID  int64
+	Title    string
+	StartsAt time.Time
+	// Timezone is the venue's (an IANA name): the door's times show in it.
+	Timezone     string
 	AllowReentry bool
 	Sandbox      bool
 	At           time.Time
@@ -59,12 +61,16 @@ func Door(ctx context.Context, db *bun.DB, companyID, eventID int64, sandbox boo
 	if err != nil {
 		return nil, err
 	}
+	place, err := store.GetEventPlace(ctx, db, eventID)
+	if err != nil {
+		return nil, err
+	}
 	fig, err := store.GetCheckInFigures(ctx, db, store.CheckInFilter{CompanyID: companyID, EventID: eventID, IsTest: sandbox,
 		Bin: ArrivalBin, ConflictWindow: ConflictWindow, MaxConflicts: MaxConflicts})
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{EventID: e.ID, Title: e.Title, StartsAt: e.StartsAt, AllowReentry: e.AllowReentry, Sandbox: sandbox, At: now,
+	r := &Report{EventID: e.ID, Title: e.Title, StartsAt: e.StartsAt, Timezone: place.Timezone, AllowReentry: e.AllowReentry, Sandbox: sandbox, At: now,
 		Categories: fig.Categories, Gates: fig.Gates, Conflicts: fig.Conflicts}
 	for _, c := range fig.Categories {
 		r.Expected += c.Expected
