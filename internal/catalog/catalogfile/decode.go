@@ -57,6 +57,11 @@ func (d *decoder) value(n *node, v reflect.Value, path string, sf reflect.Struct
 			d.refuse(path, n.off, "expected %s, not %q", expected(t, sf), clip(s))
 			return
 		}
+		if at.Year() < minYear || at.Year() > maxYear {
+			// Year 0001 is a typo, and Postgres refuses some such years.
+			d.refuse(path, n.off, "expected a date-time between the years %d and %d, not %q", minYear, maxYear, clip(s))
+			return
+		}
 		v.Set(reflect.ValueOf(at))
 	case t == seatListType:
 		d.seats(n, v.Addr().Interface().(*SeatList), path, sf)
@@ -95,6 +100,10 @@ func (d *decoder) value(n *node, v reflect.Value, path string, sf reflect.Struct
 				d.add(path, n.keyOffs[i], "%q is given twice", k)
 				continue
 			}
+			if strings.ContainsRune(k, 0) {
+				d.refuse(path, n.keyOffs[i], "a name must not contain the NUL character (\\u0000)")
+				continue
+			}
 			seen[k] = true
 			e := reflect.New(t.Elem()).Elem()
 			d.value(n.vals[i], e, path+"."+k, sf)
@@ -106,7 +115,9 @@ func (d *decoder) value(n *node, v reflect.Value, path string, sf reflect.Struct
 			wrong()
 			return
 		}
-		v.SetString(unquote(n))
+		if s, ok := d.text(n, path); ok {
+			v.SetString(s)
+		}
 	case t.Kind() == reflect.Bool:
 		if n.kind != 'b' {
 			wrong()
@@ -178,7 +189,7 @@ func (d *decoder) seats(n *node, s *SeatList, path string, sf reflect.StructFiel
 			var seat Seat
 			switch item.kind {
 			case '"':
-				seat.Number = unquote(item)
+				seat.Number, _ = d.text(item, p)
 			case '0':
 				num, ok := whole(item)
 				if !ok || num < 0 {
@@ -197,6 +208,20 @@ func (d *decoder) seats(n *node, s *SeatList, path string, sf reflect.StructFiel
 	default:
 		d.refuse(path, n.off, "expected %s, not %s", expected(seatListType, sf), shown(n))
 	}
+}
+
+// Dates a catalog file may hold.
+const minYear, maxYear = 2000, 2100
+
+// text reads a string node; the NUL character is refused (Postgres text
+// cannot hold it, and no name needs it).
+func (d *decoder) text(n *node, path string) (string, bool) {
+	s := unquote(n)
+	if strings.ContainsRune(s, 0) {
+		d.refuse(path, n.off, "text must not contain the NUL character (\\u0000)")
+		return "", false
+	}
+	return s, true
 }
 
 // whole reads a number node as a whole number (12 or 12.0, not 12.5).

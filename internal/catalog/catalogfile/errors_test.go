@@ -102,6 +102,8 @@ func TestSyntaxErrorsSayLineAndColumnInWords(t *testing.T) {
 		{"invalid escape", "{\"cities\": [{\"ref\": \"a\\qb\"}]}", "line 1, column 21: the text has an invalid escape"},
 		{"deep", strings.Repeat("[", 100), "nested deeper than 64 levels"},
 		{"unknown top field", "{\n\"cities\": [],\n\"colour\": 1}", `line 3: unknown field "colour"; the catalog file has: cities, venues, events`},
+		{"NUL", "{\"cities\": [{\"ref\": \"a\", \"name\": \"Mos\\u0000cow\"}]}", `cities[0].name: text must not contain the NUL character (\u0000)`},
+		{"year 1", "{\"events\": [{\"starts_at\": \"0001-01-01T00:00:00Z\"}]}", `events[0].starts_at: expected a date-time between the years 2000 and 2100, not "0001-01-01T00:00:00Z"`},
 		{"twice", "{\"cities\": [],\n\"cities\": []}", `line 2: cities: the field "cities" is given twice`},
 		{"wrong type", "{\n  \"events\": [\n {\"ref\": 5}]}", "line 3: events[0].ref: expected text in double quotes, not 5"},
 		{"list for object", "{\"events\": {}}", "line 1: events: expected a list [...], not an object {...}"},
