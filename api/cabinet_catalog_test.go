@@ -68,8 +68,8 @@ func (b *browserless) upload(name string, file []byte) page {
 	return b.do(req)
 }
 
-// pageText is a page's text without tags, spaces collapsed.
-func pageText(body string) string {
+// catalogText is a page's text without tags, spaces collapsed.
+func catalogText(body string) string {
 	return strings.Join(strings.Fields(html.UnescapeString(regexp.MustCompile(`<[^>]+>`).ReplaceAllString(body, " "))), " ")
 }
 
@@ -147,8 +147,8 @@ func TestCabinetCatalogUploadErrors(t *testing.T) {
 			t.Errorf("an error speaks Go: %s", e)
 		}
 	}
-	if !strings.Contains(pageText(p.Body), "The file was refused: 8 error(s), nothing imported.") || countEvents(t, s, company) != 0 {
-		t.Fatalf("a refused file imported something, or the page does not say it refused it:\n%s", pageText(p.Body))
+	if !strings.Contains(catalogText(p.Body), "The file was refused: 8 error(s), nothing imported.") || countEvents(t, s, company) != 0 {
+		t.Fatalf("a refused file imported something, or the page does not say it refused it:\n%s", catalogText(p.Body))
 	}
 	// A syntax error: its line and column, and nothing else to list.
 	p = b.upload("broken.json", []byte("{\n  \"cities\": [\n    {\"ref\": \"ekb\" \"name\": \"Yekaterinburg\"}\n  ]\n}"))
@@ -167,7 +167,7 @@ func TestCabinetCatalogUploadErrors(t *testing.T) {
 			!strings.Contains(p.Body, `id="upload-form"`) {
 			t.Fatalf("%s: %d %s\n%.500s", name, p.Status, p.Header.Get("Content-Type"), p.Body)
 		}
-		if got := pageText(p.Body); !strings.Contains(got, "larger than 1 MiB") || !strings.Contains(got, fmt.Sprintf("ticketctl catalog import --company %d", company)) {
+		if got := catalogText(p.Body); !strings.Contains(got, "larger than 1 MiB") || !strings.Contains(got, fmt.Sprintf("ticketctl catalog import --company %d", company)) {
 			t.Fatalf("%s: the page does not say the limit and the way out:\n%s", name, got)
 		}
 	}
@@ -187,11 +187,11 @@ func TestCabinetCatalogUploadErrors(t *testing.T) {
 	}
 	p = b.upload("example.json", []byte(ex.Body))
 	if p.Status != http.StatusOK || !strings.Contains(p.Body, `id="import-result"`) || countEvents(t, s, company) != 3 {
-		t.Fatalf("the example does not import: %d\n%s", p.Status, pageText(p.Body))
+		t.Fatalf("the example does not import: %d\n%s", p.Status, catalogText(p.Body))
 	}
 	// Its events start in the venue's zone, labelled: 19:00 in
 	// Yekaterinburg is 14:00 UTC.
-	if got := pageText(p.Body); !strings.Contains(got, "2027-01-15 19:00 +05 Asia/Yekaterinburg") || strings.Contains(got, "14:00") {
+	if got := catalogText(p.Body); !strings.Contains(got, "2027-01-15 19:00 +05 Asia/Yekaterinburg") || strings.Contains(got, "14:00") {
 		t.Fatalf("the event list does not show the venue's time:\n%s", got)
 	}
 
@@ -238,7 +238,7 @@ func TestCabinetCheckInInVenueTime(t *testing.T) {
 	b := newBrowserless(t, s.URL, nil)
 	b.setPassword(cabinetUser(t, s, s.URL, company, "door@ural.test"))
 	p := b.get(fmt.Sprintf("/cabinet/checkin?event=%d", event))
-	got := pageText(p.Body)
+	got := catalogText(p.Body)
 	local := last.Add(5*time.Hour).UTC().Format("2006-01-02 15:04:05") + " +05"
 	if p.Status != http.StatusOK || !strings.Contains(got, "North 0 1 1 "+local) {
 		t.Fatalf("the gate's last scan is not at %s (five hours ahead of %s UTC):\n%s", local, last.UTC().Format(time.TimeOnly), got)
