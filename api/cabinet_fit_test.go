@@ -69,11 +69,12 @@ type fitViolation struct {
 //	cell     a table cell's content is wider than the cell (scrollWidth >
 //	         clientWidth), unless the cell has class "scroll".
 //	squeezed text whose box is narrower than its widest word, when that word
-//	         is shorter than 8ch, or narrower than 8ch: a word or path is
-//	         broken a letter or two per line. The widest word is measured in
-//	         the text's own font (canvas measureText); a text that does not
-//	         wrap (white-space: nowrap/pre) cannot be squeezed. Long tokens
-//	         may break (overflow-wrap: anywhere) but keep 8 characters a line.
+//	         is at most 12ch, or narrower than 12ch: a word is broken, or a
+//	         path is broken a few letters per line. Words are what is between
+//	         spaces and after a hyphen between letters, measured in the text's own font (a hidden probe); a
+//	         text that does not wrap (white-space: nowrap/pre) cannot be
+//	         squeezed. Long tokens may break (overflow-wrap: anywhere) but
+//	         keep 12 characters a line.
 //	control  a link or button is not wholly inside the viewport and every box
 //	         that clips or scrolls it, at its first scroll position: it
 //	         cannot be seen without scrolling a table sideways.
@@ -145,12 +146,27 @@ const measureFit = `((W) => {
   }
 
   // squeezed: one report per box holding the text.
-  const canvas = document.createElement('canvas').getContext('2d');
-  const fontOf = s => s.fontStyle + ' ' + s.fontWeight + ' ' + s.fontSize + ' ' + s.fontFamily;
+  // A word's width in the text's own font, numerals and spacing included.
+  const probe = document.createElement('span');
+  probe.style.cssText = 'position: absolute; left: -99999px; top: 0; white-space: pre; visibility: hidden';
+  document.body.appendChild(probe);
+  const widths = new Map();
+  const widthOf = (s, w) => {
+    const props = ['fontStyle', 'fontWeight', 'fontSize', 'fontFamily', 'fontStretch', 'fontVariantNumeric', 'fontFeatureSettings', 'letterSpacing', 'wordSpacing'];
+    const k = props.map(p => s[p]).join('|') + '|' + w;
+    let m = widths.get(k);
+    if (m === undefined) {
+      for (const p of props) probe.style[p] = s[p];
+      probe.textContent = w;
+      m = probe.getBoundingClientRect().width;
+      widths.set(k, m);
+    }
+    return m;
+  };
   const seen = new Set();
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {
-    const words = n.data.split(/\s+/).filter(w => w);
+    const words = n.data.split(/\s+|(?<=\p{L}-)(?=\p{L})/u).filter(w => w);
     const parent = n.parentElement;
     if (!words.length || !parent || skipped(parent) || parent.closest('select, textarea') || !rendered(parent)) continue;
     const ps = cs(parent);
@@ -160,15 +176,15 @@ const measureFit = `((W) => {
     const bs = cs(box);
     const width = box.clientWidth - parseFloat(bs.paddingLeft) - parseFloat(bs.paddingRight);
     if (box.clientWidth === 0) continue;
-    canvas.font = fontOf(ps);
     let widest = 0, word = '';
-    for (const w of words) { const m = canvas.measureText(w).width; if (m > widest) { widest = m; word = w; } }
-    const need = Math.min(widest, 8 * canvas.measureText('0').width);
+    for (const w of words) { const m = widthOf(ps, w); if (m > widest) { widest = m; word = w; } }
+    const need = Math.min(widest, 12 * widthOf(ps, '0'));
     if (width + 2 < need && !seen.has(box)) {
       seen.add(box);
       add('squeezed', box, 'text box ' + px(width) + ' px wide, needs ' + px(need) + ' px (widest word "' + word.slice(0, 40) + '" is ' + px(widest) + ' px)');
     }
   }
+  probe.remove();
   return out;
 })`
 
@@ -272,8 +288,13 @@ func TestCabinetPagesFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	door := key
-	for i := range 6 { // many keys
-		f.Key(t, a, []string{apikey.Sandbox, apikey.Production}[i%2], apikey.PartnerScopes[:1+i%len(apikey.PartnerScopes)]...)
+	for i := range 6 { // many keys, one revoked
+		_, id := f.Key(t, a, []string{apikey.Sandbox, apikey.Production}[i%2], apikey.PartnerScopes[:1+i%len(apikey.PartnerScopes)]...)
+		if i == 4 {
+			if _, err := f.DB.NewRaw("UPDATE api_keys SET revoked_at = now(), name = ? WHERE id = ?", fitKeyName+" (old)", id).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 
 	// A webhook endpoint with a long URL that answers 500 with a long body,
@@ -408,6 +429,10 @@ func TestCabinetPagesFit(t *testing.T) {
 			if i > 0 {
 				run(vp.name+" px", chromedp.EmulateViewport(vp.w, vp.h, vp.opts...))
 			}
+			if os.Getenv("FIT_DEBUG") != "" {
+				cols, _ := chromedp.Run(bctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('table'), t => t.id + ': ' + Array.from(t.rows[0].cells, c => c.textContent.trim().slice(0, 12) + '=' + Math.round(c.getBoundingClientRect().width)).join(' '))`))
+				t.Logf("%s at %s: %q", route, vp.name, cols)
+			}
 			got, err := chromedp.Run(bctx, chromedp.Evaluate[[]fitViolation](fmt.Sprintf("%s(%d)", measureFit, vp.w)))
 			if err != nil {
 				t.Fatalf("measure %s at %s px: %v", route, vp.name, err)
@@ -425,11 +450,11 @@ func TestCabinetPagesFit(t *testing.T) {
 					violations = append(violations, fmt.Sprintf("%s at %s px: %s: and %d more rows alike", route, vp.name, k, n-1))
 				}
 			}
-			shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(90))
+			shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 			if err != nil {
 				t.Fatalf("screenshot %s: %v", route, err)
 			}
-			if err := os.WriteFile(filepath.Join(artifacts, name+"-"+vp.name+".jpg"), shot, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(artifacts, name+"-"+vp.name+".png"), shot, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
