@@ -23,8 +23,10 @@ type CabinetUser struct {
 	// SessionVersion is what a session must hold to stay signed in.
 	SessionVersion int        `bun:"session_version,nullzero,default:1" json:"-"`
 	DisabledAt     *time.Time `bun:"disabled_at" json:"disabled_at,omitempty"`
-	CreatedAt      time.Time  `bun:"created_at,nullzero,default:now()" json:"created_at"`
-	UpdatedAt      time.Time  `bun:"updated_at,nullzero,default:now()" json:"-"`
+	// InvitedBy is the user who invited this one from the cabinet.
+	InvitedBy *int64    `bun:"invited_by" json:"invited_by,omitempty"`
+	CreatedAt time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at,nullzero,default:now()" json:"-"`
 }
 
 // ErrEmailTaken: another cabinet user has that e-mail.

@@ -148,6 +148,17 @@ func New(d Deps) http.Handler {
 	mux.Handle("POST /cabinet/orders/{id}/cancel", c.allow(organizer.PermCancel, c.cancelOrder))
 	mux.Handle("GET /cabinet/catalog/example.json", c.allow(organizer.PermCatalog, c.catalogExample))
 	mux.Handle("GET /cabinet/catalog/format", c.allow(organizer.PermCatalog, c.catalogFormat))
+	mux.Handle("GET /cabinet/team", c.allow(organizer.PermTeam, c.team))
+	mux.Handle("POST /cabinet/team/invite", c.allow(organizer.PermTeam, c.invite))
+	mux.Handle("POST /cabinet/team/{id}/resend", c.allow(organizer.PermTeam, c.resendInvitation))
+	mux.Handle("POST /cabinet/team/{id}/role", c.allow(organizer.PermTeam, c.changeRole))
+	mux.Handle("GET /cabinet/team/{id}/remove", c.allow(organizer.PermTeam, c.removeConfirm))
+	mux.Handle("POST /cabinet/team/{id}/remove", c.allow(organizer.PermTeam, c.removeMember))
+	// Everyone's own account: the password, and leaving the team.
+	mux.Handle("GET /cabinet/account", c.signedIn(c.account))
+	mux.Handle("POST /cabinet/account/password", c.signedIn(c.changePassword))
+	mux.Handle("GET /cabinet/account/leave", c.signedIn(c.leaveConfirm))
+	mux.Handle("POST /cabinet/account/leave", c.signedIn(c.leave))
 	mux.HandleFunc("/cabinet/", func(w http.ResponseWriter, r *http.Request) { c.notFound(w, r) })
 
 	// Cross-origin protection refuses every unsafe request a browser sends
@@ -287,7 +298,12 @@ func (c *cabinet) home(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *cabinet) signInPage(w http.ResponseWriter, r *http.Request) {
-	c.render(w, r, http.StatusOK, "signin", pageData{Title: "Sign in"})
+	data := pageData{Title: "Sign in"}
+	if r.URL.Query().Get("left") == "1" {
+		// A fixed text: the query puts none of its own on the page.
+		data.Notice = "You left the team and are signed out."
+	}
+	c.render(w, r, http.StatusOK, "signin", data)
 }
 
 func (c *cabinet) signIn(w http.ResponseWriter, r *http.Request) {
@@ -354,7 +370,26 @@ func (c *cabinet) linkPage(w http.ResponseWriter, r *http.Request) {
 		c.linkFailed(w, r, err)
 		return
 	}
-	c.render(w, r, http.StatusOK, "link", pageData{Title: "Set your password", Email: u.Email, MinPassword: organizer.MinPasswordLength})
+	c.render(w, r, http.StatusOK, "link", c.linkData(r, u))
+}
+
+// linkView tells an invited user whose team the link joins, as what.
+type linkView struct {
+	Invited bool
+	Company string
+	Role    organizer.Role
+}
+
+// linkData is the link page's data for the link's user.
+func (c *cabinet) linkData(r *http.Request, u *organizer.User) pageData {
+	data := pageData{Title: "Set your password", Email: u.Email, MinPassword: organizer.MinPasswordLength}
+	if !u.PasswordSet {
+		company, err := c.Users.CompanyName(r.Context(), u.CompanyID)
+		if err == nil {
+			data.Data = linkView{Invited: true, Company: company, Role: u.Role}
+		}
+	}
+	return data
 }
 
 func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
@@ -365,7 +400,7 @@ func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 		c.linkFailed(w, r, err)
 		return
 	}
-	data := pageData{Title: "Set your password", Email: u.Email, MinPassword: organizer.MinPasswordLength}
+	data := c.linkData(r, u)
 	if pw != again {
 		data.Message = "The two passwords differ."
 		c.render(w, r, http.StatusUnprocessableEntity, "link", data)

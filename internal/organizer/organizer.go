@@ -71,11 +71,13 @@ type User struct {
 	SessionVersion int        `json:"-"`
 	DisabledAt     *time.Time `json:"disabled_at,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
+	// PasswordSet: the user has set a password (an invited user has not).
+	PasswordSet bool `json:"-"`
 }
 
 func view(u *store.CabinetUser) *User {
 	return &User{ID: u.ID, CompanyID: u.CompanyID, Email: u.Email, Role: Role(u.Role), SessionVersion: u.SessionVersion, DisabledAt: u.DisabledAt,
-		CreatedAt: u.CreatedAt}
+		CreatedAt: u.CreatedAt, PasswordSet: u.PasswordHash != nil}
 }
 
 func userOf(u *store.CabinetUser, err error) (*User, error) {
@@ -216,11 +218,9 @@ func (s *Service) NewLink(ctx context.Context, userID int64) (string, error) {
 	if u.DisabledAt != nil {
 		return "", ErrUserDisabled
 	}
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // never fails on supported platforms
-	token := base64.RawURLEncoding.EncodeToString(b)
+	token, hash := newToken()
 	now := s.now()
-	if err := store.NewSignInLink(ctx, s.db, userID, hashToken(token), now.Add(LinkLifetime), now); err != nil {
+	if err := store.NewSignInLink(ctx, s.db, userID, hash, now.Add(LinkLifetime), now); err != nil {
 		return "", err
 	}
 	return LinkPath + token, nil
@@ -233,6 +233,20 @@ func (s *Service) UserByEmail(ctx context.Context, email string) (*User, error) 
 		return nil, err
 	}
 	return userOf(store.GetCabinetUserByEmail(ctx, s.db, email))
+}
+
+// newToken makes a link's token, 32 random bytes, and the hash that is
+// all the database keeps of it.
+func newToken() (string, []byte) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails on supported platforms
+	token := base64.RawURLEncoding.EncodeToString(b)
+	return token, hashToken(token)
+}
+
+// CompanyName is the name of the user's company.
+func (s *Service) CompanyName(ctx context.Context, companyID int64) (string, error) {
+	return store.GetCompanyName(ctx, s.db, companyID)
 }
 
 func hashToken(token string) []byte {

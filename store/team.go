@@ -1,0 +1,230 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Errors of changing a company's team.
+var (
+	// ErrLastOwner: the change would leave the company without an active
+	// owner (one who has set a password and is not disabled).
+	ErrLastOwner = errors.New("the company's last active owner cannot leave, be removed or stop being an owner")
+	// ErrAlreadyMember: the e-mail is already a member of the company.
+	ErrAlreadyMember = errors.New("the e-mail is already in the team")
+	// ErrNotInvited: the user has set a password or is disabled, so there
+	// is no invitation to send again.
+	ErrNotInvited = errors.New("the user has no pending invitation")
+	// ErrRemoved: the user was removed from the team (disabled).
+	ErrRemoved = errors.New("the user is no longer in the team")
+)
+
+// TeamMember is a cabinet user as the company's team page lists one.
+type TeamMember struct {
+	ID          int64      `bun:"id"`
+	Email       string     `bun:"email"`
+	Role        string     `bun:"role"`
+	PasswordSet bool       `bun:"password_set"`
+	DisabledAt  *time.Time `bun:"disabled_at"`
+	CreatedAt   time.Time  `bun:"created_at"`
+	// LastSignInAt is the latest sign-in the known addresses remember
+	// (within their 90 days), or nil.
+	LastSignInAt *time.Time `bun:"last_sign_in_at"`
+	// LinkExpiresAt is when the user's unused, unexpired link stops
+	// working (an invitation while no password is set), or nil.
+	LinkExpiresAt *time.Time `bun:"link_expires_at"`
+	InvitedBy     *string    `bun:"invited_by"`
+}
+
+// ListTeam returns the company's cabinet users: members first, by e-mail,
+// then the removed ones.
+func ListTeam(ctx context.Context, db bun.IDB, companyID int64, now time.Time) ([]TeamMember, error) {
+	var out []TeamMember
+	err := db.NewRaw(`SELECT u.id, u.email, u.role, u.password_hash IS NOT NULL AS password_set, u.disabled_at, u.created_at,
+			(SELECT max(k.signed_in_at) FROM cabinet_known_addresses k WHERE k.user_id = u.id) AS last_sign_in_at,
+			(SELECT max(l.expires_at) FROM cabinet_signin_links l WHERE l.user_id = u.id AND l.used_at IS NULL AND l.expires_at > ?) AS link_expires_at,
+			i.email AS invited_by
+		FROM cabinet_users u LEFT JOIN cabinet_users i ON i.id = u.invited_by
+		WHERE u.company_id = ?
+		ORDER BY u.disabled_at IS NOT NULL, u.email`, now, companyID).Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("list the team of company %d: %w", companyID, err)
+	}
+	return out, nil
+}
+
+// InviteCabinetUser adds a user without a password to the company, or
+// takes back a removed user of the company (role set, password cleared, a
+// new session version), and stores a one-time link for the user, spending
+// the user's older ones, in one transaction. An e-mail of another
+// company's user is ErrEmailTaken; of a member, ErrAlreadyMember.
+func InviteCabinetUser(ctx context.Context, db *bun.DB, companyID int64, email, role string, invitedBy int64,
+	tokenHash []byte, expires, now time.Time) (*CabinetUser, error) {
+	u := new(CabinetUser)
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := tx.NewRaw(`INSERT INTO cabinet_users (company_id, email, role, invited_by) VALUES (?, ?, ?, ?)
+			ON CONFLICT (email) DO NOTHING RETURNING *`, companyID, email, role, invitedBy).Scan(ctx, u)
+		if errors.Is(err, sql.ErrNoRows) {
+			// Taken: a removed user of this company comes back; anyone
+			// else keeps the e-mail.
+			err = tx.NewRaw(`UPDATE cabinet_users SET role = ?, invited_by = ?, password_hash = NULL, disabled_at = NULL,
+					session_version = session_version + 1, updated_at = ?
+				WHERE email = ? AND company_id = ? AND disabled_at IS NOT NULL RETURNING *`,
+				role, invitedBy, now, email, companyID).Scan(ctx, u)
+			if errors.Is(err, sql.ErrNoRows) {
+				var same bool
+				if err := tx.NewRaw("SELECT company_id = ? FROM cabinet_users WHERE email = ?", companyID, email).Scan(ctx, &same); err != nil {
+					return err
+				}
+				if same {
+					return ErrAlreadyMember
+				}
+				return ErrEmailTaken
+			}
+			if err == nil {
+				_, err = tx.NewRaw("DELETE FROM cabinet_known_addresses WHERE user_id = ?", u.ID).Exec(ctx)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
+			now, u.ID).Exec(ctx); err != nil {
+			return err
+		}
+		return CreateSignInLink(ctx, tx, u.ID, tokenHash, expires)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("invite %s to company %d: %w", email, companyID, err)
+	}
+	return u, nil
+}
+
+// ReinviteCabinetUser stores a new one-time link for a user of the company
+// who has not accepted the invitation yet, spending the older ones.
+func ReinviteCabinetUser(ctx context.Context, db *bun.DB, companyID, userID int64, tokenHash []byte, expires, now time.Time) (*CabinetUser, error) {
+	u := new(CabinetUser)
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewRaw("SELECT * FROM cabinet_users WHERE id = ? AND company_id = ? FOR UPDATE", userID, companyID).Scan(ctx, u); err != nil {
+			return notFound(err, fmt.Sprintf("cabinet user %d", userID))
+		}
+		if u.PasswordHash != nil || u.DisabledAt != nil {
+			return ErrNotInvited
+		}
+		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
+			now, userID).Exec(ctx); err != nil {
+			return err
+		}
+		return CreateSignInLink(ctx, tx, userID, tokenHash, expires)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("invite user %d again: %w", userID, err)
+	}
+	return u, nil
+}
+
+// teamChange runs change on a user of the company in a transaction that
+// holds the company's row: team changes of one company run one at a time,
+// so two owners demoting each other at once cannot both see the other as
+// the owner who stays. If the user is an active owner and would no longer
+// be one (keepsOwner false), another active owner must remain
+// (ErrLastOwner). A user of another company is errs.NotFound.
+func teamChange(ctx context.Context, db *bun.DB, companyID, userID int64, keepsOwner func(u *CabinetUser) bool,
+	change func(ctx context.Context, tx bun.Tx, u *CabinetUser) error) (*CabinetUser, error) {
+	u := new(CabinetUser)
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// NO KEY UPDATE: conflicts with itself, not with the key-share
+		// locks of rows inserted referencing the company (orders, keys).
+		var id int64
+		if err := tx.NewRaw("SELECT id FROM companies WHERE id = ? FOR NO KEY UPDATE", companyID).Scan(ctx, &id); err != nil {
+			return notFound(err, fmt.Sprintf("company %d", companyID))
+		}
+		if err := tx.NewRaw("SELECT * FROM cabinet_users WHERE id = ? AND company_id = ?", userID, companyID).Scan(ctx, u); err != nil {
+			return notFound(err, fmt.Sprintf("cabinet user %d", userID))
+		}
+		activeOwner := u.Role == "owner" && u.DisabledAt == nil && u.PasswordHash != nil
+		if activeOwner && !keepsOwner(u) {
+			var others int
+			if err := tx.NewRaw(`SELECT count(*) FROM cabinet_users WHERE company_id = ? AND id <> ? AND role = 'owner'
+				AND disabled_at IS NULL AND password_hash IS NOT NULL`, companyID, userID).Scan(ctx, &others); err != nil {
+				return err
+			}
+			if others == 0 {
+				return ErrLastOwner
+			}
+		}
+		return change(ctx, tx, u)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("change the team of company %d: %w", companyID, err)
+	}
+	return u, nil
+}
+
+// ChangeCabinetRole gives a member of the company another role; the
+// company's last active owner keeps being one (ErrLastOwner). The role
+// counts from the user's next request.
+func ChangeCabinetRole(ctx context.Context, db *bun.DB, companyID, userID int64, role string, now time.Time) (*CabinetUser, error) {
+	return teamChange(ctx, db, companyID, userID, func(*CabinetUser) bool { return role == "owner" },
+		func(ctx context.Context, tx bun.Tx, u *CabinetUser) error {
+			if u.DisabledAt != nil {
+				return ErrRemoved
+			}
+			return tx.NewRaw("UPDATE cabinet_users SET role = ?, updated_at = ? WHERE id = ? RETURNING *", role, now, u.ID).Scan(ctx, u)
+		})
+}
+
+// RemoveCabinetUser takes a user out of the company's team: the user is
+// disabled, the user's sessions end (a new session version) and links are
+// spent; the company's last active owner stays (ErrLastOwner). Removing a
+// removed user changes nothing.
+func RemoveCabinetUser(ctx context.Context, db *bun.DB, companyID, userID int64, now time.Time) (*CabinetUser, error) {
+	return teamChange(ctx, db, companyID, userID, func(*CabinetUser) bool { return false },
+		func(ctx context.Context, tx bun.Tx, u *CabinetUser) error {
+			if u.DisabledAt != nil {
+				return nil
+			}
+			if err := tx.NewRaw(`UPDATE cabinet_users SET disabled_at = ?, session_version = session_version + 1, updated_at = ?
+				WHERE id = ? RETURNING *`, now, now, u.ID).Scan(ctx, u); err != nil {
+				return err
+			}
+			_, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL", now, u.ID).Exec(ctx)
+			return err
+		})
+}
+
+// ChangeCabinetPassword stores the user's new password hash if the user's
+// session version is still sessionVersion (the password did not change
+// and the user was not removed meanwhile), takes a new session version
+// (the user's other sessions end) and spends the user's unused links.
+func ChangeCabinetPassword(ctx context.Context, db *bun.DB, userID int64, sessionVersion int, passwordHash string, now time.Time) (*CabinetUser, error) {
+	u := new(CabinetUser)
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := tx.NewRaw(`UPDATE cabinet_users SET password_hash = ?, session_version = session_version + 1, updated_at = ?
+			WHERE id = ? AND session_version = ? AND disabled_at IS NULL RETURNING *`,
+			passwordHash, now, userID, sessionVersion).Scan(ctx, u)
+		if err != nil {
+			return notFound(err, fmt.Sprintf("cabinet user %d of session version %d", userID, sessionVersion))
+		}
+		_, err = tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL", now, userID).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("change the password of user %d: %w", userID, err)
+	}
+	return u, nil
+}
+
+// GetCompanyName returns a company's name.
+func GetCompanyName(ctx context.Context, db bun.IDB, companyID int64) (string, error) {
+	var name string
+	if err := db.NewRaw("SELECT name FROM companies WHERE id = ?", companyID).Scan(ctx, &name); err != nil {
+		return "", notFound(err, fmt.Sprintf("company %d", companyID))
+	}
+	return name, nil
+}
