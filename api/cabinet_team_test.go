@@ -1,8 +1,10 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"io"
 	"log/slog"
 	"net/http"
@@ -25,6 +27,8 @@ import (
 	"ticketsales/internal/mail"
 	"ticketsales/internal/organizer"
 	"ticketsales/test/testenv"
+
+	"github.com/chromedp/chromedp"
 )
 
 // teamCabinet serves a cabinet of its own over the stack's database, with
@@ -810,5 +814,126 @@ func TestCabinetRoleLimits(t *testing.T) {
 				t.Errorf("%s still signed in after leaving", role)
 			}
 		})
+	}
+}
+
+// teamShot saves a full-page screenshot into .data/artifacts/cabinet and
+// fails on a blank one or on a page that scrolls sideways.
+func teamShot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	overflow, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
+	if err != nil || overflow {
+		t.Fatalf("%s scrolls sideways (%v)", name, err)
+	}
+	dir := filepath.Join("..", ".data", "artifacts", "cabinet")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("decode %s: %v", name, err)
+	}
+	if n := distinctColours(img); n <= 10 {
+		t.Fatalf("%s has %d colours in a sample: blank", name, n)
+	}
+}
+
+// TestCabinetTeamInBrowser: the owner invites a door keeper from the team
+// page; the door keeper opens the e-mailed link in another browser
+// profile, sets a password and sees only the check-in and their account;
+// other pages answer 403. Screenshots at 1280 and 390 px.
+func TestCabinetTeamInBrowser(t *testing.T) {
+	s := testenv.NewStack(t)
+	company := s.Company(t, "Acme Concerts")
+	base, outbox, _ := teamCabinet(t, s)
+	link := cabinetUser(t, s, base, company, "owner@acme.test")
+	owner := newBrowser(t, 2*time.Minute)
+	run := func(ctx context.Context, step string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	submit := func(ctx context.Context, step, button string, want int64) {
+		t.Helper()
+		res, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(button)))
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if res.Status != want {
+			t.Fatalf("%s: %d %s, want %d", step, res.Status, res.URL, want)
+		}
+	}
+	text := func(ctx context.Context, sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return strings.TrimSpace(s)
+	}
+
+	run(owner, "the owner's link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#password")),
+		chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword), chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword))
+	submit(owner, "set the owner's password", "#set-password", 200)
+	run(owner, "the team page", chromedp.Navigate(base+"/cabinet/team"), chromedp.WaitVisible(chromedp.CSS("#invite-form")),
+		chromedp.SendKeys(chromedp.CSS("#invite-email"), "door@acme.test"), chromedp.SetValue(chromedp.CSS("#invite-role"), "door"))
+	submit(owner, "invite", "#invite", 200)
+	if got := text(owner, "#notice"); !strings.Contains(got, "Invitation sent to door@acme.test as door") {
+		t.Fatalf("after inviting: %q", got)
+	}
+	doorID := memberID(t, s, "door@acme.test")
+	if got := text(owner, fmt.Sprintf(`tr[data-member-id="%d"]`, doorID)); !strings.Contains(got, "invited") || !strings.Contains(got, "valid until") {
+		t.Fatalf("the invited member's row: %q", got)
+	}
+	teamShot(t, owner, "team-desktop.png")
+	run(owner, "phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	teamShot(t, owner, "team-phone.png")
+	run(owner, "desktop width", chromedp.EmulateViewport(1280, 900))
+
+	// The invitee, in a browser profile of their own.
+	door, cancel := chromedp.NewContext(owner, chromedp.WithNewBrowserContext())
+	defer cancel()
+	run(door, "the invitation's link", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(lastInvitation(t, outbox, "door@acme.test")),
+		chromedp.WaitVisible(chromedp.CSS("#invitation")))
+	if got := text(door, "#invitation"); !strings.Contains(got, "Acme Concerts") || !strings.Contains(got, "door") {
+		t.Fatalf("the invitation says %q", got)
+	}
+	teamShot(t, door, "invitation-desktop.png")
+	run(door, "choose a password", chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword),
+		chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword))
+	submit(door, "accept", "#set-password", 200)
+	menu, err := chromedp.Run(door, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('header nav a'), a => a.getAttribute('href'))`))
+	if err != nil || !slices.Equal(menu, []string{"/cabinet/checkin", "/cabinet/account"}) {
+		t.Fatalf("the door keeper's menu: %v %v", menu, err)
+	}
+	if got := text(door, ".who"); got != "door@acme.test · door" {
+		t.Fatalf("signed in as %q", got)
+	}
+	teamShot(t, door, "door-checkin-desktop.png")
+	run(door, "the account", chromedp.Navigate(base+"/cabinet/account"), chromedp.WaitVisible(chromedp.CSS("#password-form")))
+	if got := text(door, "#account-role"); got != "door" {
+		t.Fatalf("the account's role: %q", got)
+	}
+	run(door, "phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	teamShot(t, door, "account-phone.png")
+	for _, path := range []string{"/cabinet/report", "/cabinet/team", "/cabinet/keys", "/cabinet/catalog"} {
+		res, err := chromedp.RunResponse(door, chromedp.Navigate(base+path))
+		if err != nil || res.Status != http.StatusForbidden {
+			t.Fatalf("the door keeper opening %s: %v %v", path, res, err)
+		}
+	}
+
+	// The owner sees the member active.
+	run(owner, "the team page again", chromedp.Navigate(base+"/cabinet/team"), chromedp.WaitVisible(chromedp.CSS("#members")))
+	if st, err := chromedp.Run(owner, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector('tr[data-member-id="%d"]').dataset.status`, doorID))); err != nil || st != "active" {
+		t.Fatalf("the member's status after accepting: %q %v", st, err)
 	}
 }
