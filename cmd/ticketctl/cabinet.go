@@ -127,7 +127,36 @@ func (c *cli) userCmd() *cobra.Command {
 	}
 	disable.Flags().StringVar(&disableEmail, "email", "", "the user's e-mail address")
 	disable.Flags().Int64Var(&disableID, "id", 0, "the user's id")
-	cmd.AddCommand(create, link, disable)
+	var listCompany int64
+	list := &cobra.Command{
+		Use:   "list --company ID",
+		Short: "List a company's cabinet users with their roles and status (active, invited, disabled)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := c.open(cmd); err != nil {
+				return err
+			}
+			team, err := organizer.New(c.db, nil, organizer.Limits{}).Team(cmd.Context(), listCompany)
+			if err != nil {
+				return err
+			}
+			return c.print(team, func(w io.Writer) {
+				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tE-MAIL\tROLE\tSTATUS\tLAST SIGN-IN")
+				for _, m := range team {
+					last := "-"
+					if m.LastSignInAt != nil {
+						last = m.LastSignInAt.UTC().Format("2006-01-02 15:04 UTC")
+					}
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", m.ID, m.Email, m.Role, m.Status, last)
+				}
+				_ = tw.Flush()
+			})
+		},
+	}
+	list.Flags().Int64Var(&listCompany, "company", 0, "company id")
+	_ = list.MarkFlagRequired("company")
+	cmd.AddCommand(create, link, disable, list)
 	return cmd
 }
 

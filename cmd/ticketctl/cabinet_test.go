@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,6 +59,14 @@ func TestTicketctlUserAndSalesReport(t *testing.T) {
 	}
 	if err := db.NewRaw("SELECT count(*) FROM cabinet_signin_links WHERE token_hash = ? AND used_at IS NULL", sum[:]).Scan(ctx, &n); err != nil || n != 0 {
 		t.Fatalf("the first link still works after `user link`: %d %v", n, err)
+	}
+	if _, err := ticketctl(t, "user", "create", "--company", cid, "--email", "door@acme.test", "--role", "door"); err != nil {
+		t.Fatalf("user create --role door: %v", err)
+	}
+	out, err = ticketctl(t, "user", "list", "--company", cid)
+	if err != nil || !regexp.MustCompile(`door@acme\.test\s+door\s+invited`).MatchString(out) ||
+		!regexp.MustCompile(`boss@acme\.test\s+owner\s+invited`).MatchString(out) {
+		t.Fatalf("user list: %v\n%s", err, out)
 	}
 	// Disabling: the session version moves, no link works, no new one is issued.
 	if _, err := ticketctl(t, "user", "disable"); err == nil {

@@ -40,17 +40,17 @@ const (
 
 // Member is a user of the company as the team page lists one.
 type Member struct {
-	ID           int64
-	Email        string
-	Role         Role
-	Status       Status
-	CreatedAt    time.Time
-	LastSignInAt *time.Time
+	ID           int64      `json:"id"`
+	Email        string     `json:"email"`
+	Role         Role       `json:"role"`
+	Status       Status     `json:"status"`
+	CreatedAt    time.Time  `json:"created_at"`
+	LastSignInAt *time.Time `json:"last_sign_in_at,omitempty"`
 	// InvitationExpiresAt is when an invited member's link stops working;
 	// nil for an invited member: the link expired or was spent, invite
 	// again.
-	InvitationExpiresAt *time.Time
-	InvitedBy           string
+	InvitationExpiresAt *time.Time `json:"invitation_expires_at,omitempty"`
+	InvitedBy           string     `json:"invited_by,omitempty"`
 }
 
 // Team lists the company's users, members first, then removed ones.
