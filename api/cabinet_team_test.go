@@ -646,7 +646,10 @@ var permNames = map[organizer.Perm]string{
 // lacks the permission (organizer.Role.Can), and is served otherwise. A
 // route without an entry here fails the test.
 func TestCabinetRoleLimits(t *testing.T) {
-	f := newFixture(t)
+	s := testenv.NewStack(t)
+	company := s.Company(t, "A")
+	key, _ := s.Key(t, company, apikey.Sandbox)
+	f := &fixture{Stack: s, companyA: company, keyA: key}
 	ctx := context.Background()
 	base, _ := outboxInstance(t, f.Stack)
 	owner := newBrowserless(t, base, nil)
