@@ -666,23 +666,43 @@ func TestCabinetRoleLimits(t *testing.T) {
 	}
 	r := newReceiver(t)
 	endpoint := f.subscribe(t, f.keyA, r)
+	// A delivery to show and send again (no worker runs here to make one).
+	if _, err := f.DB.ExecContext(ctx, `INSERT INTO webhook_events (id, type, company_id, is_test, endpoint_id) VALUES ('evt_role_test', 'webhook.test', ?, true, ?);
+		INSERT INTO webhook_deliveries (event_id, endpoint_id) VALUES ('evt_role_test', ?)`, f.companyA, endpoint, endpoint); err != nil {
+		t.Fatal(err)
+	}
+	endpointPath := fmt.Sprintf("/cabinet/webhooks/%d", endpoint)
+	post := func(path string, form url.Values) func(*testing.T) (string, url.Values) {
+		return func(*testing.T) (string, url.Values) { return path, form }
+	}
 	fixed := func(path string) func(*testing.T) (string, url.Values) {
 		return func(*testing.T) (string, url.Values) { return path, nil }
 	}
 	routes := map[string]teamRoute{
-		"GET /cabinet/signin":        {public: true},
-		"POST /cabinet/signin":       {public: true},
-		"GET /cabinet/link/{token}":  {public: true},
-		"POST /cabinet/link/{token}": {public: true},
-		"POST /cabinet/signout":      {public: true},
-		"/cabinet/":                  {public: true},
-		"GET /cabinet/{$}":           {request: fixed("/cabinet/")},
-		"GET /cabinet/report":        {perm: organizer.PermReport, request: fixed("/cabinet/report")},
-		"GET /cabinet/report.csv":    {perm: organizer.PermReport, request: fixed("/cabinet/report.csv")},
-		"GET /cabinet/keys":          {perm: organizer.PermKeys, request: fixed("/cabinet/keys")},
-		"GET /cabinet/requests":      {perm: organizer.PermRequests, request: fixed("/cabinet/requests")},
-		"GET /cabinet/webhooks":      {perm: organizer.PermWebhooks, request: fixed("/cabinet/webhooks")},
-		"GET /cabinet/webhooks/{id}": {perm: organizer.PermWebhooks, request: fixed(fmt.Sprintf("/cabinet/webhooks/%d", endpoint))},
+		"GET /cabinet/signin":                           {public: true},
+		"POST /cabinet/signin":                          {public: true},
+		"GET /cabinet/link/{token}":                     {public: true},
+		"POST /cabinet/link/{token}":                    {public: true},
+		"POST /cabinet/signout":                         {public: true},
+		"/cabinet/":                                     {public: true},
+		"GET /cabinet/{$}":                              {request: fixed("/cabinet/")},
+		"GET /cabinet/report":                           {perm: organizer.PermReport, request: fixed("/cabinet/report")},
+		"GET /cabinet/report.csv":                       {perm: organizer.PermReport, request: fixed("/cabinet/report.csv")},
+		"GET /cabinet/keys":                             {perm: organizer.PermKeys, request: fixed("/cabinet/keys")},
+		"GET /cabinet/requests":                         {perm: organizer.PermRequests, request: fixed("/cabinet/requests")},
+		"GET /cabinet/webhooks":                         {perm: organizer.PermWebhooks, request: fixed("/cabinet/webhooks")},
+		"GET /cabinet/webhooks/{id}":                    {perm: organizer.PermWebhooks, request: fixed(endpointPath)},
+		"GET /cabinet/webhooks/{id}/deliveries/{event}": {perm: organizer.PermWebhooks, request: fixed(endpointPath + "/deliveries/evt_role_test")},
+		"POST /cabinet/webhooks": {perm: organizer.PermWebhooks, request: post("/cabinet/webhooks", // no form token: nothing is added
+			url.Values{"environment": {"sandbox"}, "url": {r.URL()}})},
+		"POST /cabinet/webhooks/{id}": {perm: organizer.PermWebhooks, request: post(endpointPath,
+			url.Values{"url": {r.URL()}, "description": {"edited by the role test"}})},
+		"POST /cabinet/webhooks/{id}/disable":       {perm: organizer.PermWebhooks, request: post(endpointPath+"/disable", url.Values{})},
+		"POST /cabinet/webhooks/{id}/enable":        {perm: organizer.PermWebhooks, request: post(endpointPath+"/enable", url.Values{})},
+		"POST /cabinet/webhooks/{id}/rotate-secret": {perm: organizer.PermWebhooks, request: post(endpointPath+"/rotate-secret", url.Values{})},
+		"POST /cabinet/webhooks/{id}/test":          {perm: organizer.PermWebhooks, request: post(endpointPath+"/test", url.Values{})},
+		"POST /cabinet/webhooks/{id}/deliveries/{event}/redeliver": {perm: organizer.PermWebhooks,
+			request: post(endpointPath+"/deliveries/evt_role_test/redeliver", url.Values{})},
 		"GET /cabinet/checkin":       {perm: organizer.PermCheckIn, request: fixed("/cabinet/checkin")},
 		"GET /cabinet/catalog":       {perm: organizer.PermCatalog, request: fixed("/cabinet/catalog")},
 		"GET /cabinet/team":          {perm: organizer.PermTeam, request: fixed("/cabinet/team")},
@@ -756,8 +776,8 @@ func TestCabinetRoleLimits(t *testing.T) {
 			(SELECT string_agg(ROW(id, status)::text, ',' ORDER BY id) FROM tickets),
 			(SELECT count(*) FROM refunds),
 			(SELECT string_agg(e::text, ',' ORDER BY e.id) FROM events e),
-			(SELECT string_agg(w::text, ',' ORDER BY w.id) FROM webhook_endpoints w),
-			(SELECT count(*) FROM webhook_deliveries)))`).Scan(ctx, &sum)
+			(SELECT string_agg(ROW(id, url, description, event_types, enabled, secret, previous_secret, disabled_at)::text, ',' ORDER BY id) FROM webhook_endpoints),
+			(SELECT count(*) FROM webhook_events)))`).Scan(ctx, &sum)
 		if err != nil {
 			t.Fatalf("fingerprint: %v", err)
 		}
