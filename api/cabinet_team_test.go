@@ -688,6 +688,7 @@ func TestCabinetRoleLimits(t *testing.T) {
 		"GET /cabinet/{$}":                              {request: fixed("/cabinet/")},
 		"GET /cabinet/report":                           {perm: organizer.PermReport, request: fixed("/cabinet/report")},
 		"GET /cabinet/report.csv":                       {perm: organizer.PermReport, request: fixed("/cabinet/report.csv")},
+		"POST /cabinet/report/timezone":                 {perm: organizer.PermTeam, request: post("/cabinet/report/timezone", url.Values{"timezone": {"Europe/Moscow"}})},
 		"GET /cabinet/keys":                             {perm: organizer.PermKeys, request: fixed("/cabinet/keys")},
 		"GET /cabinet/requests":                         {perm: organizer.PermRequests, request: fixed("/cabinet/requests")},
 		"GET /cabinet/webhooks":                         {perm: organizer.PermWebhooks, request: fixed("/cabinet/webhooks")},
@@ -777,7 +778,8 @@ func TestCabinetRoleLimits(t *testing.T) {
 			(SELECT count(*) FROM refunds),
 			(SELECT string_agg(e::text, ',' ORDER BY e.id) FROM events e),
 			(SELECT string_agg(ROW(id, url, description, event_types, enabled, secret, previous_secret, disabled_at)::text, ',' ORDER BY id) FROM webhook_endpoints),
-			(SELECT count(*) FROM webhook_events)))`).Scan(ctx, &sum)
+			(SELECT count(*) FROM webhook_events),
+			(SELECT string_agg(c::text, ',' ORDER BY c.id) FROM companies c)))`).Scan(ctx, &sum)
 		if err != nil {
 			t.Fatalf("fingerprint: %v", err)
 		}
