@@ -688,6 +688,8 @@ func TestCabinetRoleLimits(t *testing.T) {
 		"GET /cabinet/{$}":                              {request: fixed("/cabinet/")},
 		"GET /cabinet/report":                           {perm: organizer.PermReport, request: fixed("/cabinet/report")},
 		"GET /cabinet/report.csv":                       {perm: organizer.PermReport, request: fixed("/cabinet/report.csv")},
+		"GET /cabinet/orders":                           {perm: organizer.PermOrders, request: fixed("/cabinet/orders")},
+		"GET /cabinet/orders/{id}":                      {perm: organizer.PermOrders, request: fixed("/cabinet/orders/1")}, // no order sold here: 404 when allowed
 		"POST /cabinet/report/timezone":                 {perm: organizer.PermTeam, request: post("/cabinet/report/timezone", url.Values{"timezone": {"Europe/Moscow"}})},
 		"GET /cabinet/keys":                             {perm: organizer.PermKeys, request: fixed("/cabinet/keys")},
 		"GET /cabinet/requests":                         {perm: organizer.PermRequests, request: fixed("/cabinet/requests")},
@@ -825,6 +827,8 @@ func TestCabinetRoleLimits(t *testing.T) {
 				switch pattern {
 				case "POST /cabinet/keys":
 					ok = []int{http.StatusCreated}
+				case "GET /cabinet/orders/{id}":
+					ok = []int{http.StatusNotFound}
 				case "POST /cabinet/catalog":
 					ok = []int{http.StatusBadRequest, http.StatusUnprocessableEntity}
 				}
