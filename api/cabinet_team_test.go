@@ -690,8 +690,15 @@ func TestCabinetRoleLimits(t *testing.T) {
 		"GET /cabinet/report.csv":                       {perm: organizer.PermReport, request: fixed("/cabinet/report.csv")},
 		"GET /cabinet/orders":                           {perm: organizer.PermOrders, request: fixed("/cabinet/orders")},
 		"GET /cabinet/orders/{id}":                      {perm: organizer.PermOrders, request: fixed("/cabinet/orders/1")}, // no order sold here: 404 when allowed
+		"GET /cabinet/orders/{id}/refund":               {perm: organizer.PermRefund, request: fixed("/cabinet/orders/1/refund")},
+		"POST /cabinet/orders/{id}/refund":              {perm: organizer.PermRefund, request: post("/cabinet/orders/1/refund", url.Values{})},
+		"GET /cabinet/orders/{id}/resend":               {perm: organizer.PermResend, request: fixed("/cabinet/orders/1/resend")},
+		"POST /cabinet/orders/{id}/resend":              {perm: organizer.PermResend, request: post("/cabinet/orders/1/resend", url.Values{})},
+		"GET /cabinet/orders/{id}/cancel":               {perm: organizer.PermCancel, request: fixed("/cabinet/orders/1/cancel")},
+		"POST /cabinet/orders/{id}/cancel":              {perm: organizer.PermCancel, request: post("/cabinet/orders/1/cancel", url.Values{})},
 		"POST /cabinet/report/timezone":                 {perm: organizer.PermTeam, request: post("/cabinet/report/timezone", url.Values{"timezone": {"Europe/Moscow"}})},
 		"GET /cabinet/keys":                             {perm: organizer.PermKeys, request: fixed("/cabinet/keys")},
+		"GET /cabinet/keys/created":                     {perm: organizer.PermKeys, request: fixed("/cabinet/keys/created")},
 		"GET /cabinet/requests":                         {perm: organizer.PermRequests, request: fixed("/cabinet/requests")},
 		"GET /cabinet/webhooks":                         {perm: organizer.PermWebhooks, request: fixed("/cabinet/webhooks")},
 		"GET /cabinet/webhooks/{id}":                    {perm: organizer.PermWebhooks, request: fixed(endpointPath)},
@@ -825,9 +832,8 @@ func TestCabinetRoleLimits(t *testing.T) {
 				}
 				ok := []int{http.StatusOK, http.StatusSeeOther}
 				switch pattern {
-				case "POST /cabinet/keys":
-					ok = []int{http.StatusCreated}
-				case "GET /cabinet/orders/{id}":
+				case "GET /cabinet/orders/{id}", "GET /cabinet/orders/{id}/refund", "POST /cabinet/orders/{id}/refund", "GET /cabinet/orders/{id}/resend",
+					"POST /cabinet/orders/{id}/resend", "GET /cabinet/orders/{id}/cancel", "POST /cabinet/orders/{id}/cancel":
 					ok = []int{http.StatusNotFound}
 				case "POST /cabinet/catalog":
 					ok = []int{http.StatusBadRequest, http.StatusUnprocessableEntity}
