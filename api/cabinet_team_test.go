@@ -713,11 +713,13 @@ func TestCabinetRoleLimits(t *testing.T) {
 		"POST /cabinet/webhooks/{id}/test":          {perm: organizer.PermWebhooks, request: post(endpointPath+"/test", url.Values{})},
 		"POST /cabinet/webhooks/{id}/deliveries/{event}/redeliver": {perm: organizer.PermWebhooks,
 			request: post(endpointPath+"/deliveries/evt_role_test/redeliver", url.Values{})},
-		"GET /cabinet/checkin":       {perm: organizer.PermCheckIn, request: fixed("/cabinet/checkin")},
-		"GET /cabinet/catalog":       {perm: organizer.PermCatalog, request: fixed("/cabinet/catalog")},
-		"GET /cabinet/team":          {perm: organizer.PermTeam, request: fixed("/cabinet/team")},
-		"GET /cabinet/account":       {request: fixed("/cabinet/account")},
-		"GET /cabinet/account/leave": {request: fixed("/cabinet/account/leave")},
+		"GET /cabinet/checkin":              {perm: organizer.PermCheckIn, request: fixed("/cabinet/checkin")},
+		"GET /cabinet/catalog":              {perm: organizer.PermCatalog, request: fixed("/cabinet/catalog")},
+		"GET /cabinet/catalog/format":       {perm: organizer.PermCatalog, request: fixed("/cabinet/catalog/format")},
+		"GET /cabinet/catalog/example.json": {perm: organizer.PermCatalog, request: fixed("/cabinet/catalog/example.json")},
+		"GET /cabinet/team":                 {perm: organizer.PermTeam, request: fixed("/cabinet/team")},
+		"GET /cabinet/account":              {request: fixed("/cabinet/account")},
+		"GET /cabinet/account/leave":        {request: fixed("/cabinet/account/leave")},
 		"GET /cabinet/team/{id}/remove": {perm: organizer.PermTeam, request: func(t *testing.T) (string, url.Values) {
 			return fmt.Sprintf("/cabinet/team/%d/remove", fresh(t)), nil
 		}},
