@@ -602,10 +602,10 @@ type teamRoute struct {
 
 var cabinetRoutePattern = regexp.MustCompile(`mux\.Handle(?:Func)?\("((?:GET|POST|PUT|PATCH|DELETE) )?(/cabinet/[^"]*)",\s*(c\.allow\(organizer\.(Perm\w+)|c\.signedIn\()?`)
 
-// cabinetRoutes reads the routes the cabinet's source registers, each
+// cabinetRouteGuards reads the routes the cabinet's source registers, each
 // with the permission its code names ("signedIn" for any signed-in user,
 // "" for none).
-func cabinetRoutes(t *testing.T) map[string]string {
+func cabinetRouteGuards(t *testing.T) map[string]string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("cabinet", "*.go"))
 	if err != nil || len(files) == 0 {
@@ -754,7 +754,7 @@ func TestCabinetRoleLimits(t *testing.T) {
 
 	// The table and the source agree: every route has an entry, and each
 	// entry's permission is the one the code guards the route with.
-	source := cabinetRoutes(t)
+	source := cabinetRouteGuards(t)
 	for pattern, guard := range source {
 		rt, ok := routes[pattern]
 		switch {
