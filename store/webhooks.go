@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,9 @@ type WebhookEndpoint struct {
 	CreatedAt               time.Time  `bun:"created_at,nullzero,default:now()"`
 	UpdatedAt               time.Time  `bun:"updated_at,nullzero,default:now()"`
 	DeletedAt               *time.Time `bun:"deleted_at"`
+	// CreationToken is the cabinet form's one-time token that made the
+	// endpoint (nil: made through the API).
+	CreationToken *string `bun:"creation_token"`
 }
 
 // Secrets are the secrets that sign a delivery made at now: the current
@@ -180,9 +184,23 @@ func CreateWebhookEndpoint(ctx context.Context, db bun.IDB, e *WebhookEndpoint, 
 			e.CompanyID, e.IsTest).Scan(ctx, &n); err != nil {
 			return err
 		}
+		if e.CreationToken != nil {
+			// The form's token was claimed already (a submission that
+			// waited on the application's row for this one): e is the
+			// endpoint it made.
+			err := tx.NewSelect().Model(e).Where("company_id = ? AND creation_token = ?", e.CompanyID, *e.CreationToken).Scan(ctx)
+			if err == nil {
+				return ErrCreationTokenUsed
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
 		if n >= most {
 			return ErrEndpointLimit
 		}
+		// The unique (company_id, creation_token) index is the claim's
+		// last word, should a submission ever not wait on the row above.
 		_, err := tx.NewInsert().Model(e).Returning("*").Exec(ctx)
 		return err
 	})
@@ -191,6 +209,14 @@ func CreateWebhookEndpoint(ctx context.Context, db bun.IDB, e *WebhookEndpoint, 
 	}
 	return nil
 }
+
+// ErrCreationTokenUsed: the form's token made an endpoint already (the
+// endpoint given is set to it).
+var ErrCreationTokenUsed = errors.New("creation token used")
+
+// ErrSecretOverlap: the previous secret still signs beside the current
+// one; a rotation now would end its overlap at once.
+var ErrSecretOverlap = errors.New("previous secret still in its overlap")
 
 // GetWebhookEndpoint returns an endpoint of a company's environment.
 func GetWebhookEndpoint(ctx context.Context, db bun.IDB, companyID int64, isTest bool, id int64) (*WebhookEndpoint, error) {
@@ -281,10 +307,24 @@ func DeleteWebhookEndpoint(ctx context.Context, db bun.IDB, companyID int64, isT
 
 // RotateWebhookSecret gives an endpoint a new secret; the current one keeps
 // signing beside it for overlap.
-func RotateWebhookSecret(ctx context.Context, db bun.IDB, e *WebhookEndpoint, secret string, overlap time.Duration) error {
+//
+// afterOverlap refuses (ErrSecretOverlap) while the previous secret still
+// signs: two rotations racing (a double click) make one, and the secret
+// they replace keeps its promised overlap.
+func RotateWebhookSecret(ctx context.Context, db bun.IDB, e *WebhookEndpoint, secret string, overlap time.Duration, afterOverlap bool) error {
 	err := db.NewRaw(`UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_expires_at = now() + ?::interval,
 			secret = ?, updated_at = now()
-		WHERE id = ? AND deleted_at IS NULL RETURNING *`, fmt.Sprintf("%d microseconds", overlap.Microseconds()), secret, e.ID).Scan(ctx, e)
+		WHERE id = ? AND deleted_at IS NULL
+			AND NOT (? AND previous_secret_expires_at IS NOT NULL AND previous_secret_expires_at > now())
+		RETURNING *`, fmt.Sprintf("%d microseconds", overlap.Microseconds()), secret, e.ID, afterOverlap).Scan(ctx, e)
+	if errors.Is(err, sql.ErrNoRows) && afterOverlap {
+		// Refused, or gone: which one, as of now.
+		var overlapping bool
+		if err := db.NewRaw(`SELECT previous_secret_expires_at IS NOT NULL AND previous_secret_expires_at > now()
+			FROM webhook_endpoints WHERE id = ? AND deleted_at IS NULL`, e.ID).Scan(ctx, &overlapping); err == nil && overlapping {
+			return ErrSecretOverlap
+		}
+	}
 	if err != nil {
 		return notFound(err, fmt.Sprintf("webhook endpoint %d", e.ID))
 	}

@@ -340,6 +340,11 @@ func (c *cabinet) startSession(w http.ResponseWriter, r *http.Request, u *organi
 		c.fail(w, r, err)
 		return
 	}
+	// Nothing of an earlier sign-in carries into this one: not a notice,
+	// not a webhook secret waiting to be shown, not a form's token.
+	for _, k := range []string{flashKey, secretKey, secretEndpointKey, formTokenKey} {
+		c.sessions.Remove(r.Context(), k)
+	}
 	c.sessions.Put(r.Context(), "user_id", u.ID)
 	c.sessions.Put(r.Context(), "session_version", u.SessionVersion)
 	c.Log.InfoContext(r.Context(), "cabinet sign-in", "user_id", u.ID, "company_id", u.CompanyID, "role", u.Role)

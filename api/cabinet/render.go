@@ -200,19 +200,35 @@ func (c *cabinet) done(w http.ResponseWriter, r *http.Request, to, notice string
 
 // render writes a page; a template error becomes a bare 500.
 func (c *cabinet) render(w http.ResponseWriter, r *http.Request, status int, name string, data pageData) {
+	c.renderThen(w, r, status, name, data, nil)
+}
+
+// renderThen writes a page as render does, running shown (if any) once
+// the page is rendered and before it is written: what a page shows once
+// (a flash, a new secret) leaves the session only when it was shown, and
+// while the session can still be saved.
+func (c *cabinet) renderThen(w http.ResponseWriter, r *http.Request, status int, name string, data pageData, shown func()) {
 	if u, ok := r.Context().Value(userKey{}).(*organizer.User); ok && data.User == nil {
 		data.User = u
 	}
+	flashed := false
 	if data.Notice == "" && data.User != nil {
 		// The notice an action left before redirecting here (POST,
 		// redirect, GET: a reload repeats nothing).
-		data.Notice = c.sessions.PopString(r.Context(), flashKey)
+		data.Notice = c.sessions.GetString(r.Context(), flashKey)
+		flashed = data.Notice != ""
 	}
 	var buf bytes.Buffer
 	if err := c.pages.byName[name].ExecuteTemplate(&buf, "layout.html", data); err != nil {
 		c.Log.ErrorContext(r.Context(), "cabinet template", "page", name, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
+	}
+	if flashed {
+		c.sessions.Remove(r.Context(), flashKey)
+	}
+	if shown != nil {
+		shown()
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)

@@ -172,7 +172,17 @@ func (c *cabinet) createEndpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e, err := c.Webhooks.Create(r.Context(), webhooks.Principal(u.CompanyID, form.Environment),
-		webhooks.EndpointInput{URL: &form.URL, Description: &form.Description, EventTypes: form.types()})
+		webhooks.EndpointInput{URL: &form.URL, Description: &form.Description, EventTypes: form.types(), CreationToken: token})
+	var before *webhooks.CreatedBefore
+	if errors.As(err, &before) {
+		// The same form, sent again while the first was being made (the
+		// session had not yet spent its token): the database's claim of
+		// the token made one endpoint. Its page, without touching this
+		// request's copy of the session, which would overwrite the one
+		// holding the new secret.
+		http.Redirect(w, r, endpointURL(before.ID), http.StatusSeeOther)
+		return
+	}
 	if err != nil {
 		if status, message, problems, ok := refusal(err); ok {
 			refuse(status, message, problems)
@@ -264,15 +274,34 @@ func (c *cabinet) webhookEndpointPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := endpointPage{Form: endpointForm{URL: ep.URL, Description: ep.Description, EventTypes: ep.EventTypes}}
+	var shown func()
 	if c.sessions.GetInt64(r.Context(), secretEndpointKey) == ep.ID {
-		// Shown this once: a reload no longer has it.
-		v.Secret = c.sessions.PopString(r.Context(), secretKey)
-		c.sessions.Remove(r.Context(), secretEndpointKey)
+		// Shown this once (a reload no longer has it), and only while it
+		// still signs: a rotation since (another tab) makes it stale.
+		secret := c.sessions.GetString(r.Context(), secretKey)
+		current, err := webhooks.IsCurrentSecret(r.Context(), c.DB, user(r).CompanyID, ep, secret)
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		if current {
+			v.Secret = secret
+		}
+		// Out of the session once the page is rendered: a failure before
+		// then leaves it for the next view.
+		shown = func() {
+			c.sessions.Remove(r.Context(), secretKey)
+			c.sessions.Remove(r.Context(), secretEndpointKey)
+		}
 	}
-	c.endpointPage(w, r, http.StatusOK, "", ep, v)
+	message := ""
+	if r.URL.Query().Get("rotate") == "refused" {
+		message = overlapNotice(ep)
+	}
+	c.endpointPage(w, r, http.StatusOK, message, ep, v, shown)
 }
 
-func (c *cabinet) endpointPage(w http.ResponseWriter, r *http.Request, status int, message string, ep *webhooks.CompanyEndpoint, v endpointPage) {
+func (c *cabinet) endpointPage(w http.ResponseWriter, r *http.Request, status int, message string, ep *webhooks.CompanyEndpoint, v endpointPage, shown func()) {
 	q := r.URL.Query()
 	v.Endpoint, v.Types = ep, eventTypes()
 	v.DeliveryStatus = states.DeliveryStatus(q.Get("status"))
@@ -302,14 +331,16 @@ func (c *cabinet) endpointPage(w http.ResponseWriter, r *http.Request, status in
 	if v.Page > 1 {
 		v.PrevURL = link(v.Page - 1)
 	}
-	c.render(w, r, status, "webhook", pageData{Title: "Webhook endpoint " + strconv.FormatInt(ep.ID, 10), Nav: "webhooks",
-		Message: message, Data: v})
+	c.renderThen(w, r, status, "webhook", pageData{Title: "Webhook endpoint " + strconv.FormatInt(ep.ID, 10), Nav: "webhooks",
+		Message: message, Data: v}, shown)
 }
 
 // endpointAction runs an action on the endpoint the path names through the
-// service, as the endpoint's environment; a refusal is shown on the
-// endpoint's page (with the form as sent), success goes back to it with
-// the notice act returns.
+// service, as the endpoint's environment; success goes back to the
+// endpoint's page with the notice act returns, and so does a refusal (a
+// cap, a state), with the refusal as the notice: a reload repeats nothing.
+// Only the edit form's bad input is answered in place (422, the form as
+// sent).
 func (c *cabinet) endpointAction(name string, act func(r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ep, ok := c.endpointFromPath(w, r)
@@ -323,15 +354,21 @@ func (c *cabinet) endpointAction(name string, act func(r *http.Request, p *apike
 		u := user(r)
 		notice, err := act(r, webhooks.Principal(u.CompanyID, ep.Environment), ep)
 		if err != nil {
-			form := endpointForm{URL: ep.URL, Description: ep.Description, EventTypes: ep.EventTypes}
 			var fp *formProblems
 			if errors.As(err, &fp) {
 				c.endpointPage(w, r, http.StatusUnprocessableEntity, "Nothing was changed: correct the form.", ep,
-					endpointPage{Form: fp.form, Problems: fp.problems})
+					endpointPage{Form: fp.form, Problems: fp.problems}, nil)
 				return
 			}
 			if errors.Is(err, errs.NotFound) {
 				c.notFound(w, r)
+				return
+			}
+			if errors.Is(err, webhooks.ErrSecretOverlap) {
+				// Said by the page's address, not the session: this
+				// request's copy of the session must not overwrite the
+				// one a racing rotation saved with the new secret.
+				http.Redirect(w, r, endpointURL(ep.ID)+"?rotate=refused", http.StatusSeeOther)
 				return
 			}
 			status, message, problems, ok := refusal(err)
@@ -339,14 +376,12 @@ func (c *cabinet) endpointAction(name string, act func(r *http.Request, p *apike
 				c.fail(w, r, err)
 				return
 			}
-			if name == "edited" {
-				form, _ = readEndpointForm(r)
+			if status == http.StatusUnprocessableEntity {
+				form, _ := readEndpointForm(r)
+				c.endpointPage(w, r, status, message, ep, endpointPage{Form: form, Problems: problems}, nil)
+				return
 			}
-			var rate *errs.RateError
-			if errors.As(err, &rate) {
-				w.Header().Set("Retry-After", retryAfter(rate.Problem().RetryAfter))
-			}
-			c.endpointPage(w, r, status, message, ep, endpointPage{Form: form, Problems: problems})
+			c.done(w, r, endpointURL(ep.ID), message)
 			return
 		}
 		c.Log.InfoContext(r.Context(), "cabinet: webhook endpoint "+name, "user_id", u.ID, "company_id", u.CompanyID, "endpoint_id", ep.ID)
@@ -376,11 +411,13 @@ func (c *cabinet) editEndpoint(r *http.Request, p *apikey.Principal, ep *webhook
 	return "Endpoint saved.", nil
 }
 
-// disableEndpoint stops deliveries to the endpoint; the reason says who.
+// disableEndpoint stops deliveries to the endpoint; the reason says where
+// and by which role, not who (the API shows it to the company's
+// integrations; the log keeps the user).
 func (c *cabinet) disableEndpoint(r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error) {
 	off := false
 	if _, err := c.Webhooks.Update(r.Context(), p, ep.ID, webhooks.EndpointInput{Enabled: &off,
-		DisabledReason: "disabled in the cabinet by " + user(r).Email}); err != nil {
+		DisabledReason: "disabled in the cabinet by its " + string(user(r).Role)}); err != nil {
 		return "", err
 	}
 	return "Endpoint disabled: it receives no events until it is enabled again.", nil
@@ -397,15 +434,27 @@ func (c *cabinet) enableEndpoint(r *http.Request, p *apikey.Principal, ep *webho
 }
 
 // rotateSecret gives the endpoint a new secret, shown once on its page;
-// the old one signs beside it for webhooks.SecretOverlap.
+// the old one signs beside it for webhooks.SecretOverlap. Not again while
+// that overlap runs: a second rotation (a double click) would end it at
+// once.
 func (c *cabinet) rotateSecret(r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error) {
-	e, err := c.Webhooks.RotateSecret(r.Context(), p, ep.ID)
+	e, err := c.Webhooks.RotateSecretAfterOverlap(r.Context(), p, ep.ID)
 	if err != nil {
 		return "", err
 	}
 	c.showSecretOnce(r, e.ID, e.Secret)
 	return fmt.Sprintf("New signing secret made. The old one keeps signing beside it for %d hours.",
 		int(webhooks.SecretOverlap.Hours())), nil
+}
+
+// overlapNotice says why the secret was not rotated, and until when.
+func overlapNotice(ep *webhooks.CompanyEndpoint) string {
+	until := "its overlap ends"
+	if ep.PreviousSecretExpiresAt != nil {
+		until = ep.PreviousSecretExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	return fmt.Sprintf("Not rotated again: the secret was rotated less than %d hours ago, and the one it replaced still signs "+
+		"beside it. Rotate again after %s.", int(webhooks.SecretOverlap.Hours()), until)
 }
 
 // testEndpoint sends a webhook.test event to the endpoint (the API's test
@@ -467,18 +516,29 @@ func (c *cabinet) redeliver(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := user(r)
+	to := endpointURL(ep.ID) + "/deliveries/" + d.EventID
 	sent, err := c.Webhooks.RedeliverTo(r.Context(), webhooks.Principal(u.CompanyID, ep.Environment), d.EventID, ep.ID)
+	if errors.Is(err, errs.Unavailable) {
+		// The delivery is pending again already: the worker's sweep
+		// starts it when Temporal cannot now.
+		c.Log.WarnContext(r.Context(), "cabinet: redelivery left to the sweep", "company_id", u.CompanyID,
+			"endpoint_id", ep.ID, "event_id", d.EventID, "err", err)
+		c.done(w, r, to, "Queued to be sent again: it is sent shortly.")
+		return
+	}
+	if errors.Is(err, errs.NotFound) {
+		c.notFound(w, r)
+		return
+	}
 	if err != nil {
-		status, message, _, ok := refusal(err)
+		_, message, _, ok := refusal(err)
 		if !ok {
 			c.fail(w, r, err)
 			return
 		}
-		var rate *errs.RateError
-		if errors.As(err, &rate) {
-			w.Header().Set("Retry-After", retryAfter(rate.Problem().RetryAfter))
-		}
-		c.deliveryPage(w, r, status, message)
+		// A refusal (a cap, a state) as the notice of the delivery's page:
+		// a reload repeats nothing.
+		c.done(w, r, to, message)
 		return
 	}
 	notice := "Sent again: a new attempt is under way."
@@ -487,5 +547,5 @@ func (c *cabinet) redeliver(w http.ResponseWriter, r *http.Request) {
 	}
 	c.Log.InfoContext(r.Context(), "cabinet: webhook redelivered", "user_id", u.ID, "company_id", u.CompanyID,
 		"endpoint_id", ep.ID, "event_id", d.EventID)
-	c.done(w, r, endpointURL(ep.ID)+"/deliveries/"+d.EventID, notice)
+	c.done(w, r, to, notice)
 }

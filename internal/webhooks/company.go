@@ -3,6 +3,7 @@ package webhooks
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -203,4 +204,15 @@ func minTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// IsCurrentSecret says whether secret is the endpoint's signing secret now
+// (compared in constant time): the cabinet shows a secret kept in the
+// session only while it is still the one that signs.
+func IsCurrentSecret(ctx context.Context, db bun.IDB, companyID int64, ep *CompanyEndpoint, secret string) (bool, error) {
+	e, err := store.GetWebhookEndpoint(ctx, db, companyID, ep.Environment == "sandbox", ep.ID)
+	if err != nil {
+		return false, err
+	}
+	return secret != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(e.Secret)) == 1, nil
 }

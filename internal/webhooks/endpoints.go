@@ -121,6 +121,17 @@ type EndpointInput struct {
 	Enabled     *bool
 	// DisabledReason says who disabled the endpoint ("": the API did).
 	DisabledReason string
+	// CreationToken is the cabinet form's one-time token: a second
+	// creation with it makes nothing (CreatedBefore).
+	CreationToken string
+}
+
+// CreatedBefore: the creation's token made endpoint ID already (a form
+// sent twice).
+type CreatedBefore struct{ ID int64 }
+
+func (c *CreatedBefore) Error() string {
+	return fmt.Sprintf("webhook endpoint %d made with this form already", c.ID)
 }
 
 // validate checks the input, every problem at once; the URL's address
@@ -163,9 +174,14 @@ func (s *Service) Create(ctx context.Context, p *apikey.Principal, in EndpointIn
 	if in.Enabled != nil {
 		e.Enabled = *in.Enabled
 	}
+	if in.CreationToken != "" {
+		e.CreationToken = &in.CreationToken
+	}
 	most := cmp.Or(s.Limits.Endpoints, DefaultMaxEndpoints)
 	if err := store.CreateWebhookEndpoint(ctx, s.DB, e, most); errors.Is(err, store.ErrEndpointLimit) {
 		return nil, &errs.LimitError{Max: most}
+	} else if errors.Is(err, store.ErrCreationTokenUsed) {
+		return nil, &CreatedBefore{ID: e.ID}
 	} else if err != nil {
 		return nil, err
 	}
@@ -233,11 +249,26 @@ func (s *Service) Delete(ctx context.Context, p *apikey.Principal, id int64) err
 // RotateSecret gives an endpoint a new secret, returned this once; the old
 // one signs beside it for SecretOverlap.
 func (s *Service) RotateSecret(ctx context.Context, p *apikey.Principal, id int64) (*Endpoint, error) {
+	return s.rotateSecret(ctx, p, id, false)
+}
+
+// ErrSecretOverlap: the previous secret still signs beside the current
+// one (until the endpoint's PreviousSecretExpiresAt).
+var ErrSecretOverlap = store.ErrSecretOverlap
+
+// RotateSecretAfterOverlap rotates as RotateSecret does, but only once the
+// previous secret's overlap is over (else ErrSecretOverlap): the cabinet's
+// rotation, which a double click must not run twice.
+func (s *Service) RotateSecretAfterOverlap(ctx context.Context, p *apikey.Principal, id int64) (*Endpoint, error) {
+	return s.rotateSecret(ctx, p, id, true)
+}
+
+func (s *Service) rotateSecret(ctx context.Context, p *apikey.Principal, id int64, afterOverlap bool) (*Endpoint, error) {
 	e, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), id)
 	if err != nil {
 		return nil, err
 	}
-	if err := store.RotateWebhookSecret(ctx, s.DB, e, NewSecret(), SecretOverlap); err != nil {
+	if err := store.RotateWebhookSecret(ctx, s.DB, e, NewSecret(), SecretOverlap, afterOverlap); err != nil {
 		return nil, err
 	}
 	return endpointView(e, true), nil
