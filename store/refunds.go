@@ -122,6 +122,17 @@ func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
 	})
 }
 
+// LockOrder takes the order's row lock for the rest of tx: what a refund
+// writes beside it (the cabinet's record of the action) waits behind
+// another refund of the same order instead of deadlocking with it.
+func LockOrder(ctx context.Context, tx bun.Tx, orderID int64) error {
+	var id int64
+	if err := tx.NewRaw("SELECT id FROM orders WHERE id = ? FOR UPDATE", orderID).Scan(ctx, &id); err != nil {
+		return notFound(err, fmt.Sprintf("order %d", orderID))
+	}
+	return nil
+}
+
 // CreateRefundTx is CreateRefund inside the caller's transaction, so what
 // the caller records of the refund (the back office's action) commits or
 // rolls back with it.

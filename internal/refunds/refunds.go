@@ -127,6 +127,13 @@ func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64
 func (s *Service) refund(ctx context.Context, o *store.Order, r *store.Refund, record func(ctx context.Context, tx bun.Tx) error) error {
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if record != nil {
+			// The order's lock before the record: the record's foreign key
+			// takes a share lock on the order, and two refunds of one
+			// order each holding that while waiting for the other's
+			// FOR UPDATE deadlock. Locked first, the second waits here.
+			if err := store.LockOrder(ctx, tx, r.OrderID); err != nil {
+				return err
+			}
 			if err := record(ctx, tx); err != nil {
 				return err
 			}
