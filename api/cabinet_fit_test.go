@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"ticketsales/internal/apikey"
+	"ticketsales/internal/organizer"
 	"ticketsales/store"
 )
 
@@ -407,6 +408,8 @@ func TestCabinetPagesFit(t *testing.T) {
 	base := f.ProductionLikeAPI(t)
 	baseURL, _ := url.Parse(base)
 	link := cabinetUser(t, f.Stack, base, a, "owner.with.a.rather.long.address@festival-productions.example.com")
+	// A second member, so the team page has a Remove link and its form.
+	_ = cabinetUserAs(t, f.Stack, base, a, "box-office.support.desk@festival-productions.example.com", organizer.RoleSupport)
 	bctx := newBrowser(t, 3*time.Minute)
 	artifacts := filepath.Join("..", ".data", "artifacts", "cabinet", "fit")
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
