@@ -1,4 +1,4 @@
-module ticketsales
+module github.com/ticketsales/ticketsales
 
 go 1.26.8
 

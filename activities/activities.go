@@ -15,11 +15,11 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/mail"
-	"ticketsales/internal/metrics"
-	"ticketsales/internal/payment"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/metrics"
+	"github.com/ticketsales/ticketsales/internal/payment"
 )
 
 // Activities holds the dependencies of every activity; it is registered once.

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/activities"
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/activities"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // hold places a real hold through the store, as the API does.

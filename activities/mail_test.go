@@ -11,9 +11,9 @@ import (
 	"github.com/emersion/go-smtp"
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/mail"
-	"ticketsales/test/testenv/smtptest"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/test/testenv/smtptest"
 )
 
 // TestTicketsEmailRefusedByTheServer: a recipient the server refuses for

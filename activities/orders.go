@@ -8,11 +8,11 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/delivery/email"
-	"ticketsales/internal/mail"
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/delivery/email"
+	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // PayResult is an order's status after an attempt to mark it paid.

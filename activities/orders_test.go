@@ -8,11 +8,11 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/activities"
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/activities"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // pendingOrder makes a sandbox order for one held seat, as the API does.

@@ -8,11 +8,11 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/payment"
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/payment"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // SettleResult is what settling a gateway payment decided.

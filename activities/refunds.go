@@ -8,9 +8,9 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // ErrTypeRefundRefused marks a refund the order's state does not allow.

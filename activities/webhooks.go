@@ -16,10 +16,10 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
-	"ticketsales/internal/webhooks"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/webhooks"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // WebhookSettings shape deliveries.

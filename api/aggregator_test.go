@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 func TestAggregatorLifecycle(t *testing.T) {

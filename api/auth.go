@@ -10,9 +10,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/api/request"
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/ratelimit"
+	"github.com/ticketsales/ticketsales/api/request"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/ratelimit"
 )
 
 // authenticate resolves the Bearer key to a principal and checks the

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/api"
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/ratelimit"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/api"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/ratelimit"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // A malformed key is refused on its shape: an instance whose key lookups go

@@ -9,11 +9,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"ticketsales/api"
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/config"
-	"ticketsales/internal/ratelimit"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/api"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/config"
+	"github.com/ticketsales/ticketsales/internal/ratelimit"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // Failed authentications of an IPv6 client count per /64: a client that

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 func (f *fixture) reserveBest(t *testing.T, best string) *testenv.Response {

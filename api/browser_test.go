@@ -13,7 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // TestGatewayPaymentInBrowser pays a gateway order on the built-in test

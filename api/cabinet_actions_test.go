@@ -19,12 +19,12 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/internal/mail"
-	"ticketsales/internal/organizer"
-	"ticketsales/internal/refunds"
-	"ticketsales/test/testenv/smtptest"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/internal/refunds"
+	"github.com/ticketsales/ticketsales/test/testenv/smtptest"
 )
 
 var tokenRE = regexp.MustCompile(`name="token" value="([A-Za-z0-9]+)"`)

@@ -19,11 +19,11 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // newKeyOn reads the key a created-key page shows once.

@@ -17,9 +17,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/organizer"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Long words a cabinet must show without spilling out of its boxes: a

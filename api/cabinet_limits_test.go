@@ -17,10 +17,10 @@ import (
 
 	"github.com/alexedwards/argon2id"
 
-	"ticketsales/api/cabinet"
-	"ticketsales/internal/organizer"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/api/cabinet"
+	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // cabinetServer serves a cabinet of its own (its own sign-in budgets)

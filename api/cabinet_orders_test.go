@@ -19,9 +19,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/mail"
-	"ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/organizer"
 )
 
 // buyerOrder reserves seats with key and orders them for the buyer

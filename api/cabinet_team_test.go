@@ -20,13 +20,13 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/api"
-	"ticketsales/api/cabinet"
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/config"
-	"ticketsales/internal/mail"
-	"ticketsales/internal/organizer"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/api"
+	"github.com/ticketsales/ticketsales/api/cabinet"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/config"
+	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/test/testenv"
 
 	"github.com/chromedp/chromedp"
 )

@@ -24,14 +24,14 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"ticketsales/api/cabinet"
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/internal/mail"
-	"ticketsales/internal/organizer"
-	"ticketsales/internal/report"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/api/cabinet"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/internal/report"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 func sessionCookie(t *testing.T, h http.Header) *http.Cookie {

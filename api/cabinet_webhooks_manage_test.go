@@ -18,10 +18,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"ticketsales/api"
-	"ticketsales/internal/config"
-	"ticketsales/internal/organizer"
-	"ticketsales/internal/ratelimit"
+	"github.com/ticketsales/ticketsales/api"
+	"github.com/ticketsales/ticketsales/internal/config"
+	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/internal/ratelimit"
 )
 
 // The cabinet's webhook pages as an organizer uses them: the endpoints a

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/api/client/ticketcode"
-	"ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/api/client/ticketcode"
+	"github.com/ticketsales/ticketsales/internal/apikey"
 )
 
 // Four devices upload their offline scans at once, some tickets copied

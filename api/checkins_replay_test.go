@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/apikey"
 )
 
 // A door retrying a scan under the same Idempotency-Key (its answer lost on

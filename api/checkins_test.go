@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 type checkInBody struct {

@@ -8,7 +8,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // acceptedOrder is an order as a confirm answers it.

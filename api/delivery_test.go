@@ -14,11 +14,11 @@ import (
 
 	msgmail "github.com/emersion/go-message/mail"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/mail"
-	"ticketsales/test/pdftext"
-	"ticketsales/test/testenv/smtptest"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/test/pdftext"
+	"github.com/ticketsales/ticketsales/test/testenv/smtptest"
 )
 
 func TestProductionOrderTicketsAreEmailed(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"ticketsales/api/request"
+	"github.com/ticketsales/ticketsales/api/request"
 
 	"github.com/danielgtaylor/huma/v2"
 )

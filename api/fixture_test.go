@@ -27,10 +27,10 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/internal/organizer"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // fixture: company A with the demo catalog (3 published events, 1 draft),

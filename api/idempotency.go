@@ -13,8 +13,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/api/request"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/api/request"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // maxBodyBytes bounds every request body the API reads.

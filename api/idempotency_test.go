@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/internal/states"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 func (f *fixture) countReservations(t *testing.T) int {

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/test/testenv"
-	"ticketsales/test/testenv/fakegateway"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/test/testenv/fakegateway"
 )
 
 // oneConnClient sends every request over a single keep-alive connection and

@@ -18,11 +18,11 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/felixge/httpsnoop"
 
-	"ticketsales/api/request"
-	"ticketsales/internal/metrics"
-	"ticketsales/internal/organizer"
-	"ticketsales/internal/requestlog"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/api/request"
+	"github.com/ticketsales/ticketsales/internal/metrics"
+	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/internal/requestlog"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // withRequest gives every request an id (X-Request-Id, and request_id in

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // TestServedDocumentIsThePublishedOne: the document a running service

@@ -7,9 +7,9 @@ import (
 	"net/url"
 	"strconv"
 
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/errs"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // registerOrderPage serves the buyer's public order page and its PDF. The

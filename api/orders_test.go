@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/payment"
-	"ticketsales/test/testenv"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/internal/payment"
+	"github.com/ticketsales/ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // TestSandboxFullCheck is the contract's "full sandbox check": reserve,

@@ -18,12 +18,12 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/payment"
-	"ticketsales/test/testenv"
-	"ticketsales/test/testenv/fakegateway"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/payment"
+	"github.com/ticketsales/ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/test/testenv/fakegateway"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 func testGatewayRefunded(t *testing.T, db bun.IDB, orderID int64) int64 {

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"testing"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/ratelimit"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/ratelimit"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 var rateLimitT = regexp.MustCompile(`^"default";r=(\d+);t=(\d+)$`)

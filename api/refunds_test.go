@@ -11,9 +11,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/test/testenv"
-	"ticketsales/test/testenv/fakegateway"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/test/testenv/fakegateway"
 )
 
 func TestRefundsOfAnExternalOrder(t *testing.T) {

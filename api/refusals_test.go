@@ -11,10 +11,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // An on-sale rush's attempts at seats an instance knows are taken are

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/states"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 type takenProblem struct {

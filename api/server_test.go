@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/api"
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/requestlog"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/api"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/requestlog"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 func TestRoutingErrorsAreProblems(t *testing.T) {

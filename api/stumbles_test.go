@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // TestCreatesAnswerWhatIsStored: the created_at a create answers with is the

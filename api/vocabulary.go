@@ -7,8 +7,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/internal/pricing"
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/pricing"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // vocabulary is every status and kind partners see, with its values from
@@ -65,12 +65,12 @@ func registerVocabulary(r huma.Registry) {
 // they were published (a type's own name is its schema's otherwise): the
 // Go names lost their package's stutter, the document did not change.
 var publishedNames = map[string]string{
-	"ticketsales/internal/webhooks.Endpoint": "WebhookEndpoint",
-	"ticketsales/internal/webhooks.Delivery": "WebhookDelivery",
-	"ticketsales/internal/webhooks.Attempt":  "WebhookAttempt",
-	"ticketsales/internal/webhooks.Sent":     "WebhookSent",
-	"ticketsales/internal/refunds.Refund":    "RefundView",
-	"ticketsales/internal/orders.Item":       "OrderItemInput",
+	"github.com/ticketsales/ticketsales/internal/webhooks.Endpoint": "WebhookEndpoint",
+	"github.com/ticketsales/ticketsales/internal/webhooks.Delivery": "WebhookDelivery",
+	"github.com/ticketsales/ticketsales/internal/webhooks.Attempt":  "WebhookAttempt",
+	"github.com/ticketsales/ticketsales/internal/webhooks.Sent":     "WebhookSent",
+	"github.com/ticketsales/ticketsales/internal/refunds.Refund":    "RefundView",
+	"github.com/ticketsales/ticketsales/internal/orders.Item":       "OrderItemInput",
 }
 
 // schemaName is huma.DefaultSchemaNamer with publishedNames: a type, or a

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/api"
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/ratelimit"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/api"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/ratelimit"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // webhookAPI serves another api instance of the stack whose webhooks have

@@ -11,11 +11,11 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 
-	"ticketsales/internal/app"
-	"ticketsales/internal/states"
-	"ticketsales/internal/webhooks"
-	"ticketsales/store"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/internal/app"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/webhooks"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // slowReceiver is a partner's endpoint that answers every POST with 200

@@ -7,10 +7,10 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/api/request"
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/states"
-	"ticketsales/internal/webhooks"
+	"github.com/ticketsales/ticketsales/api/request"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/webhooks"
 )
 
 type createWebhookEndpointInput struct {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/apikey"
 )
 
 func idIs(id any) func(map[string]any) bool {

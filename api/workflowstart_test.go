@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/holds"
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/worker"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/internal/holds"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/worker"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // stalledStarter makes holds queue for a hand-over that never comes: the

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // seatedOrder holds seats of the demo's swan-lake and orders them with

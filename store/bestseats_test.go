@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // TestBestSeatsTogetherLeaveNoOrphan: of a row's free run 13..17, three

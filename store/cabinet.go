@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"ticketsales/internal/errs"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
+
+	"github.com/ticketsales/ticketsales/internal/errs"
 )
 
 // CabinetUser is an organizer's person who signs in to the cabinet.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/errs"
 )
 
 // CabinetAction is one thing the back office did to an order (a refund, a

@@ -10,7 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // OrderSearch is what the cabinet's one search box looks for; every field

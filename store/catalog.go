@@ -7,8 +7,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/pricing"
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/pricing"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // Event is an event row with its venue and city names.

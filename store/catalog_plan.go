@@ -3,8 +3,8 @@ package store
 import (
 	"time"
 
-	"ticketsales/internal/pricing"
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/pricing"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // CatalogPlan is a validated catalog file, ready to be upserted by ref.

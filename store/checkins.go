@@ -9,7 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // Scan is one ticket scan at a door, as a scanner sends it.

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // The outcome of a scan, for each state a ticket can be found in.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // CheckInFilter selects the door figures of one of a company's events, of

@@ -27,8 +27,8 @@ import (
 	"github.com/uptrace/bun/extra/bundebug"
 	"github.com/uptrace/bun/migrate"
 
-	"ticketsales/internal/errs"
-	"ticketsales/store/migrations"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/store/migrations"
 )
 
 // DefaultMaxConns is the pool size when DATABASE_URL names none

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // TestClosingADatabaseClosesItsConnections: a closed *bun.DB leaves no

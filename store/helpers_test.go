@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/internal/pricing"
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/pricing"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // demo is a fresh database with the demo catalog of one company and a

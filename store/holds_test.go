@@ -9,8 +9,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // waitForLockWait waits until a statement of this database that mentions

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 func TestIdempotencyRetention(t *testing.T) {

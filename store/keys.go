@@ -3,11 +3,12 @@ package store
 import (
 	"context"
 	"fmt"
-	"ticketsales/internal/errs"
 	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/ticketsales/ticketsales/internal/errs"
 )
 
 // Company is an organizer: it owns a catalog and API keys.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/store/migrations"
+	"github.com/ticketsales/ticketsales/store/migrations"
 
 	"github.com/uptrace/bun/dialect/pgdialect"
 )

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"time"
 
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
 
 	"github.com/uptrace/bun"
 )

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
 
 	"github.com/uptrace/bun"
 )

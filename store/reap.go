@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/states"
 
 	"github.com/uptrace/bun"
 )

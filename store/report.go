@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"ticketsales/internal/states"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // ReportFilter selects what the sales report counts: a company's production

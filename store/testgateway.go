@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // TestPayment is a payment of the built-in test gateway: what a provider

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/delivery"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // TestIssueTicketsDrawsAgainOnBarcodeCollision makes the barcode generator

@@ -8,9 +8,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 func (d *demo) events(t *testing.T) map[states.WebhookEventType]int {

@@ -4,13 +4,13 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"ticketsales/activities"
-	"ticketsales/internal/app"
-	"ticketsales/internal/config"
-	"ticketsales/internal/holds"
-	"ticketsales/internal/mail"
-	"ticketsales/internal/orders"
-	"ticketsales/internal/webhooks"
+	"github.com/ticketsales/ticketsales/activities"
+	"github.com/ticketsales/ticketsales/internal/app"
+	"github.com/ticketsales/ticketsales/internal/config"
+	"github.com/ticketsales/ticketsales/internal/holds"
+	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/orders"
+	"github.com/ticketsales/ticketsales/internal/webhooks"
 )
 
 // Process is the worker process: the activities its Temporal workers run,

@@ -8,11 +8,11 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/holds"
-	"ticketsales/internal/orders"
-	"ticketsales/internal/refunds"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/holds"
+	"github.com/ticketsales/ticketsales/internal/orders"
+	"github.com/ticketsales/ticketsales/internal/refunds"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Reaper is the safety net for work whose workflow was never started

@@ -8,8 +8,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"ticketsales/activities"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/activities"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // Limits of an event's holds workflow.

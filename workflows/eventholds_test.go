@@ -13,10 +13,10 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"ticketsales/activities"
-	"ticketsales/internal/states"
-	"ticketsales/workflows"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/activities"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/workflows"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 type eventHoldsSuite struct {

@@ -11,10 +11,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"ticketsales/activities"
-	"ticketsales/internal/states"
-	"ticketsales/workflows"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/activities"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/workflows"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 func refundEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {

@@ -6,8 +6,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"ticketsales/activities"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/activities"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // resendBudget is how long a resend keeps trying a mail server that does

@@ -9,9 +9,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"ticketsales/activities"
-	"ticketsales/workflows"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/activities"
+	"github.com/ticketsales/ticketsales/workflows"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 func resendEnv() (*testsuite.TestWorkflowEnvironment, *activities.Activities) {

@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/suite"
 	"go.temporal.io/sdk/testsuite"
 
-	"ticketsales/activities"
-	"ticketsales/internal/states"
-	"ticketsales/workflows"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/activities"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/workflows"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 type reservationSuite struct {

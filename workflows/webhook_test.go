@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
-	"ticketsales/activities"
-	"ticketsales/internal/states"
-	"ticketsales/workflows"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/activities"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/workflows"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 func webhookEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {

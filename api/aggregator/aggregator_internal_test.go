@@ -3,7 +3,7 @@ package aggregator
 import (
 	"testing"
 
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 func TestAggregatorStatusMapping(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"ticketsales/internal/backoffice"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/backoffice"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // Acting on an order (internal/backoffice): refund tickets, send the

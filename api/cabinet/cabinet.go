@@ -20,15 +20,15 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/backoffice"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/mail"
-	"ticketsales/internal/orders"
-	"ticketsales/internal/organizer"
-	"ticketsales/internal/ratelimit"
-	"ticketsales/internal/refunds"
-	"ticketsales/internal/webhooks"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/backoffice"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/orders"
+	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/internal/ratelimit"
+	"github.com/ticketsales/ticketsales/internal/refunds"
+	"github.com/ticketsales/ticketsales/internal/webhooks"
 )
 
 // Deps are what the cabinet serves from.

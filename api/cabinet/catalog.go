@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"time"
 
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/internal/report"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/report"
 )
 
 // maxCatalogFile bounds a catalog file uploaded here; a larger catalog is

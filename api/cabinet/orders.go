@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/backoffice"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/backoffice"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // ordersPerPage is the order list's page length.

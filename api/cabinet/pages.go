@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/checkin"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/organizer"
-	"ticketsales/internal/report"
-	"ticketsales/internal/requestlog"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/checkin"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/internal/report"
+	"github.com/ticketsales/ticketsales/internal/requestlog"
 )
 
 // reportQuery reads the report's filter from the query: event (one of the

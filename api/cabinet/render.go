@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/checkin"
-	"ticketsales/internal/organizer"
-	"ticketsales/internal/report"
-	"ticketsales/internal/requestlog"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/checkin"
+	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/internal/report"
+	"github.com/ticketsales/ticketsales/internal/requestlog"
 )
 
 //go:embed templates/*.html

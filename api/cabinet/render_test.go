@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/report"
+	"github.com/ticketsales/ticketsales/internal/report"
 )
 
 func TestMoney(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"ticketsales/internal/errs"
-	"ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/organizer"
 )
 
 // teamView is the team page's own data.

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
-	"ticketsales/internal/webhooks"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/webhooks"
 )
 
 // The webhooks section: the company's endpoints of both environments,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/apikey"
 )
 
 type ctxKey struct{}

@@ -16,10 +16,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
-	"ticketsales/api"
-	"ticketsales/internal/app"
-	"ticketsales/internal/metrics"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/api"
+	"github.com/ticketsales/ticketsales/internal/app"
+	"github.com/ticketsales/ticketsales/internal/metrics"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 func main() {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ticketsales/internal/organizer"
-	"ticketsales/internal/report"
+	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/internal/report"
 )
 
 // demoOrganizerEmail is the demo company's cabinet user.

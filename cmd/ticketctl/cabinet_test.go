@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // TestTicketctlUserAndSalesReport: `user create` prints a one-time link

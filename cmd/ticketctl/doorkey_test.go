@@ -12,15 +12,15 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/internal/checkin"
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/pricing"
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/checkin"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/pricing"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // TestTicketctlDoorKeys: a key made without scopes is a partner's (no

@@ -20,14 +20,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/uptrace/bun"
 
-	"ticketsales/api"
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/internal/config"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/report"
-	"ticketsales/internal/requestlog"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/api"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/config"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/report"
+	"github.com/ticketsales/ticketsales/internal/requestlog"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 func main() {

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // ticketctl runs the CLI in-process against the test database.

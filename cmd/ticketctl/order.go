@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"ticketsales/internal/errs"
-	"ticketsales/internal/refunds"
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/refunds"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // orderCmd acts on an order as its organizer, where a partner may not.

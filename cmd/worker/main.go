@@ -14,11 +14,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
-	"ticketsales/internal/app"
-	"ticketsales/internal/mail"
-	"ticketsales/internal/metrics"
-	"ticketsales/store"
-	"ticketsales/worker"
+	"github.com/ticketsales/ticketsales/internal/app"
+	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/metrics"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/worker"
 )
 
 func main() {

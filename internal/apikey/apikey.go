@@ -18,8 +18,8 @@ import (
 	"github.com/uptrace/bun"
 	"golang.org/x/sync/singleflight"
 
-	"ticketsales/internal/errs"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Scopes a key may carry.

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/errs"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // TestForgetEndsACachedKeyAtOnce: a revoked key stays valid from the cache

@@ -11,8 +11,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/errs"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Keys manage a company's keys, as the cabinet and ticketctl do: list

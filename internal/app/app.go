@@ -11,15 +11,15 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/internal/config"
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/holds"
-	"ticketsales/internal/metrics"
-	"ticketsales/internal/orders"
-	"ticketsales/internal/payment"
-	"ticketsales/internal/refunds"
-	"ticketsales/internal/webhooks"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/internal/config"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/holds"
+	"github.com/ticketsales/ticketsales/internal/metrics"
+	"github.com/ticketsales/ticketsales/internal/orders"
+	"github.com/ticketsales/ticketsales/internal/payment"
+	"github.com/ticketsales/ticketsales/internal/refunds"
+	"github.com/ticketsales/ticketsales/internal/webhooks"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // Settings reads the settings from the environment, refusing outside

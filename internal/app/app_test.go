@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"ticketsales/internal/app"
+	"github.com/ticketsales/ticketsales/internal/app"
 )
 
 // TestProcessesRefuseDevelopmentSecrets: outside development neither the

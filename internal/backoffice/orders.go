@@ -15,9 +15,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // The store's types the cabinet uses as they are.

@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ticketsales/internal/pricing"
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/pricing"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Availability is the occupancy of an event.

@@ -10,10 +10,10 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/errs"
-	"ticketsales/internal/pricing"
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/pricing"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Service answers catalog reads for one company at a time.

@@ -1,7 +1,7 @@
 package catalog
 
 import (
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/store"
 
 	"context"
 	"log/slog"

@@ -13,10 +13,10 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Service scans tickets for the caller's company.

@@ -13,12 +13,12 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/api/client/ticketcode"
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/api/client/ticketcode"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Offline serves doors that scan without the network: the list of an

@@ -6,7 +6,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // The door report's fixed measures.

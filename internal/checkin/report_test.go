@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/checkin"
+	"github.com/ticketsales/ticketsales/internal/checkin"
 )
 
 // Arrivals have a bar for every bin from the first to the last, empty

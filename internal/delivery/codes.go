@@ -12,9 +12,9 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/api/client/ticketcode"
-	"ticketsales/internal/errs"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/api/client/ticketcode"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // CodeSigner signs tickets' codes (package ticketcode, format 2) with

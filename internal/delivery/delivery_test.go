@@ -9,10 +9,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"ticketsales/internal/states"
 	"time"
 
 	"github.com/boombuler/barcode"
+
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 func TestEAN13CheckDigit(t *testing.T) {

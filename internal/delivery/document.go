@@ -6,8 +6,9 @@ package delivery
 
 import (
 	"strings"
-	"ticketsales/internal/states"
 	"time"
+
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // Ticket is one ticket as rendered.

@@ -23,7 +23,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Keyring seals tokens with the current secret and opens them with it or

@@ -7,8 +7,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/api/client/ticketcode"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/api/client/ticketcode"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // LoadDocument builds the rendered document of an order's tickets, their

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"ticketsales/internal/states"
 	"time"
+
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // pageTmpl is parsed once at start-up; a broken template is a programming

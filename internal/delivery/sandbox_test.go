@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"ticketsales/test/pdftext"
+	"github.com/ticketsales/ticketsales/test/pdftext"
 )
 
 // sandboxOrder is sampleOrder's sandbox twin: three tickets, the second

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
-	"ticketsales/test/problems"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/test/problems"
 )
 
 // Only a reserved reservation can be ordered, changed or released: an

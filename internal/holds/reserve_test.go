@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/errs"
-	"ticketsales/store"
-	"ticketsales/test/problems"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/problems"
 )
 
 var oneSeat = []errs.SeatRef{{ZoneID: "parterre", SeatID: "parterre-1-1"}}

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/errs"
-	"ticketsales/internal/pricing"
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/test/problems"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/pricing"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/problems"
 )
 
 // An event sells while it is published and has not started; seats are held

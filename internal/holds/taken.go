@@ -2,8 +2,9 @@ package holds
 
 import (
 	"sync"
-	"ticketsales/internal/errs"
 	"time"
+
+	"github.com/ticketsales/ticketsales/internal/errs"
 )
 
 // takenSeats remembers, per event, seats this api instance saw taken: the

@@ -4,8 +4,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"ticketsales/internal/errs"
 	"time"
+
+	"github.com/ticketsales/ticketsales/internal/errs"
 )
 
 func TestTakenSeatsRefuseOnlyWhatTheyKnow(t *testing.T) {

@@ -23,7 +23,7 @@ import (
 	msgmail "github.com/emersion/go-message/mail"
 	"github.com/emersion/go-smtp"
 
-	"ticketsales/test/testenv/smtptest"
+	"github.com/ticketsales/ticketsales/test/testenv/smtptest"
 )
 
 const (

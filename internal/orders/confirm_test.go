@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/test/problems"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/problems"
 )
 
 // A confirm naming another amount than the order's is refused with 422

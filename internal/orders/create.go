@@ -11,13 +11,13 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/holds"
-	"ticketsales/internal/payment"
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/holds"
+	"github.com/ticketsales/ticketsales/internal/payment"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // gatewayFor names the gateway that takes the caller's gateway payments:

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"testing"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/holds"
-	"ticketsales/internal/payment"
-	"ticketsales/store"
-	"ticketsales/test/problems"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/holds"
+	"github.com/ticketsales/ticketsales/internal/payment"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/problems"
 )
 
 var (

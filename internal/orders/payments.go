@@ -10,12 +10,12 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/payment"
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/payment"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // ReceivePayment takes a gateway's verified report of a payment. A paid

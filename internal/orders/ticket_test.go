@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/delivery"
 )
 
 // The partner reference names the sandbox barcode prefix in a struct tag,

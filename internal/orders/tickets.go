@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/pricing"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/pricing"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Tickets lists an order's tickets (none until it is paid).

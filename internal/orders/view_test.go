@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 func ptr[T any](v T) *T { return &v }

@@ -21,9 +21,9 @@ import (
 	"github.com/alexedwards/argon2id"
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/errs"
-	"ticketsales/internal/ratelimit"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/ratelimit"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // LinkLifetime is how long a sign-in link works (once).

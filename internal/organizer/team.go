@@ -9,10 +9,10 @@ import (
 
 	"github.com/alexedwards/argon2id"
 
-	"ticketsales/internal/errs"
-	"ticketsales/internal/mail"
-	"ticketsales/internal/ratelimit"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/ratelimit"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Errors of managing the team.

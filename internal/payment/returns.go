@@ -6,8 +6,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // ReturnPayment gives a refund_due payment back through its gateway and

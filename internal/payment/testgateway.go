@@ -18,8 +18,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // SignatureHeader carries the HMAC-SHA256 of a callback body.

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/payment"
-	"ticketsales/internal/states"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/payment"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 func TestRefundReturnsMoneyOncePerKey(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/pricing"
+	"github.com/ticketsales/ticketsales/internal/pricing"
 )
 
 // Bounds of the fee inputs: what the catalog file admits, with room to spare.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"ticketsales/internal/errs"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // A refund's id is the same for a repeat of the same request (the API

@@ -15,7 +15,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // The report as organizers see it is the rows the store computes: one

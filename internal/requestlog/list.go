@@ -6,7 +6,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Entry is one API request as the organizer's request log shows it.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/metrics"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/metrics"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Writer queues entries in memory and writes them in batches, so logging a

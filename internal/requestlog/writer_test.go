@@ -9,10 +9,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"ticketsales/internal/metrics"
-	"ticketsales/internal/requestlog"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/metrics"
+	"github.com/ticketsales/ticketsales/internal/requestlog"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // A row Postgres cannot store (here bytes that are not UTF-8, which the

@@ -11,11 +11,11 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // The organizer's cabinet sees a company's endpoints of both environments

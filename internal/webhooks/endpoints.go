@@ -12,12 +12,12 @@ import (
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/ratelimit"
-	"ticketsales/internal/states"
-	"ticketsales/store"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/ratelimit"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // SecretOverlap is how long a rotated secret keeps signing beside the new one.

@@ -3,7 +3,7 @@ package webhooks
 import (
 	"context"
 
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // RenderBody exposes the relay's body for tests.

@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/webhooks"
-	"ticketsales/store"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/internal/webhooks"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // The next retry follows the delivery workflow's schedule: 15 s after the

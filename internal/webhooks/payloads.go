@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/errs"
-	"ticketsales/internal/holds"
-	"ticketsales/internal/orders"
-	"ticketsales/internal/refunds"
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/holds"
+	"github.com/ticketsales/ticketsales/internal/orders"
+	"github.com/ticketsales/ticketsales/internal/refunds"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 
 	"github.com/uptrace/bun"
 )

@@ -14,8 +14,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"ticketsales/internal/states"
 	"time"
+
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // Header names of the Standard Webhooks specification.

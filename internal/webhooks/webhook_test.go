@@ -15,9 +15,9 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"ticketsales/internal/states"
-	"ticketsales/internal/webhooks"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/webhooks"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Signatures verify with the specification's reference library, and during

@@ -23,10 +23,10 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/mail"
-	"ticketsales/test/testenv"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // Results is what `make bench` writes to test/bench/results/latest.{md,json}.

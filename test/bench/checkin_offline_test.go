@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/api/client/ticketcode"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/api/client/ticketcode"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // Offline doors (issue 28) at a 10,000-ticket event: the door list

@@ -17,10 +17,10 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/delivery"
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // The door (issue 28): 20 gates scanning one 10,000-ticket event online,

@@ -21,8 +21,8 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 
-	"ticketsales/store"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // The sell-out: a 10,000-seat hall, 2,000 buyers in groups of 1–4, three in

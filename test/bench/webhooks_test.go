@@ -16,8 +16,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"ticketsales/test/testenv"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // benchWebhooks measures webhook deliveries end to end: test events sent

@@ -30,9 +30,9 @@ import (
 	temporalclient "go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
-	"ticketsales/internal/apikey"
-	"ticketsales/test/testenv"
-	"ticketsales/workflows/contract"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 func envInt(name string, def int) int {
@@ -99,7 +99,7 @@ func TestChaos(t *testing.T) {
 	sagas, kills := envInt("CHAOS_SAGAS", 30), envInt("CHAOS_KILLS", 2)
 	faultSagas := envInt("CHAOS_FAULT_SAGAS", 24)
 	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", dir+"/", "ticketsales/cmd/api", "ticketsales/cmd/worker")
+	build := exec.Command("go", "build", "-o", dir+"/", "github.com/ticketsales/ticketsales/cmd/api", "github.com/ticketsales/ticketsales/cmd/worker")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}

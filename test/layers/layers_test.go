@@ -56,7 +56,7 @@ func layerOf() map[string]int {
 
 func TestImportsFollowTheLayers(t *testing.T) {
 	layer := layerOf()
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", "ticketsales/...").Output()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", "github.com/ticketsales/ticketsales/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -72,7 +72,7 @@ func TestImportsFollowTheLayers(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		name := strings.TrimPrefix(p.ImportPath, "ticketsales/")
+		name := strings.TrimPrefix(p.ImportPath, "github.com/ticketsales/ticketsales/")
 		if strings.HasPrefix(name, "test/") {
 			continue // harnesses may use anything
 		}
@@ -82,11 +82,11 @@ func TestImportsFollowTheLayers(t *testing.T) {
 			continue
 		}
 		checked++
-		if slices.Contains(throughConcepts, name) && slices.Contains(p.Imports, "ticketsales/store") {
+		if slices.Contains(throughConcepts, name) && slices.Contains(p.Imports, "github.com/ticketsales/ticketsales/store") {
 			t.Errorf("%s imports store: it reads and acts through the concept packages", name)
 		}
 		for _, imp := range p.Imports {
-			dep, ours := strings.CutPrefix(imp, "ticketsales/")
+			dep, ours := strings.CutPrefix(imp, "github.com/ticketsales/ticketsales/")
 			if !ours {
 				continue
 			}

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/errs"
 )
 
 // Of is what the partner is answered with for err.

@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
 
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // DefaultAdminURL is the Postgres the project expects when DATABASE_URL is

@@ -11,7 +11,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // TaskQueue is where the worker polls for every workflow and activity.

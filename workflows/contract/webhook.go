@@ -3,8 +3,9 @@ package contract
 import (
 	"strconv"
 	"strings"
-	"ticketsales/internal/states"
 	"time"
+
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // WebhookWorkflow delivers one event to one endpoint.

@@ -26,7 +26,7 @@ import (
 	"strconv"
 	"time"
 
-	"ticketsales/api/client/ticketcode"
+	"github.com/ticketsales/ticketsales/api/client/ticketcode"
 )
 
 func main() {

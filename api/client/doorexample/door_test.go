@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/api/client/ticketcode"
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/api/client/ticketcode"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 type ticket struct {

@@ -15,8 +15,8 @@ import (
 	"os"
 	"time"
 
-	"ticketsales/api/client"
-	"ticketsales/api/client/ticketcode"
+	"github.com/ticketsales/ticketsales/api/client"
+	"github.com/ticketsales/ticketsales/api/client/ticketcode"
 )
 
 func main() {

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/api/client"
-	"ticketsales/internal/apikey"
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/api/client"
+	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // TestSandboxCheckThroughTheGeneratedClient runs the example's sandbox

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"ticketsales/api/client/ticketcode"
+	"github.com/ticketsales/ticketsales/api/client/ticketcode"
 )
 
 func TestSignAndVerify(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // goWords are what a raw Go decoding error says: an organizer must never

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/catalog-format.md's field reference")

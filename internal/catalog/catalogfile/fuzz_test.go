@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/catalog/catalogfile"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // fuzzCatalogHead is a city and a venue with one small scheme; the seeds

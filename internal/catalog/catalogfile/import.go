@@ -6,7 +6,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Result lists every record of an imported file with what the import did

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"ticketsales/internal/pricing"
-	"ticketsales/internal/states"
-	"ticketsales/store"
+	"github.com/ticketsales/ticketsales/internal/pricing"
+	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Error is one problem of a catalog file: where (the line, and the column of

@@ -9,8 +9,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"ticketsales/internal/delivery"
-	"ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/mail"
 )
 
 // Tickets composes the e-mail that brings a production order its

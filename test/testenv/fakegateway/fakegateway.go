@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"ticketsales/internal/payment"
+	"github.com/ticketsales/ticketsales/internal/payment"
 )
 
 // Provider is the fake provider.
