@@ -55,7 +55,7 @@ func TestCabinetDoorKeys(t *testing.T) {
 		t.Fatalf("the key form:\n%s", form.Body)
 	}
 	partnerForm := url.Values{"environment": {"sandbox"}, "name": {"shop"}, "kind": {"partner"}, "scopes": apikey.PartnerScopes}
-	partner := newKeyOn(t, b.post("/cabinet/keys", partnerForm))
+	partner := newKeyOn(t, b.postKeyForm(partnerForm))
 
 	var keys int
 	count := func() int {
@@ -82,7 +82,7 @@ func TestCabinetDoorKeys(t *testing.T) {
 		{"a gate not UTF-8", url.Values{"environment": {"sandbox"}, "kind": {"door"}, "gate": {"Nord\xe9"}}, "without control characters"},
 		{"a gate too long", url.Values{"environment": {"sandbox"}, "kind": {"door"}, "gate": {strings.Repeat("в", 65)}}, "at most 64 characters"},
 	} {
-		p := b.post("/cabinet/keys", tc.form)
+		p := b.postKeyForm(tc.form)
 		if p.Status != http.StatusUnprocessableEntity || !strings.Contains(html.UnescapeString(p.Body), tc.want) {
 			t.Errorf("%s: %d, want 422 saying %q\n%.3000s", tc.name, p.Status, tc.want, p.Body)
 		}
@@ -91,7 +91,7 @@ func TestCabinetDoorKeys(t *testing.T) {
 		t.Fatalf("refused forms made keys: %d, %d before", n, keys)
 	}
 
-	created := b.post("/cabinet/keys", url.Values{"environment": {"sandbox"}, "name": {"north door"}, "kind": {"door"},
+	created := b.postKeyForm(url.Values{"environment": {"sandbox"}, "name": {"north door"}, "kind": {"door"},
 		"event": {fmt.Sprint(event)}, "gate": {"North"}, "scopes": apikey.PartnerScopes})
 	door := newKeyOn(t, created)
 	if !strings.Contains(created.Body, "Door key: Swan Lake (event "+fmt.Sprint(event)+"), gate North") ||

@@ -114,7 +114,7 @@ func TestCabinetSignInSessionsAndCSRF(t *testing.T) {
 		t.Fatalf("keys after refused posts: %d %v", keys, err)
 	}
 	// The same form from the cabinet's own origin works.
-	p := b.post("/cabinet/keys", form, "Origin: "+s.URL, "Sec-Fetch-Site: same-origin")
+	p := b.postKeyForm(form, "Origin: "+s.URL, "Sec-Fetch-Site: same-origin")
 	if p.Status != http.StatusOK || p.URL.Path != "/cabinet/keys/created" || !regexp.MustCompile(`value="tk_production_[0-9a-f]{48}"`).MatchString(p.Body) {
 		t.Fatalf("same-origin create: %d %.500s", p.Status, p.Body)
 	}

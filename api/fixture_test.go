@@ -689,6 +689,27 @@ func (b *browserless) post(path string, form url.Values, headers ...string) page
 	return b.do(req)
 }
 
+// postKeyForm sends the keys page's create form as a person would: with
+// the one-time token the page gave.
+func (b *browserless) postKeyForm(form url.Values, headers ...string) page {
+	b.t.Helper()
+	return b.post("/cabinet/keys", b.withKeyFormToken(form), headers...)
+}
+
+// withKeyFormToken is form with the token of a freshly opened keys page.
+func (b *browserless) withKeyFormToken(form url.Values) url.Values {
+	b.t.Helper()
+	m := formTokenRe.FindStringSubmatch(b.get("/cabinet/keys").Body)
+	if m == nil {
+		b.t.Fatal("the keys page has no form token")
+	}
+	out := url.Values{"token": {m[1]}}
+	for k, v := range form {
+		out[k] = v
+	}
+	return out
+}
+
 func (b *browserless) abs(path string) string {
 	if strings.HasPrefix(path, "http") {
 		return path

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -82,6 +84,9 @@ type APIKey struct {
 	// A door key may be limited to one event and one gate.
 	CheckinEventID *int64  `bun:"checkin_event_id" json:"checkin_event_id,omitempty"`
 	CheckinGate    *string `bun:"checkin_gate" json:"checkin_gate,omitempty"`
+	// CreationToken is the cabinet form's one-time token that made the
+	// key: a form sent twice makes one key (ErrKeyMadeBefore).
+	CreationToken *string `bun:"creation_token" json:"-"`
 }
 
 // DoorLimits limit a door key (scope checkin) to one event and one gate;
@@ -94,8 +99,15 @@ type DoorLimits struct {
 // CreateAPIKey stores a key's hash under the company's application for the
 // environment, creating that application on first use. A door key's event
 // must be the company's (errs.Invalid at "event" otherwise, nothing made).
-func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name string, hash []byte, prefix string, scopes []string, door DoorLimits) (*APIKey, error) {
+//
+// A non-empty token claims the form that asked for the key: if it made a
+// key already, nothing is made and the error is a *KeyMadeBefore naming
+// that key.
+func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name string, hash []byte, prefix string, scopes []string, door DoorLimits, token string) (*APIKey, error) {
 	key := &APIKey{Name: name, KeyHash: hash, KeyPrefix: prefix, Scopes: scopes, CheckinEventID: door.EventID, CheckinGate: door.Gate}
+	if token != "" {
+		key.CreationToken = &token
+	}
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var exists bool
 		if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?)", companyID).Scan(ctx, &exists); err != nil {
@@ -115,23 +127,62 @@ func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name st
 			}
 		}
 		// One application per company and environment, named after it.
-		err := tx.NewRaw(`
-			WITH ins AS (
-				INSERT INTO applications (company_id, name, environment) VALUES (?, ?, ?)
-				ON CONFLICT (company_id, environment, name) DO NOTHING RETURNING id)
-			SELECT id FROM ins UNION ALL
-			SELECT id FROM applications WHERE company_id = ? AND environment = ? AND name = ?`,
-			companyID, env, env, companyID, env, env).Scan(ctx, &key.ApplicationID)
+		// Two first keys at once: the second insert waits for the first
+		// and does nothing, and its statement's snapshot cannot see the
+		// row the first committed; the statement run again does.
+		var err error
+		for range 2 {
+			err = tx.NewRaw(`
+				WITH ins AS (
+					INSERT INTO applications (company_id, name, environment) VALUES (?, ?, ?)
+					ON CONFLICT (company_id, environment, name) DO NOTHING RETURNING id)
+				SELECT id FROM ins UNION ALL
+				SELECT id FROM applications WHERE company_id = ? AND environment = ? AND name = ?`,
+				companyID, env, env, companyID, env, env).Scan(ctx, &key.ApplicationID)
+			if !errors.Is(err, sql.ErrNoRows) {
+				break
+			}
+		}
 		if err != nil {
+			return fmt.Errorf("the %s application: %w", env, err)
+		}
+		if token == "" {
+			_, err = tx.NewInsert().Model(key).Returning("*").Exec(ctx)
 			return err
 		}
-		_, err = tx.NewInsert().Model(key).Returning("*").Exec(ctx)
-		return err
+		// The unique index on creation_token is the claim: a second
+		// submission of the form waits for the first and then inserts
+		// nothing.
+		res, err := tx.NewInsert().Model(key).On("CONFLICT (creation_token) DO NOTHING").Returning("*").Exec(ctx)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			if n, err := res.RowsAffected(); err != nil || n == 1 {
+				return err
+			}
+		}
+		var before KeyMadeBefore
+		err = tx.NewRaw(`SELECT k.id FROM api_keys k JOIN applications a ON a.id = k.application_id
+			WHERE k.creation_token = ? AND a.company_id = ?`, token, companyID).Scan(ctx, &before.ID)
+		if err != nil {
+			return fmt.Errorf("key made with form token: %w", err)
+		}
+		return &before
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create %s key for company %d: %w", env, companyID, err)
 	}
 	return key, nil
+}
+
+// KeyMadeBefore: the form's token made key ID already (a form sent
+// twice); nothing new was made.
+type KeyMadeBefore struct{ ID int64 }
+
+func (e *KeyMadeBefore) Error() string {
+	return fmt.Sprintf("api key %d made with this form already", e.ID)
 }
 
 // RevokeAPIKey marks a key revoked; revoking twice is harmless.

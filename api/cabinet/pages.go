@@ -142,6 +142,12 @@ func (c *cabinet) reportCSV(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *cabinet) keysPage(w http.ResponseWriter, r *http.Request, status int, data pageData) {
+	c.keysPageThen(w, r, status, data, nil)
+}
+
+// keysPageThen is keysPage, running shown once the page is rendered (see
+// renderThen).
+func (c *cabinet) keysPageThen(w http.ResponseWriter, r *http.Request, status int, data pageData, shown func()) {
 	keys, err := c.apiKeys.List(r.Context(), user(r).CompanyID)
 	if err != nil {
 		c.fail(w, r, err)
@@ -169,7 +175,8 @@ func (c *cabinet) keysPage(w http.ResponseWriter, r *http.Request, status int, d
 	if data.KeyForm.Kind == "" {
 		data.KeyForm.Kind = "partner"
 	}
-	c.render(w, r, status, "keys", data)
+	data.KeyForm.Token = newFormToken()
+	c.renderThen(w, r, status, "keys", data, shown)
 }
 
 func (c *cabinet) keys(w http.ResponseWriter, r *http.Request) {
@@ -188,21 +195,32 @@ func (c *cabinet) keys(w http.ResponseWriter, r *http.Request) {
 	c.keysPage(w, r, http.StatusOK, data)
 }
 
-// Session keys of a key just made: its plaintext and id wait there for the
-// created page, which pops them.
+// A key just made waits for the created page: its id in the session, its
+// plaintext sealed (reveal.go), so the session store never holds it.
 const (
-	newKeySession   = "new_key"
-	newKeyIDSession = "new_key_id"
+	newKeyIDSession  = "new_key_id"
+	createdKeysPath  = "/cabinet/keys/created"
+	keyShownOnlyOnce = "A new key is shown only once, right after it is made: revoke it and make another if it was not copied."
 )
 
+var newKeyReveal = revealFor("new_key", createdKeysPath)
+
 // createKey makes a key and redirects to the page that shows it once
-// (createdKey). The plaintext waits in the server-side session (Postgres,
-// never a cookie or URL) until that page pops it: a reload of either page
-// makes no second key and shows this one no more.
+// (createdKey). The form's one-time token, claimed by the key's insert,
+// makes a double click or a resent form make one key; a reload of either
+// page makes nothing.
 func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
 	u := user(r)
 	if err := r.ParseForm(); err != nil {
 		c.keysPage(w, r, http.StatusBadRequest, pageData{Message: "The form could not be read."})
+		return
+	}
+	// The form's one-time token, made with the page and claimed by the
+	// key's insert. It is not kept in the session: a concurrent request's
+	// stale copy of the session could bring a spent one back.
+	token := r.PostForm.Get("token")
+	if !formTokenRe.MatchString(token) {
+		c.keysPage(w, r, http.StatusBadRequest, pageData{Message: "The form could not be read: open the page again and resend it."})
 		return
 	}
 	env := r.PostForm.Get("environment")
@@ -255,9 +273,18 @@ func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
 		refuse("Choose a partner key or a door key.")
 		return
 	}
-	key, k, err := c.apiKeys.Create(r.Context(), u.CompanyID, env, name, scopes, door)
+	key, k, err := c.apiKeys.Create(r.Context(), u.CompanyID, env, name, scopes, door, token)
 	var invalid *errs.ValidationError
+	var before *apikey.KeyMadeBefore
 	switch {
+	case errors.As(err, &before):
+		// The same form sent again (a double click): the database's
+		// claim of the token made one key. Its page, which shows it if
+		// it still waits, or says it was shown; without touching this
+		// request's copy of the session, which could overwrite the one
+		// holding the new key.
+		http.Redirect(w, r, createdKeysPath, http.StatusSeeOther)
+		return
 	case errors.As(err, &invalid) && len(invalid.Fields) > 0:
 		refuse(fieldMessage(invalid.Fields[0]))
 		return
@@ -266,19 +293,30 @@ func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.Log.InfoContext(r.Context(), "cabinet: key created", "user_id", u.ID, "company_id", u.CompanyID, "key_id", k.ID, "environment", env)
-	c.sessions.Put(r.Context(), newKeySession, key)
 	c.sessions.Put(r.Context(), newKeyIDSession, k.ID)
-	c.done(w, r, "/cabinet/keys/created", "")
+	if err := c.seal(w, r, newKeyReveal, strconv.FormatInt(k.ID, 10), key); err != nil {
+		// The key exists but cannot be shown: say so, so it is revoked.
+		c.fail(w, r, err)
+		return
+	}
+	c.done(w, r, createdKeysPath, "")
 }
 
-// createdKey shows the key createKey made, once: the session gives it up
-// here. Opened again (a reload, the back button), it shows the keys with a
+// createdKey shows the key createKey made, once: its sealed plaintext
+// leaves the session (and its key the browser) only when the page is
+// rendered, so a failure before then leaves it for a reload. Opened again
+// (a reload, the back button, another browser), it shows the keys with a
 // notice instead, and makes nothing.
 func (c *cabinet) createdKey(w http.ResponseWriter, r *http.Request) {
-	key := c.sessions.PopString(r.Context(), newKeySession)
-	id, _ := c.sessions.Pop(r.Context(), newKeyIDSession).(int64)
-	if key == "" {
-		c.done(w, r, "/cabinet/keys", "A new key is shown only once, right after it is made: revoke it and make another if it was not copied.")
+	id := c.sessions.GetInt64(r.Context(), newKeyIDSession)
+	key, ok := c.unseal(r, newKeyReveal, strconv.FormatInt(id, 10))
+	shown := func() {
+		c.forget(w, r, newKeyReveal)
+		c.sessions.Remove(r.Context(), newKeyIDSession)
+	}
+	if !ok {
+		shown()
+		c.done(w, r, "/cabinet/keys", keyShownOnlyOnce)
 		return
 	}
 	keys, err := c.apiKeys.List(r.Context(), user(r).CompanyID)
@@ -288,11 +326,12 @@ func (c *cabinet) createdKey(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, k := range keys {
 		if k.ID == id {
-			c.keysPage(w, r, http.StatusOK, pageData{NewKey: key, NewKeyInfo: &k})
+			c.keysPageThen(w, r, http.StatusOK, pageData{NewKey: key, NewKeyInfo: &k}, shown)
 			return
 		}
 	}
 	// Not a key of the company (any more): show nothing of it.
+	shown()
 	c.done(w, r, "/cabinet/keys", "")
 }
 
@@ -301,6 +340,7 @@ type keyForm struct {
 	Kind    string // partner or door
 	EventID string
 	Gate    string
+	Token   string // the form's one-time token (formToken)
 }
 
 // fieldMessage is a refusal of the key form as the cabinet words it.

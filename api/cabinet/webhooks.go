@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -27,10 +28,9 @@ const (
 	recentAttempts    = 3
 )
 
-// Session keys: the signing secret to show once on its endpoint's page,
-// and the create form's one-time token.
+// Session keys: the endpoint whose new signing secret waits (sealed) for
+// its page, and the create form's one-time token.
 const (
-	secretKey         = "webhook_secret"
 	secretEndpointKey = "webhook_secret_endpoint"
 	formTokenKey      = "webhook_form_token"
 )
@@ -110,12 +110,20 @@ func (c *cabinet) formToken(r *http.Request) string {
 	if t := c.sessions.GetString(r.Context(), formTokenKey); t != "" {
 		return t
 	}
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	t := hex.EncodeToString(b)
+	t := newFormToken()
 	c.sessions.Put(r.Context(), formTokenKey, t)
 	return t
 }
+
+// newFormToken is a form's one-time token: 128 random bits in hex.
+func newFormToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// formTokenRe is what newFormToken makes.
+var formTokenRe = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // readEndpointForm reads the URL, description and event types; problems
 // are the form's own (the service checks the rest, as for the API).
@@ -192,7 +200,10 @@ func (c *cabinet) createEndpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.sessions.Remove(r.Context(), formTokenKey)
-	c.showSecretOnce(r, e.ID, e.Secret)
+	if err := c.showSecretOnce(w, r, e.ID, e.Secret); err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	c.Log.InfoContext(r.Context(), "cabinet: webhook endpoint created", "user_id", u.ID, "company_id", u.CompanyID,
 		"endpoint_id", e.ID, "environment", form.Environment)
 	c.done(w, r, endpointURL(e.ID), fmt.Sprintf("Endpoint %d added: it receives %s events from now on.", e.ID, form.Environment))
@@ -200,10 +211,14 @@ func (c *cabinet) createEndpoint(w http.ResponseWriter, r *http.Request) {
 
 // showSecretOnce keeps a new signing secret in the session for the next
 // view of its endpoint's page, which takes it out.
-func (c *cabinet) showSecretOnce(r *http.Request, endpointID int64, secret string) {
+func (c *cabinet) showSecretOnce(w http.ResponseWriter, r *http.Request, endpointID int64, secret string) error {
 	c.sessions.Put(r.Context(), secretEndpointKey, endpointID)
-	c.sessions.Put(r.Context(), secretKey, secret)
+	return c.seal(w, r, webhookSecretReveal(endpointURL(endpointID)), strconv.FormatInt(endpointID, 10), secret)
 }
+
+// webhookSecretReveal is where an endpoint's new secret waits (sealed,
+// reveal.go) for the endpoint's page at path.
+func webhookSecretReveal(path string) reveal { return revealFor("webhook_secret", path) }
 
 func endpointURL(id int64) string { return "/cabinet/webhooks/" + strconv.FormatInt(id, 10) }
 
@@ -278,19 +293,20 @@ func (c *cabinet) webhookEndpointPage(w http.ResponseWriter, r *http.Request) {
 	if c.sessions.GetInt64(r.Context(), secretEndpointKey) == ep.ID {
 		// Shown this once (a reload no longer has it), and only while it
 		// still signs: a rotation since (another tab) makes it stale.
-		secret := c.sessions.GetString(r.Context(), secretKey)
+		rv := webhookSecretReveal(endpointURL(ep.ID))
+		secret, _ := c.unseal(r, rv, strconv.FormatInt(ep.ID, 10))
 		current, err := webhooks.IsCurrentSecret(r.Context(), c.DB, user(r).CompanyID, ep, secret)
 		if err != nil {
 			c.fail(w, r, err)
 			return
 		}
-		if current {
+		if current && secret != "" {
 			v.Secret = secret
 		}
 		// Out of the session once the page is rendered: a failure before
 		// then leaves it for the next view.
 		shown = func() {
-			c.sessions.Remove(r.Context(), secretKey)
+			c.forget(w, r, rv)
 			c.sessions.Remove(r.Context(), secretEndpointKey)
 		}
 	}
@@ -341,7 +357,7 @@ func (c *cabinet) endpointPage(w http.ResponseWriter, r *http.Request, status in
 // cap, a state), with the refusal as the notice: a reload repeats nothing.
 // Only the edit form's bad input is answered in place (422, the form as
 // sent).
-func (c *cabinet) endpointAction(name string, act func(r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error)) http.HandlerFunc {
+func (c *cabinet) endpointAction(name string, act func(w http.ResponseWriter, r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ep, ok := c.endpointFromPath(w, r)
 		if !ok {
@@ -352,7 +368,7 @@ func (c *cabinet) endpointAction(name string, act func(r *http.Request, p *apike
 			return
 		}
 		u := user(r)
-		notice, err := act(r, webhooks.Principal(u.CompanyID, ep.Environment), ep)
+		notice, err := act(w, r, webhooks.Principal(u.CompanyID, ep.Environment), ep)
 		if err != nil {
 			var fp *formProblems
 			if errors.As(err, &fp) {
@@ -399,7 +415,7 @@ func (f *formProblems) Error() string { return strings.Join(f.problems, " ") }
 
 // editEndpoint changes the URL, description and event types (the URL
 // checked as at creation).
-func (c *cabinet) editEndpoint(r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error) {
+func (c *cabinet) editEndpoint(_ http.ResponseWriter, r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error) {
 	form, problems := readEndpointForm(r)
 	if len(problems) > 0 {
 		return "", &formProblems{form: form, problems: problems}
@@ -414,7 +430,7 @@ func (c *cabinet) editEndpoint(r *http.Request, p *apikey.Principal, ep *webhook
 // disableEndpoint stops deliveries to the endpoint; the reason says where
 // and by which role, not who (the API shows it to the company's
 // integrations; the log keeps the user).
-func (c *cabinet) disableEndpoint(r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error) {
+func (c *cabinet) disableEndpoint(_ http.ResponseWriter, r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error) {
 	off := false
 	if _, err := c.Webhooks.Update(r.Context(), p, ep.ID, webhooks.EndpointInput{Enabled: &off,
 		DisabledReason: "disabled in the cabinet by its " + string(user(r).Role)}); err != nil {
@@ -425,7 +441,7 @@ func (c *cabinet) disableEndpoint(r *http.Request, p *apikey.Principal, ep *webh
 
 // enableEndpoint sends events to the endpoint again and clears why it was
 // disabled and its failure streak.
-func (c *cabinet) enableEndpoint(r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error) {
+func (c *cabinet) enableEndpoint(_ http.ResponseWriter, r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error) {
 	on := true
 	if _, err := c.Webhooks.Update(r.Context(), p, ep.ID, webhooks.EndpointInput{Enabled: &on}); err != nil {
 		return "", err
@@ -437,12 +453,14 @@ func (c *cabinet) enableEndpoint(r *http.Request, p *apikey.Principal, ep *webho
 // the old one signs beside it for webhooks.SecretOverlap. Not again while
 // that overlap runs: a second rotation (a double click) would end it at
 // once.
-func (c *cabinet) rotateSecret(r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error) {
+func (c *cabinet) rotateSecret(w http.ResponseWriter, r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error) {
 	e, err := c.Webhooks.RotateSecretAfterOverlap(r.Context(), p, ep.ID)
 	if err != nil {
 		return "", err
 	}
-	c.showSecretOnce(r, e.ID, e.Secret)
+	if err := c.showSecretOnce(w, r, e.ID, e.Secret); err != nil {
+		return "", err
+	}
 	return fmt.Sprintf("New signing secret made. The old one keeps signing beside it for %d hours.",
 		int(webhooks.SecretOverlap.Hours())), nil
 }
@@ -459,7 +477,7 @@ func overlapNotice(ep *webhooks.CompanyEndpoint) string {
 
 // testEndpoint sends a webhook.test event to the endpoint (the API's test
 // ping, with its per-minute cap).
-func (c *cabinet) testEndpoint(r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error) {
+func (c *cabinet) testEndpoint(_ http.ResponseWriter, r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error) {
 	sent, err := c.Webhooks.Ping(r.Context(), p, ep.ID)
 	if err != nil {
 		return "", err

@@ -113,7 +113,11 @@ func (s *Keys) Applications(ctx context.Context, companyID int64) ([]Application
 // scopes are checked (ValidateScopes: the error as it says) and stored
 // sorted. Door limits go with the checkin scope only, and the event must
 // be the company's (errs.Invalid: nothing is made).
-func (s *Keys) Create(ctx context.Context, companyID int64, env, name string, scopes []string, door DoorLimits) (string, *Key, error) {
+//
+// A non-empty token is the cabinet form's one-time token: a second
+// submission of the form makes nothing and answers a *store.KeyMadeBefore
+// naming the key the first made (KeyMadeBefore).
+func (s *Keys) Create(ctx context.Context, companyID int64, env, name string, scopes []string, door DoorLimits, token string) (string, *Key, error) {
 	if env != Sandbox && env != Production {
 		return "", nil, fmt.Errorf("environment must be %s or %s, not %q", Sandbox, Production, env)
 	}
@@ -126,12 +130,15 @@ func (s *Keys) Create(ctx context.Context, companyID int64, env, name string, sc
 		return "", nil, err
 	}
 	key, hash, prefix := Generate(env)
-	k, err := store.CreateAPIKey(ctx, s.DB, companyID, env, name, hash, prefix, scopes, limits)
+	k, err := store.CreateAPIKey(ctx, s.DB, companyID, env, name, hash, prefix, scopes, limits, token)
 	if err != nil {
 		return "", nil, err
 	}
 	return key, keyOf(k), nil
 }
+
+// KeyMadeBefore: the form's token made key ID already; nothing was made.
+type KeyMadeBefore = store.KeyMadeBefore
 
 // Revoke revokes a key of the company; another company's key is
 // errs.NotFound, as if it did not exist. Revoking twice is harmless.
