@@ -282,8 +282,8 @@ func (c *cabinet) resendTickets(w http.ResponseWriter, r *http.Request) {
 	case errors.As(err, &impossible):
 		c.confirmPage(w, r, http.StatusConflict, p, impossible.Why+" Nothing was sent.")
 	case err != nil:
-		// The token is claimed, the workflow not started: the same form
-		// again starts it (once).
+		// Nothing started, nothing recorded: the same form again
+		// starts it (once).
 		c.Log.ErrorContext(r.Context(), "cabinet: resend tickets", "order_id", p.Order.ID, "err", err)
 		w.Header().Set("Retry-After", "5")
 		c.confirmPage(w, r, http.StatusServiceUnavailable, p,

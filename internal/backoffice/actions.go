@@ -215,35 +215,22 @@ func ResendID(token string) string {
 
 // Resend sends a paid production order's tickets e-mail again: the worker
 // sends it, in a ResendTickets workflow whose id derives from the order
-// and the token. The token is claimed first; a repeat of the form starts
-// the workflow again, which finds it started (running or done), so the
-// e-mail goes once, and a first attempt whose start failed is completed by
-// the repeat. first reports whether this call claimed the token.
+// and the token, so however often the form is sent the e-mail goes once.
+// The workflow is started first and the action recorded after: a start
+// that fails (Temporal unreachable) leaves no record of a resend that did
+// not happen, and the same form sent again starts it. first reports
+// whether this call recorded the action.
 func (s *Service) Resend(ctx context.Context, a Actor, o *store.Order, token string) (first bool, err error) {
 	id := ResendID(token)
-	if why := Resendable(o); why != "" {
-		// Not to be sent (now): unless this form's resend went already.
-		if _, err := s.Claimed(ctx, a.CompanyID, token); err == nil {
-			return false, ErrRepeated
-		}
-		return false, &ErrNotPossible{Why: why}
-	}
-	err = claim(ctx, s.DB, &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: o.ID, Action: ActionResend,
-		Detail: map[string]any{"resend_id": id, "workflow_id": contract.ResendTicketsWorkflowID(o.ID, id)}, Token: token})
-	first = err == nil
-	if err != nil && !errors.Is(err, ErrRepeated) {
+	if _, err := s.Claimed(ctx, a.CompanyID, token); err == nil {
+		// This form's action was done already (this resend, or another
+		// action whose form was sent here): nothing more.
+		return false, ErrRepeated
+	} else if !errors.Is(err, errs.NotFound) {
 		return false, err
 	}
-	if !first {
-		// Only this order's resend is completed by a repeat (not another
-		// action's form sent here).
-		prev, err := s.Claimed(ctx, a.CompanyID, token)
-		if err != nil {
-			return false, err
-		}
-		if prev.OrderID != o.ID || prev.Action != ActionResend {
-			return false, ErrRepeated
-		}
+	if why := Resendable(o); why != "" {
+		return false, &ErrNotPossible{Why: why}
 	}
 	_, err = s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: contract.ResendTicketsWorkflowID(o.ID, id), TaskQueue: s.Orders.TaskQueue,
@@ -253,10 +240,13 @@ func (s *Service) Resend(ctx context.Context, a Actor, o *store.Order, token str
 	}, contract.ResendTicketsWorkflow, contract.ResendTicketsInput{OrderID: o.ID, CompanyID: o.CompanyID, ResendID: id})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
-		return first, fmt.Errorf("start the resend of order %d: %w", o.ID, err)
+		return false, fmt.Errorf("start the resend of order %d: %w", o.ID, err)
 	}
-	if !first {
-		return false, ErrRepeated
+	// Started (now, or by a twin of this form racing it): recorded once.
+	err = claim(ctx, s.DB, &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: o.ID, Action: ActionResend,
+		Detail: map[string]any{"resend_id": id, "workflow_id": contract.ResendTicketsWorkflowID(o.ID, id)}, Token: token})
+	if err != nil {
+		return false, err
 	}
 	return true, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ticketsales/ticketsales/internal/delivery"
 	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // Tickets composes the e-mail that brings a production order its
@@ -26,7 +27,8 @@ func Tickets(ctx context.Context, db bun.IDB, links delivery.Links, orderID int6
 // sends it again from the back office (the buyer lost it): the same
 // message, with a Message-ID of its own per resend (resendID), so it is a
 // new e-mail, while a send of the same resend repeated after a crash is the
-// same message. It returns nil for a sandbox order.
+// same message. It returns nil for a sandbox order, and for one no longer
+// paid (refunded in full since the organizer asked).
 func TicketsAgain(ctx context.Context, db bun.IDB, links delivery.Links, orderID int64, resendID string) (*mail.Message, error) {
 	if resendID == "" {
 		return nil, fmt.Errorf("tickets e-mail of order %d again: no resend id", orderID)
@@ -40,6 +42,11 @@ func compose(ctx context.Context, db bun.IDB, links delivery.Links, orderID int6
 		return nil, err
 	}
 	if o.IsTest || (o.EmailedAt != nil && resendID == "") {
+		return nil, nil
+	}
+	if resendID != "" && o.Status != states.OrderPaid && o.Status != states.OrderPartiallyRefunded {
+		// Refunded or cancelled since the organizer asked: its tickets
+		// are void, and an e-mail bringing them would mislead the buyer.
 		return nil, nil
 	}
 	// The link was never sent: one that cannot be shown is replaced. A
