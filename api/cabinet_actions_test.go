@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -585,23 +586,24 @@ func TestCabinetKeyShownOnce(t *testing.T) {
 	if n := countKeys(); n != 1 {
 		t.Fatalf("%d keys from one form sent 10 times", n)
 	}
-	// Another browser with the session's cookie but not the key's sees
-	// nothing of it.
-	thief := newBrowserless(t, f.URL, nil)
-	base, _ := url.Parse(f.URL)
-	for _, c := range b.c.Jar.Cookies(&url.URL{Scheme: base.Scheme, Host: base.Host, Path: "/cabinet/keys"}) {
-		if c.Name == cabinet.CookieName {
-			thief.c.Jar.SetCookies(&url.URL{Scheme: base.Scheme, Host: base.Host, Path: "/cabinet"}, []*http.Cookie{c})
-		}
-	}
-	if p := thief.get("/cabinet/keys/created"); strings.Contains(p.Body, `id="new-key"`) || p.URL.Path != "/cabinet/keys" {
-		t.Fatalf("the created page without the key's cookie: %d %s", p.Status, p.URL)
-	}
-	// The form sent again after the key was shown makes nothing more.
+	// The one key made is shown, whichever answer the browser kept.
 	created := b.get("/cabinet/keys/created")
-	if strings.Contains(created.Body, `id="new-key"`) {
-		t.Fatal("the key was shown after another browser opened its page")
+	first := newKeyOn(t, created)
+	reload := b.get("/cabinet/keys/created")
+	if reload.URL.Path != "/cabinet/keys" || strings.Contains(reload.Body, first) || strings.Contains(reload.Body, `id="new-key"`) ||
+		!strings.Contains(noticeOf(reload), "shown only once") {
+		t.Fatalf("the created page opened again: %d %s %q", reload.Status, reload.URL, noticeOf(reload))
 	}
+	// The same form sent after its key was shown makes nothing and
+	// shows nothing.
+	if p := b.post("/cabinet/keys", form); p.URL.Path != "/cabinet/keys" || strings.Contains(p.Body, `id="new-key"`) ||
+		!strings.Contains(noticeOf(p), "shown only once") {
+		t.Fatalf("the form resent after its key was shown: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+
+	// A second key, while it waits: another browser with the session's
+	// cookie but not the form's sees nothing of it, and leaves it to the
+	// browser that made it.
 	again := b.withKeyFormToken(url.Values{"environment": {"production"}, "name": {"box office"}, "kind": {"partner"}, "scopes": apikey.PartnerScopes})
 	req, _ := http.NewRequest(http.MethodPost, f.URL+"/cabinet/keys", strings.NewReader(again.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -610,38 +612,46 @@ func TestCabinetKeyShownOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	// What the session store holds while the key waits to be shown.
-	var waiting [][]byte
-	if err := f.DB.NewRaw("SELECT data FROM cabinet_sessions").Scan(context.Background(), &waiting); err != nil {
+	var waitingSessions, waitingKeys [][]byte
+	if err := f.DB.NewRaw("SELECT data FROM cabinet_sessions").Scan(context.Background(), &waitingSessions); err != nil {
 		t.Fatal(err)
 	}
-	created = b.get(res.Header.Get("Location"))
-	key := newKeyOn(t, created)
-	if !strings.HasPrefix(key, "tk_production_") {
-		t.Fatalf("the key shown: %q", key)
+	if err := f.DB.NewRaw("SELECT reveal FROM api_keys WHERE reveal IS NOT NULL").Scan(context.Background(), &waitingKeys); err != nil || len(waitingKeys) != 1 {
+		t.Fatalf("sealed keys waiting: %d (%v)", len(waitingKeys), err)
 	}
-	reload := b.get("/cabinet/keys/created")
-	if reload.URL.Path != "/cabinet/keys" || strings.Contains(reload.Body, key) || strings.Contains(reload.Body, `id="new-key"`) ||
-		!strings.Contains(noticeOf(reload), "shown only once") {
-		t.Fatalf("the created page opened again: %d %s %q", reload.Status, reload.URL, noticeOf(reload))
+	other := newBrowserless(t, f.URL, nil)
+	base, _ := url.Parse(f.URL)
+	for _, c := range b.c.Jar.Cookies(&url.URL{Scheme: base.Scheme, Host: base.Host, Path: "/cabinet/keys"}) {
+		if c.Name == cabinet.CookieName {
+			other.c.Jar.SetCookies(&url.URL{Scheme: base.Scheme, Host: base.Host, Path: "/cabinet"}, []*http.Cookie{c})
+		}
 	}
-	if p := b.post("/cabinet/keys", again); p.URL.Path != "/cabinet/keys" || strings.Contains(p.Body, `id="new-key"`) ||
-		!strings.Contains(noticeOf(p), "shown only once") {
-		t.Fatalf("the form resent after its key was shown: %d %s %q", p.Status, p.URL, noticeOf(p))
+	if p := other.get("/cabinet/keys/created"); strings.Contains(p.Body, `id="new-key"`) || p.URL.Path != "/cabinet/keys" {
+		t.Fatalf("the created page without the form's cookie: %d %s", p.Status, p.URL)
+	}
+	second := newKeyOn(t, b.get(res.Header.Get("Location")))
+	if second == first || !strings.HasPrefix(second, "tk_production_") {
+		t.Fatalf("the second key shown: %q", second)
 	}
 	if n := countKeys(); n != 2 {
-		t.Fatalf("%d keys after two forms, a reload and a resend", n)
+		t.Fatalf("%d keys after two forms, reloads and a resend", n)
 	}
-	// The plaintext never reached the session store: not while it waited
-	// (only its ciphertext did), not after.
-	var after [][]byte
-	if err := f.DB.NewRaw("SELECT data FROM cabinet_sessions").Scan(context.Background(), &after); err != nil {
+	// The plaintext never reached the database: not the session store,
+	// not the key's row, while it waited or after.
+	var afterSessions [][]byte
+	if err := f.DB.NewRaw("SELECT data FROM cabinet_sessions").Scan(context.Background(), &afterSessions); err != nil {
 		t.Fatal(err)
 	}
-	secret := strings.TrimPrefix(key, "tk_production_")
-	for _, d := range append(waiting, after...) {
-		if bytes.Contains(d, []byte(secret)) {
-			t.Fatal("a session row holds the key's plaintext")
+	var left int
+	if err := f.DB.NewRaw("SELECT count(*) FROM api_keys WHERE reveal IS NOT NULL").Scan(context.Background(), &left); err != nil || left != 0 {
+		t.Fatalf("sealed keys left after being shown: %d (%v)", left, err)
+	}
+	for _, key := range []string{first, second} {
+		secret := strings.TrimPrefix(key, "tk_production_")
+		for _, d := range slices.Concat(waitingSessions, waitingKeys, afterSessions) {
+			if bytes.Contains(d, []byte(secret)) {
+				t.Fatal("a row holds a key's plaintext")
+			}
 		}
 	}
 

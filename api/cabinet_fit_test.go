@@ -289,7 +289,7 @@ func TestCabinetPagesFit(t *testing.T) {
 	gate := fitGate
 	key, hash, prefix := apikey.Generate(apikey.Production)
 	if _, err := store.CreateAPIKey(ctx, f.DB, a, apikey.Production, fitKeyName+" door", hash, prefix,
-		[]string{apikey.ScopeCheckin}, store.DoorLimits{EventID: &event, Gate: &gate}, ""); err != nil {
+		[]string{apikey.ScopeCheckin}, store.DoorLimits{EventID: &event, Gate: &gate}, store.KeyClaim{}); err != nil {
 		t.Fatal(err)
 	}
 	door := key

@@ -724,7 +724,9 @@ func TestCabinetRoleLimits(t *testing.T) {
 			return fmt.Sprintf("/cabinet/team/%d/remove", fresh(t)), nil
 		}},
 		"POST /cabinet/keys": {perm: organizer.PermKeys, request: func(*testing.T) (string, url.Values) {
-			return "/cabinet/keys", url.Values{"environment": {"sandbox"}, "name": {"role test"}, "kind": {"partner"}, "scopes": {"orders:read"}}
+			n++ // each form its own one-time token, as each page gives
+			return "/cabinet/keys", url.Values{"token": {fmt.Sprintf("%032x", n)}, "environment": {"sandbox"}, "name": {"role test"},
+				"kind": {"partner"}, "scopes": {"orders:read"}}
 		}},
 		"POST /cabinet/keys/{id}/revoke": {perm: organizer.PermKeys, request: func(t *testing.T) (string, url.Values) {
 			_, id := f.Key(t, f.companyA, apikey.Sandbox)

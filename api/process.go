@@ -220,6 +220,9 @@ func housekeeping(ctx context.Context, db *bun.DB, logger *slog.Logger, retentio
 		} else if n > 0 {
 			logger.Info("cabinet session cleanup", "deleted", n)
 		}
+		if err := store.ClearStaleAPIKeyReveals(ctx, db, apikey.RevealMaxAge); err != nil && ctx.Err() == nil {
+			logger.Warn("new key reveal cleanup", "err", err)
+		}
 		if n, err := store.DeleteCabinetAddressesBefore(ctx, db, now.Add(-organizer.KnownAddressLifetime)); err != nil && ctx.Err() == nil {
 			logger.Warn("cabinet sign-in address cleanup", "err", err)
 		} else if n > 0 {

@@ -84,9 +84,20 @@ type APIKey struct {
 	// A door key may be limited to one event and one gate.
 	CheckinEventID *int64  `bun:"checkin_event_id" json:"checkin_event_id,omitempty"`
 	CheckinGate    *string `bun:"checkin_gate" json:"checkin_gate,omitempty"`
-	// CreationToken is the cabinet form's one-time token that made the
-	// key: a form sent twice makes one key (ErrKeyMadeBefore).
-	CreationToken *string `bun:"creation_token" json:"-"`
+	// CreationToken is the SHA-256 of the cabinet form's one-time token
+	// that made the key: a form sent twice makes one key (KeyMadeBefore).
+	CreationToken []byte `bun:"creation_token" json:"-"`
+	// Reveal is the key's plaintext sealed under the form's token, until
+	// the created page takes it (TakeAPIKeyReveal); the token itself is
+	// never stored, so this alone opens nothing.
+	Reveal []byte `bun:"reveal" json:"-"`
+}
+
+// KeyClaim is what a key made from the cabinet's form carries: the hash
+// of the form's token and the sealed plaintext. The zero value: none.
+type KeyClaim struct {
+	TokenHash []byte
+	Reveal    []byte
 }
 
 // DoorLimits limit a door key (scope checkin) to one event and one gate;
@@ -100,14 +111,12 @@ type DoorLimits struct {
 // environment, creating that application on first use. A door key's event
 // must be the company's (errs.Invalid at "event" otherwise, nothing made).
 //
-// A non-empty token claims the form that asked for the key: if it made a
+// A claim claims the form that asked for the key: if its token made a
 // key already, nothing is made and the error is a *KeyMadeBefore naming
 // that key.
-func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name string, hash []byte, prefix string, scopes []string, door DoorLimits, token string) (*APIKey, error) {
-	key := &APIKey{Name: name, KeyHash: hash, KeyPrefix: prefix, Scopes: scopes, CheckinEventID: door.EventID, CheckinGate: door.Gate}
-	if token != "" {
-		key.CreationToken = &token
-	}
+func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name string, hash []byte, prefix string, scopes []string, door DoorLimits, claim KeyClaim) (*APIKey, error) {
+	key := &APIKey{Name: name, KeyHash: hash, KeyPrefix: prefix, Scopes: scopes, CheckinEventID: door.EventID, CheckinGate: door.Gate,
+		CreationToken: claim.TokenHash, Reveal: claim.Reveal}
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var exists bool
 		if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?)", companyID).Scan(ctx, &exists); err != nil {
@@ -146,7 +155,7 @@ func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name st
 		if err != nil {
 			return fmt.Errorf("the %s application: %w", env, err)
 		}
-		if token == "" {
+		if claim.TokenHash == nil {
 			_, err = tx.NewInsert().Model(key).Returning("*").Exec(ctx)
 			return err
 		}
@@ -165,7 +174,12 @@ func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name st
 		}
 		var before KeyMadeBefore
 		err = tx.NewRaw(`SELECT k.id FROM api_keys k JOIN applications a ON a.id = k.application_id
-			WHERE k.creation_token = ? AND a.company_id = ?`, token, companyID).Scan(ctx, &before.ID)
+			WHERE k.creation_token = ? AND a.company_id = ?`, claim.TokenHash, companyID).Scan(ctx, &before.ID)
+		if errors.Is(err, sql.ErrNoRows) {
+			// Another company's form token: never made here, and
+			// nothing to say about it.
+			return errs.Invalid("token", "the form's token is not this page's: open the page again", nil)
+		}
 		if err != nil {
 			return fmt.Errorf("key made with form token: %w", err)
 		}
@@ -175,6 +189,43 @@ func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name st
 		return nil, fmt.Errorf("create %s key for company %d: %w", env, companyID, err)
 	}
 	return key, nil
+}
+
+// TakeAPIKeyReveal takes the sealed plaintext of the company's key made
+// with the form token of this hash, younger than maxAge: one statement
+// returns it and clears it, so it is taken once however many pages ask at
+// once. errs.NotFound: nothing waits (taken, too old, not the company's).
+func TakeAPIKeyReveal(ctx context.Context, db bun.IDB, companyID int64, tokenHash []byte, maxAge time.Duration) (int64, []byte, error) {
+	var out struct {
+		ID     int64  `bun:"id"`
+		Reveal []byte `bun:"reveal"`
+	}
+	err := db.NewRaw(`
+		WITH k AS (
+			SELECT k.id, k.reveal FROM api_keys k JOIN applications a ON a.id = k.application_id
+			WHERE a.company_id = ? AND k.creation_token = ? AND k.reveal IS NOT NULL
+			  AND k.created_at > now() - make_interval(secs => ?)
+			FOR UPDATE OF k)
+		UPDATE api_keys SET reveal = NULL FROM k WHERE api_keys.id = k.id
+		RETURNING k.id, k.reveal`, companyID, tokenHash, maxAge.Seconds()).Scan(ctx, &out)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil, fmt.Errorf("new key to show: %w", errs.NotFound)
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("take the new key to show: %w", err)
+	}
+	return out.ID, out.Reveal, nil
+}
+
+// ClearStaleAPIKeyReveals drops sealed plaintexts older than maxAge that
+// no page took (housekeeping).
+func ClearStaleAPIKeyReveals(ctx context.Context, db bun.IDB, maxAge time.Duration) error {
+	_, err := db.NewRaw(`UPDATE api_keys SET reveal = NULL WHERE reveal IS NOT NULL AND created_at <= now() - make_interval(secs => ?)`,
+		maxAge.Seconds()).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("clear stale new-key reveals: %w", err)
+	}
+	return nil
 }
 
 // KeyMadeBefore: the form's token made key ID already (a form sent

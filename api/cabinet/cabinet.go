@@ -342,8 +342,7 @@ func (c *cabinet) startSession(w http.ResponseWriter, r *http.Request, u *organi
 	}
 	// Nothing of an earlier sign-in carries into this one: not a notice,
 	// not a webhook secret waiting to be shown, not a form's token.
-	for _, k := range []string{flashKey, webhookSecretReveal("").session, secretEndpointKey, formTokenKey,
-		newKeyReveal.session, newKeyIDSession} {
+	for _, k := range []string{flashKey, webhookSecretReveal("").session, secretEndpointKey, formTokenKey} {
 		c.sessions.Remove(r.Context(), k)
 	}
 	c.sessions.Put(r.Context(), "user_id", u.ID)

@@ -2,6 +2,7 @@ package cabinet
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/url"
@@ -142,12 +143,6 @@ func (c *cabinet) reportCSV(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *cabinet) keysPage(w http.ResponseWriter, r *http.Request, status int, data pageData) {
-	c.keysPageThen(w, r, status, data, nil)
-}
-
-// keysPageThen is keysPage, running shown once the page is rendered (see
-// renderThen).
-func (c *cabinet) keysPageThen(w http.ResponseWriter, r *http.Request, status int, data pageData, shown func()) {
 	keys, err := c.apiKeys.List(r.Context(), user(r).CompanyID)
 	if err != nil {
 		c.fail(w, r, err)
@@ -176,7 +171,7 @@ func (c *cabinet) keysPageThen(w http.ResponseWriter, r *http.Request, status in
 		data.KeyForm.Kind = "partner"
 	}
 	data.KeyForm.Token = newFormToken()
-	c.renderThen(w, r, status, "keys", data, shown)
+	c.render(w, r, status, "keys", data)
 }
 
 func (c *cabinet) keys(w http.ResponseWriter, r *http.Request) {
@@ -195,15 +190,15 @@ func (c *cabinet) keys(w http.ResponseWriter, r *http.Request) {
 	c.keysPage(w, r, http.StatusOK, data)
 }
 
-// A key just made waits for the created page: its id in the session, its
-// plaintext sealed (reveal.go), so the session store never holds it.
+// A key just made waits for the created page in its own row, sealed
+// under the form's token (apikey.TakeReveal); the browser that sent the
+// form keeps the token in a cookie for that page alone. Nothing of it is
+// in the session, whose stale copies concurrent requests may save.
 const (
-	newKeyIDSession  = "new_key_id"
 	createdKeysPath  = "/cabinet/keys/created"
+	newKeyCookie     = "ts_new_key"
 	keyShownOnlyOnce = "A new key is shown only once, right after it is made: revoke it and make another if it was not copied."
 )
-
-var newKeyReveal = revealFor("new_key", createdKeysPath)
 
 // createKey makes a key and redirects to the page that shows it once
 // (createdKey). The form's one-time token, claimed by the key's insert,
@@ -273,17 +268,16 @@ func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
 		refuse("Choose a partner key or a door key.")
 		return
 	}
-	key, k, err := c.apiKeys.Create(r.Context(), u.CompanyID, env, name, scopes, door, token)
+	_, k, err := c.apiKeys.Create(r.Context(), u.CompanyID, env, name, scopes, door, token)
 	var invalid *errs.ValidationError
 	var before *apikey.KeyMadeBefore
 	switch {
 	case errors.As(err, &before):
 		// The same form sent again (a double click): the database's
-		// claim of the token made one key. Its page, which shows it if
-		// it still waits, or says it was shown; without touching this
-		// request's copy of the session, which could overwrite the one
-		// holding the new key.
-		http.Redirect(w, r, createdKeysPath, http.StatusSeeOther)
+		// claim of the token made one key, which this answer leads to
+		// as well as the first's.
+	case errors.As(err, &invalid) && len(invalid.Fields) > 0 && invalid.Fields[0].Location == "token":
+		c.keysPage(w, r, http.StatusBadRequest, pageData{Message: "The form could not be read: open the page again and resend it."})
 		return
 	case errors.As(err, &invalid) && len(invalid.Fields) > 0:
 		refuse(fieldMessage(invalid.Fields[0]))
@@ -291,31 +285,27 @@ func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		c.fail(w, r, err)
 		return
+	default:
+		c.Log.InfoContext(r.Context(), "cabinet: key created", "user_id", u.ID, "company_id", u.CompanyID, "key_id", k.ID, "environment", env)
 	}
-	c.Log.InfoContext(r.Context(), "cabinet: key created", "user_id", u.ID, "company_id", u.CompanyID, "key_id", k.ID, "environment", env)
-	c.sessions.Put(r.Context(), newKeyIDSession, k.ID)
-	if err := c.seal(w, r, newKeyReveal, strconv.FormatInt(k.ID, 10), key); err != nil {
-		// The key exists but cannot be shown: say so, so it is revoked.
-		c.fail(w, r, err)
-		return
-	}
-	c.done(w, r, createdKeysPath, "")
+	http.SetCookie(w, c.newKeyCookie(token, int(apikey.RevealMaxAge.Seconds())))
+	http.Redirect(w, r, createdKeysPath, http.StatusSeeOther)
 }
 
-// createdKey shows the key createKey made, once: its sealed plaintext
-// leaves the session (and its key the browser) only when the page is
-// rendered, so a failure before then leaves it for a reload. Opened again
-// (a reload, the back button, another browser), it shows the keys with a
-// notice instead, and makes nothing.
+// newKeyCookie carries the form's token to the created page alone.
+func (c *cabinet) newKeyCookie(token string, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: newKeyCookie, Value: token, Path: createdKeysPath, MaxAge: maxAge, HttpOnly: true,
+		Secure: c.sessions.Cookie.Secure, SameSite: http.SameSiteLaxMode}
+}
+
+// createdKey shows the key createKey made, once: the page takes it from
+// its row (one statement, so two tabs cannot both have it) after the key
+// list is read, so a failure before then leaves it for a reload. Opened
+// again (a reload, the back button, another browser), it shows the keys
+// with a notice instead, and makes nothing.
 func (c *cabinet) createdKey(w http.ResponseWriter, r *http.Request) {
-	id := c.sessions.GetInt64(r.Context(), newKeyIDSession)
-	key, ok := c.unseal(r, newKeyReveal, strconv.FormatInt(id, 10))
-	shown := func() {
-		c.forget(w, r, newKeyReveal)
-		c.sessions.Remove(r.Context(), newKeyIDSession)
-	}
-	if !ok {
-		shown()
+	ck, err := r.Cookie(newKeyCookie)
+	if err != nil || !formTokenRe.MatchString(ck.Value) {
 		c.done(w, r, "/cabinet/keys", keyShownOnlyOnce)
 		return
 	}
@@ -324,15 +314,23 @@ func (c *cabinet) createdKey(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
+	key, id, err := c.apiKeys.TakeReveal(r.Context(), user(r).CompanyID, ck.Value)
+	http.SetCookie(w, c.newKeyCookie("", -1))
+	if errors.Is(err, errs.NotFound) {
+		c.done(w, r, "/cabinet/keys", keyShownOnlyOnce)
+		return
+	}
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	for _, k := range keys {
 		if k.ID == id {
-			c.keysPageThen(w, r, http.StatusOK, pageData{NewKey: key, NewKeyInfo: &k}, shown)
+			c.keysPage(w, r, http.StatusOK, pageData{NewKey: key, NewKeyInfo: &k})
 			return
 		}
 	}
-	// Not a key of the company (any more): show nothing of it.
-	shown()
-	c.done(w, r, "/cabinet/keys", "")
+	c.fail(w, r, fmt.Errorf("new key %d is not in the company's list", id))
 }
 
 // keyForm is the key form as given, shown again when it is refused.

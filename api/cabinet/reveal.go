@@ -10,9 +10,8 @@ import (
 	"net/http"
 )
 
-// A secret shown once (a new API key, a webhook signing secret) waits for
-// the page that shows it after a POST's redirect. It waits sealed: the
-// session (a Postgres row, so also its WAL and backups) holds only the
+// A webhook signing secret, shown once, waits for the page that shows it
+// after a POST's redirect. It waits sealed: the session (a Postgres row, so also its WAL and backups) holds only the
 // ciphertext, and the key that opens it is in a short-lived HttpOnly
 // cookie that the browser sends to that page alone. Neither half is a
 // secret without the other, and both are dropped once the page is

@@ -115,8 +115,9 @@ func (s *Keys) Applications(ctx context.Context, companyID int64) ([]Application
 // be the company's (errs.Invalid: nothing is made).
 //
 // A non-empty token is the cabinet form's one-time token: a second
-// submission of the form makes nothing and answers a *store.KeyMadeBefore
-// naming the key the first made (KeyMadeBefore).
+// submission of the form makes nothing and answers a KeyMadeBefore naming
+// the key the first made, and the key waits, sealed under the token, for
+// TakeReveal.
 func (s *Keys) Create(ctx context.Context, companyID int64, env, name string, scopes []string, door DoorLimits, token string) (string, *Key, error) {
 	if env != Sandbox && env != Production {
 		return "", nil, fmt.Errorf("environment must be %s or %s, not %q", Sandbox, Production, env)
@@ -130,11 +131,37 @@ func (s *Keys) Create(ctx context.Context, companyID int64, env, name string, sc
 		return "", nil, err
 	}
 	key, hash, prefix := Generate(env)
-	k, err := store.CreateAPIKey(ctx, s.DB, companyID, env, name, hash, prefix, scopes, limits, token)
+	var claim store.KeyClaim
+	if token != "" {
+		if claim, err = sealForForm(token, key); err != nil {
+			return "", nil, err
+		}
+	}
+	k, err := store.CreateAPIKey(ctx, s.DB, companyID, env, name, hash, prefix, scopes, limits, claim)
 	if err != nil {
 		return "", nil, err
 	}
 	return key, keyOf(k), nil
+}
+
+// RevealMaxAge is how long a key made from the cabinet's form can be
+// taken by its created page (TakeReveal).
+const RevealMaxAge = 10 * time.Minute
+
+// TakeReveal returns, once, the key the company's form with this token
+// made (Create with a token), and its id: the page that shows a new key
+// calls it. errs.NotFound: nothing waits (shown already, older than
+// RevealMaxAge, another company's token).
+func (s *Keys) TakeReveal(ctx context.Context, companyID int64, token string) (string, int64, error) {
+	id, sealed, err := store.TakeAPIKeyReveal(ctx, s.DB, companyID, tokenHash(token), RevealMaxAge)
+	if err != nil {
+		return "", 0, err
+	}
+	key, err := openForForm(token, sealed)
+	if err != nil {
+		return "", 0, fmt.Errorf("open new key %d: %w", id, err)
+	}
+	return key, id, nil
 }
 
 // KeyMadeBefore: the form's token made key ID already; nothing was made.

@@ -94,7 +94,7 @@ func productionKey(t *testing.T) (*bun.DB, int64, string, *store.APIKey) {
 		t.Fatal(err)
 	}
 	key, hash, prefix := apikey.Generate(apikey.Production)
-	k, err := store.CreateAPIKey(context.Background(), db, co.ID, apikey.Production, "k", hash, prefix, apikey.PartnerScopes, store.DoorLimits{}, "")
+	k, err := store.CreateAPIKey(context.Background(), db, co.ID, apikey.Production, "k", hash, prefix, apikey.PartnerScopes, store.DoorLimits{}, store.KeyClaim{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestForgetDuringACacheHitIsNotUndone(t *testing.T) {
 	ctx := context.Background()
 	for i := range 400 {
 		key, hash, prefix := apikey.Generate(apikey.Production)
-		k, err := store.CreateAPIKey(ctx, db, co, apikey.Production, "k", hash, prefix, apikey.PartnerScopes, store.DoorLimits{}, "")
+		k, err := store.CreateAPIKey(ctx, db, co, apikey.Production, "k", hash, prefix, apikey.PartnerScopes, store.DoorLimits{}, store.KeyClaim{})
 		if err != nil {
 			t.Fatal(err)
 		}

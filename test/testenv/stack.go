@@ -360,7 +360,7 @@ func (s *Stack) Key(t testing.TB, companyID int64, env string, scopes ...string)
 		scopes = apikey.PartnerScopes
 	}
 	key, hash, prefix := apikey.Generate(env)
-	k, err := store.CreateAPIKey(context.Background(), s.DB, companyID, env, "test", hash, prefix, scopes, store.DoorLimits{}, "")
+	k, err := store.CreateAPIKey(context.Background(), s.DB, companyID, env, "test", hash, prefix, scopes, store.DoorLimits{}, store.KeyClaim{})
 	if err != nil {
 		t.Fatal(err)
 	}
