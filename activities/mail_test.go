@@ -74,3 +74,39 @@ func TestTicketsEmailRefusedByTheServer(t *testing.T) {
 		})
 	}
 }
+
+// TestResendSendsNothingForAVoidOrder: a resend asked while the order was
+// paid, run after it was refunded in full, e-mails nothing (its tickets
+// are void); the same resend of a paid order e-mails them.
+func TestResendSendsNothingForAVoidOrder(t *testing.T) {
+	ctx := context.Background()
+	s, company, keyID, acts := demoStore(t)
+	acts.Links = delivery.Links{BaseURL: "http://127.0.0.1", Keys: testKeys}
+	be := &smtptest.Backend{}
+	mailer, err := mail.New("smtp://"+smtptest.Start(t, be)+"?tls=none", "", "tickets@ticketsales.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts.Mailer = mailer
+	for i, refunded := range []bool{true, false} {
+		id, _ := pendingOrder(t, s, company, keyID, fmt.Sprintf("parterre-3-%d", i+5), time.Now().Add(time.Hour))
+		if _, err := s.DB.ExecContext(ctx, "UPDATE orders SET is_test = false, customer_email = 'anna@example.com' WHERE id = ?", id); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := acts.MarkOrderPaid(ctx, id, "ext"); err != nil || res.Status != "paid" {
+			t.Fatalf("pay: %+v %v", res, err)
+		}
+		if refunded {
+			if _, err := s.DB.ExecContext(ctx, "UPDATE orders SET status = 'refunded' WHERE id = ?", id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := len(be.All())
+		if err := acts.ResendTicketsEmail(ctx, id, fmt.Sprintf("resend-%d", i)); err != nil {
+			t.Fatalf("resend (refunded %v): %v", refunded, err)
+		}
+		if sent := len(be.All()) - before; sent != map[bool]int{true: 0, false: 1}[refunded] {
+			t.Fatalf("resend of an order refunded=%v sent %d e-mails", refunded, sent)
+		}
+	}
+}

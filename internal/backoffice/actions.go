@@ -216,10 +216,10 @@ func ResendID(token string) string {
 // Resend sends a paid production order's tickets e-mail again: the worker
 // sends it, in a ResendTickets workflow whose id derives from the order
 // and the token, so however often the form is sent the e-mail goes once.
-// The workflow is started first and the action recorded after: a start
-// that fails (Temporal unreachable) leaves no record of a resend that did
-// not happen, and the same form sent again starts it. first reports
-// whether this call recorded the action.
+// The action is recorded in a transaction that commits only once the
+// workflow started: a start that fails (Temporal unreachable) leaves no
+// record of a resend that did not happen, and the same form sent again
+// starts it. first reports whether this call recorded the action.
 func (s *Service) Resend(ctx context.Context, a Actor, o *store.Order, token string) (first bool, err error) {
 	id := ResendID(token)
 	if _, err := s.Claimed(ctx, a.CompanyID, token); err == nil {
@@ -232,19 +232,27 @@ func (s *Service) Resend(ctx context.Context, a Actor, o *store.Order, token str
 	if why := Resendable(o); why != "" {
 		return false, &ErrNotPossible{Why: why}
 	}
-	_, err = s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: contract.ResendTicketsWorkflowID(o.ID, id), TaskQueue: s.Orders.TaskQueue,
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(contract.CompanyIDAttr.ValueSet(o.CompanyID),
-			contract.EventIDAttr.ValueSet(o.EventID), contract.IsTestAttr.ValueSet(o.IsTest)),
-	}, contract.ResendTicketsWorkflow, contract.ResendTicketsInput{OrderID: o.ID, CompanyID: o.CompanyID, ResendID: id})
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if err != nil && !errors.As(err, &started) {
-		return false, fmt.Errorf("start the resend of order %d: %w", o.ID, err)
-	}
-	// Started (now, or by a twin of this form racing it): recorded once.
-	err = claim(ctx, s.DB, &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: o.ID, Action: ActionResend,
-		Detail: map[string]any{"resend_id": id, "workflow_id": contract.ResendTicketsWorkflowID(o.ID, id)}, Token: token})
+	// The claim and the start commit together: the claim's row, not yet
+	// committed, holds a twin of this form (even one sent for another
+	// order) at its insert until the start is done, and a start that
+	// fails rolls the claim back.
+	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := claim(ctx, tx, &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: o.ID, Action: ActionResend,
+			Detail: map[string]any{"resend_id": id, "workflow_id": contract.ResendTicketsWorkflowID(o.ID, id)}, Token: token}); err != nil {
+			return err
+		}
+		_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: contract.ResendTicketsWorkflowID(o.ID, id), TaskQueue: s.Orders.TaskQueue,
+			WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			TypedSearchAttributes: temporal.NewSearchAttributes(contract.CompanyIDAttr.ValueSet(o.CompanyID),
+				contract.EventIDAttr.ValueSet(o.EventID), contract.IsTestAttr.ValueSet(o.IsTest)),
+		}, contract.ResendTicketsWorkflow, contract.ResendTicketsInput{OrderID: o.ID, CompanyID: o.CompanyID, ResendID: id})
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if err != nil && !errors.As(err, &started) {
+			return fmt.Errorf("start the resend of order %d: %w", o.ID, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return false, err
 	}
