@@ -10,11 +10,11 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/ticketsales/ticketsales/api/client/ticketcode"
 	"github.com/ticketsales/ticketsales/api/request"
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/checkin"
 	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/sdk/go/ticketcode"
 	"github.com/ticketsales/ticketsales/store"
 )
 

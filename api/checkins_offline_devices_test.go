@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ticketsales/ticketsales/api/client/ticketcode"
 	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/sdk/go/ticketcode"
 )
 
 // Four devices upload their offline scans at once, some tickets copied

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ticketsales/ticketsales/api/client/ticketcode"
 	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/sdk/go/ticketcode"
 	"github.com/ticketsales/ticketsales/test/testenv"
 )
 

@@ -10,14 +10,14 @@ import (
 )
 
 // TestServedDocumentIsThePublishedOne: the document a running service
-// serves is the one api/client was generated from (but for servers, which
+// serves is the one the published clients (sdk/) were generated from (but for servers, which
 // names the deployment), so the published clients fit the service.
 func TestServedDocumentIsThePublishedOne(t *testing.T) {
 	s := testenv.NewStack(t)
 	res := s.Get(t, "/openapi.json", "")
 	var served, published map[string]any
 	res.Decode(t, &served)
-	raw, err := os.ReadFile("client/openapi.json")
+	raw, err := os.ReadFile("../sdk/openapi.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +31,6 @@ func TestServedDocumentIsThePublishedOne(t *testing.T) {
 	delete(served, "servers")
 	delete(published, "servers")
 	if !reflect.DeepEqual(served, published) {
-		t.Fatal("the served document differs from api/client/openapi.json: run `go generate ./api/client` and commit")
+		t.Fatal("the served document differs from sdk/openapi.json: run `scripts/clients.sh write` and commit")
 	}
 }

@@ -1,41 +1,44 @@
 #!/usr/bin/env bash
-# The published clients in api/client — the OpenAPI document, the Go client
-# (oapi-codegen) and the TypeScript types (openapi-typescript) — must be what
-# the code generates today.
+# The published clients in sdk/ — the OpenAPI document (sdk/openapi.json),
+# the Go SDK's generated layer (sdk/go/client.gen.go, oapi-codegen) and the
+# TypeScript types (sdk/ts/src/schema.d.ts, openapi-typescript) — must be
+# what the code generates today.
 #   scripts/clients.sh check   regenerate into a temporary directory and diff (make test)
-#   scripts/clients.sh write   regenerate in place (same as go generate ./api/client)
+#   scripts/clients.sh write   regenerate in place (same as `go generate` in sdk/go)
 set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 readonly oapi_codegen='github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2'
 readonly openapi_typescript='openapi-typescript@7.13.0'
+# Each generated file, relative to the output root (sdk/ or a temporary copy).
+readonly files=(openapi.json go/client.gen.go ts/src/schema.d.ts)
 
-generate() { # generate DIR: the three files into DIR
+generate() { # generate DIR: the three files into DIR, laid out as sdk/
 	local dir="$1"
-	mkdir -p "$dir/ts"
+	mkdir -p "$dir/go" "$dir/ts/src"
 	go run ./cmd/ticketctl openapi >"$dir/openapi.json"
-	(cd "$dir" && go run "$oapi_codegen" -config "$repo_root/api/client/oapi-codegen.yaml" -o client.gen.go openapi.json)
-	npx --yes "$openapi_typescript" "$dir/openapi.json" --output "$dir/ts/ticketsales.d.ts" >/dev/null 2>&1
+	(cd "$dir/go" && go run "$oapi_codegen" -config "$repo_root/sdk/go/oapi-codegen.yaml" -o client.gen.go ../openapi.json)
+	npx --yes "$openapi_typescript" "$dir/openapi.json" --output "$dir/ts/src/schema.d.ts" >/dev/null 2>&1
 }
 
 case "${1:-check}" in
 write)
-	generate api/client
+	generate sdk
 	;;
 check)
 	tmp="$(mktemp -d)"
 	trap 'rm -rf "$tmp"' EXIT
 	generate "$tmp"
 	stale=0
-	for f in openapi.json client.gen.go ts/ticketsales.d.ts; do
-		if ! diff -q "$tmp/$f" "api/client/$f" >/dev/null; then
-			echo "clients.sh: api/client/$f is not what the code generates now; run \`go generate ./api/client\` and commit it:" >&2
-			diff -u "api/client/$f" "$tmp/$f" | head -20 >&2 || true
+	for f in "${files[@]}"; do
+		if ! diff -q "$tmp/$f" "sdk/$f" >/dev/null; then
+			echo "clients.sh: sdk/$f is not what the code generates now; run \`scripts/clients.sh write\` (or \`go generate\` in sdk/go) and commit it:" >&2
+			diff -u "sdk/$f" "$tmp/$f" | head -20 >&2 || true
 			stale=1
 		fi
 	done
 	[ "$stale" -eq 0 ] || exit 1
-	echo "clients.sh: api/client (document, Go client, TypeScript types) is current"
+	echo "clients.sh: sdk/ (document, Go SDK's generated client, TypeScript types) is current"
 	;;
 *)
 	echo "usage: scripts/clients.sh [check|write]" >&2

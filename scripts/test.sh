@@ -55,13 +55,18 @@ TEMPORAL_ADDRESS="$(TEMPORAL_IN_MEMORY=1 TEMPORAL_ADDRESS= TEMPORAL_PORT="${TEST
 export TEMPORAL_ADDRESS
 
 go vet ./...
+(cd sdk/go && go vet ./...) # the Go SDK, a module of its own: ./... does not enter it
 if [[ $# -gt 0 ]]; then
 	go test -count=1 "$@" # e.g. make bench: its own packages and flags
 	exit 0
 fi
 go test -count=1 -timeout 12m ./...
+# The Go SDK's own tests (no service needed); its examples run against the
+# stack in test/sdk, above.
+(cd sdk/go && go test -count=1 ./...)
 
 # The served OpenAPI document passes Spectral (spectral:oas) with no errors.
 scripts/spectral.sh
-# The published clients (api/client) are what the code generates now.
+# The published clients (sdk/: the document, the Go SDK's generated client, the
+# TypeScript types) are what the code generates now.
 scripts/clients.sh check

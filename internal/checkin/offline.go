@@ -13,11 +13,11 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/ticketsales/ticketsales/api/client/ticketcode"
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/delivery"
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/sdk/go/ticketcode"
 	"github.com/ticketsales/ticketsales/store"
 )
 

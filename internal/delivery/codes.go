@@ -12,8 +12,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/ticketsales/ticketsales/api/client/ticketcode"
 	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/sdk/go/ticketcode"
 	"github.com/ticketsales/ticketsales/store"
 )
 

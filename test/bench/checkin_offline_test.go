@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ticketsales/ticketsales/api/client/ticketcode"
+	"github.com/ticketsales/ticketsales/sdk/go/ticketcode"
 	"github.com/ticketsales/ticketsales/test/testenv"
 )
 

@@ -3,7 +3,7 @@
 // general-admission order, a scheduled order, each confirmed with its
 // tickets read back, and a full refund.
 //
-//	TICKETS_URL=http://127.0.0.1:8080 TICKETS_KEY=tk_sandbox_… go run ./api/client/example
+//	TICKETS_URL=http://127.0.0.1:8080 TICKETS_KEY=tk_sandbox_… go run github.com/ticketsales/ticketsales/sdk/go/example
 package main
 
 import (
@@ -15,8 +15,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/ticketsales/ticketsales/api/client"
-	"github.com/ticketsales/ticketsales/api/client/ticketcode"
+	ticketsales "github.com/ticketsales/ticketsales/sdk/go"
+	"github.com/ticketsales/ticketsales/sdk/go/ticketcode"
 )
 
 func main() {
@@ -26,7 +26,7 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := client.NewClientWithResponses(base, client.WithRequestEditorFn(Bearer(key)))
+	c, err := ticketsales.NewClientWithResponses(base, ticketsales.WithRequestEditorFn(Bearer(key)))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func main() {
 }
 
 // Bearer authenticates every request with the API key.
-func Bearer(key string) client.RequestEditorFn {
+func Bearer(key string) ticketsales.RequestEditorFn {
 	return func(_ context.Context, req *http.Request) error {
 		req.Header.Set("Authorization", "Bearer "+key)
 		return nil
@@ -52,22 +52,22 @@ func fail(step string, status int, body []byte) error {
 }
 
 // SandboxCheck runs the check and reports each step through logf.
-func SandboxCheck(ctx context.Context, c *client.ClientWithResponses, logf func(string, ...any)) error {
-	published := client.ListEventsParamsFilterStatus("published")
-	events, err := c.ListEventsWithResponse(ctx, &client.ListEventsParams{FilterStatus: &published})
+func SandboxCheck(ctx context.Context, c *ticketsales.ClientWithResponses, logf func(string, ...any)) error {
+	published := ticketsales.ListEventsParamsFilterStatus("published")
+	events, err := c.ListEventsWithResponse(ctx, &ticketsales.ListEventsParams{FilterStatus: &published})
 	if err != nil {
 		return err
 	}
 	if events.JSON200 == nil {
 		return fail("list events", events.StatusCode(), events.Body)
 	}
-	var seated, general, scheduled *client.Event
+	var seated, general, scheduled *ticketsales.Event
 	for i, e := range events.JSON200.Data {
 		switch {
 		case e.HasScheme && seated == nil:
 			seated = &events.JSON200.Data[i]
 		case !e.HasScheme:
-			sessions, err := c.ListSessionsWithResponse(ctx, &client.ListSessionsParams{FilterEventId: &e.Id})
+			sessions, err := c.ListSessionsWithResponse(ctx, &ticketsales.ListSessionsParams{FilterEventId: &e.Id})
 			if err != nil {
 				return err
 			}
@@ -84,7 +84,7 @@ func SandboxCheck(ctx context.Context, c *client.ClientWithResponses, logf func(
 	if seated == nil || general == nil || scheduled == nil {
 		return fmt.Errorf("the catalog needs a seated, a general-admission and a scheduled event on sale")
 	}
-	buyer := client.Customer{Email: "anna@example.com", FirstName: "Anna", LastName: "Pavlova", Phone: "+7 999 123-45-67"}
+	buyer := ticketsales.Customer{Email: "anna@example.com", FirstName: "Anna", LastName: "Pavlova", Phone: "+7 999 123-45-67"}
 
 	// 1. Seated: a free seat from availability, held, ordered, confirmed.
 	avail, err := c.GetEventAvailabilityWithResponse(ctx, seated.Id, nil)
@@ -94,7 +94,7 @@ func SandboxCheck(ctx context.Context, c *client.ClientWithResponses, logf func(
 	if avail.JSON200 == nil {
 		return fail("availability", avail.StatusCode(), avail.Body)
 	}
-	var seat *client.SeatAvailability
+	var seat *ticketsales.SeatAvailability
 	for i, s := range avail.JSON200.Data.Seats {
 		if s.Status == "free" {
 			seat = &avail.JSON200.Data.Seats[i]
@@ -104,8 +104,8 @@ func SandboxCheck(ctx context.Context, c *client.ClientWithResponses, logf func(
 	if seat == nil {
 		return fmt.Errorf("event %d has no free seat", seated.Id)
 	}
-	hold, err := c.CreateReservationWithResponse(ctx, &client.CreateReservationParams{IdempotencyKey: newKey()},
-		client.CreateReservationJSONRequestBody{EventId: seated.Id, Seats: &[]client.SeatRef{{ZoneId: seat.ZoneId, SeatId: seat.SeatId}}})
+	hold, err := c.CreateReservationWithResponse(ctx, &ticketsales.CreateReservationParams{IdempotencyKey: newKey()},
+		ticketsales.CreateReservationJSONRequestBody{EventId: seated.Id, Seats: &[]ticketsales.SeatRef{{ZoneId: seat.ZoneId, SeatId: seat.SeatId}}})
 	if err != nil {
 		return err
 	}
@@ -114,8 +114,8 @@ func SandboxCheck(ctx context.Context, c *client.ClientWithResponses, logf func(
 	}
 	logf("held %s of %q until %s", seat.SeatId, seated.Title, hold.JSON201.Data.ExpiresAt.Format(time.RFC3339))
 	rid := hold.JSON201.Data.Id
-	seatedOrder, err := order(ctx, c, logf, "seated", client.CreateOrderInputBody{EventId: seated.Id, ReservationId: &rid, Customer: buyer,
-		Payment: client.CreateOrderInputBodyPaymentExternal})
+	seatedOrder, err := order(ctx, c, logf, "seated", ticketsales.CreateOrderInputBody{EventId: seated.Id, ReservationId: &rid, Customer: buyer,
+		Payment: ticketsales.CreateOrderInputBodyPaymentExternal})
 	if err != nil {
 		return err
 	}
@@ -131,9 +131,9 @@ func SandboxCheck(ctx context.Context, c *client.ClientWithResponses, logf func(
 	if cats.JSON200 == nil || len(cats.JSON200.Data) == 0 {
 		return fail("categories", cats.StatusCode(), cats.Body)
 	}
-	items := []client.OrderItemInput{{TicketCategoryId: cats.JSON200.Data[0].Id, Quantity: 2}}
-	gaOrder, err := order(ctx, c, logf, "general admission", client.CreateOrderInputBody{EventId: general.Id, Items: &items,
-		Customer: buyer, Payment: client.CreateOrderInputBodyPaymentExternal})
+	items := []ticketsales.OrderItemInput{{TicketCategoryId: cats.JSON200.Data[0].Id, Quantity: 2}}
+	gaOrder, err := order(ctx, c, logf, "general admission", ticketsales.CreateOrderInputBody{EventId: general.Id, Items: &items,
+		Customer: buyer, Payment: ticketsales.CreateOrderInputBodyPaymentExternal})
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func SandboxCheck(ctx context.Context, c *client.ClientWithResponses, logf func(
 	}
 
 	// 3. Scheduled: a session's capacity.
-	sessions, err := c.ListSessionsWithResponse(ctx, &client.ListSessionsParams{FilterEventId: &scheduled.Id})
+	sessions, err := c.ListSessionsWithResponse(ctx, &ticketsales.ListSessionsParams{FilterEventId: &scheduled.Id})
 	if err != nil {
 		return err
 	}
@@ -154,9 +154,9 @@ func SandboxCheck(ctx context.Context, c *client.ClientWithResponses, logf func(
 		return fmt.Errorf("scheduled event %d: sessions %d, categories %d", scheduled.Id, sessions.StatusCode(), cats.StatusCode())
 	}
 	slot := sessions.JSON200.Data[0].Id
-	items = []client.OrderItemInput{{TicketCategoryId: cats.JSON200.Data[0].Id, Quantity: 1}}
-	slotOrder, err := order(ctx, c, logf, "scheduled", client.CreateOrderInputBody{EventId: scheduled.Id, Items: &items,
-		ScheduleSlotId: &slot, Customer: buyer, Payment: client.CreateOrderInputBodyPaymentExternal})
+	items = []ticketsales.OrderItemInput{{TicketCategoryId: cats.JSON200.Data[0].Id, Quantity: 1}}
+	slotOrder, err := order(ctx, c, logf, "scheduled", ticketsales.CreateOrderInputBody{EventId: scheduled.Id, Items: &items,
+		ScheduleSlotId: &slot, Customer: buyer, Payment: ticketsales.CreateOrderInputBodyPaymentExternal})
 	if err != nil {
 		return err
 	}
@@ -166,8 +166,8 @@ func SandboxCheck(ctx context.Context, c *client.ClientWithResponses, logf func(
 
 	// 4. A full refund of the seated order: its seat is free again.
 	reason := "buyer cannot come"
-	refund, err := c.RefundOrderWithResponse(ctx, seatedOrder.Id, &client.RefundOrderParams{IdempotencyKey: newKey()},
-		client.RefundOrderJSONRequestBody{Reason: &reason})
+	refund, err := c.RefundOrderWithResponse(ctx, seatedOrder.Id, &ticketsales.RefundOrderParams{IdempotencyKey: newKey()},
+		ticketsales.RefundOrderJSONRequestBody{Reason: &reason})
 	if err != nil {
 		return err
 	}
@@ -183,22 +183,22 @@ func SandboxCheck(ctx context.Context, c *client.ClientWithResponses, logf func(
 }
 
 // order creates an order and confirms its external payment.
-func order(ctx context.Context, c *client.ClientWithResponses, logf func(string, ...any), what string, in client.CreateOrderInputBody) (client.Order, error) {
-	created, err := c.CreateOrderWithResponse(ctx, &client.CreateOrderParams{IdempotencyKey: newKey()}, in)
+func order(ctx context.Context, c *ticketsales.ClientWithResponses, logf func(string, ...any), what string, in ticketsales.CreateOrderInputBody) (ticketsales.Order, error) {
+	created, err := c.CreateOrderWithResponse(ctx, &ticketsales.CreateOrderParams{IdempotencyKey: newKey()}, in)
 	if err != nil {
-		return client.Order{}, err
+		return ticketsales.Order{}, err
 	}
 	if created.JSON201 == nil {
-		return client.Order{}, fail(what+" order", created.StatusCode(), created.Body)
+		return ticketsales.Order{}, fail(what+" order", created.StatusCode(), created.Body)
 	}
 	o := created.JSON201.Data
-	confirmed, err := c.ConfirmOrderWithResponse(ctx, o.Id, &client.ConfirmOrderParams{IdempotencyKey: newKey()},
-		client.ConfirmInputBody{ExternalPaymentId: "pay-" + newKey(), PaidAmount: o.Amount.Amount})
+	confirmed, err := c.ConfirmOrderWithResponse(ctx, o.Id, &ticketsales.ConfirmOrderParams{IdempotencyKey: newKey()},
+		ticketsales.ConfirmInputBody{ExternalPaymentId: "pay-" + newKey(), PaidAmount: o.Amount.Amount})
 	if err != nil {
-		return client.Order{}, err
+		return ticketsales.Order{}, err
 	}
 	if confirmed.JSON200 == nil {
-		return client.Order{}, fail(what+" confirm", confirmed.StatusCode(), confirmed.Body)
+		return ticketsales.Order{}, fail(what+" confirm", confirmed.StatusCode(), confirmed.Body)
 	}
 	logf("%s order %d: %s, %d.%02d %s", what, o.Id, confirmed.JSON200.Data.Status, o.Amount.Amount/100, o.Amount.Amount%100, o.Amount.Currency)
 	return confirmed.JSON200.Data, nil
@@ -206,7 +206,7 @@ func order(ctx context.Context, c *client.ClientWithResponses, logf func(string,
 
 // paidWithTickets checks a paid order's tickets: active, with a barcode,
 // a seat exactly when seated, of the order's environment.
-func paidWithTickets(ctx context.Context, c *client.ClientWithResponses, logf func(string, ...any), o client.Order, seated bool) error {
+func paidWithTickets(ctx context.Context, c *ticketsales.ClientWithResponses, logf func(string, ...any), o ticketsales.Order, seated bool) error {
 	if o.Status != "paid" {
 		return fmt.Errorf("order %d is %s after confirm", o.Id, o.Status)
 	}
@@ -229,7 +229,7 @@ func paidWithTickets(ctx context.Context, c *client.ClientWithResponses, logf fu
 // signedCodes checks the tickets' signed codes as a door does offline:
 // with the event's published public key (a key with the checkin scope
 // reads it; without, the check is skipped).
-func signedCodes(ctx context.Context, c *client.ClientWithResponses, logf func(string, ...any), o client.Order, ts []client.Ticket) error {
+func signedCodes(ctx context.Context, c *ticketsales.ClientWithResponses, logf func(string, ...any), o ticketsales.Order, ts []ticketsales.Ticket) error {
 	res, err := c.GetCheckInPublicKeyWithResponse(ctx, o.EventId)
 	if err != nil {
 		return err

@@ -1,17 +1,14 @@
-// Command doorexample is a small door scanner, the example of
-// docs/checkin.md: it downloads the event's door list, scans barcodes read
-// from standard input online, keeps scanning from the list when the service
-// cannot be reached, and uploads what it scanned offline when it is back.
+// Package door is a small door scanner, the example of docs/checkin.md: it
+// downloads the event's door list, scans barcodes online, keeps scanning
+// from the list when the service cannot be reached, and uploads what it
+// scanned offline when it is back. cmd/door runs it on barcodes read from
+// standard input.
 //
-//	TICKETS_URL=http://127.0.0.1:8080 TICKETS_KEY=tk_sandbox_… EVENT_ID=7 GATE=North \
-//	  go run ./api/client/doorexample < scanned.txt
-//
-// It uses nothing but the standard library and api/client/ticketcode, so a
-// vendor can read it as the wire protocol.
-package main
+// It uses nothing but the standard library and the SDK's ticketcode
+// package, so a vendor can read it as the wire protocol.
+package door
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/ed25519"
@@ -20,38 +17,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
-	"os"
-	"strconv"
 	"time"
 
-	"github.com/ticketsales/ticketsales/api/client/ticketcode"
+	"github.com/ticketsales/ticketsales/sdk/go/ticketcode"
 )
-
-func main() {
-	event, _ := strconv.ParseInt(os.Getenv("EVENT_ID"), 10, 64)
-	d := &Door{URL: os.Getenv("TICKETS_URL"), Key: os.Getenv("TICKETS_KEY"), EventID: event,
-		Gate: os.Getenv("GATE"), Device: "doorexample", HTTP: http.DefaultClient}
-	if d.URL == "" || d.Key == "" || event == 0 {
-		log.Fatal("set TICKETS_URL, TICKETS_KEY (a door key), EVENT_ID and GATE")
-	}
-	ctx := context.Background()
-	if err := d.Prepare(ctx); err != nil {
-		log.Fatal(err)
-	}
-	lines := bufio.NewScanner(os.Stdin)
-	for lines.Scan() {
-		s, err := d.Scan(ctx, lines.Text())
-		if err != nil {
-			log.Fatal(err)
-		}
-		fmt.Printf("%s\t%s\toffline=%v\n", lines.Text(), s.Outcome, s.Offline)
-	}
-	if n, err := d.Upload(ctx); err != nil {
-		log.Printf("%d offline scans not uploaded yet: %v", n, err)
-	}
-}
 
 // Door scans one event's tickets at one gate.
 type Door struct {
@@ -67,6 +37,16 @@ type Door struct {
 
 	// Settled is what the service made of the offline scans uploaded.
 	Settled []BatchResult
+}
+
+// Inside reports what the door list says of a ticket: whether it is inside,
+// and whether the list has it at all.
+func (d *Door) Inside(ticketID int64) (inside, listed bool) {
+	lt := d.byID[ticketID]
+	if lt == nil {
+		return false, false
+	}
+	return lt.Inside, true
 }
 
 type listTicket struct {

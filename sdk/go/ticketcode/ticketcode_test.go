@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ticketsales/ticketsales/api/client/ticketcode"
+	"github.com/ticketsales/ticketsales/sdk/go/ticketcode"
 )
 
 func TestSignAndVerify(t *testing.T) {
