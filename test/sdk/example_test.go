@@ -80,7 +80,7 @@ func TestSandboxCheckThroughTheGoSDK(t *testing.T) {
 		t.Fatalf("the sandbox check failed: %v\n%s", err, out.String())
 	}
 	t.Logf("%s", out.String())
-	if !strings.Contains(out.String(), "refunded order") {
+	if !strings.Contains(out.String(), "refunded order") || !strings.Contains(out.String(), "sandbox check passed") {
 		t.Fatalf("the sandbox check did not reach the refund:\n%s", out.String())
 	}
 }

@@ -1,17 +1,19 @@
-// Command example runs the contract's sandbox check with the generated Go
-// client and nothing else: a seated order from a reservation, a
-// general-admission order, a scheduled order, each confirmed with its
-// tickets read back, and a full refund.
+// Command example runs the contract's sandbox check with the Go SDK and
+// nothing else: a seated order from a reservation, a general-admission
+// order, a scheduled order, each confirmed with its tickets read back, and a
+// full refund. It is what a partner's program looks like: ticketsales.New
+// (keys, retries), ticketsales.Check and *ticketsales.Problem for the
+// answers that failed, ticketsales.WaitForOrder after a confirm.
 //
-//	TICKETS_URL=http://127.0.0.1:8080 TICKETS_KEY=tk_sandbox_… go run github.com/ticketsales/ticketsales/sdk/go/example
+//	TICKETS_URL=http://127.0.0.1:8080 TICKETS_KEY=tk_sandbox_… go run .
 package main
 
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log"
-	"net/http"
 	"os"
 	"time"
 
@@ -26,40 +28,24 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := ticketsales.NewClientWithResponses(base, ticketsales.WithRequestEditorFn(Bearer(key)))
+	// Authenticated with the key; every creating call gets its own
+	// Idempotency-Key, and a 429 or 503 is retried after its Retry-After.
+	c, err := ticketsales.New(base, key)
 	if err != nil {
 		log.Fatal(err)
 	}
 	if err := SandboxCheck(ctx, c, log.Printf); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// Bearer authenticates every request with the API key.
-func Bearer(key string) ticketsales.RequestEditorFn {
-	return func(_ context.Context, req *http.Request) error {
-		req.Header.Set("Authorization", "Bearer "+key)
-		return nil
-	}
-}
-
-// newKey is a fresh Idempotency-Key: one per creating call.
-func newKey() string { return rand.Text() }
-
-// fail describes an answer the check did not expect.
-func fail(step string, status int, body []byte) error {
-	return fmt.Errorf("%s: HTTP %d: %.300s", step, status, body)
+	log.Printf("sandbox check passed (SDK %s, API %s)", ticketsales.Version, ticketsales.APIVersion)
 }
 
 // SandboxCheck runs the check and reports each step through logf.
 func SandboxCheck(ctx context.Context, c *ticketsales.ClientWithResponses, logf func(string, ...any)) error {
 	published := ticketsales.ListEventsParamsFilterStatus("published")
-	events, err := c.ListEventsWithResponse(ctx, &ticketsales.ListEventsParams{FilterStatus: &published})
+	events, err := ticketsales.Check(c.ListEventsWithResponse(ctx, &ticketsales.ListEventsParams{FilterStatus: &published}))
 	if err != nil {
-		return err
-	}
-	if events.JSON200 == nil {
-		return fail("list events", events.StatusCode(), events.Body)
+		return fmt.Errorf("list events: %w", err)
 	}
 	var seated, general, scheduled *ticketsales.Event
 	for i, e := range events.JSON200.Data {
@@ -67,12 +53,9 @@ func SandboxCheck(ctx context.Context, c *ticketsales.ClientWithResponses, logf 
 		case e.HasScheme && seated == nil:
 			seated = &events.JSON200.Data[i]
 		case !e.HasScheme:
-			sessions, err := c.ListSessionsWithResponse(ctx, &ticketsales.ListSessionsParams{FilterEventId: &e.Id})
+			sessions, err := ticketsales.Check(c.ListSessionsWithResponse(ctx, &ticketsales.ListSessionsParams{FilterEventId: &e.Id}))
 			if err != nil {
-				return err
-			}
-			if sessions.JSON200 == nil {
-				return fail("list sessions", sessions.StatusCode(), sessions.Body)
+				return fmt.Errorf("list sessions: %w", err)
 			}
 			if len(sessions.JSON200.Data) > 0 && scheduled == nil {
 				scheduled = &events.JSON200.Data[i]
@@ -87,33 +70,12 @@ func SandboxCheck(ctx context.Context, c *ticketsales.ClientWithResponses, logf 
 	buyer := ticketsales.Customer{Email: "anna@example.com", FirstName: "Anna", LastName: "Pavlova", Phone: "+7 999 123-45-67"}
 
 	// 1. Seated: a free seat from availability, held, ordered, confirmed.
-	avail, err := c.GetEventAvailabilityWithResponse(ctx, seated.Id, nil)
+	hold, seat, err := holdAFreeSeat(ctx, c, seated.Id)
 	if err != nil {
 		return err
 	}
-	if avail.JSON200 == nil {
-		return fail("availability", avail.StatusCode(), avail.Body)
-	}
-	var seat *ticketsales.SeatAvailability
-	for i, s := range avail.JSON200.Data.Seats {
-		if s.Status == "free" {
-			seat = &avail.JSON200.Data.Seats[i]
-			break
-		}
-	}
-	if seat == nil {
-		return fmt.Errorf("event %d has no free seat", seated.Id)
-	}
-	hold, err := c.CreateReservationWithResponse(ctx, &ticketsales.CreateReservationParams{IdempotencyKey: newKey()},
-		ticketsales.CreateReservationJSONRequestBody{EventId: seated.Id, Seats: &[]ticketsales.SeatRef{{ZoneId: seat.ZoneId, SeatId: seat.SeatId}}})
-	if err != nil {
-		return err
-	}
-	if hold.JSON201 == nil {
-		return fail("reserve", hold.StatusCode(), hold.Body)
-	}
-	logf("held %s of %q until %s", seat.SeatId, seated.Title, hold.JSON201.Data.ExpiresAt.Format(time.RFC3339))
-	rid := hold.JSON201.Data.Id
+	logf("held %s of %q until %s", seat.SeatId, seated.Title, hold.ExpiresAt.Format(time.RFC3339))
+	rid := hold.Id
 	seatedOrder, err := order(ctx, c, logf, "seated", ticketsales.CreateOrderInputBody{EventId: seated.Id, ReservationId: &rid, Customer: buyer,
 		Payment: ticketsales.CreateOrderInputBodyPaymentExternal})
 	if err != nil {
@@ -124,12 +86,12 @@ func SandboxCheck(ctx context.Context, c *ticketsales.ClientWithResponses, logf 
 	}
 
 	// 2. General admission: a category's tickets, by quantity.
-	cats, err := c.ListEventCategoriesWithResponse(ctx, general.Id)
+	cats, err := ticketsales.Check(c.ListEventCategoriesWithResponse(ctx, general.Id))
 	if err != nil {
-		return err
+		return fmt.Errorf("categories: %w", err)
 	}
-	if cats.JSON200 == nil || len(cats.JSON200.Data) == 0 {
-		return fail("categories", cats.StatusCode(), cats.Body)
+	if len(cats.JSON200.Data) == 0 {
+		return fmt.Errorf("event %d has no ticket category", general.Id)
 	}
 	items := []ticketsales.OrderItemInput{{TicketCategoryId: cats.JSON200.Data[0].Id, Quantity: 2}}
 	gaOrder, err := order(ctx, c, logf, "general admission", ticketsales.CreateOrderInputBody{EventId: general.Id, Items: &items,
@@ -142,16 +104,16 @@ func SandboxCheck(ctx context.Context, c *ticketsales.ClientWithResponses, logf 
 	}
 
 	// 3. Scheduled: a session's capacity.
-	sessions, err := c.ListSessionsWithResponse(ctx, &ticketsales.ListSessionsParams{FilterEventId: &scheduled.Id})
+	sessions, err := ticketsales.Check(c.ListSessionsWithResponse(ctx, &ticketsales.ListSessionsParams{FilterEventId: &scheduled.Id}))
 	if err != nil {
-		return err
+		return fmt.Errorf("sessions: %w", err)
 	}
-	cats, err = c.ListEventCategoriesWithResponse(ctx, scheduled.Id)
+	cats, err = ticketsales.Check(c.ListEventCategoriesWithResponse(ctx, scheduled.Id))
 	if err != nil {
-		return err
+		return fmt.Errorf("categories: %w", err)
 	}
-	if sessions.JSON200 == nil || cats.JSON200 == nil || len(cats.JSON200.Data) == 0 {
-		return fmt.Errorf("scheduled event %d: sessions %d, categories %d", scheduled.Id, sessions.StatusCode(), cats.StatusCode())
+	if len(sessions.JSON200.Data) == 0 || len(cats.JSON200.Data) == 0 {
+		return fmt.Errorf("scheduled event %d: %d sessions, %d categories", scheduled.Id, len(sessions.JSON200.Data), len(cats.JSON200.Data))
 	}
 	slot := sessions.JSON200.Data[0].Id
 	items = []ticketsales.OrderItemInput{{TicketCategoryId: cats.JSON200.Data[0].Id, Quantity: 1}}
@@ -164,15 +126,13 @@ func SandboxCheck(ctx context.Context, c *ticketsales.ClientWithResponses, logf 
 		return err
 	}
 
-	// 4. A full refund of the seated order: its seat is free again.
+	// 4. A full refund of the seated order: its seat is free again. The
+	// zero params leave the Idempotency-Key to the SDK, as everywhere here.
 	reason := "buyer cannot come"
-	refund, err := c.RefundOrderWithResponse(ctx, seatedOrder.Id, &ticketsales.RefundOrderParams{IdempotencyKey: newKey()},
-		ticketsales.RefundOrderJSONRequestBody{Reason: &reason})
+	refund, err := ticketsales.Check(c.RefundOrderWithResponse(ctx, seatedOrder.Id, &ticketsales.RefundOrderParams{},
+		ticketsales.RefundOrderJSONRequestBody{Reason: &reason}))
 	if err != nil {
-		return err
-	}
-	if refund.JSON201 == nil {
-		return fail("refund", refund.StatusCode(), refund.Body)
+		return fmt.Errorf("refund: %w", err)
 	}
 	r := refund.JSON201.Data
 	if r.Status != "completed" || r.OrderStatus != "refunded" || r.Amount.Amount != seatedOrder.Amount.Amount {
@@ -182,26 +142,50 @@ func SandboxCheck(ctx context.Context, c *ticketsales.ClientWithResponses, logf 
 	return nil
 }
 
-// order creates an order and confirms its external payment.
-func order(ctx context.Context, c *ticketsales.ClientWithResponses, logf func(string, ...any), what string, in ticketsales.CreateOrderInputBody) (ticketsales.Order, error) {
-	created, err := c.CreateOrderWithResponse(ctx, &ticketsales.CreateOrderParams{IdempotencyKey: newKey()}, in)
+// holdAFreeSeat holds a seat availability shows free; another buyer may
+// take it first (409 seat_taken): then the next free one.
+func holdAFreeSeat(ctx context.Context, c *ticketsales.ClientWithResponses, event int64) (ticketsales.Reservation, ticketsales.SeatAvailability, error) {
+	avail, err := ticketsales.Check(c.GetEventAvailabilityWithResponse(ctx, event, nil))
 	if err != nil {
-		return ticketsales.Order{}, err
+		return ticketsales.Reservation{}, ticketsales.SeatAvailability{}, fmt.Errorf("availability: %w", err)
 	}
-	if created.JSON201 == nil {
-		return ticketsales.Order{}, fail(what+" order", created.StatusCode(), created.Body)
+	for _, s := range avail.JSON200.Data.Seats {
+		if s.Status != "free" {
+			continue
+		}
+		hold, err := ticketsales.Check(c.CreateReservationWithResponse(ctx, &ticketsales.CreateReservationParams{},
+			ticketsales.CreateReservationJSONRequestBody{EventId: event, Seats: &[]ticketsales.SeatRef{{ZoneId: s.ZoneId, SeatId: s.SeatId}}}))
+		var p *ticketsales.Problem
+		if errors.As(err, &p) && p.Code == ticketsales.ProblemCodeSeatTaken {
+			continue
+		} else if err != nil {
+			return ticketsales.Reservation{}, s, fmt.Errorf("reserve: %w", err)
+		}
+		return hold.JSON201.Data, s, nil
+	}
+	return ticketsales.Reservation{}, ticketsales.SeatAvailability{}, fmt.Errorf("event %d has no free seat", event)
+}
+
+// order creates an order, confirms its external payment and waits until it
+// is paid: a confirm answers 200 with the paid order, or 202 when the
+// payment is accepted and the tickets follow (WaitForOrder reads the order
+// until then).
+func order(ctx context.Context, c *ticketsales.ClientWithResponses, logf func(string, ...any), what string, in ticketsales.CreateOrderInputBody) (ticketsales.Order, error) {
+	created, err := ticketsales.Check(c.CreateOrderWithResponse(ctx, &ticketsales.CreateOrderParams{}, in))
+	if err != nil {
+		return ticketsales.Order{}, fmt.Errorf("%s order: %w", what, err)
 	}
 	o := created.JSON201.Data
-	confirmed, err := c.ConfirmOrderWithResponse(ctx, o.Id, &ticketsales.ConfirmOrderParams{IdempotencyKey: newKey()},
-		ticketsales.ConfirmInputBody{ExternalPaymentId: "pay-" + newKey(), PaidAmount: o.Amount.Amount})
+	if _, err := ticketsales.Check(c.ConfirmOrderWithResponse(ctx, o.Id, &ticketsales.ConfirmOrderParams{},
+		ticketsales.ConfirmInputBody{ExternalPaymentId: "pay-" + rand.Text(), PaidAmount: o.Amount.Amount})); err != nil {
+		return ticketsales.Order{}, fmt.Errorf("%s confirm: %w", what, err)
+	}
+	paid, err := ticketsales.WaitForOrder(ctx, c, o.Id, time.Second)
 	if err != nil {
-		return ticketsales.Order{}, err
+		return ticketsales.Order{}, fmt.Errorf("%s order %d: %w", what, o.Id, err)
 	}
-	if confirmed.JSON200 == nil {
-		return ticketsales.Order{}, fail(what+" confirm", confirmed.StatusCode(), confirmed.Body)
-	}
-	logf("%s order %d: %s, %d.%02d %s", what, o.Id, confirmed.JSON200.Data.Status, o.Amount.Amount/100, o.Amount.Amount%100, o.Amount.Currency)
-	return confirmed.JSON200.Data, nil
+	logf("%s order %d: %s, %d.%02d %s", what, o.Id, paid.Status, o.Amount.Amount/100, o.Amount.Amount%100, o.Amount.Currency)
+	return paid, nil
 }
 
 // paidWithTickets checks a paid order's tickets: active, with a barcode,
@@ -210,12 +194,12 @@ func paidWithTickets(ctx context.Context, c *ticketsales.ClientWithResponses, lo
 	if o.Status != "paid" {
 		return fmt.Errorf("order %d is %s after confirm", o.Id, o.Status)
 	}
-	ts, err := c.ListOrderTicketsWithResponse(ctx, o.Id)
+	ts, err := ticketsales.Check(c.ListOrderTicketsWithResponse(ctx, o.Id))
 	if err != nil {
-		return err
+		return fmt.Errorf("tickets: %w", err)
 	}
-	if ts.JSON200 == nil || len(ts.JSON200.Data) == 0 {
-		return fail("tickets", ts.StatusCode(), ts.Body)
+	if len(ts.JSON200.Data) == 0 {
+		return fmt.Errorf("order %d has no tickets", o.Id)
 	}
 	for _, t := range ts.JSON200.Data {
 		if t.Status != "active" || len(t.Barcode) != 13 || (t.Seat != nil) != seated || t.OrderUrl == "" || t.IsTest != o.IsTest {
@@ -228,18 +212,15 @@ func paidWithTickets(ctx context.Context, c *ticketsales.ClientWithResponses, lo
 
 // signedCodes checks the tickets' signed codes as a door does offline:
 // with the event's published public key (a key with the checkin scope
-// reads it; without, the check is skipped).
+// reads it; without, 403 insufficient_scope, the check is skipped).
 func signedCodes(ctx context.Context, c *ticketsales.ClientWithResponses, logf func(string, ...any), o ticketsales.Order, ts []ticketsales.Ticket) error {
-	res, err := c.GetCheckInPublicKeyWithResponse(ctx, o.EventId)
-	if err != nil {
-		return err
-	}
-	if res.StatusCode() == http.StatusForbidden {
+	res, err := ticketsales.Check(c.GetCheckInPublicKeyWithResponse(ctx, o.EventId))
+	var p *ticketsales.Problem
+	if errors.As(err, &p) && p.Code == ticketsales.ProblemCodeInsufficientScope {
 		logf("  signed codes not checked: the key has no checkin scope")
 		return nil
-	}
-	if res.JSON200 == nil {
-		return fail("public key", res.StatusCode(), res.Body)
+	} else if err != nil {
+		return fmt.Errorf("public key: %w", err)
 	}
 	pub, err := ticketcode.ParsePublicKey(res.JSON200.Data.PublicKey)
 	if err != nil {

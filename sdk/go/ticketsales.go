@@ -1,0 +1,62 @@
+// Package ticketsales is the Go SDK of the ticket sales API.
+//
+// Most of it (client.gen.go) is generated from the API's OpenAPI document:
+// a method per operation on [ClientWithResponses], returning a response
+// whose JSON200, JSON201, … fields hold the decoded answer, and the API's
+// types. A small hand-written layer makes it safe and pleasant to use:
+//
+//   - [New] makes a client that authenticates with the API key, gives every
+//     POST, PUT, PATCH and DELETE without an Idempotency-Key a fresh one,
+//     and retries what can be retried (429, 503, a connection lost before
+//     an answer) honouring Retry-After, with the same key each time, so a
+//     retry never does a thing twice; see [Doer].
+//   - [Check] and [ResponseError] turn an answer that is not a success into
+//     a [*Problem], the API's RFC 9457 problem, an error to inspect with
+//     errors.As (its Code says what to do).
+//   - [WaitForOrder] waits until an order is paid, for a confirm answered
+//     202 (payment accepted, tickets follow) or a gateway payment.
+//
+// Its version follows the API's: [APIVersion] is the version of the
+// document it was generated from, [Version] the SDK's release (tag
+// sdk/go/vX.Y.Z).
+package ticketsales
+
+import (
+	"net/http"
+)
+
+const (
+	// APIVersion is the OpenAPI document's info.version this SDK was
+	// generated from.
+	APIVersion = "1.0.0"
+	// Version is this SDK's release: the API's major and minor version, a
+	// patch of its own for fixes of the hand-written layer.
+	Version = "1.0.0"
+)
+
+// userAgent names the SDK in every request, so the service's request log
+// tells which release a partner runs.
+const userAgent = "ticketsales-go/" + Version + " (api " + APIVersion + ")"
+
+// New is a client of the service at baseURL (e.g. https://tickets.example)
+// authenticated with apiKey. Its requests go through a [Doer]: pass
+// WithHTTPClient(&Doer{…}) to tune retries or bring an HTTP client of your
+// own (Doer.Next); any other HttpRequestDoer given with WithHTTPClient is
+// wrapped in a Doer with the defaults.
+func New(baseURL, apiKey string, opts ...ClientOption) (*ClientWithResponses, error) {
+	opts = append(opts, func(c *Client) error {
+		d, ok := c.Client.(*Doer)
+		if !ok {
+			d = &Doer{Next: c.Client}
+			c.Client = d
+		}
+		if d.APIKey == "" {
+			d.APIKey = apiKey
+		}
+		if d.Next == nil {
+			d.Next = &http.Client{}
+		}
+		return nil
+	})
+	return NewClientWithResponses(baseURL, opts...)
+}
