@@ -7,7 +7,10 @@ FROM golang:1.26-bookworm AS build
 WORKDIR /src
 
 # Dependencies in their own layer, so it is reused until go.mod/go.sum change.
+# The Go SDK's module (sdk/go) is required with a replace to its directory:
+# its go.mod comes too.
 COPY go.mod go.sum ./
+COPY sdk/go/go.mod sdk/go/go.sum ./sdk/go/
 RUN go mod download
 
 COPY . .
