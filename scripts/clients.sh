@@ -18,6 +18,11 @@ generate() { # generate DIR: the three files into DIR, laid out as sdk/
 	mkdir -p "$dir/go" "$dir/ts/src"
 	go run ./cmd/ticketctl openapi >"$dir/openapi.json"
 	(cd "$dir/go" && go run "$oapi_codegen" -config "$repo_root/sdk/go/oapi-codegen.yaml" -o client.gen.go ../openapi.json)
+	# A blank line before the package clause: oapi-codegen's header stays
+	# (it marks the file generated) but is no longer the package's doc, which
+	# is the SDK's own (ticketsales.go).
+	awk '!done && /^package / { print ""; done = 1 } { print }' "$dir/go/client.gen.go" >"$dir/go/client.gen.go.tmp"
+	mv "$dir/go/client.gen.go.tmp" "$dir/go/client.gen.go"
 	npx --yes "$openapi_typescript" "$dir/openapi.json" --output "$dir/ts/src/schema.d.ts" >/dev/null 2>&1
 }
 
