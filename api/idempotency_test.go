@@ -162,3 +162,54 @@ func TestFailedWorkflowStartUndoesTheHold(t *testing.T) {
 		t.Fatalf("a 5xx response was stored for replay")
 	}
 }
+
+// TestIdempotentReplayComparesJSONValues: a retry that serialises the same
+// request again (other whitespace, member order, string escapes) gets the
+// first answer; another value, 1.0 for 1 included, is another request. A
+// record stored before bodies were compared as JSON (its hash is of the
+// bytes) still matches a byte-identical retry.
+func TestIdempotentReplayComparesJSONValues(t *testing.T) {
+	f := newFixture(t)
+	event := f.ids["swan-lake"]
+	body := fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "parterre", "seat_id": "parterre-2-5"}], "ttl_minutes": 10}`, event)
+	first := f.Do(t, http.MethodPost, "/v1/reservations", f.keyA, body, "Idempotency-Key: json-1")
+	if first.Status != http.StatusCreated {
+		t.Fatalf("first: %d %s", first.Status, first.Body)
+	}
+	for _, again := range []string{
+		fmt.Sprintf("{\n  \"ttl_minutes\": 10,\n  \"seats\": [ {\"seat_id\": \"parterre-2-5\", \"zone_id\": \"parterre\"} ],\n  \"event_id\": %d\n}\n", event),
+		fmt.Sprintf(`{"seats":[{"zone_id":"\u0070arterre","seat_id":"parterre-2-5"}],"event_id":%d,"ttl_minutes":10}`, event),
+	} {
+		res := f.Do(t, http.MethodPost, "/v1/reservations", f.keyA, again, "Idempotency-Key: json-1")
+		if res.Status != http.StatusCreated || res.Header.Get("Idempotent-Replayed") != "true" || string(res.Body) != string(first.Body) {
+			t.Fatalf("the same JSON value again: %d %v %s", res.Status, res.Header, res.Body)
+		}
+	}
+	for _, other := range []string{
+		fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "parterre", "seat_id": "parterre-2-5"}], "ttl_minutes": 10.0}`, event),
+		fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "parterre", "seat_id": "parterre-2-5"}]}`, event),
+	} {
+		expectProblem(t, f.Do(t, http.MethodPost, "/v1/reservations", f.keyA, other, "Idempotency-Key: json-1"),
+			http.StatusUnprocessableEntity, "idempotency_key_reused")
+	}
+	if n := f.countReservations(t); n != 1 {
+		t.Fatalf("reservations: %d, want 1", n)
+	}
+
+	// A record from before: its hash is of the body's bytes.
+	old := fmt.Sprintf(`{ "seats": [{"zone_id": "parterre", "seat_id": "parterre-2-6"}], "event_id": %d }`, event)
+	before := f.Do(t, http.MethodPost, "/v1/reservations", f.keyA, old, "Idempotency-Key: json-old")
+	if before.Status != http.StatusCreated {
+		t.Fatalf("old: %d %s", before.Status, before.Body)
+	}
+	if _, err := f.DB.ExecContext(context.Background(), "UPDATE idempotency_keys SET body_hash = sha256(convert_to(?, 'UTF8')) WHERE key = 'json-old'", old); err != nil {
+		t.Fatal(err)
+	}
+	res := f.Do(t, http.MethodPost, "/v1/reservations", f.keyA, old, "Idempotency-Key: json-old")
+	if res.Status != http.StatusCreated || res.Header.Get("Idempotent-Replayed") != "true" || string(res.Body) != string(before.Body) {
+		t.Fatalf("byte-identical retry of a record stored as bytes: %d %v %s", res.Status, res.Header, res.Body)
+	}
+	if n := f.countReservations(t); n != 2 {
+		t.Fatalf("reservations: %d, want 2", n)
+	}
+}
