@@ -36,6 +36,10 @@ func TestAggregatorLifecycle(t *testing.T) {
 	if res.Status != 201 || o.Status != "RESERVED" || o.Amount.Value != 660000 || o.Amount.Currency != "RUB" {
 		t.Fatalf("reserve: %d %s", res.Status, res.Body)
 	}
+	// The 201 says where the order is read.
+	if loc := res.Header.Get("Location"); loc != "/aggregator/v1/orders/"+o.OrderID {
+		t.Fatalf("reserve's Location %q", loc)
+	}
 	f.Get(t, fmt.Sprintf("/aggregator/v1/sessions/%d/available-seats", f.ids["swan-lake"]), f.keyA).Decode(t, &seats)
 	if len(seats) != 94 {
 		t.Fatalf("held seats still offered: %d", len(seats))
@@ -108,7 +112,7 @@ func TestAggregatorLifecycle(t *testing.T) {
 		fmt.Sprintf(`{"sessionId": "%d", "seats": ["parterre|parterre-1-5"], "ttl": 30}`, f.ids["swan-lake"])), http.StatusUnprocessableEntity, "validation_error")
 	expectProblem(t, f.Get(t, "/aggregator/v1/orders/rsv_nope", f.keyA), http.StatusNotFound, "not_found")
 	expectProblem(t, f.Get(t, "/aggregator/v1/orders/"+o.OrderID, f.keyB), http.StatusNotFound, "not_found")
-	expectProblem(t, f.Get(t, "/aggregator/v1/sessions", ""), http.StatusUnauthorized, "unauthenticated")
+	expectProblem(t, f.Get(t, "/aggregator/v1/sessions", ""), http.StatusUnauthorized, "api_key_missing")
 }
 
 // TestAggregatorChargesTheQuotedAmount: confirm charges what reserve quoted,

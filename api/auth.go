@@ -16,14 +16,16 @@ import (
 )
 
 // authenticate resolves the Bearer key to a principal and checks the
-// operation's scope: 401 unauthenticated or 403 insufficient_scope. A client
+// operation's scope: 401 api_key_missing, api_key_malformed or
+// api_key_unknown (revoked keys too), or 403 insufficient_scope. A client
 // (an IPv4 address, an IPv6 /64) past its budget of failed authentications
 // gets 429 before its key is looked at, so keys cannot be guessed at the
 // speed of the lookup.
 func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	rctx := ctx.Context()
 	client := s.clientAddr(ctx)
-	if s.deps.AuthFailures != nil && !s.deps.Auth.KnownValid(bearer(ctx)) {
+	key, sent := bearer(ctx)
+	if s.deps.AuthFailures != nil && !s.deps.Auth.KnownValid(key) {
 		// A key known valid from the cache passes without a look at the
 		// budget (no Redis call on a partner's request): partners behind
 		// the same address as an attacker keep working. Anything else
@@ -35,25 +37,23 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 			return
 		}
 	}
-	key := bearer(ctx)
-	if key == "" {
+	if !sent || key == "" || !apikey.WellFormed(key) {
 		s.authFailed(rctx, client)
-		s.writeErr(ctx, newProblem(rctx, http.StatusUnauthorized, "unauthenticated",
-			"Send the API key as `Authorization: Bearer <key>`.").withHeader("WWW-Authenticate", `Bearer realm="ticketsales"`))
+		s.writeErr(ctx, keyRefused(rctx, sent, key))
 		return
 	}
 	p, err := s.deps.Auth.Authenticate(rctx, key)
 	switch {
 	case errors.Is(err, apikey.ErrInvalidKey):
 		s.authFailed(rctx, client)
-		s.writeErr(ctx, newProblem(rctx, http.StatusUnauthorized, "unauthenticated",
-			"The API key is malformed, unknown or revoked.").withHeader("WWW-Authenticate", `Bearer realm="ticketsales", error="invalid_token"`))
+		s.writeErr(ctx, newProblem(rctx, http.StatusUnauthorized, "api_key_unknown",
+			"The API key is not a key of this service, or it was revoked.").withHeader("WWW-Authenticate", `Bearer realm="ticketsales", error="invalid_token"`))
 		return
 	case err != nil:
 		s.writeErr(ctx, fromError(rctx, s.log, err))
 		return
 	case p.IsTest() && !s.deps.SandboxEnabled:
-		s.writeErr(ctx, newProblem(rctx, http.StatusUnauthorized, "unauthenticated",
+		s.writeErr(ctx, newProblem(rctx, http.StatusUnauthorized, "api_key_unknown",
 			"This deployment serves no sandbox: use a production key.").withHeader("WWW-Authenticate", `Bearer realm="ticketsales", error="invalid_token"`))
 		return
 	}
@@ -91,17 +91,41 @@ func (s *Server) clientAddr(ctx huma.Context) string {
 	return ratelimit.Client(trusted, ctx.RemoteAddr())
 }
 
-// bearer is the request's API key ("" without one).
-func bearer(ctx huma.Context) string {
-	key, ok := strings.CutPrefix(ctx.Header("Authorization"), "Bearer ")
+// bearer is the request's API key and whether an Authorization header was
+// sent at all; key is "" when the header is not a Bearer credential.
+func bearer(ctx huma.Context) (key string, sent bool) {
+	h := ctx.Header("Authorization")
+	if h == "" {
+		return "", false
+	}
+	key, ok := strings.CutPrefix(h, "Bearer ")
 	if !ok {
 		// Also accept a lowercase scheme, as RFC 9110 says schemes are case-insensitive.
-		key, ok = strings.CutPrefix(ctx.Header("Authorization"), "bearer ")
+		key, ok = strings.CutPrefix(h, "bearer ")
 	}
 	if !ok {
-		return ""
+		return "", true
 	}
-	return strings.TrimSpace(key)
+	return strings.TrimSpace(key), true
+}
+
+// keyRefused is the 401 of a request without a usable key: none sent
+// (api_key_missing, a bare challenge as RFC 6750 asks), or a header that is
+// not `Bearer <key>` or a key not of the shape every key has
+// (api_key_malformed). Both are decided from the request alone: they say
+// nothing about which keys exist.
+func keyRefused(ctx context.Context, sent bool, key string) *Problem {
+	if !sent {
+		return newProblem(ctx, http.StatusUnauthorized, "api_key_missing",
+			"Send the API key as `Authorization: Bearer <key>`.").withHeader("WWW-Authenticate", `Bearer realm="ticketsales"`)
+	}
+	detail := "The API key is malformed: a key is `tk_sandbox_` or `tk_production_` and 48 lowercase hex digits, " +
+		"sent as `Authorization: Bearer <key>`."
+	if key == "" {
+		detail = "The Authorization header is not `Bearer <key>`."
+	}
+	return newProblem(ctx, http.StatusUnauthorized, "api_key_malformed", detail).
+		withHeader("WWW-Authenticate", `Bearer realm="ticketsales", error="invalid_token"`)
 }
 
 // writeErr writes a problem from Huma middleware.

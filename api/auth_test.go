@@ -32,7 +32,7 @@ func TestMalformedKeyNeedsNoQuery(t *testing.T) {
 	for _, key := range []string{"nope", "tk_sandbox_nope", "tk_staging_" + good[len("tk_sandbox_"):],
 		strings.ToUpper(good), good + "0", good[:len(good)-1] + "g"} {
 		res := testenv.Do(t, url, http.MethodGet, "/v1/cities", key, "")
-		expectProblem(t, res, http.StatusUnauthorized, "unauthenticated")
+		expectProblem(t, res, http.StatusUnauthorized, "api_key_malformed")
 	}
 	if res := testenv.Do(t, url, http.MethodGet, "/v1/cities", good, ""); res.Status < 500 {
 		t.Fatalf("a well-formed key over a closed pool: %d %s; the lookup did not run", res.Status, res.Body)
@@ -61,9 +61,10 @@ func TestFailedAuthenticationsAreLimitedPerClient(t *testing.T) {
 	}
 
 	// Missing, malformed, unknown and revoked keys all count.
-	for _, key := range []string{"", "nope", unknown, revoked, unknown} {
-		expectProblem(t, from("203.0.113.7", key), http.StatusUnauthorized, "unauthenticated")
+	for key, code := range map[string]string{"": "api_key_missing", "nope": "api_key_malformed", unknown: "api_key_unknown", revoked: "api_key_unknown"} {
+		expectProblem(t, from("203.0.113.7", key), http.StatusUnauthorized, code)
 	}
+	expectProblem(t, from("203.0.113.7", unknown), http.StatusUnauthorized, "api_key_unknown")
 	res := from("203.0.113.7", unknown)
 	expectProblem(t, res, http.StatusTooManyRequests, "rate_limited")
 	if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 20 {
@@ -73,14 +74,14 @@ func TestFailedAuthenticationsAreLimitedPerClient(t *testing.T) {
 	if res := from("203.0.113.8", good); res.Status != http.StatusOK {
 		t.Fatalf("good key from another address: %d %s", res.Status, res.Body)
 	}
-	expectProblem(t, from("203.0.113.8", unknown), http.StatusUnauthorized, "unauthenticated")
+	expectProblem(t, from("203.0.113.8", unknown), http.StatusUnauthorized, "api_key_unknown")
 
 	// Without a trusted header every request counts under the TCP peer,
 	// whatever it claims.
 	direct := s.APIWith(t, func(d *api.Deps) { d.AuthFailures = ratelimit.NewFailures(limit) })
 	for i := 0; i < limit.Burst; i++ {
 		res := testenv.Do(t, direct, http.MethodGet, "/v1/cities", unknown, "", fmt.Sprintf("X-Real-IP: 198.51.100.%d", i))
-		expectProblem(t, res, http.StatusUnauthorized, "unauthenticated")
+		expectProblem(t, res, http.StatusUnauthorized, "api_key_unknown")
 	}
 	expectProblem(t, testenv.Do(t, direct, http.MethodGet, "/v1/cities", good, "", "X-Real-IP: 198.51.100.99"),
 		http.StatusTooManyRequests, "rate_limited")

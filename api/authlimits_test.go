@@ -32,7 +32,7 @@ func TestFailedAuthenticationsCountPerIPv6Slash64(t *testing.T) {
 		return testenv.Do(t, url, http.MethodGet, "/v1/cities", key, "", "X-Real-IP: "+addr)
 	}
 	for i := range limit.Burst {
-		expectProblem(t, from(fmt.Sprintf("2001:db8:a:b:%x::%x", i, i+1), unknown), http.StatusUnauthorized, "unauthenticated")
+		expectProblem(t, from(fmt.Sprintf("2001:db8:a:b:%x::%x", i, i+1), unknown), http.StatusUnauthorized, "api_key_unknown")
 	}
 	res := from("2001:db8:a:b:ffff:ffff:ffff:ffff", good)
 	expectProblem(t, res, http.StatusTooManyRequests, "rate_limited")
@@ -43,10 +43,10 @@ func TestFailedAuthenticationsCountPerIPv6Slash64(t *testing.T) {
 	if res := from("2001:db8:a:c::1", good); res.Status != http.StatusOK {
 		t.Fatalf("good key from another /64: %d %s", res.Status, res.Body)
 	}
-	expectProblem(t, from("2001:db8:a:c::2", unknown), http.StatusUnauthorized, "unauthenticated")
+	expectProblem(t, from("2001:db8:a:c::2", unknown), http.StatusUnauthorized, "api_key_unknown")
 	// An IPv4 client is its address.
 	for range limit.Burst {
-		expectProblem(t, from("192.0.2.1", unknown), http.StatusUnauthorized, "unauthenticated")
+		expectProblem(t, from("192.0.2.1", unknown), http.StatusUnauthorized, "api_key_unknown")
 	}
 	expectProblem(t, from("192.0.2.1", good), http.StatusTooManyRequests, "rate_limited")
 	if res := from("192.0.2.2", good); res.Status != http.StatusOK {
@@ -82,7 +82,7 @@ func TestFailedAuthBudgetSharedThroughRedis(t *testing.T) {
 
 	a, b := authInstances(t, s, redisURL, prefix)
 	for i := range 5 {
-		expectProblem(t, do([]string{a, b}[i%2], fmt.Sprintf("2001:db8:5:5::%x", i+1), unknown), http.StatusUnauthorized, "unauthenticated")
+		expectProblem(t, do([]string{a, b}[i%2], fmt.Sprintf("2001:db8:5:5::%x", i+1), unknown), http.StatusUnauthorized, "api_key_unknown")
 	}
 	for _, url := range []string{a, b} {
 		res := do(url, "2001:db8:5:5::77", good)
@@ -98,13 +98,13 @@ func TestFailedAuthBudgetSharedThroughRedis(t *testing.T) {
 	// Without REDIS_URL: per instance.
 	a, b = authInstances(t, s, "", "")
 	for range 5 {
-		expectProblem(t, do(a, "198.51.100.7", unknown), http.StatusUnauthorized, "unauthenticated")
+		expectProblem(t, do(a, "198.51.100.7", unknown), http.StatusUnauthorized, "api_key_unknown")
 	}
 	expectProblem(t, do(a, "198.51.100.7", good), http.StatusTooManyRequests, "rate_limited")
 	if res := do(b, "198.51.100.7", good); res.Status != http.StatusOK {
 		t.Fatalf("the other instance without Redis: %d %s", res.Status, res.Body)
 	}
-	expectProblem(t, do(b, "198.51.100.7", unknown), http.StatusUnauthorized, "unauthenticated")
+	expectProblem(t, do(b, "198.51.100.7", unknown), http.StatusUnauthorized, "api_key_unknown")
 }
 
 // With REDIS_URL, the cabinet's sign-in budgets are one for every
@@ -166,7 +166,7 @@ func TestFailureBudgetsWithoutReachableRedis(t *testing.T) {
 		return testenv.Do(t, url, http.MethodGet, "/v1/cities", key, "", "X-Forwarded-For: "+addr)
 	}
 	for range 5 {
-		expectProblem(t, do("203.0.113.7", unknown), http.StatusUnauthorized, "unauthenticated")
+		expectProblem(t, do("203.0.113.7", unknown), http.StatusUnauthorized, "api_key_unknown")
 	}
 	expectProblem(t, do("203.0.113.7", good), http.StatusTooManyRequests, "rate_limited")
 	if res := do("203.0.113.8", good); res.Status != http.StatusOK {

@@ -141,16 +141,30 @@ func TestCompanyIsolation(t *testing.T) {
 
 func TestAuthentication(t *testing.T) {
 	f := newFixture(t)
-	for _, auth := range []string{"", "Basic abc", "Bearer ", "Bearer tk_sandbox_nope"} {
+	// A 401 says what is wrong with the credentials: none, not the shape
+	// of a key, or not a key (unknown or revoked: one code, one detail, so
+	// the answer tells nothing of which keys exist).
+	unknown, _, _ := apikey.Generate(apikey.Sandbox)
+	for _, c := range []struct{ auth, code, challenge string }{
+		{"", "api_key_missing", `Bearer realm="ticketsales"`},
+		{"Basic abc", "api_key_malformed", `Bearer realm="ticketsales", error="invalid_token"`},
+		{"Bearer ", "api_key_malformed", `Bearer realm="ticketsales", error="invalid_token"`},
+		{"Bearer tk_sandbox_nope", "api_key_malformed", `Bearer realm="ticketsales", error="invalid_token"`},
+		{"Bearer " + strings.ToUpper(unknown), "api_key_malformed", `Bearer realm="ticketsales", error="invalid_token"`},
+		{"Bearer " + unknown, "api_key_unknown", `Bearer realm="ticketsales", error="invalid_token"`},
+	} {
 		var res *testenv.Response
-		if auth == "" {
+		if c.auth == "" {
 			res = f.Get(t, "/v1/events", "")
 		} else {
-			res = f.Get(t, "/v1/events", "", "Authorization: "+auth)
+			res = f.Get(t, "/v1/events", "", "Authorization: "+c.auth)
 		}
-		expectProblem(t, res, http.StatusUnauthorized, "unauthenticated")
-		if !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
-			t.Fatalf("%q: missing WWW-Authenticate, got %v", auth, res.Header)
+		p := expectProblem(t, res, http.StatusUnauthorized, c.code)
+		if got := res.Header.Get("WWW-Authenticate"); got != c.challenge {
+			t.Fatalf("%q: WWW-Authenticate %q, want %q", c.auth, got, c.challenge)
+		}
+		if p.Detail == "" {
+			t.Fatalf("%q: no detail", c.auth)
 		}
 	}
 	// A key without catalog:read is refused with the scope it lacks.
@@ -170,7 +184,11 @@ func TestAuthentication(t *testing.T) {
 	if _, err := f.DB.ExecContext(context.Background(), "UPDATE api_keys SET revoked_at = now() WHERE id = ?", id); err != nil {
 		t.Fatal(err)
 	}
-	expectProblem(t, f.Get(t, "/v1/cities", key), http.StatusUnauthorized, "unauthenticated")
+	revoked := expectProblem(t, f.Get(t, "/v1/cities", key), http.StatusUnauthorized, "api_key_unknown")
+	never := expectProblem(t, f.Get(t, "/v1/cities", unknown), http.StatusUnauthorized, "api_key_unknown")
+	if revoked.Detail != never.Detail {
+		t.Fatalf("a revoked key (%+v) is told apart from one that never was (%+v)", revoked, never)
+	}
 }
 
 func TestCategoriesShowCurrentPricesAndFees(t *testing.T) {
