@@ -52,8 +52,20 @@ func TestSandboxFullCheck(t *testing.T) {
 		t.Fatalf("tickets before payment: %+v", none.Data)
 	}
 
-	// A different paid_amount: 422 amount_mismatch, nothing changes.
-	expectProblem(t, f.confirm(t, f.keyA, o.ID, o.Amount.Amount-1), http.StatusUnprocessableEntity, "amount_mismatch")
+	// A different paid_amount: 422 amount_mismatch naming the amount to
+	// pay, nothing changes.
+	mismatch := f.confirm(t, f.keyA, o.ID, o.Amount.Amount-1)
+	expectProblem(t, mismatch, http.StatusUnprocessableEntity, "amount_mismatch")
+	var expected struct {
+		ExpectedAmount struct {
+			Amount   int64  `json:"amount"`
+			Currency string `json:"currency"`
+		} `json:"expected_amount"`
+	}
+	mismatch.Decode(t, &expected)
+	if expected.ExpectedAmount.Amount != o.Amount.Amount || expected.ExpectedAmount.Currency != "RUB" {
+		t.Fatalf("amount_mismatch names %+v, want %d RUB: %s", expected.ExpectedAmount, o.Amount.Amount, mismatch.Body)
+	}
 	var still orderBody
 	f.Get(t, fmt.Sprintf("/v1/orders/%d", o.ID), f.keyA).Decode(t, &still)
 	if still.Data.Status != "pending_payment" {

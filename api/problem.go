@@ -15,6 +15,7 @@ import (
 
 	"github.com/ticketsales/ticketsales/api/request"
 	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/pricing"
 )
 
 // Problem is the RFC 9457 problem details body of every error, Huma's model
@@ -37,6 +38,8 @@ type Problem struct {
 	UnavailableCategories []int64 `json:"unavailable_categories,omitempty" doc:"The ticket categories a sold_out error refers to."`
 	SlotSoldOut           bool    `json:"slot_sold_out,omitempty" doc:"True when the schedule slot's capacity is exhausted."`
 	Available             *int    `json:"available,omitempty" doc:"For best_available: free seats left within the request's categories and zones."`
+
+	ExpectedAmount *pricing.Money `json:"expected_amount,omitempty" doc:"An amount_mismatch error's order amount (and currency): the paid_amount a confirm must name."`
 
 	headers http.Header
 }
@@ -190,6 +193,7 @@ func problemOf(ctx context.Context, log *slog.Logger, err error, coded errs.Code
 	var taken *errs.SeatTakenError
 	var invalid *errs.ValidationError
 	var soldOut *errs.SoldOutError
+	var mismatch *errs.AmountMismatchError
 	switch {
 	case errors.As(err, &taken):
 		if ri := request.From(ctx); ri != nil && ri.Adapter {
@@ -207,6 +211,8 @@ func problemOf(ctx context.Context, log *slog.Logger, err error, coded errs.Code
 		}
 	case errors.As(err, &soldOut):
 		p.UnavailableCategories, p.SlotSoldOut, p.Available = soldOut.CategoryIDs, soldOut.Slot, soldOut.Available
+	case errors.As(err, &mismatch):
+		p.ExpectedAmount = &pricing.Money{Amount: mismatch.Amount, Currency: mismatch.Currency}
 	case errors.Is(err, errs.PaymentConflict):
 		log.ErrorContext(ctx, "a gateway reported a payment again with other details", "request_id", request.ID(ctx), "err", err)
 	case pr.Status == http.StatusServiceUnavailable:

@@ -165,8 +165,13 @@ func (e *SoldOutError) Problem() Problem {
 	return p
 }
 
-// AmountMismatchError: a confirmation named another amount.
-type AmountMismatchError struct{ Paid, Amount int64 }
+// AmountMismatchError: a confirmation named another amount. Amount and
+// Currency are the order's, which the problem carries so the partner sees
+// what to pay.
+type AmountMismatchError struct {
+	Paid, Amount int64
+	Currency     string
+}
 
 func (e *AmountMismatchError) Error() string {
 	return fmt.Sprintf("paid_amount %d differs from the order amount %d", e.Paid, e.Amount)
@@ -174,7 +179,8 @@ func (e *AmountMismatchError) Error() string {
 
 func (e *AmountMismatchError) Problem() Problem {
 	return Problem{Status: http.StatusUnprocessableEntity, Code: "amount_mismatch",
-		Detail: "paid_amount must equal the order amount; nothing was changed."}
+		Detail: fmt.Sprintf("paid_amount %d must equal the order amount, %d %s (expected_amount); nothing was changed.",
+			e.Paid, e.Amount, e.Currency)}
 }
 
 // LimitError: the environment already has the most webhook endpoints

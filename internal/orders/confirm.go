@@ -70,7 +70,7 @@ func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, pa
 // or an order paid through the gateway.
 func confirmable(o *store.Order, paidAmount int64) error {
 	if paidAmount != o.Amount {
-		return &errs.AmountMismatchError{Paid: paidAmount, Amount: o.Amount}
+		return &errs.AmountMismatchError{Paid: paidAmount, Amount: o.Amount, Currency: o.Currency}
 	}
 	if o.Payment != states.PayExternally {
 		return &errs.StateError{Entity: "order", ID: strconv.FormatInt(o.ID, 10), Status: "paid through the gateway"}
