@@ -346,14 +346,33 @@ func (f *fixture) gatewayOrder(t *testing.T, key, seat string) order {
 }
 
 // payOnTestGateway presses a button of the test gateway's page.
+// payOnTestGateway clicks Pay or Decline as a partner's automated test
+// does: the 303 and the page it leads to are both answers the document
+// declares.
 func payOnTestGateway(t *testing.T, paymentURL, action string) {
 	t.Helper()
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := c.PostForm(paymentURL, url.Values{"action": {action}})
-	if err != nil || res.StatusCode != http.StatusSeeOther {
+	req, err := http.NewRequest(http.MethodPost, paymentURL, strings.NewReader(url.Values{"action": {action}}.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err := testenv.Send(c, req)
+	if err != nil || res.Status != http.StatusSeeOther {
 		t.Fatalf("%s on the payment page: %v %v", action, res, err)
 	}
-	res.Body.Close()
+	page, err := url.Parse(paymentURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, err := page.Parse(res.Header.Get("Location"))
+	if err != nil || loc.Path != page.Path {
+		t.Fatalf("303 Location %q, want the payment page %s", res.Header.Get("Location"), page.Path)
+	}
+	if res := testenv.Do(t, loc.Scheme+"://"+loc.Host, http.MethodGet, loc.RequestURI(), "", ""); res.Status != http.StatusOK ||
+		!strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("the payment page after %s: %d %v", action, res.Status, res.Header)
+	}
 }
 
 func (f *fixture) awaitOrderStatus(t *testing.T, key string, id int64, want string) order {

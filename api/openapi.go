@@ -12,7 +12,7 @@ import (
 // problemCodes are the codes a Problem may carry: the document declares
 // them as an enum, so a generated client can switch on them.
 var problemCodes = []string{
-	"amount_mismatch", "client_closed_request", "door_key_elsewhere", "gateway_unavailable", "idempotency_key_required",
+	"amount_mismatch", "api_key_malformed", "api_key_missing", "api_key_unknown", "client_closed_request", "door_key_elsewhere", "gateway_unavailable", "idempotency_key_required",
 	"idempotency_key_reused", "idempotency_request_in_progress", "insufficient_scope", "internal",
 	"invalid_state", "limit_reached", "malformed_request", "method_not_allowed", "not_acceptable", "not_found",
 	"order_expired", "order_paid", "rate_limited", "request_timeout", "request_too_large",
@@ -24,7 +24,7 @@ var problemCodes = []string{
 // document lists them in that response's description.
 var codesByStatus = map[string][]string{
 	"400": {"malformed_request", "idempotency_key_required"},
-	"401": {"unauthenticated"},
+	"401": {"api_key_missing", "api_key_malformed", "api_key_unknown"},
 	"403": {"insufficient_scope", "door_key_elsewhere"},
 	"404": {"not_found"},
 	"405": {"method_not_allowed"},
@@ -127,6 +127,7 @@ func polishDocument(doc *huma.OpenAPI, publicBaseURL string) {
 				op.Responses["default"] = problem("Any other failure, as a problem (RFC 9457) with its code.")
 			}
 			nameEnvelope(doc, op, path)
+			declareSuccesses(op)
 			idem, _ := op.Metadata["idempotent"].(bool)
 			for key, res := range op.Responses {
 				for _, h := range transportHeaders {
@@ -156,6 +157,58 @@ func polishDocument(doc *huma.OpenAPI, publicBaseURL string) {
 				}
 			}
 		}
+	}
+}
+
+// declareSuccesses gives every 2xx of op its body and headers. Huma derives
+// them for the operation's default status only, from its output type; an
+// operation answering another 2xx too (a confirm's or a refund's 202)
+// answers it with the same type, so that response gets the same body and
+// headers. A header documented "202: …" is sent with the 202 only. The
+// Location of a 201 or a 202 is always sent: it is declared required, so a
+// client may rely on it.
+func declareSuccesses(op *huma.Operation) {
+	var def *huma.Response
+	for key, res := range op.Responses {
+		if strings.HasPrefix(key, "2") && len(res.Content) > 0 {
+			def = res
+		}
+	}
+	if def == nil {
+		return
+	}
+	defHeaders := def.Headers // replaced below when def is done first
+	for key, res := range op.Responses {
+		if !strings.HasPrefix(key, "2") || key == "204" {
+			continue
+		}
+		if len(res.Content) == 0 {
+			res.Content = def.Content
+		}
+		headers := map[string]*huma.Param{}
+		for name, h := range defHeaders {
+			c := *h
+			if c.Description == "" && c.Schema != nil {
+				// Huma puts a header field's doc on its schema.
+				c.Description = c.Schema.Description
+			}
+			if key != "202" && strings.HasPrefix(c.Description, "202:") {
+				continue
+			}
+			if name == "Location" && (key == "201" || key == "202") {
+				c.Required = true
+			}
+			if c.Description == "" && name == "Location" {
+				c.Description = "Where to read what was created or accepted."
+			}
+			headers[name] = &c
+		}
+		if res != def {
+			for name, h := range res.Headers {
+				headers[name] = h
+			}
+		}
+		res.Headers = headers
 	}
 }
 
@@ -231,10 +284,13 @@ func documentPages(doc *huma.OpenAPI) {
 				"application/x-www-form-urlencoded": {Schema: &huma.Schema{Type: "object", Required: []string{"action"},
 					Properties: map[string]*huma.Schema{"action": {Type: "string", Enum: []any{"pay", "decline"}}}}}}},
 			Responses: map[string]*huma.Response{
-				"303": {Description: "Taken; back to the page, which shows the result.",
-					Headers: map[string]*huma.Param{"Location": {Description: "The payment page.", Schema: &huma.Schema{Type: "string"}}}},
+				"303": {Description: "Taken; back to the page (`GET /pay/{id}`, 200 with the result), which a client following " +
+					"redirects gets.",
+					Headers: map[string]*huma.Param{"Location": {Description: "The payment page, `/pay/{id}`.", Required: true,
+						Schema: &huma.Schema{Type: "string"}}}},
 				"400": text("action is neither pay nor decline."),
 				"404": text("No such payment."),
+				"500": text("The payment could not be recorded; nothing was taken. Post again."),
 			}},
 	}
 }

@@ -138,6 +138,10 @@ func TestWebhookTestsAndRedeliveriesAreCappedPerMinute(t *testing.T) {
 		if res.Status != http.StatusAccepted {
 			t.Fatalf("ping %d: %d %s", i+1, res.Status, res.Body)
 		}
+		// The 202 says where the ping's delivery shows.
+		if loc := res.Header.Get("Location"); loc != fmt.Sprintf("/v1/webhook-endpoints/%d/deliveries", ep) {
+			t.Fatalf("ping's Location %q", loc)
+		}
 		if i == 0 {
 			var sent struct {
 				Data struct {

@@ -57,6 +57,12 @@ type sentOutput struct {
 	Body Envelope[*webhooks.Sent]
 }
 
+// pingOutput is a test event on its way, and where its delivery shows.
+type pingOutput struct {
+	Location string `header:"Location" doc:"The endpoint's deliveries, where the test event's delivery is listed."`
+	Body     Envelope[*webhooks.Sent]
+}
+
 func (s *Server) registerWebhooks(api huma.API) {
 	tags := []string{"Webhooks"}
 	svc := s.deps.Webhooks
@@ -138,12 +144,13 @@ func (s *Server) registerWebhooks(api huma.API) {
 			"sends at most 10 test events a minute by default (`WEBHOOK_TESTS_PER_MINUTE`), counted over all its keys and " +
 			"endpoints: past that, 429 `rate_limited` with `Retry-After`.",
 		Errors: []int{http.StatusNotFound, http.StatusConflict},
-	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *EndpointPath) (*sentOutput, error) {
+	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *EndpointPath) (*pingOutput, error) {
 		sent, err := svc.Ping(ctx, request.Caller(ctx), in.ID)
 		if err != nil {
 			return nil, err
 		}
-		return &sentOutput{Body: Envelope[*webhooks.Sent]{Data: sent, RequestID: request.ID(ctx)}}, nil
+		return &pingOutput{Location: "/v1/webhook-endpoints/" + strconv.FormatInt(in.ID, 10) + "/deliveries",
+			Body: Envelope[*webhooks.Sent]{Data: sent, RequestID: request.ID(ctx)}}, nil
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
@@ -162,7 +169,8 @@ func (s *Server) registerWebhooks(api huma.API) {
 		Description: "Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, " +
 			"retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). " +
 			"An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), " +
-			"counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.",
+			"counted over all its keys: past that, 429 `rate_limited` with `Retry-After`. The 202 has no `Location`: " +
+			"the event may go to several endpoints (or none); read each one's deliveries.",
 		Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, apikey.ScopeWebhooksWrite), func(ctx context.Context, in *WebhookEventPath) (*sentOutput, error) {
 		sent, err := svc.Redeliver(ctx, request.Caller(ctx), in.ID)

@@ -161,7 +161,7 @@ func Register(api huma.API, h *holds.Service, o *orders.Service, cat *catalog.Se
 		OperationID: "aggregator-reserve", Method: http.MethodPost, Path: "/reserve", Tags: tags,
 		Summary: "Hold seats for an aggregator order", DefaultStatus: http.StatusCreated,
 		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable},
-	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *aggReserveInput) (*plainOutput[aggOrder], error) {
+	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *aggReserveInput) (*aggReserveOutput, error) {
 		eventID, err := strconv.ParseInt(in.Body.SessionID, 10, 64)
 		if err != nil || eventID < 1 {
 			return nil, &errs.ValidationError{Fields: []errs.FieldError{
@@ -196,7 +196,8 @@ func Register(api huma.API, h *holds.Service, o *orders.Service, cat *catalog.Se
 		if err != nil {
 			return nil, inAdapterTerms(err, in.Body.SessionID)
 		}
-		return &plainOutput[aggOrder]{Body: aggOrderOf(r, nil, nil)}, nil
+		out := aggOrderOf(r, nil, nil)
+		return &aggReserveOutput{Location: "/aggregator/v1/orders/" + out.OrderID, Body: out}, nil
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
@@ -263,6 +264,12 @@ func Register(api huma.API, h *holds.Service, o *orders.Service, cat *catalog.Se
 		}
 		return &plainOutput[aggOrder]{Body: *out}, nil
 	})
+}
+
+// aggReserveOutput is the new hold, and where to read it.
+type aggReserveOutput struct {
+	Location string `header:"Location" doc:"The order: GET /aggregator/v1/orders/{orderId}."`
+	Body     aggOrder
 }
 
 // aggConfirmOutput is 200 with the approved order, or 202 while its

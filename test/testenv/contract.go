@@ -19,9 +19,9 @@ import (
 // OpenAPI document the same server serves, by an independent validator
 // (pb33f/libopenapi-validator, strict about status codes, nullability and
 // required fields): a drift between the code and the document fails the
-// test that met it. Requests to paths the document does not describe (the
-// order page, the test gateway, deliberately malformed paths) are not
-// checked.
+// test that met it. A followed redirect is checked as the answer to the
+// request it ended at. Requests to paths the document does not describe
+// (deliberately malformed paths) are not checked.
 
 var contracts sync.Map // server base URL -> *contract
 
@@ -66,6 +66,11 @@ func contractOf(c *http.Client, base string) (validator.Validator, error) {
 // the document of the server req went to. It returns nil for requests the
 // document does not describe.
 func checkContract(c *http.Client, req *http.Request, res *http.Response, body []byte) error {
+	if res.Request != nil {
+		// A followed redirect: the response answers the last request (a
+		// 303's GET), and the document must describe that one.
+		req = res.Request
+	}
 	if res.StatusCode == http.StatusNotFound && !strings.HasPrefix(req.URL.Path, "/v1/") && !strings.HasPrefix(req.URL.Path, "/aggregator/v1/") {
 		return nil
 	}

@@ -1,0 +1,82 @@
+package api_test
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/ticketsales/ticketsales/api"
+)
+
+// document is the OpenAPI document as the service serves it, built without
+// a database.
+func document(t *testing.T) *huma.OpenAPI {
+	t.Helper()
+	return api.New(api.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}).API.OpenAPI()
+}
+
+// TestOpenAPIDeclaresEverySuccess: a client generated from the document can
+// read every 2xx it gets: each has its body (but 204), and a 201 or 202 its
+// Location, required, so a client may follow it.
+func TestOpenAPIDeclaresEverySuccess(t *testing.T) {
+	for path, item := range document(t).Paths {
+		for method, op := range map[string]*huma.Operation{"GET": item.Get, "POST": item.Post, "PUT": item.Put, "PATCH": item.Patch, "DELETE": item.Delete} {
+			if op == nil {
+				continue
+			}
+			for status, res := range op.Responses {
+				if !strings.HasPrefix(status, "2") {
+					continue
+				}
+				if status != "204" && len(res.Content) == 0 {
+					t.Errorf("%s %s: %s declared without a body", method, path, status)
+				}
+				if loc := res.Headers["Location"]; (status == "201" || status == "202") && (loc == nil || !loc.Required) &&
+					op.OperationID != "redeliver-webhook-event" { // goes to several endpoints, or none: its body names them
+					t.Errorf("%s %s: %s without a required Location", method, path, status)
+				}
+			}
+			if res := op.Responses["303"]; res != nil && (res.Headers["Location"] == nil || !res.Headers["Location"].Required) {
+				t.Errorf("%s %s: 303 without a required Location", method, path)
+			}
+		}
+	}
+}
+
+// TestOpenAPIDefaultsAreOptional: a field the server fills in when it is
+// left out (ttl_minutes, the aggregator's ttl, any with a default) is
+// optional in the document and in the published TypeScript types, so a
+// partner's typed client may leave it out.
+func TestOpenAPIDefaultsAreOptional(t *testing.T) {
+	ts, err := os.ReadFile("client/ts/ticketsales.d.ts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for name, s := range document(t).Components.Schemas.Map() {
+		for prop, ps := range s.Properties {
+			if ps.Default == nil {
+				continue
+			}
+			found[prop] = true
+			for _, r := range s.Required {
+				if r == prop {
+					t.Errorf("%s.%s has a default (%v) yet is required", name, prop, ps.Default)
+				}
+			}
+			if regexp.MustCompile(`(?m)^\s+"?` + regexp.QuoteMeta(prop) + `"?: `).Match(ts) {
+				t.Errorf("%s.%s has a default yet the TypeScript types require it", name, prop)
+			}
+		}
+	}
+	for _, prop := range []string{"ttl_minutes", "ttl"} {
+		if !found[prop] {
+			t.Errorf("%s is not declared with its default", prop)
+		}
+	}
+}
