@@ -23,7 +23,7 @@ generate() { # generate DIR: the three files into DIR, laid out as sdk/
 	# is the SDK's own (ticketsales.go).
 	awk '!done && /^package / { print ""; done = 1 } { print }' "$dir/go/client.gen.go" >"$dir/go/client.gen.go.tmp"
 	mv "$dir/go/client.gen.go.tmp" "$dir/go/client.gen.go"
-	npx --yes "$openapi_typescript" "$dir/openapi.json" --output "$dir/ts/src/schema.d.ts" >/dev/null 2>&1
+	npx --yes "$openapi_typescript" "$dir/openapi.json" --default-non-nullable=false --output "$dir/ts/src/schema.d.ts" >/dev/null 2>&1
 }
 
 case "${1:-check}" in
