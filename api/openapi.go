@@ -12,7 +12,8 @@ import (
 // problemCodes are the codes a Problem may carry: the document declares
 // them as an enum, so a generated client can switch on them.
 var problemCodes = []string{
-	"amount_mismatch", "api_key_malformed", "api_key_missing", "api_key_unknown", "client_closed_request", "door_key_elsewhere", "gateway_unavailable", "idempotency_key_required",
+	"amount_mismatch", "api_key_malformed", "api_key_missing", "api_key_unknown", "client_closed_request",
+	"door_key_elsewhere", "gateway_unavailable", "idempotency_key_required",
 	"idempotency_key_reused", "idempotency_request_in_progress", "insufficient_scope", "internal",
 	"invalid_state", "limit_reached", "malformed_request", "method_not_allowed", "not_acceptable", "not_found",
 	"order_expired", "order_paid", "rate_limited", "request_timeout", "request_too_large",
