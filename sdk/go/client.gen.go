@@ -367,6 +367,9 @@ func (e OrderStatus) Valid() bool {
 // Defines values for ProblemCode.
 const (
 	ProblemCodeAmountMismatch               ProblemCode = "amount_mismatch"
+	ProblemCodeApiKeyMalformed              ProblemCode = "api_key_malformed"
+	ProblemCodeApiKeyMissing                ProblemCode = "api_key_missing"
+	ProblemCodeApiKeyUnknown                ProblemCode = "api_key_unknown"
 	ProblemCodeClientClosedRequest          ProblemCode = "client_closed_request"
 	ProblemCodeDoorKeyElsewhere             ProblemCode = "door_key_elsewhere"
 	ProblemCodeError                        ProblemCode = "error"
@@ -401,6 +404,12 @@ const (
 func (e ProblemCode) Valid() bool {
 	switch e {
 	case ProblemCodeAmountMismatch:
+		return true
+	case ProblemCodeApiKeyMalformed:
+		return true
+	case ProblemCodeApiKeyMissing:
+		return true
+	case ProblemCodeApiKeyUnknown:
 		return true
 	case ProblemCodeClientClosedRequest:
 		return true
@@ -1601,8 +1610,11 @@ type Problem struct {
 	Detail *string     `json:"detail,omitempty"`
 
 	// Errors Field errors of a validation_error.
-	Errors    *[]ErrorDetail `json:"errors,omitempty"`
-	RequestId string         `json:"request_id"`
+	Errors *[]ErrorDetail `json:"errors,omitempty"`
+
+	// ExpectedAmount An amount_mismatch error's order amount (and currency): the paid_amount a confirm must name.
+	ExpectedAmount *Money `json:"expected_amount,omitempty"`
+	RequestId      string `json:"request_id"`
 
 	// RequiredScope The scope an insufficient_scope error lacks.
 	RequiredScope *string `json:"required_scope,omitempty"`
@@ -2744,7 +2756,7 @@ type ClientInterface interface {
 
 	// RedeliverWebhookEvent Send an event again
 	//
-	// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
+	// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`. The 202 has no `Location`: the event may go to several endpoints (or none); read each one's deliveries.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -3855,7 +3867,7 @@ func (c *Client) TestWebhookEndpoint(ctx context.Context, id int64, reqEditors .
 
 // RedeliverWebhookEvent Send an event again
 //
-// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
+// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`. The 202 has no `Location`: the event may go to several endpoints (or none); read each one's deliveries.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -6774,7 +6786,7 @@ type ClientWithResponsesInterface interface {
 
 	// RedeliverWebhookEventWithResponse Send an event again
 	//
-	// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
+	// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`. The 202 has no `Location`: the event may go to several endpoints (or none); read each one's deliveries.
 	//
 	// Requires an API key with the scope `webhooks:write`.
 	//
@@ -7162,17 +7174,17 @@ func (r AggregatorClearReservationResponse) ContentType() string {
 
 // AggregatorConfirmResponse200Headers the declared response headers of an HTTP 200 response for AggregatorConfirm
 type AggregatorConfirmResponse200Headers struct {
-	Location        *string
 	RateLimit       *string
 	RateLimitPolicy *string
-	RetryAfter      *string
 	XRequestId      *string
 }
 
 // AggregatorConfirmResponse202Headers the declared response headers of an HTTP 202 response for AggregatorConfirm
 type AggregatorConfirmResponse202Headers struct {
+	Location        string
 	RateLimit       *string
 	RateLimitPolicy *string
+	RetryAfter      *string
 	XRequestId      *string
 }
 
@@ -7268,6 +7280,8 @@ type AggregatorConfirmResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *AggOrder
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *AggOrder
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -7325,6 +7339,11 @@ type AggregatorConfirmResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r AggregatorConfirmResponse) GetJSON200() *AggOrder {
 	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r AggregatorConfirmResponse) GetJSON202() *AggOrder {
+	return r.JSON202
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -7418,6 +7437,7 @@ func (r AggregatorConfirmResponse) ContentType() string {
 
 // AggregatorReserveResponse201Headers the declared response headers of an HTTP 201 response for AggregatorReserve
 type AggregatorReserveResponse201Headers struct {
+	Location        string
 	RateLimit       *string
 	RateLimitPolicy *string
 	XRequestId      *string
@@ -8309,7 +8329,7 @@ func (r GetTestPaymentPageResponse) ContentType() string {
 
 // ActOnTestPaymentResponse303Headers the declared response headers of an HTTP 303 response for ActOnTestPayment
 type ActOnTestPaymentResponse303Headers struct {
-	Location   *string
+	Location   string
 	XRequestId *string
 }
 
@@ -8335,6 +8355,11 @@ type ActOnTestPaymentResponse413Headers struct {
 
 // ActOnTestPaymentResponse415Headers the declared response headers of an HTTP 415 response for ActOnTestPayment
 type ActOnTestPaymentResponse415Headers struct {
+	XRequestId *string
+}
+
+// ActOnTestPaymentResponse500Headers the declared response headers of an HTTP 500 response for ActOnTestPayment
+type ActOnTestPaymentResponse500Headers struct {
 	XRequestId *string
 }
 
@@ -8366,6 +8391,8 @@ type ActOnTestPaymentResponse struct {
 	Headers413 *ActOnTestPaymentResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *ActOnTestPaymentResponse415Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ActOnTestPaymentResponse500Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ActOnTestPaymentResponseDefaultHeaders
 }
@@ -10757,7 +10784,7 @@ func (r ListOrdersResponse) ContentType() string {
 // CreateOrderResponse201Headers the declared response headers of an HTTP 201 response for CreateOrder
 type CreateOrderResponse201Headers struct {
 	IdempotentReplayed *string
-	Location           *string
+	Location           string
 	RateLimit          *string
 	RateLimitPolicy    *string
 	XRequestId         *string
@@ -11409,18 +11436,18 @@ func (r CancelOrderResponse) ContentType() string {
 // ConfirmOrderResponse200Headers the declared response headers of an HTTP 200 response for ConfirmOrder
 type ConfirmOrderResponse200Headers struct {
 	IdempotentReplayed *string
-	Location           *string
 	RateLimit          *string
 	RateLimitPolicy    *string
-	RetryAfter         *string
 	XRequestId         *string
 }
 
 // ConfirmOrderResponse202Headers the declared response headers of an HTTP 202 response for ConfirmOrder
 type ConfirmOrderResponse202Headers struct {
 	IdempotentReplayed *string
+	Location           string
 	RateLimit          *string
 	RateLimitPolicy    *string
+	RetryAfter         *string
 	XRequestId         *string
 }
 
@@ -11536,6 +11563,8 @@ type ConfirmOrderResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *EnvelopeOrder
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *EnvelopeOrder
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -11597,6 +11626,11 @@ type ConfirmOrderResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ConfirmOrderResponse) GetJSON200() *EnvelopeOrder {
 	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ConfirmOrderResponse) GetJSON202() *EnvelopeOrder {
+	return r.JSON202
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -11696,7 +11730,7 @@ func (r ConfirmOrderResponse) ContentType() string {
 // RefundOrderResponse201Headers the declared response headers of an HTTP 201 response for RefundOrder
 type RefundOrderResponse201Headers struct {
 	IdempotentReplayed *string
-	Location           *string
+	Location           string
 	RateLimit          *string
 	RateLimitPolicy    *string
 	XRequestId         *string
@@ -11705,6 +11739,7 @@ type RefundOrderResponse201Headers struct {
 // RefundOrderResponse202Headers the declared response headers of an HTTP 202 response for RefundOrder
 type RefundOrderResponse202Headers struct {
 	IdempotentReplayed *string
+	Location           string
 	RateLimit          *string
 	RateLimitPolicy    *string
 	XRequestId         *string
@@ -11822,6 +11857,8 @@ type RefundOrderResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *EnvelopeRefundView
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *EnvelopeRefundView
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -11883,6 +11920,11 @@ type RefundOrderResponse struct {
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
 func (r RefundOrderResponse) GetJSON201() *EnvelopeRefundView {
 	return r.JSON201
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RefundOrderResponse) GetJSON202() *EnvelopeRefundView {
+	return r.JSON202
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -12342,7 +12384,7 @@ func (r GetRefundResponse) ContentType() string {
 // CreateReservationResponse201Headers the declared response headers of an HTTP 201 response for CreateReservation
 type CreateReservationResponse201Headers struct {
 	IdempotentReplayed *string
-	Location           *string
+	Location           string
 	RateLimit          *string
 	RateLimitPolicy    *string
 	XRequestId         *string
@@ -13733,7 +13775,7 @@ func (r ListWebhookEndpointsResponse) ContentType() string {
 // CreateWebhookEndpointResponse201Headers the declared response headers of an HTTP 201 response for CreateWebhookEndpoint
 type CreateWebhookEndpointResponse201Headers struct {
 	IdempotentReplayed *string
-	Location           *string
+	Location           string
 	RateLimit          *string
 	RateLimitPolicy    *string
 	XRequestId         *string
@@ -14959,6 +15001,7 @@ func (r RotateWebhookSecretResponse) ContentType() string {
 
 // TestWebhookEndpointResponse202Headers the declared response headers of an HTTP 202 response for TestWebhookEndpoint
 type TestWebhookEndpointResponse202Headers struct {
+	Location        string
 	RateLimit       *string
 	RateLimitPolicy *string
 	XRequestId      *string
@@ -16291,7 +16334,7 @@ func (c *ClientWithResponses) TestWebhookEndpointWithResponse(ctx context.Contex
 
 // RedeliverWebhookEventWithResponse Send an event again
 //
-// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
+// Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`. The 202 has no `Location`: the event may go to several endpoints (or none); read each one's deliveries.
 //
 // Requires an API key with the scope `webhooks:write`.
 //
@@ -16988,8 +17031,12 @@ func ParseAggregatorConfirmResponse(rsp *http.Response) (*AggregatorConfirmRespo
 		}
 		response.JSON200 = &dest
 
-	case rsp.StatusCode == 202:
-		break // No content-type
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest AggOrder
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Problem
@@ -17080,12 +17127,36 @@ func ParseAggregatorConfirmResponse(rsp *http.Response) (*AggregatorConfirmRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers AggregatorConfirmResponse200Headers
-		if values := rsp.Header.Values("Location"); len(values) > 0 {
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Location = &value
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 202:
+		var headers AggregatorConfirmResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
@@ -17107,30 +17178,6 @@ func ParseAggregatorConfirmResponse(rsp *http.Response) (*AggregatorConfirmRespo
 				return nil, err
 			}
 			headers.RetryAfter = &value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = &value
-		}
-		response.Headers200 = &headers
-	case rsp.StatusCode == 202:
-		var headers AggregatorConfirmResponse202Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -17564,6 +17611,13 @@ func ParseAggregatorReserveResponse(rsp *http.Response) (*AggregatorReserveRespo
 	switch {
 	case rsp.StatusCode == 201:
 		var headers AggregatorReserveResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -18835,10 +18889,10 @@ func ParseActOnTestPaymentResponse(rsp *http.Response) (*ActOnTestPaymentRespons
 		var headers ActOnTestPaymentResponse303Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Location = &value
+			headers.Location = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -18898,6 +18952,16 @@ func ParseActOnTestPaymentResponse(rsp *http.Response) (*ActOnTestPaymentRespons
 			headers.XRequestId = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 500:
+		var headers ActOnTestPaymentResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case true:
 		var headers ActOnTestPaymentResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -23234,10 +23298,10 @@ func ParseCreateOrderResponse(rsp *http.Response) (*CreateOrderResponse, error) 
 		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Location = &value
+			headers.Location = value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
@@ -24372,8 +24436,12 @@ func ParseConfirmOrderResponse(rsp *http.Response) (*ConfirmOrderResponse, error
 		}
 		response.JSON200 = &dest
 
-	case rsp.StatusCode == 202:
-		break // No content-type
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest EnvelopeOrder
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem
@@ -24478,12 +24546,43 @@ func ParseConfirmOrderResponse(rsp *http.Response) (*ConfirmOrderResponse, error
 			}
 			headers.IdempotentReplayed = &value
 		}
-		if values := rsp.Header.Values("Location"); len(values) > 0 {
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Location = &value
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 202:
+		var headers ConfirmOrderResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
@@ -24505,37 +24604,6 @@ func ParseConfirmOrderResponse(rsp *http.Response) (*ConfirmOrderResponse, error
 				return nil, err
 			}
 			headers.RetryAfter = &value
-		}
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = &value
-		}
-		response.Headers200 = &headers
-	case rsp.StatusCode == 202:
-		var headers ConfirmOrderResponse202Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -24995,8 +25063,12 @@ func ParseRefundOrderResponse(rsp *http.Response) (*RefundOrderResponse, error) 
 		}
 		response.JSON201 = &dest
 
-	case rsp.StatusCode == 202:
-		break // No content-type
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest EnvelopeRefundView
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem
@@ -25103,10 +25175,10 @@ func ParseRefundOrderResponse(rsp *http.Response) (*RefundOrderResponse, error) 
 		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Location = &value
+			headers.Location = value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
@@ -25138,6 +25210,13 @@ func ParseRefundOrderResponse(rsp *http.Response) (*RefundOrderResponse, error) 
 				return nil, err
 			}
 			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
@@ -26346,10 +26425,10 @@ func ParseCreateReservationResponse(rsp *http.Response) (*CreateReservationRespo
 		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Location = &value
+			headers.Location = value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
@@ -28894,10 +28973,10 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Location = &value
+			headers.Location = value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
@@ -31180,6 +31259,13 @@ func ParseTestWebhookEndpointResponse(rsp *http.Response) (*TestWebhookEndpointR
 	switch {
 	case rsp.StatusCode == 202:
 		var headers TestWebhookEndpointResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -859,7 +859,7 @@ export interface paths {
         put?: never;
         /**
          * Send an event again
-         * @description Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`.
+         * @description Delivers the event again, with the same `webhook-id`, to every enabled endpoint that takes it now, retrying as a first delivery does. An event not sent yet goes out shortly anyway (`endpoint_ids` empty). An environment redelivers at most 60 events a minute by default (`WEBHOOK_REDELIVERIES_PER_MINUTE`), counted over all its keys: past that, 429 `rate_limited` with `Retry-After`. The 202 has no `Location`: the event may go to several endpoints (or none); read each one's deliveries.
          *
          *     Requires an API key with the scope `webhooks:write`.
          */
@@ -915,7 +915,7 @@ export interface components {
              * @description Hold in seconds.
              * @default 900
              */
-            ttl: number;
+            ttl?: number;
         };
         AggSeat: {
             /** @description <zone_id>|<seat_id>, as reserve takes it. */
@@ -1134,7 +1134,7 @@ export interface components {
              * @description Hold duration in minutes.
              * @default 15
              */
-            ttl_minutes: number;
+            ttl_minutes?: number;
         };
         CreateWebhookEndpointInputBody: {
             description?: string;
@@ -1529,10 +1529,12 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "amount_mismatch" | "client_closed_request" | "door_key_elsewhere" | "gateway_unavailable" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal" | "invalid_state" | "limit_reached" | "malformed_request" | "method_not_allowed" | "not_acceptable" | "not_found" | "order_expired" | "order_paid" | "rate_limited" | "request_timeout" | "request_too_large" | "reservation_expired" | "seat_taken" | "sold_out" | "ticket_checked_in" | "unauthenticated" | "unavailable" | "unsupported_media_type" | "validation_error" | "error";
+            code: "amount_mismatch" | "api_key_malformed" | "api_key_missing" | "api_key_unknown" | "client_closed_request" | "door_key_elsewhere" | "gateway_unavailable" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal" | "invalid_state" | "limit_reached" | "malformed_request" | "method_not_allowed" | "not_acceptable" | "not_found" | "order_expired" | "order_paid" | "rate_limited" | "request_timeout" | "request_too_large" | "reservation_expired" | "seat_taken" | "sold_out" | "ticket_checked_in" | "unauthenticated" | "unavailable" | "unsupported_media_type" | "validation_error" | "error";
             detail?: string;
             /** @description Field errors of a validation_error. */
             errors?: components["schemas"]["ErrorDetail"][];
+            /** @description An amount_mismatch error's order amount (and currency): the paid_amount a confirm must name. */
+            expected_amount?: components["schemas"]["Money"];
             request_id: string;
             /** @description The scope an insufficient_scope error lacks. */
             required_scope?: string;
@@ -1831,7 +1833,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggOrder"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -1984,7 +1986,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggOrder"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2144,12 +2146,10 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    Location?: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
                     "RateLimit-Policy"?: string;
-                    "Retry-After"?: string;
                     /** @description This request's id, as `request_id` in the body; quote it to support. */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2161,17 +2161,23 @@ export interface operations {
             /** @description Accepted: the payment is on record, the tickets follow. */
             202: {
                 headers: {
+                    /** @description 202: the order, to read until it is APPROVED. */
+                    Location: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
                     "RateLimit-Policy"?: string;
+                    /** @description 202: seconds before reading the order again. */
+                    "Retry-After"?: string;
                     /** @description This request's id, as `request_id` in the body; quote it to support. */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AggOrder"];
+                };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2375,6 +2381,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description The order: GET /aggregator/v1/orders/{orderId}. */
+                    Location: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -2387,7 +2395,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggOrder"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2599,7 +2607,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggSession"][];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2722,7 +2730,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggSeat"][];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3091,11 +3099,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Taken; back to the page, which shows the result. */
+            /** @description Taken; back to the page (`GET /pay/{id}`, 200 with the result), which a client following redirects gets. */
             303: {
                 headers: {
-                    /** @description The payment page. */
-                    Location?: string;
+                    /** @description The payment page, `/pay/{id}`. */
+                    Location: string;
                     /** @description This request's id, as `request_id` in the body; quote it to support. */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3155,6 +3163,17 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The payment could not be recorded; nothing was taken. Post again. */
+            500: {
+                headers: {
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             /** @description Any other failure, as a problem (RFC 9457) with its code. */
@@ -3356,7 +3375,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3599,7 +3618,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3822,7 +3841,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListCity"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3975,7 +3994,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListEvent"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4133,7 +4152,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4286,7 +4305,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListCategory"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4439,7 +4458,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListOfflineConflict"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4615,7 +4634,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4768,7 +4787,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeCheckInPublicKey"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4941,7 +4960,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5103,7 +5122,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListOrder"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5235,7 +5254,8 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
-                    Location?: string;
+                    /** @description Where to read what was created or accepted. */
+                    Location: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -5265,7 +5285,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -5504,7 +5524,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeOrder"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5657,7 +5677,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeOrder"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5822,12 +5842,10 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
-                    Location?: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
                     "RateLimit-Policy"?: string;
-                    "Retry-After"?: string;
                     /** @description This request's id, as `request_id` in the body; quote it to support. */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -5841,15 +5859,21 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description 202: the order, to read until it is paid. */
+                    Location: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
                     "RateLimit-Policy"?: string;
+                    /** @description 202: seconds before reading the order again. */
+                    "Retry-After"?: string;
                     /** @description This request's id, as `request_id` in the body; quote it to support. */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["EnvelopeOrder"];
+                };
             };
             /** @description Bad Request. Problem codes: `malformed_request`, `idempotency_key_required`. */
             400: {
@@ -5868,7 +5892,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -6104,7 +6128,8 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
-                    Location?: string;
+                    /** @description Where to read what was created or accepted. */
+                    Location: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -6122,6 +6147,8 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description Where to read what was created or accepted. */
+                    Location: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -6130,7 +6157,9 @@ export interface operations {
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["EnvelopeRefundView"];
+                };
             };
             /** @description Bad Request. Problem codes: `malformed_request`, `idempotency_key_required`. */
             400: {
@@ -6149,7 +6178,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -6388,7 +6417,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListTicket"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6541,7 +6570,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeRefundView"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6688,7 +6717,8 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
-                    Location?: string;
+                    /** @description Where to read what was created or accepted. */
+                    Location: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -6718,7 +6748,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -6957,7 +6987,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeReservation"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7110,7 +7140,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeReservation"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7282,7 +7312,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeReservation"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7484,7 +7514,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListSession"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7640,7 +7670,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListVenueItem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7781,7 +7811,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListWebhookEndpoint"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7913,7 +7943,8 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
-                    Location?: string;
+                    /** @description Where to read what was created or accepted. */
+                    Location: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -7943,7 +7974,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -8163,7 +8194,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeWebhookEndpoint"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8314,7 +8345,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8471,7 +8502,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeWebhookEndpoint"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8661,7 +8692,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListWebhookDelivery"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8836,7 +8867,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -9010,6 +9041,8 @@ export interface operations {
             /** @description Accepted */
             202: {
                 headers: {
+                    /** @description The endpoint's deliveries, where the test event's delivery is listed. */
+                    Location: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -9022,7 +9055,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeWebhookSent"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -9190,7 +9223,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeWebhookSent"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `unauthenticated`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
