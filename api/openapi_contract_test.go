@@ -53,7 +53,7 @@ func TestOpenAPIDeclaresEverySuccess(t *testing.T) {
 // optional in the document and in the published TypeScript types, so a
 // partner's typed client may leave it out.
 func TestOpenAPIDefaultsAreOptional(t *testing.T) {
-	ts, err := os.ReadFile("client/ts/ticketsales.d.ts")
+	ts, err := os.ReadFile("../sdk/ts/src/schema.d.ts")
 	if err != nil {
 		t.Fatal(err)
 	}
