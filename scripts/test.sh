@@ -35,6 +35,18 @@ if ! command -v redis-server >/dev/null 2>&1; then
 	fi
 fi
 
+# The TypeScript SDK's tests (test/sdk) build sdk/ts with npm and run it with
+# Node.js 20+; they fail, saying so, when either is missing or older.
+if ! command -v npm >/dev/null 2>&1; then
+	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "test.sh: npm not found, installing nodejs and npm with apt-get" >&2
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+	else
+		echo "test.sh: npm not found: the TypeScript SDK tests need Node.js 20+ and npm." >&2
+		exit 1
+	fi
+fi
+
 DATABASE_URL="$(scripts/postgres.sh)"
 export DATABASE_URL
 REDIS_URL="$(scripts/redis.sh)"
