@@ -1,0 +1,127 @@
+package sdk_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The quickstart's code is run as written: these tests take the fenced
+// blocks of docs/quickstart.md's sections and run them against the real
+// stack, so the page cannot drift from the API or the SDKs.
+
+// tsDocBlock is one fenced block of a markdown page.
+type tsDocBlock struct{ lang, code string }
+
+var tsFence = regexp.MustCompile("(?ms)^```([a-z]*)\n(.*?)^```\n")
+
+// tsQuickstart returns the fenced blocks of the quickstart's section
+// titled title ("## title"), in order.
+func tsQuickstart(t *testing.T, title string) []tsDocBlock {
+	t.Helper()
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "quickstart.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, found := strings.Cut(string(page), "\n## "+title+"\n")
+	if !found {
+		t.Fatalf("docs/quickstart.md has no section %q", title)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var blocks []tsDocBlock
+	for _, m := range tsFence.FindAllStringSubmatch(section, -1) {
+		blocks = append(blocks, tsDocBlock{lang: m[1], code: m[2]})
+	}
+	if len(blocks) == 0 {
+		t.Fatalf("docs/quickstart.md section %q has no code", title)
+	}
+	return blocks
+}
+
+// TestQuickstartCurl runs the quickstart's curl blocks, one after the
+// other, as one bash script with -euo pipefail: from a sandbox key to a
+// paid order's ticket, with nothing but bash, curl, awk and od.
+func TestQuickstartCurl(t *testing.T) {
+	var script strings.Builder
+	for _, b := range tsQuickstart(t, "curl") {
+		if b.lang != "bash" {
+			t.Fatalf("a curl block is %q, not bash: the test runs them all", b.lang)
+		}
+		for _, tool := range []string{"jq", "uuidgen", "python"} {
+			if regexp.MustCompile(`\b` + tool + `\b`).MatchString(b.code) {
+				t.Errorf("the curl quickstart uses %s, which not every machine has:\n%s", tool, b.code)
+			}
+		}
+		script.WriteString(b.code + "\n")
+	}
+	path := filepath.Join(t.TempDir(), "quickstart.sh")
+	if err := os.WriteFile(path, []byte(script.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, key := tsSandbox(t)
+	start := time.Now()
+	out := tsRun(t, t.TempDir(), []string{"TICKETS_URL=" + base, "TICKETS_KEY=" + key}, time.Minute,
+		"bash", "-euo", "pipefail", path)
+	t.Logf("the curl quickstart ran in %s:\n%s", time.Since(start).Round(time.Millisecond), out)
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`event \d+: seat \S+ in \S+ is free`),
+		regexp.MustCompile(`order \d+: pending_payment, \d+ \(minor units\) to pay`),
+		regexp.MustCompile(`order \d+: paid\n`),
+		regexp.MustCompile(`ticket \S+: barcode 2000\d{9}\n`),
+		regexp.MustCompile(`the buyer's page: http://\S+/o/\d+\?access_token=\S+\n`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("the curl quickstart did not print %s:\n%s", want, out)
+		}
+	}
+}
+
+// TestQuickstartTypeScript follows the quickstart's TypeScript section as
+// a newcomer does, in a directory laid out as the repository: its shell
+// blocks build and pack the SDK and make a project that installs the
+// tarball, its TypeScript block is saved as first-ticket.ts, and the last
+// shell block compiles it strictly and runs it with Node.
+func TestQuickstartTypeScript(t *testing.T) {
+	sdk := tsSDKCopy(t)
+	repo := filepath.Dir(filepath.Dir(sdk))
+	var script strings.Builder
+	ts := 0
+	for _, b := range tsQuickstart(t, "TypeScript") {
+		switch b.lang {
+		case "sh":
+			script.WriteString(b.code + "\n")
+		case "ts":
+			if strings.Contains(b.code, "\n__TS__\n") {
+				t.Fatal("a TypeScript block holds the test's heredoc marker")
+			}
+			script.WriteString("cat >first-ticket.ts <<'__TS__'\n" + b.code + "__TS__\n")
+			ts++
+		default:
+			t.Fatalf("a TypeScript section block is %q: the test runs sh and ts blocks", b.lang)
+		}
+	}
+	if ts != 1 || !strings.Contains(script.String(), "node first-ticket.js") {
+		t.Fatalf("the TypeScript section should save one block as first-ticket.ts and run it:\n%s", script.String())
+	}
+	path := filepath.Join(t.TempDir(), "quickstart.sh")
+	if err := os.WriteFile(path, []byte(script.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, key := tsSandbox(t)
+	start := time.Now()
+	// The user's npm cache first: a second run needs no network.
+	out := tsRun(t, repo, []string{"TICKETS_URL=" + base, "TICKETS_KEY=" + key, "npm_config_prefer_offline=true",
+		"npm_config_audit=false", "npm_config_fund=false"}, 2*time.Minute, "bash", "-euo", "pipefail", path)
+	t.Logf("the TypeScript quickstart ran in %s:\n%s", time.Since(start).Round(time.Millisecond), out)
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`held \S+ of ".+" until \S+`),
+		regexp.MustCompile(`ticket \S+: barcode 2000\d{9}, the buyer's page http://\S+/o/\d+\?access_token=\S+\n`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("the TypeScript quickstart did not print %s:\n%s", want, out)
+		}
+	}
+}
