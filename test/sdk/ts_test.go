@@ -19,7 +19,8 @@ import (
 
 // TestTSSandboxCheck installs the TypeScript SDK (sdk/ts) from its lock
 // file as CI would, type-checks it and its example strictly, builds it,
-// and runs the example's sandbox check with Node against the real stack:
+// runs its own tests (sdk/ts/test) and the example's sandbox check with
+// Node against the real stack:
 // the published types, the client's auth, idempotency keys and problem
 // errors, and the example partners copy all work on today's API.
 func TestTSSandboxCheck(t *testing.T) {
@@ -33,6 +34,8 @@ func TestTSSandboxCheck(t *testing.T) {
 		}
 	}
 	tsRun(t, dir, nil, time.Minute, "npx", "--no-install", "tsc", "-p", "tsconfig.examples.json")
+	// The client's retries, keys and problems against a loopback server.
+	tsRun(t, dir, nil, time.Minute, "node", "--test", "build/test/")
 
 	base, key := tsSandbox(t)
 	out := tsRun(t, dir, []string{"TICKETS_URL=" + base, "TICKETS_KEY=" + key}, time.Minute,
@@ -94,7 +97,7 @@ func tsSDKCopy(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := filepath.Join(t.TempDir(), "sdk", "ts")
+	dst := filepath.Join(t.TempDir(), "repo", "sdk", "ts")
 	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
