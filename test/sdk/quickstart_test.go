@@ -85,6 +85,8 @@ func TestQuickstartCurl(t *testing.T) {
 // tarball, its TypeScript block is saved as first-ticket.ts, and the last
 // shell block compiles it strictly and runs it with Node.
 func TestQuickstartTypeScript(t *testing.T) {
+	// The page works in the repository's checkout and makes the project
+	// beside it: the copy is laid out as <dir>/repo/sdk/ts.
 	sdk := tsSDKCopy(t)
 	repo := filepath.Dir(filepath.Dir(sdk))
 	var script strings.Builder
