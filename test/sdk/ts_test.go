@@ -3,7 +3,9 @@ package sdk_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +40,7 @@ func TestTSSandboxCheck(t *testing.T) {
 	tsRun(t, dir, nil, time.Minute, "node", "--test", "build/test/")
 
 	base, key := tsSandbox(t)
+	tsSameVersion(t, base, dir)
 	out := tsRun(t, dir, []string{"TICKETS_URL=" + base, "TICKETS_KEY=" + key}, time.Minute,
 		"node", "build/examples/sandbox-check.js")
 	for _, want := range []string{"paid on the test gateway", "general admission order", "scheduled order",
@@ -52,6 +55,34 @@ func TestTSSandboxCheck(t *testing.T) {
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), "TICKETS_URL="+base, "TICKETS_KEY=tk_sandbox_"+strings.Repeat("0", 48))
 	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "401 unauthenticated") {
 		t.Errorf("the example with an unknown key: %v\n%s", err, b)
+	}
+}
+
+// tsSameVersion checks that the package's version is the served API
+// document's info.version: a partner reads one number for both.
+func tsSameVersion(t *testing.T, base, dir string) {
+	t.Helper()
+	res, err := http.Get(base + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var doc struct {
+		Info struct{ Version string } `json:"info"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&doc); err != nil {
+		t.Fatalf("the served document: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct{ Version string }
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatalf("sdk/ts/package.json: %v", err)
+	}
+	if doc.Info.Version == "" || pkg.Version != doc.Info.Version {
+		t.Errorf("sdk/ts/package.json version %q, the API document's info.version %q: they move together", pkg.Version, doc.Info.Version)
 	}
 }
 
