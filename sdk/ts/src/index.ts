@@ -45,7 +45,7 @@ export interface TicketsClientOptions {
   apiKey: string;
   /** The fetch to send with (default: the global fetch). */
   fetch?: typeof globalThis.fetch;
-  /** Retries of a 429 or 503 answer (default 3); 0 turns retries off. */
+  /** Retries of a 429, 503 or 409 idempotency_request_in_progress answer (default 3); 0 turns retries off. */
   maxRetries?: number;
   /** The longest wait before a retry (default 30 s): a longer Retry-After returns the answer instead. */
   maxRetryDelayMs?: number;
@@ -76,8 +76,9 @@ const unsafeMethods = new Set(["POST", "PUT", "PATCH", "DELETE"]);
  * createTicketsClient returns a client that authenticates every request
  * with the key, gives every unsafe request without an Idempotency-Key a
  * fresh one (so a retry — by this client or by the caller with the same
- * options — cannot do the work twice), and retries 429 and 503 answers
- * after their Retry-After with the same key.
+ * options — cannot do the work twice), and retries 429, 503 and 409
+ * idempotency_request_in_progress answers after their Retry-After with the
+ * same key.
  */
 export function createTicketsClient(options: TicketsClientOptions): TicketsClient {
   const { baseUrl, apiKey } = options;
@@ -116,9 +117,10 @@ function auth(apiKey: string): Middleware {
 }
 
 /**
- * retrying sends a request again when the answer is 429 (rate limited) or
- * 503 (unavailable, nothing was changed), after Retry-After (seconds or a
- * date) or else 0.5 s, 1 s, 2 s, …: the same request, so the same
+ * retrying sends a request again when the answer is 429 (rate limited), 503
+ * (unavailable, nothing was changed) or 409 idempotency_request_in_progress,
+ * after Retry-After (seconds or a date) or else 0.5 s, 1 s, 2 s, …: the same
+ * request, so the same
  * Idempotency-Key, and the server answers a repeat of work it did with its
  * first answer.
  */
@@ -129,13 +131,29 @@ function retrying(send: typeof globalThis.fetch, maxRetries: number, maxDelayMs:
       const last = attempt >= maxRetries;
       // A body can be read once: each attempt but the last sends a copy.
       const response = await send(last ? request : request.clone());
-      if ((response.status !== 429 && response.status !== 503) || last) return response;
+      if (last || !(await retryable(response))) return response;
       const delay = retryDelay(response.headers.get("Retry-After"), attempt);
       if (delay > maxDelayMs) return response;
       await response.body?.cancel();
       await sleep(delay, request.signal);
     }
   };
+}
+
+/**
+ * retryable: 429 and 503 promise nothing was done; 409
+ * idempotency_request_in_progress means the first request with this key is
+ * still running, and a repeat after it gets its answer.
+ */
+async function retryable(response: Response): Promise<boolean> {
+  if (response.status === 429 || response.status === 503) return true;
+  if (response.status !== 409) return false;
+  try {
+    const body: unknown = await response.clone().json();
+    return (body as { code?: unknown } | null)?.code === "idempotency_request_in_progress";
+  } catch {
+    return false;
+  }
 }
 
 function retryDelay(header: string | null, attempt: number): number {

@@ -89,6 +89,17 @@ test("a 503 past the retries is a ProblemError with the problem's fields", async
   assert.match(err.message, /503 unavailable: a unavailable \(request req_1\)/);
 });
 
+test("a 409 idempotency_request_in_progress is asked again; another 409 is not", async () => {
+  seen = [];
+  answer = (_, n, res) =>
+    n === 1 ? reply(res, 409, problem(409, "idempotency_request_in_progress"), { "Retry-After": "0" }) : reply(res, 201, hold);
+  const tickets = createTicketsClient({ baseUrl, apiKey: key });
+  const body = { event_id: 1, seats: [{ zone_id: "z", seat_id: "s" }], ttl_minutes: 15 };
+  await ok(tickets.POST("/v1/reservations", { body }));
+  assert.equal(seen.length, 2);
+  assert.equal(seen[1]?.headers["idempotency-key"], seen[0]?.headers["idempotency-key"]);
+});
+
 test("a Retry-After longer than maxRetryDelayMs is answered, not waited for", async () => {
   seen = [];
   answer = (_, __, res) => reply(res, 429, problem(429, "rate_limited"), { "Retry-After": "3600" });
