@@ -53,7 +53,7 @@ func TestTSSandboxCheck(t *testing.T) {
 	// A wrong key fails the example with the API's problem, not a pass.
 	cmd := exec.Command("node", "build/examples/sandbox-check.js")
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), "TICKETS_URL="+base, "TICKETS_KEY=tk_sandbox_"+strings.Repeat("0", 48))
-	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "401 unauthenticated") {
+	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "401 api_key_unknown") {
 		t.Errorf("the example with an unknown key: %v\n%s", err, b)
 	}
 }
