@@ -19,18 +19,19 @@ import (
 // Numbers are kept as written: 1 and 1.0 are different requests, because
 // the service reads them differently (an integer field refuses 1.0).
 //
-// ok is false when body is not one JSON value in UTF-8, or has an object
-// with a member twice (which value counts is up to the reader): such a
-// body is compared byte for byte. The canonical text is itself JSON, so
-// it never equals a body that is not.
+// ok is false when body is not one JSON value in UTF-8, has an object with
+// a member twice (which value counts is up to the reader), nests deeper
+// than maxCanonicalDepth or is larger than a body may be: such a body is
+// compared byte for byte. The canonical text is itself JSON, so it never
+// equals a body that is not.
 func canonicalJSON(body []byte) (canon []byte, ok bool) {
-	if len(body) == 0 || !utf8.Valid(body) {
+	if len(body) == 0 || len(body) > maxBodyBytes || !utf8.Valid(body) {
 		return nil, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var out bytes.Buffer
-	if err := writeCanonical(&out, dec); err != nil {
+	if err := writeCanonical(&out, dec, 0); err != nil {
 		return nil, false
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
@@ -39,13 +40,25 @@ func canonicalJSON(body []byte) (canon []byte, ok bool) {
 	return out.Bytes(), true
 }
 
-var errDuplicateMember = errors.New("an object has a member twice")
+var (
+	errDuplicateMember = errors.New("an object has a member twice")
+	errTooDeep         = errors.New("nested too deep")
+)
 
-// writeCanonical writes the next JSON value of dec canonically.
-func writeCanonical(out *bytes.Buffer, dec *json.Decoder) error {
+// maxCanonicalDepth bounds the nesting canonicalJSON follows: the API's
+// bodies nest a few levels, and each level costs a copy of what it holds,
+// so a body of a million brackets must not cost seconds or gigabytes.
+const maxCanonicalDepth = 32
+
+// writeCanonical writes the next JSON value of dec canonically; depth is
+// how deep in arrays and objects it is.
+func writeCanonical(out *bytes.Buffer, dec *json.Decoder, depth int) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
+	}
+	if _, ok := tok.(json.Delim); ok && depth >= maxCanonicalDepth {
+		return errTooDeep
 	}
 	switch v := tok.(type) {
 	case json.Delim:
@@ -56,7 +69,7 @@ func writeCanonical(out *bytes.Buffer, dec *json.Decoder) error {
 				if i > 0 {
 					out.WriteByte(',')
 				}
-				if err := writeCanonical(out, dec); err != nil {
+				if err := writeCanonical(out, dec, depth+1); err != nil {
 					return err
 				}
 			}
@@ -74,7 +87,7 @@ func writeCanonical(out *bytes.Buffer, dec *json.Decoder) error {
 				}
 				name, _ := nt.(string)
 				var value bytes.Buffer
-				if err := writeCanonical(&value, dec); err != nil {
+				if err := writeCanonical(&value, dec, depth+1); err != nil {
 					return err
 				}
 				members = append(members, member{name, value.Bytes()})

@@ -1,6 +1,9 @@
 package api
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A retry that serialises the same JSON value again matches its first
 // request; anything that is another value, or not JSON, does not.
@@ -41,5 +44,17 @@ func TestCanonicalJSON(t *testing.T) {
 		if got, ok := canonicalJSON([]byte(b)); ok {
 			t.Fatalf("%q canonicalised to %s; want byte comparison", b, got)
 		}
+	}
+	// Deep nesting is compared by bytes, and cheaply: a body of a
+	// million brackets must not cost seconds or gigabytes.
+	nested := func(n int) []byte { return []byte(strings.Repeat("[", n) + strings.Repeat("]", n)) }
+	if _, ok := canonicalJSON(nested(maxCanonicalDepth + 1)); ok {
+		t.Fatalf("%d levels canonicalised", maxCanonicalDepth+1)
+	}
+	if _, ok := canonicalJSON(nested(500_000)); ok { // a 1 MB body
+		t.Fatal("half a million levels canonicalised")
+	}
+	if _, ok := canonicalJSON(nested(maxCanonicalDepth)); !ok {
+		t.Fatalf("%d levels not canonicalised", maxCanonicalDepth)
 	}
 }

@@ -143,19 +143,19 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 			}
 		}
 	}
-	hash, rawHash := bodyHashes(body)
+	rawHash, canonHash := bodyHashes(body)
 	// The claim goes through the bookkeeping pool: the request's own write
 	// commits after it and so makes it durable too. The stored response
 	// below waits for its flush, so a replay never forgets a hold.
 	u := ctx.URL()
-	rec := &store.IdempotencyRecord{APIKeyID: p.KeyID, Key: key, Method: ctx.Method(), Path: u.Path, BodyHash: hash}
+	rec := &store.IdempotencyRecord{APIKeyID: p.KeyID, Key: key, Method: ctx.Method(), Path: u.Path, BodyHash: rawHash, BodyHashCanonical: canonHash}
 	claimed, existing, err := store.ClaimIdempotencyKey(rctx, s.deps.bookkeeping(), rec)
 	if err != nil {
 		s.writeErr(ctx, fromError(rctx, s.log, err))
 		return
 	}
 	if !claimed {
-		s.answerRepeat(ctx, rec, existing, rawHash)
+		s.answerRepeat(ctx, rec, existing)
 		return
 	}
 	if ri := request.From(rctx); ri != nil {
@@ -204,26 +204,24 @@ func (s *Server) withIdempotency(ctx huma.Context, next func(huma.Context)) {
 }
 
 // bodyHashes is what a request body is stored and compared by: the SHA-256
-// of its canonical JSON (canonicalJSON), or of its bytes when it is not
-// JSON; and the SHA-256 of its bytes, which records stored before bodies
-// were canonicalised hold.
-func bodyHashes(body []byte) (hash, rawHash []byte) {
+// of its bytes, and of its canonical JSON (canonicalJSON; nil when it is
+// not JSON).
+func bodyHashes(body []byte) (rawHash, canonHash []byte) {
 	raw := sha256.Sum256(body)
-	rawHash = raw[:]
 	if canon, ok := canonicalJSON(body); ok {
 		sum := sha256.Sum256(canon)
-		return sum[:], rawHash
+		return raw[:], sum[:]
 	}
-	return rawHash, rawHash
+	return raw[:], nil
 }
 
 // answerRepeat answers a request whose key was claimed already. The bodies
-// match when the stored hash is this body's canonical hash, or its byte
-// hash: a record stored before canonical hashes (within the 24 hours a
-// record is kept) still matches a byte-identical retry.
-func (s *Server) answerRepeat(ctx huma.Context, rec *store.IdempotencyRecord, existing *store.IdemExisting, rawHash []byte) {
+// match when their bytes do, or their canonical JSON does (the same value
+// serialised another way).
+func (s *Server) answerRepeat(ctx huma.Context, rec *store.IdempotencyRecord, existing *store.IdemExisting) {
 	rctx := ctx.Context()
-	sameBody := bytes.Equal(existing.BodyHash, rec.BodyHash) || bytes.Equal(existing.BodyHash, rawHash)
+	sameBody := bytes.Equal(existing.BodyHash, rec.BodyHash) ||
+		(existing.BodyHashCanonical != nil && bytes.Equal(existing.BodyHashCanonical, rec.BodyHashCanonical))
 	switch {
 	case existing.Method != rec.Method || existing.Path != rec.Path || !sameBody:
 		s.writeErr(ctx, newProblem(rctx, http.StatusUnprocessableEntity, "idempotency_key_reused",

@@ -22,15 +22,18 @@ const abandonedAfter = time.Minute // longer than any request may run (confirm w
 // response.
 type IdempotencyRecord struct {
 	bun.BaseModel `bun:"table:idempotency_keys"`
-	APIKeyID      int64       `bun:"api_key_id,pk"`
-	Key           string      `bun:"key,pk"`
-	Method        string      `bun:"method"`
-	Path          string      `bun:"path"`
-	BodyHash      []byte      `bun:"body_hash"`
-	Status        *int        `bun:"status"`
-	Headers       http.Header `bun:"headers,type:jsonb"`
-	Body          []byte      `bun:"body"`
-	CreatedAt     time.Time   `bun:"created_at,nullzero,default:now()"`
+	APIKeyID      int64  `bun:"api_key_id,pk"`
+	Key           string `bun:"key,pk"`
+	Method        string `bun:"method"`
+	Path          string `bun:"path"`
+	BodyHash      []byte `bun:"body_hash"` // SHA-256 of the body's bytes
+	// BodyHashCanonical is the SHA-256 of the body's canonical JSON (nil:
+	// not JSON): a retry matches by either hash.
+	BodyHashCanonical []byte      `bun:"body_hash_canonical"`
+	Status            *int        `bun:"status"`
+	Headers           http.Header `bun:"headers,type:jsonb"`
+	Body              []byte      `bun:"body"`
+	CreatedAt         time.Time   `bun:"created_at,nullzero,default:now()"`
 }
 
 // ClaimIdempotencyKey records a new request under the key, or returns the
