@@ -24,6 +24,10 @@ type ReportFilter struct {
 	EventID   int64     // 0: every event
 	From, To  time.Time // zero: open
 	TimeZone  string
+	// First and Last are the local days asked for (calendar dates, midnight
+	// UTC), both included, when From and To were set from days: the report
+	// is labelled with them, not with dates read back from instants.
+	First, Last time.Time
 }
 
 // SalesFigures are the sums of one report row, money in minor units. The

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/report"
 	"github.com/ticketsales/ticketsales/store"
 	"github.com/ticketsales/ticketsales/test/testenv"
 )
@@ -499,6 +500,24 @@ func TestSalesReportDaysInTheCompanysZone(t *testing.T) {
 	}
 	if got := days(open); len(got) != 3 || got["2026-03-28"] != 1 || got["2026-03-29"] != 2 || got["2026-03-30"] != 1 {
 		t.Fatalf("Berlin's March: %v", got)
+	}
+
+	// Santiago: DST begins at midnight on 6 September 2026, so the 6th
+	// starts at 01:00 −03 (04:00 UTC); 23:30 −04 is still the 5th.
+	sell(time.Date(2026, 9, 6, 3, 30, 0, 0, time.UTC)) // 23:30 on the 5th
+	sell(time.Date(2026, 9, 6, 4, 30, 0, 0, time.UTC)) // 01:30 on the 6th
+	santiago, err := report.LoadZone("America/Santiago")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sixth := time.Date(2026, 9, 6, 0, 0, 0, 0, time.UTC)
+	fs := store.ReportFilter{CompanyID: f.company}
+	report.Days(&fs, sixth, sixth, santiago)
+	if rep, err = store.GetSalesReport(ctx, f.DB, fs); err != nil {
+		t.Fatal(err)
+	}
+	if got := days(rep); rep.Total.Orders != 1 || len(got) != 1 || got["2026-09-06"] != 1 || report.FirstDay(fs) != sixth {
+		t.Fatalf("Santiago's 6 September: %v (total %d orders, first day %v)", got, rep.Total.Orders, report.FirstDay(fs))
 	}
 }
 

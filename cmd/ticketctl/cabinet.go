@@ -206,9 +206,9 @@ func (c *cli) reportCmd() *cobra.Command {
 			case !first.IsZero() && !last.IsZero():
 				report.Days(&f, first, last, loc)
 			case !first.IsZero():
-				f.From = time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, loc)
+				f.From = report.LocalMidnight(first.Year(), first.Month(), first.Day(), loc)
 			case !last.IsZero():
-				f.To = time.Date(last.Year(), last.Month(), last.Day()+1, 0, 0, 0, 0, loc)
+				f.To = report.LocalMidnight(last.Year(), last.Month(), last.Day()+1, loc)
 			}
 			rep, err := report.Sales(cmd.Context(), c.db, f)
 			if err != nil {

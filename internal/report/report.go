@@ -76,6 +76,25 @@ func Date(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
 
+// LocalMidnight is the first instant of the local day y-m-d in loc: its
+// midnight, or, where DST begins at midnight and 00:00 does not exist
+// (America/Santiago), the instant the day does start (01:00). time.Date
+// would normalise the missing 00:00 to 23:00 of the day before.
+// A day past the month's end is the next month's, as with time.Date.
+func LocalMidnight(y int, m time.Month, d int, loc *time.Location) time.Time {
+	t := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	day := time.Date(y, m, d, 0, 0, 0, 0, time.UTC) // the calendar day asked, normalised
+	switch {
+	case t.Day() != day.Day(): // fell back into the day before: the day starts where its zone period ends
+		_, end := t.ZoneBounds()
+		return end
+	case t.Hour() != 0 || t.Minute() != 0: // pushed into the day past a gap: the day starts at the change
+		start, _ := t.ZoneBounds()
+		return start
+	}
+	return t
+}
+
 // Days sets the filter to whole local days of loc, first and last included
 // (their calendar dates; given the other way round they are swapped): From
 // is first's midnight in loc, To the midnight after last, so a day across a
@@ -85,20 +104,30 @@ func Days(f *Filter, first, last time.Time, loc *time.Location) {
 	if last.Before(first) {
 		first, last = last, first
 	}
-	f.TimeZone = loc.String()
-	f.From = time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, loc)
-	f.To = time.Date(last.Year(), last.Month(), last.Day()+1, 0, 0, 0, 0, loc)
+	f.TimeZone, f.First, f.Last = loc.String(), first, last
+	f.From = LocalMidnight(first.Year(), first.Month(), first.Day(), loc)
+	f.To = LocalMidnight(last.Year(), last.Month(), last.Day()+1, loc)
 }
 
 // Today is the calendar day it is at now in loc.
 func Today(now time.Time, loc *time.Location) time.Time { return Date(now.In(loc)) }
 
 // FirstDay and LastDay are the first and last whole local days of a filter
-// set by Days.
-func FirstDay(f Filter) time.Time { return Date(f.From) }
+// set by Days: the dates asked for.
+func FirstDay(f Filter) time.Time {
+	if !f.First.IsZero() {
+		return f.First
+	}
+	return Date(f.From)
+}
 
 // LastDay: see FirstDay.
-func LastDay(f Filter) time.Time { return Date(f.To).AddDate(0, 0, -1) }
+func LastDay(f Filter) time.Time {
+	if !f.Last.IsZero() {
+		return f.Last
+	}
+	return Date(f.To).AddDate(0, 0, -1)
+}
 
 // Sales computes the report of the filter, in one snapshot of the
 // database.

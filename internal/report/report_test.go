@@ -47,3 +47,39 @@ func TestFillDaysNamesEveryDay(t *testing.T) {
 		t.Fatalf("days: %+v", days)
 	}
 }
+
+// TestDaysStartWhenTheLocalDayDoes: Santiago's DST begins at midnight on 6
+// September 2026 (00:00 does not exist, the day starts at 01:00 −03), so
+// that day's report starts at 04:00 UTC, not at 23:00 of the 5th; a normal
+// day starts at its midnight. The filter still names the dates asked.
+func TestDaysStartWhenTheLocalDayDoes(t *testing.T) {
+	santiago, err := LoadZone("America/Santiago")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		day, start time.Time
+	}{
+		{time.Date(2026, 9, 6, 0, 0, 0, 0, time.UTC), time.Date(2026, 9, 6, 4, 0, 0, 0, time.UTC)},   // DST: 01:00 −03
+		{time.Date(2026, 9, 5, 0, 0, 0, 0, time.UTC), time.Date(2026, 9, 5, 4, 0, 0, 0, time.UTC)},   // 00:00 −04
+		{time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 2, 3, 0, 0, 0, time.UTC)}, // 00:00 −03
+	} {
+		got := LocalMidnight(c.day.Year(), c.day.Month(), c.day.Day(), santiago)
+		if !got.Equal(c.start) || got.Location() != santiago {
+			t.Errorf("Santiago's %s starts at %v, want %v", c.day.Format(time.DateOnly), got.UTC(), c.start)
+		}
+	}
+	// The 6th is 23 hours long: from 01:00 −03 to the 7th's midnight −03.
+	day := time.Date(2026, 9, 6, 0, 0, 0, 0, time.UTC)
+	var f Filter
+	Days(&f, day, day, santiago)
+	if !f.From.Equal(time.Date(2026, 9, 6, 4, 0, 0, 0, time.UTC)) || !f.To.Equal(time.Date(2026, 9, 7, 3, 0, 0, 0, time.UTC)) ||
+		FirstDay(f) != day || LastDay(f) != day || FileName(f) != "sales-2026-09-06-2026-09-06.csv" {
+		t.Fatalf("Santiago's 6 September: %v to %v, days %v to %v", f.From.UTC(), f.To.UTC(), FirstDay(f), LastDay(f))
+	}
+	// The 5th ends where the 6th starts.
+	Days(&f, day.AddDate(0, 0, -1), day.AddDate(0, 0, -1), santiago)
+	if !f.To.Equal(time.Date(2026, 9, 6, 4, 0, 0, 0, time.UTC)) || LastDay(f) != day.AddDate(0, 0, -1) {
+		t.Fatalf("Santiago's 5 September ends at %v (last day %v)", f.To.UTC(), LastDay(f))
+	}
+}
