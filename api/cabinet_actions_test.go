@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"image/png"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -696,36 +693,7 @@ func TestCabinetRefundInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#password")),
 		chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword), chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword),
 		chromedp.Click(chromedp.CSS("#set-password")), chromedp.WaitVisible(chromedp.CSS("#totals")))
-	artifacts := filepath.Join("..", ".data", "artifacts", "cabinet")
-	if err := os.MkdirAll(artifacts, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fits := func(name string) {
-		t.Helper()
-		for _, vp := range []struct {
-			name string
-			w, h int64
-			opts []chromedp.EmulateViewportOption
-		}{{"desktop", 1280, 900, nil}, {"phone", 390, 844, []chromedp.EmulateViewportOption{chromedp.EmulateMobile}}} {
-			run(vp.name+" width", chromedp.EmulateViewport(vp.w, vp.h, vp.opts...))
-			overflow, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
-			if err != nil || overflow {
-				t.Fatalf("%s scrolls sideways at %d px (%v)", name, vp.w, err)
-			}
-			shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(artifacts, name+"-"+vp.name+".png"), shot, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			img, err := png.Decode(bytes.NewReader(shot))
-			if err != nil || distinctColours(img) <= 10 {
-				t.Fatalf("the %s screenshot of %s is blank (%v)", vp.name, name, err)
-			}
-		}
-		run("desktop width", chromedp.EmulateViewport(1280, 900))
-	}
+	fits := func(name string) { t.Helper(); pageFits(t, ctx, name, nil) }
 	run("open the refund page", chromedp.Navigate(fmt.Sprintf("%s/cabinet/orders/%d/refund", f.URL, id)),
 		chromedp.WaitVisible(chromedp.CSS("#refund-form")))
 	fits("order-refund")

@@ -1,12 +1,10 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"html"
-	"image/png"
 	"net/http"
 	"net/url"
 	"os"
@@ -342,32 +340,10 @@ func TestCabinetCheckInPage(t *testing.T) {
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, vp := range []struct {
-		name string
-		w, h int64
-		opts []chromedp.EmulateViewportOption
-	}{{"desktop", 1280, 900, nil}, {"phone", 390, 844, []chromedp.EmulateViewportOption{chromedp.EmulateMobile}}} {
-		run(vp.name+" width", chromedp.EmulateViewport(vp.w, vp.h, vp.opts...))
-		overflow, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
-		if err != nil || overflow {
-			t.Fatalf("the check-in page scrolls sideways at %d px (%v)", vp.w, err)
-		}
-		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(artifacts, "checkin-"+vp.name+".png"), shot, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		img, err := png.Decode(bytes.NewReader(shot))
-		if err != nil || distinctColours(img) <= 10 {
-			t.Fatalf("the %s screenshot is blank (%v)", vp.name, err)
-		}
-	}
+	pageFits(t, ctx, "checkin", nil)
 
 	// The key form shows a door key's fields once "Door key" is chosen,
 	// and hides the partner's scopes.
-	run("desktop width", chromedp.EmulateViewport(1280, 900))
 	visible := func(sel string) bool {
 		t.Helper()
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`document.querySelector(%q).offsetParent !== null`, sel)))

@@ -1,10 +1,8 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"image/png"
 	"io"
 	"log/slog"
 	"net/http"
@@ -856,34 +854,6 @@ func TestCabinetRoleLimits(t *testing.T) {
 	}
 }
 
-// teamShot saves a full-page screenshot into .data/artifacts/cabinet and
-// fails on a blank one or on a page that scrolls sideways.
-func teamShot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	overflow, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
-	if err != nil || overflow {
-		t.Fatalf("%s scrolls sideways (%v)", name, err)
-	}
-	dir := filepath.Join("..", ".data", "artifacts", "cabinet")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot %s: %v", name, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(bytes.NewReader(shot))
-	if err != nil {
-		t.Fatalf("decode %s: %v", name, err)
-	}
-	if n := distinctColours(img); n <= 10 {
-		t.Fatalf("%s has %d colours in a sample: blank", name, n)
-	}
-}
-
 // TestCabinetTeamInBrowser: the owner invites a door keeper from the team
 // page; the door keeper opens the e-mailed link in another browser
 // profile, sets a password and sees only the check-in and their account;
@@ -932,10 +902,7 @@ func TestCabinetTeamInBrowser(t *testing.T) {
 	if got := text(owner, fmt.Sprintf(`tr[data-member-id="%d"]`, doorID)); !strings.Contains(got, "invited") || !strings.Contains(got, "valid until") {
 		t.Fatalf("the invited member's row: %q", got)
 	}
-	teamShot(t, owner, "team-desktop.png")
-	run(owner, "phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
-	teamShot(t, owner, "team-phone.png")
-	run(owner, "desktop width", chromedp.EmulateViewport(1280, 900))
+	pageFits(t, owner, "team", nil)
 
 	// The invitee, in a browser profile of their own.
 	door, cancel := chromedp.NewContext(owner, chromedp.WithNewBrowserContext())
@@ -945,7 +912,7 @@ func TestCabinetTeamInBrowser(t *testing.T) {
 	if got := text(door, "#invitation"); !strings.Contains(got, "Acme Concerts") || !strings.Contains(got, "door") {
 		t.Fatalf("the invitation says %q", got)
 	}
-	teamShot(t, door, "invitation-desktop.png")
+	pageFits(t, door, "invitation", nil)
 	run(door, "choose a password", chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword),
 		chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword))
 	submit(door, "accept", "#set-password", 200)
@@ -956,13 +923,12 @@ func TestCabinetTeamInBrowser(t *testing.T) {
 	if got := text(door, ".who"); got != "door@acme.test · door" {
 		t.Fatalf("signed in as %q", got)
 	}
-	teamShot(t, door, "door-checkin-desktop.png")
+	pageFits(t, door, "door-checkin", nil)
 	run(door, "the account", chromedp.Navigate(base+"/cabinet/account"), chromedp.WaitVisible(chromedp.CSS("#password-form")))
 	if got := text(door, "#account-role"); got != "door" {
 		t.Fatalf("the account's role: %q", got)
 	}
-	run(door, "phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
-	teamShot(t, door, "account-phone.png")
+	pageFits(t, door, "account", nil)
 	for _, path := range []string{"/cabinet/report", "/cabinet/team", "/cabinet/keys", "/cabinet/catalog"} {
 		res, err := chromedp.RunResponse(door, chromedp.Navigate(base+path))
 		if err != nil || res.Status != http.StatusForbidden {

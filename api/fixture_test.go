@@ -12,12 +12,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
+	"image/png"
 	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -862,4 +864,54 @@ func distinctColours(img image.Image) int {
 		}
 	}
 	return len(seen)
+}
+
+// pageWidths are the viewports a cabinet page must fit: a desktop's and a
+// phone's.
+var pageWidths = []struct {
+	name string
+	w, h int64
+	opts []chromedp.EmulateViewportOption
+}{{"desktop", 1280, 900, nil}, {"phone", 390, 844, []chromedp.EmulateViewportOption{chromedp.EmulateMobile}}}
+
+// pageFits measures the page the tab shows at a desktop's and a phone's
+// width: at each the page must not scroll sideways, its width compared with
+// the window's and with the device's (a phone's layout viewport widens to
+// the content, so the window alone can hide an overflow), and check, if
+// any, must pass. A full-page screenshot of each width goes to
+// .data/artifacts/cabinet/<name>-desktop.png and <name>-phone.png and must
+// not be blank. The tab is left at desktop width.
+func pageFits(t *testing.T, ctx context.Context, name string, check func(t *testing.T, width int64)) {
+	t.Helper()
+	dir := filepath.Join("..", ".data", "artifacts", "cabinet")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, vp := range pageWidths {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(vp.w, vp.h, vp.opts...)); err != nil {
+			t.Fatalf("%s: %s width: %v", name, vp.name, err)
+		}
+		over, err := chromedp.Run(ctx, chromedp.Evaluate[int64](fmt.Sprintf(
+			`Math.max(document.documentElement.scrollWidth - window.innerWidth, document.documentElement.scrollWidth - %d)`, vp.w)))
+		if err != nil || over > 1 {
+			t.Fatalf("the %s page scrolls sideways at %d px: %d px too wide (%v)", name, vp.w, over, err)
+		}
+		if check != nil {
+			check(t, vp.w)
+		}
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot of %s at %d px: %v", name, vp.w, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+"-"+vp.name+".png"), shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(shot))
+		if err != nil || distinctColours(img) <= 10 {
+			t.Fatalf("the %s screenshot of %s is blank (%v)", vp.name, name, err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatalf("%s: back to desktop width: %v", name, err)
+	}
 }
