@@ -334,3 +334,27 @@ func reportCSV(t *testing.T, b *browserless, query string) []map[string]string {
 	}
 	return out
 }
+
+// TestCabinetReportSeveralCurrencies: a report over events in two
+// currencies would be no sum: the page says so with 422 and keeps the
+// filter (the CSV too, instead of a file); one event's report is shown in
+// its currency.
+func TestCabinetReportSeveralCurrencies(t *testing.T) {
+	f := newFixture(t)
+	owner := newBrowserless(t, f.URL, nil)
+	owner.setPassword(cabinetUser(t, f.Stack, f.URL, f.companyA, "owner@a.test"))
+	if _, err := f.DB.NewRaw("UPDATE events SET currency = 'USD' WHERE id = ?", f.ids["standup"]).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/cabinet/report", "/cabinet/report.csv"} {
+		p := owner.get(path)
+		if p.Status != http.StatusUnprocessableEntity || !strings.Contains(p.Body, "several currencies (RUB, USD)") ||
+			!strings.Contains(p.Body, `id="event"`) || strings.Contains(p.Body, `id="totals"`) {
+			t.Fatalf("%s over RUB and USD events: %d %.600s", path, p.Status, p.Body)
+		}
+	}
+	p := owner.get(fmt.Sprintf("/cabinet/report?event=%d", f.ids["standup"]))
+	if p.Status != 200 || !strings.Contains(p.Body, "Money is in USD") || !strings.Contains(p.Body, `id="totals"`) {
+		t.Fatalf("the USD event's report: %d %.600s", p.Status, p.Body)
+	}
+}

@@ -193,6 +193,16 @@ const sums = `
 	coalesce(sum(f.service_fees) - sum(f.fees_returned), 0)::bigint AS fees_kept,
 	coalesce(sum(f.gross) - sum(f.refunds) - (sum(f.service_fees) - sum(f.fees_returned)), 0)::bigint AS net_to_organizer`
 
+// MixedCurrenciesError: the report would sum events of several currencies
+// (the company's, or of no one event), which is no sum. A report of one
+// event is in that event's currency.
+type MixedCurrenciesError struct{ Currencies []string }
+
+func (e *MixedCurrenciesError) Error() string {
+	return fmt.Sprintf("the events are in several currencies (%s): a report sums one, choose an event",
+		strings.Join(e.Currencies, ", "))
+}
+
 // GetSalesReport computes the report in SQL, in one snapshot: the totals and
 // the rows per event, session, channel and day in one pass over the facts
 // (grouping sets), the categories in another.
@@ -210,7 +220,8 @@ func GetSalesReport(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesRepo
 	args := []any{f.CompanyID, f.EventID, from, to, tz}
 	err := db.RunInTx(ctx, &sqlRepeatableRead, func(ctx context.Context, tx bun.Tx) error {
 		var currencies []string
-		if err := tx.NewRaw("SELECT DISTINCT currency FROM events WHERE company_id = ? ORDER BY 1", f.CompanyID).Scan(ctx, &currencies); err != nil {
+		if err := tx.NewRaw("SELECT DISTINCT currency FROM events WHERE company_id = ? AND (? = 0 OR id = ?) ORDER BY 1",
+			f.CompanyID, f.EventID, f.EventID).Scan(ctx, &currencies); err != nil {
 			return fmt.Errorf("currency: %w", err)
 		}
 		switch len(currencies) {
@@ -219,7 +230,7 @@ func GetSalesReport(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesRepo
 		case 1:
 			rep.Currency = currencies[0]
 		default: // one sum of two currencies would be no sum at all
-			return fmt.Errorf("the company's events are in several currencies %v: the report sums one", currencies)
+			return &MixedCurrenciesError{Currencies: currencies}
 		}
 		var rows []struct {
 			Grouping        int             `bun:"grouping"`

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -561,6 +562,29 @@ func BenchmarkReportSales(b *testing.B) {
 		}
 		if rep.Total.TicketsSold == 0 {
 			b.Fatal("empty report")
+		}
+	}
+}
+
+// TestSalesReportRefusesMixedCurrencies: a report over events of two
+// currencies is refused with the currencies named, not summed; one event's
+// report is in its own currency.
+func TestSalesReportRefusesMixedCurrencies(t *testing.T) {
+	ctx := context.Background()
+	f := &reportFixture{demo: newDemo(t), t: t}
+	standup := f.eventID(t, "standup")
+	if _, err := f.DB.NewRaw("UPDATE events SET currency = 'USD' WHERE id = ?", standup).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.GetSalesReport(ctx, f.DB, store.ReportFilter{CompanyID: f.company})
+	var mixed *store.MixedCurrenciesError
+	if !errors.As(err, &mixed) || !reflect.DeepEqual(mixed.Currencies, []string{"RUB", "USD"}) {
+		t.Fatalf("a report over RUB and USD events: %v", err)
+	}
+	for id, want := range map[int64]string{standup: "USD", f.eventID(t, "swan-lake"): "RUB"} {
+		rep, err := store.GetSalesReport(ctx, f.DB, store.ReportFilter{CompanyID: f.company, EventID: id})
+		if err != nil || rep.Currency != want {
+			t.Fatalf("event %d's report: %v, currency %v, want %s", id, err, rep, want)
 		}
 	}
 }

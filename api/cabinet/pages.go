@@ -80,31 +80,45 @@ func (c *cabinet) report(w http.ResponseWriter, r *http.Request) {
 }
 
 // reportPage renders the report; a refused time zone comes back with its
-// message and what was typed.
+// message and what was typed. A report that would add up several
+// currencies is no report: the page says so (422) and keeps the filter, so
+// one event can be chosen.
 func (c *cabinet) reportPage(w http.ResponseWriter, r *http.Request, status int, message, typed string) {
 	f, events, data, ok := c.reportQuery(w, r)
 	if !ok {
 		return
 	}
-	rep, err := report.Sales(r.Context(), c.DB, f)
-	if err != nil {
-		c.fail(w, r, err)
-		return
-	}
-	data.Report, data.Events = rep, events
-	data.Currencies = rep.Currency
-	data.Chart = newChart(report.FillDays(rep.Days, report.FirstDay(f), report.LastDay(f)), rep.Currency, rep.TimeZone)
 	q := url.Values{"from": {data.From}, "to": {data.To}}
 	if f.EventID != 0 {
 		q.Set("event", strconv.FormatInt(f.EventID, 10))
 	}
 	data.CSVURL = "/cabinet/report.csv?" + q.Encode()
-	view := reportView{TimeZone: rep.TimeZone, CanSetTZ: user(r).Can(organizer.PermTeam), Zones: report.CommonZones, ZoneValue: rep.TimeZone}
+	data.Events = events
+	view := reportView{TimeZone: f.TimeZone, CanSetTZ: user(r).Can(organizer.PermTeam), Zones: report.CommonZones, ZoneValue: f.TimeZone}
+	rep, err := report.Sales(r.Context(), c.DB, f)
+	var mixed *report.MixedCurrenciesError
+	switch {
+	case errors.As(err, &mixed):
+		status, data.Message = http.StatusUnprocessableEntity, mixedCurrencies(mixed)
+	case err != nil:
+		c.fail(w, r, err)
+		return
+	default:
+		data.Report, data.Currencies = rep, rep.Currency
+		data.Chart = newChart(report.FillDays(rep.Days, report.FirstDay(f), report.LastDay(f)), rep.Currency, rep.TimeZone)
+	}
 	if message != "" {
-		data.Message, view.ZoneValue = message, typed
+		data.Message, view.ZoneValue = strings.TrimSpace(message+" "+data.Message), typed
 	}
 	data.Data = view
 	c.render(w, r, status, "report", data)
+}
+
+// mixedCurrencies is what the report page says instead of a sum of
+// several currencies.
+func mixedCurrencies(e *report.MixedCurrenciesError) string {
+	return "No report: these events are in several currencies (" + strings.Join(e.Currencies, ", ") +
+		") and a report adds up one. Choose one event."
 }
 
 // setReportZone sets the company's time zone (the owner's: PermTeam) and
@@ -131,6 +145,11 @@ func (c *cabinet) reportCSV(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep, err := report.Sales(r.Context(), c.DB, f)
+	var mixed *report.MixedCurrenciesError
+	if errors.As(err, &mixed) {
+		c.reportPage(w, r, http.StatusUnprocessableEntity, "", "") // the page says why
+		return
+	}
 	if err != nil {
 		c.fail(w, r, err)
 		return

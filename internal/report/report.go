@@ -33,6 +33,8 @@ type (
 	DaySales       = store.DaySales
 	SessionSales   = store.SessionSales
 	EventInventory = store.EventInventory
+	// MixedCurrenciesError: the report would add up several currencies.
+	MixedCurrenciesError = store.MixedCurrenciesError
 )
 
 // DefaultDays is how many days, today included, the cabinet's report
