@@ -90,6 +90,9 @@ type pages struct{ byName map[string]*template.Template }
 var funcs = template.FuncMap{
 	"money": money,
 	"sub":   func(a, b int64) int64 { return a - b },
+	// abs is a figure without its sign, for a statement's line whose
+	// label says which way the money went.
+	"abs": func(a int64) int64 { return max(a, -a) },
 	"time": func(t time.Time) string {
 		if t.IsZero() {
 			return ""

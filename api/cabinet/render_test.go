@@ -1,6 +1,7 @@
 package cabinet
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -33,5 +34,36 @@ func TestChartAndDays(t *testing.T) {
 	}
 	if newChart(nil, "RUB", "UTC") != nil {
 		t.Fatal("a chart of no days")
+	}
+}
+
+// TestReportStatementSigns: a range with only refunds of orders refunded
+// whole gives fees back and charges none, so the service "keeps" a
+// negative sum: the statement says the fees were given back, with a
+// positive amount, and the sum still reads right; a normal range says
+// kept.
+func TestReportStatementSigns(t *testing.T) {
+	p := parsePages()
+	for _, c := range []struct {
+		fig          report.SalesFigures
+		label, shown string
+	}{
+		{report.SalesFigures{FeesReturned: 500, FeesKept: -500, FeeRefunded: 500, Refunds: 10500, NetToOrganizer: -10000},
+			"+ Service fees given back by the ticket service", ">5.00 RUB</td>"},
+		{report.SalesFigures{ServiceFees: 500, FeesKept: 500, Gross: 10500, NetToOrganizer: 10000},
+			"− Service fees kept by the ticket service", ">5.00 RUB</td>"},
+	} {
+		var buf strings.Builder
+		data := pageData{Title: "Sales report", Currencies: "RUB", Data: reportView{TimeZone: "UTC"},
+			Report: &report.SalesReport{Currency: "RUB", TimeZone: "UTC", Total: c.fig}}
+		if err := p.byName["report"].ExecuteTemplate(&buf, "layout.html", data); err != nil {
+			t.Fatal(err)
+		}
+		html := buf.String()
+		i := strings.Index(html, `id="t-fees-kept"`)
+		row := html[strings.LastIndex(html[:i], "<tr>") : strings.Index(html[i:], "</tr>")+i]
+		if !strings.Contains(row, c.label) || !strings.Contains(row, c.shown) || strings.Contains(row, "−5.00") {
+			t.Errorf("fees kept %d: %s", c.fig.FeesKept, row)
+		}
 	}
 }
