@@ -80,7 +80,9 @@ type EventSales struct {
 }
 
 // SessionSales is one session's row of a scheduled event (orders name it
-// by schedule_slot_id). StartsAt is in the event's time zone.
+// by schedule_slot_id). StartsAt is in the event's time zone. The row of
+// SessionID 0 (no ref, no start) is the event's orders that name no
+// session, so the rows add up to the event's.
 type SessionSales struct {
 	SessionID int64     `json:"session_id"`
 	Ref       string    `json:"ref"`
@@ -271,6 +273,7 @@ func GetSalesReport(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesRepo
 			return fmt.Errorf("figures: %w", err)
 		}
 		sessions := map[int64][]SessionSales{}
+		noSession := map[int64]SalesFigures{} // orders of an event that name no session
 		for _, r := range rows {
 			switch r.Grouping {
 			case 0b1111:
@@ -279,10 +282,12 @@ func GetSalesReport(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesRepo
 				rep.Events = append(rep.Events, EventSales{EventID: *r.EventID, Title: *r.Title, StartsAt: inZone(*r.StartsAt, *r.TimeZone),
 					TimeZone: *r.TimeZone, Currency: *r.Currency, SalesFigures: r.SalesFigures})
 			case 0b0011:
-				if r.SessionID != nil { // orders of an event without sessions have none
-					sessions[*r.EventID] = append(sessions[*r.EventID], SessionSales{SessionID: *r.SessionID, Ref: *r.SessionRef,
-						StartsAt: inZone(*r.SessionStartsAt, *r.TimeZone), SalesFigures: r.SalesFigures})
+				if r.SessionID == nil { // orders of an event without sessions, or made before it had them
+					noSession[*r.EventID] = r.SalesFigures
+					continue
 				}
+				sessions[*r.EventID] = append(sessions[*r.EventID], SessionSales{SessionID: *r.SessionID, Ref: *r.SessionRef,
+					StartsAt: inZone(*r.SessionStartsAt, *r.TimeZone), SalesFigures: r.SalesFigures})
 			case 0b1101:
 				rep.Channels = append(rep.Channels, ChannelSales{Channel: *r.Channel, APIKeyID: *r.APIKeyID, KeyName: *r.KeyName,
 					KeyPrefix: *r.KeyPrefix, ApplicationID: *r.ApplicationID, ApplicationName: *r.ApplicationName, SalesFigures: r.SalesFigures})
@@ -291,7 +296,13 @@ func GetSalesReport(ctx context.Context, db *bun.DB, f ReportFilter) (*SalesRepo
 			}
 		}
 		for i := range rep.Events {
-			rep.Events[i].Sessions = sessions[rep.Events[i].EventID]
+			id := rep.Events[i].EventID
+			// A scheduled event's rows add up to it: its orders without a
+			// session get a row of their own (session id 0), last.
+			if fig, ok := noSession[id]; ok && len(sessions[id]) > 0 {
+				sessions[id] = append(sessions[id], SessionSales{SalesFigures: fig})
+			}
+			rep.Events[i].Sessions = sessions[id]
 		}
 		if err := tx.NewRaw(categorySQL, args...).Scan(ctx, &rep.Categories); err != nil {
 			return fmt.Errorf("by category: %w", err)

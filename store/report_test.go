@@ -588,3 +588,51 @@ func TestSalesReportRefusesMixedCurrencies(t *testing.T) {
 		}
 	}
 }
+
+// TestSalesReportSessionRowsAddUp: a scheduled event's orders that name no
+// session (schedule_slot_id NULL) get a row of their own, last, so the
+// session rows add up to the event's; an event without sessions has no
+// session rows.
+func TestSalesReportSessionRowsAddUp(t *testing.T) {
+	ctx := context.Background()
+	f := &reportFixture{demo: newDemo(t), t: t}
+	swan, expo := f.eventID(t, "swan-lake"), f.eventID(t, "expo")
+	stalls, adult := f.category(swan, "stalls"), f.category(expo, "adult")
+	var sessions []int64
+	if err := f.DB.NewRaw("SELECT id FROM sessions WHERE event_id = ? ORDER BY starts_at", expo).Scan(ctx, &sessions); err != nil || len(sessions) != 2 {
+		t.Fatalf("expo's sessions: %v %v", sessions, err)
+	}
+	_, key := f.Key(t, f.company, "production")
+	at := time.Date(2026, 6, 10, 9, 0, 0, 0, time.UTC)
+	for _, s := range []*fixtureSale{
+		{key: key, channel: "api", event: expo, cats: []int64{adult}, prices: []int64{50000}, fee: 5000, session: sessions[0], paidAt: at},
+		{key: key, channel: "api", event: expo, cats: []int64{adult, adult}, prices: []int64{50000, 50000}, fee: 10000, session: sessions[1], paidAt: at},
+		{key: key, channel: "api", event: expo, cats: []int64{adult, adult, adult}, prices: []int64{50000, 50000, 50000}, fee: 15000, paidAt: at},
+		{key: key, channel: "api", event: swan, cats: []int64{stalls}, prices: []int64{300000}, fee: 30000, paidAt: at},
+	} {
+		f.sale(s)
+	}
+	rep, err := store.GetSalesReport(ctx, f.DB, store.ReportFilter{CompanyID: f.company})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range rep.Events {
+		switch e.EventID {
+		case swan:
+			if len(e.Sessions) != 0 {
+				t.Errorf("Swan Lake has session rows: %+v", e.Sessions)
+			}
+		case expo:
+			if len(e.Sessions) != 3 || e.Sessions[2].SessionID != 0 || e.Sessions[2].TicketsSold != 3 || e.Sessions[2].Orders != 1 {
+				t.Fatalf("expo's session rows: %+v", e.Sessions)
+			}
+			var sum store.SalesFigures
+			for _, s := range e.Sessions {
+				sum = add(sum, s.SalesFigures)
+			}
+			if sum != e.SalesFigures {
+				t.Fatalf("expo's session rows add up to %+v, the event is %+v", sum, e.SalesFigures)
+			}
+		}
+	}
+}

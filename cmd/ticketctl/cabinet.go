@@ -235,6 +235,10 @@ func (c *cli) reportCmd() *cobra.Command {
 				for _, e := range rep.Events {
 					row(fmt.Sprint(e.EventID), "", e.Title, e.SalesFigures)
 					for _, s := range e.Sessions {
+						if s.SessionID == 0 {
+							row("", "no session", "", s.SalesFigures)
+							continue
+						}
 						row("", s.StartsAt.Format("2006-01-02 15:04 MST"), s.Ref, s.SalesFigures)
 					}
 				}

@@ -43,7 +43,11 @@ func WriteCSV(w io.Writer, rep *SalesReport) error {
 	for _, e := range rep.Events {
 		_ = cw.Write(append(row("event", i64(e.EventID), cell(e.Title), "", "", "", "", "", "", "", "", "", "", ""), fig(e.SalesFigures)...))
 		for _, s := range e.Sessions {
-			_ = cw.Write(append(row("session", i64(e.EventID), cell(e.Title), i64(s.SessionID), cell(s.Ref), s.StartsAt.Format(time.RFC3339),
+			id, starts := "", "" // the orders that name no session
+			if s.SessionID != 0 {
+				id, starts = i64(s.SessionID), s.StartsAt.Format(time.RFC3339)
+			}
+			_ = cw.Write(append(row("session", i64(e.EventID), cell(e.Title), id, cell(s.Ref), starts,
 				"", "", "", "", "", "", "", e.TimeZone), fig(s.SalesFigures)...))
 		}
 	}
