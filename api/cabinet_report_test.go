@@ -358,3 +358,23 @@ func TestCabinetReportSeveralCurrencies(t *testing.T) {
 		t.Fatalf("the USD event's report: %d %.600s", p.Status, p.Body)
 	}
 }
+
+// TestCabinetReportZoneRefusedByPostgres: "Europe//Moscow" loads in Go
+// (from the system's zone files) but Postgres does not know it; the form
+// answers 422 with why, as for a name Go refuses, and the zone stays.
+func TestCabinetReportZoneRefusedByPostgres(t *testing.T) {
+	const odd = "Europe//Moscow"
+	if _, err := time.LoadLocation(odd); err != nil {
+		t.Skipf("Go does not load %q here (no system zone files): %v", odd, err)
+	}
+	f := newFixture(t)
+	owner := newBrowserless(t, f.URL, nil)
+	owner.setPassword(cabinetUser(t, f.Stack, f.URL, f.companyA, "owner@a.test"))
+	p := owner.post("/cabinet/report/timezone", url.Values{"timezone": {odd}})
+	if p.Status != http.StatusUnprocessableEntity || !strings.Contains(p.Body, "not a time zone name the database knows") {
+		t.Fatalf("a zone Postgres refuses: %d %.500s", p.Status, p.Body)
+	}
+	if p := owner.get("/cabinet/report"); !strings.Contains(p.Body, `id="report-tz">UTC<`) {
+		t.Fatalf("the zone changed: %.500s", p.Body)
+	}
+}

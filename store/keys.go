@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
@@ -45,11 +46,25 @@ func GetCompanyTimezone(ctx context.Context, db bun.IDB, companyID int64) (strin
 	return tz, nil
 }
 
+// UnknownTimezoneError: Postgres does not know the time zone name, though
+// Go may (their zone databases differ: Go also reads the system's files,
+// so it accepts "Europe//Moscow"). Nothing was changed.
+type UnknownTimezoneError struct{ Name string }
+
+func (e *UnknownTimezoneError) Error() string {
+	return fmt.Sprintf("%q is not a time zone name the database knows (such as Europe/Moscow or UTC)", e.Name)
+}
+
 // SetCompanyTimezone sets the zone of the company's report days (a name
-// Postgres does not know is refused by the column's check).
+// Postgres does not know is refused by the column's check:
+// *UnknownTimezoneError).
 func SetCompanyTimezone(ctx context.Context, db bun.IDB, companyID int64, tz string) error {
 	res, err := db.NewRaw("UPDATE companies SET timezone = ? WHERE id = ?", tz, companyID).Exec(ctx)
 	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "22023" { // invalid_parameter_value: time zone not recognized
+			return &UnknownTimezoneError{Name: tz}
+		}
 		return fmt.Errorf("set time zone of company %d: %w", companyID, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {

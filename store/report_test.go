@@ -636,3 +636,18 @@ func TestSalesReportSessionRowsAddUp(t *testing.T) {
 		}
 	}
 }
+
+// TestSetCompanyTimezoneRefusesUnknown: a name Postgres does not know is
+// an UnknownTimezoneError (SQLSTATE 22023), and nothing changes.
+func TestSetCompanyTimezoneRefusesUnknown(t *testing.T) {
+	ctx := context.Background()
+	d := newDemo(t)
+	err := store.SetCompanyTimezone(ctx, d.DB, d.company, "Mars/Olympus")
+	var unknown *store.UnknownTimezoneError
+	if !errors.As(err, &unknown) || unknown.Name != "Mars/Olympus" {
+		t.Fatalf("an unknown zone: %v", err)
+	}
+	if tz, err := store.GetCompanyTimezone(ctx, d.DB, d.company); err != nil || tz != "UTC" {
+		t.Fatalf("the zone after a refused one: %q %v", tz, err)
+	}
+}

@@ -127,7 +127,8 @@ func mixedCurrencies(e *report.MixedCurrenciesError) string {
 func (c *cabinet) setReportZone(w http.ResponseWriter, r *http.Request) {
 	tz := strings.TrimSpace(r.PostFormValue("timezone"))
 	if err := report.SetZone(r.Context(), c.DB, user(r).CompanyID, tz); err != nil {
-		if _, bad := report.LoadZone(tz); bad != nil {
+		var bad *report.ZoneError // refused by Go or by Postgres
+		if errors.As(err, &bad) {
 			c.reportPage(w, r, http.StatusUnprocessableEntity, "Time zone not changed: "+bad.Error()+".", tz)
 			return
 		}

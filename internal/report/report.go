@@ -63,13 +63,27 @@ func Zone(ctx context.Context, db bun.IDB, companyID int64) (*time.Location, err
 	return LoadZone(tz)
 }
 
+// ZoneError: a time zone name refused, by Go (LoadZone) or by Postgres
+// (store.UnknownTimezoneError); nothing was changed. Its message says why,
+// for the one who typed it.
+type ZoneError struct{ Reason error }
+
+func (e *ZoneError) Error() string { return e.Reason.Error() }
+
+func (e *ZoneError) Unwrap() error { return e.Reason }
+
 // SetZone sets the time zone of the company's report days, a name LoadZone
-// accepts.
+// and Postgres both accept (else *ZoneError).
 func SetZone(ctx context.Context, db bun.IDB, companyID int64, tz string) error {
 	if _, err := LoadZone(tz); err != nil {
-		return err
+		return &ZoneError{Reason: err}
 	}
-	return store.SetCompanyTimezone(ctx, db, companyID, tz)
+	err := store.SetCompanyTimezone(ctx, db, companyID, tz)
+	var unknown *store.UnknownTimezoneError
+	if errors.As(err, &unknown) {
+		return &ZoneError{Reason: unknown}
+	}
+	return err
 }
 
 // Date is the calendar day of t's year, month and day (its location
