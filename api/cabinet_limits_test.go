@@ -181,6 +181,12 @@ func TestCabinetPasswordResetEndsSessions(t *testing.T) {
 		t.Fatalf("the session of the reset: %s", p.URL)
 	}
 
+	// The company keeps an active owner: another one signs up first.
+	_, deputy, err := users.CreateUser(ctx, company, "deputy@acme.test", organizer.RoleOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newBrowserless(t, s.URL, nil).setPassword(s.URL + deputy)
 	if _, err := users.Disable(ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -187,18 +187,24 @@ func DeleteCabinetAddressesBefore(ctx context.Context, db bun.IDB, t time.Time) 
 }
 
 // DisableCabinetUser ends the user's sessions (a new session version),
-// spends the user's links and keeps the user from signing in.
+// spends the user's links and keeps the user from signing in; the
+// company's last active owner stays (ErrLastOwner), as in the cabinet.
 func DisableCabinetUser(ctx context.Context, db *bun.DB, id int64, now time.Time) (*CabinetUser, error) {
-	u := new(CabinetUser)
-	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		err := tx.NewRaw(`UPDATE cabinet_users SET session_version = session_version + 1, disabled_at = coalesce(disabled_at, ?),
-			updated_at = ? WHERE id = ? RETURNING *`, now, now, id).Scan(ctx, u)
-		if err != nil {
-			return notFound(err, fmt.Sprintf("cabinet user %d", id))
-		}
-		_, err = tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL", now, id).Exec(ctx)
-		return err
-	})
+	var companyID int64
+	if err := db.NewRaw("SELECT company_id FROM cabinet_users WHERE id = ?", id).Scan(ctx, &companyID); err != nil {
+		return nil, fmt.Errorf("disable cabinet user: %w", notFound(err, fmt.Sprintf("cabinet user %d", id)))
+	}
+	// The cabinet's guard (teamChange): the company keeps an active owner.
+	u, err := teamChange(ctx, db, companyID, id, func(*CabinetUser) bool { return false },
+		func(ctx context.Context, tx bun.Tx, u *CabinetUser) error {
+			err := tx.NewRaw(`UPDATE cabinet_users SET session_version = session_version + 1, disabled_at = coalesce(disabled_at, ?),
+				updated_at = ? WHERE id = ? RETURNING *`, now, now, id).Scan(ctx, u)
+			if err != nil {
+				return err
+			}
+			_, err = tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL", now, id).Exec(ctx)
+			return err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("disable cabinet user: %w", err)
 	}

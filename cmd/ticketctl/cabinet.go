@@ -98,7 +98,7 @@ func (c *cli) userCmd() *cobra.Command {
 	var disableID int64
 	disable := &cobra.Command{
 		Use:   "disable (--email E | --id ID)",
-		Short: "Disable a cabinet user: end the user's sessions, spend the user's links and refuse sign-in",
+		Short: "Disable a cabinet user: end the user's sessions, spend the user's links and refuse sign-in (never the company's last active owner)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (disableEmail == "") == (disableID == 0) {
@@ -117,6 +117,10 @@ func (c *cli) userCmd() *cobra.Command {
 				id = u.ID
 			}
 			u, err := users.Disable(cmd.Context(), id)
+			if errors.Is(err, organizer.ErrLastOwner) {
+				return fmt.Errorf("%w: make another owner first (ticketctl user create --company ID --email E), "+
+					"who sets a password, then disable this one", err)
+			}
 			if err != nil {
 				return err
 			}

@@ -148,3 +148,42 @@ func TestTicketctlUserAndSalesReport(t *testing.T) {
 		t.Fatalf("report sales --csv: %v %s", err, out)
 	}
 }
+
+// TestTicketctlUserDisableKeepsAnOwner: as in the cabinet, the company's
+// last active owner (a password set, not disabled) cannot be disabled and
+// stays as it was; once another owner is active, it can.
+func TestTicketctlUserDisableKeepsAnOwner(t *testing.T) {
+	db, url := testenv.DB(t)
+	t.Setenv("DATABASE_URL", url)
+	t.Setenv("PUBLIC_BASE_URL", "https://tickets.example")
+	ctx := context.Background()
+	co, err := store.CreateCompany(ctx, db, "Acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid := strconv.FormatInt(co.ID, 10)
+	for _, email := range []string{"boss@acme.test", "deputy@acme.test"} {
+		if out, err := ticketctl(t, "user", "create", "--company", cid, "--email", email); err != nil {
+			t.Fatalf("user create %s: %v %s", email, err, out)
+		}
+	}
+	activate := func(email string) {
+		t.Helper()
+		if _, err := db.NewRaw("UPDATE cabinet_users SET password_hash = 'set' WHERE email = ?", email).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	activate("boss@acme.test")
+	out, err := ticketctl(t, "user", "disable", "--email", "boss@acme.test")
+	if err == nil || !strings.Contains(err.Error()+out, "last active owner") {
+		t.Fatalf("disabling the last active owner: %v %s", err, out)
+	}
+	var disabled bool
+	if err := db.NewRaw("SELECT disabled_at IS NOT NULL FROM cabinet_users WHERE email = 'boss@acme.test'").Scan(ctx, &disabled); err != nil || disabled {
+		t.Fatalf("the last owner is disabled: %v %v", disabled, err)
+	}
+	activate("deputy@acme.test")
+	if out, err := ticketctl(t, "user", "disable", "--email", "boss@acme.test"); err != nil || !strings.Contains(out, "disabled") {
+		t.Fatalf("disabling an owner while another is active: %v %s", err, out)
+	}
+}
