@@ -11,25 +11,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
 	"github.com/ticketsales/ticketsales/store"
 	"github.com/ticketsales/ticketsales/test/testenv"
 )
+
+// acme is a database for ticketctl with a company Acme, and its id.
+func acme(t *testing.T) (*bun.DB, string) {
+	t.Helper()
+	db, url := testenv.DB(t)
+	t.Setenv("DATABASE_URL", url)
+	t.Setenv("PUBLIC_BASE_URL", "https://tickets.example")
+	co, err := store.CreateCompany(context.Background(), db, "Acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, strconv.FormatInt(co.ID, 10)
+}
 
 // TestTicketctlUserAndSalesReport: `user create` prints a one-time link
 // whose token is stored only as a hash; `user link` issues another;
 // seed-demo prints the demo organizer's link; `report sales --json` gives
 // the figures the cabinet shows (the same report, production orders only).
 func TestTicketctlUserAndSalesReport(t *testing.T) {
-	db, url := testenv.DB(t)
-	t.Setenv("DATABASE_URL", url)
-	t.Setenv("PUBLIC_BASE_URL", "https://tickets.example")
+	db, cid := acme(t)
 	ctx := context.Background()
-	co, err := store.CreateCompany(ctx, db, "Acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cid := strconv.FormatInt(co.ID, 10)
 
 	out, err := ticketctl(t, "user", "create", "--company", cid, "--email", "Boss@Acme.test", "--json")
 	var u struct {
@@ -153,15 +161,8 @@ func TestTicketctlUserAndSalesReport(t *testing.T) {
 // last active owner (a password set, not disabled) cannot be disabled and
 // stays as it was; once another owner is active, it can.
 func TestTicketctlUserDisableKeepsAnOwner(t *testing.T) {
-	db, url := testenv.DB(t)
-	t.Setenv("DATABASE_URL", url)
-	t.Setenv("PUBLIC_BASE_URL", "https://tickets.example")
+	db, cid := acme(t)
 	ctx := context.Background()
-	co, err := store.CreateCompany(ctx, db, "Acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cid := strconv.FormatInt(co.ID, 10)
 	for _, email := range []string{"boss@acme.test", "deputy@acme.test"} {
 		if out, err := ticketctl(t, "user", "create", "--company", cid, "--email", email); err != nil {
 			t.Fatalf("user create %s: %v %s", email, err, out)
