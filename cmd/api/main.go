@@ -14,7 +14,6 @@ import (
 	_ "time/tzdata" // venue time zones on minimal images
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/log"
 
 	"github.com/ticketsales/ticketsales/api"
 	"github.com/ticketsales/ticketsales/internal/app"
@@ -54,7 +53,7 @@ func run() error {
 	// A lazy client lets the API start, and serve the catalog, while
 	// Temporal is still coming up; /readyz/temporal reports it.
 	tc, err := client.NewLazyClient(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
-		Logger: log.NewStructuredLogger(logger), MetricsHandler: reg.TemporalHandler()})
+		Logger: app.TemporalLogger(logger), MetricsHandler: reg.TemporalHandler()})
 	if err != nil {
 		return fmt.Errorf("temporal client: %w", err)
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/log"
 
 	"github.com/ticketsales/ticketsales/internal/app"
 	"github.com/ticketsales/ticketsales/internal/mail"
@@ -55,7 +54,7 @@ func run() error {
 	// Temporal may still be starting: retry the dial for a while.
 	for attempt := 0; ; attempt++ {
 		c, err = client.DialContext(ctx, client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
-			Logger: log.NewStructuredLogger(logger), MetricsHandler: reg.TemporalHandler()})
+			Logger: app.TemporalLogger(logger), MetricsHandler: reg.TemporalHandler()})
 		if err == nil {
 			break
 		}

@@ -85,6 +85,20 @@ type Options struct {
 // GatewaySecret is the test stacks' GATEWAY_SECRET.
 var GatewaySecret = []byte("test-gateway-secret-0123456789abcdef")
 
+// Log is the test processes' logger, the Temporal SDK's included: silent
+// unless TEST_LOG is set, then on stderr at INFO, or at DEBUG with
+// TEST_LOG=debug (what LOG_LEVEL=debug shows in a deployment).
+func Log() *slog.Logger {
+	switch v := os.Getenv("TEST_LOG"); {
+	case v == "":
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	case strings.EqualFold(v, "debug"):
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	default:
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+}
+
 // NewStack starts the API for one test.
 func NewStack(t testing.TB, opts ...Options) *Stack {
 	t.Helper()
@@ -93,12 +107,12 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 		o = opts[0]
 	}
 	db, dbURL := DB(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if os.Getenv("TEST_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
+	log := Log()
 	reg := metrics.New(log)
-	tc, err := client.NewLazyClient(client.Options{HostPort: TemporalAddress(t), MetricsHandler: reg.TemporalHandler()})
+	// The SDK logs through the stack's logger, at its level: left without
+	// one it writes its DEBUG lines to stdout.
+	tc, err := client.NewLazyClient(client.Options{HostPort: TemporalAddress(t), Logger: app.TemporalLogger(log),
+		MetricsHandler: reg.TemporalHandler()})
 	if err != nil {
 		t.Fatalf("temporal client: %v", err)
 	}

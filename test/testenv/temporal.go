@@ -10,6 +10,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/ticketsales/ticketsales/internal/app"
 )
 
 // TemporalAddress returns the dev server the tests use: TEMPORAL_ADDRESS
@@ -34,7 +36,7 @@ func TemporalAddress(t testing.TB) string {
 	}
 	srv, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{
 		ExistingPath:  bin,
-		ClientOptions: &client.Options{},
+		ClientOptions: &client.Options{Logger: app.TemporalLogger(Log())},
 		ExtraArgs: []string{"--search-attribute", "CompanyId=Int", "--search-attribute", "EventId=Int",
 			"--search-attribute", "OrderStatus=Keyword", "--search-attribute", "IsTest=Bool"},
 	})
