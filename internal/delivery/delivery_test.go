@@ -2,18 +2,26 @@ package delivery
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/base64"
+	"fmt"
 	"html"
 	"image"
 	_ "image/png" // register the PNG decoder for image.Decode
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"codeberg.org/go-pdf/fpdf"
 	"github.com/boombuler/barcode"
+	"golang.org/x/image/font/gofont/gobold"
+	"golang.org/x/image/font/gofont/gomono"
+	"golang.org/x/image/font/gofont/goregular"
 
 	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/sdk/go/ticketcode"
 )
 
 func TestEAN13CheckDigit(t *testing.T) {
@@ -361,13 +369,67 @@ func TestRenderPageUnsafeLinkAndNoPDF(t *testing.T) {
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
-// BenchmarkPDF renders a four-ticket order: the tickets e-mail's cost in
-// the worker, paid once per production order.
-func BenchmarkPDF(b *testing.B) {
-	o := sampleOrder(4)
+// BenchmarkTicketsPDF renders the tickets PDF of a typical order (1 to 4
+// tickets): the tickets e-mail's cost in the worker, paid once per
+// production order. docs/performance.md ("Tickets PDF") keeps its numbers.
+func BenchmarkTicketsPDF(b *testing.B) {
+	for _, n := range []int{1, 4} {
+		b.Run(fmt.Sprintf("tickets=%d", n), func(b *testing.B) {
+			o := benchOrder(b, n)
+			b.ReportAllocs()
+			cpu0 := processCPU(b)
+			for b.Loop() {
+				if _, err := PDF(o); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// CPU, the garbage collector's included, is what an order
+			// costs the worker; ns/op is wall time, longer on a busy machine.
+			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// processCPU is the CPU time the process has used, user and system.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchOrder is a sold order of n tickets as the e-mail renders it: all
+// active, their QR codes carrying signed codes.
+func benchOrder(b *testing.B, n int) Order {
+	o := sampleOrder(n)
+	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	for i := range o.Tickets {
+		o.Tickets[i].Status = states.TicketActive
+		code, err := ticketcode.Sign(key, ticketcode.Code{EventID: 42, TicketID: int64(1000 + i), Barcode: o.Tickets[i].Barcode})
+		if err != nil {
+			b.Fatal(err)
+		}
+		o.Tickets[i].Code = code
+	}
+	return o
+}
+
+// BenchmarkTicketsPDFFonts is the part of every PDF that registers the
+// three Go fonts: fpdf parses each TrueType file and hashes its width
+// table per document.
+func BenchmarkTicketsPDFFonts(b *testing.B) {
 	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	defer func() {
+		b.ReportMetric(float64(processCPU(b)-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	}()
 	for b.Loop() {
-		if _, err := PDF(o); err != nil {
+		pdf := fpdf.New("P", "mm", "A6", "")
+		pdf.AddUTF8FontFromBytes(fontRegular, "", goregular.TTF)
+		pdf.AddUTF8FontFromBytes(fontBold, "", gobold.TTF)
+		pdf.AddUTF8FontFromBytes(fontMono, "", gomono.TTF)
+		if err := pdf.Error(); err != nil {
 			b.Fatal(err)
 		}
 	}
