@@ -22,6 +22,7 @@ import (
 
 	"github.com/ticketsales/ticketsales/api/cabinet"
 	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/app"
 	"github.com/ticketsales/ticketsales/internal/backoffice"
 	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
 	"github.com/ticketsales/ticketsales/internal/mail"
@@ -29,6 +30,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/internal/refunds"
 	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 	"github.com/ticketsales/ticketsales/test/testenv/smtptest"
 )
 
@@ -335,7 +337,7 @@ func TestCabinetResendTickets(t *testing.T) {
 	}
 	// Confirmed while Temporal cannot be reached: an error, and no record
 	// of a resend that did not happen; the same form later sends it.
-	dead, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
+	dead, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1", Logger: app.TemporalLogger(testenv.Log())})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/ticketsales/ticketsales/internal/app"
 	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
@@ -169,7 +170,7 @@ func TestAggregatorConfirmRetryWithTemporalDownIsAccepted(t *testing.T) {
 	if res := f.aggConfirm(t, r.OrderID, "agg-pay-2"); res.Status != http.StatusAccepted {
 		t.Fatalf("first confirm: %d %s", res.Status, res.Body)
 	}
-	down, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
+	down, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1", Logger: app.TemporalLogger(testenv.Log())})
 	if err != nil {
 		t.Fatal(err)
 	}

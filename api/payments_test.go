@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/app"
 	"github.com/ticketsales/ticketsales/internal/delivery"
 	"github.com/ticketsales/ticketsales/internal/payment"
 	"github.com/ticketsales/ticketsales/test/testenv"
@@ -208,7 +209,7 @@ func TestPaymentIsRecordedWhenTemporalIsDown(t *testing.T) {
 	if err := f.DB.NewRaw("SELECT payment_id FROM orders WHERE id = ?", o.ID).Scan(context.Background(), &paymentID); err != nil {
 		t.Fatal(err)
 	}
-	down, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1"})
+	down, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1", Logger: app.TemporalLogger(testenv.Log())})
 	if err != nil {
 		t.Fatal(err)
 	}
