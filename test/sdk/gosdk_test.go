@@ -48,25 +48,7 @@ func TestPartnerModuleRunsTheSandboxCheck(t *testing.T) {
 	copyFile(t, "../../sdk/go/go.sum", filepath.Join(partner, "go.sum"))
 	copyFile(t, "../../sdk/go/example/main.go", filepath.Join(partner, "main.go"))
 
-	goProxy, err := exec.Command("go", "env", "GOPROXY").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	modCache, err := exec.Command("go", "env", "GOMODCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := append(os.Environ(),
-		// Ours first; then the downloads this machine has already (a
-		// module cache's download directory is a proxy's layout), then
-		// whatever proxy the machine uses.
-		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(strings.TrimSpace(string(modCache)), "cache", "download"))+","+strings.TrimSpace(string(goProxy)),
-		"GOMODCACHE="+filepath.Join(t.TempDir(), "modcache"), // never an earlier run's copy of the same version
-		"GONOSUMDB=github.com/ticketsales",
-		"GOFLAGS=-mod=mod -modcacherw", // writable, so the temporary directory can be removed
-		"GOWORK=off",
-		"GOTOOLCHAIN=local",
-	)
+	env := append(os.Environ(), partnerGoEnv(t, proxy)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	run := func(stdout, stderr *bytes.Buffer, name string, args ...string) error {
@@ -101,6 +83,32 @@ func TestPartnerModuleRunsTheSandboxCheck(t *testing.T) {
 	}
 	if got.Version != version || got.Replace != nil || !strings.Contains(got.Dir, "modcache") {
 		t.Fatalf("the partner's SDK: %s", m.String())
+	}
+}
+
+// partnerGoEnv is the go command's settings of a partner's module that
+// gets the SDK from the module proxy directory proxy: ours first; then the
+// downloads this machine has already (a module cache's download directory
+// is a proxy's layout), then whatever proxy the machine uses; a module
+// cache of its own, never an earlier run's copy of the same version.
+func partnerGoEnv(t *testing.T, proxy string) []string {
+	t.Helper()
+	goProxy, err := exec.Command("go", "env", "GOPROXY").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	modCache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{
+		"GOPROXY=file://" + filepath.ToSlash(proxy) + ",file://" +
+			filepath.ToSlash(filepath.Join(strings.TrimSpace(string(modCache)), "cache", "download")) + "," + strings.TrimSpace(string(goProxy)),
+		"GOMODCACHE=" + filepath.Join(t.TempDir(), "modcache"),
+		"GONOSUMDB=github.com/ticketsales",
+		"GOFLAGS=-mod=mod -modcacherw", // writable, so the temporary directory can be removed
+		"GOWORK=off",
+		"GOTOOLCHAIN=local",
 	}
 }
 

@@ -41,6 +41,29 @@ func tsQuickstart(t *testing.T, title string) []tsDocBlock {
 	return blocks
 }
 
+// sectionScript is a quickstart section as one shell script: its sh
+// blocks as they are, and each block in lang saved as file (a heredoc),
+// in the page's order; n counts the blocks in lang.
+func sectionScript(t *testing.T, section, lang, file string) (script string, n int) {
+	t.Helper()
+	var b strings.Builder
+	for _, block := range tsQuickstart(t, section) {
+		switch block.lang {
+		case "sh":
+			b.WriteString(block.code + "\n")
+		case lang:
+			if strings.Contains(block.code, "\n__CODE__\n") {
+				t.Fatalf("a %s block holds the test's heredoc marker", lang)
+			}
+			b.WriteString("cat >" + file + " <<'__CODE__'\n" + block.code + "__CODE__\n")
+			n++
+		default:
+			t.Fatalf("a %s section block is %q: the test runs sh and %s blocks", section, block.lang, lang)
+		}
+	}
+	return b.String(), n
+}
+
 // TestQuickstartCurl runs the quickstart's curl blocks, one after the
 // other, as one bash script with -euo pipefail: from a sandbox key to a
 // paid order's ticket, with nothing but bash, curl, awk and od.
@@ -89,27 +112,12 @@ func TestQuickstartTypeScript(t *testing.T) {
 	// beside it: the copy is laid out as <dir>/repo/sdk/ts.
 	sdk := tsSDKCopy(t)
 	repo := filepath.Dir(filepath.Dir(sdk))
-	var script strings.Builder
-	ts := 0
-	for _, b := range tsQuickstart(t, "TypeScript") {
-		switch b.lang {
-		case "sh":
-			script.WriteString(b.code + "\n")
-		case "ts":
-			if strings.Contains(b.code, "\n__TS__\n") {
-				t.Fatal("a TypeScript block holds the test's heredoc marker")
-			}
-			script.WriteString("cat >first-ticket.ts <<'__TS__'\n" + b.code + "__TS__\n")
-			ts++
-		default:
-			t.Fatalf("a TypeScript section block is %q: the test runs sh and ts blocks", b.lang)
-		}
-	}
-	if ts != 1 || !strings.Contains(script.String(), "node first-ticket.js") {
-		t.Fatalf("the TypeScript section should save one block as first-ticket.ts and run it:\n%s", script.String())
+	script, ts := sectionScript(t, "TypeScript", "ts", "first-ticket.ts")
+	if ts != 1 || !strings.Contains(script, "node first-ticket.js") {
+		t.Fatalf("the TypeScript section should save one block as first-ticket.ts and run it:\n%s", script)
 	}
 	path := filepath.Join(t.TempDir(), "quickstart.sh")
-	if err := os.WriteFile(path, []byte(script.String()), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	base, key := tsSandbox(t)
