@@ -16,7 +16,16 @@ import (
 // New returns a worker on the task queue with every workflow and activity
 // registered.
 func New(c client.Client, taskQueue string, acts *activities.Activities) sdkworker.Worker {
-	w := sdkworker.New(c, taskQueue, sdkworker.Options{
+	w := sdkworker.New(c, taskQueue, Options())
+	Register(w, acts)
+	return w
+}
+
+// Options are the main queue's worker settings; the sell-out benchmark
+// runs its empty workflows with the same, to measure the limit of one
+// workflow per order as the service meets it.
+func Options() sdkworker.Options {
+	return sdkworker.Options{
 		// Let running activities finish on shutdown.
 		WorkerStopTimeout: 20 * time.Second,
 		// The SDK's two pollers each left tasks waiting in the server's
@@ -24,9 +33,7 @@ func New(c client.Client, taskQueue string, acts *activities.Activities) sdkwork
 		// 14–16 to 21–22 sagas/s on the 2-core machine.
 		MaxConcurrentWorkflowTaskPollers: 8,
 		MaxConcurrentActivityTaskPollers: 8,
-	})
-	Register(w, acts)
-	return w
+	}
 }
 
 // WebhookLimits bound the webhook worker: concurrent delivery attempts
