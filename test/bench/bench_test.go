@@ -146,13 +146,13 @@ func TestBench(t *testing.T) {
 	// The sell-out last: production orders, whose sagas end once paid and
 	// mailed (a sandbox order's waits a day to be deleted).
 	part("sellout", func(t *testing.T) {
-		s.Import(t, company, hall("sellout", 100, 100))
+		s.Import(t, company, hall("sellout", selloutRows(), 100))
 		s.Import(t, company, hall("pgbench", 100, 100))
-		// The buyers' api instance (its pool of 32 connections) is stopped
+		// The buyers' api process (its pool of 32 connections) is stopped
 		// before pgbench's clients connect: beside the whole stack, they
 		// did not fit in max_connections.
 		t.Run("buyers", func(t *testing.T) {
-			res.Sellout = benchSellout(t, s, prodKey, eventID(t, s, company, "sellout"))
+			res.Sellout = benchSellout(t, s, prodKey, eventID(t, s, company, "sellout"), selloutRows()*100)
 		})
 		if t.Failed() {
 			return
@@ -566,6 +566,9 @@ func write(t *testing.T, r Results) {
 	}
 	if r.CheckinOffline != nil {
 		md.WriteString("\n" + checkinOfflineSection(r.CheckinOffline))
+	}
+	if r.Sellout != nil {
+		md.WriteString(selloutAlone(r.Sellout, "## Sell-out:", true))
 	}
 	md.WriteString(rushBeforeAfter(t, r.Holds, r.Sellout))
 	if err := os.WriteFile("results/latest.md", []byte(md.String()), 0o644); err != nil {

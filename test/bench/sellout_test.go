@@ -6,19 +6,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/ticketsales/ticketsales/store"
@@ -29,11 +30,11 @@ import (
 // four asking for the best seats together, one in four picking seats from
 // availability; each holds, orders and confirms, retrying on 409 as a
 // partner would, and comes back for more until the hall is sold out (2,000
-// buyers of 2.5 seats on average buy half of it in one visit each). Beside
+// buyers of 2.5 seats on average buy half of it in one visit each). The
+// buyers are test/bench/cmd/loadgen, a process of its own. Beside
 // it, pgbench runs the service's own hold statement at the same
 // concurrency on the same Postgres: the inventory's physical limit here.
 const (
-	selloutBuyers      = 2000
 	selloutConcurrency = 64
 	// selloutLimit ends a sell-out that does not sell out (a failed run).
 	selloutLimit = 15 * time.Minute
@@ -43,214 +44,74 @@ const (
 	pgbenchClients = store.DefaultMaxConns
 )
 
-type selloutStats struct {
-	mu                  sync.Mutex
-	holdLatency         []time.Duration
-	holds, seats        int
-	holdCalls, conflict int
-	server5xx, failures int
-	orders              int
-	visits              int
-	gaveUp              int
-	statuses            map[string]int // every answer of the run, by step and status
+// selloutRows is the sell-out hall's rows of 100 seats (SELLOUT_ROWS, for
+// short runs while developing; 100 by default: 10,000 seats), its buyers
+// 20 a row.
+func selloutRows() int {
+	if n, err := strconv.Atoi(os.Getenv("SELLOUT_ROWS")); err == nil && n > 0 {
+		return n
+	}
+	return 100
 }
 
-func (st *selloutStats) saw(step string, code int) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.statuses == nil {
-		st.statuses = map[string]int{}
+// selloutEmptyDuration is how long the empty workflows run beside the
+// sell-out (SELLOUT_EMPTY_DURATION, 20 s by default).
+func selloutEmptyDuration() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("SELLOUT_EMPTY_DURATION")); err == nil && d > 0 {
+		return d
 	}
-	st.statuses[fmt.Sprintf("%s %d", step, code)]++
+	return 20 * time.Second
 }
 
-func (st *selloutStats) hold(d time.Duration, status int, seats int) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.holdLatency = append(st.holdLatency, d)
-	st.holdCalls++
-	switch {
-	case status == http.StatusCreated:
-		st.holds++
-		st.seats += seats
-	case status == http.StatusConflict:
-		st.conflict++
-	case status >= 500:
-		st.server5xx++
+// benchSellout sells the hall out through the service's own binaries: the
+// api and the worker (cmd/api, cmd/worker) run as processes of their own,
+// and so does the load (test/bench/cmd/loadgen), so that each one's CPU
+// is read from /proc apart. Then, in the same run, the empty workflows at
+// the same concurrency on a worker with the service's settings: the limit
+// of one workflow per order.
+func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats int) map[string]any {
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", dir+"/", "github.com/ticketsales/ticketsales/cmd/api",
+		"github.com/ticketsales/ticketsales/cmd/worker", "github.com/ticketsales/ticketsales/test/bench/cmd/loadgen")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
 	}
-}
+	apiAddr, apiMetrics, workerMetrics := freePort(t), freePort(t), freePort(t)
+	queue := fmt.Sprintf("sellout-%d", time.Now().UnixNano())
+	env := append(withoutEnv(os.Environ(), "DATABASE_URL", "TEMPORAL_ADDRESS", "REDIS_URL", "LOG_LEVEL", "TASK_QUEUE"),
+		"DATABASE_URL="+s.DBURL, "TEMPORAL_ADDRESS="+testenv.TemporalAddress(t), "TASK_QUEUE="+queue,
+		"HTTP_ADDR="+apiAddr, "PUBLIC_BASE_URL=http://"+apiAddr, "METRICS_ADDR="+apiMetrics, "WORKER_METRICS_ADDR="+workerMetrics,
+		// As the stack's: a development deployment (production keys pay
+		// externally), the rate limit out of the way of the load.
+		"APP_ENV=development", "RATE_LIMIT_RPS=1000000000", "RATE_LIMIT_BURST=1000000000",
+		"ORDER_TOKEN_SECRET=test-token-secret", "GATEWAY_SECRET="+string(testenv.GatewaySecret), "GATEWAY_API_KEY=test-provider-key",
+		"MAIL_OUTBOX="+filepath.Join(dir, "outbox"), "LOG_LEVEL=warn")
+	workerLog := filepath.Join(dir, "worker.log")
+	wk := startProc(t, filepath.Join(dir, "worker"), env, workerLog)
+	ap := startProc(t, filepath.Join(dir, "api"), env, filepath.Join(dir, "api.log"))
+	url := "http://" + apiAddr
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		res, err := http.Get(url + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the api did not get ready: %v", err)
+		}
+	}
+	apiCPU0, workerCPU0 := procCPU(t, ap.Process.Pid), procCPU(t, wk.Process.Pid)
 
-func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64) map[string]any {
-	url := s.ProductionLikeAPI(t)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: selloutConcurrency}, Timeout: time.Minute}
-	st := &selloutStats{}
-	call := func(method, path, body string) (int, []byte, error) {
-		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Idempotency-Key", fmt.Sprintf("so-%d", rand.Int64()))
-		}
-		res, err := client.Do(req)
-		if err != nil {
-			st.saw(method+" "+strings.SplitN(path[1:], "/", 3)[1], 0)
-			return 0, nil, err
-		}
-		defer res.Body.Close()
-		step := strings.SplitN(path[1:]+"/", "/", 3)[1]
-		if strings.HasSuffix(path, "/confirm") {
-			step = "confirm"
-		}
-		st.saw(method+" "+step, res.StatusCode)
-		b, err := io.ReadAll(res.Body)
-		if res.StatusCode >= 500 {
-			st.mu.Lock()
-			st.server5xx++
-			st.mu.Unlock()
-		}
-		return res.StatusCode, b, err
-	}
-	hold := func(body string, seats int) (string, int, []byte) {
-		start := time.Now()
-		code, b, err := call(http.MethodPost, "/v1/reservations", body)
-		if err != nil {
-			code = 0
-		}
-		st.hold(time.Since(start), code, seats)
-		var r struct{ Data struct{ ID string } }
-		_ = json.Unmarshal(b, &r)
-		return r.Data.ID, code, b
-	}
-	// pick takes n free seats from availability, at random (the way a buyer
-	// clicks on a seat map).
-	pick := func(rng *rand.Rand, n int) ([]string, bool) {
-		code, b, err := call(http.MethodGet, fmt.Sprintf("/v1/events/%d/availability", event), "")
-		if err != nil || code != 200 {
-			return nil, false
-		}
-		var a struct {
-			Data struct {
-				Seats []struct {
-					SeatID string `json:"seat_id"`
-					Status string `json:"status"`
-				} `json:"seats"`
-			}
-		}
-		_ = json.Unmarshal(b, &a)
-		var free []string
-		for _, s := range a.Data.Seats {
-			if s.Status == "free" {
-				free = append(free, s.SeatID)
-			}
-		}
-		rng.Shuffle(len(free), func(i, j int) { free[i], free[j] = free[j], free[i] })
-		return free[:min(n, len(free))], true
-	}
-	// soldOut is set by the first buyer told that nothing is left.
-	var soldOut atomic.Bool
-	// buyer makes visit i of buyer i % selloutBuyers.
-	buyer := func(i int) {
-		st.mu.Lock()
-		st.visits++
-		st.mu.Unlock()
-		rng := rand.New(rand.NewPCG(uint64(i), 7))
-		group := 1 + rng.IntN(4)
-		byMap := rng.IntN(4) == 0
-		together := true
-		for attempt := 0; attempt < 8; attempt++ {
-			var body string
-			n := group
-			if byMap {
-				seats, ok := pick(rng, group)
-				if !ok {
-					st.mu.Lock()
-					st.failures++
-					st.mu.Unlock()
-					return
-				}
-				if len(seats) == 0 {
-					soldOut.Store(true)
-					return
-				}
-				n = len(seats)
-				refs := make([]string, len(seats))
-				for k, id := range seats {
-					refs[k] = fmt.Sprintf(`{"zone_id": "a", "seat_id": %q}`, id)
-				}
-				body = fmt.Sprintf(`{"event_id": %d, "seats": [%s]}`, event, strings.Join(refs, ","))
-			} else {
-				body = fmt.Sprintf(`{"event_id": %d, "best_available": {"quantity": %d, "together": %v}}`, event, group, together)
-			}
-			id, code, b := hold(body, n)
-			if code == http.StatusConflict {
-				var p struct {
-					Code      string
-					Available *int
-				}
-				_ = json.Unmarshal(b, &p)
-				if p.Code == "sold_out" && p.Available != nil {
-					switch {
-					case *p.Available == 0:
-						soldOut.Store(true)
-						return
-					case *p.Available < group:
-						group = *p.Available // take what is left
-					default:
-						together = false // no group side by side left: apart
-					}
-				}
-				continue
-			}
-			if code != http.StatusCreated {
-				st.mu.Lock()
-				st.failures++
-				st.mu.Unlock()
-				return
-			}
-			code, b, err := call(http.MethodPost, "/v1/orders", fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "payment": "external",
-				"customer": {"email": "buyer%d@example.com", "first_name": "B", "last_name": "Uyer", "phone": "+7 999 123-45-67"}}`, event, id, i%selloutBuyers))
-			var o struct {
-				Data struct {
-					ID     int64
-					Amount struct{ Amount int64 }
-				}
-			}
-			_ = json.Unmarshal(b, &o)
-			if err == nil && code == http.StatusCreated {
-				code, _, err = call(http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", o.Data.ID),
-					fmt.Sprintf(`{"external_payment_id": "so-%d", "paid_amount": %d}`, i, o.Data.Amount.Amount))
-			}
-			st.mu.Lock()
-			if err == nil && code == http.StatusOK {
-				st.orders++
-			} else {
-				st.failures++
-			}
-			st.mu.Unlock()
-			return
-		}
-		st.mu.Lock()
-		st.gaveUp++
-		st.mu.Unlock()
-	}
-
-	start := time.Now()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range selloutConcurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !soldOut.Load() && time.Since(start) < selloutLimit {
-				buyer(int(next.Add(1)) - 1)
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if !soldOut.Load() {
+	buyers := seats / 5 // 2,000 for the 10,000-seat hall
+	var lg map[string]any
+	lgCPU := runLoadgen(t, filepath.Join(dir, "loadgen"), &lg, "sellout", "-url", url, "-key", key, "-event", fmt.Sprint(event),
+		"-buyers", fmt.Sprint(buyers), "-concurrency", fmt.Sprint(selloutConcurrency), "-limit", selloutLimit.String())
+	if lg["sold_out"] != true {
 		t.Errorf("the hall did not sell out in %v", selloutLimit)
 	}
+	start := time.Unix(0, int64(num(lg, "started_ns")))
 
 	// Every order's saga ends (production orders: paid, tickets e-mailed).
 	ctx := context.Background()
@@ -268,29 +129,239 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64) map[s
 		}
 	}
 	sagasDone := time.Since(start)
+	apiCPU, workerCPU := procCPU(t, ap.Process.Pid)-apiCPU0, procCPU(t, wk.Process.Pid)-workerCPU0
+	taskFailures := scrapeCounter(t, "http://"+workerMetrics+"/metrics", "temporal_workflow_task_execution_failed")
+	stopProc(ap)
+	stopProc(wk)
+	// The failures Temporal reports back, seen by either process, and the
+	// worker's warnings and errors all told.
+	workerLogged, _ := os.ReadFile(workerLog)
+	apiLogged, _ := os.ReadFile(filepath.Join(dir, "api.log"))
+	premature := strings.Count(string(workerLogged)+string(apiLogged), "premature end of stream")
+	workerWarnings := strings.Count(string(workerLogged), "level=WARN") + strings.Count(string(workerLogged), "level=ERROR")
 
 	var sold, free, oversold, outlived int
 	_ = s.DB.NewRaw("SELECT count(*) FILTER (WHERE state = 'sold'), count(*) FILTER (WHERE state = 'free') FROM event_seats WHERE event_id = ?", event).Scan(ctx, &sold, &free)
 	_ = s.DB.NewRaw(`SELECT count(*) FROM (SELECT oi.seat_id FROM order_items oi JOIN orders o ON o.id = oi.order_id
 		WHERE o.event_id = ? AND o.status = 'paid' AND oi.seat_id IS NOT NULL GROUP BY oi.seat_id HAVING count(*) > 1) d`, event).Scan(ctx, &oversold)
 	_ = s.DB.NewRaw("SELECT count(*) FROM reservations WHERE event_id = ? AND status = 'reserved' AND expires_at < now()", event).Scan(ctx, &outlived)
-
 	if free != 0 {
 		t.Errorf("sold out, yet %d seats are free at the end", free)
 	}
-	slices.Sort(st.holdLatency)
+	confirmP50, confirmP99, issued := confirmToTickets(t, s, lg["confirmed_at_ns"])
+	eventsPerOrder, sampled := historyPerOrder(t, s, event, start)
+
+	orders := num(lg, "orders_confirmed")
+	perOrder := func(cpu time.Duration) float64 {
+		return float64(cpu.Microseconds()) / 1000 / max(orders, 1)
+	}
+	ordersPerS := orders / sagasDone.Seconds()
 	out := map[string]any{
-		"buyers": selloutBuyers, "visits": st.visits, "concurrency": selloutConcurrency, "seats": 10000,
-		"sell_out_s": elapsed.Seconds(), "sagas_done_s": sagasDone.Seconds(),
-		"holds": st.holds, "seats_held": st.seats, "hold_calls": st.holdCalls,
-		"holds_per_s":      float64(st.holds) / sagasDone.Seconds(),
-		"seats_per_s":      float64(st.seats) / sagasDone.Seconds(),
-		"hold_p50_ms":      percentile(st.holdLatency, 0.50),
-		"hold_p99_ms":      percentile(st.holdLatency, 0.99),
-		"conflict_share":   float64(st.conflict) / float64(max(st.holdCalls, 1)),
-		"orders_confirmed": st.orders, "failures": st.failures, "server_5xx": st.server5xx, "gave_up": st.gaveUp,
+		"buyers": buyers, "visits": lg["visits"], "concurrency": selloutConcurrency, "seats": seats,
+		"sell_out_s": lg["sell_out_s"], "sagas_done_s": sagasDone.Seconds(),
+		"holds": lg["holds"], "seats_held": lg["seats_held"], "hold_calls": lg["hold_calls"],
+		"holds_per_s":      num(lg, "holds") / sagasDone.Seconds(),
+		"seats_per_s":      num(lg, "seats_held") / sagasDone.Seconds(),
+		"orders_per_s":     ordersPerS,
+		"hold_p50_ms":      lg["hold_p50_ms"],
+		"hold_p99_ms":      lg["hold_p99_ms"],
+		"conflict_share":   lg["conflict_share"],
+		"orders_confirmed": lg["orders_confirmed"], "failures": lg["failures"], "server_5xx": lg["server_5xx"], "gave_up": lg["gave_up"],
 		"seats_sold": sold, "seats_free": free, "oversold": oversold, "holds_outliving_deadline": outlived,
-		"order_workflows_running": running, "answers": st.statuses,
+		"order_workflows_running": running, "answers": lg["answers"],
+		"api_cpu_s": apiCPU.Seconds(), "worker_cpu_s": workerCPU.Seconds(), "loadgen_cpu_s": lgCPU.Seconds(),
+		"api_cpu_ms_per_order": perOrder(apiCPU), "worker_cpu_ms_per_order": perOrder(workerCPU),
+		"api_worker_cpu_ms_per_order": perOrder(apiCPU + workerCPU), "loadgen_cpu_ms_per_order": perOrder(lgCPU),
+		"confirm_to_tickets_p50_ms": confirmP50, "confirm_to_tickets_p99_ms": confirmP99, "orders_with_tickets": issued,
+		"history_events_per_order": eventsPerOrder, "history_sampled_orders": sampled,
+		"workflow_task_failures": taskFailures, "premature_end_of_stream_logged": premature, "worker_warnings_logged": workerWarnings,
+	}
+
+	// The limit of one workflow per order, at the same concurrency, now
+	// that the sagas are done and the api and the worker stopped.
+	ew := startProc(t, filepath.Join(dir, "loadgen"), env, filepath.Join(dir, "empty-worker.log"),
+		"empty-worker", "-temporal", testenv.TemporalAddress(t), "-queue", queue+"-empty")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(dir, "empty-worker.log"))
+		if strings.Contains(string(b), "ready") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the empty workflows' worker did not start: %s", b)
+		}
+	}
+	ewCPU0 := procCPU(t, ew.Process.Pid)
+	var em map[string]any
+	emCPU := runLoadgen(t, filepath.Join(dir, "loadgen"), &em, "empty", "-temporal", testenv.TemporalAddress(t), "-queue", queue+"-empty",
+		"-concurrency", fmt.Sprint(selloutConcurrency), "-duration", selloutEmptyDuration().String())
+	ewCPU := procCPU(t, ew.Process.Pid) - ewCPU0
+	stopProc(ew)
+	emptyRate := num(em, "workflows_per_s")
+	out["empty_workflows"], out["empty_workflows_per_s"], out["empty_failed"] = em["workflows"], emptyRate, em["failed"]
+	out["empty_worker_cpu_ms_per_workflow"] = float64(ewCPU.Microseconds()) / 1000 / max(num(em, "workflows"), 1)
+	out["empty_starter_cpu_ms_per_workflow"] = float64(emCPU.Microseconds()) / 1000 / max(num(em, "workflows"), 1)
+	if id, _ := em["last_id"].(string); id != "" {
+		out["events_per_empty_workflow"] = historyLen(t, s.Temporal, id)
+	}
+	out["orders_vs_empty"] = ratio(ordersPerS, emptyRate)
+	return out
+}
+
+// startProc starts bin with env and args, its output to the file logPath;
+// the test's end kills it if stopProc did not stop it before.
+func startProc(t *testing.T, bin string, env []string, logPath string, args ...string) *exec.Cmd {
+	t.Helper()
+	logs, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); logs.Close(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			t.Logf("last lines of %s:\n%s", filepath.Base(logPath), strings.Join(lines[max(0, len(lines)-30):], "\n"))
+		}
+	})
+	return cmd
+}
+
+// stopProc asks a process to stop (SIGTERM) and waits up to 30 s for it.
+func stopProc(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if cmd.Process.Signal(syscall.Signal(0)) != nil {
+			return
+		}
+	}
+}
+
+// runLoadgen runs the load generator to its end, decodes the JSON it
+// prints into out, and returns the CPU time it took (user + system).
+func runLoadgen(t *testing.T, bin string, out *map[string]any, args ...string) time.Duration {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("loadgen %s: %v\n%s", args[0], err, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		t.Fatalf("loadgen %s printed: %v\n%s", args[0], err, stdout.String())
+	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+// procCPU is the CPU time process pid has taken (utime + stime of
+// /proc/<pid>/stat, in clock ticks of 1/100 s as Linux reports them).
+func procCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("CPU of process %d: %v", pid, err)
+	}
+	// The command's name, in parentheses, may hold spaces: count after it.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// scrapeCounter sums the samples of a Prometheus counter at url (every
+// label set); -1 if it cannot be read.
+func scrapeCounter(t *testing.T, url, name string) float64 {
+	res, err := http.Get(url)
+	if err != nil {
+		t.Logf("metrics %s: %v", url, err)
+		return -1
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	var sum float64
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"_total") {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// confirmToTickets is the buyer's wait from the confirm request to the
+// order's tickets issued (its last ticket row written), p50 and p99 in ms,
+// over the orders the load generator confirmed; and how many had tickets.
+func confirmToTickets(t *testing.T, s *testenv.Stack, confirmed any) (p50, p99 float64, issued int) {
+	at, _ := confirmed.(map[string]any)
+	ids := make([]int64, 0, len(at))
+	for k := range at {
+		id, _ := strconv.ParseInt(k, 10, 64)
+		ids = append(ids, id)
+	}
+	var rows []struct {
+		OrderID int64     `bun:"order_id"`
+		At      time.Time `bun:"at"`
+	}
+	if err := s.DB.NewRaw("SELECT order_id, max(created_at) AS at FROM tickets WHERE order_id IN (?) GROUP BY order_id",
+		bun.In(ids)).Scan(context.Background(), &rows); err != nil && len(ids) > 0 {
+		t.Fatalf("tickets issued: %v", err)
+	}
+	var waits []time.Duration
+	for _, r := range rows {
+		waits = append(waits, r.At.Sub(time.Unix(0, int64(num(at, strconv.FormatInt(r.OrderID, 10))))))
+	}
+	slices.Sort(waits)
+	return percentile(waits, .50), percentile(waits, .99), len(waits)
+}
+
+// historyPerOrder is the mean history length of up to 50 of the event's
+// order workflows started since start (DescribeWorkflowExecution), and
+// how many it sampled.
+func historyPerOrder(t *testing.T, s *testenv.Stack, event int64, start time.Time) (float64, int) {
+	ctx := context.Background()
+	list, err := s.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{PageSize: 50,
+		Query: fmt.Sprintf("WorkflowType = 'Order' AND EventId = %d AND StartTime >= '%s'", event, start.UTC().Format(time.RFC3339))})
+	if err != nil {
+		t.Fatalf("order workflows: %v", err)
+	}
+	var total, n int64
+	for _, e := range list.Executions {
+		d, err := s.Temporal.DescribeWorkflowExecution(ctx, e.Execution.WorkflowId, e.Execution.RunId)
+		if err != nil {
+			t.Fatalf("describe %s: %v", e.Execution.WorkflowId, err)
+		}
+		total += d.WorkflowExecutionInfo.HistoryLength
+		n++
+	}
+	return float64(total) / float64(max(n, 1)), int(n)
+}
+
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// withoutEnv is env without the variables named.
+func withoutEnv(env []string, names ...string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !slices.Contains(names, strings.SplitN(kv, "=", 2)[0]) {
+			out = append(out, kv)
+		}
 	}
 	return out
 }
@@ -346,7 +417,8 @@ func writeSellout(t *testing.T, when time.Time, cores int, r map[string]any) {
 		t.Fatal(err)
 	}
 	var md strings.Builder
-	fmt.Fprintf(&md, "# Sell-out benchmark\n\n%s, %d cores, loopback; the api, a worker, Postgres and the Temporal dev server on the same machine.\n"+
+	fmt.Fprintf(&md, "# Sell-out benchmark\n\n%s, %d cores, loopback; the api and the worker (cmd/api, cmd/worker), the load generator "+
+		"(test/bench/cmd/loadgen), Postgres and the Temporal dev server on the same machine, each a process of its own.\n"+
 		"Regenerate with `BENCH_ONLY=sellout make bench` (or `make bench`).\n\n", when.Format(time.RFC3339), cores)
 	fmt.Fprintf(&md, "%v buyers (groups of 1–4; 3 in 4 best-available together, 1 in 4 from availability), %v at a time, "+
 		"a %v-seat hall; hold → order → confirm, retrying on 409, coming back until the hall is sold out (%v visits).\n\n",
@@ -369,10 +441,40 @@ func writeSellout(t *testing.T, when time.Time, cores int, r map[string]any) {
 	row("holds outliving expires_at", r["holds_outliving_deadline"])
 	row("order sagas still running at the end", r["order_workflows_running"])
 	row("visits failed / given up after 8 holds refused", fmt.Sprintf("%v / %v", r["failures"], r["gave_up"]))
+	md.WriteString(selloutAlone(r, "###", false))
 	fmt.Fprintf(&md, "\nAnswers by step: %v\n", r["answers"])
 	md.WriteString(rushBeforeAfter(t, nil, r))
 	if err := os.WriteFile("results/sellout.md", []byte(md.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + md.String())
+}
+
+// selloutAlone is the sell-out's measures of the service alone, under a
+// heading of the level given; withSellout adds the sell-out's time and
+// hold latency (for latest.md, which has no sell-out section of its own).
+func selloutAlone(r map[string]any, heading string, withSellout bool) string {
+	var md strings.Builder
+	row := func(k string, v any) { fmt.Fprintf(&md, "| %s | %v |\n", k, v) }
+	fmt.Fprintf(&md, "\n%s The service alone\n\n", heading)
+	md.WriteString("The api, the worker and the load generator each a process of its own; " +
+		"CPU from /proc (utime + stime) over the sell-out and its sagas, per confirmed order. Then, in the same run and at the " +
+		"same concurrency, empty workflows on a worker with the service's settings: the limit of one workflow per order.\n\n")
+	md.WriteString("| | value |\n|---|---|\n")
+	if withSellout {
+		row("sold out: the last buyer done / every saga done (s)", fmt.Sprintf("%.1f / %.1f (%v seats, %v orders)",
+			r["sell_out_s"], r["sagas_done_s"], r["seats"], r["orders_confirmed"]))
+		row("hold decision p50 / p99 ms during the sell-out", fmt.Sprintf("%.1f / %.1f", r["hold_p50_ms"], r["hold_p99_ms"]))
+	}
+	row("orders/s (confirmed orders until every saga done)", fmt.Sprintf("%.1f", r["orders_per_s"]))
+	row("empty workflows/s beside it (same concurrency, same worker settings)", fmt.Sprintf("%.1f (%v events each)", r["empty_workflows_per_s"], r["events_per_empty_workflow"]))
+	row("orders/s vs empty workflows/s", fmt.Sprintf("%.1f%% (goal ≥ 90%%)", 100*num(r, "orders_vs_empty")))
+	row("CPU ms per order: api / worker / both", fmt.Sprintf("%.1f / %.1f / %.1f", r["api_cpu_ms_per_order"], r["worker_cpu_ms_per_order"], r["api_worker_cpu_ms_per_order"]))
+	row("CPU ms per order: the load generator, apart", fmt.Sprintf("%.1f", r["loadgen_cpu_ms_per_order"]))
+	row("CPU ms per empty workflow: its worker / its starter", fmt.Sprintf("%.2f / %.2f", r["empty_worker_cpu_ms_per_workflow"], r["empty_starter_cpu_ms_per_workflow"]))
+	row("history events per order (mean of a sample)", fmt.Sprintf("%.1f (%v orders)", r["history_events_per_order"], r["history_sampled_orders"]))
+	row("buyer's wait, confirm to tickets issued, p50 / p99 ms", fmt.Sprintf("%.0f / %.0f (%v orders)", r["confirm_to_tickets_p50_ms"], r["confirm_to_tickets_p99_ms"], r["orders_with_tickets"]))
+	row("workflow task failures (worker metric) / \"premature end of stream\" logged / worker warnings and errors logged",
+		fmt.Sprintf("%v / %v / %v", r["workflow_task_failures"], r["premature_end_of_stream_logged"], r["worker_warnings_logged"]))
+	return md.String()
 }
