@@ -386,6 +386,9 @@ func pgbenchHold(t *testing.T, s *testenv.Stack, company, keyID, event int64, co
 	// A lock refusal (NOWAIT) is an error, which ends a pgbench client; for
 	// one seat SKIP LOCKED decides the same without one.
 	sql = strings.Replace(sql, "FOR UPDATE NOWAIT", "FOR UPDATE SKIP LOCKED", 1)
+	// pgbench takes a statement on one line: the comments go first, or
+	// the first would swallow the rest.
+	sql = regexp.MustCompile(`--[^\n]*`).ReplaceAllString(sql, "")
 	sql = regexp.MustCompile(`\s+`).ReplaceAllString(sql, " ")
 	script := "\\set row random(1, 100)\n\\set seat random(1, 100)\n\\set r random(1, 1000000000)\n" + sql + ";\n"
 	dir := t.TempDir()
