@@ -103,6 +103,8 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats
 		}
 	}
 	apiCPU0, workerCPU0 := procCPU(t, ap.Process.Pid), procCPU(t, wk.Process.Pid)
+	temporalPID := temporalServerPID(testenv.TemporalAddress(t))
+	temporalCPU0 := procCPU(t, temporalPID)
 
 	buyers := seats / 5 // 2,000 for the 10,000-seat hall
 	var lg map[string]any
@@ -130,6 +132,7 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats
 	}
 	sagasDone := time.Since(start)
 	apiCPU, workerCPU := procCPU(t, ap.Process.Pid)-apiCPU0, procCPU(t, wk.Process.Pid)-workerCPU0
+	temporalCPU := procCPU(t, temporalPID) - temporalCPU0
 	taskFailures := scrapeCounter(t, "http://"+workerMetrics+"/metrics", "temporal_workflow_task_execution_failed")
 	stopProc(ap)
 	stopProc(wk)
@@ -166,12 +169,15 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats
 		"hold_p50_ms":      lg["hold_p50_ms"],
 		"hold_p99_ms":      lg["hold_p99_ms"],
 		"conflict_share":   lg["conflict_share"],
+		"confirm_p50_ms":   lg["confirm_p50_ms"],
+		"confirm_p99_ms":   lg["confirm_p99_ms"],
 		"orders_confirmed": lg["orders_confirmed"], "failures": lg["failures"], "server_5xx": lg["server_5xx"], "gave_up": lg["gave_up"],
 		"seats_sold": sold, "seats_free": free, "oversold": oversold, "holds_outliving_deadline": outlived,
 		"order_workflows_running": running, "answers": lg["answers"],
 		"api_cpu_s": apiCPU.Seconds(), "worker_cpu_s": workerCPU.Seconds(), "loadgen_cpu_s": lgCPU.Seconds(),
 		"api_cpu_ms_per_order": perOrder(apiCPU), "worker_cpu_ms_per_order": perOrder(workerCPU),
 		"api_worker_cpu_ms_per_order": perOrder(apiCPU + workerCPU), "loadgen_cpu_ms_per_order": perOrder(lgCPU),
+		"temporal_cpu_ms_per_order": perOrder(temporalCPU),
 		"confirm_to_tickets_p50_ms": confirmP50, "confirm_to_tickets_p99_ms": confirmP99, "orders_with_tickets": issued,
 		"history_events_per_order": eventsPerOrder, "history_sampled_orders": sampled,
 		"workflow_task_failures": taskFailures, "premature_end_of_stream_logged": premature, "worker_warnings_logged": workerWarnings,
@@ -190,16 +196,17 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats
 			t.Fatalf("the empty workflows' worker did not start: %s", b)
 		}
 	}
-	ewCPU0 := procCPU(t, ew.Process.Pid)
+	ewCPU0, temporalCPU0 := procCPU(t, ew.Process.Pid), procCPU(t, temporalPID)
 	var em map[string]any
 	emCPU := runLoadgen(t, filepath.Join(dir, "loadgen"), &em, "empty", "-temporal", testenv.TemporalAddress(t), "-queue", queue+"-empty",
 		"-concurrency", fmt.Sprint(selloutConcurrency), "-duration", selloutEmptyDuration().String())
-	ewCPU := procCPU(t, ew.Process.Pid) - ewCPU0
+	ewCPU, temporalCPU := procCPU(t, ew.Process.Pid)-ewCPU0, procCPU(t, temporalPID)-temporalCPU0
 	stopProc(ew)
 	emptyRate := num(em, "workflows_per_s")
 	out["empty_workflows"], out["empty_workflows_per_s"], out["empty_failed"] = em["workflows"], emptyRate, em["failed"]
 	out["empty_worker_cpu_ms_per_workflow"] = float64(ewCPU.Microseconds()) / 1000 / max(num(em, "workflows"), 1)
 	out["empty_starter_cpu_ms_per_workflow"] = float64(emCPU.Microseconds()) / 1000 / max(num(em, "workflows"), 1)
+	out["temporal_cpu_ms_per_empty_workflow"] = float64(temporalCPU.Microseconds()) / 1000 / max(num(em, "workflows"), 1)
 	if id, _ := em["last_id"].(string); id != "" {
 		out["events_per_empty_workflow"] = historyLen(t, s.Temporal, id)
 	}
@@ -260,10 +267,35 @@ func runLoadgen(t *testing.T, bin string, out *map[string]any, args ...string) t
 	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
+// temporalServerPID is the process of the Temporal dev server listening
+// at addr when it runs on this machine (scripts/temporal.sh starts it), or
+// 0.
+func temporalServerPID(addr string) int {
+	_, port, _ := net.SplitHostPort(addr)
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		args := strings.Split(string(b), "\x00")
+		if slices.Contains(args, "start-dev") && slices.Contains(args, "--port") &&
+			slices.Index(args, "--port")+1 < len(args) && args[slices.Index(args, "--port")+1] == port {
+			return pid
+		}
+	}
+	return 0
+}
+
 // procCPU is the CPU time process pid has taken (utime + stime of
-// /proc/<pid>/stat, in clock ticks of 1/100 s as Linux reports them).
+// /proc/<pid>/stat, in clock ticks of 1/100 s as Linux reports them); 0
+// for pid 0 (a process not found).
 func procCPU(t *testing.T, pid int) time.Duration {
 	t.Helper()
+	if pid == 0 {
+		return 0
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		t.Fatalf("CPU of process %d: %v", pid, err)
@@ -474,9 +506,12 @@ func selloutAlone(r map[string]any, heading string, withSellout bool) string {
 	row("orders/s vs empty workflows/s", fmt.Sprintf("%.1f%% (goal ≥ 90%%)", 100*num(r, "orders_vs_empty")))
 	row("CPU ms per order: api / worker / both", fmt.Sprintf("%.1f / %.1f / %.1f", r["api_cpu_ms_per_order"], r["worker_cpu_ms_per_order"], r["api_worker_cpu_ms_per_order"]))
 	row("CPU ms per order: the load generator, apart", fmt.Sprintf("%.1f", r["loadgen_cpu_ms_per_order"]))
-	row("CPU ms per empty workflow: its worker / its starter", fmt.Sprintf("%.2f / %.2f", r["empty_worker_cpu_ms_per_workflow"], r["empty_starter_cpu_ms_per_workflow"]))
+	row("CPU ms per order: the Temporal dev server (0: not on this machine)", fmt.Sprintf("%.1f", r["temporal_cpu_ms_per_order"]))
+	row("CPU ms per empty workflow: its worker / its starter / the Temporal dev server", fmt.Sprintf("%.2f / %.2f / %.2f",
+		r["empty_worker_cpu_ms_per_workflow"], r["empty_starter_cpu_ms_per_workflow"], r["temporal_cpu_ms_per_empty_workflow"]))
 	row("history events per order (mean of a sample)", fmt.Sprintf("%.1f (%v orders)", r["history_events_per_order"], r["history_sampled_orders"]))
 	row("buyer's wait, confirm to tickets issued, p50 / p99 ms", fmt.Sprintf("%.0f / %.0f (%v orders)", r["confirm_to_tickets_p50_ms"], r["confirm_to_tickets_p99_ms"], r["orders_with_tickets"]))
+	row("the confirm's answer, p50 / p99 ms", fmt.Sprintf("%.0f / %.0f", r["confirm_p50_ms"], r["confirm_p99_ms"]))
 	row("workflow task failures (worker metric) / \"premature end of stream\" logged / worker warnings and errors logged",
 		fmt.Sprintf("%v / %v / %v", r["workflow_task_failures"], r["premature_end_of_stream_logged"], r["worker_warnings_logged"]))
 	return md.String()

@@ -154,6 +154,8 @@ type stats struct {
 	// confirmed is each confirmed order's confirm request start (Unix ns),
 	// by order id: the start of the buyer's wait for tickets.
 	confirmed map[int64]int64
+	// confirmLatency is each confirm request's answer time.
+	confirmLatency []time.Duration
 }
 
 func (st *stats) saw(step string, code int) {
@@ -335,6 +337,7 @@ func sellout(args []string) error {
 			if err == nil && code == http.StatusOK {
 				st.orders++
 				st.confirmed[o.Data.ID] = confirmAt.UnixNano()
+				st.confirmLatency = append(st.confirmLatency, time.Since(confirmAt))
 			} else {
 				st.failures++
 			}
@@ -359,6 +362,7 @@ func sellout(args []string) error {
 	wg.Wait()
 	elapsed := time.Since(start)
 	slices.Sort(st.holdLatency)
+	slices.Sort(st.confirmLatency)
 	return json.NewEncoder(os.Stdout).Encode(map[string]any{
 		"sold_out": soldOut.Load(), "started_ns": start.UnixNano(), "sell_out_s": elapsed.Seconds(),
 		"buyers": *buyers, "visits": st.visits, "concurrency": *conc,
@@ -366,6 +370,8 @@ func sellout(args []string) error {
 		"hold_p50_ms":      percentile(st.holdLatency, 0.50),
 		"hold_p99_ms":      percentile(st.holdLatency, 0.99),
 		"conflict_share":   float64(st.conflict) / float64(max(st.holdCalls, 1)),
+		"confirm_p50_ms":   percentile(st.confirmLatency, 0.50),
+		"confirm_p99_ms":   percentile(st.confirmLatency, 0.99),
 		"orders_confirmed": st.orders, "failures": st.failures, "server_5xx": st.server5xx, "gave_up": st.gaveUp,
 		"answers": st.statuses, "confirmed_at_ns": st.confirmed,
 	})
