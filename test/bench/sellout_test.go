@@ -153,6 +153,7 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats
 	}
 	confirmP50, confirmP99, issued := confirmToTickets(t, s, lg["confirmed_at_ns"])
 	eventsPerOrder, sampled := historyPerOrder(t, s, event, start)
+	holdsEvents, holdsRuns := holdsHistory(t, s, event, start)
 
 	orders := num(lg, "orders_confirmed")
 	perOrder := func(cpu time.Duration) float64 {
@@ -180,6 +181,7 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats
 		"temporal_cpu_ms_per_order": perOrder(temporalCPU),
 		"confirm_to_tickets_p50_ms": confirmP50, "confirm_to_tickets_p99_ms": confirmP99, "orders_with_tickets": issued,
 		"history_events_per_order": eventsPerOrder, "history_sampled_orders": sampled,
+		"holds_workflow_events": holdsEvents, "holds_workflow_runs": holdsRuns, "holds_workflow_events_per_order": float64(holdsEvents) / max(orders, 1),
 		"workflow_task_failures": taskFailures, "premature_end_of_stream_logged": premature, "worker_warnings_logged": workerWarnings,
 	}
 
@@ -378,6 +380,33 @@ func historyPerOrder(t *testing.T, s *testenv.Stack, event int64, start time.Tim
 	return float64(total) / float64(max(n, 1)), int(n)
 }
 
+// holdsHistory is the history length of the event's other workflows
+// since start (its holds', every run of them), and how many runs: their
+// share of an order's Temporal work.
+func holdsHistory(t *testing.T, s *testenv.Stack, event int64, start time.Time) (events int64, runs int) {
+	ctx := context.Background()
+	req := &workflowservice.ListWorkflowExecutionsRequest{PageSize: 100,
+		Query: fmt.Sprintf("WorkflowType != 'Order' AND EventId = %d AND StartTime >= '%s'", event, start.UTC().Format(time.RFC3339))}
+	for {
+		list, err := s.Temporal.ListWorkflow(ctx, req)
+		if err != nil {
+			t.Fatalf("the event's holds workflows: %v", err)
+		}
+		for _, e := range list.Executions {
+			d, err := s.Temporal.DescribeWorkflowExecution(ctx, e.Execution.WorkflowId, e.Execution.RunId)
+			if err != nil {
+				t.Fatalf("describe %s: %v", e.Execution.WorkflowId, err)
+			}
+			events += d.WorkflowExecutionInfo.HistoryLength
+			runs++
+		}
+		if len(list.NextPageToken) == 0 || runs >= 500 {
+			return events, runs
+		}
+		req.NextPageToken = list.NextPageToken
+	}
+}
+
 func freePort(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -510,6 +539,8 @@ func selloutAlone(r map[string]any, heading string, withSellout bool) string {
 	row("CPU ms per empty workflow: its worker / its starter / the Temporal dev server", fmt.Sprintf("%.2f / %.2f / %.2f",
 		r["empty_worker_cpu_ms_per_workflow"], r["empty_starter_cpu_ms_per_workflow"], r["temporal_cpu_ms_per_empty_workflow"]))
 	row("history events per order (mean of a sample)", fmt.Sprintf("%.1f (%v orders)", r["history_events_per_order"], r["history_sampled_orders"]))
+	row("the event's holds workflows: history events per order", fmt.Sprintf("%.1f (%v events in %v runs)",
+		r["holds_workflow_events_per_order"], r["holds_workflow_events"], r["holds_workflow_runs"]))
 	row("buyer's wait, confirm to tickets issued, p50 / p99 ms", fmt.Sprintf("%.0f / %.0f (%v orders)", r["confirm_to_tickets_p50_ms"], r["confirm_to_tickets_p99_ms"], r["orders_with_tickets"]))
 	row("the confirm's answer, p50 / p99 ms", fmt.Sprintf("%.0f / %.0f", r["confirm_p50_ms"], r["confirm_p99_ms"]))
 	row("workflow task failures (worker metric) / \"premature end of stream\" logged / worker warnings and errors logged",
