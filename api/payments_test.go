@@ -370,3 +370,24 @@ func TestForgeableOldLinksOpenNothing(t *testing.T) {
 		t.Fatal("the fresh link changed again")
 	}
 }
+
+// TestTestGatewayUnknownPayment: the test gateway's page of a payment that
+// does not exist is 404, read or posted (as the document declares), and a
+// post reports nothing to the service.
+func TestTestGatewayUnknownPayment(t *testing.T) {
+	f := newFixture(t)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, action := range []string{"pay", "decline"} {
+		res, err := noFollow.PostForm(f.URL+"/pay/pay_unknown", url.Values{"action": {action}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound {
+			t.Fatalf("POST /pay/pay_unknown action=%s: %d %s", action, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
+	if res := f.Get(t, "/pay/pay_unknown", ""); res.Status != http.StatusNotFound {
+		t.Fatalf("GET /pay/pay_unknown: %d", res.Status)
+	}
+}

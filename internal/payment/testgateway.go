@@ -18,6 +18,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/states"
 	"github.com/ticketsales/ticketsales/store"
 )
@@ -145,6 +146,13 @@ func (g *TestGateway) act(w http.ResponseWriter, r *http.Request) {
 	status := map[string]states.GatewayResult{"pay": states.GatewayPaid, "decline": states.GatewayDeclined}[r.FormValue("action")]
 	if status == "" {
 		http.Error(w, "action must be pay or decline", http.StatusBadRequest)
+		return
+	}
+	if _, err := g.load(ctx, id); errors.Is(err, errs.NotFound) {
+		http.Error(w, "no such payment", http.StatusNotFound)
+		return
+	} else if err != nil {
+		http.Error(w, "payment failed", http.StatusInternalServerError)
 		return
 	}
 	// A paid payment stays paid; a declined one may still be paid. Only a
