@@ -15,6 +15,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/checkin"
 	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/internal/pricing"
 	"github.com/ticketsales/ticketsales/internal/report"
 	"github.com/ticketsales/ticketsales/internal/requestlog"
 )
@@ -238,23 +239,8 @@ func (c *cabinet) renderThen(w http.ResponseWriter, r *http.Request, status int,
 	_, _ = w.Write(buf.Bytes())
 }
 
-// money shows minor units as the currency's major units: 123456 RUB is
-// "1 234.56 RUB" (a narrow no-break space between thousands).
-func money(minor int64, currency string) string {
-	sign := ""
-	if minor < 0 {
-		sign, minor = "−", -minor
-	}
-	whole := strconv.FormatInt(minor/100, 10)
-	var b strings.Builder
-	for i, d := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteString("\u202f")
-		}
-		b.WriteRune(d)
-	}
-	return fmt.Sprintf("%s%s.%02d %s", sign, b.String(), minor%100, currency)
-}
+// money is pricing.Format, under the short name the code here uses.
+var money = pricing.Format
 
 // chart is the sales-per-day bar chart, laid out here and drawn as inline
 // SVG by the template: no script, no outside asset.

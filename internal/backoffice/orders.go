@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 
+	"github.com/ticketsales/ticketsales/internal/pricing"
 	"github.com/ticketsales/ticketsales/internal/states"
 	"github.com/ticketsales/ticketsales/store"
 	"github.com/ticketsales/ticketsales/workflows/contract"
@@ -469,24 +469,8 @@ func deref(s *string) string {
 	return *s
 }
 
-// money is minor units as the currency's major units, as the cabinet's
-// pages show money: 123456 RUB is "1 234.56 RUB" (a narrow no-break space
-// between thousands).
-func money(minor int64, currency string) string {
-	sign := ""
-	if minor < 0 {
-		sign, minor = "−", -minor
-	}
-	whole := strconv.FormatInt(minor/100, 10)
-	var b strings.Builder
-	for i, d := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteString("\u202f")
-		}
-		b.WriteRune(d)
-	}
-	return fmt.Sprintf("%s%s.%02d %s", sign, b.String(), minor%100, currency)
-}
+// money is pricing.Format, under the short name the code here uses.
+var money = pricing.Format
 
 // WorkflowURL is the link to a workflow in the Temporal UI at ui, in the
 // namespace ("" ui: no link).
