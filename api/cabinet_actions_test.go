@@ -684,17 +684,7 @@ func TestCabinetRefundInBrowser(t *testing.T) {
 	f := newFixture(t)
 	f.StartWorker(t)
 	id, ts := f.paidTickets(t, f.keyA, "parterre-3-13", "parterre-3-14")
-	ctx := newBrowser(t, 2*time.Minute)
-	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-	}
-	run("set the password", chromedp.Navigate(cabinetUser(t, f.Stack, f.URL, f.companyA, "chromium@a.test")),
-		chromedp.WaitVisible(chromedp.CSS("#password")),
-		chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword), chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword),
-		chromedp.Click(chromedp.CSS("#set-password")), chromedp.WaitVisible(chromedp.CSS("#totals")))
+	ctx, run := f.ownerInBrowser(t, "chromium@a.test")
 	fits := func(name string) { t.Helper(); pageFits(t, ctx, name, nil) }
 	run("open the refund page", chromedp.Navigate(fmt.Sprintf("%s/cabinet/orders/%d/refund", f.URL, id)),
 		chromedp.WaitVisible(chromedp.CSS("#refund-form")))

@@ -371,17 +371,7 @@ func TestCabinetOrdersInBrowser(t *testing.T) {
 		"last_name": "Konstantinopolsky", "phone": "+7 900 000-00-00"}`, "parterre-3-16", "parterre-3-17")
 	f.buyerOrder(t, prod, `{"email": "other@buyer.test", "first_name": "Other", "last_name": "Buyer", "phone": "+7 900 111-22-44"}`, "parterre-3-18")
 
-	ctx := newBrowser(t, 2*time.Minute)
-	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-	}
-	run("set the password", chromedp.Navigate(cabinetUser(t, f.Stack, f.URL, f.companyA, "chromium@orders.test")),
-		chromedp.WaitVisible(chromedp.CSS("#password")),
-		chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword), chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword),
-		chromedp.Click(chromedp.CSS("#set-password")), chromedp.WaitVisible(chromedp.CSS("#totals")))
+	ctx, run := f.ownerInBrowser(t, "chromium@orders.test")
 	run("open orders", chromedp.Click(chromedp.CSS(`nav a[href="/cabinet/orders"]`)), chromedp.WaitVisible(chromedp.CSS("#orders")))
 	run("search by e-mail", chromedp.SendKeys(chromedp.CSS("#q"), "Konstantin.Konstantinopolsky@a-very-long-domain-name.test"),
 		chromedp.Click(chromedp.CSS("#find")))

@@ -445,17 +445,7 @@ func TestCabinetWebhooksInChromium(t *testing.T) {
 	f := newFixture(t)
 	f.StartWorker(t)
 	r := newReceiver(t)
-	ctx := newBrowser(t, 2*time.Minute)
-	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-	}
-	run("set the password", chromedp.Navigate(cabinetUser(t, f.Stack, f.URL, f.companyA, "chromium@a.test")),
-		chromedp.WaitVisible(chromedp.CSS("#password")),
-		chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword), chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword),
-		chromedp.Click(chromedp.CSS("#set-password")), chromedp.WaitVisible(chromedp.CSS("#totals")))
+	ctx, run := f.ownerInBrowser(t, "chromium@a.test")
 	run("add an endpoint", chromedp.Navigate(f.URL+"/cabinet/webhooks"), chromedp.WaitVisible(chromedp.CSS("#create-endpoint")),
 		chromedp.SendKeys(chromedp.CSS("#endpoint-url"), r.URL()),
 		chromedp.SendKeys(chromedp.CSS("#endpoint-description"), "Box office receiver"),

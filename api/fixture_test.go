@@ -710,6 +710,25 @@ func (b *browserless) post(path string, form url.Values, headers ...string) page
 	return b.do(req)
 }
 
+// ownerInBrowser opens a Chromium signed in as a new owner of company A
+// (email), on the report; run runs a named step of actions in it, failing
+// the test with the step's name.
+func (f *fixture) ownerInBrowser(t *testing.T, email string) (context.Context, func(step string, actions ...chromedp.Action[chromedp.Void])) {
+	t.Helper()
+	ctx := newBrowser(t, 2*time.Minute)
+	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	run("set the password", chromedp.Navigate(cabinetUser(t, f.Stack, f.URL, f.companyA, email)),
+		chromedp.WaitVisible(chromedp.CSS("#password")),
+		chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword), chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword),
+		chromedp.Click(chromedp.CSS("#set-password")), chromedp.WaitVisible(chromedp.CSS("#totals")))
+	return ctx, run
+}
+
 // postKeyForm sends the keys page's create form as a person would: with
 // the one-time token the page gave.
 func (b *browserless) postKeyForm(form url.Values, headers ...string) page {
