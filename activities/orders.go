@@ -19,6 +19,9 @@ import (
 type PayResult struct {
 	Status  states.OrderStatus
 	Changed bool
+	// Tickets is how many tickets a paid order has, issued in the same
+	// transaction (0 in results recorded before it was counted).
+	Tickets int `json:",omitempty"`
 }
 
 // MarkOrderPaid marks a pending order paid and its seats sold, if its
@@ -39,7 +42,10 @@ func (a *Activities) MarkOrderPaid(ctx context.Context, orderID int64, paymentID
 		if status != states.OrderPaid {
 			return nil
 		}
-		_, err = store.IssueTickets(ctx, tx, orderID, delivery.NewBarcode)
+		if _, err = store.IssueTickets(ctx, tx, orderID, delivery.NewBarcode); err != nil {
+			return err
+		}
+		res.Tickets, err = store.CountTickets(ctx, tx, orderID)
 		return err
 	})
 	if errors.Is(err, store.ErrSeatsLost) {
@@ -96,8 +102,8 @@ func (a *Activities) DeleteTestOrder(ctx context.Context, orderID int64) (bool, 
 // retrying cannot deliver it.
 const ErrTypeMailRefused = "mail_refused"
 
-// SendTicketsEmail e-mails a production order's tickets (PDF attached) to
-// the buyer. emailed_at is set after a successful send; a send repeated
+// SendTicketsEmail e-mails a production order's tickets (the order page's
+// link) to the buyer. emailed_at is set after a successful send; a send repeated
 // after a crash carries the same Message-ID, and the outbox overwrites it.
 // A permanent refusal is a non-retryable error; anything else is retried.
 func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error {

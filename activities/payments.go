@@ -20,6 +20,10 @@ type SettleResult struct {
 	Gateway      string               // the gateway that took it
 	Status       states.PaymentStatus // applied, refund_due or refunded
 	RefundReason states.ReturnReason
+	// Tickets is how many tickets the order has once the payment is
+	// applied (issued in the settling transaction; 0 in results recorded
+	// before it was counted).
+	Tickets int `json:",omitempty"`
 }
 
 // SettlePayment applies a recorded gateway payment to its order (order paid,
@@ -42,6 +46,11 @@ func (a *Activities) SettlePayment(ctx context.Context, orderID int64, gatewayNa
 	res := SettleResult{Gateway: p.Gateway, Status: p.Status}
 	if p.RefundReason != nil {
 		res.RefundReason = *p.RefundReason
+	}
+	if res.Status == states.PaymentApplied {
+		if res.Tickets, err = store.CountTickets(ctx, a.DB, orderID); err != nil {
+			return SettleResult{}, err
+		}
 	}
 	return res, nil
 }

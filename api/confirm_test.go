@@ -1,15 +1,20 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
+	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/app"
+	"github.com/ticketsales/ticketsales/internal/mail"
 	"github.com/ticketsales/ticketsales/test/testenv"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // acceptedOrder is an order as a confirm answers it.
@@ -181,5 +186,58 @@ func TestAggregatorConfirmRetryWithTemporalDownIsAccepted(t *testing.T) {
 		`{"customer": {"email": "ivan@example.com", "name": "Ivan Petrov"}, "paymentId": "agg-pay-2"}`)
 	if res.Status != http.StatusAccepted || res.JSON(t)["paymentAccepted"] != true {
 		t.Fatalf("retry with Temporal down: %d %s", res.Status, res.Body)
+	}
+}
+
+// TestConfirmedOrderHistoryIsLean: a confirmed production order's saga
+// costs Temporal only what its guarantees need (docs/decisions.md, "An
+// order's history"): no version marker and no TemporalChangeVersion upsert
+// (a new order starts at contract.OrderRevision), one local activity that
+// pays and issues the tickets, and the e-mail; 16 events in all.
+func TestConfirmedOrderHistoryIsLean(t *testing.T) {
+	f := newFixture(t)
+	mailer, err := mail.New("", t.TempDir(), "tickets@ticketsales.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Mailer = mailer
+	f.StartWorker(t)
+	prod, _ := f.Key(t, f.companyA, apikey.Production)
+	id := f.paidOrder(t, prod, "parterre-3-5", "parterre-3-6")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var st contract.OrderStatus
+	if err := f.Temporal.GetWorkflow(ctx, contract.OrderWorkflowID(id), "").Get(ctx, &st); err != nil {
+		t.Fatalf("the order's saga: %v", err)
+	}
+	if st.TicketsIssued != 2 || !st.Emailed {
+		t.Fatalf("saga result %+v, want 2 tickets issued and e-mailed", st)
+	}
+	var events, localActivities, activities int
+	it := f.Temporal.GetWorkflowHistory(ctx, contract.OrderWorkflowID(id), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		events++
+		switch e.GetEventType() {
+		case enums.EVENT_TYPE_MARKER_RECORDED:
+			switch name := e.GetMarkerRecordedEventAttributes().GetMarkerName(); name {
+			case "LocalActivity":
+				localActivities++
+			default:
+				t.Errorf("event %d: a %q marker", e.GetEventId(), name)
+			}
+		case enums.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+			if _, ok := e.GetUpsertWorkflowSearchAttributesEventAttributes().GetSearchAttributes().GetIndexedFields()["TemporalChangeVersion"]; ok {
+				t.Errorf("event %d: a TemporalChangeVersion upsert", e.GetEventId())
+			}
+		case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			activities++
+		}
+	}
+	if localActivities != 1 || activities != 1 || events != 19 {
+		t.Fatalf("%d events, %d local activities, %d activities; want 19, 1 (paid and issued) and 1 (the e-mail)", events, localActivities, activities)
 	}
 }

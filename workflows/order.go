@@ -147,7 +147,7 @@ func (w *orderWorkflow) pay(ctx workflow.Context, paymentID string) error {
 	run := func(activity any, args ...any) workflow.Future {
 		return workflow.ExecuteActivity(ctx, activity, args...)
 	}
-	if workflow.GetVersion(ctx, localPayment, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+	if w.since(ctx, localPayment) {
 		w.localPay = true
 		lctx := workflow.WithLocalActivityOptions(ctx, localOptions)
 		run = func(activity any, args ...any) workflow.Future {
@@ -164,7 +164,25 @@ func (w *orderWorkflow) pay(ctx workflow.Context, paymentID string) error {
 	}
 	w.paidWith = paymentID
 	w.setStatus(ctx, states.OrderPaid)
+	if w.current() {
+		// MarkOrderPaid issued the tickets in its transaction: a second
+		// local activity would only count them again.
+		w.state.TicketsIssued = res.Tickets
+		return nil
+	}
 	return run(a.IssueTickets, w.in.OrderID).Get(ctx, &w.state.TicketsIssued)
+}
+
+// current reports whether the order was started at contract.OrderRevision
+// or later: it takes the newest path of every change without a GetVersion
+// marker (and the TemporalChangeVersion upsert the SDK adds to each), two
+// history events per change saved. Older orders ask GetVersion as before.
+func (w *orderWorkflow) current() bool { return w.in.Revision >= contract.OrderRevision }
+
+// since reports whether the change applies to this order: always for a
+// current one, by its GetVersion marker for an older one.
+func (w *orderWorkflow) since(ctx workflow.Context, change string) bool {
+	return w.current() || workflow.GetVersion(ctx, change, workflow.DefaultVersion, 1) != workflow.DefaultVersion
 }
 
 func (w *orderWorkflow) setStatus(ctx workflow.Context, status states.OrderStatus) {
@@ -194,7 +212,7 @@ func (w *orderWorkflow) run(ctx workflow.Context) (contract.OrderStatus, error) 
 				log.Info("payment declined; the order stays payable until its deadline")
 				continue
 			}
-			if workflow.GetVersion(ctx, recordedPayments, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			if !w.since(ctx, recordedPayments) {
 				if err := w.pay(ctx, p.PaymentID); err != nil {
 					log.Warn("gateway payment not applied", "err", err)
 				}
@@ -232,7 +250,7 @@ func (w *orderWorkflow) run(ctx workflow.Context) (contract.OrderStatus, error) 
 		case err == nil:
 			w.state.Emailed = true
 		case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeMailRefused &&
-			workflow.GetVersion(ctx, mailRefusalNotFatal, workflow.DefaultVersion, 1) != workflow.DefaultVersion:
+			w.since(ctx, mailRefusalNotFatal):
 			// The buyer's mail server refused for good: the order stays paid
 			// and its tickets are on the order page; the saga goes on to
 			// return any late payment.
@@ -282,6 +300,11 @@ func (w *orderWorkflow) settle(ctx workflow.Context, p contract.PaymentEvent) er
 		}
 		w.paidWith = p.PaymentID
 		w.setStatus(ctx, states.OrderPaid)
+		if w.current() {
+			// Settling issued the tickets in its transaction.
+			w.state.TicketsIssued = res.Tickets
+			return nil
+		}
 		return workflow.ExecuteActivity(ctx, a.IssueTickets, w.in.OrderID).Get(ctx, &w.state.TicketsIssued)
 	case states.PaymentRefundDue:
 		workflow.GetLogger(ctx).Info("gateway payment goes back", "payment_id", p.PaymentID, "reason", res.RefundReason)
@@ -333,7 +356,7 @@ func (w *orderWorkflow) returnUnapplied(ctx workflow.Context) error {
 		if p.Status != states.GatewayPaid || (w.state.Status == states.OrderPaid && p.PaymentID == w.paidWith) {
 			continue
 		}
-		if workflow.GetVersion(ctx, recordedPayments, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		if w.since(ctx, recordedPayments) {
 			if err := w.settle(ctx, p); err != nil {
 				return err
 			}

@@ -37,7 +37,7 @@ func (s *orderSuite) SetupTest() {
 
 func (s *orderSuite) input(isTest bool) contract.OrderInput {
 	in := contract.OrderInput{OrderID: 42, CompanyID: 1, EventID: 2, IsTest: isTest, Payment: "external",
-		Amount: 495000, ExpiresAt: s.t0.Add(15 * time.Minute)}
+		Amount: 495000, ExpiresAt: s.t0.Add(15 * time.Minute), Revision: contract.OrderRevision}
 	if isTest {
 		in.DeleteAt = s.t0.Add(24 * time.Hour)
 	}
@@ -81,8 +81,9 @@ func (s *orderSuite) TestPaymentTimeoutCancelsAndFreesSeats() {
 }
 
 func (s *orderSuite) TestConfirmBeforeTheWindowIssuesTicketsAndMailsProduction() {
-	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(activities.PayResult{Status: "paid", Changed: true}, nil).Once()
-	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(2, nil).Once()
+	// MarkOrderPaid issues the tickets in its transaction: an IssueTickets
+	// call would find no mock and fail the test.
+	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(activities.PayResult{Status: "paid", Changed: true, Tickets: 2}, nil).Once()
 	s.env.OnActivity(s.acts.SendTicketsEmail, mock.Anything, int64(42)).Return(nil).Once()
 	var got contract.OrderStatus
 	var gotErr error
@@ -110,8 +111,8 @@ func (s *orderSuite) TestAmountMismatchIsRejectedBeforeHistory() {
 }
 
 func (s *orderSuite) TestGatewayPaymentSignal() {
-	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, int64(42), "test", "pay_1").Return(activities.SettleResult{Gateway: "test", Status: "applied"}, nil).Once()
-	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(1, nil)
+	// Settling issues the tickets: no IssueTickets mock, so a call fails.
+	s.env.OnActivity(s.acts.SettlePayment, mock.Anything, int64(42), "test", "pay_1").Return(activities.SettleResult{Gateway: "test", Status: "applied", Tickets: 1}, nil).Once()
 	s.env.OnActivity(s.acts.DeleteTestOrder, mock.Anything, int64(42)).Return(true, nil)
 	in := s.input(true)
 	in.Payment = "gateway"
@@ -170,8 +171,7 @@ func (s *orderSuite) TestPaymentNotReturnedIsAlerted() {
 }
 
 func (s *orderSuite) TestSandboxOrderDeletedAfterOneDay() {
-	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(activities.PayResult{Status: "paid", Changed: true}, nil)
-	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(2, nil)
+	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(activities.PayResult{Status: "paid", Changed: true, Tickets: 2}, nil)
 	var deletedAt time.Time
 	s.env.OnActivity(s.acts.DeleteTestOrder, mock.Anything, int64(42)).Return(func(context.Context, int64) (bool, error) {
 		deletedAt = s.env.Now()
@@ -185,7 +185,33 @@ func (s *orderSuite) TestSandboxOrderDeletedAfterOneDay() {
 	s.env.AssertNotCalled(s.T(), "SendTicketsEmail", mock.Anything, mock.Anything)
 }
 
-func (s *orderSuite) TestTicketIssueRetriedAfterAFailure() {
+func (s *orderSuite) TestPaymentRetriedAfterAFailureThenMailed() {
+	attempts := 0
+	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(func(context.Context, int64, string) (activities.PayResult, error) {
+		attempts++
+		if attempts == 1 {
+			return activities.PayResult{}, errors.New("connection reset")
+		}
+		return activities.PayResult{Status: "paid", Changed: true, Tickets: 2}, nil
+	})
+	emailedAfter := -1
+	s.env.OnActivity(s.acts.SendTicketsEmail, mock.Anything, int64(42)).Return(func(context.Context, int64) error {
+		emailedAfter = attempts
+		return nil
+	})
+	var got contract.OrderStatus
+	s.confirmAt(time.Minute, 495000, func(st contract.OrderStatus, _ error) { got = st })
+	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
+	s.Equal(2, got.TicketsIssued, "the confirm's answer counts the tickets")
+	s.Equal(2, s.result().TicketsIssued)
+	s.Equal(2, attempts)
+	s.Equal(2, emailedAfter, "the tickets e-mail started before the tickets were issued")
+}
+
+// TestOlderRevisionIssuesTicketsApart: an order started before
+// contract.OrderRevision replays its recorded path: MarkOrderPaid, then
+// IssueTickets as an activity of its own, retried.
+func (s *orderSuite) TestOlderRevisionIssuesTicketsApart() {
 	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(activities.PayResult{Status: "paid", Changed: true}, nil)
 	attempts := 0
 	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(func(context.Context, int64) (int, error) {
@@ -202,7 +228,9 @@ func (s *orderSuite) TestTicketIssueRetriedAfterAFailure() {
 		return nil
 	})
 	s.confirmAt(time.Minute, 495000, func(contract.OrderStatus, error) {})
-	s.env.ExecuteWorkflow(workflows.Order, s.input(false))
+	in := s.input(false)
+	in.Revision = 0
+	s.env.ExecuteWorkflow(workflows.Order, in)
 	s.Equal(2, s.result().TicketsIssued)
 	s.Equal(2, attempts)
 	s.Equal(2, emailedAfter, "the tickets e-mail started before the tickets were issued")
@@ -235,8 +263,7 @@ func (s *orderSuite) TestLateGatewayPaymentIsReturned() {
 // TestRefusedTicketsEmailDoesNotFailTheSaga: a mail server's final refusal
 // leaves the order paid and the workflow completed.
 func (s *orderSuite) TestRefusedTicketsEmailDoesNotFailTheSaga() {
-	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(activities.PayResult{Status: "paid", Changed: true}, nil)
-	s.env.OnActivity(s.acts.IssueTickets, mock.Anything, int64(42)).Return(1, nil)
+	s.env.OnActivity(s.acts.MarkOrderPaid, mock.Anything, int64(42), "ext-1").Return(activities.PayResult{Status: "paid", Changed: true, Tickets: 1}, nil)
 	s.env.OnActivity(s.acts.SendTicketsEmail, mock.Anything, int64(42)).
 		Return(temporal.NewNonRetryableApplicationError("mail server refused", activities.ErrTypeMailRefused, nil)).Once()
 	s.confirmAt(time.Minute, 495000, func(contract.OrderStatus, error) {})

@@ -248,7 +248,11 @@ func TestRecordHistories(t *testing.T) {
 		// Recorded after the confirm's activities became local ones; the
 		// two above (paid-deleted) are from before.
 		"order-paid-locally-deleted": contract.OrderWorkflowID(paid), "order-paid-locally-emailed": contract.OrderWorkflowID(emailed),
-		"resend-tickets": resendWID}
+		"resend-tickets": resendWID,
+		// Recorded at contract.OrderRevision 1: the newest paths without
+		// version markers, the tickets issued with the payment.
+		"order-current-deleted": contract.OrderWorkflowID(paid), "order-current-emailed": contract.OrderWorkflowID(emailed),
+		"order-current-gateway-paid": contract.OrderWorkflowID(gatewayPaid), "order-current-payment-timeout": contract.OrderWorkflowID(timedOut)}
 	for name, wid := range ids {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := s.Temporal.GetWorkflow(ctx, wid, "").Get(ctx, nil); err != nil {
