@@ -56,8 +56,8 @@ func TestProductionOrderTicketsAreEmailed(t *testing.T) {
 	if subject != "Your tickets: Swan Lake" {
 		t.Fatalf("subject %q", subject)
 	}
-	var pdf []byte
 	var text string
+	var attachments int
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -67,20 +67,40 @@ func TestProductionOrderTicketsAreEmailed(t *testing.T) {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(part.Body)
-		switch h := part.Header.(type) {
+		switch part.Header.(type) {
 		case *msgmail.AttachmentHeader:
-			if name, _ := h.Filename(); name == fmt.Sprintf("tickets-%d.pdf", prodOrder) {
-				pdf = body
-			}
+			attachments++
 		case *msgmail.InlineHeader:
 			text += string(body)
 		}
 	}
-	if !bytes.HasPrefix(pdf, []byte("%PDF")) || bytes.Count(pdf, []byte("/Type /Page\n"))+bytes.Count(pdf, []byte("/Type /Page ")) == 0 {
-		t.Fatalf("no PDF attachment (%d bytes)", len(pdf))
+	// The tickets come as the order page's link and a list, the PDF made
+	// when the buyer asks for it (docs/decisions.md, "The tickets e-mail").
+	if attachments != 0 {
+		t.Fatalf("the e-mail carries %d attachments, want none", attachments)
 	}
-	if !strings.Contains(text, fmt.Sprintf("/o/%d?access_token=", prodOrder)) {
+	var tb struct{ Data []ticket }
+	f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", prodOrder), prod).Decode(t, &tb)
+	if len(tb.Data) != 2 {
+		t.Fatalf("want 2 tickets, got %d", len(tb.Data))
+	}
+	for _, tk := range tb.Data {
+		if !strings.Contains(text, "code "+tk.Barcode) {
+			t.Fatalf("the e-mail does not list ticket %s: %q", tk.Barcode, text)
+		}
+	}
+	link := regexp.MustCompile(`https?://\S+/o/\d+\?access_token=\S+`).FindString(text)
+	if !strings.Contains(link, fmt.Sprintf("/o/%d?access_token=", prodOrder)) {
 		t.Fatalf("the e-mail lacks the order link: %q", text)
+	}
+	page := f.Get(t, strings.TrimPrefix(link, f.URL), "")
+	pdfLink := regexp.MustCompile(`href="(/o/\d+/tickets\.pdf\?access_token=[^"]+)"`).FindSubmatch(page.Body)
+	if page.Status != 200 || pdfLink == nil {
+		t.Fatalf("the e-mail's link: %d, PDF link %q", page.Status, pdfLink)
+	}
+	pdf := f.Get(t, strings.ReplaceAll(string(pdfLink[1]), "&amp;", "&"), "")
+	if pdf.Status != 200 || !bytes.HasPrefix(pdf.Body, []byte("%PDF")) || bytes.Count(pdf.Body, []byte("/Type /Page\n"))+bytes.Count(pdf.Body, []byte("/Type /Page ")) != 2 {
+		t.Fatalf("the PDF behind the e-mail's link: %d, %d bytes", pdf.Status, len(pdf.Body))
 	}
 	var sandboxMailed, prodMailed bool
 	_ = f.DB.NewRaw("SELECT emailed_at IS NOT NULL FROM orders WHERE id = ?", sandboxOrder).Scan(context.Background(), &sandboxMailed)

@@ -6,6 +6,7 @@ package email
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/uptrace/bun"
 
@@ -15,7 +16,7 @@ import (
 )
 
 // Tickets composes the e-mail that brings a production order its
-// tickets: the PDF attached and the order page's link. It returns nil when
+// tickets: the order page's link and the tickets listed. It returns nil when
 // there is nothing to send (a sandbox order, or one e-mailed already). The
 // Message-ID is the order's, so a send repeated after a crash is the same
 // message.
@@ -56,10 +57,6 @@ func compose(ctx context.Context, db bun.IDB, links delivery.Links, orderID int6
 	if err != nil {
 		return nil, err
 	}
-	pdf, err := delivery.PDF(doc)
-	if err != nil {
-		return nil, fmt.Errorf("tickets pdf of order %d: %w", orderID, err)
-	}
 	id := fmt.Sprintf("order-%d-tickets@ticketsales", o.ID)
 	if resendID != "" {
 		id = fmt.Sprintf("order-%d-tickets-again-%s@ticketsales", o.ID, resendID)
@@ -68,8 +65,22 @@ func compose(ctx context.Context, db bun.IDB, links delivery.Links, orderID int6
 		To:        o.CustomerEmail,
 		Subject:   fmt.Sprintf("Your tickets: %s", doc.EventTitle),
 		MessageID: id,
-		Text: fmt.Sprintf("Hello %s,\n\nthank you for your order %d. Your %d ticket(s) for %s are attached.\n"+
-			"You can also open them here: %s\n", o.CustomerFirstName, o.ID, len(doc.Tickets), doc.EventTitle, page),
-		Attachments: []mail.Attachment{{Filename: fmt.Sprintf("tickets-%d.pdf", o.ID), ContentType: "application/pdf", Data: pdf}},
+		Text:      text(o.CustomerFirstName, o.ID, doc, page),
 	}, nil
+}
+
+// text is the e-mail's body: the order page's link, where the tickets'
+// QR codes are and their PDF downloads, and each ticket by seat and code.
+// The PDF is not attached (docs/decisions.md, "The tickets e-mail"): it is
+// made when the buyer first asks for it, off the sale's path, and shows a
+// ticket refunded since as VOID, which an attached copy never would.
+func text(firstName string, orderID int64, doc delivery.Order, page string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Hello %s,\n\nthank you for your order %d. Your %d ticket(s) for %s:\n\n",
+		firstName, orderID, len(doc.Tickets), doc.EventTitle)
+	for _, t := range doc.Tickets {
+		fmt.Fprintf(&b, "  %s: %s, code %s\n", t.Number, t.Seat, t.Barcode)
+	}
+	fmt.Fprintf(&b, "\nOpen your tickets here, show the QR code at the door or download them as a PDF to print:\n%s\n", page)
+	return b.String()
 }
