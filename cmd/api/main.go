@@ -69,9 +69,7 @@ func run() error {
 	// /metrics on its own listener, for the scraper only: the public port
 	// must not show internals. Like the worker's, a failure to listen is
 	// logged and the api serves on without it.
-	metricsMux := http.NewServeMux()
-	metricsMux.Handle("GET /metrics", reg.Handler())
-	metricsSrv := &http.Server{Addr: cfg.MetricsAddr, Handler: metricsMux, ReadHeaderTimeout: 5 * time.Second}
+	metricsSrv := &http.Server{Addr: cfg.MetricsAddr, Handler: app.MetricsMux(reg.Handler(), cfg.DebugPprof), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := metricsSrv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Warn("metrics server", "addr", cfg.MetricsAddr, "err", err)

@@ -33,6 +33,10 @@ func run() error {
 		return err
 	}
 	logger := cfg.Logger()
+	// Before the work starts: threads started later inherit the priority.
+	if err := app.LowerPriority(cfg.WorkerNice); err != nil {
+		logger.Warn("worker priority", "nice", cfg.WorkerNice, "err", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -43,7 +47,7 @@ func run() error {
 	defer db.Close()
 	// The worker's own /metrics: the SDK's worker and activity metrics.
 	reg := metrics.New(logger)
-	metricsSrv := &http.Server{Addr: cfg.WorkerMetricsAddr, Handler: reg.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	metricsSrv := &http.Server{Addr: cfg.WorkerMetricsAddr, Handler: app.MetricsMux(reg.Handler(), cfg.DebugPprof), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := metricsSrv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Warn("worker metrics server", "err", err)

@@ -117,6 +117,14 @@ type Config struct {
 	MailFrom                   string     `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
 	LogLevel                   slog.Level `env:"LOG_LEVEL" envDefault:"info"`
 	LogFormat                  string     `env:"LOG_FORMAT" envDefault:"text"`
+	// WorkerNice is the CPU priority (Linux nice, 0–19) the worker gives
+	// itself: on a machine it shares with the api, saga work (tickets,
+	// e-mails, workflow tasks) waits while a buyer's request needs the CPU.
+	// 0 leaves it as started.
+	WorkerNice int `env:"WORKER_NICE" envDefault:"10"`
+	// DebugPprof serves net/http/pprof on the metrics listeners (METRICS_ADDR,
+	// WORKER_METRICS_ADDR), never on the public port.
+	DebugPprof bool `env:"DEBUG_PPROF"`
 }
 
 // Load reads the environment.
@@ -163,6 +171,9 @@ func (c Config) check() (Config, error) {
 	// worker would poll only its sticky queue.
 	if c.WebhookWorkerActivities < 1 || c.WebhookWorkerWorkflowTasks < 2 || c.WebhookWorkerPollers < 2 || c.WebhookAttemptsPerSecond < 0 {
 		return c, fmt.Errorf("read configuration: WEBHOOK_WORKER_ACTIVITIES must be at least 1, WEBHOOK_WORKER_WORKFLOW_TASKS and WEBHOOK_WORKER_POLLERS at least 2, WEBHOOK_ATTEMPTS_PER_SECOND not negative")
+	}
+	if c.WorkerNice < 0 || c.WorkerNice > 19 {
+		return c, fmt.Errorf("read configuration: WORKER_NICE must be from 0 to 19, not %d", c.WorkerNice)
 	}
 	// Deliveries have a queue of their own beside the main one.
 	c.WebhookTaskQueue = cmp.Or(c.WebhookTaskQueue, c.TaskQueue+"-webhooks")
