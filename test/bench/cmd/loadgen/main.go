@@ -13,6 +13,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -144,6 +145,7 @@ func (quiet) Error(string, ...any) {}
 type stats struct {
 	mu                  sync.Mutex
 	holdLatency         []time.Duration
+	holdTimes           []holdTime // each hold call: when it started and how long it took
 	holds, seats        int
 	holdCalls, conflict int
 	server5xx, failures int
@@ -154,6 +156,9 @@ type stats struct {
 	// confirmed is each confirmed order's confirm request start (Unix ns),
 	// by order id: the start of the buyer's wait for tickets.
 	confirmed map[int64]int64
+	// firstConfirmed is when the first confirm was answered: from then
+	// on, order sagas run beside the holds.
+	firstConfirmed time.Time
 	// confirmLatency is each confirm request's answer time.
 	confirmLatency []time.Duration
 }
@@ -164,10 +169,17 @@ func (st *stats) saw(step string, code int) {
 	st.statuses[fmt.Sprintf("%s %d", step, code)]++
 }
 
-func (st *stats) hold(d time.Duration, status int, seats int) {
+// holdTime is one hold call: its start and its answer time.
+type holdTime struct {
+	at time.Time
+	d  time.Duration
+}
+
+func (st *stats) hold(at time.Time, d time.Duration, status int, seats int) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.holdLatency = append(st.holdLatency, d)
+	st.holdTimes = append(st.holdTimes, holdTime{at, d})
 	st.holdCalls++
 	switch {
 	case status == http.StatusCreated:
@@ -234,7 +246,7 @@ func sellout(args []string) error {
 		if err != nil {
 			code = 0
 		}
-		st.hold(time.Since(start), code, seats)
+		st.hold(start, time.Since(start), code, seats)
 		var r struct{ Data struct{ ID string } }
 		_ = json.Unmarshal(b, &r)
 		return r.Data.ID, code, b
@@ -335,6 +347,9 @@ func sellout(args []string) error {
 			}
 			st.mu.Lock()
 			if err == nil && code == http.StatusOK {
+				if st.firstConfirmed.IsZero() {
+					st.firstConfirmed = time.Now()
+				}
 				st.orders++
 				st.confirmed[o.Data.ID] = confirmAt.UnixNano()
 				st.confirmLatency = append(st.confirmLatency, time.Since(confirmAt))
@@ -363,16 +378,36 @@ func sellout(args []string) error {
 	elapsed := time.Since(start)
 	slices.Sort(st.holdLatency)
 	slices.Sort(st.confirmLatency)
+	// Holds started once sagas run (after the first confirm's answer):
+	// the first burst, on a cold api, is apart.
+	var withSagas []time.Duration
+	for _, h := range st.holdTimes {
+		if !st.firstConfirmed.IsZero() && h.at.After(st.firstConfirmed) {
+			withSagas = append(withSagas, h.d)
+		}
+	}
+	slices.Sort(withSagas)
+	// The slowest holds, by when they started: whether the tail is the
+	// first seconds' cold caches and pools or spread over the sale.
+	slices.SortFunc(st.holdTimes, func(a, b holdTime) int { return cmp.Compare(b.d, a.d) })
+	var slowest []string
+	for _, h := range st.holdTimes[:min(len(st.holdTimes), 10)] {
+		slowest = append(slowest, fmt.Sprintf("%.0f ms at %.1f s", float64(h.d.Microseconds())/1000, h.at.Sub(start).Seconds()))
+	}
 	return json.NewEncoder(os.Stdout).Encode(map[string]any{
 		"sold_out": soldOut.Load(), "started_ns": start.UnixNano(), "sell_out_s": elapsed.Seconds(),
 		"buyers": *buyers, "visits": st.visits, "concurrency": *conc,
 		"holds": st.holds, "seats_held": st.seats, "hold_calls": st.holdCalls,
-		"hold_p50_ms":      percentile(st.holdLatency, 0.50),
-		"hold_p99_ms":      percentile(st.holdLatency, 0.99),
-		"conflict_share":   float64(st.conflict) / float64(max(st.holdCalls, 1)),
-		"confirm_p50_ms":   percentile(st.confirmLatency, 0.50),
-		"confirm_p99_ms":   percentile(st.confirmLatency, 0.99),
-		"orders_confirmed": st.orders, "failures": st.failures, "server_5xx": st.server5xx, "gave_up": st.gaveUp,
+		"hold_p50_ms":            percentile(st.holdLatency, 0.50),
+		"hold_p99_ms":            percentile(st.holdLatency, 0.99),
+		"hold_slowest":           slowest,
+		"hold_with_sagas":        len(withSagas),
+		"hold_with_sagas_p50_ms": percentile(withSagas, 0.50),
+		"hold_with_sagas_p99_ms": percentile(withSagas, 0.99),
+		"conflict_share":         float64(st.conflict) / float64(max(st.holdCalls, 1)),
+		"confirm_p50_ms":         percentile(st.confirmLatency, 0.50),
+		"confirm_p99_ms":         percentile(st.confirmLatency, 0.99),
+		"orders_confirmed":       st.orders, "failures": st.failures, "server_5xx": st.server5xx, "gave_up": st.gaveUp,
 		"answers": st.statuses, "confirmed_at_ns": st.confirmed,
 	})
 }
