@@ -28,8 +28,9 @@ type PayResult struct {
 // payment window is still open. Repeating it changes nothing.
 //
 // The tickets are issued in the same transaction, so no reader ever sees a
-// paid order without its tickets; IssueTickets afterwards only completes
-// what a crash could have left. An order that lost a seat cannot be paid:
+// paid order without its tickets, and counted (an order workflow of
+// revision 1 takes the count from here; older ones run IssueTickets
+// afterwards, which finds them issued). An order that lost a seat cannot be paid:
 // that is final (ErrTypeSeatsLost), not retried.
 func (a *Activities) MarkOrderPaid(ctx context.Context, orderID int64, paymentID string) (PayResult, error) {
 	var res PayResult
@@ -67,6 +68,9 @@ func (a *Activities) IssueTickets(ctx context.Context, orderID int64) (int, erro
 type CancelResult struct {
 	Status  states.OrderStatus
 	Changed bool
+	// Tickets is how many tickets the order has when it was paid instead
+	// (its payment accepted in the window: issued in that transaction).
+	Tickets int `json:",omitempty"`
 }
 
 // CancelOrder cancels a pending order and frees its seats. For
@@ -90,7 +94,13 @@ func (a *Activities) CancelOrder(ctx context.Context, orderID int64, reason stat
 	if status == states.OrderPendingPayment {
 		return CancelResult{}, temporal.NewApplicationError(fmt.Sprintf("order %d is not past its payment deadline yet", orderID), "not_yet_expired")
 	}
-	return CancelResult{Status: status, Changed: changed}, nil
+	res := CancelResult{Status: status, Changed: changed}
+	if status == states.OrderPaid {
+		if res.Tickets, err = store.CountTickets(ctx, a.DB, orderID); err != nil {
+			return CancelResult{}, err
+		}
+	}
+	return res, nil
 }
 
 // DeleteTestOrder deletes a sandbox order and frees its seats.

@@ -48,7 +48,7 @@ func (a *Activities) SettlePayment(ctx context.Context, orderID int64, gatewayNa
 		res.RefundReason = *p.RefundReason
 	}
 	if res.Status == states.PaymentApplied {
-		if res.Tickets, err = store.CountTickets(ctx, a.DB, orderID); err != nil {
+		if res.Tickets, err = store.CountTickets(ctx, a.DB, p.OrderID); err != nil {
 			return SettleResult{}, err
 		}
 	}

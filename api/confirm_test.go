@@ -193,7 +193,8 @@ func TestAggregatorConfirmRetryWithTemporalDownIsAccepted(t *testing.T) {
 // costs Temporal only what its guarantees need (docs/decisions.md, "An
 // order's history"): no version marker and no TemporalChangeVersion upsert
 // (a new order starts at contract.OrderRevision), one local activity that
-// pays and issues the tickets, and the e-mail; 16 events in all.
+// pays and issues the tickets, and the e-mail: at most 19 events where it
+// had 22 (fewer when the confirm arrives during the first workflow task).
 func TestConfirmedOrderHistoryIsLean(t *testing.T) {
 	f := newFixture(t)
 	mailer, err := mail.New("", t.TempDir(), "tickets@ticketsales.test")
@@ -237,7 +238,7 @@ func TestConfirmedOrderHistoryIsLean(t *testing.T) {
 			activities++
 		}
 	}
-	if localActivities != 1 || activities != 1 || events != 19 {
-		t.Fatalf("%d events, %d local activities, %d activities; want 19, 1 (paid and issued) and 1 (the e-mail)", events, localActivities, activities)
+	if localActivities != 1 || activities != 1 || events > 19 {
+		t.Fatalf("%d events, %d local activities, %d activities; want at most 19, 1 (paid and issued) and 1 (the e-mail)", events, localActivities, activities)
 	}
 }

@@ -85,8 +85,8 @@ func TestProductionOrderTicketsAreEmailed(t *testing.T) {
 		t.Fatalf("want 2 tickets, got %d", len(tb.Data))
 	}
 	for _, tk := range tb.Data {
-		if !strings.Contains(text, "code "+tk.Barcode) {
-			t.Fatalf("the e-mail does not list ticket %s: %q", tk.Barcode, text)
+		if !strings.Contains(text, tk.Number+": ") || strings.Contains(text, tk.Barcode) {
+			t.Fatalf("the e-mail must list ticket %s without its code %s: %q", tk.Number, tk.Barcode, text)
 		}
 	}
 	link := regexp.MustCompile(`https?://\S+/o/\d+\?access_token=\S+`).FindString(text)

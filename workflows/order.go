@@ -147,7 +147,7 @@ func (w *orderWorkflow) pay(ctx workflow.Context, paymentID string) error {
 	run := func(activity any, args ...any) workflow.Future {
 		return workflow.ExecuteActivity(ctx, activity, args...)
 	}
-	if w.since(ctx, localPayment) {
+	if w.since(ctx, localPayment, revisionLean) {
 		w.localPay = true
 		lctx := workflow.WithLocalActivityOptions(ctx, localOptions)
 		run = func(activity any, args ...any) workflow.Future {
@@ -173,16 +173,23 @@ func (w *orderWorkflow) pay(ctx workflow.Context, paymentID string) error {
 	return run(a.IssueTickets, w.in.OrderID).Get(ctx, &w.state.TicketsIssued)
 }
 
-// current reports whether the order was started at contract.OrderRevision
-// or later: it takes the newest path of every change without a GetVersion
-// marker (and the TemporalChangeVersion upsert the SDK adds to each), two
-// history events per change saved. Older orders ask GetVersion as before.
-func (w *orderWorkflow) current() bool { return w.in.Revision >= contract.OrderRevision }
+// Revisions of the order workflow (contract.OrderInput.Revision): an order
+// started at revision 1 or later takes the paths below without GetVersion
+// (whose marker, and the TemporalChangeVersion upsert the SDK adds to it,
+// are two history events per change), and has its tickets counted by the
+// transaction that pays it.
+const revisionLean = 1
 
-// since reports whether the change applies to this order: always for a
-// current one, by its GetVersion marker for an older one.
-func (w *orderWorkflow) since(ctx workflow.Context, change string) bool {
-	return w.current() || workflow.GetVersion(ctx, change, workflow.DefaultVersion, 1) != workflow.DefaultVersion
+// current reports whether the order was started at revisionLean or later.
+func (w *orderWorkflow) current() bool { return w.in.Revision >= revisionLean }
+
+// since reports whether a change applies to this order: by its revision
+// when the change was folded into one (foldedAt), else by GetVersion. The
+// three changes before revisions are folded at revisionLean; a change made
+// after it asks GetVersion, or is folded into a new revision, never into
+// one orders already run with (their replay would take the new branch).
+func (w *orderWorkflow) since(ctx workflow.Context, change string, foldedAt int) bool {
+	return w.in.Revision >= foldedAt || workflow.GetVersion(ctx, change, workflow.DefaultVersion, 1) != workflow.DefaultVersion
 }
 
 func (w *orderWorkflow) setStatus(ctx workflow.Context, status states.OrderStatus) {
@@ -212,7 +219,7 @@ func (w *orderWorkflow) run(ctx workflow.Context) (contract.OrderStatus, error) 
 				log.Info("payment declined; the order stays payable until its deadline")
 				continue
 			}
-			if !w.since(ctx, recordedPayments) {
+			if !w.since(ctx, recordedPayments, revisionLean) {
 				if err := w.pay(ctx, p.PaymentID); err != nil {
 					log.Warn("gateway payment not applied", "err", err)
 				}
@@ -230,6 +237,9 @@ func (w *orderWorkflow) run(ctx workflow.Context) (contract.OrderStatus, error) 
 				return w.state, err
 			}
 			w.setStatus(ctx, res.Status) // paid if a payment won the race
+			if res.Status == states.OrderPaid {
+				w.state.TicketsIssued = res.Tickets // issued with the payment
+			}
 		}
 	}
 	if w.localPay {
@@ -250,7 +260,7 @@ func (w *orderWorkflow) run(ctx workflow.Context) (contract.OrderStatus, error) 
 		case err == nil:
 			w.state.Emailed = true
 		case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeMailRefused &&
-			w.since(ctx, mailRefusalNotFatal):
+			w.since(ctx, mailRefusalNotFatal, revisionLean):
 			// The buyer's mail server refused for good: the order stays paid
 			// and its tickets are on the order page; the saga goes on to
 			// return any late payment.
@@ -356,7 +366,7 @@ func (w *orderWorkflow) returnUnapplied(ctx workflow.Context) error {
 		if p.Status != states.GatewayPaid || (w.state.Status == states.OrderPaid && p.PaymentID == w.paidWith) {
 			continue
 		}
-		if w.since(ctx, recordedPayments) {
+		if w.since(ctx, recordedPayments, revisionLean) {
 			if err := w.settle(ctx, p); err != nil {
 				return err
 			}

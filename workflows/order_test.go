@@ -8,8 +8,11 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/suite"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/ticketsales/ticketsales/activities"
 	"github.com/ticketsales/ticketsales/internal/states"
@@ -23,6 +26,11 @@ type orderSuite struct {
 	env  *testsuite.TestWorkflowEnvironment
 	acts *activities.Activities
 	t0   time.Time
+	// asked is every change the workflow asked GetVersion about: none for
+	// an order of the current revision (each would be a marker and a
+	// TemporalChangeVersion upsert in its history).
+	asked []string
+	older bool // the test runs an order of revision 0
 }
 
 func TestOrderWorkflow(t *testing.T) { suite.Run(t, new(orderSuite)) }
@@ -31,8 +39,45 @@ func (s *orderSuite) SetupTest() {
 	s.env = s.NewTestWorkflowEnvironment()
 	s.t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	s.env.SetStartTime(s.t0)
+	s.asked, s.older = nil, false
+	s.env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{&versionSpy{asked: &s.asked}}})
 	s.env.RegisterWorkflow(workflows.Order)
 	s.env.RegisterActivity(s.acts)
+}
+
+func (s *orderSuite) TearDownTest() {
+	if !s.older {
+		s.Empty(s.asked, "an order of the current revision asked GetVersion")
+	}
+}
+
+// versionSpy records the changes a workflow asks GetVersion about.
+type versionSpy struct {
+	interceptor.WorkerInterceptorBase
+	asked *[]string
+}
+
+func (v *versionSpy) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &versionSpyInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, asked: v.asked}
+}
+
+type versionSpyInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+	asked *[]string
+}
+
+func (i *versionSpyInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&versionSpyOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}, asked: i.asked})
+}
+
+type versionSpyOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	asked *[]string
+}
+
+func (o *versionSpyOutbound) GetVersion(ctx workflow.Context, changeID string, minSupported, maxSupported workflow.Version) workflow.Version {
+	*o.asked = append(*o.asked, changeID)
+	return o.Next.GetVersion(ctx, changeID, minSupported, maxSupported)
 }
 
 func (s *orderSuite) input(isTest bool) contract.OrderInput {
@@ -230,9 +275,11 @@ func (s *orderSuite) TestOlderRevisionIssuesTicketsApart() {
 	s.confirmAt(time.Minute, 495000, func(contract.OrderStatus, error) {})
 	in := s.input(false)
 	in.Revision = 0
+	s.older = true
 	s.env.ExecuteWorkflow(workflows.Order, in)
 	s.Equal(2, s.result().TicketsIssued)
 	s.Equal(2, attempts)
+	s.Contains(s.asked, "local-payment-activities", "an older order chooses by its markers")
 	s.Equal(2, emailedAfter, "the tickets e-mail started before the tickets were issued")
 }
 

@@ -67,7 +67,7 @@ func NewServices(cfg config.Config, c Conns, hd holds.Deps) (*Services, error) {
 	o := orders.New(orders.Deps{DB: c.DB, Temporal: c.Temporal, Log: c.Log, Holds: h}, cfg.TaskQueue, orders.Settings{
 		PaymentWindow: cfg.PaymentWindow, SandboxLifetime: cfg.SandboxLifetime,
 		Links: delivery.Links{BaseURL: cfg.PublicBaseURL, Keys: keys, Codes: codes}, Gateways: gateways,
-		TestGatewayForProduction: cfg.Development(), ConfirmWait: cfg.ConfirmWait})
+		TestGatewayForProduction: cfg.Development(), ConfirmWait: cfg.ConfirmWait, Revision: cfg.OrderRevision})
 	r := refunds.New(refunds.Deps{DB: c.DB, Temporal: c.Temporal, Log: c.Log, Holds: h, Orders: o}, cfg.TaskQueue,
 		refunds.Settings{RetryBudget: cfg.RefundRetryBudget})
 	return &Services{Holds: h, Orders: o, Refunds: r, TestGateway: test}, nil

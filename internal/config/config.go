@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
+
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // DefaultDatabaseURL is the local Postgres the scripts look for first.
@@ -117,11 +119,16 @@ type Config struct {
 	MailFrom                   string     `env:"MAIL_FROM" envDefault:"tickets@ticketsales.local"`
 	LogLevel                   slog.Level `env:"LOG_LEVEL" envDefault:"info"`
 	LogFormat                  string     `env:"LOG_FORMAT" envDefault:"text"`
+	// OrderRevision is the order workflow revision the api starts new
+	// orders with (0 up to contract.OrderRevision). When upgrading from a
+	// release before revisions, set 0 until every worker runs this one.
+	OrderRevision int `env:"ORDER_REVISION" envDefault:"1"`
 	// WorkerNice is the CPU priority (Linux nice, 0–19) the worker gives
-	// itself: on a machine it shares with the api, saga work (tickets,
-	// e-mails, workflow tasks) waits while a buyer's request needs the CPU.
-	// 0 leaves it as started.
-	WorkerNice int `env:"WORKER_NICE" envDefault:"10"`
+	// itself, so that on a machine and scheduling group it shares with the
+	// api, saga work waits while a buyer's request needs the CPU. 0 (the
+	// default) leaves it as started: the sell-out measured no gain from 10
+	// once the tickets PDF left the saga (docs/performance.md).
+	WorkerNice int `env:"WORKER_NICE" envDefault:"0"`
 	// DebugPprof serves net/http/pprof on the metrics listeners (METRICS_ADDR,
 	// WORKER_METRICS_ADDR), never on the public port.
 	DebugPprof bool `env:"DEBUG_PPROF"`
@@ -171,6 +178,9 @@ func (c Config) check() (Config, error) {
 	// worker would poll only its sticky queue.
 	if c.WebhookWorkerActivities < 1 || c.WebhookWorkerWorkflowTasks < 2 || c.WebhookWorkerPollers < 2 || c.WebhookAttemptsPerSecond < 0 {
 		return c, fmt.Errorf("read configuration: WEBHOOK_WORKER_ACTIVITIES must be at least 1, WEBHOOK_WORKER_WORKFLOW_TASKS and WEBHOOK_WORKER_POLLERS at least 2, WEBHOOK_ATTEMPTS_PER_SECOND not negative")
+	}
+	if c.OrderRevision < 0 || c.OrderRevision > contract.OrderRevision {
+		return c, fmt.Errorf("read configuration: ORDER_REVISION must be from 0 to %d, not %d", contract.OrderRevision, c.OrderRevision)
 	}
 	if c.WorkerNice < 0 || c.WorkerNice > 19 {
 		return c, fmt.Errorf("read configuration: WORKER_NICE must be from 0 to 19, not %d", c.WorkerNice)

@@ -254,7 +254,7 @@ func wantedItems(sc *holds.Sale, items []Item, verr *errs.ValidationError) []sto
 
 func (s *Service) startOrderWorkflow(ctx context.Context, o *store.Order) error {
 	in := contract.OrderInput{OrderID: o.ID, CompanyID: o.CompanyID, EventID: o.EventID, IsTest: o.IsTest,
-		Payment: o.Payment, Amount: o.Amount, ExpiresAt: o.ExpiresAt, Revision: contract.OrderRevision}
+		Payment: o.Payment, Amount: o.Amount, ExpiresAt: o.ExpiresAt, Revision: s.Settings.Revision}
 	if o.IsTest {
 		in.DeleteAt = o.CreatedAt.Add(s.Settings.SandboxLifetime)
 	}

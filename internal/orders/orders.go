@@ -66,6 +66,9 @@ type Settings struct {
 	// ConfirmWait is how long a confirm waits for the order workflow to
 	// apply its accepted payment before answering 202 (0: 20 s).
 	ConfirmWait time.Duration
+	// Revision is the order workflow revision new orders start with
+	// (ORDER_REVISION; contract.OrderRevision by default).
+	Revision int
 }
 
 // Customer is the buyer. It stays in Postgres; workflows see only ids.

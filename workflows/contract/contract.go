@@ -152,16 +152,17 @@ type OrderInput struct {
 	ExpiresAt time.Time // end of the payment window
 	// DeleteAt is when a sandbox order is deleted (zero for production).
 	DeleteAt time.Time
-	// Revision is the order saga's code revision the api started it
-	// with: from OrderRevision on, the workflow takes its newest paths
+	// Revision is the order workflow's revision the api started it with
+	// (ORDER_REVISION): from 1 on, the workflow takes its newest paths
 	// without asking GetVersion, so a new order's history holds no version
 	// markers and no TemporalChangeVersion upserts. Orders started before
-	// it (0) choose by their recorded markers, as they always did.
+	// revisions (0) choose by their recorded markers, as they always did.
 	Revision int `json:",omitempty"`
 }
 
-// OrderRevision is the revision new orders start with. Workers must know
-// it before an api sends it: deploy the worker first (docs/operations.md).
+// OrderRevision is the newest revision this release's workers run, and
+// what new orders start with unless ORDER_REVISION says less: an api must
+// not send a revision before every worker knows it (docs/operating.md).
 const OrderRevision = 1
 
 // ConfirmInput is the partner's confirmation of an external payment.

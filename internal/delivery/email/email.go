@@ -69,17 +69,29 @@ func compose(ctx context.Context, db bun.IDB, links delivery.Links, orderID int6
 	}, nil
 }
 
-// text is the e-mail's body: the order page's link, where the tickets'
-// QR codes are and their PDF downloads, and each ticket by seat and code.
-// The PDF is not attached (docs/decisions.md, "The tickets e-mail"): it is
-// made when the buyer first asks for it, off the sale's path, and shows a
-// ticket refunded since as VOID, which an attached copy never would.
+// text is the e-mail's body: the order page's link, where the tickets' QR
+// codes are and their PDF downloads, and each valid ticket by number and
+// seat. The codes themselves stay behind the link: an e-mail is copied to
+// previews, outboxes and forwards, and a code is what admits. The PDF is
+// not attached (docs/decisions.md, "The tickets e-mail"): it is made when
+// the buyer first asks for it, off the sale's path, and shows a ticket
+// refunded since as VOID, which an attached copy never would. Refunded
+// tickets are not listed, only counted.
 func text(firstName string, orderID int64, doc delivery.Order, page string) string {
+	var valid []delivery.Ticket
+	for _, t := range doc.Tickets {
+		if !t.Void() {
+			valid = append(valid, t)
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Hello %s,\n\nthank you for your order %d. Your %d ticket(s) for %s:\n\n",
-		firstName, orderID, len(doc.Tickets), doc.EventTitle)
-	for _, t := range doc.Tickets {
-		fmt.Fprintf(&b, "  %s: %s, code %s\n", t.Number, t.Seat, t.Barcode)
+		firstName, orderID, len(valid), doc.EventTitle)
+	for _, t := range valid {
+		fmt.Fprintf(&b, "  %s: %s\n", t.Number, t.Seat)
+	}
+	if n := len(doc.Tickets) - len(valid); n > 0 {
+		fmt.Fprintf(&b, "\n%d ticket(s) of this order were refunded and are no longer valid.\n", n)
 	}
 	fmt.Fprintf(&b, "\nOpen your tickets here, show the QR code at the door or download them as a PDF to print:\n%s\n", page)
 	return b.String()
