@@ -163,12 +163,6 @@ start_server() {
 		--search-attribute EventId=Int
 		--search-attribute OrderStatus=Keyword
 		--search-attribute IsTest=Bool)
-	# TEMPORAL_NICE (0–19) lowers the server's CPU priority: on a machine it
-	# shares with the api, the sagas' engine yields to buyers' requests
-	# (make bench sets it; docs/operating.md).
-	if [[ "${TEMPORAL_NICE:-0}" != 0 ]]; then
-		cmd=(nice -n "$TEMPORAL_NICE" "${cmd[@]}")
-	fi
 	if command -v setsid >/dev/null 2>&1; then
 		setsid "${cmd[@]}" </dev/null >>"$log_file" 2>&1 &
 	else
