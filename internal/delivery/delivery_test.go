@@ -370,8 +370,9 @@ func TestRenderPageUnsafeLinkAndNoPDF(t *testing.T) {
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // BenchmarkTicketsPDF renders the tickets PDF of a typical order (1 to 4
-// tickets): the tickets e-mail's cost in the worker, paid once per
-// production order. docs/performance.md ("Tickets PDF") keeps its numbers.
+// tickets): what a buyer's download of the PDF costs the api (the worker
+// paid it per production order while the e-mail attached the PDF).
+// docs/performance.md ("Tickets PDF") keeps its numbers.
 func BenchmarkTicketsPDF(b *testing.B) {
 	for _, n := range []int{1, 4} {
 		b.Run(fmt.Sprintf("tickets=%d", n), func(b *testing.B) {
@@ -399,7 +400,7 @@ func processCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// benchOrder is a sold order of n tickets as the e-mail renders it: all
+// benchOrder is a sold order of n tickets as the page's PDF renders it: all
 // active, their QR codes carrying signed codes.
 func benchOrder(b *testing.B, n int) Order {
 	o := sampleOrder(n)
