@@ -123,6 +123,16 @@ func ImportCatalog(ctx context.Context, db *bun.DB, companyID int64, plan *Catal
 	if err != nil {
 		return ImportResult{}, fmt.Errorf("import catalog for company %d: %w", companyID, err)
 	}
+	if im.result.SeatsChanged > 0 {
+		// New seats are free while most rows of a long-running table are
+		// sold: until the planner's statistics know them, the hold
+		// statement can take a plan made for rare free seats (measured:
+		// 3 times slower holds). Autovacuum's threshold (10% of the table)
+		// may never come for one event among many, so the import refreshes
+		// them (a sample, well under a second). A failure leaves that to
+		// autovacuum; the import itself has committed.
+		_, _ = db.ExecContext(ctx, "ANALYZE event_seats")
+	}
 	return im.result, nil
 }
 
