@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
@@ -124,16 +125,33 @@ func ImportCatalog(ctx context.Context, db *bun.DB, companyID int64, plan *Catal
 		return ImportResult{}, fmt.Errorf("import catalog for company %d: %w", companyID, err)
 	}
 	if im.result.SeatsChanged > 0 {
-		// New seats are free while most rows of a long-running table are
-		// sold: until the planner's statistics know them, the hold
-		// statement can take a plan made for rare free seats (measured:
-		// 3 times slower holds). Autovacuum's threshold (10% of the table)
-		// may never come for one event among many, so the import refreshes
-		// them (a sample, well under a second). A failure leaves that to
-		// autovacuum; the import itself has committed.
-		_, _ = db.ExecContext(ctx, "ANALYZE event_seats")
+		analyzeSeats(ctx, db)
 	}
 	return im.result, nil
+}
+
+// analyzeSeats refreshes the planner's statistics of event_seats after an
+// import changed seats. New seats are free while most rows of a table
+// that has sold for a while are sold: until the statistics count them, the
+// hold statement can take a plan made for rare free seats (the bench's holds
+// ran 3 times slower after its door events' sold seats), and autovacuum's
+// threshold (10% of the table) may never come for one event among many.
+// ANALYZE reads a sample (300 × the statistics target rows), blocks no
+// hold, and is bounded here: it waits at most 500 ms for its lock (held by a
+// running VACUUM or ANALYZE of the table, which it would otherwise cancel
+// or wait for), and gives up after 30 s, whatever the request does. A
+// refusal or failure leaves the statistics to autovacuum; the import has
+// committed either way.
+func analyzeSeats(ctx context.Context, db *bun.DB) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	_ = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL lock_timeout = '500ms'"); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "ANALYZE event_seats")
+		return err
+	})
 }
 
 func (im *importer) run(ctx context.Context, plan *CatalogPlan) error {
