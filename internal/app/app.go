@@ -6,6 +6,7 @@
 package app
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/uptrace/bun"
@@ -48,6 +49,11 @@ type Services struct {
 // dependencies (clock, seat-change announcements, the hand-over starter)
 // are the process's: hd; its DB, Temporal and Log are c's.
 func NewServices(cfg config.Config, c Conns, hd holds.Deps) (*Services, error) {
+	if cfg.OrderRevision > contract.OrderRevision {
+		// A revision no worker of this release knows would leave its
+		// orders stuck at their first task.
+		return nil, fmt.Errorf("ORDER_REVISION %d: this release's workers run revisions up to %d", cfg.OrderRevision, contract.OrderRevision)
+	}
 	keys, err := delivery.NewKeyring(cfg.OrderTokenSecret, cfg.OrderTokenPreviousSecret...)
 	if err != nil {
 		return nil, err

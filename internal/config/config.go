@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
-
-	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // DefaultDatabaseURL is the local Postgres the scripts look for first.
@@ -120,7 +118,7 @@ type Config struct {
 	LogLevel                   slog.Level `env:"LOG_LEVEL" envDefault:"info"`
 	LogFormat                  string     `env:"LOG_FORMAT" envDefault:"text"`
 	// OrderRevision is the order workflow revision the api starts new
-	// orders with (0 up to contract.OrderRevision). When upgrading from a
+	// orders with (0 up to the newest this release's workers run). When upgrading from a
 	// release before revisions, set 0 until every worker runs this one.
 	OrderRevision int `env:"ORDER_REVISION" envDefault:"1"`
 	// WorkerNice is the CPU priority (Linux nice, 0–19) the worker gives
@@ -179,8 +177,10 @@ func (c Config) check() (Config, error) {
 	if c.WebhookWorkerActivities < 1 || c.WebhookWorkerWorkflowTasks < 2 || c.WebhookWorkerPollers < 2 || c.WebhookAttemptsPerSecond < 0 {
 		return c, fmt.Errorf("read configuration: WEBHOOK_WORKER_ACTIVITIES must be at least 1, WEBHOOK_WORKER_WORKFLOW_TASKS and WEBHOOK_WORKER_POLLERS at least 2, WEBHOOK_ATTEMPTS_PER_SECOND not negative")
 	}
-	if c.OrderRevision < 0 || c.OrderRevision > contract.OrderRevision {
-		return c, fmt.Errorf("read configuration: ORDER_REVISION must be from 0 to %d, not %d", contract.OrderRevision, c.OrderRevision)
+	// Its upper bound is the workers' newest revision, checked where the
+	// orders are wired (internal/app): the configuration knows no workflow.
+	if c.OrderRevision < 0 {
+		return c, fmt.Errorf("read configuration: ORDER_REVISION must not be negative, not %d", c.OrderRevision)
 	}
 	if c.WorkerNice < 0 || c.WorkerNice > 19 {
 		return c, fmt.Errorf("read configuration: WORKER_NICE must be from 0 to 19, not %d", c.WorkerNice)

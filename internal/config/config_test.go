@@ -11,7 +11,7 @@ func TestLoadRefusesSettingsThatWouldStopTheService(t *testing.T) {
 		{"WEBHOOK_ENDPOINTS_MAX", "0"}, {"WEBHOOK_TESTS_PER_MINUTE", "-1"}, {"WEBHOOK_REDELIVERIES_PER_MINUTE", "-1"},
 		{"WEBHOOK_WORKER_ACTIVITIES", "0"}, {"WEBHOOK_WORKER_WORKFLOW_TASKS", "1"}, {"WEBHOOK_WORKER_POLLERS", "1"},
 		{"WEBHOOK_ATTEMPTS_PER_SECOND", "-1"},
-		{"CABINET_PASSWORD_CHECKS", "-1"}, {"WORKER_NICE", "-1"}, {"WORKER_NICE", "20"}, {"ORDER_REVISION", "-1"}, {"ORDER_REVISION", "2"},
+		{"CABINET_PASSWORD_CHECKS", "-1"}, {"WORKER_NICE", "-1"}, {"WORKER_NICE", "20"}, {"ORDER_REVISION", "-1"},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
 			t.Setenv(bad.name, bad.value)
