@@ -428,35 +428,28 @@ func confirmToTickets(t *testing.T, s *testenv.Stack, confirmed any) (p50, p99 f
 // order workflows started since start (DescribeWorkflowExecution), and
 // how many it sampled.
 func historyPerOrder(t *testing.T, s *testenv.Stack, event int64, start time.Time) (float64, int) {
-	ctx := context.Background()
-	list, err := s.Temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{PageSize: 50,
-		Query: fmt.Sprintf("WorkflowType = 'Order' AND EventId = %d AND StartTime >= '%s'", event, start.UTC().Format(time.RFC3339))})
-	if err != nil {
-		t.Fatalf("order workflows: %v", err)
-	}
-	var total, n int64
-	for _, e := range list.Executions {
-		d, err := s.Temporal.DescribeWorkflowExecution(ctx, e.Execution.WorkflowId, e.Execution.RunId)
-		if err != nil {
-			t.Fatalf("describe %s: %v", e.Execution.WorkflowId, err)
-		}
-		total += d.WorkflowExecutionInfo.HistoryLength
-		n++
-	}
-	return float64(total) / float64(max(n, 1)), int(n)
+	total, n := historyOf(t, s, fmt.Sprintf("WorkflowType = 'Order' AND EventId = %d AND StartTime >= '%s'",
+		event, start.UTC().Format(time.RFC3339)), 50)
+	return float64(total) / float64(max(n, 1)), n
 }
 
 // holdsHistory is the history length of the event's other workflows
 // since start (its holds', every run of them), and how many runs: their
 // share of an order's Temporal work.
 func holdsHistory(t *testing.T, s *testenv.Stack, event int64, start time.Time) (events int64, runs int) {
+	return historyOf(t, s, fmt.Sprintf("WorkflowType != 'Order' AND EventId = %d AND StartTime >= '%s'",
+		event, start.UTC().Format(time.RFC3339)), 500)
+}
+
+// historyOf sums the history lengths of the workflow runs the visibility
+// query finds, up to limit runs (a page or more), and counts the runs.
+func historyOf(t *testing.T, s *testenv.Stack, query string, limit int) (events int64, runs int) {
 	ctx := context.Background()
-	req := &workflowservice.ListWorkflowExecutionsRequest{PageSize: 100,
-		Query: fmt.Sprintf("WorkflowType != 'Order' AND EventId = %d AND StartTime >= '%s'", event, start.UTC().Format(time.RFC3339))}
+	req := &workflowservice.ListWorkflowExecutionsRequest{PageSize: int32(min(limit, 100)), Query: query}
 	for {
 		list, err := s.Temporal.ListWorkflow(ctx, req)
 		if err != nil {
-			t.Fatalf("the event's holds workflows: %v", err)
+			t.Fatalf("workflows (%s): %v", query, err)
 		}
 		for _, e := range list.Executions {
 			d, err := s.Temporal.DescribeWorkflowExecution(ctx, e.Execution.WorkflowId, e.Execution.RunId)
@@ -464,9 +457,11 @@ func holdsHistory(t *testing.T, s *testenv.Stack, event int64, start time.Time) 
 				t.Fatalf("describe %s: %v", e.Execution.WorkflowId, err)
 			}
 			events += d.WorkflowExecutionInfo.HistoryLength
-			runs++
+			if runs++; runs >= limit {
+				return events, runs
+			}
 		}
-		if len(list.NextPageToken) == 0 || runs >= 500 {
+		if len(list.NextPageToken) == 0 {
 			return events, runs
 		}
 		req.NextPageToken = list.NextPageToken
