@@ -114,23 +114,19 @@ func TestBestAvailableRush(t *testing.T) {
 }
 
 // TestBestAvailableTogetherRush: 24 buyers of two seats side by side at
-// once: each winner's seats are neighbours in one row, no seat goes to two
-// buyers, and a buyer who gets none is told sold_out, never an error.
+// once, in a hall with room for 45 such pairs: every buyer gets two
+// neighbours in one row, and no seat goes to two buyers. Buyers arriving
+// together must not be told sold_out because they all tried the same best
+// groups (the picks look past each other's locked seats).
 func TestBestAvailableTogetherRush(t *testing.T) {
 	f := newFixture(t)
 	const buyers = 24
 	results := f.rushBest(t, buyers, `{"quantity": 2, "together": true}`)
 	owner := map[string]int{}
-	won := 0
 	for i, res := range results {
-		if res.Status == http.StatusConflict {
-			expectProblem(t, res, http.StatusConflict, "sold_out")
-			continue
-		}
 		if res.Status != http.StatusCreated {
 			t.Fatalf("buyer %d: %d %s", i, res.Status, res.Body)
 		}
-		won++
 		var r reservationBody
 		res.Decode(t, &r)
 		a, b := r.Data.Seats[0], r.Data.Seats[1]
@@ -147,9 +143,5 @@ func TestBestAvailableTogetherRush(t *testing.T) {
 			}
 			owner[s.SeatID] = i
 		}
-	}
-	t.Logf("%d of %d buyers got two seats together at once", won, buyers)
-	if won == 0 {
-		t.Fatal("nobody got seats")
 	}
 }

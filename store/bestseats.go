@@ -19,6 +19,14 @@ type BestSeatsRequest struct {
 	// Window is how many of the best free seats a group together is
 	// sought among.
 	Window int
+	// Avoid lists seats that other picks in flight have locked (those this
+	// process knows of): a group together is sought without them, so
+	// buyers arriving at once do not all try the same best groups.
+	Avoid []string
+	// Busy, when set, tells whether another pick in flight has locked a
+	// seat since Avoid was read: a group with such a seat is passed over
+	// without a round trip.
+	Busy func(seatID string) bool
 }
 
 // PickBestSeats locks and returns the best free seats for the request, in
@@ -53,27 +61,43 @@ func PickBestSeats(ctx context.Context, tx bun.Tx, r BestSeatsRequest) (map[stri
 		}
 		return pickResult(rows)
 	}
-	// Buyers picking at the same moment see the same best groups; one who
-	// finds all of them taken looks again, on a fresh snapshot that shows
-	// the others' holds.
-	for round := 0; round < 3; round++ {
-		seats, ids, err := pickTogether(ctx, tx, r, filter, args, round)
-		if err != nil || len(ids) > 0 {
-			return seats, ids, err
+	// Buyers picking at the same moment would see the same best groups:
+	// a pick looks past the seats others have in flight, and one that
+	// finds a group's seat locked all the same looks again, on a fresh
+	// snapshot (it shows the others' committed holds) and past every seat
+	// it found locked.
+	// Every round that finds nothing passes over at least one more seat,
+	// so the rounds end; maxPickRounds bounds them when many buyers pick
+	// at once on instances that cannot see each other's picks.
+	avoid := slices.Clone(r.Avoid)
+	for round := 0; round < maxPickRounds; round++ {
+		seats, ids, locked, err := pickTogether(ctx, tx, r, filter, args, avoid, round)
+		if err != nil || len(ids) > 0 || len(locked) == 0 {
+			return seats, ids, err // picked, or no group fits
 		}
+		avoid = append(avoid, locked...)
 	}
 	return nil, nil, nil
 }
 
-// pickTogether tries the best groups together of one snapshot.
-func pickTogether(ctx context.Context, tx bun.Tx, r BestSeatsRequest, filter string, args []any, round int) (map[string]ReservedSeat, []string, error) {
+// maxPickRounds bounds the looks for a group together of one pick.
+const maxPickRounds = 8
+
+// pickTogether tries the best groups together of one snapshot, without
+// the seats to avoid; when none can be locked whole, it returns the seats
+// it found locked by others.
+func pickTogether(ctx context.Context, tx bun.Tx, r BestSeatsRequest, filter string, args []any, avoid []string, round int) (map[string]ReservedSeat, []string, []string, error) {
 	var rows []ReservedSeat
 	var groups []struct {
 		SeatIDs []string `bun:"seat_ids,array"`
 	}
+	if avoid == nil {
+		avoid = []string{}
+	}
 	err := tx.NewRaw(`
 		WITH c AS (
 			SELECT s.seat_id, s.zone_id, s.row, s.pos, s.rank FROM event_seats s WHERE `+filter+`
+				AND NOT (s.seat_id = ANY(?::text[]))
 			ORDER BY s.rank, s.seat_id LIMIT ?
 		), runs AS (
 			SELECT c.*, pos - row_number() OVER (PARTITION BY zone_id, row ORDER BY pos) AS run FROM c
@@ -87,31 +111,52 @@ func pickTogether(ctx context.Context, tx bun.Tx, r BestSeatsRequest, filter str
 		SELECT seat_ids FROM sized WHERE k + ? - 1 <= len
 		ORDER BY (k = 2 OR len - (k + ? - 1) = 1), score, zone_id, row, k
 		LIMIT 8`,
-		append(args, r.Window, r.Quantity-1, r.Quantity-1, r.Quantity, r.Quantity)...).Scan(ctx, &groups)
+		append(args, pgdialect.Array(avoid), r.Window, r.Quantity-1, r.Quantity-1, r.Quantity, r.Quantity)...).Scan(ctx, &groups)
 	if err != nil {
-		return nil, nil, fmt.Errorf("find %d seats together of event %d: %w", r.Quantity, r.EventID, err)
+		return nil, nil, nil, fmt.Errorf("find %d seats together of event %d: %w", r.Quantity, r.EventID, err)
 	}
+	var locked []string
+	lost := map[string]bool{}
 	for i, g := range groups {
+		busy := false
+		for _, id := range g.SeatIDs {
+			if !lost[id] && r.Busy != nil && r.Busy(id) {
+				lost[id] = true
+				locked = append(locked, id)
+			}
+			busy = busy || lost[id]
+		}
+		if busy {
+			continue // a seat of it is locked by another pick: no round trip
+		}
 		sp := fmt.Sprintf("best_group_%d_%d", round, i)
 		if _, err := tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
-			return nil, nil, fmt.Errorf("pick seats together: %w", err)
+			return nil, nil, nil, fmt.Errorf("pick seats together: %w", err)
 		}
 		rows = rows[:0]
 		err := tx.NewRaw(`SELECT s.seat_id, s.zone_id, s.row, s.number, s.label, s.category_id, 0 AS price
 			FROM event_seats s WHERE `+filter+` AND s.seat_id = ANY(?::text[])
 			ORDER BY s.seat_id FOR UPDATE SKIP LOCKED`, append(args, pgdialect.Array(g.SeatIDs))...).Scan(ctx, &rows)
 		if err != nil {
-			return nil, nil, fmt.Errorf("lock seats together of event %d: %w", r.EventID, err)
+			return nil, nil, nil, fmt.Errorf("lock seats together of event %d: %w", r.EventID, err)
 		}
 		if len(rows) == r.Quantity {
-			return pickResult(rows)
+			seats, ids, err := pickResult(rows)
+			return seats, ids, nil, err
 		}
-		// Part of the group was taken meanwhile: give the rest back.
+		// Part of the group was taken meanwhile: give the rest back, and
+		// pass over the seats another holds from now on.
 		if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp); err != nil {
-			return nil, nil, fmt.Errorf("pick seats together: %w", err)
+			return nil, nil, nil, fmt.Errorf("pick seats together: %w", err)
+		}
+		for _, id := range g.SeatIDs {
+			if !slices.ContainsFunc(rows, func(row ReservedSeat) bool { return row.SeatID == id }) {
+				lost[id] = true
+				locked = append(locked, id)
+			}
 		}
 	}
-	return nil, nil, nil
+	return nil, nil, locked, nil
 }
 
 func pickResult(rows []ReservedSeat) (map[string]ReservedSeat, []string, error) {

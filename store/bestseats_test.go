@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/uptrace/bun"
+
 	"github.com/ticketsales/ticketsales/store"
 )
 
@@ -76,5 +78,73 @@ func TestBestSeatsFollowTheFilesRank(t *testing.T) {
 	// before front 2 (rank 5,000,000).
 	if want := []string{"a-1-2", "z-1-1", "z-1-3"}; !slices.Equal(ids, want) {
 		t.Fatalf("picked %v, want %v", ids, want)
+	}
+}
+
+// TestBestSeatsTogetherLookPastLockedSeats: while another transaction has
+// the row's best groups locked, a pick for a group together gets the next
+// free one, whether it is told of the locked seats beforehand (Avoid, Busy:
+// picks in flight in this process) or finds them locked itself; and when
+// the only group that fits is locked, it answers none, without looping.
+func TestBestSeatsTogetherLookPastLockedSeats(t *testing.T) {
+	ctx := context.Background()
+	s := newDemo(t)
+	swan := s.eventID(t, "swan-lake")
+	// Free: row 2's seats 1..12 only.
+	if _, err := s.DB.ExecContext(ctx, `UPDATE event_seats SET state = 'sold' WHERE event_id = ?
+		AND NOT (zone_id = 'parterre' AND row = '2' AND number::int BETWEEN 1 AND 12)`, swan); err != nil {
+		t.Fatal(err)
+	}
+	begin := func() bun.Tx {
+		t.Helper()
+		tx, err := s.DB.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tx.Rollback() })
+		return tx
+	}
+	pickIn := func(tx bun.Tx, req store.BestSeatsRequest) []string {
+		t.Helper()
+		req.EventID, req.Together, req.Window = swan, true, 100
+		_, ids, err := store.PickBestSeats(ctx, tx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	// Each pick below gives its seats back before the next one.
+	pick := func(req store.BestSeatsRequest) []string {
+		t.Helper()
+		tx := begin()
+		defer tx.Rollback()
+		return pickIn(tx, req)
+	}
+	// Another buyer's pick has locked the best four together, uncommitted.
+	first := pickIn(begin(), store.BestSeatsRequest{Quantity: 4})
+	if len(first) != 4 {
+		t.Fatalf("the first pick got %v", first)
+	}
+	locked := map[string]bool{}
+	for _, id := range first {
+		locked[id] = true
+	}
+	disjoint := func(name string, got []string) {
+		t.Helper()
+		if len(got) != 4 {
+			t.Fatalf("%s: got %v, want four together beside %v", name, got, first)
+		}
+		for _, id := range got {
+			if locked[id] {
+				t.Fatalf("%s: got %v, overlapping the locked %v", name, got, first)
+			}
+		}
+	}
+	disjoint("finding the locks itself", pick(store.BestSeatsRequest{Quantity: 4}))
+	disjoint("told of them", pick(store.BestSeatsRequest{Quantity: 4, Avoid: first}))
+	disjoint("told while looking", pick(store.BestSeatsRequest{Quantity: 4, Busy: func(id string) bool { return locked[id] }}))
+	// Twelve together fit only as the whole row, part of which is locked.
+	if got := pick(store.BestSeatsRequest{Quantity: 12}); len(got) != 0 {
+		t.Fatalf("twelve together beside a locked group: %v", got)
 	}
 }

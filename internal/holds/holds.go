@@ -46,6 +46,7 @@ type Service struct {
 	starter  *Starter
 	sales    *saleCache
 	taken    *takenSeats
+	picking  *pickingSeats
 	fresh    func() bool // seat-change notices are coming in
 	// TTLUnit is the length of one "minute" of ttl_minutes: a minute in
 	// production, shorter in tests that watch a hold expire.
@@ -86,7 +87,7 @@ type Settings struct {
 // New builds the service.
 func New(d Deps, st Settings) *Service {
 	s := &Service{db: d.DB, temporal: d.Temporal, log: d.Log, now: d.Now, metrics: d.Metrics, changed: d.SeatsChanged,
-		starter: d.Starter, taken: newTakenSeats(), fresh: d.NoticesComing, TTLUnit: time.Minute, TaskQueue: cmp.Or(st.TaskQueue, contract.TaskQueue)}
+		starter: d.Starter, taken: newTakenSeats(), picking: newPickingSeats(), fresh: d.NoticesComing, TTLUnit: time.Minute, TaskQueue: cmp.Or(st.TaskQueue, contract.TaskQueue)}
 	clock := d.Now
 	if clock == nil {
 		clock = time.Now

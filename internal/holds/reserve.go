@@ -121,13 +121,21 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		if err != nil {
 			return nil, fmt.Errorf("best available on event %d: %w", in.EventID, err)
 		}
-		defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+		picked := func() {}
+		defer func() {
+			_ = tx.Rollback() // a no-op after Commit
+			picked()          // the seats are held or free again: no longer in flight
+		}()
 		db = tx
 		req := store.BestSeatsRequest{EventID: sc.Event.ID, Quantity: ba.Quantity, CategoryIDs: ba.TicketCategoryIDs,
 			ZoneIDs: ba.ZoneIDs, Together: ba.Together, Window: max(bestWindow, 20*ba.Quantity)}
+		if ba.Together {
+			req.Avoid, req.Busy = s.picking.inFlight(sc.Event.ID), s.picking.busy(sc.Event.ID)
+		}
 		if seats, ids, err = store.PickBestSeats(ctx, tx, req); err != nil {
 			return nil, err
 		}
+		picked = s.picking.add(sc.Event.ID, ids)
 		if len(ids) < ba.Quantity {
 			_ = tx.Rollback()
 			left, err := store.FreeSeatsLeft(ctx, s.db, sc.Event.ID, ba.TicketCategoryIDs, ba.ZoneIDs)
