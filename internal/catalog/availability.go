@@ -85,6 +85,11 @@ type availabilityCache struct {
 	// fresh without asking Postgres, for trust after its read.
 	listening atomic.Bool
 	trust     time.Duration // cacheTrust; tests lengthen it
+	builds    map[int64]*eventBuilds
+	built     atomic.Int64 // builds made
+	// afterBuild, in tests, runs when a build has read, before its
+	// waiters have it.
+	afterBuild func()
 }
 
 // cacheTrust is how long after its read an entry is served on notices
@@ -93,7 +98,8 @@ type availabilityCache struct {
 const cacheTrust = time.Second
 
 func newAvailabilityCache() *availabilityCache {
-	return &availabilityCache{entries: map[int64]*cachedAvailability{}, gen: map[int64]uint64{}, trust: cacheTrust}
+	return &availabilityCache{entries: map[int64]*cachedAvailability{}, gen: map[int64]uint64{}, trust: cacheTrust,
+		builds: map[int64]*eventBuilds{}}
 }
 
 // TrustCacheFor changes how long a cached availability is served on
@@ -133,10 +139,14 @@ func (s *Service) Availability(ctx context.Context, companyID, eventID int64) (A
 		ac.mu.Unlock()
 		return c.AvailabilityDoc, nil
 	}
-	c, err = s.buildAvailability(ctx, eventID, now)
+	built, err := s.sharedBuild(ctx, eventID)
 	if err != nil {
 		return AvailabilityDoc{}, err
 	}
+	// Its read began after now, and gen was read before: both on the
+	// safe side for serving it on notices alone.
+	c = &cachedAvailability{}
+	*c = *built
 	c.companyID, c.gen, c.readAt = companyID, gen, now
 	s.availability.mu.Lock()
 	s.availability.entries[eventID] = c

@@ -1,0 +1,92 @@
+package catalog_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ticketsales/ticketsales/internal/catalog"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/test/testenv"
+)
+
+// TestAvailabilityBuildsAreSharedAndFresh: buyers who open the seat map
+// while its build is under way share one build between them, made after
+// they asked, so each sees the seat sold just before; the build under way,
+// read before that sale, is not theirs.
+func TestAvailabilityBuildsAreSharedAndFresh(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs Postgres")
+	}
+	ctx := context.Background()
+	s := &testenv.Stack{}
+	s.DB, _ = testenv.DB(t)
+	company := s.Company(t, "A")
+	s.Import(t, company, catalogfile.Demo(time.Now()))
+	var swan int64
+	if err := s.DB.NewRaw("SELECT id FROM events WHERE slug = 'swan-lake'").Scan(ctx, &swan); err != nil {
+		t.Fatal(err)
+	}
+	svc := catalog.New(s.DB, time.Now)
+	status := func(a catalog.AvailabilityDoc, seat string) string {
+		for _, st := range a.Data.Seats {
+			if st.SeatID == seat {
+				return string(st.Status)
+			}
+		}
+		return "missing"
+	}
+
+	// The first build has read and is held there.
+	read, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	svc.AfterBuild(func() { once.Do(func() { close(read); <-release }) })
+	first := make(chan catalog.AvailabilityDoc, 1)
+	go func() {
+		a, err := svc.Availability(ctx, company, swan)
+		if err != nil {
+			t.Error(err)
+		}
+		first <- a
+	}()
+	<-read
+
+	// A seat sold now, then 20 buyers ask while that build is under way.
+	if _, err := s.DB.ExecContext(ctx, `WITH s AS (UPDATE event_seats SET state = 'sold' WHERE event_id = ? AND seat_id = 'parterre-1-1'
+		RETURNING event_id) UPDATE events SET seat_version = seat_version + 1 WHERE id IN (SELECT event_id FROM s)`, swan); err != nil {
+		t.Fatal(err)
+	}
+	const buyers = 20
+	got := make([]catalog.AvailabilityDoc, buyers)
+	var wg sync.WaitGroup
+	for i := range buyers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, err := svc.Availability(ctx, company, swan)
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = a
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); svc.Waiting(swan) < buyers; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d buyers wait for the next build", svc.Waiting(swan), buyers)
+		}
+	}
+	close(release)
+	wg.Wait()
+	if st := status(<-first, "parterre-1-1"); st != "free" {
+		t.Fatalf("the first build read before the sale, yet shows %s", st)
+	}
+	for i, a := range got {
+		if st := status(a, "parterre-1-1"); st != "sold" {
+			t.Fatalf("buyer %d, who asked after the sale, sees the seat %s", i, st)
+		}
+	}
+	if n := svc.Builds(); n != 2 {
+		t.Fatalf("%d builds for 1 + %d buyers, want 2", n, buyers)
+	}
+}

@@ -1,0 +1,17 @@
+package catalog
+
+// Builds counts the availability builds made.
+func (s *Service) Builds() int64 { return s.availability.built.Load() }
+
+// AfterBuild runs f when a build has read, before its waiters have it.
+func (s *Service) AfterBuild(f func()) { s.availability.afterBuild = f }
+
+// Waiting counts the requests waiting for the event's queued build.
+func (s *Service) Waiting(eventID int64) int {
+	s.availability.mu.Lock()
+	defer s.availability.mu.Unlock()
+	if q := s.availability.builds[eventID]; q != nil && q.next != nil {
+		return q.next.waiting
+	}
+	return 0
+}
