@@ -67,8 +67,9 @@ func selloutEmptyDuration() time.Duration {
 // api and the worker (cmd/api, cmd/worker) run as processes of their own,
 // and so does the load (test/bench/cmd/loadgen), so that each one's CPU
 // is read from /proc apart. Then, in the same run, the empty workflows at
-// the same concurrency on a worker with the service's settings: the limit
-// of one workflow per order.
+// the same concurrency on a worker with the service's settings (the limit
+// of one workflow per order), and workflows of the order saga's shape that
+// do nothing (Temporal's limit for that saga).
 func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats int) map[string]any {
 	dir := t.TempDir()
 	build := exec.Command("go", "build", "-o", dir+"/", "github.com/ticketsales/ticketsales/cmd/api",
@@ -227,21 +228,30 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats
 			t.Fatalf("the empty workflows' worker did not start: %s", b)
 		}
 	}
-	ewCPU0, temporalCPU0 := procCPU(t, ew.Process.Pid), procCPU(t, temporalPID)
-	var em map[string]any
-	emCPU := runLoadgen(t, filepath.Join(dir, "loadgen"), &em, "empty", "-temporal", testenv.TemporalAddress(t), "-queue", queue+"-empty",
-		"-concurrency", fmt.Sprint(selloutConcurrency), "-duration", selloutEmptyDuration().String())
-	ewCPU, temporalCPU := procCPU(t, ew.Process.Pid)-ewCPU0, procCPU(t, temporalPID)-temporalCPU0
-	stopProc(ew)
-	emptyRate := num(em, "workflows_per_s")
-	out["empty_workflows"], out["empty_workflows_per_s"], out["empty_failed"] = em["workflows"], emptyRate, em["failed"]
-	out["empty_worker_cpu_ms_per_workflow"] = float64(ewCPU.Microseconds()) / 1000 / max(num(em, "workflows"), 1)
-	out["empty_starter_cpu_ms_per_workflow"] = float64(emCPU.Microseconds()) / 1000 / max(num(em, "workflows"), 1)
-	out["temporal_cpu_ms_per_empty_workflow"] = float64(temporalCPU.Microseconds()) / 1000 / max(num(em, "workflows"), 1)
-	if id, _ := em["last_id"].(string); id != "" {
-		out["events_per_empty_workflow"] = historyLen(t, s.Temporal, id)
+	// Each shape on the same worker: the empty workflow, then one of the
+	// order saga's shape that does nothing.
+	shape := func(name string) (rate float64) {
+		ewCPU0, temporalCPU0 := procCPU(t, ew.Process.Pid), procCPU(t, temporalPID)
+		var em map[string]any
+		emCPU := runLoadgen(t, filepath.Join(dir, "loadgen"), &em, "empty", "-temporal", testenv.TemporalAddress(t), "-queue", queue+"-empty",
+			"-concurrency", fmt.Sprint(selloutConcurrency), "-duration", selloutEmptyDuration().String(), "-shape", name)
+		ewCPU, temporalCPU := procCPU(t, ew.Process.Pid)-ewCPU0, procCPU(t, temporalPID)-temporalCPU0
+		if num(em, "failed") > 0 {
+			t.Errorf("%v of the %s workflows failed", em["failed"], name)
+		}
+		n := max(num(em, "workflows"), 1)
+		out[name+"_workflows"], out[name+"_workflows_per_s"], out[name+"_failed"] = em["workflows"], em["workflows_per_s"], em["failed"]
+		out[name+"_worker_cpu_ms_per_workflow"] = float64(ewCPU.Microseconds()) / 1000 / n
+		out[name+"_starter_cpu_ms_per_workflow"] = float64(emCPU.Microseconds()) / 1000 / n
+		out["temporal_cpu_ms_per_"+name+"_workflow"] = float64(temporalCPU.Microseconds()) / 1000 / n
+		if id, _ := em["last_id"].(string); id != "" {
+			out["events_per_"+name+"_workflow"] = historyLen(t, s.Temporal, id)
+		}
+		return num(em, "workflows_per_s")
 	}
-	out["orders_vs_empty"] = ratio(ordersPerS, emptyRate)
+	out["orders_vs_empty"] = ratio(ordersPerS, shape("empty"))
+	out["orders_vs_saga"] = ratio(ordersPerS, shape("saga"))
+	stopProc(ew)
 	return out
 }
 
@@ -593,7 +603,8 @@ func selloutAlone(r map[string]any, heading string, withSellout bool) string {
 	fmt.Fprintf(&md, "\n%s The service alone\n\n", heading)
 	md.WriteString("The api, the worker and the load generator each a process of its own; " +
 		"CPU from /proc (utime + stime) over the sell-out and its sagas, per confirmed order. Then, in the same run and at the " +
-		"same concurrency, empty workflows on a worker with the service's settings: the limit of one workflow per order.\n\n")
+		"same concurrency, empty workflows on a worker with the service's settings: the limit of one workflow per order; " +
+		"then workflows of the order saga's shape that do nothing: Temporal's limit for that saga, the service's own work left out.\n\n")
 	md.WriteString("| | value |\n|---|---|\n")
 	if withSellout {
 		row("sold out: the last buyer done / every saga done (s)", fmt.Sprintf("%.1f / %.1f (%v seats, %v orders)",
@@ -611,6 +622,11 @@ func selloutAlone(r map[string]any, heading string, withSellout bool) string {
 	row("the machine's CPU busy over the sell-out and its sagas (all cores)", fmt.Sprintf("%.0f%%", 100*num(r, "machine_busy_share")))
 	row("CPU ms per empty workflow: its worker / its starter / the Temporal dev server", fmt.Sprintf("%.2f / %.2f / %.2f",
 		r["empty_worker_cpu_ms_per_workflow"], r["empty_starter_cpu_ms_per_workflow"], r["temporal_cpu_ms_per_empty_workflow"]))
+	row("saga-shaped workflows/s beside it (the order's timer, update with a local activity and search attribute, and activity; doing nothing)",
+		fmt.Sprintf("%.1f (%v events each)", r["saga_workflows_per_s"], r["events_per_saga_workflow"]))
+	row("orders/s vs saga-shaped workflows/s", fmt.Sprintf("%.1f%%", 100*num(r, "orders_vs_saga")))
+	row("CPU ms per saga-shaped workflow: its worker / its starter / the Temporal dev server", fmt.Sprintf("%.2f / %.2f / %.2f",
+		r["saga_worker_cpu_ms_per_workflow"], r["saga_starter_cpu_ms_per_workflow"], r["temporal_cpu_ms_per_saga_workflow"]))
 	row("history events per order (mean of a sample)", fmt.Sprintf("%.1f (%v orders)", r["history_events_per_order"], r["history_sampled_orders"]))
 	row("the event's holds workflows: history events per order", fmt.Sprintf("%.1f (%v events in %v runs)",
 		r["holds_workflow_events_per_order"], r["holds_workflow_events"], r["holds_workflow_runs"]))

@@ -4,12 +4,14 @@
 //
 //	loadgen sellout -url U -key K -event E [-buyers N -concurrency C -limit D]
 //	loadgen empty-worker -temporal ADDR -queue Q
-//	loadgen empty -temporal ADDR -queue Q [-concurrency C -duration D]
+//	loadgen empty -temporal ADDR -queue Q [-concurrency C -duration D -shape empty|saga]
 //
-// sellout runs the buyers until the hall is sold out; empty-worker runs a
-// no-op workflow on a worker with the service's settings (worker.Options);
-// empty starts and awaits such workflows at the given concurrency. sellout
-// and empty print their figures as one JSON object on stdout.
+// sellout runs the buyers until the hall is sold out; empty-worker runs the
+// no-op workflows (one that only starts and ends, and one of the order
+// saga's shape) on a worker with the service's settings (worker.Options);
+// empty starts and awaits one of them at the given concurrency (the saga's
+// shape with its confirm update). sellout and empty print their figures as
+// one JSON object on stdout.
 package main
 
 import (
@@ -31,10 +33,12 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/ticketsales/ticketsales/worker"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 func main() {
@@ -64,6 +68,38 @@ func EmptyWorkflow(workflow.Context) error { return nil }
 
 const emptyName = "BenchEmpty"
 
+// SagaShapeWorkflow has the order saga's shape and does nothing: the
+// payment window's timer, a confirm update whose handler runs a local
+// activity and upserts the status search attribute, then the e-mail's
+// activity. Its rate is Temporal's limit for a saga of that shape, the
+// service's own work (api, worker, Postgres) left out.
+func SagaShapeWorkflow(ctx workflow.Context) error {
+	paid := false
+	if err := workflow.SetUpdateHandler(ctx, sagaPayUpdate, func(ctx workflow.Context) error {
+		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second})
+		if err := workflow.ExecuteLocalActivity(lctx, noopActivity).Get(ctx, nil); err != nil {
+			return err
+		}
+		paid = true
+		return workflow.UpsertTypedSearchAttributes(ctx, contract.OrderStatusAttr.ValueSet("paid"))
+	}); err != nil {
+		return err
+	}
+	window := workflow.NewTimer(ctx, 15*time.Minute) // left running at the end, as the order's
+	if err := workflow.Await(ctx, func() bool { return paid || window.IsReady() }); err != nil || !paid {
+		return err
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	return workflow.ExecuteActivity(actx, noopActivity).Get(ctx, nil)
+}
+
+func noopActivity(context.Context) error { return nil }
+
+const (
+	sagaShapeName = "BenchSagaShape"
+	sagaPayUpdate = "pay"
+)
+
 func emptyWorker(args []string) error {
 	fs := flag.NewFlagSet("empty-worker", flag.ExitOnError)
 	addr := fs.String("temporal", "127.0.0.1:7233", "Temporal address")
@@ -76,6 +112,8 @@ func emptyWorker(args []string) error {
 	defer c.Close()
 	w := sdkworker.New(c, *queue, worker.Options())
 	w.RegisterWorkflowWithOptions(EmptyWorkflow, workflow.RegisterOptions{Name: emptyName})
+	w.RegisterWorkflowWithOptions(SagaShapeWorkflow, workflow.RegisterOptions{Name: sagaShapeName})
+	w.RegisterActivity(noopActivity)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := w.Start(); err != nil {
@@ -93,6 +131,7 @@ func emptyRun(args []string) error {
 	queue := fs.String("queue", "", "task queue")
 	conc := fs.Int("concurrency", 64, "workflows at a time")
 	dur := fs.Duration("duration", 10*time.Second, "how long")
+	shape := fs.String("shape", "empty", "empty: a workflow that only starts and ends; saga: the order saga's shape, doing nothing")
 	_ = fs.Parse(args)
 	c, err := client.Dial(client.Options{HostPort: *addr, Logger: quiet{}})
 	if err != nil {
@@ -110,7 +149,13 @@ func emptyRun(args []string) error {
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(deadline) {
-				run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: *queue}, emptyName)
+				var run client.WorkflowRun
+				var err error
+				if *shape == "saga" {
+					run, err = sagaShape(ctx, c, *queue)
+				} else {
+					run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: *queue}, emptyName)
+				}
 				if err == nil {
 					err = run.Get(ctx, nil)
 				}
@@ -128,6 +173,22 @@ func emptyRun(args []string) error {
 	id, _ := last.Load().(string)
 	return json.NewEncoder(os.Stdout).Encode(map[string]any{"workflows": done.Load(), "failed": failed.Load(),
 		"seconds": elapsed.Seconds(), "workflows_per_s": float64(done.Load()) / elapsed.Seconds(), "last_id": id, "concurrency": *conc})
+}
+
+// sagaShape starts a saga-shaped workflow and confirms it, waiting for
+// the update's answer, as the api's order and confirm requests do.
+func sagaShape(ctx context.Context, c client.Client, queue string) (client.WorkflowRun, error) {
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(contract.OrderStatusAttr.ValueSet("pending_payment"))}, sagaShapeName)
+	if err != nil {
+		return nil, err
+	}
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+		UpdateName: sagaPayUpdate, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	return run, err
 }
 
 // quiet drops the SDK's log lines: the figures go to stdout.
