@@ -72,10 +72,19 @@ func PickBestSeats(ctx context.Context, tx bun.Tx, r BestSeatsRequest) (map[stri
 	avoid := slices.Clone(r.Avoid)
 	for round := 0; round < maxPickRounds; round++ {
 		seats, ids, locked, err := pickTogether(ctx, tx, r, filter, args, avoid, round)
-		if err != nil || len(ids) > 0 || len(locked) == 0 {
-			return seats, ids, err // picked, or no group fits
+		switch {
+		case err != nil || len(ids) > 0:
+			return seats, ids, err
+		case len(locked) == 0 && (len(r.Avoid) > 0 || r.Busy != nil):
+			// Nothing fits past the picks in flight; they may have hidden
+			// the only groups that fit (a pick that has just failed, say):
+			// one more look with the locks alone deciding.
+			r.Avoid, r.Busy, avoid = nil, nil, nil
+		case len(locked) == 0:
+			return nil, nil, nil // no group fits
+		default:
+			avoid = append(avoid, locked...)
 		}
-		avoid = append(avoid, locked...)
 	}
 	return nil, nil, nil
 }
@@ -145,8 +154,9 @@ func pickTogether(ctx context.Context, tx bun.Tx, r BestSeatsRequest, filter str
 			return seats, ids, nil, err
 		}
 		// Part of the group was taken meanwhile: give the rest back, and
-		// pass over the seats another holds from now on.
-		if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp); err != nil {
+		// pass over the seats another holds from now on. Released, so the
+		// next try's savepoint does not nest inside this one.
+		if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp+"; RELEASE SAVEPOINT "+sp); err != nil {
 			return nil, nil, nil, fmt.Errorf("pick seats together: %w", err)
 		}
 		for _, id := range g.SeatIDs {

@@ -143,6 +143,12 @@ func TestBestSeatsTogetherLookPastLockedSeats(t *testing.T) {
 	disjoint("finding the locks itself", pick(store.BestSeatsRequest{Quantity: 4}))
 	disjoint("told of them", pick(store.BestSeatsRequest{Quantity: 4, Avoid: first}))
 	disjoint("told while looking", pick(store.BestSeatsRequest{Quantity: 4, Busy: func(id string) bool { return locked[id] }}))
+	// A stale hint (seats 1..8 given back since) does not hide the only
+	// groups that fit: with 9..12 locked, the pick looks once more with the
+	// locks alone deciding.
+	stale := []string{"parterre-2-1", "parterre-2-2", "parterre-2-3", "parterre-2-4",
+		"parterre-2-5", "parterre-2-6", "parterre-2-7", "parterre-2-8"}
+	disjoint("told of seats no longer locked", pick(store.BestSeatsRequest{Quantity: 4, Avoid: stale}))
 	// Twelve together fit only as the whole row, part of which is locked.
 	if got := pick(store.BestSeatsRequest{Quantity: 12}); len(got) != 0 {
 		t.Fatalf("twelve together beside a locked group: %v", got)

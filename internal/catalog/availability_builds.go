@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"time"
 )
 
@@ -42,7 +44,7 @@ func (s *Service) sharedBuild(ctx context.Context, eventID int64) (*cachedAvaila
 	if q.running == nil {
 		b = &availabilityBuild{done: make(chan struct{})}
 		q.running = b
-		go s.runBuild(eventID, q, b)
+		go s.runBuild(context.WithoutCancel(ctx), eventID, q, b)
 	} else {
 		if q.next == nil {
 			q.next = &availabilityBuild{done: make(chan struct{})}
@@ -59,23 +61,30 @@ func (s *Service) sharedBuild(ctx context.Context, eventID int64) (*cachedAvaila
 	}
 }
 
-// runBuild makes b, then starts the build queued behind it, if any.
-func (s *Service) runBuild(eventID int64, q *eventBuilds, b *availabilityBuild) {
+// runBuild makes b, then starts the build queued behind it, if any. It
+// runs on a goroutine of its own, away from the requests' recovery: a
+// panic in a build is the waiters' error, not the process's end.
+func (s *Service) runBuild(base context.Context, eventID int64, q *eventBuilds, b *availabilityBuild) {
 	ac := s.availability
-	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+	defer func() {
+		if v := recover(); v != nil {
+			b.c, b.err = nil, fmt.Errorf("build availability of event %d: panic: %v\n%s", eventID, v, debug.Stack())
+		}
+		close(b.done)
+		ac.mu.Lock()
+		defer ac.mu.Unlock()
+		q.running, q.next = q.next, nil
+		if q.running == nil {
+			delete(ac.builds, eventID)
+			return
+		}
+		go s.runBuild(base, eventID, q, q.running)
+	}()
+	ctx, cancel := context.WithTimeout(base, buildTimeout)
+	defer cancel()
 	b.c, b.err = s.buildAvailability(ctx, eventID, s.now())
-	cancel()
 	ac.built.Add(1)
 	if ac.afterBuild != nil {
 		ac.afterBuild()
 	}
-	close(b.done)
-	ac.mu.Lock()
-	defer ac.mu.Unlock()
-	q.running, q.next = q.next, nil
-	if q.running == nil {
-		delete(ac.builds, eventID)
-		return
-	}
-	go s.runBuild(eventID, q, q.running)
 }

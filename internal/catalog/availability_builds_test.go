@@ -90,3 +90,31 @@ func TestAvailabilityBuildsAreSharedAndFresh(t *testing.T) {
 		t.Fatalf("%d builds for 1 + %d buyers, want 2", n, buyers)
 	}
 }
+
+// TestAvailabilityBuildPanicIsAnError: a build that panics (on a goroutine
+// of its own) fails its waiters with an error, and the next request builds
+// again.
+func TestAvailabilityBuildPanicIsAnError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs Postgres")
+	}
+	ctx := context.Background()
+	s := &testenv.Stack{}
+	s.DB, _ = testenv.DB(t)
+	company := s.Company(t, "A")
+	s.Import(t, company, catalogfile.Demo(time.Now()))
+	var swan int64
+	if err := s.DB.NewRaw("SELECT id FROM events WHERE slug = 'swan-lake'").Scan(ctx, &swan); err != nil {
+		t.Fatal(err)
+	}
+	svc := catalog.New(s.DB, time.Now)
+	var once sync.Once
+	svc.AfterBuild(func() { once.Do(func() { panic("boom") }) })
+	if _, err := svc.Availability(ctx, company, swan); err == nil {
+		t.Fatal("a build that panicked answered without an error")
+	}
+	a, err := svc.Availability(ctx, company, swan)
+	if err != nil || len(a.Data.Seats) != 96 {
+		t.Fatalf("the next request: %v, %d seats", err, len(a.Data.Seats))
+	}
+}

@@ -20,16 +20,25 @@ func newPickingSeats() *pickingSeats {
 	return &pickingSeats{events: map[int64]map[string]int{}}
 }
 
-// inFlight lists the event's seats locked by picks in flight.
+// maxAvoided bounds the seats inFlight lists: they go into the picks'
+// statement text (bun writes arguments into it). Seats past it are still
+// passed over by busy, without a round trip.
+const maxAvoided = 200
+
+// inFlight lists the event's seats locked by picks in flight, at most
+// maxAvoided of them.
 func (p *pickingSeats) inFlight(eventID int64) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	seats := p.events[eventID]
-	ids := make([]string, 0, len(seats))
+	ids := make([]string, 0, min(len(seats), maxAvoided))
 	for id := range seats {
+		if len(ids) == maxAvoided {
+			break
+		}
 		ids = append(ids, id)
 	}
-	slices.Sort(ids) // one statement text for the same seats
+	slices.Sort(ids)
 	return ids
 }
 
@@ -45,6 +54,9 @@ func (p *pickingSeats) busy(eventID int64) func(seatID string) bool {
 // add records a pick's locked seats; the returned func forgets them, once
 // the pick's transaction has ended.
 func (p *pickingSeats) add(eventID int64, ids []string) (done func()) {
+	if len(ids) == 0 {
+		return func() {}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	seats := p.events[eventID]
@@ -55,16 +67,22 @@ func (p *pickingSeats) add(eventID int64, ids []string) (done func()) {
 	for _, id := range ids {
 		seats[id]++
 	}
+	var once sync.Once
 	return func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for _, id := range ids {
-			if seats[id]--; seats[id] <= 0 {
-				delete(seats, id)
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			// The event's map while these seats are in it is the one they
+			// were added to: it is dropped only when empty.
+			seats := p.events[eventID]
+			for _, id := range ids {
+				if seats[id]--; seats[id] <= 0 {
+					delete(seats, id)
+				}
 			}
-		}
-		if len(seats) == 0 {
-			delete(p.events, eventID)
-		}
+			if len(seats) == 0 {
+				delete(p.events, eventID)
+			}
+		})
 	}
 }

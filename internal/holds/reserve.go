@@ -116,12 +116,14 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	var db bun.IDB = s.db
 	var ids []string
 	var seats map[string]store.ReservedSeat
+	// picked forgets the pick's seats in flight (once its transaction has
+	// ended; calling it again does nothing).
+	picked := func() {}
 	if ba := in.BestAvailable; ba != nil {
 		tx, err := s.db.BeginTx(ctx, nil)
 		if err != nil {
 			return nil, fmt.Errorf("best available on event %d: %w", in.EventID, err)
 		}
-		picked := func() {}
 		defer func() {
 			_ = tx.Rollback() // a no-op after Commit
 			picked()          // the seats are held or free again: no longer in flight
@@ -138,6 +140,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		picked = s.picking.add(sc.Event.ID, ids)
 		if len(ids) < ba.Quantity {
 			_ = tx.Rollback()
+			picked()
 			left, err := store.FreeSeatsLeft(ctx, s.db, sc.Event.ID, ba.TicketCategoryIDs, ba.ZoneIDs)
 			if err != nil {
 				return nil, err
@@ -192,10 +195,15 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	// Decided: the seats leave flight (won ones are remembered below).
 	s.taken.land(sc.Event.ID, flightOf(p, in.IdempotencyKey))
 	taken, ok := outcome.Taken, outcome.OK
-	if tx, isTx := db.(bun.Tx); isTx && err == nil && ok {
-		if err = tx.Commit(); err != nil {
-			err = fmt.Errorf("hold best seats of event %d: %w", in.EventID, err)
+	if tx, isTx := db.(bun.Tx); isTx {
+		if err == nil && ok {
+			if err = tx.Commit(); err != nil {
+				err = fmt.Errorf("hold best seats of event %d: %w", in.EventID, err)
+			}
+		} else {
+			_ = tx.Rollback()
 		}
+		picked() // held or given back: no longer in flight
 	}
 	if errors.Is(err, store.ErrNotOnSale) {
 		// The cached event stopped selling: say why from a fresh read.
