@@ -11,23 +11,30 @@ import (
 	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
+// demoCatalog is a database with the demo catalog of one company, and the
+// id of its seated event.
+func demoCatalog(t *testing.T) (s *testenv.Stack, company, swan int64) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Postgres")
+	}
+	s = &testenv.Stack{}
+	s.DB, _ = testenv.DB(t)
+	company = s.Company(t, "A")
+	s.Import(t, company, catalogfile.Demo(time.Now()))
+	if err := s.DB.NewRaw("SELECT id FROM events WHERE slug = 'swan-lake'").Scan(context.Background(), &swan); err != nil {
+		t.Fatal(err)
+	}
+	return s, company, swan
+}
+
 // TestAvailabilityBuildsAreSharedAndFresh: buyers who open the seat map
 // while its build is under way share one build between them, made after
 // they asked, so each sees the seat sold just before; the build under way,
 // read before that sale, is not theirs.
 func TestAvailabilityBuildsAreSharedAndFresh(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs Postgres")
-	}
 	ctx := context.Background()
-	s := &testenv.Stack{}
-	s.DB, _ = testenv.DB(t)
-	company := s.Company(t, "A")
-	s.Import(t, company, catalogfile.Demo(time.Now()))
-	var swan int64
-	if err := s.DB.NewRaw("SELECT id FROM events WHERE slug = 'swan-lake'").Scan(ctx, &swan); err != nil {
-		t.Fatal(err)
-	}
+	s, company, swan := demoCatalog(t)
 	svc := catalog.New(s.DB, time.Now)
 	status := func(a catalog.AvailabilityDoc, seat string) string {
 		for _, st := range a.Data.Seats {
@@ -95,18 +102,8 @@ func TestAvailabilityBuildsAreSharedAndFresh(t *testing.T) {
 // of its own) fails its waiters with an error, and the next request builds
 // again.
 func TestAvailabilityBuildPanicIsAnError(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs Postgres")
-	}
 	ctx := context.Background()
-	s := &testenv.Stack{}
-	s.DB, _ = testenv.DB(t)
-	company := s.Company(t, "A")
-	s.Import(t, company, catalogfile.Demo(time.Now()))
-	var swan int64
-	if err := s.DB.NewRaw("SELECT id FROM events WHERE slug = 'swan-lake'").Scan(ctx, &swan); err != nil {
-		t.Fatal(err)
-	}
+	s, company, swan := demoCatalog(t)
 	svc := catalog.New(s.DB, time.Now)
 	var once sync.Once
 	svc.AfterBuild(func() { once.Do(func() { panic("boom") }) })
