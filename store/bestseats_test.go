@@ -14,25 +14,14 @@ import (
 // seats together are 15..17 — as central as 14..16, but that would leave
 // seats 13 and 17 alone, each unsellable to a pair.
 func TestBestSeatsTogetherLeaveNoOrphan(t *testing.T) {
-	ctx := context.Background()
 	s := newDemo(t)
 	swan := s.eventID(t, "swan-lake")
-	if _, err := s.DB.ExecContext(ctx, `UPDATE event_seats SET state = 'sold' WHERE event_id = ?
-		AND NOT (zone_id = 'parterre' AND row = '2' AND number::int BETWEEN 13 AND 17)`, swan); err != nil {
-		t.Fatal(err)
-	}
+	s.leaveFree(t, swan, 13, 17)
 	pick := func(req store.BestSeatsRequest) []string {
 		t.Helper()
-		tx, err := s.DB.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tx := s.begin(t)
 		defer tx.Rollback()
-		_, ids, err := store.PickBestSeats(ctx, tx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ids
+		return pickBest(t, tx, req)
 	}
 	got := pick(store.BestSeatsRequest{EventID: swan, Quantity: 3, Together: true, Window: 100})
 	if want := []string{"parterre-2-15", "parterre-2-16", "parterre-2-17"}; !slices.Equal(got, want) {
@@ -55,7 +44,6 @@ func TestBestSeatsTogetherLeaveNoOrphan(t *testing.T) {
 // the place of the computed one (here the row's centre seat is made the
 // worst), and zones rank in the file's order.
 func TestBestSeatsFollowTheFilesRank(t *testing.T) {
-	ctx := context.Background()
 	s := newDemo(t)
 	s.Import(t, s.company, []byte(`{"cities": [{"ref": "c", "name": "City"}], "venues": [{"ref": "club", "name": "Club", "city": "c",
 	  "timezone": "UTC", "schemes": [{"ref": "s", "name": "Club", "zones": [
@@ -65,15 +53,7 @@ func TestBestSeatsFollowTheFilesRank(t *testing.T) {
 	    "venue": "club", "scheme": "s", "fee": {"mode": "included", "rate_bp": 0, "min_fee": 0},
 	    "categories": [{"ref": "all", "name": "All", "price": 1000, "zones": ["z", "a"]}]}]}`))
 	gig := s.eventID(t, "gig")
-	tx, err := s.DB.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	_, ids, err := store.PickBestSeats(ctx, tx, store.BestSeatsRequest{EventID: gig, Quantity: 3, Window: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ids := pickBest(t, s.begin(t), store.BestSeatsRequest{EventID: gig, Quantity: 3, Window: 100})
 	// Front 1 and 3 (rank 2), then the back row's centre (rank 1,000,000),
 	// before front 2 (rank 5,000,000).
 	if want := []string{"a-1-2", "z-1-1", "z-1-3"}; !slices.Equal(ids, want) {
@@ -87,41 +67,22 @@ func TestBestSeatsFollowTheFilesRank(t *testing.T) {
 // picks in flight in this process) or finds them locked itself; and when
 // the only group that fits is locked, it answers none, without looping.
 func TestBestSeatsTogetherLookPastLockedSeats(t *testing.T) {
-	ctx := context.Background()
 	s := newDemo(t)
 	swan := s.eventID(t, "swan-lake")
-	// Free: row 2's seats 1..12 only.
-	if _, err := s.DB.ExecContext(ctx, `UPDATE event_seats SET state = 'sold' WHERE event_id = ?
-		AND NOT (zone_id = 'parterre' AND row = '2' AND number::int BETWEEN 1 AND 12)`, swan); err != nil {
-		t.Fatal(err)
-	}
-	begin := func() bun.Tx {
-		t.Helper()
-		tx, err := s.DB.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = tx.Rollback() })
-		return tx
-	}
-	pickIn := func(tx bun.Tx, req store.BestSeatsRequest) []string {
-		t.Helper()
+	s.leaveFree(t, swan, 1, 12)
+	together := func(req store.BestSeatsRequest) store.BestSeatsRequest {
 		req.EventID, req.Together, req.Window = swan, true, 100
-		_, ids, err := store.PickBestSeats(ctx, tx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ids
+		return req
 	}
 	// Each pick below gives its seats back before the next one.
 	pick := func(req store.BestSeatsRequest) []string {
 		t.Helper()
-		tx := begin()
+		tx := s.begin(t)
 		defer tx.Rollback()
-		return pickIn(tx, req)
+		return pickBest(t, tx, together(req))
 	}
 	// Another buyer's pick has locked the best four together, uncommitted.
-	first := pickIn(begin(), store.BestSeatsRequest{Quantity: 4})
+	first := pickBest(t, s.begin(t), together(store.BestSeatsRequest{Quantity: 4}))
 	if len(first) != 4 {
 		t.Fatalf("the first pick got %v", first)
 	}
@@ -153,4 +114,35 @@ func TestBestSeatsTogetherLookPastLockedSeats(t *testing.T) {
 	if got := pick(store.BestSeatsRequest{Quantity: 12}); len(got) != 0 {
 		t.Fatalf("twelve together beside a locked group: %v", got)
 	}
+}
+
+// leaveFree sells every seat of the event but parterre row 2's seats from
+// to (numbers).
+func (d *demo) leaveFree(t *testing.T, event int64, from, to int) {
+	t.Helper()
+	if _, err := d.DB.ExecContext(context.Background(), `UPDATE event_seats SET state = 'sold' WHERE event_id = ?
+		AND NOT (zone_id = 'parterre' AND row = '2' AND number::int BETWEEN ? AND ?)`, event, from, to); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// begin opens a transaction that the test's end rolls back.
+func (d *demo) begin(t *testing.T) bun.Tx {
+	t.Helper()
+	tx, err := d.DB.BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return tx
+}
+
+// pickBest picks best seats in tx and returns their ids.
+func pickBest(t *testing.T, tx bun.Tx, req store.BestSeatsRequest) []string {
+	t.Helper()
+	_, ids, err := store.PickBestSeats(context.Background(), tx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
