@@ -52,8 +52,7 @@ func run() error {
 	reg.CollectOrders(db)
 	// A lazy client lets the API start, and serve the catalog, while
 	// Temporal is still coming up; /readyz/temporal reports it.
-	tc, err := client.NewLazyClient(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
-		Logger: app.TemporalLogger(logger), MetricsHandler: reg.TemporalHandler()})
+	tc, err := client.NewLazyClient(app.TemporalClientOptions(cfg, logger, reg.TemporalHandler()))
 	if err != nil {
 		return fmt.Errorf("temporal client: %w", err)
 	}

@@ -57,8 +57,7 @@ func run() error {
 	var c client.Client
 	// Temporal may still be starting: retry the dial for a while.
 	for attempt := 0; ; attempt++ {
-		c, err = client.DialContext(ctx, client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
-			Logger: app.TemporalLogger(logger), MetricsHandler: reg.TemporalHandler()})
+		c, err = client.DialContext(ctx, app.TemporalClientOptions(cfg, logger, reg.TemporalHandler()))
 		if err == nil {
 			break
 		}

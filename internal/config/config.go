@@ -22,6 +22,13 @@ type Config struct {
 	TemporalAddress   string `env:"TEMPORAL_ADDRESS" envDefault:"127.0.0.1:7233"`
 	TemporalNamespace string `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
 	TaskQueue         string `env:"TASK_QUEUE" envDefault:"ticketsales"`
+	// TemporalCompression is how the api and the worker compress their
+	// gRPC calls to Temporal: "none" (the default) or "gzip" (the SDK's own
+	// default, and the server answers in kind). An order's calls carry ids
+	// and statuses, small enough that gzip is CPU on both ends for little:
+	// it was a tenth of the worker's CPU in the sell-out
+	// (docs/performance.md). gzip pays where the link is slow or metered.
+	TemporalCompression string `env:"TEMPORAL_GRPC_COMPRESSION" envDefault:"none"`
 	// TemporalUIURL is where operators open the Temporal UI: the cabinet's
 	// order page links each order's workflow there ("": no link).
 	TemporalUIURL       string        `env:"TEMPORAL_UI_URL" envDefault:"http://127.0.0.1:8233"`
@@ -181,6 +188,9 @@ func (c Config) check() (Config, error) {
 	// orders are wired (internal/app): the configuration knows no workflow.
 	if c.OrderRevision < 0 {
 		return c, fmt.Errorf("read configuration: ORDER_REVISION must not be negative, not %d", c.OrderRevision)
+	}
+	if c.TemporalCompression != "none" && c.TemporalCompression != "gzip" {
+		return c, fmt.Errorf("read configuration: TEMPORAL_GRPC_COMPRESSION must be none or gzip, not %q", c.TemporalCompression)
 	}
 	if c.WorkerNice < 0 || c.WorkerNice > 19 {
 		return c, fmt.Errorf("read configuration: WORKER_NICE must be from 0 to 19, not %d", c.WorkerNice)

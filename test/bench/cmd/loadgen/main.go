@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -37,6 +38,8 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/ticketsales/ticketsales/internal/app"
+	"github.com/ticketsales/ticketsales/internal/config"
 	"github.com/ticketsales/ticketsales/worker"
 	"github.com/ticketsales/ticketsales/workflows/contract"
 )
@@ -95,6 +98,17 @@ func SagaShapeWorkflow(ctx workflow.Context) error {
 
 func noopActivity(context.Context) error { return nil }
 
+// serviceClientOptions dial Temporal as the service's processes do with
+// their default settings (gRPC compression included), so the workflows
+// measured beside the sell-out pay what an order's calls pay.
+func serviceClientOptions(addr string) client.Options {
+	cfg := config.Defaults()
+	cfg.TemporalAddress = addr
+	o := app.TemporalClientOptions(cfg, slog.Default(), nil)
+	o.Logger = quiet{}
+	return o
+}
+
 const (
 	sagaShapeName = "BenchSagaShape"
 	sagaPayUpdate = "pay"
@@ -105,7 +119,7 @@ func emptyWorker(args []string) error {
 	addr := fs.String("temporal", "127.0.0.1:7233", "Temporal address")
 	queue := fs.String("queue", "", "task queue")
 	_ = fs.Parse(args)
-	c, err := client.Dial(client.Options{HostPort: *addr, Logger: quiet{}})
+	c, err := client.Dial(serviceClientOptions(*addr))
 	if err != nil {
 		return fmt.Errorf("temporal: %w", err)
 	}
@@ -133,7 +147,7 @@ func emptyRun(args []string) error {
 	dur := fs.Duration("duration", 10*time.Second, "how long")
 	shape := fs.String("shape", "empty", "empty: a workflow that only starts and ends; saga: the order saga's shape, doing nothing")
 	_ = fs.Parse(args)
-	c, err := client.Dial(client.Options{HostPort: *addr, Logger: quiet{}})
+	c, err := client.Dial(serviceClientOptions(*addr))
 	if err != nil {
 		return fmt.Errorf("temporal: %w", err)
 	}

@@ -3,9 +3,12 @@ package app_test
 import (
 	"context"
 	"log/slog"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
+	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/ticketsales/ticketsales/internal/app"
@@ -81,5 +84,31 @@ func TestTemporalLoggerHonoursLogLevel(t *testing.T) {
 				t.Errorf("LOG_LEVEL=%s: %d ERROR records, want 2", tt.level, errs)
 			}
 		})
+	}
+}
+
+// TestTemporalCompression: the processes dial Temporal without gRPC
+// compression unless TEMPORAL_GRPC_COMPRESSION=gzip asks for the SDK's
+// gzip; any other value is refused at start.
+func TestTemporalCompression(t *testing.T) {
+	for _, tt := range []struct {
+		set  string
+		want client.GrpcCompression
+	}{{"", &client.GrpcCompressionNone{}}, {"none", &client.GrpcCompressionNone{}}, {"gzip", &client.GrpcCompressionGzip{}}} {
+		if tt.set != "" {
+			t.Setenv("TEMPORAL_GRPC_COMPRESSION", tt.set)
+		}
+		cfg, err := config.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := app.TemporalClientOptions(cfg, slog.Default(), nil).ConnectionOptions.GrpcCompression
+		if reflect.TypeOf(got) != reflect.TypeOf(tt.want) {
+			t.Errorf("TEMPORAL_GRPC_COMPRESSION=%q: dial with %T, want %T", tt.set, got, tt.want)
+		}
+	}
+	t.Setenv("TEMPORAL_GRPC_COMPRESSION", "zstd")
+	if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), "TEMPORAL_GRPC_COMPRESSION") {
+		t.Errorf("TEMPORAL_GRPC_COMPRESSION=zstd: %v, want a configuration error naming it", err)
 	}
 }
