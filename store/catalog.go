@@ -274,35 +274,6 @@ func GetSchemeGeometry(ctx context.Context, db bun.IDB, schemeID int64) (geometr
 	return []byte(row.Geometry), row.ETag, nil
 }
 
-// SeatState is one seat of an event's inventory as availability shows it.
-type SeatState struct {
-	SeatID        string
-	ZoneID        string
-	Row           string
-	Number        string
-	CategoryID    int64
-	State         states.SeatState // free, held or sold as stored
-	HoldExpiresAt *time.Time       // for held seats
-}
-
-// ListSeatStates reads the whole inventory of an event and its seat version in
-// one consistent snapshot.
-func ListSeatStates(ctx context.Context, db *bun.DB, eventID int64) ([]SeatState, SeatsVersion, error) {
-	var seats []SeatState
-	var version SeatsVersion
-	err := db.RunInTx(ctx, &sqlRepeatableRead, func(ctx context.Context, tx bun.Tx) error {
-		if err := tx.NewRaw("SELECT e.seat_version, "+seatsVersionSQL+" FROM events e WHERE e.id = ?", eventID).Scan(ctx, &version); err != nil {
-			return err
-		}
-		return tx.NewRaw(`SELECT seat_id, zone_id, row, number, category_id, state, hold_expires_at
-			FROM event_seats WHERE event_id = ? ORDER BY zone_id, row, number`, eventID).Scan(ctx, &seats)
-	})
-	if err != nil {
-		return nil, SeatsVersion{}, fmt.Errorf("read seats of event %d: %w", eventID, err)
-	}
-	return seats, version, nil
-}
-
 // GetEventTitle reads an event's title.
 func GetEventTitle(ctx context.Context, db bun.IDB, eventID int64) (string, error) {
 	var title string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
@@ -83,10 +82,12 @@ type availabilityCache struct {
 	gen     map[int64]uint64 // notifications seen per event
 	// listening: Listen is connected, so an entry whose gen is current is
 	// fresh without asking Postgres, for trust after its read.
-	listening atomic.Bool
-	trust     time.Duration // cacheTrust; tests lengthen it
-	builds    map[int64]*eventBuilds
-	built     atomic.Int64 // builds made
+	listening  atomic.Bool
+	trust      time.Duration // cacheTrust; tests lengthen it
+	builds     map[int64]*eventBuilds
+	layouts    map[int64]*seatLayout // the events' places, by the builds
+	placesRead atomic.Int64          // builds that read places (tests watch it)
+	built      atomic.Int64          // builds made
 	// afterBuild, in tests, runs when a build has read, before its
 	// waiters have it.
 	afterBuild func()
@@ -99,7 +100,7 @@ const cacheTrust = time.Second
 
 func newAvailabilityCache() *availabilityCache {
 	return &availabilityCache{entries: map[int64]*cachedAvailability{}, gen: map[int64]uint64{}, trust: cacheTrust,
-		builds: map[int64]*eventBuilds{}}
+		builds: map[int64]*eventBuilds{}, layouts: map[int64]*seatLayout{}}
 }
 
 // TrustCacheFor changes how long a cached availability is served on
@@ -155,10 +156,23 @@ func (s *Service) Availability(ctx context.Context, companyID, eventID int64) (A
 }
 
 func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time.Time) (*cachedAvailability, error) {
-	seats, version, err := store.ListSeatStates(ctx, s.db, eventID)
+	layout, m, err := s.readSeatMap(ctx, eventID, now)
 	if err != nil {
 		return nil, err
 	}
+	st, ok := layout.statuses(m.Taken)
+	if !ok {
+		// A taken seat the kept places lack: they changed without
+		// seat_version moving. Read them again rather than trust them.
+		s.availability.dropLayout(eventID)
+		if layout, m, err = s.readSeatMap(ctx, eventID, now); err != nil {
+			return nil, err
+		}
+		if st, ok = layout.statuses(m.Taken); !ok {
+			return nil, fmt.Errorf("build availability of event %d: a taken seat is not among its seats", eventID)
+		}
+	}
+	version := m.Version
 	cats, err := store.ListCategories(ctx, s.db, eventID)
 	if err != nil {
 		return nil, err
@@ -168,6 +182,9 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 		return nil, err
 	}
 	validUntil := now.Add(time.Minute) // bounds staleness of anything not versioned
+	if next := m.Taken.NextExpiry; next != nil && next.Before(validUntil) {
+		validUntil = *next // a hold lapsing frees its seats
+	}
 	price := map[int64]int64{}
 	free := map[int64]int{}
 	for _, c := range cats {
@@ -176,32 +193,12 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 			validUntil = next
 		}
 	}
-	a := Availability{EventID: eventID, Version: version.String(), Seats: make([]SeatAvailability, 0, len(seats))}
-	for _, st := range seats {
-		status := states.SeatFree
-		switch st.State {
-		case states.SeatStateSold:
-			status = states.SeatSold
-		case states.SeatStateHeld:
-			// A hold past its deadline is free at once, whether or not the
-			// workflow that releases it has run yet. One without a deadline
-			// is an order's whose payment was accepted: kept until paid.
-			switch {
-			case st.HoldExpiresAt == nil:
-				status = states.SeatReserved
-			case st.HoldExpiresAt.After(now):
-				status = states.SeatReserved
-				if st.HoldExpiresAt.Before(validUntil) {
-					validUntil = *st.HoldExpiresAt
-				}
-			}
+	for i, p := range layout.places {
+		if st[i] == states.SeatFree {
+			free[p.CategoryID]++
 		}
-		if status == states.SeatFree {
-			free[st.CategoryID]++
-		}
-		a.Seats = append(a.Seats, SeatAvailability{ZoneID: st.ZoneID, SeatID: st.SeatID, Row: st.Row, Number: st.Number,
-			Status: status, TicketCategoryID: st.CategoryID, Price: pricing.Money{Amount: price[st.CategoryID], Currency: currency}})
 	}
+	a := Availability{EventID: eventID, Version: version.String(), Seats: pricedSeats(layout, st, price, currency)}
 	for _, c := range cats {
 		left := free[c.ID]
 		if c.Capacity != nil {
@@ -210,17 +207,52 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 		a.Categories = append(a.Categories, CategoryAvailability{TicketCategoryID: c.ID,
 			Price: pricing.Money{Amount: price[c.ID], Currency: currency}, Available: left})
 	}
-	body, err := json.Marshal(a)
+	body, err := encodeAvailability(&a, layout)
 	if err != nil {
 		return nil, fmt.Errorf("encode availability of event %d: %w", eventID, err)
 	}
-	sum := sha256.Sum256(body)
-	gz, err := newSplicedGzip(append([]byte(`{"data":`), body...))
+	gz, err := newSplicedGzip([]byte(`{"data":`), body)
 	if err != nil {
 		return nil, fmt.Errorf("compress availability of event %d: %w", eventID, err)
 	}
+	// The compressed body stands for the body (it decompresses to it) at
+	// a tenth of its size: hashing it for the ETag costs a tenth.
+	sum := sha256.Sum256(gz.prefix)
 	return &cachedAvailability{
 		AvailabilityDoc: AvailabilityDoc{JSON: body, ETag: `"` + hex.EncodeToString(sum[:16]) + `"`, Data: &a, gz: gz},
 		version:         version, validUntil: validUntil,
 	}, nil
+}
+
+// readSeatMap reads the event's seat map, with its places from the kept
+// layout while their seat_version holds, and keeps any read afresh.
+func (s *Service) readSeatMap(ctx context.Context, eventID int64, now time.Time) (*seatLayout, store.SeatMap, error) {
+	ac := s.availability
+	ac.mu.Lock()
+	layout := ac.layouts[eventID]
+	ac.mu.Unlock()
+	var placesOf int64
+	if layout != nil {
+		placesOf = layout.eventVersion
+	}
+	m, err := store.ReadSeatMap(ctx, s.db, eventID, now, placesOf)
+	if err != nil {
+		return nil, m, err
+	}
+	if m.Places != nil {
+		ac.placesRead.Add(1)
+		if layout, err = newSeatLayout(m.Version.Event, m.Places); err != nil {
+			return nil, m, fmt.Errorf("build availability of event %d: %w", eventID, err)
+		}
+		ac.mu.Lock()
+		ac.layouts[eventID] = layout
+		ac.mu.Unlock()
+	}
+	return layout, m, nil
+}
+
+func (ac *availabilityCache) dropLayout(eventID int64) {
+	ac.mu.Lock()
+	defer ac.mu.Unlock()
+	delete(ac.layouts, eventID)
 }

@@ -1,5 +1,7 @@
 package catalog
 
+import "context"
+
 // Builds counts the availability builds made.
 func (s *Service) Builds() int64 { return s.availability.built.Load() }
 
@@ -15,3 +17,15 @@ func (s *Service) Waiting(eventID int64) int {
 	}
 	return 0
 }
+
+// Build builds the event's availability afresh, as a cache miss does.
+func (s *Service) Build(ctx context.Context, eventID int64) (AvailabilityDoc, error) {
+	c, err := s.buildAvailability(ctx, eventID, s.now())
+	if err != nil {
+		return AvailabilityDoc{}, err
+	}
+	return c.AvailabilityDoc, nil
+}
+
+// PlacesRead counts the builds that read their event's seat places.
+func (s *Service) PlacesRead() int64 { return s.availability.placesRead.Load() }

@@ -25,20 +25,27 @@ type splicedGzip struct {
 
 var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
 
-func newSplicedGzip(prefix []byte) (*splicedGzip, error) {
+// newSplicedGzip compresses the prefix made of parts, one after another.
+func newSplicedGzip(parts ...[]byte) (*splicedGzip, error) {
 	var buf bytes.Buffer
 	buf.Write(gzipHeader)
 	w, err := flate.NewWriter(&buf, flate.BestSpeed)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.Write(prefix); err != nil {
-		return nil, err
+	g := &splicedGzip{}
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return nil, err
+		}
+		g.crc = crc32.Update(g.crc, crc32.IEEETable, p)
+		g.size += uint32(len(p))
 	}
 	if err := w.Flush(); err != nil {
 		return nil, err
 	}
-	return &splicedGzip{prefix: buf.Bytes(), crc: crc32.ChecksumIEEE(prefix), size: uint32(len(prefix))}, nil
+	g.prefix = buf.Bytes()
+	return g, nil
 }
 
 // The tail (the request id) is a few dozen bytes: stored, not compressed,

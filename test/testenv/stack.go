@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -389,6 +390,24 @@ func (s *Stack) Import(t testing.TB, companyID int64, file []byte) store.ImportR
 		t.Fatalf("import catalog: %v", err)
 	}
 	return res
+}
+
+// HallCatalog is a catalog with one published event, "show", in a hall of
+// rows × seats seats, all of one category.
+func HallCatalog(rows, seats int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"cities": [{"ref": "c", "name": "City"}], "venues": [{"ref": "arena", "name": "Arena", "city": "c",
+	  "timezone": "UTC", "schemes": [{"ref": "s", "name": "Bowl", "zones": [{"id": "a", "name": "Bowl", "rows": [`)
+	for r := 1; r <= rows; r++ {
+		if r > 1 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"row": "%d", "seats": %d}`, r, seats)
+	}
+	b.WriteString(`]}]}]}], "events": [{"ref": "show", "title": "Show", "slug": "show", "status": "published",
+	  "starts_at": "2030-01-01T19:00:00Z", "venue": "arena", "scheme": "s", "fee": {"mode": "separate", "rate_bp": 1000, "min_fee": 0},
+	  "categories": [{"ref": "all", "name": "All", "price": 100000, "zones": ["a"]}]}]}`)
+	return []byte(b.String())
 }
 
 // Response is a decoded HTTP response.

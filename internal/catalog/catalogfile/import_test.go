@@ -154,29 +154,12 @@ func TestParseReportsLineOfSyntaxAndTypeErrors(t *testing.T) {
 	}
 }
 
-// bigHall is a catalog with one event in a hall of rows × seats seats.
-func bigHall(rows, seats int) []byte {
-	var b strings.Builder
-	b.WriteString(`{"cities": [{"ref": "c", "name": "City"}], "venues": [{"ref": "arena", "name": "Arena", "city": "c",
-	  "timezone": "UTC", "schemes": [{"ref": "s", "name": "Bowl", "zones": [{"id": "a", "name": "Bowl", "rows": [`)
-	for r := 1; r <= rows; r++ {
-		if r > 1 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"row": "%d", "seats": %d}`, r, seats)
-	}
-	b.WriteString(`]}]}]}], "events": [{"ref": "show", "title": "Show", "slug": "show", "status": "published",
-	  "starts_at": "2030-01-01T19:00:00Z", "venue": "arena", "scheme": "s", "fee": {"mode": "separate", "rate_bp": 1000, "min_fee": 0},
-	  "categories": [{"ref": "all", "name": "All", "price": 100000, "zones": ["a"]}]}]}`)
-	return []byte(b.String())
-}
-
 func TestImportTenThousandSeats(t *testing.T) {
 	ctx := context.Background()
 	s := &testenv.Stack{}
 	s.DB, _ = testenv.DB(t)
 	company := s.Company(t, "Arena")
-	res := s.Import(t, company, bigHall(100, 100))
+	res := s.Import(t, company, testenv.HallCatalog(100, 100))
 	if res.SeatsChanged != 10_000 {
 		t.Fatalf("want 10000 seats, got %d", res.SeatsChanged)
 	}
@@ -189,7 +172,7 @@ func TestImportTenThousandSeats(t *testing.T) {
 func BenchmarkImportTenThousandSeats(b *testing.B) {
 	s := &testenv.Stack{}
 	s.DB, _ = testenv.DB(b)
-	file := bigHall(100, 100)
+	file := testenv.HallCatalog(100, 100)
 	for i := 0; b.Loop(); i++ {
 		company := s.Company(b, fmt.Sprintf("Arena %d", i))
 		s.Import(b, company, file)
