@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
 	"github.com/ticketsales/ticketsales/internal/states"
 	"github.com/ticketsales/ticketsales/test/testenv"
 )
@@ -335,6 +336,39 @@ func TestCachedEventThatStoppedSellingRefusesHolds(t *testing.T) {
 	}
 	if state != "free" {
 		t.Fatalf("seat of an archived event is %q", state)
+	}
+}
+
+// Holds keep the event's seats in memory while its seat version stays; an
+// import that moves a row to another category moves the version, and a
+// hold made once the event is read again is priced in the new category.
+func TestCachedSeatsFollowAnImport(t *testing.T) {
+	f := newFixture(t)
+	const ttl = 50 * time.Millisecond
+	f.Holds.CacheSaleContext(ttl)
+	hold := func(seat string) reservation {
+		t.Helper()
+		res := f.reserve(t, f.keyA, seat)
+		if res.Status != http.StatusCreated {
+			t.Fatalf("reserve %s: %d %s", seat, res.Status, res.Body)
+		}
+		var r reservationBody
+		res.Decode(t, &r)
+		return r.Data
+	}
+	if r := hold("parterre-1-1"); r.Seats[0].Price.Amount != 300000 {
+		t.Fatalf("a stalls seat: %+v, want 300000", r.Seats[0])
+	}
+	// Row 2 of the parterre now sells as balcony, at 150000.
+	demo := strings.Replace(string(catalogfile.Demo(time.Now())), `"zones": ["balcony"]}`,
+		`"zones": ["balcony"], "rows": {"parterre": ["2"]}}`, 1)
+	if !strings.Contains(demo, `"rows": {"parterre": ["2"]}`) {
+		t.Fatal("the demo catalog changed: no balcony category to move a row to")
+	}
+	f.Import(t, f.companyA, []byte(demo))
+	time.Sleep(2 * ttl)
+	if r := hold("parterre-2-1"); r.Seats[0].Price.Amount != 150000 {
+		t.Fatalf("a seat moved to the balcony category: %+v, want 150000", r.Seats[0])
 	}
 }
 

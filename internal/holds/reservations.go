@@ -46,7 +46,7 @@ func (s *Service) ReplaceSeats(ctx context.Context, p *apikey.Principal, id stri
 	if err != nil {
 		return nil, err
 	}
-	ids, seats, err := s.resolveSeats(ctx, sc.Event.ID, refs)
+	ids, seats, err := s.resolveSeats(ctx, sc.Event, refs)
 	if err != nil {
 		return nil, err
 	}

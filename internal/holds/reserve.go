@@ -55,12 +55,12 @@ func newReservationID() string {
 
 // resolveSeats checks the requested seats against the event's inventory:
 // each exists in the named zone, none twice, at most MaxSeats.
-func (s *Service) resolveSeats(ctx context.Context, eventID int64, refs []errs.SeatRef) ([]string, map[string]store.ReservedSeat, error) {
+func (s *Service) resolveSeats(ctx context.Context, ev *store.Event, refs []errs.SeatRef) ([]string, map[string]store.ReservedSeat, error) {
 	ids, err := seatIDs(refs)
 	if err != nil {
 		return nil, nil, err
 	}
-	seats, err := s.eventSeats(ctx, eventID, ids)
+	seats, err := s.eventSeats(ctx, ev, ids)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -148,7 +148,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 			s.metrics.Hold(false)
 			return nil, &errs.SoldOutError{Available: &left, Together: ba.Together}
 		}
-	} else if ids, seats, err = s.resolveSeats(ctx, sc.Event.ID, in.Seats); err != nil {
+	} else if ids, seats, err = s.resolveSeats(ctx, sc.Event, in.Seats); err != nil {
 		return nil, err
 	}
 	unpriced := func() bool {
@@ -319,7 +319,7 @@ func (s *Service) RefuseKnownTaken(ctx context.Context, p *apikey.Principal, in 
 	// Only seats the event sells, in their zones, count as in flight: a
 	// request the ordinary path refuses with 422 turns no one away.
 	ids := slices.Collect(maps.Keys(zones))
-	seats, err := s.eventSeats(ctx, sc.Event.ID, ids)
+	seats, err := s.eventSeats(ctx, sc.Event, ids)
 	if err != nil || len(seats) != len(ids) {
 		return nil, nil
 	}

@@ -25,8 +25,8 @@ type saleCache struct {
 }
 
 type seatsEntry struct {
-	seats map[string]store.ReservedSeat
-	at    time.Time
+	seats   map[string]store.ReservedSeat
+	version int64 // the event's seat_version they were read at
 }
 
 // maxCachedSeats bounds the seats kept, over all events (about 150 bytes
@@ -131,29 +131,33 @@ func (s *Service) readSale(ctx context.Context, companyID, eventID int64) (*stor
 	return e, cats, nil
 }
 
-// eventSeats returns the given seats of an event, as store.ListEventSeatsByID
-// does; with the cache on, from the event's whole seat list read at most
-// once per TTL (a seat's zone and label never change, its category only by
-// a catalog import, whose new prices the hold may then miss for the TTL,
-// as with the event's prices above).
-func (s *Service) eventSeats(ctx context.Context, eventID int64, ids []string) (map[string]store.ReservedSeat, error) {
-	c := s.sales
+// eventSeats returns the given seats of the event, as
+// store.ListEventSeatsByID does; with the cache on, from the event's whole
+// seat list, read again only when the event's seat_version has moved: a
+// seat's zone and label never change, its category only by a catalog
+// import, which moves seat_version. The event is the sale's, itself read
+// at most the TTL ago, so a hold may miss an import's new categories for
+// the TTL, as it may the new prices above (and the unpriced check in
+// Reserve reads both afresh). Before, the whole list of a 10,000-seat hall
+// was read every TTL through an on-sale (docs/performance.md).
+func (s *Service) eventSeats(ctx context.Context, ev *store.Event, ids []string) (map[string]store.ReservedSeat, error) {
+	c, eventID := s.sales, ev.ID
 	if c == nil || c.ttl <= 0 {
 		return store.ListEventSeatsByID(ctx, s.db, eventID, ids)
 	}
-	now := time.Now()
 	c.mu.Lock()
 	e, ok := c.seats[eventID]
 	c.mu.Unlock()
-	if !ok || now.Sub(e.at) > c.ttl {
-		v, err, _ := c.loads.Do(fmt.Sprint("seats/", eventID), func() (any, error) {
+	if !ok || e.version != ev.SeatVersion {
+		v, err, _ := c.loads.Do(fmt.Sprint("seats/", eventID, "/", ev.SeatVersion), func() (any, error) {
 			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			all, err := store.ListEventSeats(lctx, s.db, eventID)
 			if err != nil {
 				return nil, err
 			}
-			e := seatsEntry{seats: all, at: time.Now()}
+			// Read after the sale's event: at least as new as ev.SeatVersion.
+			e := seatsEntry{seats: all, version: ev.SeatVersion}
 			c.mu.Lock()
 			if old, ok := c.seats[eventID]; ok {
 				c.seatCount -= len(old.seats)
