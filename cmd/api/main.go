@@ -34,6 +34,7 @@ func run() error {
 		return err
 	}
 	logger := cfg.Logger()
+	app.TuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

@@ -33,6 +33,7 @@ func run() error {
 		return err
 	}
 	logger := cfg.Logger()
+	app.TuneGC()
 	// Before the work starts: threads started later inherit the priority.
 	if err := app.LowerPriority(cfg.WorkerNice); err != nil {
 		logger.Warn("worker priority", "nice", cfg.WorkerNice, "err", err)

@@ -148,6 +148,7 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats
 	temporalCPU := procCPU(t, temporalPID) - temporalCPU0
 	busy1, total1 := machineCPU(t)
 	taskFailures := scrapeCounter(t, "http://"+workerMetrics+"/metrics", "temporal_workflow_task_execution_failed")
+	apiPeakMB, workerPeakMB := procPeakMB(t, ap.Process.Pid), procPeakMB(t, wk.Process.Pid)
 	stopProc(ap)
 	stopProc(wk)
 	// The failures Temporal reports back, seen by either process, and the
@@ -205,7 +206,8 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats
 		"api_cpu_ms_per_order": perOrder(apiCPU), "worker_cpu_ms_per_order": perOrder(workerCPU),
 		"api_worker_cpu_ms_per_order": perOrder(apiCPU + workerCPU), "loadgen_cpu_ms_per_order": perOrder(lgCPU),
 		"temporal_cpu_ms_per_order": perOrder(temporalCPU),
-		"machine_busy_share":        float64(busy1-busy0) / float64(max(total1-total0, 1)),
+		"api_peak_rss_mb":           apiPeakMB, "worker_peak_rss_mb": workerPeakMB,
+		"machine_busy_share": float64(busy1-busy0) / float64(max(total1-total0, 1)),
 		// The machine's busy time less the four processes measured: Postgres
 		// mostly (its backends come and go with the pools), and this test.
 		"rest_cpu_ms_per_order":     perOrder(time.Duration(busy1-busy0)*10*time.Millisecond - apiCPU - workerCPU - lgCPU - temporalCPU),
@@ -346,6 +348,23 @@ func procCPU(t *testing.T, pid int) time.Duration {
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// procPeakMB is the most memory process pid has had resident (VmHWM of
+// /proc/<pid>/status), in MB.
+func procPeakMB(t *testing.T, pid int) float64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("memory of process %d: %v", pid, err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 64)
+			return n / 1024
+		}
+	}
+	return 0
 }
 
 // machineCPU is the machine's busy and total CPU time so far, in clock
@@ -616,6 +635,7 @@ func selloutAlone(r map[string]any, heading string, withSellout bool) string {
 	row("empty workflows/s beside it (same concurrency, same worker settings)", fmt.Sprintf("%.1f (%v events each)", r["empty_workflows_per_s"], r["events_per_empty_workflow"]))
 	row("orders/s vs empty workflows/s", fmt.Sprintf("%.1f%% (goal ≥ 90%%)", 100*num(r, "orders_vs_empty")))
 	row("CPU ms per order: api / worker / both (goal: both ≤ 15)", fmt.Sprintf("%.1f / %.1f / %.1f", r["api_cpu_ms_per_order"], r["worker_cpu_ms_per_order"], r["api_worker_cpu_ms_per_order"]))
+	row("peak memory resident (MB): api / worker", fmt.Sprintf("%.0f / %.0f", r["api_peak_rss_mb"], r["worker_peak_rss_mb"]))
 	row("CPU ms per order: the load generator, apart", fmt.Sprintf("%.1f", r["loadgen_cpu_ms_per_order"]))
 	row("CPU ms per order: the Temporal dev server (0: not on this machine)", fmt.Sprintf("%.1f", r["temporal_cpu_ms_per_order"]))
 	row("CPU ms per order: the rest of the machine (Postgres mostly, the bench's own test process, and anything else running)", fmt.Sprintf("%.1f", r["rest_cpu_ms_per_order"]))
