@@ -339,9 +339,10 @@ func TestCachedEventThatStoppedSellingRefusesHolds(t *testing.T) {
 	}
 }
 
-// Holds keep the event's seats in memory while its seat version stays; an
-// import that moves a row to another category moves the version, and a
-// hold made once the event is read again is priced in the new category.
+// Holds keep the event's seat list in memory while its seat version stays,
+// not reading it again each time the event is; an import that moves a row
+// to another category moves the version, and a hold made once the event is
+// read again is priced in the new category.
 func TestCachedSeatsFollowAnImport(t *testing.T) {
 	f := newFixture(t)
 	const ttl = 50 * time.Millisecond
@@ -356,8 +357,20 @@ func TestCachedSeatsFollowAnImport(t *testing.T) {
 		res.Decode(t, &r)
 		return r.Data
 	}
-	if r := hold("parterre-1-1"); r.Seats[0].Price.Amount != 300000 {
-		t.Fatalf("a stalls seat: %+v, want 300000", r.Seats[0])
+	first := hold("parterre-1-1")
+	if first.Seats[0].Price.Amount != 300000 {
+		t.Fatalf("a stalls seat: %+v, want 300000", first.Seats[0])
+	}
+	// Kept while the version stays: a label changed behind the version's
+	// back (no writer does this; an import moves it) is not read again,
+	// however many times the event itself is.
+	if _, err := f.DB.ExecContext(context.Background(), "UPDATE event_seats SET label = 'renamed' WHERE event_id = ? AND seat_id = 'parterre-1-2'",
+		f.ids["swan-lake"]); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * ttl)
+	if r := hold("parterre-1-2"); r.Seats[0].Label == "renamed" {
+		t.Fatalf("the seat list was read again with its version unchanged: %+v", r.Seats[0])
 	}
 	// Row 2 of the parterre now sells as balcony, at 150000.
 	demo := strings.Replace(string(catalogfile.Demo(time.Now())), `"zones": ["balcony"]}`,

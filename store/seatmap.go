@@ -43,7 +43,7 @@ type SeatMap struct {
 
 // ReadSeatMap reads an event's seat version and the seats taken at now,
 // and its places unless the caller holds those of placesOf (its
-// seat_version; 0: none), in one consistent snapshot. Taken seats come
+// seat_version; -1: none), in one consistent snapshot. Taken seats come
 // as two id lists from one aggregate row: a seat map's read costs Postgres
 // one pass over the event's seats without a sort, and the api a list of the
 // taken seats' ids rather than a row per seat.

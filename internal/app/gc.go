@@ -13,9 +13,10 @@ import (
 // better trade here (docs/performance.md has the peak RSS beside it).
 const DefaultGCPercent = 200
 
-// TuneGC sets DefaultGCPercent unless GOGC says otherwise.
+// TuneGC sets DefaultGCPercent unless GOGC says otherwise (empty, as an
+// unset variable interpolated by compose is, says nothing).
 func TuneGC() {
-	if _, set := os.LookupEnv("GOGC"); !set {
+	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(DefaultGCPercent)
 	}
 }

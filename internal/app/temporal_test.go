@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"log/slog"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -95,8 +96,11 @@ func TestTemporalCompression(t *testing.T) {
 		set  string
 		want client.GrpcCompression
 	}{{"", &client.GrpcCompressionNone{}}, {"none", &client.GrpcCompressionNone{}}, {"gzip", &client.GrpcCompressionGzip{}}} {
-		if tt.set != "" {
-			t.Setenv("TEMPORAL_GRPC_COMPRESSION", tt.set)
+		t.Setenv("TEMPORAL_GRPC_COMPRESSION", tt.set)
+		if tt.set == "" {
+			if err := os.Unsetenv("TEMPORAL_GRPC_COMPRESSION"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		cfg, err := config.Load()
 		if err != nil {

@@ -86,6 +86,7 @@ type availabilityCache struct {
 	trust      time.Duration // cacheTrust; tests lengthen it
 	builds     map[int64]*eventBuilds
 	layouts    map[int64]*seatLayout // the events' places, by the builds
+	placesKept int                   // seats in layouts
 	placesRead atomic.Int64          // builds that read places (tests watch it)
 	built      atomic.Int64          // builds made
 	// afterBuild, in tests, runs when a build has read, before its
@@ -225,34 +226,56 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 }
 
 // readSeatMap reads the event's seat map, with its places from the kept
-// layout while their seat_version holds, and keeps any read afresh.
+// layout while their seat_version holds (and for maxPlacesAge at most),
+// and keeps any read afresh.
 func (s *Service) readSeatMap(ctx context.Context, eventID int64, now time.Time) (*seatLayout, store.SeatMap, error) {
 	ac := s.availability
 	ac.mu.Lock()
 	layout := ac.layouts[eventID]
 	ac.mu.Unlock()
-	var placesOf int64
-	if layout != nil {
+	placesOf := int64(-1) // none kept: read them
+	if layout != nil && now.Sub(layout.readAt) < maxPlacesAge {
 		placesOf = layout.eventVersion
 	}
 	m, err := store.ReadSeatMap(ctx, s.db, eventID, now, placesOf)
 	if err != nil {
 		return nil, m, err
 	}
-	if m.Places != nil {
-		ac.placesRead.Add(1)
-		if layout, err = newSeatLayout(m.Version.Event, m.Places); err != nil {
-			return nil, m, fmt.Errorf("build availability of event %d: %w", eventID, err)
-		}
-		ac.mu.Lock()
-		ac.layouts[eventID] = layout
-		ac.mu.Unlock()
+	if m.Places == nil {
+		return layout, m, nil
 	}
+	ac.placesRead.Add(1)
+	if layout, err = newSeatLayout(m.Version.Event, m.Places); err != nil {
+		return nil, m, fmt.Errorf("build availability of event %d: %w", eventID, err)
+	}
+	layout.readAt = now
+	ac.mu.Lock()
+	defer ac.mu.Unlock()
+	if old := ac.layouts[eventID]; old != nil {
+		ac.placesKept -= len(old.places)
+	}
+	if ac.placesKept+len(layout.places) > maxKeptPlaces {
+		ac.layouts, ac.placesKept = map[int64]*seatLayout{}, 0
+	}
+	ac.layouts[eventID] = layout
+	ac.placesKept += len(layout.places)
 	return layout, m, nil
 }
+
+// Kept places are read again after maxPlacesAge whatever seat_version
+// says, so a change made without it (a hand-run fix, a restore that took
+// the version back) heals in minutes; past maxKeptPlaces seats (about
+// 250 bytes each) over all events, the layouts start over.
+const (
+	maxPlacesAge  = 5 * time.Minute
+	maxKeptPlaces = 200_000
+)
 
 func (ac *availabilityCache) dropLayout(eventID int64) {
 	ac.mu.Lock()
 	defer ac.mu.Unlock()
-	delete(ac.layouts, eventID)
+	if old := ac.layouts[eventID]; old != nil {
+		ac.placesKept -= len(old.places)
+		delete(ac.layouts, eventID)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/ticketsales/ticketsales/internal/pricing"
 	"github.com/ticketsales/ticketsales/internal/states"
@@ -16,7 +17,8 @@ import (
 // reading and encoding every seat's place each time was most of the cost
 // (docs/performance.md).
 type seatLayout struct {
-	eventVersion int64 // events.seat_version the places were read at
+	eventVersion int64     // events.seat_version the places were read at
+	readAt       time.Time // when (the build's clock)
 	places       []store.SeatPlace
 	index        map[string]int // seat id → place
 	// heads[i] is place i's JSON up to its status's value:

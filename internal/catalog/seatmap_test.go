@@ -33,7 +33,7 @@ func twoRowHall(front bool) []byte {
 // moment: sold, held, held with no deadline (a paid order's), and held
 // past its deadline, which is free. A seat change alone does not read the
 // places again; a catalog import that moves seats to another category
-// does, and so does a seat the kept places lack.
+// does, so does a seat the kept places lack, and so does time.
 func TestSeatMapBuildsAreTheSeatsEncoded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs Postgres")
@@ -133,5 +133,13 @@ func TestSeatMapBuildsAreTheSeatsEncoded(t *testing.T) {
 		WHERE event_id = ? AND row = ? AND number = '1'`, event, stalls)
 	if st := seat(build(), stalls, "9"); st.Status != states.SeatSold {
 		t.Errorf("a seat missing from the kept places: %+v, want it sold", st)
+	}
+
+	// Kept places are read again after a while, whatever the version says.
+	read := svc.PlacesRead()
+	now = now.Add(6 * time.Minute)
+	build()
+	if got := svc.PlacesRead(); got != read+1 {
+		t.Errorf("six minutes on: places read by %d builds, want %d", got, read+1)
 	}
 }

@@ -26,8 +26,14 @@ type saleCache struct {
 
 type seatsEntry struct {
 	seats   map[string]store.ReservedSeat
-	version int64 // the event's seat_version they were read at
+	version int64     // the event's seat_version they were read at
+	at      time.Time // when
 }
+
+// seatListMaxAge: an event's seat list is read again this long after it
+// was, whatever seat_version says, so a change made without it (a
+// hand-run fix, a restore that took the version back) heals in minutes.
+const seatListMaxAge = 5 * time.Minute
 
 // maxCachedSeats bounds the seats kept, over all events (about 150 bytes
 // each); past it, the seats cache starts over.
@@ -148,8 +154,9 @@ func (s *Service) eventSeats(ctx context.Context, ev *store.Event, ids []string)
 	c.mu.Lock()
 	e, ok := c.seats[eventID]
 	c.mu.Unlock()
-	if !ok || e.version != ev.SeatVersion {
+	if !ok || e.version != ev.SeatVersion || time.Since(e.at) > seatListMaxAge {
 		v, err, _ := c.loads.Do(fmt.Sprint("seats/", eventID, "/", ev.SeatVersion), func() (any, error) {
+			start := time.Now()
 			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			all, err := store.ListEventSeats(lctx, s.db, eventID)
@@ -157,7 +164,7 @@ func (s *Service) eventSeats(ctx context.Context, ev *store.Event, ids []string)
 				return nil, err
 			}
 			// Read after the sale's event: at least as new as ev.SeatVersion.
-			e := seatsEntry{seats: all, version: ev.SeatVersion}
+			e := seatsEntry{seats: all, version: ev.SeatVersion, at: start}
 			c.mu.Lock()
 			if old, ok := c.seats[eventID]; ok {
 				c.seatCount -= len(old.seats)

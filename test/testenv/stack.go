@@ -112,8 +112,9 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 	reg := metrics.New(log)
 	// The SDK logs through the stack's logger, at its level: left without
 	// one it writes its DEBUG lines to stdout.
-	tc, err := client.NewLazyClient(client.Options{HostPort: TemporalAddress(t), Logger: app.TemporalLogger(log),
-		MetricsHandler: reg.TemporalHandler()})
+	dial := config.Defaults() // the processes' own dial settings (gRPC compression)
+	dial.TemporalAddress = TemporalAddress(t)
+	tc, err := client.NewLazyClient(app.TemporalClientOptions(dial, log, reg.TemporalHandler()))
 	if err != nil {
 		t.Fatalf("temporal client: %v", err)
 	}
