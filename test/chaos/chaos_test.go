@@ -120,7 +120,7 @@ func TestChaos(t *testing.T) {
 	s.DB, s.DBURL = testenv.DBOn(t, pg.admin)
 	company := s.Company(t, "Chaos")
 	key, _ := s.Key(t, company, apikey.Production)
-	s.Import(t, company, []byte(hall(40, 30)))
+	s.Import(t, company, testenv.HallCatalog(40, 30))
 	var event int64
 	if err := s.DB.NewRaw("SELECT id FROM events WHERE company_id = ?", company).Scan(context.Background(), &event); err != nil {
 		t.Fatal(err)
@@ -656,20 +656,4 @@ func reserveAndOrder(call caller, event int64, i, round int, next *atomic.Int64,
 	}
 	od := o["data"].(map[string]any)
 	return int64(od["id"].(float64)), int64(od["amount"].(map[string]any)["amount"].(float64)), od, nil
-}
-
-func hall(rows, seats int) string {
-	var b strings.Builder
-	b.WriteString(`{"cities": [{"ref": "c", "name": "City"}], "venues": [{"ref": "v", "name": "Hall", "city": "c", "timezone": "UTC",
-	  "schemes": [{"ref": "s", "name": "Hall", "zones": [{"id": "a", "name": "Hall", "rows": [`)
-	for r := 1; r <= rows; r++ {
-		if r > 1 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"row": "%d", "seats": %d}`, r, seats)
-	}
-	b.WriteString(`]}]}]}], "events": [{"ref": "e", "title": "Chaos", "slug": "chaos", "status": "published",
-	  "starts_at": "2030-01-01T19:00:00Z", "venue": "v", "scheme": "s", "fee": {"mode": "separate", "rate_bp": 1000, "min_fee": 0},
-	  "categories": [{"ref": "all", "name": "All", "price": 100000, "zones": ["a"]}]}]}`)
-	return b.String()
 }
