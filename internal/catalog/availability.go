@@ -173,7 +173,6 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 			return nil, fmt.Errorf("build availability of event %d: a taken seat is not among its seats", eventID)
 		}
 	}
-	version := m.Version
 	cats, err := store.ListCategories(ctx, s.db, eventID)
 	if err != nil {
 		return nil, err
@@ -199,7 +198,7 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 			free[p.CategoryID]++
 		}
 	}
-	a := Availability{EventID: eventID, Version: version.String(), Seats: pricedSeats(layout, st, price, currency)}
+	a := Availability{EventID: eventID, Version: m.Version.String(), Seats: pricedSeats(layout, st, price, currency)}
 	for _, c := range cats {
 		left := free[c.ID]
 		if c.Capacity != nil {
@@ -221,7 +220,7 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 	sum := sha256.Sum256(gz.prefix)
 	return &cachedAvailability{
 		AvailabilityDoc: AvailabilityDoc{JSON: body, ETag: `"` + hex.EncodeToString(sum[:16]) + `"`, Data: &a, gz: gz},
-		version:         version, validUntil: validUntil,
+		version:         m.Version, validUntil: validUntil,
 	}, nil
 }
 
