@@ -136,6 +136,10 @@ func withRoutingProblems(mux *http.ServeMux) http.Handler {
 					writeProblem(w, p)
 					return
 				}
+				if p := strictBody(r, body); p != nil {
+					writeProblem(w, p)
+					return
+				}
 				r.Body = io.NopCloser(bytes.NewReader(body))
 			}
 			// Bodiless requests too: Huma's read deadline is set for any

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/validation"
 
 	"github.com/ticketsales/ticketsales/api/request"
 	"github.com/ticketsales/ticketsales/internal/errs"
@@ -139,6 +140,12 @@ func installErrorModel(log *slog.Logger) {
 			// clients' JSON decoders refuse): they may be huge.
 			if status == http.StatusBadRequest || status == http.StatusUnsupportedMediaType || !smallValue(d.Value) {
 				d.Value = nil
+			}
+			if d.Message == validation.MsgUnexpectedProperty {
+				// The location names the member; the value Huma gives is
+				// the whole object around it.
+				d.Value = nil
+				d.Message = "unknown member: names are case-sensitive, see the operation's schema"
 			}
 		}
 		return p

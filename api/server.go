@@ -110,6 +110,11 @@ func New(deps Deps) *Server {
 	// Arrays are never null in requests or answers (an empty list is []):
 	// the document says so, and generated clients need no null checks.
 	huma.DefaultArrayNullable = false
+	// Member names are case-sensitive: a member that differs from a
+	// declared one only in case is unknown, so refused (422). Matching it
+	// case-insensitively validated one member while Go's decoding used
+	// another (strictBody refuses the twins themselves).
+	huma.ValidateStrictCasing = true
 	mux := http.NewServeMux()
 	cfg := huma.DefaultConfig("Ticket Sales API", "1.0.0")
 	cfg.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaName)
