@@ -230,7 +230,7 @@ func Register(api huma.API, h *holds.Service, o *orders.Service, cat *catalog.Se
 		_, err := a.orders.CheckoutReservation(ctx, request.Caller(ctx), in.OrderID,
 			orders.Customer{Email: in.Body.Customer.Email, FirstName: first, LastName: strings.TrimSpace(last)}, in.Body.PaymentID)
 		if err != nil {
-			return nil, err
+			return nil, inAdapterTerms(err, "")
 		}
 		out, err := a.order(ctx, in.OrderID)
 		if err != nil {
@@ -342,7 +342,15 @@ func errorsIsExpired(err error) bool {
 	return errors.Is(err, errs.ReservationExpired) || errors.Is(err, errs.OrderExpired)
 }
 
-// inAdapterTerms words a sales error of reserve in the adapter's names:
+// adapterNames are the adapter's names of the sales' request fields.
+var adapterNames = map[string]string{
+	"body.best_available.quantity": "body.quantity",
+	"body.customer.first_name":     "body.customer.name", // the name's first word
+	"body.customer.last_name":      "body.customer.name", // the rest of it
+	"body.external_payment_id":     "body.paymentId",
+}
+
+// inAdapterTerms words a sales error of reserve or confirm in the adapter's names:
 // sessionId for the event. (Seats of a seat_taken are named as the
 // adapter's reserve takes them by the error model: see api.fromError.)
 func inAdapterTerms(err error, sessionID string) error {
@@ -351,6 +359,9 @@ func inAdapterTerms(err error, sessionID string) error {
 	case errors.As(err, &invalid):
 		out := &errs.ValidationError{}
 		for _, f := range invalid.Fields {
+			if name, ok := adapterNames[f.Location]; ok {
+				f.Location = name
+			}
 			if f.Location == "body.event_id" {
 				f.Location, f.Value = "body.sessionId", sessionID
 				f.Message = strings.Replace(f.Message, "the event", "the session", 1)

@@ -93,6 +93,9 @@ func (s *Service) known(k [2]int64) bool {
 // Scan decides one scan and records it. A door key limited to an event or
 // a gate scans only there (403); an event not the company's is 404.
 func (s *Service) Scan(ctx context.Context, p *apikey.Principal, in ScanInput) (*CheckIn, error) {
+	if err := checkScan("body", in.Barcode, in.Gate, in.DeviceID, in.Direction); err != nil {
+		return nil, err
+	}
 	if p.CheckinEventID != nil && *p.CheckinEventID != in.EventID {
 		return nil, fmt.Errorf("door key %d at event %d: %w", p.KeyID, in.EventID, errs.DoorElsewhere)
 	}

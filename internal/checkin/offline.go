@@ -272,6 +272,9 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessi
 	work := make([]store.Scan, len(scans))
 	for i, in := range scans {
 		at := fmt.Sprintf("body.scans[%d]", i)
+		if err := checkScan(at, in.Barcode, in.Gate, in.DeviceID, in.Direction); err != nil {
+			return nil, err
+		}
 		if p.CheckinGate != nil {
 			switch in.Gate {
 			case "":

@@ -10,7 +10,10 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Problem is what an error is answered with. RetryAfter, when set, is sent
@@ -119,6 +122,33 @@ func (e *ValidationError) OrNil() error {
 		return nil
 	}
 	return e
+}
+
+// Text adds a problem when s is not minLen to maxLen characters long. The
+// domain checks again what the API's schema states, so a value the schema
+// never saw (another caller, a decoder that read another member) cannot
+// store more than a field may hold.
+func (e *ValidationError) Text(location, s string, minLen, maxLen int) {
+	if n := utf8.RuneCountInString(s); n < minLen || n > maxLen {
+		e.Add(location, fmt.Sprintf("must be %d to %d characters long", minLen, maxLen), clip(s))
+	}
+}
+
+// Line is Text for a value of one line: no control characters either (a
+// CR or LF in a name or an address could start a new e-mail header).
+func (e *ValidationError) Line(location, s string, minLen, maxLen int) {
+	e.Text(location, s, minLen, maxLen)
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		e.Add(location, "must not contain control characters (line breaks, tabs)", clip(s))
+	}
+}
+
+// clip is a value short enough to echo in a problem.
+func clip(s string) string {
+	if utf8.RuneCountInString(s) <= 64 {
+		return s
+	}
+	return string([]rune(s)[:64]) + "…"
 }
 
 // Invalid is a ValidationError of one field.

@@ -33,6 +33,8 @@ const (
 	DefaultTTLMinutes = 15
 	MinTTLMinutes     = 1
 	MaxTTLMinutes     = 60
+	// MaxPickFilters bounds best available's category and zone filters.
+	MaxPickFilters = 50
 )
 
 // Service sells seats for one company at a time.

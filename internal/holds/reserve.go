@@ -246,9 +246,12 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 }
 
 // holdLength checks what a hold request says before anything is read (its
-// ttl; seats or best_available, one of the two) and returns how long the
-// hold lasts: in.TTL exactly when set (the aggregator counts in seconds),
-// else ttl_minutes (1..60, default 15) of unit.
+// ttl; seats or best_available, one of the two, within their bounds) and
+// returns how long the hold lasts: in.TTL exactly when set (the aggregator
+// counts in seconds), else ttl_minutes (1..60, default 15) of unit. Either
+// way a hold lasts 1 to 60 minutes: these bounds keep seats from being held
+// out of sale, so they are checked here, where the hold is made, and not
+// only by the API's schema.
 func holdLength(in ReserveInput, unit time.Duration) (time.Duration, error) {
 	ttl := in.TTLMinutes
 	if ttl == 0 {
@@ -258,11 +261,29 @@ func holdLength(in ReserveInput, unit time.Duration) (time.Duration, error) {
 		return 0, errs.Invalid("body.ttl_minutes", fmt.Sprintf("must be %d..%d", MinTTLMinutes, MaxTTLMinutes), ttl)
 	}
 	hold := time.Duration(ttl) * unit
-	if in.TTL > 0 {
+	if in.TTL != 0 {
+		if in.TTL < MinTTLMinutes*time.Minute || in.TTL > MaxTTLMinutes*time.Minute {
+			return 0, errs.Invalid("body.ttl", fmt.Sprintf("must be %d..%d seconds", MinTTLMinutes*60, MaxTTLMinutes*60), int64(in.TTL/time.Second))
+		}
 		hold = in.TTL
 	}
 	if (in.BestAvailable == nil) == (len(in.Seats) == 0) {
 		return 0, errs.Invalid("body.seats", "give either seats or best_available", nil)
+	}
+	if ba := in.BestAvailable; ba != nil {
+		verr := &errs.ValidationError{}
+		if ba.Quantity < 1 || ba.Quantity > MaxSeats {
+			verr.Add("body.best_available.quantity", fmt.Sprintf("must be 1..%d", MaxSeats), ba.Quantity)
+		}
+		if len(ba.TicketCategoryIDs) > MaxPickFilters {
+			verr.Add("body.best_available.ticket_category_ids", fmt.Sprintf("at most %d", MaxPickFilters), len(ba.TicketCategoryIDs))
+		}
+		if len(ba.ZoneIDs) > MaxPickFilters {
+			verr.Add("body.best_available.zone_ids", fmt.Sprintf("at most %d", MaxPickFilters), len(ba.ZoneIDs))
+		}
+		if err := verr.OrNil(); err != nil {
+			return 0, err
+		}
 	}
 	return hold, nil
 }

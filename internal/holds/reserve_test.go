@@ -42,6 +42,40 @@ func TestHoldLength(t *testing.T) {
 	}
 }
 
+// Whoever asks, a hold lasts 1 to 60 minutes and picks 1 to 20 seats: the
+// aggregator's ttl of a year (once let through by a member in another
+// letter case) or a best available of 22 or -1 seats is refused before
+// anything is read.
+func TestHoldBounds(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		in    ReserveInput
+		field string
+	}{
+		{"the aggregator's ttl of a year", ReserveInput{Seats: oneSeat, TTL: 365 * 24 * time.Hour}, "body.ttl"},
+		{"the aggregator's ttl of 59 s", ReserveInput{Seats: oneSeat, TTL: 59 * time.Second}, "body.ttl"},
+		{"a negative ttl", ReserveInput{Seats: oneSeat, TTL: -time.Minute}, "body.ttl"},
+		{"best available of 22", ReserveInput{BestAvailable: &BestAvailable{Quantity: 22}}, "body.best_available.quantity"},
+		{"best available of 0", ReserveInput{BestAvailable: &BestAvailable{}}, "body.best_available.quantity"},
+		{"best available of -1", ReserveInput{BestAvailable: &BestAvailable{Quantity: -1}}, "body.best_available.quantity"},
+		{"51 zones to pick from", ReserveInput{BestAvailable: &BestAvailable{Quantity: 1, ZoneIDs: make([]string, 51)}}, "body.best_available.zone_ids"},
+		{"51 categories to pick from", ReserveInput{BestAvailable: &BestAvailable{Quantity: 1, TicketCategoryIDs: make([]int64, 51)}}, "body.best_available.ticket_category_ids"},
+	} {
+		_, err := holdLength(c.in, time.Minute)
+		if _, ok := problems.Fields(t, err)[c.field]; !ok {
+			t.Errorf("%s: refused with %v, want an error at %s", c.name, err, c.field)
+		}
+	}
+	for _, in := range []ReserveInput{
+		{Seats: oneSeat, TTL: time.Minute}, {Seats: oneSeat, TTL: time.Hour},
+		{BestAvailable: &BestAvailable{Quantity: MaxSeats, ZoneIDs: make([]string, MaxPickFilters)}},
+	} {
+		if _, err := holdLength(in, time.Minute); err != nil {
+			t.Errorf("%+v: %v", in, err)
+		}
+	}
+}
+
 // A hold names its seats or asks for the best available: one of the two.
 func TestHoldNamesSeatsOrBestAvailable(t *testing.T) {
 	for name, in := range map[string]ReserveInput{

@@ -19,6 +19,10 @@ import (
 	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
+// MaxPaymentIDLength bounds a partner's payment reference, as the API's
+// schema states it: it is stored with the payment.
+const MaxPaymentIDLength = 200
+
 // defaultConfirmWait bounds the wait for the order workflow to apply a
 // payment it was handed.
 const defaultConfirmWait = 20 * time.Second
@@ -34,6 +38,11 @@ const defaultConfirmWait = 20 * time.Second
 // follow, and a repeat returns the paid order. Nothing is recorded only
 // when the answer is an error.
 func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, paidAmount int64, externalID string) (*Order, error) {
+	verr := &errs.ValidationError{}
+	verr.Line("body.external_payment_id", externalID, 1, MaxPaymentIDLength)
+	if err := verr.OrNil(); err != nil {
+		return nil, err
+	}
 	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id)
 	if err != nil {
 		return nil, err

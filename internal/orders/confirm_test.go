@@ -1,6 +1,7 @@
 package orders
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -67,6 +68,21 @@ func TestConfirmAfterAcceptance(t *testing.T) {
 			t.Errorf("%s: paid %v, %v; want paid %v", c.name, paid, err, c.paid)
 		case c.code != "" && (err == nil || problems.Of(t, err).Code != c.code || problems.Of(t, err).Status != 409):
 			t.Errorf("%s: %v, want 409 %s", c.name, err, c.code)
+		}
+	}
+}
+
+// A confirm's payment reference is stored with the payment: one line of 1
+// to 200 characters, refused before the order is read, whoever calls.
+func TestConfirmChecksThePaymentReference(t *testing.T) {
+	for name, id := range map[string]string{
+		"empty":             "",
+		"201 characters":    strings.Repeat("п", 201),
+		"with a line break": "pay-1\r\npay-2",
+	} {
+		_, err := (&Service{}).Confirm(context.Background(), sandbox, 1, 100, id)
+		if _, ok := problems.Fields(t, err)["body.external_payment_id"]; !ok {
+			t.Errorf("%s: refused with %v", name, err)
 		}
 	}
 }

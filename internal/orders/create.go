@@ -49,6 +49,9 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 	if in.Payment != states.PayByGateway && in.Payment != states.PayExternally {
 		verr.Add("body.payment", "must be gateway or external", in.Payment)
 	}
+	checkItems(in.Items, verr)
+	verr.Text("body.reservation_id", in.ReservationID, 0, MaxReservationIDLength)
+	in.Customer.Check("body.customer", verr)
 	if err := verr.OrNil(); err != nil {
 		return nil, err
 	}
@@ -225,6 +228,28 @@ func (s *Service) itemsOf(ctx context.Context, sc *holds.Sale, in CreateOrderInp
 	}
 	want := wantedItems(sc, in.Items, verr)
 	return want, verr.OrNil()
+}
+
+// The bounds of an order's request, as the API's schema states them.
+const (
+	MaxItems               = 20
+	MaxReservationIDLength = 64
+)
+
+// checkItems adds to verr what is wrong with the items before anything is
+// read: at most MaxItems, each asking for 1 to holds.MaxSeats tickets. A
+// quantity of 0 or less would make an order of fewer tickets than it says,
+// or none.
+func checkItems(items []Item, verr *errs.ValidationError) {
+	if len(items) > MaxItems {
+		verr.Add("body.items", fmt.Sprintf("at most %d items", MaxItems), len(items))
+		return
+	}
+	for i, it := range items {
+		if it.Quantity < 1 || it.Quantity > holds.MaxSeats {
+			verr.Add(fmt.Sprintf("body.items[%d].quantity", i), fmt.Sprintf("must be 1..%d", holds.MaxSeats), it.Quantity)
+		}
+	}
 }
 
 // wantedItems prices the items at the sale's prices and adds to verr what

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
@@ -46,10 +47,10 @@ func TestCreateOrderRefusesBadInputFirst(t *testing.T) {
 		in   CreateOrderInput
 		want string // the field errors
 	}{
-		{"neither reservation_id nor items", CreateOrderInput{EventID: 1, Payment: "external"}, "map[body:<nil>]"},
-		{"both", CreateOrderInput{EventID: 1, ReservationID: "rsv_1", Items: items, Payment: "external"}, "map[body.items:<nil>]"},
-		{"an unknown payment", CreateOrderInput{EventID: 1, ReservationID: "rsv_1", Payment: "card"}, "map[body.payment:card]"},
-		{"neither, and no payment", CreateOrderInput{EventID: 1}, "map[body:<nil> body.payment:]"},
+		{"neither reservation_id nor items", CreateOrderInput{EventID: 1, Payment: "external", Customer: anna}, "map[body:<nil>]"},
+		{"both", CreateOrderInput{EventID: 1, ReservationID: "rsv_1", Items: items, Payment: "external", Customer: anna}, "map[body.items:<nil>]"},
+		{"an unknown payment", CreateOrderInput{EventID: 1, ReservationID: "rsv_1", Payment: "card", Customer: anna}, "map[body.payment:card]"},
+		{"neither, and no payment", CreateOrderInput{EventID: 1, Customer: anna}, "map[body:<nil> body.payment:]"},
 	} {
 		err := createWithoutStore(t, Settings{}, sandbox, c.in)
 		if got := fmt.Sprint(problems.Fields(t, err)); got != c.want {
@@ -58,12 +59,65 @@ func TestCreateOrderRefusesBadInputFirst(t *testing.T) {
 	}
 }
 
+var anna = Customer{Email: "anna@example.com", FirstName: "Анна", LastName: "Павлова", Phone: "+7 999 123-45-67"}
+
+// The bounds of an order's request hold whoever calls CreateOrder, not
+// only behind the API's schema: a quantity of 0 or less, more than 20
+// tickets of an item or more than 20 items, a buyer whose e-mail or name
+// could start a new e-mail header, a name longer than 100 characters, an
+// over-long reservation id. Each is refused before anything is read.
+func TestCreateOrderChecksItsBounds(t *testing.T) {
+	order := func(items []Item, c Customer) CreateOrderInput {
+		return CreateOrderInput{EventID: 1, Items: items, Payment: "external", Customer: c}
+	}
+	with := func(edit func(*Customer)) Customer { c := anna; edit(&c); return c }
+	many := make([]Item, MaxItems+1)
+	for i := range many {
+		many[i] = Item{TicketCategoryID: int64(i + 1), Quantity: 1}
+	}
+	for _, c := range []struct {
+		name  string
+		in    CreateOrderInput
+		field string
+	}{
+		{"a quantity of -3", order([]Item{{TicketCategoryID: 1, Quantity: -3}}, anna), "body.items[0].quantity"},
+		{"a quantity of 0", order([]Item{{TicketCategoryID: 1, Quantity: 1}, {TicketCategoryID: 2}}, anna), "body.items[1].quantity"},
+		{"24 tickets of an item", order([]Item{{TicketCategoryID: 1, Quantity: 24}}, anna), "body.items[0].quantity"},
+		{"21 items", order(many, anna), "body.items"},
+		{"an e-mail with a line break", order(nil, with(func(c *Customer) { c.Email = "anna@example.com\r\nBcc: all@example.com" })), "body.customer.email"},
+		{"an e-mail with a display name", order(nil, with(func(c *Customer) { c.Email = "Anna <anna@example.com>" })), "body.customer.email"},
+		{"an e-mail of 255 bytes", order(nil, with(func(c *Customer) { c.Email = strings.Repeat("a", 243) + "@example.com" })), "body.customer.email"},
+		{"a first name with a line break", order(nil, with(func(c *Customer) { c.FirstName = "Анна\nBcc: x" })), "body.customer.first_name"},
+		{"a last name of 101 letters", order(nil, with(func(c *Customer) { c.LastName = strings.Repeat("Я", 101) })), "body.customer.last_name"},
+		{"no last name", order(nil, with(func(c *Customer) { c.LastName = "" })), "body.customer.last_name"},
+		{"a phone of letters", order(nil, with(func(c *Customer) { c.Phone = "call me" })), "body.customer.phone"},
+		{"a reservation id of 65 characters", CreateOrderInput{EventID: 1, ReservationID: strings.Repeat("r", 65), Payment: "external", Customer: anna}, "body.reservation_id"},
+	} {
+		fields := problems.Fields(t, createWithoutStore(t, Settings{}, sandbox, c.in))
+		if _, ok := fields[c.field]; !ok {
+			t.Errorf("%s: refused with %v, want an error at %s", c.name, fields, c.field)
+		}
+	}
+	// The longest allowed values pass the bounds (they fail later, on the
+	// missing store).
+	long := with(func(c *Customer) {
+		c.Email = strings.Repeat("a", 242) + "@example.com"
+		c.FirstName, c.LastName, c.Phone = strings.Repeat("Я", 100), "Д'Артаньян-Петрова", ""
+	})
+	verr := &errs.ValidationError{}
+	long.Check("body.customer", verr)
+	checkItems([]Item{{TicketCategoryID: 1, Quantity: 20}}, verr)
+	if err := verr.OrNil(); err != nil {
+		t.Errorf("the longest allowed buyer and item: %v", err)
+	}
+}
+
 // payment=gateway on a production key of a deployment without a gateway
 // for production is refused with 422 gateway_unavailable before anything
 // is read or written.
 func TestCreateOrderWithoutAGatewayChangesNothing(t *testing.T) {
 	st := Settings{Gateways: payment.Set{payment.Test: &payment.TestGateway{}}}
-	err := createWithoutStore(t, st, production, CreateOrderInput{EventID: 1, ReservationID: "rsv_1", Payment: "gateway"})
+	err := createWithoutStore(t, st, production, CreateOrderInput{EventID: 1, ReservationID: "rsv_1", Payment: "gateway", Customer: anna})
 	if p := problems.Of(t, err); !errors.Is(err, errs.GatewayUnavailable) || p.Status != 422 || p.Code != "gateway_unavailable" {
 		t.Errorf("answered %d %s: %v", p.Status, p.Code, err)
 	}

@@ -102,7 +102,7 @@ func ID(keyID, orderID int64, idempotencyKey string, ticketIDs []int64) string {
 // pending (the partner reads it again later), never as an error, since the
 // tickets are voided already.
 func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64, ticketIDs []int64, reason, idempotencyKey string) (view *Refund, done bool, err error) {
-	if err := distinctTickets(ticketIDs); err != nil {
+	if err := checkRefund(ticketIDs, reason); err != nil {
 		return nil, false, err
 	}
 	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), orderID)
@@ -179,7 +179,7 @@ func OrganizerRefundID(orderID int64, token string, ticketIDs []int64) string {
 // admitted at the door with AllowCheckedIn. It returns the refund as it is
 // after the wait (pending: the workflow, or the reaper, finishes it).
 func (s *Service) RefundAsOrganizer(ctx context.Context, in OrganizerRefund) (*store.Refund, error) {
-	if err := distinctTickets(in.TicketIDs); err != nil {
+	if err := checkRefund(in.TicketIDs, in.Reason); err != nil {
 		return nil, err
 	}
 	o, err := store.GetOrderByID(ctx, s.db, in.OrderID)
@@ -201,15 +201,32 @@ func (s *Service) RefundAsOrganizer(ctx context.Context, in OrganizerRefund) (*s
 	return store.GetRefund(ctx, s.db, r.ID)
 }
 
-func distinctTickets(ticketIDs []int64) error {
+// The bounds of a refund's request, as the API's schema states them.
+const (
+	MaxTickets      = holds.MaxSeats // an order holds at most as many
+	MaxReasonLength = 500
+)
+
+// checkRefund checks a refund's request before anything is read: at most
+// MaxTickets ticket ids, each a valid id listed once, a reason of at most
+// MaxReasonLength characters.
+func checkRefund(ticketIDs []int64, reason string) error {
 	verr := &errs.ValidationError{}
+	if len(ticketIDs) > MaxTickets {
+		verr.Add("body.ticket_ids", fmt.Sprintf("at most %d tickets a refund", MaxTickets), len(ticketIDs))
+		return verr
+	}
 	seen := map[int64]bool{}
 	for i, id := range ticketIDs {
-		if seen[id] {
+		switch {
+		case id < 1:
+			verr.Add(fmt.Sprintf("body.ticket_ids[%d]", i), "not a ticket id", id)
+		case seen[id]:
 			verr.Add(fmt.Sprintf("body.ticket_ids[%d]", i), "ticket listed twice", id)
 		}
 		seen[id] = true
 	}
+	verr.Text("body.reason", reason, 0, MaxReasonLength)
 	return verr.OrNil()
 }
 

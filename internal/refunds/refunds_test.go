@@ -3,10 +3,12 @@ package refunds
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/problems"
 )
 
 // A refund's id is the same for a repeat of the same request (the API
@@ -65,5 +67,38 @@ func TestRefundErrors(t *testing.T) {
 	}
 	if err := refundError(nil); err != nil {
 		t.Errorf("no error: %v", err)
+	}
+}
+
+// A refund's request holds its bounds whoever makes it (the partner API
+// or the back office): at most 20 ticket ids, each a valid id once, a
+// reason of at most 500 characters.
+func TestRefundBounds(t *testing.T) {
+	many := make([]int64, MaxTickets+1)
+	for i := range many {
+		many[i] = int64(i + 1)
+	}
+	for _, c := range []struct {
+		name    string
+		tickets []int64
+		reason  string
+		field   string
+	}{
+		{"21 tickets", many, "", "body.ticket_ids"},
+		{"ticket 0", []int64{0}, "", "body.ticket_ids[0]"},
+		{"a negative ticket", []int64{5, -5}, "", "body.ticket_ids[1]"},
+		{"a ticket twice", []int64{5, 5}, "", "body.ticket_ids[1]"},
+		{"a reason of 501 characters", nil, strings.Repeat("я", 501), "body.reason"},
+	} {
+		err := checkRefund(c.tickets, c.reason)
+		if _, ok := problems.Fields(t, err)[c.field]; !ok {
+			t.Errorf("%s: refused with %v, want an error at %s", c.name, err, c.field)
+		}
+	}
+	if err := checkRefund(many[:MaxTickets], strings.Repeat("я", MaxReasonLength)); err != nil {
+		t.Errorf("20 tickets and a reason of 500 characters: %v", err)
+	}
+	if err := checkRefund(nil, "Передумали.\nВернём позже."); err != nil {
+		t.Errorf("a reason of two lines: %v", err)
 	}
 }

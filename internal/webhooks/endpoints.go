@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
@@ -134,10 +135,27 @@ func (c *CreatedBefore) Error() string {
 	return fmt.Sprintf("webhook endpoint %d made with this form already", c.ID)
 }
 
+// The bounds of an endpoint, as the API's schema states them.
+const (
+	MaxURLLength         = 2000
+	MaxDescriptionLength = 500
+	MaxEventTypes        = 20
+)
+
 // validate checks the input, every problem at once; the URL's address
 // check resolves its host.
 func (s *Service) validate(ctx context.Context, p *apikey.Principal, in EndpointInput) error {
 	verr := &errs.ValidationError{}
+	if in.URL != nil && utf8.RuneCountInString(*in.URL) > MaxURLLength {
+		verr.Text("body.url", *in.URL, 1, MaxURLLength)
+		return verr // not resolved: it may hold any host
+	}
+	if in.Description != nil {
+		verr.Text("body.description", *in.Description, 0, MaxDescriptionLength)
+	}
+	if in.EventTypes != nil && len(*in.EventTypes) > MaxEventTypes {
+		verr.Add("body.event_types", fmt.Sprintf("at most %d", MaxEventTypes), len(*in.EventTypes))
+	}
 	if in.URL != nil {
 		if err := s.Rules.For(p.IsTest()).CheckURL(ctx, *in.URL); err != nil {
 			verr.Fields = append(verr.Fields, errs.FieldError{Location: "body.url", Message: err.Error(), Value: *in.URL})
