@@ -33,6 +33,13 @@ import (
 // which it records on the request.
 func withRequest(next http.Handler, log *slog.Logger, rl *requestlog.Writer, reg *metrics.Registry) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			// Nothing to read: the server's ReadTimeout (a backstop for
+			// bodies, see NewHTTPServer) must not fire on net/http's
+			// background read while the handler works, which would cancel
+			// the request.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		}
 		ctx, ri := request.Start(r.Context())
 		r = r.WithContext(ctx)
 		w.Header().Set("X-Request-Id", ri.ID)
@@ -147,6 +154,11 @@ func withRoutingProblems(mux *http.ServeMux) http.Handler {
 			mux.ServeHTTP(bufferedBodyWriter{w}, r)
 			return
 		}
+		if r.Body != nil && r.Body != http.NoBody {
+			// A body no route reads: close rather than wait for it.
+			w.Header().Set("Connection", "close")
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+		}
 		// The mux knows whether it is a 404 or a 405 (and the Allow header).
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, r)
@@ -175,11 +187,18 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
-	_ = rc.SetReadDeadline(time.Time{})
 	var ne net.Error
-	switch {
-	case errors.As(err, &ne) && ne.Timeout():
+	if errors.As(err, &ne) && ne.Timeout() {
+		// The connection is closed after the answer, and its deadline
+		// stays passed: net/http would otherwise read the rest of the
+		// body for the next request on the connection — waiting, with no
+		// deadline, for bytes the client may never send — first before
+		// the 408 left, then before the connection closed.
+		w.Header().Set("Connection", "close")
 		return nil, newProblem(r.Context(), http.StatusRequestTimeout, "", "The request body did not arrive in time.")
+	}
+	_ = rc.SetReadDeadline(time.Time{})
+	switch {
 	case err != nil:
 		return nil, newProblem(r.Context(), http.StatusBadRequest, "malformed_request", "The request body could not be read.")
 	case len(body) > maxBodyBytes:

@@ -88,6 +88,26 @@ func (d Deps) bookkeeping() *bun.DB {
 	return d.DB
 }
 
+// Timeouts of the HTTP server (NewHTTPServer). Request bodies have their
+// own, shorter deadlines (bodyReadTimeout; the cabinet's): ReadTimeout is
+// the backstop for a request no handler reads, and each handler clears it
+// once the body is in memory, so a long confirm is not cut off by it.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 60 * time.Second
+	// idleTimeout closes a keep-alive connection that sends nothing more.
+	idleTimeout = 120 * time.Second
+)
+
+// NewHTTPServer is the api's public HTTP server serving h: headers, bodies
+// and idle connections each bounded in time, so a client that opens
+// connections and sends nothing (or a few bytes of a promised body) costs
+// itself the wait, not the service a connection held for good. There is no
+// WriteTimeout: a confirm or a refund may wait on its workflow.
+func NewHTTPServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout, IdleTimeout: idleTimeout}
+}
+
 // Server is the HTTP handler with the Huma API behind it.
 type Server struct {
 	deps Deps

@@ -1,10 +1,13 @@
 package cabinet
 
 import (
+	"bytes"
 	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"net"
 	"net/http"
 	"time"
 
@@ -24,33 +27,82 @@ const (
 	// maxDrain is how much of an oversized body is read and thrown away,
 	// so the browser, still sending, gets the page rather than a reset.
 	maxDrain = 16 << 20
-	// bodyTimeout bounds reading a body: a 1 MiB upload on a slow line,
-	// not a client that sends a byte a minute.
-	bodyTimeout = 30 * time.Second
+	// uploadTimeout bounds reading an upload: a 1 MiB file on a slow
+	// line, not a client that sends a byte a minute.
+	uploadTimeout = 30 * time.Second
+	// formTimeout bounds reading any other form (a sign-in is a few
+	// hundred bytes).
+	formTimeout = 10 * time.Second
 )
 
 // errTooLarge is what reading a body past maxBody returns.
 var errTooLarge = errors.New("request body too large")
 
 // limitBody bounds every request body the cabinet reads, in size and in
-// time.
+// time. A form is read here, whole, before any handler runs: one that does
+// not arrive within formTimeout is answered 408 and its connection closed
+// (net/http would otherwise wait, with no deadline, for the rest of it
+// before answering). An upload (multipart) is read by its handler within
+// uploadTimeout. The deadline is cleared once the body is read: left on
+// the connection, it would cancel a handler still at work.
 func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody {
-			rc := http.NewResponseController(w)
-			_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout))
-			// Cleared once the handler is done: the connection's next
-			// request (keep-alive) must not inherit it.
-			defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-			r.Body = &limitedBody{body: r.Body, left: maxBody}
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
 		}
+		rc := http.NewResponseController(w)
+		clear := func() { _ = rc.SetReadDeadline(time.Time{}) }
+		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if mt == "multipart/form-data" {
+			_ = rc.SetReadDeadline(time.Now().Add(uploadTimeout))
+			lb := &limitedBody{body: r.Body, left: maxBody, atEOF: clear}
+			r.Body = lb
+			next.ServeHTTP(w, r)
+			if lb.timedOut {
+				// Left passed, so the connection closes rather than wait
+				// for the rest.
+				_ = rc.SetReadDeadline(time.Now())
+			}
+			return
+		}
+		_ = rc.SetReadDeadline(time.Now().Add(formTimeout))
+		form, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		if timedOut(err) {
+			bodyTimedOut(w)
+			return
+		}
+		if len(form) <= maxBody {
+			clear()
+		} else {
+			// Its handler drains it, still within the deadline; the
+			// connection's next request (keep-alive) must not inherit it.
+			defer clear()
+		}
+		// An oversized form reads as too large to its handler, as before.
+		r.Body = &limitedBody{body: io.NopCloser(io.MultiReader(bytes.NewReader(form), r.Body)), left: maxBody}
 		next.ServeHTTP(w, r)
 	})
 }
 
+// timedOut reports whether err is a read deadline's.
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// bodyTimedOut answers a body that did not arrive in time, and closes the
+// connection rather than wait for the rest of it.
+func bodyTimedOut(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, "The request did not arrive in time: send it again.", http.StatusRequestTimeout)
+}
+
 type limitedBody struct {
-	body io.ReadCloser
-	left int64
+	body     io.ReadCloser
+	left     int64
+	atEOF    func() // called when the body has been read whole (nil: none)
+	timedOut bool   // a read met the deadline
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -66,6 +118,10 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		_, _ = io.CopyN(io.Discard, b.body, maxDrain)
 		return n + int(b.left), errTooLarge
 	}
+	if errors.Is(err, io.EOF) && b.atEOF != nil {
+		b.atEOF()
+	}
+	b.timedOut = b.timedOut || timedOut(err)
 	return n, err
 }
 
@@ -120,6 +176,10 @@ func (c *cabinet) uploadCatalog(w http.ResponseWriter, r *http.Request) {
 		c.catalogPage(w, r, http.StatusRequestEntityTooLarge, pageData{Message: fmt.Sprintf(
 			"The file is larger than %s, the most the cabinet takes. Import a larger catalog with ticketctl catalog import --company %d FILE.json, or split it: records are upserted by ref, so files can be imported one after another.",
 			"1 MiB", u.CompanyID)}, catalogView{})
+		return
+	}
+	if timedOut(err) {
+		bodyTimedOut(w)
 		return
 	}
 	if err != nil {

@@ -65,7 +65,7 @@ func run() error {
 		return err
 	}
 	a.Start()
-	httpSrv := &http.Server{Addr: cfg.HTTPAddr, Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := api.NewHTTPServer(cfg.HTTPAddr, a.Handler)
 	// /metrics on its own listener, for the scraper only: the public port
 	// must not show internals. Like the worker's, a failure to listen is
 	// logged and the api serves on without it.

@@ -153,7 +153,7 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 	a.Start()
 	s.Holds, s.Orders, s.Refunds, s.Catalog, s.Gateway, s.Gateways, s.RequestLog, s.deps = a.Holds, a.Orders, a.Refunds, a.Catalog,
 		a.TestGateway, a.Orders.Settings.Gateways, a.Deps.RequestLog, a.Deps
-	hs.Config.Handler = a.Handler
+	hs.Config = api.NewHTTPServer("", a.Handler) // the timeouts of cmd/api
 	hs.Start()
 	t.Cleanup(func() { hs.Close(); a.Stop(10 * time.Second) })
 	s.URL = hs.URL
