@@ -170,12 +170,25 @@ func notFound(err error, what string) error {
 // sqlRepeatableRead gives multi-statement reads one snapshot.
 var sqlRepeatableRead = sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
 
+// ConnConfig reads DATABASE_URL for a connection of its own, outside the
+// pools (the change listener, creating the database): without the pools'
+// settings (pool_max_conns and the other pool_* parameters), which
+// pgx.ParseConfig would send to Postgres as run-time parameters — and
+// Postgres refuses unknown ones, so every such connection failed.
+func ConnConfig(url string) (*pgx.ConnConfig, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	return cfg.ConnConfig, nil
+}
+
 // EnsureDatabase creates the database named in url when it does not exist,
 // connecting to the server's "postgres" database to do so.
 func EnsureDatabase(ctx context.Context, url string) error {
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := ConnConfig(url)
 	if err != nil {
-		return fmt.Errorf("parse database url: %w", err)
+		return err
 	}
 	name := cfg.Database
 	cfg.Database = "postgres"

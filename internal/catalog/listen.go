@@ -38,7 +38,11 @@ func (s *Service) Listen(ctx context.Context, url string, log *slog.Logger) {
 }
 
 func (s *Service) listenOnce(ctx context.Context, url string) error {
-	conn, err := pgx.Connect(ctx, url)
+	cfg, err := store.ConnConfig(url)
+	if err != nil {
+		return err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
