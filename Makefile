@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test unit build vet fmt clean bench chaos
+.PHONY: run test unit build vet fmt clean bench chaos fuzz
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -43,3 +43,12 @@ bench:
 # five times each; `make test` runs a short one (30 sagas, 2 kills each).
 chaos:
 	CHAOS_SAGAS=200 CHAOS_KILLS=5 scripts/test.sh -run TestChaos -v ./test/chaos/ -timeout 30m
+
+# The long fuzz run of every operation's body and query (api.FuzzOperations;
+# `make test` runs its seed corpus). FUZZTIME=10m by default; the go
+# command's last lines (inputs tried, new ones kept) go to
+# .data/fuzz-operations.log, and a failing input to api/testdata/fuzz/.
+FUZZTIME ?= 10m
+fuzz:
+	mkdir -p .data
+	set -o pipefail; scripts/test.sh -run '^$$' -fuzz '^FuzzOperations$$' -fuzztime $(FUZZTIME) -parallel 2 ./api/ 2>&1 | grep -v 'level=' | tee .data/fuzz-operations.log

@@ -130,3 +130,45 @@ func CheckSales(t testing.TB, db bun.IDB) {
 		t.Errorf("inventory invariant broken: %s: %d", name, n)
 	}
 }
+
+// limitChecks are the bounds the API states, as Postgres holds them: each
+// query counts the rows past one. A request can be validated as one thing
+// and used as another; these read what was stored.
+var limitChecks = []struct{ name, sql string }{
+	{"hold longer than 60 minutes", `
+		SELECT count(*) FROM reservations WHERE expires_at > created_at + interval '60 minutes 5 seconds'`},
+	{"hold of more than 20 seats", `
+		SELECT count(*) FROM (SELECT reservation_id FROM reservation_seats GROUP BY 1 HAVING count(*) > 20) r`},
+	{"order of no ticket or more than 20", `
+		SELECT count(*) FROM orders o WHERE (SELECT count(*) FROM order_items i WHERE i.order_id = o.id) NOT BETWEEN 1 AND 20`},
+	{"order with a negative sum", `SELECT count(*) FROM orders WHERE amount < 0 OR total < 0 OR service_fee < 0`},
+	{"buyer past its bounds", `
+		SELECT count(*) FROM orders WHERE octet_length(customer_email) > 254 OR customer_email ~ '[[:cntrl:][:space:]]'
+			OR char_length(customer_first_name) > 100 OR char_length(customer_last_name) > 100
+			OR customer_first_name ~ '[[:cntrl:]]' OR customer_last_name ~ '[[:cntrl:]]' OR char_length(customer_phone) > 26`},
+	{"payment reference past 200 characters", `SELECT count(*) FROM orders WHERE char_length(payment_id) > 200`},
+	{"scan past its bounds", `
+		SELECT count(*) FROM check_ins WHERE char_length(barcode) > 160 OR char_length(gate) > 64 OR char_length(device_id) > 100
+			OR gate ~ '[[:cntrl:]]' OR device_id ~ '[[:cntrl:]]'`},
+	{"refund reason past 500 characters", `SELECT count(*) FROM refunds WHERE char_length(reason) > 500`},
+	{"refund of more than 20 tickets", `
+		SELECT count(*) FROM (SELECT refund_id FROM refund_tickets GROUP BY 1 HAVING count(*) > 20) r`},
+	{"webhook endpoint past its bounds", `
+		SELECT count(*) FROM webhook_endpoints WHERE char_length(url) > 2000 OR char_length(description) > 500
+			OR cardinality(event_types) > 20`},
+}
+
+// LimitViolations returns the stored rows past the API's bounds, by bound.
+func LimitViolations(ctx context.Context, db bun.IDB) (map[string]int64, error) {
+	broken := map[string]int64{}
+	for _, c := range limitChecks {
+		var n int64
+		if err := db.NewRaw(c.sql).Scan(ctx, &n); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		if n != 0 {
+			broken[c.name] = n
+		}
+	}
+	return broken, nil
+}
