@@ -264,7 +264,7 @@ func TestCabinetSignInsDoNotStarveSelling(t *testing.T) {
 		t.Fatalf("/v1 during the sign-ins: %d answered, %d failed", answered, failed)
 	}
 	if duringChecks == 0 {
-		t.Fatalf("no /v1 request of %d was answered while a password check ran", answered)
+		t.Fatalf("no /v1 request of %d was answered while a password check ran; sign-ins %v", answered, statuses)
 	}
 	if most := p.Users.MostChecksAtOnce(); most != 1 {
 		t.Fatalf("%d password checks ran at once, the cap is 1", most)
