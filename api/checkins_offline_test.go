@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -523,5 +524,27 @@ func (f *fixture) allowReentry(t *testing.T, event int64) {
 	t.Helper()
 	if _, err := f.DB.NewRaw("UPDATE events SET allow_reentry = true WHERE id = ?", event).Exec(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A door list's cursor that is not one the service made — malformed, out
+// of range, or not a snapshot Postgres would read — is refused with a 422
+// naming updated_since, never a 500.
+func TestDoorListCursorRefused(t *testing.T) {
+	f := newFixture(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	for _, cursor := range []string{
+		"1:9223372036854775808:", "1:4294967296:", "4294967296:4294967297:", "1:18446744073709551616:",
+		"1:5:6", "5:1:", "x", "1:5:2,,3", "-1:5:", "1:5: 2",
+	} {
+		res := f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/list?updated_since=%s", event, url.QueryEscape(cursor)), door)
+		p := expectProblem(t, res, http.StatusUnprocessableEntity, "validation_error")
+		if len(p.Errors) != 1 || p.Errors[0].Location != "query.updated_since" {
+			t.Fatalf("cursor %q: %s", cursor, res.Body)
+		}
+	}
+	if list, _ := f.doorList(t, door, event, "1:9223372036854775807:"); list.Data.Delta {
+		t.Fatalf("a cursor ahead of the database: %+v", list.Data)
 	}
 }

@@ -129,16 +129,18 @@ func (o *Offline) List(ctx context.Context, p *apikey.Principal, eventID int64, 
 	return out, nil
 }
 
-// validCursor tells whether s reads as a door list's cursor: a Postgres
-// snapshot "xmin:xmax:xip,…" with xmin <= xip < xmax, ascending.
+// validCursor tells whether s reads as a door list's cursor as Postgres
+// reads a pg_snapshot: "xmin:xmax:xip,…" of decimal transaction ids, with
+// xmin <= xip < xmax, ascending. Anything else Postgres would refuse (and
+// the list would fail on) is refused here, as the caller's mistake.
 func validCursor(s string) bool {
 	parts := strings.Split(s, ":")
 	if len(parts) != 3 {
 		return false
 	}
-	xmin, err1 := strconv.ParseUint(parts[0], 10, 64)
-	xmax, err2 := strconv.ParseUint(parts[1], 10, 64)
-	if err1 != nil || err2 != nil || xmin == 0 || xmin > xmax {
+	xmin, ok1 := parseXid(parts[0])
+	xmax, ok2 := parseXid(parts[1])
+	if !ok1 || !ok2 || xmin > xmax {
 		return false
 	}
 	if parts[2] == "" {
@@ -146,13 +148,27 @@ func validCursor(s string) bool {
 	}
 	prev := xmin
 	for _, x := range strings.Split(parts[2], ",") {
-		v, err := strconv.ParseUint(x, 10, 64)
-		if err != nil || v < prev || v >= xmax {
+		v, ok := parseXid(x)
+		if !ok || v < prev || v >= xmax {
 			return false
 		}
 		prev = v
 	}
 	return true
+}
+
+// parseXid reads a 64-bit transaction id (xid8) in decimal digits only.
+// Its low 32 bits are the 32-bit id, which is never 0 (Postgres's invalid
+// id: a snapshot naming it is refused, so 2^32 or 2^63 are not ids).
+func parseXid(s string) (uint64, bool) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false // no sign, space or underscore
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || uint32(v) == 0 {
+		return 0, false
+	}
+	return v, true
 }
 
 // doorState decides as a scan does (store.decide), from the list's row.
