@@ -106,6 +106,22 @@ func (f *fixture) uploadScans(t *testing.T, key string, event int64, scans []off
 	return out, res
 }
 
+// uploadRaw uploads scans given as JSON objects (members the offlineScan
+// helper has not, such as door_outcome).
+func (f *fixture) uploadRaw(t *testing.T, key string, event int64, scans ...map[string]any) (batchBody, []map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"event_id": event, "scans": scans})
+	res := f.Do(t, http.MethodPost, "/v1/check-ins/batch", key, string(b), idemKey(t))
+	if res.Status != http.StatusOK {
+		t.Fatalf("batch: %d %s", res.Status, res.Body)
+	}
+	var out batchBody
+	res.Decode(t, &out)
+	var raw struct{ Data []map[string]any }
+	res.Decode(t, &raw)
+	return out, raw.Data
+}
+
 // A door downloads the event's list, verifies every ticket's signed code
 // with the published key, scans offline on two devices (one ticket copied
 // onto both), and uploads: the copy is let in once, the other scan is a

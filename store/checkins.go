@@ -57,6 +57,9 @@ type ScanResult struct {
 	Ticket *ScannedTicket
 	// CheckInID is the scan's record.
 	CheckInID int64
+	// First: the scan is the ticket's first admission (Ticket's
+	// CheckedInAt and CheckedInGate are then the scan's own).
+	First bool
 }
 
 // CheckIn decides one scan in one transaction and records it with its
@@ -95,10 +98,9 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 		if err != nil {
 			return err
 		}
-		first := false
 		switch out.Outcome {
 		case states.ScanAdmitted:
-			first = t.CheckedInAt == nil
+			out.First = t.CheckedInAt == nil
 			// The first admission's time and gate are kept. Its time is
 			// Postgres's for a scan online (a device's clock may be off,
 			// and every later door is told it); an offline scan's is the
@@ -134,7 +136,7 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 			out.Outcome, s.APIKeyID, nullTime(s.ScannedAt), s.Offline, s.IsTest).Scan(ctx, &out.CheckInID); err != nil {
 			return fmt.Errorf("record scan: %w", err)
 		}
-		if first {
+		if out.First {
 			// Re-entries after an exit are scans, not news.
 			_, err := tx.NewRaw(`INSERT INTO webhook_events (id, type, company_id, is_test, order_id, snapshot)
 				SELECT `+newEventID+`, ?, x.company_id, x.is_test, x.order_id,

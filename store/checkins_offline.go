@@ -116,11 +116,15 @@ func ListDoorCategories(ctx context.Context, db bun.IDB, eventID int64) ([]DoorC
 	return out, nil
 }
 
-// RecordedScan is a scan as recorded.
+// RecordedScan is a scan as recorded, with its ticket's first admission.
 type RecordedScan struct {
 	ID       int64              `bun:"id"`
 	TicketID *int64             `bun:"ticket_id"`
 	Outcome  states.ScanOutcome `bun:"outcome"`
+	// First: the scan was the ticket's first admission (as ScanResult).
+	First         bool       `bun:"first"`
+	CheckedInAt   *time.Time `bun:"checked_in_at"`
+	CheckedInGate *string    `bun:"checked_in_gate"`
 }
 
 // GetOfflineCheckIn is the offline scan recorded of a device's scan of a
@@ -129,9 +133,13 @@ type RecordedScan struct {
 func GetOfflineCheckIn(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, deviceID, barcode string,
 	scannedAt time.Time) (*RecordedScan, error) {
 	r := new(RecordedScan)
-	err := db.NewRaw(`SELECT id, ticket_id, outcome FROM check_ins
-		WHERE company_id = ? AND is_test = ? AND event_id = ? AND device_id = ? AND barcode = ? AND scanned_at = ? AND offline`,
-		companyID, isTest, eventID, deviceID, barcode, scannedAt).Scan(ctx, r)
+	// A ticket's admissions are recorded under its row's lock, so the
+	// first admission is its admitted scan of the lowest id.
+	err := db.NewRaw(`SELECT c.id, c.ticket_id, c.outcome, t.checked_in_at, t.checked_in_gate,
+			c.outcome = ? AND NOT EXISTS (SELECT 1 FROM check_ins a WHERE a.ticket_id = c.ticket_id AND a.outcome = ? AND a.id < c.id) AS first
+		FROM check_ins c LEFT JOIN tickets t ON t.id = c.ticket_id
+		WHERE c.company_id = ? AND c.is_test = ? AND c.event_id = ? AND c.device_id = ? AND c.barcode = ? AND c.scanned_at = ? AND c.offline`,
+		states.ScanAdmitted, states.ScanAdmitted, companyID, isTest, eventID, deviceID, barcode, scannedAt).Scan(ctx, r)
 	if err != nil {
 		return nil, notFound(err, fmt.Sprintf("offline scan of %s by %s at %s", barcode, deviceID, scannedAt))
 	}

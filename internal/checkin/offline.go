@@ -259,6 +259,8 @@ type BatchScanResult struct {
 	// while apart.
 	Conflict bool `json:"conflict" doc:"The scan found the ticket let in by another device (or gate) before: a copy let in twice while the doors were apart. Listed in the event's check-in conflicts."`
 	Repeated bool `json:"repeated" doc:"Uploaded before (same device, barcode and scanned_at): the outcome recorded then, nothing recorded again."`
+	// FirstCheckIn is the ticket's first admission, as an online scan's.
+	FirstCheckIn *FirstCheckIn `json:"first_check_in,omitempty" doc:"When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when the scan is not the ticket's first admission (a re-entry). Absent on the first admission itself."`
 }
 
 // Batch settles scans a door made offline at the event, each in its own
@@ -406,14 +408,16 @@ func (o *Offline) settle(ctx context.Context, s store.Scan) (BatchScanResult, er
 		if err != nil {
 			return BatchScanResult{}, err
 		}
-		return BatchScanResult{CheckInID: r.ID, Outcome: r.Outcome, TicketID: r.TicketID, Repeated: true}, nil
+		return BatchScanResult{CheckInID: r.ID, Outcome: r.Outcome, TicketID: r.TicketID, Repeated: true,
+			FirstCheckIn: firstCheckIn(r.Outcome, r.First, r.CheckedInAt, r.CheckedInGate)}, nil
 	}
 	if err != nil {
 		return BatchScanResult{}, err
 	}
 	out := BatchScanResult{CheckInID: res.CheckInID, Outcome: res.Outcome}
-	if res.Ticket != nil {
-		out.TicketID = &res.Ticket.ID
+	if t := res.Ticket; t != nil {
+		out.TicketID = &t.ID
+		out.FirstCheckIn = firstCheckIn(res.Outcome, res.First, t.CheckedInAt, t.CheckedInGate)
 	}
 	return out, nil
 }

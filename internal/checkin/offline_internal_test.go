@@ -1,6 +1,11 @@
 package checkin
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"github.com/ticketsales/ticketsales/internal/states"
+)
 
 func TestValidCursor(t *testing.T) {
 	for s, want := range map[string]bool{
@@ -17,5 +22,31 @@ func TestValidCursor(t *testing.T) {
 		if got := validCursor(s); got != want {
 			t.Errorf("validCursor(%q) = %v", s, got)
 		}
+	}
+}
+
+// A door is told the ticket's first admission on a repeat and on a
+// re-entry, never on the first admission itself nor on a refusal.
+func TestFirstCheckInTold(t *testing.T) {
+	at, gate := time.Now(), "North"
+	for _, c := range []struct {
+		outcome states.ScanOutcome
+		first   bool
+		want    bool
+	}{
+		{states.ScanAdmitted, true, false},
+		{states.ScanAdmitted, false, true},
+		{states.ScanAlreadyCheckedIn, false, true},
+		{states.ScanExited, false, false},
+		{states.ScanVoid, false, false},
+		{states.ScanWrongEvent, false, false},
+	} {
+		got := firstCheckIn(c.outcome, c.first, &at, &gate)
+		if (got != nil) != c.want || got != nil && (got.Gate != gate || !got.At.Equal(at)) {
+			t.Errorf("%s (first %v): %+v", c.outcome, c.first, got)
+		}
+	}
+	if got := firstCheckIn(states.ScanAlreadyCheckedIn, false, nil, nil); got != nil {
+		t.Errorf("a ticket never admitted: %+v", got)
 	}
 }

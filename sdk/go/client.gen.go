@@ -939,6 +939,9 @@ type BatchScanResult struct {
 	// Conflict The scan found the ticket let in by another device (or gate) before: a copy let in twice while the doors were apart. Listed in the event's check-in conflicts.
 	Conflict bool `json:"conflict"`
 
+	// FirstCheckIn When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when the scan is not the ticket's first admission (a re-entry). Absent on the first admission itself.
+	FirstCheckIn *FirstCheckIn `json:"first_check_in,omitempty"`
+
 	// Index The scan's place in the batch, from 0.
 	Index   int64                  `json:"index"`
 	Outcome BatchScanResultOutcome `json:"outcome"`
@@ -1012,7 +1015,7 @@ type CheckIn struct {
 	// EventId The door's event.
 	EventId int64 `json:"event_id"`
 
-	// FirstCheckIn When and at which gate the ticket was first admitted (already_checked_in, and admitted again after an exit).
+	// FirstCheckIn When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when it is a re-entry (after an exit). Absent on the ticket's first admission and on other outcomes.
 	FirstCheckIn *FirstCheckIn  `json:"first_check_in,omitempty"`
 	Gate         string         `json:"gate"`
 	Id           int64          `json:"id"`

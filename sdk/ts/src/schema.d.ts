@@ -955,6 +955,8 @@ export interface components {
             check_in_id: number;
             /** @description The scan found the ticket let in by another device (or gate) before: a copy let in twice while the doors were apart. Listed in the event's check-in conflicts. */
             conflict: boolean;
+            /** @description When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when the scan is not the ticket's first admission (a re-entry). Absent on the first admission itself. */
+            first_check_in?: components["schemas"]["FirstCheckIn"];
             /**
              * Format: int64
              * @description The scan's place in the batch, from 0.
@@ -1027,7 +1029,7 @@ export interface components {
              * @description The door's event.
              */
             event_id: number;
-            /** @description When and at which gate the ticket was first admitted (already_checked_in, and admitted again after an exit). */
+            /** @description When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when it is a re-entry (after an exit). Absent on the ticket's first admission and on other outcomes. */
             first_check_in?: components["schemas"]["FirstCheckIn"];
             gate: string;
             /** Format: int64 */
