@@ -201,9 +201,9 @@ func decide(t *ScannedTicket, s Scan) states.ScanOutcome {
 		return states.ScanWrongEvent
 	case s.SessionID != 0 && (t.SessionID == nil || *t.SessionID != s.SessionID):
 		return states.ScanWrongEvent // another session of the event
-	case t.Status == states.TicketRefunded || t.OrderStatus == states.OrderCancelled || t.OrderStatus == states.OrderRefunded:
+	case TicketDoorState(t.Status, t.OrderStatus) == states.DoorVoid:
 		return states.ScanVoid
-	case t.OrderStatus != states.OrderPaid && t.OrderStatus != states.OrderPartiallyRefunded:
+	case TicketDoorState(t.Status, t.OrderStatus) == states.DoorNotPaid:
 		return states.ScanNotPaid
 	case s.Direction == states.ScanOut:
 		return states.ScanExited // out already, or now
@@ -211,6 +211,20 @@ func decide(t *ScannedTicket, s Scan) states.ScanOutcome {
 		return states.ScanAlreadyCheckedIn
 	}
 	return states.ScanAdmitted
+}
+
+// TicketDoorState is whether a ticket admits at the door by its and its
+// order's status: void (refunded, or its order cancelled or refunded),
+// not_paid (its order not paid yet), or valid. A scan (decide) and a door
+// list both say it, from this one rule.
+func TicketDoorState(status states.TicketStatus, orderStatus states.OrderStatus) states.DoorTicketState {
+	switch {
+	case status == states.TicketRefunded || orderStatus == states.OrderCancelled || orderStatus == states.OrderRefunded:
+		return states.DoorVoid
+	case orderStatus != states.OrderPaid && orderStatus != states.OrderPartiallyRefunded:
+		return states.DoorNotPaid
+	}
+	return states.DoorValid
 }
 
 // DoorEvent is what a scan needs to know of its event first.

@@ -117,7 +117,7 @@ func (o *Offline) List(ctx context.Context, p *apikey.Principal, eventID int64, 
 	}
 	for i, r := range rows {
 		t := DoorListTicket{ID: r.ID, BarcodeHash: ticketcode.BarcodeHash(r.Barcode), CategoryID: r.CategoryID,
-			SessionID: r.SessionID, State: doorState(r), Inside: r.Inside, CheckedInAt: r.CheckedInAt}
+			SessionID: r.SessionID, State: store.TicketDoorState(r.Status, r.OrderStatus), Inside: r.Inside, CheckedInAt: r.CheckedInAt}
 		if r.Label != nil {
 			t.Seat = *r.Label
 		}
@@ -169,17 +169,6 @@ func parseXid(s string) (uint64, bool) {
 		return 0, false
 	}
 	return v, true
-}
-
-// doorState decides as a scan does (store.decide), from the list's row.
-func doorState(r store.DoorTicket) states.DoorTicketState {
-	switch {
-	case r.Status == states.TicketRefunded || r.OrderStatus == states.OrderCancelled || r.OrderStatus == states.OrderRefunded:
-		return states.DoorVoid
-	case r.OrderStatus != states.OrderPaid && r.OrderStatus != states.OrderPartiallyRefunded:
-		return states.DoorNotPaid
-	}
-	return states.DoorValid
 }
 
 // keyOf reads events' public keys once each (a key never changes once
