@@ -40,12 +40,13 @@ type doorListBody struct {
 
 type batchBody struct {
 	Data []struct {
-		Index     int    `json:"index"`
-		CheckInID int64  `json:"check_in_id"`
-		Outcome   string `json:"outcome"`
-		TicketID  *int64 `json:"ticket_id"`
-		Conflict  bool   `json:"conflict"`
-		Repeated  bool   `json:"repeated"`
+		Index        int    `json:"index"`
+		CheckInID    int64  `json:"check_in_id"`
+		Outcome      string `json:"outcome"`
+		TicketID     *int64 `json:"ticket_id"`
+		Conflict     bool   `json:"conflict"`
+		ConflictKind string `json:"conflict_kind"`
+		Repeated     bool   `json:"repeated"`
 	} `json:"data"`
 }
 
@@ -184,15 +185,16 @@ func TestOfflineCheckInRoundTrip(t *testing.T) {
 	}
 	want := []struct {
 		outcome  string
-		conflict bool
-	}{{"already_checked_in", true}, {"admitted", false}, {"admitted", false}, {"already_checked_in", false}}
+		conflict string
+	}{{"already_checked_in", "two_doors"}, {"admitted", ""}, {"admitted", ""}, {"already_checked_in", ""}}
 	for i, w := range want {
-		if g := got.Data[i]; g.Index != i || g.Outcome != w.outcome || g.Conflict != w.conflict || g.Repeated {
+		if g := got.Data[i]; g.Index != i || g.Outcome != w.outcome || g.Conflict != (w.conflict != "") || g.ConflictKind != w.conflict || g.Repeated {
 			t.Fatalf("scan %d: %+v, want %+v (all %s)", i, g, w, res.Body)
 		}
 	}
 	var conflicts struct {
 		Data []struct {
+			Kind             string `json:"kind"`
 			TicketID         int64  `json:"ticket_id"`
 			DeviceID         string `json:"device_id"`
 			Gate             string `json:"gate"`
@@ -202,7 +204,7 @@ func TestOfflineCheckInRoundTrip(t *testing.T) {
 	}
 	f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/conflicts", event), f.keyA).Decode(t, &conflicts)
 	if len(conflicts.Data) != 1 || conflicts.Data[0].TicketID != ts[0].ID || conflicts.Data[0].DeviceID != "dev-B" ||
-		conflicts.Data[0].AdmittedDeviceID != "dev-A" || conflicts.Data[0].AdmittedGate != "North" {
+		conflicts.Data[0].AdmittedDeviceID != "dev-A" || conflicts.Data[0].AdmittedGate != "North" || conflicts.Data[0].Kind != "two_doors" {
 		t.Fatalf("conflicts: %+v", conflicts.Data)
 	}
 
@@ -212,7 +214,8 @@ func TestOfflineCheckInRoundTrip(t *testing.T) {
 		t.Fatalf("again: %d %s", res.Status, res.Body)
 	}
 	for i, g := range again.Data {
-		if !g.Repeated || g.CheckInID != got.Data[i].CheckInID || g.Outcome != got.Data[i].Outcome || g.Conflict != got.Data[i].Conflict {
+		if !g.Repeated || g.CheckInID != got.Data[i].CheckInID || g.Outcome != got.Data[i].Outcome || g.Conflict != got.Data[i].Conflict ||
+			g.ConflictKind != got.Data[i].ConflictKind {
 			t.Fatalf("repeated scan %d: %+v, first %+v", i, g, got.Data[i])
 		}
 	}

@@ -236,6 +236,9 @@ type BatchScan struct {
 	DeviceID  string
 	Direction states.ScanDirection // "": in
 	ScannedAt time.Time
+	// DoorOutcome is what the device answered at the door ("": it does
+	// not say; an entry is then taken as let in).
+	DoorOutcome states.ScanOutcome
 }
 
 // BatchScanResult is a batch scan's outcome, in the batch's order.
@@ -244,10 +247,11 @@ type BatchScanResult struct {
 	CheckInID int64              `json:"check_in_id"`
 	Outcome   states.ScanOutcome `json:"outcome"`
 	TicketID  *int64             `json:"ticket_id,omitempty"`
-	// Conflict marks a ticket another device had let in: both let it in
-	// while apart.
-	Conflict bool `json:"conflict" doc:"The scan found the ticket let in by another device (or gate) before: a copy let in twice while the doors were apart. Listed in the event's check-in conflicts."`
-	Repeated bool `json:"repeated" doc:"Uploaded before (same device, barcode and scanned_at): the outcome recorded then, nothing recorded again."`
+	// Conflict marks a scan whose door let the holder in against what the
+	// service had recorded; ConflictKind says how.
+	Conflict     bool                `json:"conflict" doc:"The device let the holder in (it said so, or did not say) against what the service had recorded of the ticket: conflict_kind says how. Listed in the event's check-in conflicts and announced as ticket.check_in_conflict."`
+	ConflictKind states.ConflictKind `json:"conflict_kind,omitempty" doc:"two_doors (outcome already_checked_in: another door's admission had the ticket inside, a copy most likely), admitted_while_inside (outcome admitted, at an event with re-entry: the ticket was inside by another door's admission when scanned, let out since), admitted_void (outcome void: refunded or cancelled, before or after the scan; the holder is inside). Absent without a conflict."`
+	Repeated     bool                `json:"repeated" doc:"Uploaded before (same device, barcode and scanned_at): the outcome recorded then, nothing recorded again."`
 	// FirstCheckIn is the ticket's first admission, as an online scan's.
 	FirstCheckIn *FirstCheckIn `json:"first_check_in,omitempty" doc:"When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when the scan is not the ticket's first admission (a re-entry). Absent on the first admission itself."`
 }
@@ -255,7 +259,9 @@ type BatchScanResult struct {
 // Batch settles scans a door made offline at the event, each in its own
 // transaction as an online scan is (store.CheckIn, marked offline), in
 // scanned_at order: of two devices that let one ticket in while apart, the
-// one that scanned first admits it and the other's scan is a conflict.
+// one that scanned first admits it and the other's scan is a conflict, as
+// is an entry let in while the ticket was inside or void (the store's
+// conflict rule, decided in the scan's transaction).
 // Every scan is recorded once: a scan uploaded again (same device,
 // barcode and scanned_at) answers what was recorded.
 //
@@ -302,6 +308,9 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessi
 		if in.Direction == "" {
 			in.Direction = states.ScanIn
 		}
+		if in.DoorOutcome != "" && !slices.Contains(states.ScanOutcomes, in.DoorOutcome) {
+			return nil, errs.Invalid(at+".door_outcome", "one of the scan outcomes, as the device answered", in.DoorOutcome)
+		}
 		if in.Direction == states.ScanOut && !ev.AllowReentry {
 			return nil, errs.Invalid(at+".direction", "the event does not allow re-entry: scan exits only where it does", in.Direction)
 		}
@@ -313,7 +322,7 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessi
 		// the time stored.
 		work[i] = store.Scan{CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(), EventID: eventID,
 			SessionID: sessionID, Barcode: barcode, Gate: in.Gate, DeviceID: in.DeviceID, Direction: in.Direction,
-			ScannedAt: in.ScannedAt.Truncate(time.Microsecond), Offline: true}
+			ScannedAt: in.ScannedAt.Truncate(time.Microsecond), Offline: true, DoorOutcome: in.DoorOutcome}
 	}
 	// Each barcode's scans in scanned_at order (the batch's order among
 	// equal times); barcodes apart settle at once.
@@ -375,17 +384,6 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ids := make([]int64, len(out))
-	for i, r := range out {
-		ids[i] = r.CheckInID
-	}
-	conflicts, err := store.ListCheckInConflictsAmong(ctx, o.DB, p.CompanyID, p.IsTest(), eventID, ids)
-	if err != nil {
-		return nil, err
-	}
-	for i := range out {
-		out[i].Conflict = conflicts[out[i].CheckInID]
-	}
 	return out, nil
 }
 
@@ -398,12 +396,13 @@ func (o *Offline) settle(ctx context.Context, s store.Scan) (BatchScanResult, er
 			return BatchScanResult{}, err
 		}
 		return BatchScanResult{CheckInID: r.ID, Outcome: r.Outcome, TicketID: r.TicketID, Repeated: true,
+			Conflict: r.Conflict != "", ConflictKind: r.Conflict,
 			FirstCheckIn: firstCheckIn(r.Outcome, r.First, r.CheckedInAt, r.CheckedInGate)}, nil
 	}
 	if err != nil {
 		return BatchScanResult{}, err
 	}
-	out := BatchScanResult{CheckInID: res.CheckInID, Outcome: res.Outcome}
+	out := BatchScanResult{CheckInID: res.CheckInID, Outcome: res.Outcome, Conflict: res.Conflict != "", ConflictKind: res.Conflict}
 	if t := res.Ticket; t != nil {
 		out.TicketID = &t.ID
 		out.FirstCheckIn = firstCheckIn(res.Outcome, res.First, t.CheckedInAt, t.CheckedInGate)
