@@ -164,3 +164,28 @@ func TestOfflineCopyLetInWhileInside(t *testing.T) {
 		t.Fatalf("the ticket after the upload: inside %v (%v)", inside, err)
 	}
 }
+
+// A device working offline lets a holder in and out again, and another
+// door lets them back in before the upload: their return, not a second
+// holder. The upload answers no conflict, and none is listed.
+func TestOfflineInAndOutThenBackElsewhere(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	f.allowReentry(t, event)
+	_, ts := f.signedTickets(t, f.keyA, "parterre-3-17")
+	if got := f.scan(t, door, event, ts[0].Barcode, "North"); got.Data.Outcome != "admitted" {
+		t.Fatalf("back in online: %+v", got.Data)
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	got, raw := f.uploadRaw(t, door, event,
+		map[string]any{"barcode": ts[0].SignedBarcode, "gate": "East", "device_id": "dev-E", "scanned_at": now.Add(-10 * time.Minute)},
+		map[string]any{"barcode": ts[0].SignedBarcode, "gate": "East", "device_id": "dev-E", "scanned_at": now.Add(-5 * time.Minute), "direction": "out"})
+	if got.Data[0].Conflict || got.Data[1].Conflict {
+		t.Fatalf("in and out offline, back in elsewhere since: %+v", raw)
+	}
+	if c := f.conflicts(t, event); len(c.Data) != 0 {
+		t.Fatalf("conflicts: %+v", c.Data)
+	}
+}

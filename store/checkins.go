@@ -33,6 +33,11 @@ type Scan struct {
 	// DoorOutcome is what the device says it answered at the door, for a
 	// scan made offline ("": it did not say; an entry is taken as let in).
 	DoorOutcome states.ScanOutcome
+	// LeftAt is when the same upload lets the ticket out next, after this
+	// scan (zero: it does not). That exit is not recorded yet while this
+	// scan settles: an admission elsewhere after it is the holder coming
+	// back, not a second holder.
+	LeftAt time.Time
 }
 
 // ScannedTicket is what a door may know of a ticket: no buyer.
@@ -253,6 +258,9 @@ type doorPass struct {
 	Outcome  states.ScanOutcome `bun:"outcome"`
 	Gate     string             `bun:"gate"`
 	DeviceID string             `bun:"device_id"`
+	// At is its time as stale scans are timed: an offline scan's device
+	// clock, an online scan's receipt by the service.
+	At time.Time `bun:"at"`
 }
 
 // otherDoor tells whether p was made at another door than s: another
@@ -286,20 +294,26 @@ func doorLetIn(s Scan) bool {
 //     another door just before it (before), or another door let it in
 //     just after the scan with no exit between (after): two holders
 //     inside at once, admitted_while_inside.
+//
+// An admission elsewhere after the ticket's exit later in the same
+// upload (s.LeftAt) is the holder back in, and conflicts with nothing.
 func conflictOf(s Scan, outcome states.ScanOutcome, inside, before, after *doorPass) (states.ConflictKind, *doorPass) {
 	if !doorLetIn(s) {
 		return "", nil
+	}
+	whileIn := func(p *doorPass) bool {
+		return p.At.Before(s.ScannedAt) || s.LeftAt.IsZero() || p.At.Before(s.LeftAt)
 	}
 	switch outcome {
 	case states.ScanVoid:
 		return states.ConflictAdmittedVoid, nil
 	case states.ScanAlreadyCheckedIn:
-		if inside != nil && inside.otherDoor(s) {
+		if inside != nil && inside.otherDoor(s) && whileIn(inside) {
 			return states.ConflictTwoDoors, inside
 		}
 	case states.ScanAdmitted:
 		for _, p := range []*doorPass{before, after} {
-			if p != nil && p.Outcome == states.ScanAdmitted && p.otherDoor(s) {
+			if p != nil && p.Outcome == states.ScanAdmitted && p.otherDoor(s) && whileIn(p) {
 				return states.ConflictAdmittedWhileInside, p
 			}
 		}
@@ -320,8 +334,8 @@ func findConflict(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan, outc
 	switch outcome {
 	case states.ScanAlreadyCheckedIn:
 		p := new(doorPass)
-		err := tx.NewRaw(`SELECT id, outcome, gate, device_id FROM check_ins WHERE ticket_id = ? AND outcome = ?
-			ORDER BY id DESC LIMIT 1`, t.ID, states.ScanAdmitted).Scan(ctx, p)
+		err := tx.NewRaw(`SELECT id, outcome, gate, device_id, CASE WHEN offline THEN scanned_at ELSE received_at END AS at
+			FROM check_ins WHERE ticket_id = ? AND outcome = ? ORDER BY id DESC LIMIT 1`, t.ID, states.ScanAdmitted).Scan(ctx, p)
 		switch {
 		case err == nil:
 			inside = p
@@ -336,15 +350,12 @@ func findConflict(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan, outc
 		// the device's clock, online ones by the service's.
 		var passes []doorPass
 		if err := tx.NewRaw(`
-			(SELECT 'before' AS side, id, outcome, gate, device_id FROM check_ins
-				WHERE ticket_id = ? AND outcome IN (?, ?) AND CASE WHEN offline THEN scanned_at ELSE received_at END < ?
-				ORDER BY CASE WHEN offline THEN scanned_at ELSE received_at END DESC, id DESC LIMIT 1)
+			WITH p AS (SELECT id, outcome, gate, device_id, CASE WHEN offline THEN scanned_at ELSE received_at END AS at
+				FROM check_ins WHERE ticket_id = ? AND outcome IN (?, ?))
+			(SELECT 'before' AS side, * FROM p WHERE at < ? ORDER BY at DESC, id DESC LIMIT 1)
 			UNION ALL
-			(SELECT 'after' AS side, id, outcome, gate, device_id FROM check_ins
-				WHERE ticket_id = ? AND outcome IN (?, ?) AND CASE WHEN offline THEN scanned_at ELSE received_at END > ?
-				ORDER BY CASE WHEN offline THEN scanned_at ELSE received_at END, id LIMIT 1)`,
-			t.ID, states.ScanAdmitted, states.ScanExited, s.ScannedAt,
-			t.ID, states.ScanAdmitted, states.ScanExited, s.ScannedAt).Scan(ctx, &passes); err != nil {
+			(SELECT 'after' AS side, * FROM p WHERE at > ? ORDER BY at, id LIMIT 1)`,
+			t.ID, states.ScanAdmitted, states.ScanExited, s.ScannedAt, s.ScannedAt).Scan(ctx, &passes); err != nil {
 			return "", nil, fmt.Errorf("entries and exits of ticket %d around %s: %w", t.ID, s.ScannedAt, err)
 		}
 		for i := range passes {

@@ -342,6 +342,18 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessi
 		}
 		groups[g] = append(groups[g], i)
 	}
+	// Each scan knows the ticket's next exit in the batch, which settles
+	// after it: the conflict rule must not take the holder's return
+	// elsewhere for a second holder.
+	for _, g := range groups {
+		var left time.Time
+		for k := len(g) - 1; k >= 0; k-- {
+			work[g[k]].LeftAt = left
+			if work[g[k]].Direction == states.ScanOut {
+				left = work[g[k]].ScannedAt
+			}
+		}
+	}
 	out := make([]BatchScanResult, len(work))
 	next := make(chan []int)
 	errc := make(chan error, settlers)
