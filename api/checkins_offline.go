@@ -41,6 +41,8 @@ type checkInBatchInput struct {
 			DeviceID  string               `json:"device_id" minLength:"1" maxLength:"100" doc:"The scanning device."`
 			Direction states.ScanDirection `json:"direction,omitempty" doc:"in (the default), or out at an event that allows re-entry."`
 			ScannedAt time.Time            `json:"scanned_at" doc:"When the device scanned the ticket (its clock)."`
+			// DoorOutcome tells the service whether the holder was let in.
+			DoorOutcome states.ScanOutcome `json:"door_outcome,omitempty" doc:"What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in, so a refusal kept without it may be listed as a conflict."`
 		} `json:"scans" maxItems:"1000" doc:"At most 1000 scans (split a longer backlog)."`
 	}
 }
@@ -97,15 +99,19 @@ func (s *Server) registerOfflineCheckIns(api huma.API) {
 		Summary: "Upload scans made offline",
 		Description: "Up to 1000 scans a door made without the network (more: 422; split the backlog). The service " +
 			"settles them in scanned_at order, each as an online scan is, records every one and answers each one's " +
-			"outcome in the batch's order. A ticket another device had let in is `already_checked_in` with " +
-			"`conflict` true (listed in GET /v1/events/{id}/check-in/conflicts). A scan uploaded again (same device, " +
-			"barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.",
+			"outcome in the batch's order. An entry the device let in against what the service had recorded is a " +
+			"conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, " +
+			"two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, " +
+			"admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in " +
+			"GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so " +
+			"refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not " +
+			"recorded twice: it answers `repeated` with the outcome recorded.",
 		Errors: []int{http.StatusNotFound},
 	}, apikey.ScopeCheckin)), func(ctx context.Context, in *checkInBatchInput) (*dataOutput[[]checkin.BatchScanResult], error) {
 		scans := make([]checkin.BatchScan, len(in.Body.Scans))
 		for i, sc := range in.Body.Scans {
 			scans[i] = checkin.BatchScan{Barcode: sc.Barcode, Gate: sc.Gate, DeviceID: sc.DeviceID, Direction: sc.Direction,
-				ScannedAt: sc.ScannedAt}
+				ScannedAt: sc.ScannedAt, DoorOutcome: sc.DoorOutcome}
 		}
 		res, err := s.deps.Offline.Batch(ctx, request.Caller(ctx), in.Body.EventID, in.Body.SessionID, scans)
 		return reply(ctx, res, err)
@@ -113,9 +119,13 @@ func (s *Server) registerOfflineCheckIns(api huma.API) {
 
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-check-in-conflicts", Method: http.MethodGet, Path: "/events/{id}/check-in/conflicts", Tags: tags,
-		Summary: "Tickets let in twice while doors were offline",
-		Description: "Each conflict is a scan made offline that found its ticket let in already by another device " +
-			"(or gate): both doors let someone in with it, most likely a copy. Newest last.",
+		Summary: "Tickets let in offline against the record: twice, while inside, or void",
+		Description: "Each conflict is a scan made offline whose door let the holder in against what the service " +
+			"had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: " +
+			"most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's " +
+			"admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or " +
+			"cancelled: the holder is inside and the money was returned). Each is also announced once as the " +
+			"webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.",
 		Errors: []int{http.StatusNotFound},
 	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *EventPath) (*dataOutput[[]store.OfflineConflict], error) {
 		c, err := s.deps.Offline.Conflicts(ctx, request.Caller(ctx), in.ID)

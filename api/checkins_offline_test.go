@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -39,12 +40,13 @@ type doorListBody struct {
 
 type batchBody struct {
 	Data []struct {
-		Index     int    `json:"index"`
-		CheckInID int64  `json:"check_in_id"`
-		Outcome   string `json:"outcome"`
-		TicketID  *int64 `json:"ticket_id"`
-		Conflict  bool   `json:"conflict"`
-		Repeated  bool   `json:"repeated"`
+		Index        int    `json:"index"`
+		CheckInID    int64  `json:"check_in_id"`
+		Outcome      string `json:"outcome"`
+		TicketID     *int64 `json:"ticket_id"`
+		Conflict     bool   `json:"conflict"`
+		ConflictKind string `json:"conflict_kind"`
+		Repeated     bool   `json:"repeated"`
 	} `json:"data"`
 }
 
@@ -103,6 +105,22 @@ func (f *fixture) uploadScans(t *testing.T, key string, event int64, scans []off
 		res.Decode(t, &out)
 	}
 	return out, res
+}
+
+// uploadRaw uploads scans given as JSON objects (members the offlineScan
+// helper has not, such as door_outcome).
+func (f *fixture) uploadRaw(t *testing.T, key string, event int64, scans ...map[string]any) (batchBody, []map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"event_id": event, "scans": scans})
+	res := f.Do(t, http.MethodPost, "/v1/check-ins/batch", key, string(b), idemKey(t))
+	if res.Status != http.StatusOK {
+		t.Fatalf("batch: %d %s", res.Status, res.Body)
+	}
+	var out batchBody
+	res.Decode(t, &out)
+	var raw struct{ Data []map[string]any }
+	res.Decode(t, &raw)
+	return out, raw.Data
 }
 
 // A door downloads the event's list, verifies every ticket's signed code
@@ -167,15 +185,16 @@ func TestOfflineCheckInRoundTrip(t *testing.T) {
 	}
 	want := []struct {
 		outcome  string
-		conflict bool
-	}{{"already_checked_in", true}, {"admitted", false}, {"admitted", false}, {"already_checked_in", false}}
+		conflict string
+	}{{"already_checked_in", "two_doors"}, {"admitted", ""}, {"admitted", ""}, {"already_checked_in", ""}}
 	for i, w := range want {
-		if g := got.Data[i]; g.Index != i || g.Outcome != w.outcome || g.Conflict != w.conflict || g.Repeated {
+		if g := got.Data[i]; g.Index != i || g.Outcome != w.outcome || g.Conflict != (w.conflict != "") || g.ConflictKind != w.conflict || g.Repeated {
 			t.Fatalf("scan %d: %+v, want %+v (all %s)", i, g, w, res.Body)
 		}
 	}
 	var conflicts struct {
 		Data []struct {
+			Kind             string `json:"kind"`
 			TicketID         int64  `json:"ticket_id"`
 			DeviceID         string `json:"device_id"`
 			Gate             string `json:"gate"`
@@ -185,7 +204,7 @@ func TestOfflineCheckInRoundTrip(t *testing.T) {
 	}
 	f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/conflicts", event), f.keyA).Decode(t, &conflicts)
 	if len(conflicts.Data) != 1 || conflicts.Data[0].TicketID != ts[0].ID || conflicts.Data[0].DeviceID != "dev-B" ||
-		conflicts.Data[0].AdmittedDeviceID != "dev-A" || conflicts.Data[0].AdmittedGate != "North" {
+		conflicts.Data[0].AdmittedDeviceID != "dev-A" || conflicts.Data[0].AdmittedGate != "North" || conflicts.Data[0].Kind != "two_doors" {
 		t.Fatalf("conflicts: %+v", conflicts.Data)
 	}
 
@@ -195,7 +214,8 @@ func TestOfflineCheckInRoundTrip(t *testing.T) {
 		t.Fatalf("again: %d %s", res.Status, res.Body)
 	}
 	for i, g := range again.Data {
-		if !g.Repeated || g.CheckInID != got.Data[i].CheckInID || g.Outcome != got.Data[i].Outcome || g.Conflict != got.Data[i].Conflict {
+		if !g.Repeated || g.CheckInID != got.Data[i].CheckInID || g.Outcome != got.Data[i].Outcome || g.Conflict != got.Data[i].Conflict ||
+			g.ConflictKind != got.Data[i].ConflictKind {
 			t.Fatalf("repeated scan %d: %+v, first %+v", i, g, got.Data[i])
 		}
 	}
@@ -523,5 +543,27 @@ func (f *fixture) allowReentry(t *testing.T, event int64) {
 	t.Helper()
 	if _, err := f.DB.NewRaw("UPDATE events SET allow_reentry = true WHERE id = ?", event).Exec(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A door list's cursor that is not one the service made — malformed, out
+// of range, or not a snapshot Postgres would read — is refused with a 422
+// naming updated_since, never a 500.
+func TestDoorListCursorRefused(t *testing.T) {
+	f := newFixture(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	for _, cursor := range []string{
+		"1:9223372036854775808:", "1:4294967296:", "4294967296:4294967297:", "1:18446744073709551616:",
+		"1:5:6", "5:1:", "x", "1:5:2,,3", "-1:5:", "1:5: 2",
+	} {
+		res := f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/list?updated_since=%s", event, url.QueryEscape(cursor)), door)
+		p := expectProblem(t, res, http.StatusUnprocessableEntity, "validation_error")
+		if len(p.Errors) != 1 || p.Errors[0].Location != "query.updated_since" {
+			t.Fatalf("cursor %q: %s", cursor, res.Body)
+		}
+	}
+	if list, _ := f.doorList(t, door, event, "1:9223372036854775807:"); list.Data.Delta {
+		t.Fatalf("a cursor ahead of the database: %+v", list.Data)
 	}
 }

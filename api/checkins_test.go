@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/test/testenv"
@@ -343,4 +344,55 @@ func (f *fixture) scansOf(t *testing.T, ticketID int64) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// first_check_in is the ticket's first admission, told only where it is
+// news: on a repeat (already_checked_in) and on a re-entry's admission;
+// never on the first admission itself, online or uploaded.
+func TestFirstCheckInOnlyOnRepeatsAndReentries(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	f.allowReentry(t, event)
+	_, ts := f.signedTickets(t, f.keyA, "parterre-3-15", "parterre-3-16")
+
+	if got := f.scan(t, door, event, ts[0].Barcode, "North"); got.Data.Outcome != "admitted" || got.Data.FirstCheckIn != nil {
+		t.Fatalf("a first admission online: %+v", got.Data)
+	}
+	if got := f.scan(t, door, event, ts[0].Barcode, "South"); got.Data.Outcome != "already_checked_in" ||
+		got.Data.FirstCheckIn == nil || got.Data.FirstCheckIn.Gate != "North" {
+		t.Fatalf("a repeat online: %+v", got.Data)
+	}
+	res := f.Do(t, http.MethodPost, "/v1/check-ins", door,
+		fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "South", "direction": "out"}`, ts[0].Barcode, event), idemKey(t))
+	if res.Status != http.StatusOK {
+		t.Fatalf("exit: %d %s", res.Status, res.Body)
+	}
+	if got := f.scan(t, door, event, ts[0].Barcode, "South"); got.Data.Outcome != "admitted" ||
+		got.Data.FirstCheckIn == nil || got.Data.FirstCheckIn.Gate != "North" {
+		t.Fatalf("a re-entry online: %+v", got.Data)
+	}
+
+	at := time.Now().UTC().Add(-5 * time.Minute).Truncate(time.Millisecond)
+	scans := []map[string]any{
+		{"barcode": ts[1].SignedBarcode, "gate": "East", "device_id": "dev-F", "scanned_at": at},
+		{"barcode": ts[1].SignedBarcode, "gate": "East", "device_id": "dev-F", "scanned_at": at.Add(time.Second)},
+		{"barcode": ts[1].SignedBarcode, "gate": "East", "device_id": "dev-F", "scanned_at": at.Add(2 * time.Second), "direction": "out"},
+		{"barcode": ts[1].SignedBarcode, "gate": "West", "device_id": "dev-F", "scanned_at": at.Add(3 * time.Second)},
+	}
+	for round := range 2 { // the second: the same scans uploaded again
+		got, raw := f.uploadRaw(t, door, event, scans...)
+		first := func(i int) string {
+			fc, _ := raw[i]["first_check_in"].(map[string]any)
+			if fc == nil {
+				return ""
+			}
+			return fmt.Sprint(fc["gate"])
+		}
+		if got.Data[0].Outcome != "admitted" || first(0) != "" || got.Data[1].Outcome != "already_checked_in" || first(1) != "East" ||
+			got.Data[3].Outcome != "admitted" || first(3) != "East" || got.Data[0].Repeated != (round == 1) {
+			t.Fatalf("round %d of uploads: %+v", round, raw)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -29,6 +30,14 @@ type Scan struct {
 	// a scan made without the network and uploaded later.
 	ScannedAt time.Time
 	Offline   bool
+	// DoorOutcome is what the device says it answered at the door, for a
+	// scan made offline ("": it did not say; an entry is taken as let in).
+	DoorOutcome states.ScanOutcome
+	// LeftAt is when the same upload lets the ticket out next, after this
+	// scan (zero: it does not). That exit is not recorded yet while this
+	// scan settles: an admission elsewhere after it is the holder coming
+	// back, not a second holder.
+	LeftAt time.Time
 }
 
 // ScannedTicket is what a door may know of a ticket: no buyer.
@@ -57,6 +66,12 @@ type ScanResult struct {
 	Ticket *ScannedTicket
 	// CheckInID is the scan's record.
 	CheckInID int64
+	// First: the scan is the ticket's first admission (Ticket's
+	// CheckedInAt and CheckedInGate are then the scan's own).
+	First bool
+	// Conflict is what the scan revealed ("": nothing): its door let the
+	// holder in against what the service had recorded (conflictOf).
+	Conflict states.ConflictKind
 }
 
 // CheckIn decides one scan in one transaction and records it with its
@@ -65,7 +80,8 @@ type ScanResult struct {
 // others find it inside. Only a ticket of the door's environment is locked
 // or changed: a sandbox door never touches a real ticket, and a real door
 // only learns that a sandbox ticket is one. Admitting writes the
-// ticket.checked_in event to the outbox in the same transaction.
+// ticket.checked_in event to the outbox in the same transaction, and so
+// does a conflict its ticket.check_in_conflict event.
 func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 	var out ScanResult
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -95,10 +111,9 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 		if err != nil {
 			return err
 		}
-		first := false
 		switch out.Outcome {
 		case states.ScanAdmitted:
-			first = t.CheckedInAt == nil
+			out.First = t.CheckedInAt == nil
 			// The first admission's time and gate are kept. Its time is
 			// Postgres's for a scan online (a device's clock may be off,
 			// and every later door is told it); an offline scan's is the
@@ -127,14 +142,24 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 		if t != nil {
 			ticketID = &t.ID
 		}
+		var with *int64
+		out.Conflict, with, err = findConflict(ctx, tx, t, s, out.Outcome)
+		if err != nil {
+			return err
+		}
 		if err := tx.NewRaw(`INSERT INTO check_ins (company_id, event_id, session_id, ticket_id, barcode, gate, device_id,
-				direction, outcome, api_key_id, scanned_at, offline, is_test)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, now()), ?, ?) RETURNING id`,
+				direction, outcome, api_key_id, scanned_at, offline, is_test, door_outcome, conflict, conflict_with)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, now()), ?, ?, nullif(?, ''), nullif(?, ''), ?) RETURNING id`,
 			s.CompanyID, s.EventID, nullID(s.SessionID), ticketID, s.Barcode, s.Gate, s.DeviceID, s.Direction,
-			out.Outcome, s.APIKeyID, nullTime(s.ScannedAt), s.Offline, s.IsTest).Scan(ctx, &out.CheckInID); err != nil {
+			out.Outcome, s.APIKeyID, nullTime(s.ScannedAt), s.Offline, s.IsTest, s.DoorOutcome, out.Conflict, with).Scan(ctx, &out.CheckInID); err != nil {
 			return fmt.Errorf("record scan: %w", err)
 		}
-		if first {
+		if out.Conflict != "" {
+			if err := conflictEvent(ctx, tx, s, out.CheckInID); err != nil {
+				return err
+			}
+		}
+		if out.First {
 			// Re-entries after an exit are scans, not news.
 			_, err := tx.NewRaw(`INSERT INTO webhook_events (id, type, company_id, is_test, order_id, snapshot)
 				SELECT `+newEventID+`, ?, x.company_id, x.is_test, x.order_id,
@@ -199,9 +224,9 @@ func decide(t *ScannedTicket, s Scan) states.ScanOutcome {
 		return states.ScanWrongEvent
 	case s.SessionID != 0 && (t.SessionID == nil || *t.SessionID != s.SessionID):
 		return states.ScanWrongEvent // another session of the event
-	case t.Status == states.TicketRefunded || t.OrderStatus == states.OrderCancelled || t.OrderStatus == states.OrderRefunded:
+	case TicketDoorState(t.Status, t.OrderStatus) == states.DoorVoid:
 		return states.ScanVoid
-	case t.OrderStatus != states.OrderPaid && t.OrderStatus != states.OrderPartiallyRefunded:
+	case TicketDoorState(t.Status, t.OrderStatus) == states.DoorNotPaid:
 		return states.ScanNotPaid
 	case s.Direction == states.ScanOut:
 		return states.ScanExited // out already, or now
@@ -209,6 +234,164 @@ func decide(t *ScannedTicket, s Scan) states.ScanOutcome {
 		return states.ScanAlreadyCheckedIn
 	}
 	return states.ScanAdmitted
+}
+
+// TicketDoorState is whether a ticket admits at the door by its and its
+// order's status: void (refunded, or its order cancelled or refunded),
+// not_paid (its order not paid yet), or valid. A scan (decide) and a door
+// list both say it, from this one rule.
+func TicketDoorState(status states.TicketStatus, orderStatus states.OrderStatus) states.DoorTicketState {
+	switch {
+	case status == states.TicketRefunded || orderStatus == states.OrderCancelled || orderStatus == states.OrderRefunded:
+		return states.DoorVoid
+	case orderStatus != states.OrderPaid && orderStatus != states.OrderPartiallyRefunded:
+		return states.DoorNotPaid
+	}
+	return states.DoorValid
+}
+
+// doorPass is a recorded scan that let a ticket in (admitted) or out
+// (exited), as a conflict is judged against it.
+type doorPass struct {
+	ID       int64              `bun:"id"`
+	Side     string             `bun:"side"` // before or after the scan judged, in time
+	Outcome  states.ScanOutcome `bun:"outcome"`
+	Gate     string             `bun:"gate"`
+	DeviceID string             `bun:"device_id"`
+	// At is its time as stale scans are timed: an offline scan's device
+	// clock, an online scan's receipt by the service.
+	At time.Time `bun:"at"`
+}
+
+// otherDoor tells whether p was made at another door than s: another
+// device, or another gate when p names no device (an online scan may not).
+func (p *doorPass) otherDoor(s Scan) bool {
+	if p.DeviceID != "" {
+		return p.DeviceID != s.DeviceID
+	}
+	return p.Gate != s.Gate
+}
+
+// doorLetIn tells whether s is an entry a device let the holder in with
+// while offline: it says so (door_outcome admitted), or it does not say,
+// and an entry it kept is taken as let in (a refusal it kept is
+// presumed let in rather than a holder inside going untold).
+func doorLetIn(s Scan) bool {
+	return s.Offline && s.Direction == states.ScanIn && (s.DoorOutcome == "" || s.DoorOutcome == states.ScanAdmitted)
+}
+
+// conflictOf is the conflict an offline scan reveals as it settles with
+// outcome, and the recorded scan it conflicts with (nil for
+// admitted_void, which conflicts with the ticket's void state). Only an
+// entry its device let in (doorLetIn) conflicts:
+//
+//   - void: the ticket was refunded or cancelled, before the scan or
+//     since, and its holder is inside: admitted_void;
+//   - already_checked_in, inside by an admission (the last recorded) at
+//     another door: two_doors;
+//   - admitted (the ticket out by the record), but by the record's times
+//     the ticket was inside when the scan was made, by an admission at
+//     another door just before it (before), or another door let it in
+//     just after the scan with no exit between (after): two holders
+//     inside at once, admitted_while_inside.
+//
+// An admission elsewhere after the ticket's exit later in the same
+// upload (s.LeftAt) is the holder back in, and conflicts with nothing.
+func conflictOf(s Scan, outcome states.ScanOutcome, inside, before, after *doorPass) (states.ConflictKind, *doorPass) {
+	if !doorLetIn(s) {
+		return "", nil
+	}
+	whileIn := func(p *doorPass) bool {
+		return p.At.Before(s.ScannedAt) || s.LeftAt.IsZero() || p.At.Before(s.LeftAt)
+	}
+	switch outcome {
+	case states.ScanVoid:
+		return states.ConflictAdmittedVoid, nil
+	case states.ScanAlreadyCheckedIn:
+		if inside != nil && inside.otherDoor(s) && whileIn(inside) {
+			return states.ConflictTwoDoors, inside
+		}
+	case states.ScanAdmitted:
+		for _, p := range []*doorPass{before, after} {
+			if p != nil && p.Outcome == states.ScanAdmitted && p.otherDoor(s) && whileIn(p) {
+				return states.ConflictAdmittedWhileInside, p
+			}
+		}
+	}
+	return "", nil
+}
+
+// findConflict reads what conflictOf needs of the ticket's record (the
+// row is locked: no scan of it is recorded meanwhile) and judges s; it
+// reads nothing for a scan that cannot conflict (online scans, exits,
+// refusals its device reported). It returns the kind and the id of the
+// scan it conflicts with.
+func findConflict(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan, outcome states.ScanOutcome) (states.ConflictKind, *int64, error) {
+	if t == nil || !doorLetIn(s) {
+		return "", nil, nil
+	}
+	var inside, before, after *doorPass
+	switch outcome {
+	case states.ScanAlreadyCheckedIn:
+		p := new(doorPass)
+		err := tx.NewRaw(`SELECT id, outcome, gate, device_id, CASE WHEN offline THEN scanned_at ELSE received_at END AS at
+			FROM check_ins WHERE ticket_id = ? AND outcome = ? ORDER BY id DESC LIMIT 1`, t.ID, states.ScanAdmitted).Scan(ctx, p)
+		switch {
+		case err == nil:
+			inside = p
+		case !errors.Is(err, sql.ErrNoRows):
+			return "", nil, fmt.Errorf("admission of ticket %d: %w", t.ID, err)
+		}
+	case states.ScanAdmitted:
+		if s.ScannedAt.IsZero() {
+			break
+		}
+		// Entries and exits timed as isStale times them: offline scans by
+		// the device's clock, online ones by the service's.
+		var passes []doorPass
+		if err := tx.NewRaw(`
+			WITH p AS (SELECT id, outcome, gate, device_id, CASE WHEN offline THEN scanned_at ELSE received_at END AS at
+				FROM check_ins WHERE ticket_id = ? AND outcome IN (?, ?))
+			(SELECT 'before' AS side, * FROM p WHERE at < ? ORDER BY at DESC, id DESC LIMIT 1)
+			UNION ALL
+			(SELECT 'after' AS side, * FROM p WHERE at > ? ORDER BY at, id LIMIT 1)`,
+			t.ID, states.ScanAdmitted, states.ScanExited, s.ScannedAt, s.ScannedAt).Scan(ctx, &passes); err != nil {
+			return "", nil, fmt.Errorf("entries and exits of ticket %d around %s: %w", t.ID, s.ScannedAt, err)
+		}
+		for i := range passes {
+			if passes[i].Side == "before" {
+				before = &passes[i]
+			} else {
+				after = &passes[i]
+			}
+		}
+	}
+	kind, with := conflictOf(s, outcome, inside, before, after)
+	if with != nil {
+		return kind, &with.ID, nil
+	}
+	return kind, nil, nil
+}
+
+// conflictEvent writes the ticket.check_in_conflict event of a conflict
+// just recorded, in its transaction: its data is the conflict as the API
+// lists it.
+func conflictEvent(ctx context.Context, tx bun.Tx, s Scan, checkInID int64) error {
+	var c OfflineConflict
+	if err := tx.NewRaw(conflictsQuery+` WHERE c.id = ?`, checkInID).Scan(ctx, &c); err != nil {
+		return fmt.Errorf("conflict of scan %d: %w", checkInID, err)
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("conflict of scan %d: %w", checkInID, err)
+	}
+	if _, err := tx.NewRaw(`INSERT INTO webhook_events (id, type, company_id, is_test, order_id, snapshot)
+		SELECT `+newEventID+`, ?, x.company_id, x.is_test, ?, ?::jsonb
+		FROM (SELECT ?::bigint AS company_id, ?::boolean AS is_test) x WHERE `+hasEndpoint,
+		states.EventTicketCheckInConflict, c.OrderID, string(data), s.CompanyID, s.IsTest).Exec(ctx); err != nil {
+		return fmt.Errorf("write %s event of scan %d: %w", states.EventTicketCheckInConflict, checkInID, err)
+	}
+	return nil
 }
 
 // DoorEvent is what a scan needs to know of its event first.

@@ -116,11 +116,16 @@ func ListDoorCategories(ctx context.Context, db bun.IDB, eventID int64) ([]DoorC
 	return out, nil
 }
 
-// RecordedScan is a scan as recorded.
+// RecordedScan is a scan as recorded, with its ticket's first admission.
 type RecordedScan struct {
 	ID       int64              `bun:"id"`
 	TicketID *int64             `bun:"ticket_id"`
 	Outcome  states.ScanOutcome `bun:"outcome"`
+	// First: the scan was the ticket's first admission (as ScanResult).
+	First         bool                `bun:"first"`
+	Conflict      states.ConflictKind `bun:"conflict"`
+	CheckedInAt   *time.Time          `bun:"checked_in_at"`
+	CheckedInGate *string             `bun:"checked_in_gate"`
 }
 
 // GetOfflineCheckIn is the offline scan recorded of a device's scan of a
@@ -129,9 +134,13 @@ type RecordedScan struct {
 func GetOfflineCheckIn(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, deviceID, barcode string,
 	scannedAt time.Time) (*RecordedScan, error) {
 	r := new(RecordedScan)
-	err := db.NewRaw(`SELECT id, ticket_id, outcome FROM check_ins
-		WHERE company_id = ? AND is_test = ? AND event_id = ? AND device_id = ? AND barcode = ? AND scanned_at = ? AND offline`,
-		companyID, isTest, eventID, deviceID, barcode, scannedAt).Scan(ctx, r)
+	// A ticket's admissions are recorded under its row's lock, so the
+	// first admission is its admitted scan of the lowest id.
+	err := db.NewRaw(`SELECT c.id, c.ticket_id, c.outcome, coalesce(c.conflict, '') AS conflict, t.checked_in_at, t.checked_in_gate,
+			c.outcome = ? AND NOT EXISTS (SELECT 1 FROM check_ins a WHERE a.ticket_id = c.ticket_id AND a.outcome = ? AND a.id < c.id) AS first
+		FROM check_ins c LEFT JOIN tickets t ON t.id = c.ticket_id
+		WHERE c.company_id = ? AND c.is_test = ? AND c.event_id = ? AND c.device_id = ? AND c.barcode = ? AND c.scanned_at = ? AND c.offline`,
+		states.ScanAdmitted, states.ScanAdmitted, companyID, isTest, eventID, deviceID, barcode, scannedAt).Scan(ctx, r)
 	if err != nil {
 		return nil, notFound(err, fmt.Sprintf("offline scan of %s by %s at %s", barcode, deviceID, scannedAt))
 	}
@@ -145,18 +154,25 @@ func IsRecordedAlready(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "check_ins_offline_once"
 }
 
-// OfflineConflict is a ticket let in twice: a scan made offline that
-// found the ticket inside already, let in by another device (or gate).
+// OfflineConflict is a check-in conflict: a scan made offline whose door
+// let the holder in against what the service had recorded of the ticket
+// (Kind says how), and the admission it conflicts with.
 type OfflineConflict struct {
-	CheckInID    int64     `bun:"check_in_id" json:"check_in_id" doc:"The scan that found the ticket inside."`
-	TicketID     int64     `bun:"ticket_id" json:"ticket_id"`
-	TicketNumber string    `bun:"ticket_number" json:"ticket_number"`
-	Gate         string    `bun:"gate" json:"gate"`
-	DeviceID     string    `bun:"device_id" json:"device_id"`
-	ScannedAt    time.Time `bun:"scanned_at" json:"scanned_at"`
-	ReceivedAt   time.Time `bun:"received_at" json:"received_at" doc:"When the device's upload reached the service."`
-	// The admission it conflicts with.
-	AdmittedCheckInID int64     `bun:"admitted_check_in_id" json:"admitted_check_in_id"`
+	CheckInID int64               `bun:"check_in_id" json:"check_in_id" doc:"The scan made offline that let the holder in."`
+	Kind      states.ConflictKind `bun:"kind" json:"kind" doc:"two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled): the holder is inside and the money was returned."`
+	Outcome   states.ScanOutcome  `bun:"outcome" json:"outcome" doc:"The service's answer to the scan: already_checked_in (two_doors), admitted (admitted_while_inside), void (admitted_void)."`
+	// DoorOutcome is what the device said it answered, when it said.
+	DoorOutcome  *states.ScanOutcome `bun:"door_outcome" json:"door_outcome,omitempty" doc:"What the device said it answered (admitted); absent: it did not say, and the entry was taken as let in."`
+	EventID      int64               `bun:"event_id" json:"event_id"`
+	TicketID     int64               `bun:"ticket_id" json:"ticket_id"`
+	TicketNumber string              `bun:"ticket_number" json:"ticket_number"`
+	OrderID      int64               `bun:"order_id" json:"order_id"`
+	Gate         string              `bun:"gate" json:"gate"`
+	DeviceID     string              `bun:"device_id" json:"device_id"`
+	ScannedAt    time.Time           `bun:"scanned_at" json:"scanned_at"`
+	ReceivedAt   time.Time           `bun:"received_at" json:"received_at" doc:"When the device's upload reached the service."`
+	// The admission it conflicts with: for admitted_void, the scan itself.
+	AdmittedCheckInID int64     `bun:"admitted_check_in_id" json:"admitted_check_in_id" doc:"The admission the scan conflicts with (two_doors: the ticket's admission it found inside; admitted_while_inside: the other door's admission it overlapped). For admitted_void, the scan itself: the door's own admission of a void ticket."`
 	AdmittedGate      string    `bun:"admitted_gate" json:"admitted_gate"`
 	AdmittedDeviceID  string    `bun:"admitted_device_id" json:"admitted_device_id"`
 	AdmittedAt        time.Time `bun:"admitted_at" json:"admitted_at"`
@@ -165,43 +181,23 @@ type OfflineConflict struct {
 
 // ListCheckInConflicts lists the conflicts of the company's event among
 // the tickets of one environment (isTest), in the order they were
-// scanned: each an offline scan (direction in) settled already_checked_in
-// whose ticket had been let in by another device, or, when the admission
-// names no device (an online scan may not), at another gate. Both doors let the ticket in while apart:
-// a copy, most likely.
+// scanned: the offline scans whose settlement found a conflict
+// (conflictOf, decided and kept as each settled).
 func ListCheckInConflicts(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64) ([]OfflineConflict, error) {
 	var out []OfflineConflict
-	if err := db.NewRaw(conflictsQuery+` ORDER BY c.scanned_at, c.id`, conflictArgs(companyID, isTest, eventID)...).Scan(ctx, &out); err != nil {
+	if err := db.NewRaw(conflictsQuery+` WHERE c.event_id = ? AND c.company_id = ? AND c.is_test = ? AND c.conflict IS NOT NULL
+		ORDER BY c.scanned_at, c.id`, eventID, companyID, isTest).Scan(ctx, &out); err != nil {
 		return nil, fmt.Errorf("check-in conflicts of event %d: %w", eventID, err)
 	}
 	return out, nil
 }
 
-// ListCheckInConflictsAmong tells which of the scans ids are conflicts
-// (as ListCheckInConflicts lists them).
-func ListCheckInConflictsAmong(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, ids []int64) (map[int64]bool, error) {
-	var found []int64
-	if err := db.NewRaw(`SELECT check_in_id FROM (`+conflictsQuery+` AND c.id IN (?)) x`,
-		append(conflictArgs(companyID, isTest, eventID), bun.In(ids))...).Scan(ctx, &found); err != nil {
-		return nil, fmt.Errorf("check-in conflicts of event %d: %w", eventID, err)
-	}
-	out := make(map[int64]bool, len(found))
-	for _, id := range found {
-		out[id] = true
-	}
-	return out, nil
-}
-
-const conflictsQuery = `SELECT c.id AS check_in_id, c.ticket_id, t.number AS ticket_number, c.gate, c.device_id,
-		c.scanned_at, c.received_at, a.id AS admitted_check_in_id, a.gate AS admitted_gate,
-		a.device_id AS admitted_device_id, a.scanned_at AS admitted_at, a.offline AS admitted_offline
+// conflictsQuery reads conflicts (OfflineConflict) from their scans,
+// aliased c; the caller adds the WHERE.
+const conflictsQuery = `SELECT c.id AS check_in_id, c.conflict AS kind, c.outcome, c.door_outcome, c.event_id,
+		c.ticket_id, t.number AS ticket_number, t.order_id, c.gate, c.device_id, c.scanned_at, c.received_at,
+		a.id AS admitted_check_in_id, a.gate AS admitted_gate, a.device_id AS admitted_device_id,
+		a.scanned_at AS admitted_at, a.offline AS admitted_offline
 	FROM check_ins c
 	JOIN tickets t ON t.id = c.ticket_id
-	JOIN LATERAL (SELECT a.id, a.gate, a.device_id, a.scanned_at, a.offline FROM check_ins a
-		WHERE a.ticket_id = c.ticket_id AND a.outcome = ? AND a.id < c.id ORDER BY a.id DESC LIMIT 1) a ON true
-	WHERE c.event_id = ? AND c.company_id = ? AND c.is_test = ? AND c.offline AND c.direction = ? AND c.outcome = ?
-		AND (a.device_id <> '' AND a.device_id <> c.device_id OR a.device_id = '' AND a.gate <> c.gate)`
-
-func conflictArgs(companyID int64, isTest bool, eventID int64) []any {
-	return []any{states.ScanAdmitted, eventID, companyID, isTest, states.ScanIn, states.ScanAlreadyCheckedIn}
-}
+	JOIN check_ins a ON a.id = coalesce(c.conflict_with, c.id)`

@@ -49,19 +49,23 @@ type CheckInBin struct {
 	Admitted int64     `bun:"admitted" json:"admitted"`
 }
 
-// CheckInConflict is a ticket admitted at one gate or device and scanned
-// again at another soon after, or with either scan made offline: two
-// copies of one ticket at two doors.
+// CheckInConflict is a ticket at two doors, or let in against the record:
+// a conflict an offline scan revealed (Kind, as the API lists it), or a
+// ticket admitted at one gate or device and shown again at another soon
+// after, or with either scan made offline, and refused there (Kind ""): a
+// copy turned away. First is the admission (none for admitted_void),
+// Second the scan that conflicts with it.
 type CheckInConflict struct {
-	TicketNumber  string    `bun:"ticket_number" json:"ticket_number"`
-	FirstGate     string    `bun:"first_gate" json:"first_gate"`
-	FirstDevice   string    `bun:"first_device" json:"first_device"`
-	FirstAt       time.Time `bun:"first_at" json:"first_at"`
-	FirstOffline  bool      `bun:"first_offline" json:"first_offline"`
-	SecondGate    string    `bun:"second_gate" json:"second_gate"`
-	SecondDevice  string    `bun:"second_device" json:"second_device"`
-	SecondAt      time.Time `bun:"second_at" json:"second_at"`
-	SecondOffline bool      `bun:"second_offline" json:"second_offline"`
+	Kind          states.ConflictKind `bun:"kind" json:"kind"`
+	TicketNumber  string              `bun:"ticket_number" json:"ticket_number"`
+	FirstGate     string              `bun:"first_gate" json:"first_gate"`
+	FirstDevice   string              `bun:"first_device" json:"first_device"`
+	FirstAt       *time.Time          `bun:"first_at" json:"first_at"`
+	FirstOffline  bool                `bun:"first_offline" json:"first_offline"`
+	SecondGate    string              `bun:"second_gate" json:"second_gate"`
+	SecondDevice  string              `bun:"second_device" json:"second_device"`
+	SecondAt      time.Time           `bun:"second_at" json:"second_at"`
+	SecondOffline bool                `bun:"second_offline" json:"second_offline"`
 }
 
 // CheckInFigures is an event's door, as read in one snapshot.
@@ -114,24 +118,41 @@ func GetCheckInFigures(ctx context.Context, db *bun.DB, f CheckInFilter) (*Check
 			append(valid, f.Bin.Seconds())...).Scan(ctx, &out.Arrivals); err != nil {
 			return fmt.Errorf("arrivals: %w", err)
 		}
-		// Each already_checked_in scan pairs with the admission recorded
-		// just before it (ids, not device clocks: the ticket's row lock
-		// orders them), at another gate or device. The window is the
-		// service's clock; a scan made offline is a conflict at any time.
-		// The newest recorded first.
+		// The conflicts offline scans revealed (kept on their records as
+		// they settled), and the copies refused: each other
+		// already_checked_in scan paired with the admission recorded just
+		// before it (ids, not device clocks: the ticket's row lock orders
+		// them), at another gate or device. The window is the service's
+		// clock; a scan made offline is a copy at any time. The newest
+		// recorded first.
 		if err := tx.NewRaw(`
-				SELECT DISTINCT ON (b.id) t.number AS ticket_number,
+			SELECT kind, ticket_number, first_gate, first_device, first_at, first_offline,
+				second_gate, second_device, second_at, second_offline
+			FROM (
+				(SELECT b.id, b.conflict AS kind, t.number AS ticket_number,
+					coalesce(a.gate, '') AS first_gate, coalesce(a.device_id, '') AS first_device, a.scanned_at AS first_at,
+					coalesce(a.offline, false) AS first_offline,
+					b.gate AS second_gate, b.device_id AS second_device, b.scanned_at AS second_at, b.offline AS second_offline
+				FROM check_ins b
+				JOIN tickets t ON t.id = b.ticket_id
+				LEFT JOIN check_ins a ON a.id = b.conflict_with
+				WHERE b.company_id = ? AND b.event_id = ? AND b.is_test = ? AND b.conflict IS NOT NULL
+				ORDER BY b.id DESC LIMIT ?)
+				UNION ALL
+				(SELECT DISTINCT ON (b.id) b.id, '' AS kind, t.number AS ticket_number,
 					a.gate AS first_gate, a.device_id AS first_device, a.scanned_at AS first_at, a.offline AS first_offline,
 					b.gate AS second_gate, b.device_id AS second_device, b.scanned_at AS second_at, b.offline AS second_offline
 				FROM check_ins b
 				JOIN check_ins a ON a.ticket_id = b.ticket_id AND a.id < b.id AND a.outcome = ?
 				JOIN tickets t ON t.id = b.ticket_id
-				WHERE b.company_id = ? AND b.event_id = ? AND b.outcome = ? AND b.is_test = ?
+				WHERE b.company_id = ? AND b.event_id = ? AND b.outcome = ? AND b.is_test = ? AND b.conflict IS NULL
 					AND (a.gate <> b.gate OR (a.device_id <> '' AND b.device_id <> '' AND a.device_id <> b.device_id))
 					AND (b.received_at - a.received_at <= ? * interval '1 second' OR a.offline OR b.offline)
-				ORDER BY b.id DESC, a.id DESC LIMIT ?`,
+				ORDER BY b.id DESC, a.id DESC LIMIT ?)
+			) x ORDER BY id DESC LIMIT ?`,
+			f.CompanyID, f.EventID, f.IsTest, f.MaxConflicts,
 			states.ScanAdmitted, f.CompanyID, f.EventID, states.ScanAlreadyCheckedIn, f.IsTest,
-			f.ConflictWindow.Seconds(), f.MaxConflicts).Scan(ctx, &out.Conflicts); err != nil {
+			f.ConflictWindow.Seconds(), f.MaxConflicts, f.MaxConflicts).Scan(ctx, &out.Conflicts); err != nil {
 			return fmt.Errorf("conflicts: %w", err)
 		}
 		return nil

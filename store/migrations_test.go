@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ticketsales/ticketsales/store"
 	"github.com/ticketsales/ticketsales/store/migrations"
 
 	"github.com/uptrace/bun/dialect/pgdialect"
@@ -92,5 +93,62 @@ func TestMigrationSeparatesDoorKeys(t *testing.T) {
 	}
 	if strings.Join(scopes, ",") != "catalog:read,orders:read" {
 		t.Fatalf("the mixed key's scopes after the migration: %v", scopes)
+	}
+}
+
+// Migration 37 keeps the conflicts listed before it as two_doors, paired
+// with the admission they found inside: an offline entry settled
+// already_checked_in after another device's admission, or another gate's
+// when the admission named no device; not one at the admission's own gate.
+func TestMigrationKeepsConflictsListed(t *testing.T) {
+	d := newDemo(t)
+	ctx := context.Background()
+	o, _ := d.gaOrder(t, 1, time.Now().Add(time.Hour))
+	if _, _, err := store.MarkOrderPaid(ctx, d.DB, o.ID, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.IssueTickets(ctx, d.DB, o.ID, func(bool) string { return "2000000000017" }); err != nil {
+		t.Fatal(err)
+	}
+	var ticket int64
+	if err := d.DB.NewRaw("SELECT id FROM tickets WHERE order_id = ?", o.ID).Scan(ctx, &ticket); err != nil {
+		t.Fatal(err)
+	}
+	scan := func(gate, device, outcome string, offline bool) int64 {
+		t.Helper()
+		var id int64
+		if err := d.DB.NewRaw(`INSERT INTO check_ins (company_id, event_id, ticket_id, barcode, gate, device_id, outcome, api_key_id,
+				scanned_at, offline, is_test) VALUES (?, ?, ?, '2000000000017', ?, ?, ?, ?, now(), ?, true) RETURNING id`,
+			d.company, o.EventID, ticket, gate, device, outcome, d.keyID, offline).Scan(ctx, &id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	admitted := scan("North", "", "admitted", false)
+	copied := scan("East", "dev-B", "already_checked_in", true)
+	sameGate := scan("North", "dev-N", "already_checked_in", true)
+	if _, err := d.DB.ExecContext(ctx, "ALTER TABLE check_ins DROP COLUMN door_outcome, DROP COLUMN conflict, DROP COLUMN conflict_with"); err != nil {
+		t.Fatal(err)
+	}
+	sql, err := migrations.FS.ReadFile("20261130000037_check_in_conflicts.tx.up.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.DB.ExecContext(ctx, string(sql)); err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		ID           int64   `bun:"id"`
+		Conflict     *string `bun:"conflict"`
+		ConflictWith *int64  `bun:"conflict_with"`
+	}
+	if err := d.DB.NewRaw("SELECT id, conflict, conflict_with FROM check_ins ORDER BY id").Scan(ctx, &rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		kept := r.Conflict != nil && *r.Conflict == "two_doors" && r.ConflictWith != nil && *r.ConflictWith == admitted
+		if (r.ID == copied) != kept || r.ID != copied && (r.Conflict != nil || r.ConflictWith != nil) {
+			t.Errorf("scan %d (admitted %d, copy %d, same gate %d): %+v", r.ID, admitted, copied, sameGate, r)
+		}
 	}
 }

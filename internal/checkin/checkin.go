@@ -58,7 +58,7 @@ type CheckIn struct {
 	Direction states.ScanDirection `json:"direction"`
 	Ticket    *DoorTicket          `json:"ticket,omitempty" doc:"The ticket scanned: absent for unknown and sandbox. For wrong_event, its event_id (and session_id) say what it is for."`
 	// FirstCheckIn is when and where the ticket was first admitted.
-	FirstCheckIn *FirstCheckIn `json:"first_check_in,omitempty" doc:"When and at which gate the ticket was first admitted (already_checked_in, and admitted again after an exit)."`
+	FirstCheckIn *FirstCheckIn `json:"first_check_in,omitempty" doc:"When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when it is a re-entry (after an exit). Absent on the ticket's first admission and on other outcomes."`
 }
 
 // DoorTicket is what a door may know of a ticket: no buyer, no money.
@@ -158,11 +158,23 @@ func (s *Service) Scan(ctx context.Context, p *apikey.Principal, in ScanInput) (
 		if t.SeatID != nil && t.ZoneID != nil && t.Label != nil {
 			out.Ticket.Seat = &DoorSeat{ZoneID: *t.ZoneID, SeatID: *t.SeatID, Label: *t.Label}
 		}
-		if t.CheckedInAt != nil && res.Outcome != states.ScanVoid && res.Outcome != states.ScanWrongEvent {
-			out.FirstCheckIn = &FirstCheckIn{At: *t.CheckedInAt, Gate: *t.CheckedInGate}
-		}
+		out.FirstCheckIn = firstCheckIn(res.Outcome, res.First, t.CheckedInAt, t.CheckedInGate)
 	}
 	return out, nil
+}
+
+// firstCheckIn is the ticket's first admission (at, gate) as a door is
+// told it: on a repeat (already_checked_in) and on an admission that is
+// not the first (a re-entry), so a scanner tells those from a first
+// entry; nil on the first admission itself and on every other outcome.
+func firstCheckIn(outcome states.ScanOutcome, first bool, at *time.Time, gate *string) *FirstCheckIn {
+	if at == nil || gate == nil {
+		return nil
+	}
+	if outcome == states.ScanAlreadyCheckedIn || outcome == states.ScanAdmitted && !first {
+		return &FirstCheckIn{At: *at, Gate: *gate}
+	}
+	return nil
 }
 
 // A device's time of a scan is believed within these bounds: a clock far

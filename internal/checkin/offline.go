@@ -117,7 +117,7 @@ func (o *Offline) List(ctx context.Context, p *apikey.Principal, eventID int64, 
 	}
 	for i, r := range rows {
 		t := DoorListTicket{ID: r.ID, BarcodeHash: ticketcode.BarcodeHash(r.Barcode), CategoryID: r.CategoryID,
-			SessionID: r.SessionID, State: doorState(r), Inside: r.Inside, CheckedInAt: r.CheckedInAt}
+			SessionID: r.SessionID, State: store.TicketDoorState(r.Status, r.OrderStatus), Inside: r.Inside, CheckedInAt: r.CheckedInAt}
 		if r.Label != nil {
 			t.Seat = *r.Label
 		}
@@ -129,16 +129,18 @@ func (o *Offline) List(ctx context.Context, p *apikey.Principal, eventID int64, 
 	return out, nil
 }
 
-// validCursor tells whether s reads as a door list's cursor: a Postgres
-// snapshot "xmin:xmax:xip,…" with xmin <= xip < xmax, ascending.
+// validCursor tells whether s reads as a door list's cursor as Postgres
+// reads a pg_snapshot: "xmin:xmax:xip,…" of decimal transaction ids, with
+// xmin <= xip < xmax, ascending. Anything else Postgres would refuse (and
+// the list would fail on) is refused here, as the caller's mistake.
 func validCursor(s string) bool {
 	parts := strings.Split(s, ":")
 	if len(parts) != 3 {
 		return false
 	}
-	xmin, err1 := strconv.ParseUint(parts[0], 10, 64)
-	xmax, err2 := strconv.ParseUint(parts[1], 10, 64)
-	if err1 != nil || err2 != nil || xmin == 0 || xmin > xmax {
+	xmin, ok1 := parseXid(parts[0])
+	xmax, ok2 := parseXid(parts[1])
+	if !ok1 || !ok2 || xmin > xmax {
 		return false
 	}
 	if parts[2] == "" {
@@ -146,8 +148,8 @@ func validCursor(s string) bool {
 	}
 	prev := xmin
 	for _, x := range strings.Split(parts[2], ",") {
-		v, err := strconv.ParseUint(x, 10, 64)
-		if err != nil || v < prev || v >= xmax {
+		v, ok := parseXid(x)
+		if !ok || v < prev || v >= xmax {
 			return false
 		}
 		prev = v
@@ -155,15 +157,18 @@ func validCursor(s string) bool {
 	return true
 }
 
-// doorState decides as a scan does (store.decide), from the list's row.
-func doorState(r store.DoorTicket) states.DoorTicketState {
-	switch {
-	case r.Status == states.TicketRefunded || r.OrderStatus == states.OrderCancelled || r.OrderStatus == states.OrderRefunded:
-		return states.DoorVoid
-	case r.OrderStatus != states.OrderPaid && r.OrderStatus != states.OrderPartiallyRefunded:
-		return states.DoorNotPaid
+// parseXid reads a 64-bit transaction id (xid8) in decimal digits only.
+// Its low 32 bits are the 32-bit id, which is never 0 (Postgres's invalid
+// id: a snapshot naming it is refused, so 2^32 or 2^63 are not ids).
+func parseXid(s string) (uint64, bool) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false // no sign, space or underscore
 	}
-	return states.DoorValid
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || uint32(v) == 0 {
+		return 0, false
+	}
+	return v, true
 }
 
 // keyOf reads events' public keys once each (a key never changes once
@@ -231,6 +236,9 @@ type BatchScan struct {
 	DeviceID  string
 	Direction states.ScanDirection // "": in
 	ScannedAt time.Time
+	// DoorOutcome is what the device answered at the door ("": it does
+	// not say; an entry is then taken as let in).
+	DoorOutcome states.ScanOutcome
 }
 
 // BatchScanResult is a batch scan's outcome, in the batch's order.
@@ -239,16 +247,21 @@ type BatchScanResult struct {
 	CheckInID int64              `json:"check_in_id"`
 	Outcome   states.ScanOutcome `json:"outcome"`
 	TicketID  *int64             `json:"ticket_id,omitempty"`
-	// Conflict marks a ticket another device had let in: both let it in
-	// while apart.
-	Conflict bool `json:"conflict" doc:"The scan found the ticket let in by another device (or gate) before: a copy let in twice while the doors were apart. Listed in the event's check-in conflicts."`
-	Repeated bool `json:"repeated" doc:"Uploaded before (same device, barcode and scanned_at): the outcome recorded then, nothing recorded again."`
+	// Conflict marks a scan whose door let the holder in against what the
+	// service had recorded; ConflictKind says how.
+	Conflict     bool                `json:"conflict" doc:"The device let the holder in (it said so, or did not say) against what the service had recorded of the ticket: conflict_kind says how. Listed in the event's check-in conflicts and announced as ticket.check_in_conflict."`
+	ConflictKind states.ConflictKind `json:"conflict_kind,omitempty" doc:"two_doors (outcome already_checked_in: another door's admission had the ticket inside, a copy most likely), admitted_while_inside (outcome admitted, at an event with re-entry: the ticket was inside by another door's admission when scanned, let out since), admitted_void (outcome void: refunded or cancelled, before or after the scan; the holder is inside). Absent without a conflict."`
+	Repeated     bool                `json:"repeated" doc:"Uploaded before (same device, barcode and scanned_at): the outcome recorded then, nothing recorded again."`
+	// FirstCheckIn is the ticket's first admission, as an online scan's.
+	FirstCheckIn *FirstCheckIn `json:"first_check_in,omitempty" doc:"When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when the scan is not the ticket's first admission (a re-entry). Absent on the first admission itself."`
 }
 
 // Batch settles scans a door made offline at the event, each in its own
 // transaction as an online scan is (store.CheckIn, marked offline), in
 // scanned_at order: of two devices that let one ticket in while apart, the
-// one that scanned first admits it and the other's scan is a conflict.
+// one that scanned first admits it and the other's scan is a conflict, as
+// is an entry let in while the ticket was inside or void (the store's
+// conflict rule, decided in the scan's transaction).
 // Every scan is recorded once: a scan uploaded again (same device,
 // barcode and scanned_at) answers what was recorded.
 //
@@ -298,6 +311,9 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessi
 		if in.Direction == "" {
 			in.Direction = states.ScanIn
 		}
+		if in.DoorOutcome != "" && !slices.Contains(states.ScanOutcomes, in.DoorOutcome) {
+			return nil, errs.Invalid(at+".door_outcome", "one of the scan outcomes, as the device answered", in.DoorOutcome)
+		}
 		if in.Direction == states.ScanOut && !ev.AllowReentry {
 			return nil, errs.Invalid(at+".direction", "the event does not allow re-entry: scan exits only where it does", in.Direction)
 		}
@@ -309,7 +325,7 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessi
 		// the time stored.
 		work[i] = store.Scan{CompanyID: p.CompanyID, APIKeyID: p.KeyID, IsTest: p.IsTest(), EventID: eventID,
 			SessionID: sessionID, Barcode: barcode, Gate: in.Gate, DeviceID: in.DeviceID, Direction: in.Direction,
-			ScannedAt: in.ScannedAt.Truncate(time.Microsecond), Offline: true}
+			ScannedAt: in.ScannedAt.Truncate(time.Microsecond), Offline: true, DoorOutcome: in.DoorOutcome}
 	}
 	// Each barcode's scans in scanned_at order (the batch's order among
 	// equal times); barcodes apart settle at once.
@@ -328,6 +344,18 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessi
 			groups = append(groups, nil)
 		}
 		groups[g] = append(groups[g], i)
+	}
+	// Each scan knows the ticket's next exit in the batch, which settles
+	// after it: the conflict rule must not take the holder's return
+	// elsewhere for a second holder.
+	for _, g := range groups {
+		var left time.Time
+		for k := len(g) - 1; k >= 0; k-- {
+			work[g[k]].LeftAt = left
+			if work[g[k]].Direction == states.ScanOut {
+				left = work[g[k]].ScannedAt
+			}
+		}
 	}
 	out := make([]BatchScanResult, len(work))
 	next := make(chan []int)
@@ -371,17 +399,6 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ids := make([]int64, len(out))
-	for i, r := range out {
-		ids[i] = r.CheckInID
-	}
-	conflicts, err := store.ListCheckInConflictsAmong(ctx, o.DB, p.CompanyID, p.IsTest(), eventID, ids)
-	if err != nil {
-		return nil, err
-	}
-	for i := range out {
-		out[i].Conflict = conflicts[out[i].CheckInID]
-	}
 	return out, nil
 }
 
@@ -393,14 +410,17 @@ func (o *Offline) settle(ctx context.Context, s store.Scan) (BatchScanResult, er
 		if err != nil {
 			return BatchScanResult{}, err
 		}
-		return BatchScanResult{CheckInID: r.ID, Outcome: r.Outcome, TicketID: r.TicketID, Repeated: true}, nil
+		return BatchScanResult{CheckInID: r.ID, Outcome: r.Outcome, TicketID: r.TicketID, Repeated: true,
+			Conflict: r.Conflict != "", ConflictKind: r.Conflict,
+			FirstCheckIn: firstCheckIn(r.Outcome, r.First, r.CheckedInAt, r.CheckedInGate)}, nil
 	}
 	if err != nil {
 		return BatchScanResult{}, err
 	}
-	out := BatchScanResult{CheckInID: res.CheckInID, Outcome: res.Outcome}
-	if res.Ticket != nil {
-		out.TicketID = &res.Ticket.ID
+	out := BatchScanResult{CheckInID: res.CheckInID, Outcome: res.Outcome, Conflict: res.Conflict != "", ConflictKind: res.Conflict}
+	if t := res.Ticket; t != nil {
+		out.TicketID = &t.ID
+		out.FirstCheckIn = firstCheckIn(res.Outcome, res.First, t.CheckedInAt, t.CheckedInGate)
 	}
 	return out, nil
 }

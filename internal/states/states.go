@@ -163,7 +163,10 @@ const (
 	EventOrderDeleted       WebhookEventType = "order.deleted"
 	EventReservationExpired WebhookEventType = "reservation.expired"
 	EventTicketCheckedIn    WebhookEventType = "ticket.checked_in"
-	EventPing               WebhookEventType = "webhook.test"
+	// A door let a ticket's holder in that the record says it should not
+	// have (ConflictKind says how).
+	EventTicketCheckInConflict WebhookEventType = "ticket.check_in_conflict"
+	EventPing                  WebhookEventType = "webhook.test"
 )
 
 // ScanOutcome is what a door is told of a scanned ticket.
@@ -178,6 +181,25 @@ const (
 	ScanUnknown          ScanOutcome = "unknown"            // no ticket of the company has the barcode
 	ScanSandbox          ScanOutcome = "sandbox"            // a sandbox ticket at a real door
 	ScanExited           ScanOutcome = "exited"             // let out (events that allow re-entry)
+)
+
+// ConflictKind is how a door's admission made offline contradicts what the
+// service had recorded of the ticket when the scan was uploaded: the
+// holder is inside, and the organizer decides what to do.
+type ConflictKind string
+
+const (
+	// Let in at two doors while apart: the ticket was inside by another
+	// door's admission (most likely a copy: look for two on one seat).
+	ConflictTwoDoors ConflictKind = "two_doors"
+	// At an event with re-entry: let in while the ticket was inside by
+	// another door's admission, since let out (or let in by another door
+	// after the scan, before any exit): two holders inside at once.
+	ConflictAdmittedWhileInside ConflictKind = "admitted_while_inside"
+	// Let in, but the ticket is void by the upload (refunded, or its order
+	// cancelled, before or after the scan): the holder is inside and the
+	// money was returned.
+	ConflictAdmittedVoid ConflictKind = "admitted_void"
 )
 
 // ScanDirection is which way a scan lets a ticket through.
@@ -224,9 +246,10 @@ var (
 	PaymentMethods      = []PaymentMethod{PayByGateway, PayExternally}
 	SeatStatuses        = []SeatStatus{SeatFree, SeatReserved, SeatSold}
 	WebhookEventTypes   = []WebhookEventType{EventOrderCreated, EventOrderPaid, EventOrderCancelled, EventOrderRefunded,
-		EventOrderDeleted, EventReservationExpired, EventTicketCheckedIn, EventPing}
+		EventOrderDeleted, EventReservationExpired, EventTicketCheckedIn, EventTicketCheckInConflict, EventPing}
 	ScanOutcomes       = []ScanOutcome{ScanAdmitted, ScanAlreadyCheckedIn, ScanVoid, ScanNotPaid, ScanWrongEvent, ScanUnknown, ScanSandbox, ScanExited}
 	ScanDirections     = []ScanDirection{ScanIn, ScanOut}
+	ConflictKinds      = []ConflictKind{ConflictTwoDoors, ConflictAdmittedWhileInside, ConflictAdmittedVoid}
 	DoorTicketStates   = []DoorTicketState{DoorValid, DoorVoid, DoorNotPaid}
 	AggregatorStatuses = []AggregatorStatus{AggregatorCreated, AggregatorReserved, AggregatorApproved, AggregatorCancelled}
 )

@@ -43,6 +43,27 @@ func (e AggOrderStatus) Valid() bool {
 	}
 }
 
+// Defines values for BatchScanResultConflictKind.
+const (
+	BatchScanResultConflictKindAdmittedVoid        BatchScanResultConflictKind = "admitted_void"
+	BatchScanResultConflictKindAdmittedWhileInside BatchScanResultConflictKind = "admitted_while_inside"
+	BatchScanResultConflictKindTwoDoors            BatchScanResultConflictKind = "two_doors"
+)
+
+// Valid indicates whether the value is a known member of the BatchScanResultConflictKind enum.
+func (e BatchScanResultConflictKind) Valid() bool {
+	switch e {
+	case BatchScanResultConflictKindAdmittedVoid:
+		return true
+	case BatchScanResultConflictKindAdmittedWhileInside:
+		return true
+	case BatchScanResultConflictKindTwoDoors:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BatchScanResultOutcome.
 const (
 	BatchScanResultOutcomeAdmitted         BatchScanResultOutcome = "admitted"
@@ -189,14 +210,15 @@ func (e CreateOrderInputBodyPayment) Valid() bool {
 
 // Defines values for CreateWebhookEndpointInputBodyEventTypes.
 const (
-	CreateWebhookEndpointInputBodyEventTypesOrderCancelled     CreateWebhookEndpointInputBodyEventTypes = "order.cancelled"
-	CreateWebhookEndpointInputBodyEventTypesOrderCreated       CreateWebhookEndpointInputBodyEventTypes = "order.created"
-	CreateWebhookEndpointInputBodyEventTypesOrderDeleted       CreateWebhookEndpointInputBodyEventTypes = "order.deleted"
-	CreateWebhookEndpointInputBodyEventTypesOrderPaid          CreateWebhookEndpointInputBodyEventTypes = "order.paid"
-	CreateWebhookEndpointInputBodyEventTypesOrderRefunded      CreateWebhookEndpointInputBodyEventTypes = "order.refunded"
-	CreateWebhookEndpointInputBodyEventTypesReservationExpired CreateWebhookEndpointInputBodyEventTypes = "reservation.expired"
-	CreateWebhookEndpointInputBodyEventTypesTicketCheckedIn    CreateWebhookEndpointInputBodyEventTypes = "ticket.checked_in"
-	CreateWebhookEndpointInputBodyEventTypesWebhookTest        CreateWebhookEndpointInputBodyEventTypes = "webhook.test"
+	CreateWebhookEndpointInputBodyEventTypesOrderCancelled        CreateWebhookEndpointInputBodyEventTypes = "order.cancelled"
+	CreateWebhookEndpointInputBodyEventTypesOrderCreated          CreateWebhookEndpointInputBodyEventTypes = "order.created"
+	CreateWebhookEndpointInputBodyEventTypesOrderDeleted          CreateWebhookEndpointInputBodyEventTypes = "order.deleted"
+	CreateWebhookEndpointInputBodyEventTypesOrderPaid             CreateWebhookEndpointInputBodyEventTypes = "order.paid"
+	CreateWebhookEndpointInputBodyEventTypesOrderRefunded         CreateWebhookEndpointInputBodyEventTypes = "order.refunded"
+	CreateWebhookEndpointInputBodyEventTypesReservationExpired    CreateWebhookEndpointInputBodyEventTypes = "reservation.expired"
+	CreateWebhookEndpointInputBodyEventTypesTicketCheckInConflict CreateWebhookEndpointInputBodyEventTypes = "ticket.check_in_conflict"
+	CreateWebhookEndpointInputBodyEventTypesTicketCheckedIn       CreateWebhookEndpointInputBodyEventTypes = "ticket.checked_in"
+	CreateWebhookEndpointInputBodyEventTypesWebhookTest           CreateWebhookEndpointInputBodyEventTypes = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the CreateWebhookEndpointInputBodyEventTypes enum.
@@ -213,6 +235,8 @@ func (e CreateWebhookEndpointInputBodyEventTypes) Valid() bool {
 	case CreateWebhookEndpointInputBodyEventTypesOrderRefunded:
 		return true
 	case CreateWebhookEndpointInputBodyEventTypesReservationExpired:
+		return true
+	case CreateWebhookEndpointInputBodyEventTypesTicketCheckInConflict:
 		return true
 	case CreateWebhookEndpointInputBodyEventTypesTicketCheckedIn:
 		return true
@@ -292,6 +316,135 @@ func (e ItemDirection) Valid() bool {
 	case ItemDirectionIn:
 		return true
 	case ItemDirectionOut:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ItemDoorOutcome.
+const (
+	ItemDoorOutcomeAdmitted         ItemDoorOutcome = "admitted"
+	ItemDoorOutcomeAlreadyCheckedIn ItemDoorOutcome = "already_checked_in"
+	ItemDoorOutcomeExited           ItemDoorOutcome = "exited"
+	ItemDoorOutcomeNotPaid          ItemDoorOutcome = "not_paid"
+	ItemDoorOutcomeSandbox          ItemDoorOutcome = "sandbox"
+	ItemDoorOutcomeUnknown          ItemDoorOutcome = "unknown"
+	ItemDoorOutcomeVoid             ItemDoorOutcome = "void"
+	ItemDoorOutcomeWrongEvent       ItemDoorOutcome = "wrong_event"
+)
+
+// Valid indicates whether the value is a known member of the ItemDoorOutcome enum.
+func (e ItemDoorOutcome) Valid() bool {
+	switch e {
+	case ItemDoorOutcomeAdmitted:
+		return true
+	case ItemDoorOutcomeAlreadyCheckedIn:
+		return true
+	case ItemDoorOutcomeExited:
+		return true
+	case ItemDoorOutcomeNotPaid:
+		return true
+	case ItemDoorOutcomeSandbox:
+		return true
+	case ItemDoorOutcomeUnknown:
+		return true
+	case ItemDoorOutcomeVoid:
+		return true
+	case ItemDoorOutcomeWrongEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OfflineConflictDoorOutcome.
+const (
+	OfflineConflictDoorOutcomeAdmitted         OfflineConflictDoorOutcome = "admitted"
+	OfflineConflictDoorOutcomeAlreadyCheckedIn OfflineConflictDoorOutcome = "already_checked_in"
+	OfflineConflictDoorOutcomeExited           OfflineConflictDoorOutcome = "exited"
+	OfflineConflictDoorOutcomeNotPaid          OfflineConflictDoorOutcome = "not_paid"
+	OfflineConflictDoorOutcomeSandbox          OfflineConflictDoorOutcome = "sandbox"
+	OfflineConflictDoorOutcomeUnknown          OfflineConflictDoorOutcome = "unknown"
+	OfflineConflictDoorOutcomeVoid             OfflineConflictDoorOutcome = "void"
+	OfflineConflictDoorOutcomeWrongEvent       OfflineConflictDoorOutcome = "wrong_event"
+)
+
+// Valid indicates whether the value is a known member of the OfflineConflictDoorOutcome enum.
+func (e OfflineConflictDoorOutcome) Valid() bool {
+	switch e {
+	case OfflineConflictDoorOutcomeAdmitted:
+		return true
+	case OfflineConflictDoorOutcomeAlreadyCheckedIn:
+		return true
+	case OfflineConflictDoorOutcomeExited:
+		return true
+	case OfflineConflictDoorOutcomeNotPaid:
+		return true
+	case OfflineConflictDoorOutcomeSandbox:
+		return true
+	case OfflineConflictDoorOutcomeUnknown:
+		return true
+	case OfflineConflictDoorOutcomeVoid:
+		return true
+	case OfflineConflictDoorOutcomeWrongEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OfflineConflictKind.
+const (
+	OfflineConflictKindAdmittedVoid        OfflineConflictKind = "admitted_void"
+	OfflineConflictKindAdmittedWhileInside OfflineConflictKind = "admitted_while_inside"
+	OfflineConflictKindTwoDoors            OfflineConflictKind = "two_doors"
+)
+
+// Valid indicates whether the value is a known member of the OfflineConflictKind enum.
+func (e OfflineConflictKind) Valid() bool {
+	switch e {
+	case OfflineConflictKindAdmittedVoid:
+		return true
+	case OfflineConflictKindAdmittedWhileInside:
+		return true
+	case OfflineConflictKindTwoDoors:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OfflineConflictOutcome.
+const (
+	OfflineConflictOutcomeAdmitted         OfflineConflictOutcome = "admitted"
+	OfflineConflictOutcomeAlreadyCheckedIn OfflineConflictOutcome = "already_checked_in"
+	OfflineConflictOutcomeExited           OfflineConflictOutcome = "exited"
+	OfflineConflictOutcomeNotPaid          OfflineConflictOutcome = "not_paid"
+	OfflineConflictOutcomeSandbox          OfflineConflictOutcome = "sandbox"
+	OfflineConflictOutcomeUnknown          OfflineConflictOutcome = "unknown"
+	OfflineConflictOutcomeVoid             OfflineConflictOutcome = "void"
+	OfflineConflictOutcomeWrongEvent       OfflineConflictOutcome = "wrong_event"
+)
+
+// Valid indicates whether the value is a known member of the OfflineConflictOutcome enum.
+func (e OfflineConflictOutcome) Valid() bool {
+	switch e {
+	case OfflineConflictOutcomeAdmitted:
+		return true
+	case OfflineConflictOutcomeAlreadyCheckedIn:
+		return true
+	case OfflineConflictOutcomeExited:
+		return true
+	case OfflineConflictOutcomeNotPaid:
+		return true
+	case OfflineConflictOutcomeSandbox:
+		return true
+	case OfflineConflictOutcomeUnknown:
+		return true
+	case OfflineConflictOutcomeVoid:
+		return true
+	case OfflineConflictOutcomeWrongEvent:
 		return true
 	default:
 		return false
@@ -675,14 +828,15 @@ func (e TicketStatus) Valid() bool {
 
 // Defines values for UpdateWebhookEndpointInputBodyEventTypes.
 const (
-	UpdateWebhookEndpointInputBodyEventTypesOrderCancelled     UpdateWebhookEndpointInputBodyEventTypes = "order.cancelled"
-	UpdateWebhookEndpointInputBodyEventTypesOrderCreated       UpdateWebhookEndpointInputBodyEventTypes = "order.created"
-	UpdateWebhookEndpointInputBodyEventTypesOrderDeleted       UpdateWebhookEndpointInputBodyEventTypes = "order.deleted"
-	UpdateWebhookEndpointInputBodyEventTypesOrderPaid          UpdateWebhookEndpointInputBodyEventTypes = "order.paid"
-	UpdateWebhookEndpointInputBodyEventTypesOrderRefunded      UpdateWebhookEndpointInputBodyEventTypes = "order.refunded"
-	UpdateWebhookEndpointInputBodyEventTypesReservationExpired UpdateWebhookEndpointInputBodyEventTypes = "reservation.expired"
-	UpdateWebhookEndpointInputBodyEventTypesTicketCheckedIn    UpdateWebhookEndpointInputBodyEventTypes = "ticket.checked_in"
-	UpdateWebhookEndpointInputBodyEventTypesWebhookTest        UpdateWebhookEndpointInputBodyEventTypes = "webhook.test"
+	UpdateWebhookEndpointInputBodyEventTypesOrderCancelled        UpdateWebhookEndpointInputBodyEventTypes = "order.cancelled"
+	UpdateWebhookEndpointInputBodyEventTypesOrderCreated          UpdateWebhookEndpointInputBodyEventTypes = "order.created"
+	UpdateWebhookEndpointInputBodyEventTypesOrderDeleted          UpdateWebhookEndpointInputBodyEventTypes = "order.deleted"
+	UpdateWebhookEndpointInputBodyEventTypesOrderPaid             UpdateWebhookEndpointInputBodyEventTypes = "order.paid"
+	UpdateWebhookEndpointInputBodyEventTypesOrderRefunded         UpdateWebhookEndpointInputBodyEventTypes = "order.refunded"
+	UpdateWebhookEndpointInputBodyEventTypesReservationExpired    UpdateWebhookEndpointInputBodyEventTypes = "reservation.expired"
+	UpdateWebhookEndpointInputBodyEventTypesTicketCheckInConflict UpdateWebhookEndpointInputBodyEventTypes = "ticket.check_in_conflict"
+	UpdateWebhookEndpointInputBodyEventTypesTicketCheckedIn       UpdateWebhookEndpointInputBodyEventTypes = "ticket.checked_in"
+	UpdateWebhookEndpointInputBodyEventTypesWebhookTest           UpdateWebhookEndpointInputBodyEventTypes = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the UpdateWebhookEndpointInputBodyEventTypes enum.
@@ -699,6 +853,8 @@ func (e UpdateWebhookEndpointInputBodyEventTypes) Valid() bool {
 	case UpdateWebhookEndpointInputBodyEventTypesOrderRefunded:
 		return true
 	case UpdateWebhookEndpointInputBodyEventTypesReservationExpired:
+		return true
+	case UpdateWebhookEndpointInputBodyEventTypesTicketCheckInConflict:
 		return true
 	case UpdateWebhookEndpointInputBodyEventTypesTicketCheckedIn:
 		return true
@@ -936,8 +1092,14 @@ type Availability struct {
 type BatchScanResult struct {
 	CheckInId int64 `json:"check_in_id"`
 
-	// Conflict The scan found the ticket let in by another device (or gate) before: a copy let in twice while the doors were apart. Listed in the event's check-in conflicts.
+	// Conflict The device let the holder in (it said so, or did not say) against what the service had recorded of the ticket: conflict_kind says how. Listed in the event's check-in conflicts and announced as ticket.check_in_conflict.
 	Conflict bool `json:"conflict"`
+
+	// ConflictKind two_doors (outcome already_checked_in: another door's admission had the ticket inside, a copy most likely), admitted_while_inside (outcome admitted, at an event with re-entry: the ticket was inside by another door's admission when scanned, let out since), admitted_void (outcome void: refunded or cancelled, before or after the scan; the holder is inside). Absent without a conflict.
+	ConflictKind *BatchScanResultConflictKind `json:"conflict_kind,omitempty"`
+
+	// FirstCheckIn When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when the scan is not the ticket's first admission (a re-entry). Absent on the first admission itself.
+	FirstCheckIn *FirstCheckIn `json:"first_check_in,omitempty"`
 
 	// Index The scan's place in the batch, from 0.
 	Index   int64                  `json:"index"`
@@ -947,6 +1109,9 @@ type BatchScanResult struct {
 	Repeated bool   `json:"repeated"`
 	TicketId *int64 `json:"ticket_id,omitempty"`
 }
+
+// BatchScanResultConflictKind two_doors (outcome already_checked_in: another door's admission had the ticket inside, a copy most likely), admitted_while_inside (outcome admitted, at an event with re-entry: the ticket was inside by another door's admission when scanned, let out since), admitted_void (outcome void: refunded or cancelled, before or after the scan; the holder is inside). Absent without a conflict.
+type BatchScanResultConflictKind string
 
 // BatchScanResultOutcome defines model for BatchScanResult.Outcome.
 type BatchScanResultOutcome string
@@ -1012,7 +1177,7 @@ type CheckIn struct {
 	// EventId The door's event.
 	EventId int64 `json:"event_id"`
 
-	// FirstCheckIn When and at which gate the ticket was first admitted (already_checked_in, and admitted again after an exit).
+	// FirstCheckIn When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when it is a re-entry (after an exit). Absent on the ticket's first admission and on other outcomes.
 	FirstCheckIn *FirstCheckIn  `json:"first_check_in,omitempty"`
 	Gate         string         `json:"gate"`
 	Id           int64          `json:"id"`
@@ -1506,6 +1671,9 @@ type Item struct {
 	// Direction in (the default), or out at an event that allows re-entry.
 	Direction *ItemDirection `json:"direction,omitempty"`
 
+	// DoorOutcome What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in, so a refusal kept without it may be listed as a conflict.
+	DoorOutcome *ItemDoorOutcome `json:"door_outcome,omitempty"`
+
 	// Gate The gate; a door key limited to one gate may leave it out.
 	Gate *string `json:"gate,omitempty"`
 
@@ -1515,6 +1683,9 @@ type Item struct {
 
 // ItemDirection in (the default), or out at an event that allows re-entry.
 type ItemDirection string
+
+// ItemDoorOutcome What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in, so a refusal kept without it may be listed as a conflict.
+type ItemDoorOutcome string
 
 // Meta defines model for Meta.
 type Meta struct {
@@ -1535,16 +1706,29 @@ type Money struct {
 
 // OfflineConflict defines model for OfflineConflict.
 type OfflineConflict struct {
-	AdmittedAt        time.Time `json:"admitted_at"`
-	AdmittedCheckInId int64     `json:"admitted_check_in_id"`
-	AdmittedDeviceId  string    `json:"admitted_device_id"`
-	AdmittedGate      string    `json:"admitted_gate"`
-	AdmittedOffline   bool      `json:"admitted_offline"`
+	AdmittedAt time.Time `json:"admitted_at"`
 
-	// CheckInId The scan that found the ticket inside.
+	// AdmittedCheckInId The admission the scan conflicts with (two_doors: the ticket's admission it found inside; admitted_while_inside: the other door's admission it overlapped). For admitted_void, the scan itself: the door's own admission of a void ticket.
+	AdmittedCheckInId int64  `json:"admitted_check_in_id"`
+	AdmittedDeviceId  string `json:"admitted_device_id"`
+	AdmittedGate      string `json:"admitted_gate"`
+	AdmittedOffline   bool   `json:"admitted_offline"`
+
+	// CheckInId The scan made offline that let the holder in.
 	CheckInId int64  `json:"check_in_id"`
 	DeviceId  string `json:"device_id"`
-	Gate      string `json:"gate"`
+
+	// DoorOutcome What the device said it answered (admitted); absent: it did not say, and the entry was taken as let in.
+	DoorOutcome *OfflineConflictDoorOutcome `json:"door_outcome,omitempty"`
+	EventId     int64                       `json:"event_id"`
+	Gate        string                      `json:"gate"`
+
+	// Kind two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled): the holder is inside and the money was returned.
+	Kind    OfflineConflictKind `json:"kind"`
+	OrderId int64               `json:"order_id"`
+
+	// Outcome The service's answer to the scan: already_checked_in (two_doors), admitted (admitted_while_inside), void (admitted_void).
+	Outcome OfflineConflictOutcome `json:"outcome"`
 
 	// ReceivedAt When the device's upload reached the service.
 	ReceivedAt   time.Time `json:"received_at"`
@@ -1552,6 +1736,15 @@ type OfflineConflict struct {
 	TicketId     int64     `json:"ticket_id"`
 	TicketNumber string    `json:"ticket_number"`
 }
+
+// OfflineConflictDoorOutcome What the device said it answered (admitted); absent: it did not say, and the entry was taken as let in.
+type OfflineConflictDoorOutcome string
+
+// OfflineConflictKind two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled): the holder is inside and the money was returned.
+type OfflineConflictKind string
+
+// OfflineConflictOutcome The service's answer to the scan: already_checked_in (two_doors), admitted (admitted_while_inside), void (admitted_void).
+type OfflineConflictOutcome string
 
 // Order defines model for Order.
 type Order struct {
@@ -2381,7 +2574,7 @@ type ClientInterface interface {
 
 	// CreateCheckInBatchWithBody Upload scans made offline
 	//
-	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. A ticket another device had let in is `already_checked_in` with `conflict` true (listed in GET /v1/events/{id}/check-in/conflicts). A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -2392,7 +2585,7 @@ type ClientInterface interface {
 
 	// CreateCheckInBatch Upload scans made offline
 	//
-	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. A ticket another device had let in is `already_checked_in` with `conflict` true (listed in GET /v1/events/{id}/check-in/conflicts). A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -2431,9 +2624,9 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/events/{id}/categories (the `ListEventCategories` operationId).
 	ListEventCategories(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListCheckInConflicts Tickets let in twice while doors were offline
+	// ListCheckInConflicts Tickets let in offline against the record: twice, while inside, or void
 	//
-	// Each conflict is a scan made offline that found its ticket let in already by another device (or gate): both doors let someone in with it, most likely a copy. Newest last.
+	// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
 	//
 	// Requires an API key with the scope `orders:read`.
 	//
@@ -3102,7 +3295,7 @@ func (c *Client) CreateCheckIn(ctx context.Context, params *CreateCheckInParams,
 
 // CreateCheckInBatchWithBody Upload scans made offline
 //
-// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. A ticket another device had let in is `already_checked_in` with `conflict` true (listed in GET /v1/events/{id}/check-in/conflicts). A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 //
 // Requires an API key with the scope `checkin`.
 //
@@ -3123,7 +3316,7 @@ func (c *Client) CreateCheckInBatchWithBody(ctx context.Context, params *CreateC
 
 // CreateCheckInBatch Upload scans made offline
 //
-// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. A ticket another device had let in is `already_checked_in` with `conflict` true (listed in GET /v1/events/{id}/check-in/conflicts). A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 //
 // Requires an API key with the scope `checkin`.
 //
@@ -3212,9 +3405,9 @@ func (c *Client) ListEventCategories(ctx context.Context, id int64, reqEditors .
 	return c.Client.Do(req)
 }
 
-// ListCheckInConflicts Tickets let in twice while doors were offline
+// ListCheckInConflicts Tickets let in offline against the record: twice, while inside, or void
 //
-// Each conflict is a scan made offline that found its ticket let in already by another device (or gate): both doors let someone in with it, most likely a copy. Newest last.
+// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
 //
 // Requires an API key with the scope `orders:read`.
 //
@@ -6365,7 +6558,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateCheckInBatchWithBodyWithResponse Upload scans made offline
 	//
-	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. A ticket another device had let in is `already_checked_in` with `conflict` true (listed in GET /v1/events/{id}/check-in/conflicts). A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -6376,7 +6569,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateCheckInBatchWithResponse Upload scans made offline
 	//
-	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. A ticket another device had let in is `already_checked_in` with `conflict` true (listed in GET /v1/events/{id}/check-in/conflicts). A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -6423,9 +6616,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/events/{id}/categories (the `ListEventCategories` operationId).
 	ListEventCategoriesWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ListEventCategoriesResponse, error)
 
-	// ListCheckInConflictsWithResponse Tickets let in twice while doors were offline
+	// ListCheckInConflictsWithResponse Tickets let in offline against the record: twice, while inside, or void
 	//
-	// Each conflict is a scan made offline that found its ticket let in already by another device (or gate): both doors let someone in with it, most likely a copy. Newest last.
+	// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
 	//
 	// Requires an API key with the scope `orders:read`.
 	//
@@ -15679,7 +15872,7 @@ func (c *ClientWithResponses) CreateCheckInWithResponse(ctx context.Context, par
 
 // CreateCheckInBatchWithBodyWithResponse Upload scans made offline
 //
-// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. A ticket another device had let in is `already_checked_in` with `conflict` true (listed in GET /v1/events/{id}/check-in/conflicts). A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 //
 // Requires an API key with the scope `checkin`.
 //
@@ -15696,7 +15889,7 @@ func (c *ClientWithResponses) CreateCheckInBatchWithBodyWithResponse(ctx context
 
 // CreateCheckInBatchWithResponse Upload scans made offline
 //
-// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. A ticket another device had let in is `already_checked_in` with `conflict` true (listed in GET /v1/events/{id}/check-in/conflicts). A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 //
 // Requires an API key with the scope `checkin`.
 //
@@ -15773,9 +15966,9 @@ func (c *ClientWithResponses) ListEventCategoriesWithResponse(ctx context.Contex
 	return ParseListEventCategoriesResponse(rsp)
 }
 
-// ListCheckInConflictsWithResponse Tickets let in twice while doors were offline
+// ListCheckInConflictsWithResponse Tickets let in offline against the record: twice, while inside, or void
 //
-// Each conflict is a scan made offline that found its ticket let in already by another device (or gate): both doors let someone in with it, most likely a copy. Newest last.
+// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
 //
 // Requires an API key with the scope `orders:read`.
 //

@@ -287,7 +287,7 @@ export interface paths {
         put?: never;
         /**
          * Upload scans made offline
-         * @description Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. A ticket another device had let in is `already_checked_in` with `conflict` true (listed in GET /v1/events/{id}/check-in/conflicts). A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+         * @description Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
          *
          *     Requires an API key with the scope `checkin`.
          */
@@ -388,8 +388,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Tickets let in twice while doors were offline
-         * @description Each conflict is a scan made offline that found its ticket let in already by another device (or gate): both doors let someone in with it, most likely a copy. Newest last.
+         * Tickets let in offline against the record: twice, while inside, or void
+         * @description Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
          *
          *     Requires an API key with the scope `orders:read`.
          */
@@ -953,8 +953,15 @@ export interface components {
         BatchScanResult: {
             /** Format: int64 */
             check_in_id: number;
-            /** @description The scan found the ticket let in by another device (or gate) before: a copy let in twice while the doors were apart. Listed in the event's check-in conflicts. */
+            /** @description The device let the holder in (it said so, or did not say) against what the service had recorded of the ticket: conflict_kind says how. Listed in the event's check-in conflicts and announced as ticket.check_in_conflict. */
             conflict: boolean;
+            /**
+             * @description two_doors (outcome already_checked_in: another door's admission had the ticket inside, a copy most likely), admitted_while_inside (outcome admitted, at an event with re-entry: the ticket was inside by another door's admission when scanned, let out since), admitted_void (outcome void: refunded or cancelled, before or after the scan; the holder is inside). Absent without a conflict.
+             * @enum {string}
+             */
+            conflict_kind?: "two_doors" | "admitted_while_inside" | "admitted_void";
+            /** @description When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when the scan is not the ticket's first admission (a re-entry). Absent on the first admission itself. */
+            first_check_in?: components["schemas"]["FirstCheckIn"];
             /**
              * Format: int64
              * @description The scan's place in the batch, from 0.
@@ -1027,7 +1034,7 @@ export interface components {
              * @description The door's event.
              */
             event_id: number;
-            /** @description When and at which gate the ticket was first admitted (already_checked_in, and admitted again after an exit). */
+            /** @description When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when it is a re-entry (after an exit). Absent on the ticket's first admission and on other outcomes. */
             first_check_in?: components["schemas"]["FirstCheckIn"];
             gate: string;
             /** Format: int64 */
@@ -1141,7 +1148,7 @@ export interface components {
             /** @description Default true. */
             enabled?: boolean;
             /** @description The event types to send; omit or leave empty for all. */
-            event_types?: ("order.created" | "order.paid" | "order.cancelled" | "order.refunded" | "order.deleted" | "reservation.expired" | "ticket.checked_in" | "webhook.test")[];
+            event_types?: ("order.created" | "order.paid" | "order.cancelled" | "order.refunded" | "order.deleted" | "reservation.expired" | "ticket.checked_in" | "ticket.check_in_conflict" | "webhook.test")[];
             /** @description Where events are POSTed: https for production endpoints; never a loopback, private or link-local address. */
             url: string;
         };
@@ -1421,6 +1428,11 @@ export interface components {
              * @enum {string}
              */
             direction?: "in" | "out";
+            /**
+             * @description What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in, so a refusal kept without it may be listed as a conflict.
+             * @enum {string}
+             */
+            door_outcome?: "admitted" | "already_checked_in" | "void" | "not_paid" | "wrong_event" | "unknown" | "sandbox" | "exited";
             /** @description The gate; a door key limited to one gate may leave it out. */
             gate?: string;
             /**
@@ -1451,18 +1463,40 @@ export interface components {
         OfflineConflict: {
             /** Format: date-time */
             admitted_at: string;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description The admission the scan conflicts with (two_doors: the ticket's admission it found inside; admitted_while_inside: the other door's admission it overlapped). For admitted_void, the scan itself: the door's own admission of a void ticket.
+             */
             admitted_check_in_id: number;
             admitted_device_id: string;
             admitted_gate: string;
             admitted_offline: boolean;
             /**
              * Format: int64
-             * @description The scan that found the ticket inside.
+             * @description The scan made offline that let the holder in.
              */
             check_in_id: number;
             device_id: string;
+            /**
+             * @description What the device said it answered (admitted); absent: it did not say, and the entry was taken as let in.
+             * @enum {string}
+             */
+            door_outcome?: "admitted" | "already_checked_in" | "void" | "not_paid" | "wrong_event" | "unknown" | "sandbox" | "exited";
+            /** Format: int64 */
+            event_id: number;
             gate: string;
+            /**
+             * @description two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled): the holder is inside and the money was returned.
+             * @enum {string}
+             */
+            kind: "two_doors" | "admitted_while_inside" | "admitted_void";
+            /** Format: int64 */
+            order_id: number;
+            /**
+             * @description The service's answer to the scan: already_checked_in (two_doors), admitted (admitted_while_inside), void (admitted_void).
+             * @enum {string}
+             */
+            outcome: "admitted" | "already_checked_in" | "void" | "not_paid" | "wrong_event" | "unknown" | "sandbox" | "exited";
             /**
              * Format: date-time
              * @description When the device's upload reached the service.
@@ -1699,7 +1733,7 @@ export interface components {
             /** @description true re-enables an endpoint disabled after failing, and clears why. */
             enabled?: boolean;
             /** @description Replaces the list; empty: all types. */
-            event_types?: ("order.created" | "order.paid" | "order.cancelled" | "order.refunded" | "order.deleted" | "reservation.expired" | "ticket.checked_in" | "webhook.test")[];
+            event_types?: ("order.created" | "order.paid" | "order.cancelled" | "order.refunded" | "order.deleted" | "reservation.expired" | "ticket.checked_in" | "ticket.check_in_conflict" | "webhook.test")[];
             url?: string;
         };
         Venue: {

@@ -61,6 +61,9 @@ type offlineScan struct {
 	Gate      string    `json:"gate,omitempty"`
 	DeviceID  string    `json:"device_id"`
 	ScannedAt time.Time `json:"scanned_at"`
+	// DoorOutcome is what the door answered: the service then knows a
+	// holder turned away from one let in.
+	DoorOutcome string `json:"door_outcome"`
 }
 
 // Scanned is what the door did with one scan.
@@ -123,9 +126,16 @@ func (d *Door) Scan(ctx context.Context, code string) (Scanned, error) {
 }
 
 // decideOffline is what the service would answer, from the list. Every
-// scan waits for the upload, refusals too: the service records them all.
+// scan waits for the upload with what the door answered, refusals too: the
+// service records them all.
 func (d *Door) decideOffline(code string) Scanned {
-	d.pending = append(d.pending, offlineScan{Barcode: code, Gate: d.Gate, DeviceID: d.Device, ScannedAt: time.Now()})
+	s := d.decideFromList(code)
+	d.pending = append(d.pending, offlineScan{Barcode: code, Gate: d.Gate, DeviceID: d.Device, ScannedAt: time.Now(),
+		DoorOutcome: s.Outcome})
+	return s
+}
+
+func (d *Door) decideFromList(code string) Scanned {
 	var t *listTicket
 	if ticketcode.IsSigned(code) {
 		c, err := ticketcode.Verify(d.pub, code, d.EventID)
@@ -155,8 +165,9 @@ func (d *Door) decideOffline(code string) Scanned {
 
 // BatchResult is the service's settlement of one offline scan.
 type BatchResult struct {
-	Outcome  string `json:"outcome"`
-	Conflict bool   `json:"conflict"`
+	Outcome      string `json:"outcome"`
+	Conflict     bool   `json:"conflict"`
+	ConflictKind string `json:"conflict_kind"` // two_doors, admitted_while_inside, admitted_void
 }
 
 // Upload sends the offline scans (1000 a batch), settled by the service in
