@@ -197,14 +197,18 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Problem) {
 		w.Header().Set("Connection", "close")
 		return nil, newProblem(r.Context(), http.StatusRequestTimeout, "", "The request body did not arrive in time.")
 	}
-	_ = rc.SetReadDeadline(time.Time{})
-	switch {
-	case err != nil:
-		return nil, newProblem(r.Context(), http.StatusBadRequest, "malformed_request", "The request body could not be read.")
-	case len(body) > maxBodyBytes:
+	if err != nil || len(body) > maxBodyBytes {
+		// The rest is not read either: closed, as a 408 is, and the
+		// deadline kept, so net/http reads no more of it than it can
+		// within the 5 s.
+		w.Header().Set("Connection", "close")
+		if err != nil {
+			return nil, newProblem(r.Context(), http.StatusBadRequest, "malformed_request", "The request body could not be read.")
+		}
 		return nil, newProblem(r.Context(), http.StatusRequestEntityTooLarge, "",
 			fmt.Sprintf("The request body is larger than %d bytes.", maxBodyBytes))
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	return body, nil
 }
 

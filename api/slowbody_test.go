@@ -26,23 +26,28 @@ func TestSlowBodiesCostTheCaller(t *testing.T) {
 	f := newFixture(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
 	addr := strings.TrimPrefix(f.URL, "http://")
+	const mib = 1 << 20
 	cases := []struct {
 		name, path, key, contentType string
-		want                         int
+		promised, sent, want         int
 	}{
-		{"a scan", "/v1/check-ins", door, "application/json", http.StatusRequestTimeout},
-		{"a hold", "/v1/reservations", f.keyA, "application/json", http.StatusRequestTimeout},
-		{"a refund", "/v1/orders/1/refund", f.keyA, "application/json", http.StatusRequestTimeout},
-		{"an aggregator's hold, without a key", "/aggregator/v1/reserve", "", "application/json", http.StatusRequestTimeout},
-		{"the cabinet's sign-in", "/cabinet/signin", "", "application/x-www-form-urlencoded", http.StatusRequestTimeout},
-		{"no route", "/v1/no-such-thing", f.keyA, "application/json", http.StatusNotFound},
+		{"a scan", "/v1/check-ins", door, "application/json", 100, 5, http.StatusRequestTimeout},
+		{"a hold", "/v1/reservations", f.keyA, "application/json", 100, 5, http.StatusRequestTimeout},
+		{"a refund", "/v1/orders/1/refund", f.keyA, "application/json", 100, 5, http.StatusRequestTimeout},
+		{"an aggregator's hold, without a key", "/aggregator/v1/reserve", "", "application/json", 100, 5, http.StatusRequestTimeout},
+		{"the cabinet's sign-in", "/cabinet/signin", "", "application/x-www-form-urlencoded", 100, 5, http.StatusRequestTimeout},
+		{"no route", "/v1/no-such-thing", f.keyA, "application/json", 100, 5, http.StatusNotFound},
+		// Past the size limit, then stopped: refused at the limit, the
+		// rest not waited for.
+		{"a hold of over 1 MiB", "/v1/reservations", f.keyA, "application/json", mib + 1000, mib + 1, http.StatusRequestEntityTooLarge},
+		{"a sign-in of 18 MB", "/cabinet/signin", "", "application/x-www-form-urlencoded", 18_000_000, 2 * mib, http.StatusRequestEntityTooLarge},
 	}
 	var wg sync.WaitGroup
 	for _, c := range cases {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := slowBody(addr, c.path, c.key, c.contentType, c.want); err != nil {
+			if err := slowBody(addr, c.path, c.key, c.contentType, c.promised, c.sent, c.want); err != nil {
 				t.Errorf("%s: %v", c.name, err)
 			}
 		}()
@@ -50,10 +55,10 @@ func TestSlowBodiesCostTheCaller(t *testing.T) {
 	wg.Wait()
 }
 
-// slowBody sends a request that promises 100 bytes of body and sends 5,
-// then waits up to 20 s for the answer: want, with Connection: close, and
-// then the end of the connection.
-func slowBody(addr, path, key, contentType string, want int) error {
+// slowBody sends a request that promises a body of promised bytes and
+// sends sent of them, then waits up to 20 s for the answer: want, with
+// Connection: close, and then the end of the connection.
+func slowBody(addr, path, key, contentType string, promised, sent, want int) error {
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		return err
@@ -63,17 +68,20 @@ func slowBody(addr, path, key, contentType string, want int) error {
 	if key != "" {
 		auth = "Authorization: Bearer " + key + "\r\n"
 	}
-	_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\n%sIdempotency-Key: slow-%d\r\nContent-Type: %s\r\nContent-Length: 100\r\n\r\n{\"a\":",
-		path, addr, auth, time.Now().UnixNano(), contentType)
+	_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\n%sIdempotency-Key: slow-%d\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n{\"a\":",
+		path, addr, auth, time.Now().UnixNano(), contentType, promised)
 	if err != nil {
 		return err
 	}
-	sent := time.Now()
+	if _, err := conn.Write([]byte(strings.Repeat("1", sent-5))); err != nil {
+		return err
+	}
+	stopped := time.Now()
 	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 	br := bufio.NewReader(conn)
 	res, err := http.ReadResponse(br, nil)
 	if err != nil {
-		return fmt.Errorf("no answer %v after the 5 bytes: %w", time.Since(sent).Round(time.Second), err)
+		return fmt.Errorf("no answer %v after the 5 bytes: %w", time.Since(stopped).Round(time.Second), err)
 	}
 	_, _ = io.Copy(io.Discard, res.Body)
 	res.Body.Close()

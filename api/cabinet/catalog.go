@@ -58,12 +58,12 @@ func limitBody(next http.Handler) http.Handler {
 			_ = rc.SetReadDeadline(time.Now().Add(uploadTimeout))
 			lb := &limitedBody{body: r.Body, left: maxBody, atEOF: clear}
 			r.Body = lb
+			// Unless the upload was read whole (atEOF), its deadline stays:
+			// what net/http reads of the rest afterwards is bounded by it.
+			// (Not moved to now: a background read already waiting would
+			// then fail before net/http aborts it, cancelling the
+			// connection's next requests.)
 			next.ServeHTTP(w, r)
-			if lb.timedOut {
-				// Left passed, so the connection closes rather than wait
-				// for the rest.
-				_ = rc.SetReadDeadline(time.Now())
-			}
 			return
 		}
 		_ = rc.SetReadDeadline(time.Now().Add(formTimeout))
@@ -74,14 +74,15 @@ func limitBody(next http.Handler) http.Handler {
 		}
 		if len(form) <= maxBody {
 			clear()
-		} else {
-			// Its handler drains it, still within the deadline; the
-			// connection's next request (keep-alive) must not inherit it.
-			defer clear()
+			r.Body = io.NopCloser(bytes.NewReader(form))
+			next.ServeHTTP(w, r)
+			return
 		}
-		// An oversized form reads as too large to its handler, as before.
-		r.Body = &limitedBody{body: io.NopCloser(io.MultiReader(bytes.NewReader(form), r.Body)), left: maxBody}
-		next.ServeHTTP(w, r)
+		// No form of the cabinet is this large: refused here, the rest not
+		// waited for (the connection closes; what net/http reads of it is
+		// bounded by the form's deadline).
+		w.Header().Set("Connection", "close")
+		http.Error(w, "The request is larger than the cabinet takes.", http.StatusRequestEntityTooLarge)
 	})
 }
 
@@ -99,10 +100,9 @@ func bodyTimedOut(w http.ResponseWriter) {
 }
 
 type limitedBody struct {
-	body     io.ReadCloser
-	left     int64
-	atEOF    func() // called when the body has been read whole (nil: none)
-	timedOut bool   // a read met the deadline
+	body  io.ReadCloser
+	left  int64
+	atEOF func() // called when the body has been read whole (nil: none)
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -121,7 +121,6 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	if errors.Is(err, io.EOF) && b.atEOF != nil {
 		b.atEOF()
 	}
-	b.timedOut = b.timedOut || timedOut(err)
 	return n, err
 }
 
