@@ -7,10 +7,12 @@ package aggregator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -223,12 +225,12 @@ func Register(api huma.API, h *holds.Service, o *orders.Service, cat *catalog.Se
 		Responses:     map[string]*huma.Response{"202": {Description: "Accepted: the payment is on record, the tickets follow."}},
 		Errors:        []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *aggConfirmInput) (*aggConfirmOutput, error) {
-		first, last, _ := strings.Cut(strings.TrimSpace(in.Body.Customer.Name), " ")
-		if last == "" {
-			last = "-"
+		first, last, err := splitName(in.Body.Customer.Name)
+		if err != nil {
+			return nil, err
 		}
-		_, err := a.orders.CheckoutReservation(ctx, request.Caller(ctx), in.OrderID,
-			orders.Customer{Email: in.Body.Customer.Email, FirstName: first, LastName: strings.TrimSpace(last)}, in.Body.PaymentID)
+		_, err = a.orders.CheckoutReservation(ctx, request.Caller(ctx), in.OrderID,
+			orders.Customer{Email: in.Body.Customer.Email, FirstName: first, LastName: last}, in.Body.PaymentID)
 		if err != nil {
 			return nil, inAdapterTerms(err, "")
 		}
@@ -340,6 +342,21 @@ func seatRowNumber(r *holds.Reservation, seatID string) (row, number string) {
 
 func errorsIsExpired(err error) bool {
 	return errors.Is(err, errs.ReservationExpired) || errors.Is(err, errs.OrderExpired)
+}
+
+// splitName makes the aggregator's one name a buyer's first and last
+// names: the first word, and the rest ("-" when there is none). Runs of
+// spaces, tabs and line breaks count as one space.
+func splitName(name string) (first, last string, err error) {
+	first, last, _ = strings.Cut(strings.Join(strings.Fields(name), " "), " ")
+	if last == "" {
+		last = "-"
+	}
+	if utf8.RuneCountInString(first) > orders.MaxNameLength || utf8.RuneCountInString(last) > orders.MaxNameLength {
+		return "", "", errs.Invalid("body.customer.name",
+			fmt.Sprintf("its first word and the rest are each at most %d characters", orders.MaxNameLength), name)
+	}
+	return first, last, nil
 }
 
 // adapterNames are the adapter's names of the sales' request fields.

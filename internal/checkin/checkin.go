@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -93,6 +94,7 @@ func (s *Service) known(k [2]int64) bool {
 // Scan decides one scan and records it. A door key limited to an event or
 // a gate scans only there (403); an event not the company's is 404.
 func (s *Service) Scan(ctx context.Context, p *apikey.Principal, in ScanInput) (*CheckIn, error) {
+	in.Barcode = strings.TrimSpace(in.Barcode) // a scanner's trailing CR or tab
 	if err := checkScan("body", in.Barcode, in.Gate, in.DeviceID, in.Direction); err != nil {
 		return nil, err
 	}

@@ -285,6 +285,7 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessi
 	work := make([]store.Scan, len(scans))
 	for i, in := range scans {
 		at := fmt.Sprintf("body.scans[%d]", i)
+		in.Barcode = strings.TrimSpace(in.Barcode) // a scanner's trailing CR or tab
 		if err := checkScan(at, in.Barcode, in.Gate, in.DeviceID, in.Direction); err != nil {
 			return nil, err
 		}

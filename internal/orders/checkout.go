@@ -19,6 +19,9 @@ import (
 // the first one made. A confirm whose payment did not pay the order is
 // refused.
 func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, reservationID string, c Customer, paymentID string) (*Order, error) {
+	if err := checkPaymentRef(paymentID); err != nil {
+		return nil, err // before the order is made
+	}
 	o, err := s.OfReservation(ctx, p, reservationID)
 	if err != nil {
 		return nil, err

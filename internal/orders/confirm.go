@@ -23,6 +23,14 @@ import (
 // schema states it: it is stored with the payment.
 const MaxPaymentIDLength = 200
 
+// checkPaymentRef checks a partner's payment reference: one line of 1 to
+// MaxPaymentIDLength characters.
+func checkPaymentRef(externalID string) error {
+	verr := &errs.ValidationError{}
+	verr.Line("body.external_payment_id", externalID, 1, MaxPaymentIDLength)
+	return verr.OrNil()
+}
+
 // defaultConfirmWait bounds the wait for the order workflow to apply a
 // payment it was handed.
 const defaultConfirmWait = 20 * time.Second
@@ -38,9 +46,7 @@ const defaultConfirmWait = 20 * time.Second
 // follow, and a repeat returns the paid order. Nothing is recorded only
 // when the answer is an error.
 func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, paidAmount int64, externalID string) (*Order, error) {
-	verr := &errs.ValidationError{}
-	verr.Line("body.external_payment_id", externalID, 1, MaxPaymentIDLength)
-	if err := verr.OrNil(); err != nil {
+	if err := checkPaymentRef(externalID); err != nil {
 		return nil, err
 	}
 	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), id)

@@ -86,3 +86,12 @@ func TestConfirmChecksThePaymentReference(t *testing.T) {
 		}
 	}
 }
+
+// The aggregator's confirm checks its payment reference before it makes
+// the order it then confirms: a bad one changes nothing.
+func TestCheckoutChecksThePaymentReferenceFirst(t *testing.T) {
+	_, err := (&Service{}).CheckoutReservation(context.Background(), sandbox, "rsv_1", anna, "pay\r\n1")
+	if _, ok := problems.Fields(t, err)["body.external_payment_id"]; !ok {
+		t.Errorf("refused with %v", err)
+	}
+}

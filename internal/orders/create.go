@@ -39,6 +39,7 @@ func (s *Service) gatewayFor(p *apikey.Principal) (string, error) {
 // from items (general admission, with a schedule slot for scheduled events),
 // then starts its saga.
 func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in CreateOrderInput) (*Order, error) {
+	in.Customer = in.Customer.Trimmed()
 	verr := &errs.ValidationError{}
 	switch {
 	case in.ReservationID == "" && len(in.Items) == 0:

@@ -196,3 +196,25 @@ func TestWantedItems(t *testing.T) {
 		}
 	}
 }
+
+// A buyer's e-mail is one plain address: real ones pass (spaces around it,
+// as a phone's autofill leaves them, are dropped first), a name, a
+// comment, a space or a line break inside does not.
+func TestPlainAddress(t *testing.T) {
+	for _, s := range []string{"anna@example.com", "Anna@Example.com", "o'connor@example.ie", `"anna"@example.com`,
+		"анна@пример.рф", "a.b+tickets@sub.example.co.uk"} {
+		if !PlainAddress(s) {
+			t.Errorf("%q refused", s)
+		}
+	}
+	for _, s := range []string{"", "Anna <anna@example.com>", "anna@example.com (Anna)", "anna@example.com\r\nBcc: x@example.com",
+		`"an na"@example.com`, "anna@example.com anna2@example.com", "anna", strings.Repeat("a", 243) + "@example.com"} {
+		if PlainAddress(s) {
+			t.Errorf("%q accepted", s)
+		}
+	}
+	if c := (Customer{Email: " anna@example.com\n", FirstName: " Анна", LastName: "Павлова ", Phone: "+7 999 123-45-67 "}).Trimmed(); c.Email != "anna@example.com" ||
+		c.FirstName != "Анна" || c.LastName != "Павлова" || c.Phone != "+7 999 123-45-67" {
+		t.Errorf("trimmed: %+v", c)
+	}
+}

@@ -73,9 +73,9 @@ type Settings struct {
 
 // Customer is the buyer. It stays in Postgres; workflows see only ids.
 type Customer struct {
-	Email     string `json:"email" format:"email" maxLength:"254"`
-	FirstName string `json:"first_name" minLength:"1" maxLength:"100"`
-	LastName  string `json:"last_name" minLength:"1" maxLength:"100"`
+	Email     string `json:"email" format:"email" maxLength:"254" doc:"One plain address (no display name or comment); spaces around it are dropped."`
+	FirstName string `json:"first_name" minLength:"1" maxLength:"100" doc:"One line: no line breaks or other control characters."`
+	LastName  string `json:"last_name" minLength:"1" maxLength:"100" doc:"One line: no line breaks or other control characters."`
 	Phone     string `json:"phone" pattern:"^\\+?[0-9][0-9 ()\\-]{5,24}$" doc:"International format, e.g. +7 999 123-45-67."`
 }
 

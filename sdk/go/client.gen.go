@@ -1312,9 +1312,14 @@ type CreateWebhookEndpointInputBodyEventTypes string
 
 // Customer defines model for Customer.
 type Customer struct {
-	Email     openapi_types.Email `json:"email"`
-	FirstName string              `json:"first_name"`
-	LastName  string              `json:"last_name"`
+	// Email One plain address (no display name or comment); spaces around it are dropped.
+	Email openapi_types.Email `json:"email"`
+
+	// FirstName One line: no line breaks or other control characters.
+	FirstName string `json:"first_name"`
+
+	// LastName One line: no line breaks or other control characters.
+	LastName string `json:"last_name"`
 
 	// Phone International format, e.g. +7 999 123-45-67.
 	Phone string `json:"phone"`

@@ -1153,9 +1153,14 @@ export interface components {
             url: string;
         };
         Customer: {
-            /** Format: email */
+            /**
+             * Format: email
+             * @description One plain address (no display name or comment); spaces around it are dropped.
+             */
             email: string;
+            /** @description One line: no line breaks or other control characters. */
             first_name: string;
+            /** @description One line: no line breaks or other control characters. */
             last_name: string;
             /** @description International format, e.g. +7 999 123-45-67. */
             phone: string;
