@@ -307,11 +307,15 @@ func mutate(body *jv, kind int, where, arg byte) {
 	}
 }
 
+// outOfBounds are numbers a field's type holds but its bounds do not: a
+// year in seconds, more tickets than an order holds, negative quantities.
+var outOfBounds = []string{"31536000", "24", "22", "-3", "-1", "0", "100000", "2147483647"}
+
 // bump makes a value differ from the one it was cloned from.
 func bump(v *jv, arg byte) {
 	switch v.kind {
 	case 'r':
-		v.raw = pick2(arg, hugeNumbers, smallNumbers)
+		v.raw = outOfBounds[int(arg)%len(outOfBounds)]
 	case 's':
 		v.str += "-" + strconv.Itoa(int(arg))
 	case 'a':
@@ -319,11 +323,6 @@ func bump(v *jv, arg byte) {
 	case 'o':
 		v.members = nil
 	}
-}
-
-func pick2(arg byte, a, b []string) string {
-	all := append(append([]string(nil), a...), b...)
-	return all[int(arg)%len(all)]
 }
 
 // flipCase changes the case of the letters arg's bits pick.

@@ -143,7 +143,7 @@ var limitChecks = []struct{ name, sql string }{
 		SELECT count(*) FROM orders o WHERE (SELECT count(*) FROM order_items i WHERE i.order_id = o.id) NOT BETWEEN 1 AND 20`},
 	{"order with a negative sum", `SELECT count(*) FROM orders WHERE amount < 0 OR total < 0 OR service_fee < 0`},
 	{"buyer past its bounds", `
-		SELECT count(*) FROM orders WHERE octet_length(customer_email) > 254 OR customer_email ~ '[[:cntrl:][:space:]]'
+		SELECT count(*) FROM orders WHERE char_length(customer_email) > 254 OR customer_email ~ '[[:cntrl:][:space:]]'
 			OR char_length(customer_first_name) > 100 OR char_length(customer_last_name) > 100
 			OR customer_first_name ~ '[[:cntrl:]]' OR customer_last_name ~ '[[:cntrl:]]' OR char_length(customer_phone) > 26`},
 	{"payment reference past 200 characters", `SELECT count(*) FROM orders WHERE char_length(payment_id) > 200`},
