@@ -193,7 +193,7 @@ func RoleSummary(r Role) string {
 	case RoleDoor:
 		return "check-in only"
 	case RoleDeveloper:
-		return "API keys, request log, webhooks"
+		return "API keys (production: catalog and webhook reading only), request log, webhooks"
 	}
 	return ""
 }
