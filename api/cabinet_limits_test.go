@@ -335,7 +335,7 @@ func TestCabinetStrangerCannotLockOutTheOwner(t *testing.T) {
 
 	// A new link works while the e-mail's budget is spent, and the
 	// address it was used from is known afterwards.
-	u, err := users.UserByEmail(context.Background(), email)
+	u, err := users.UserByEmail(context.Background(), email, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,13 +377,13 @@ func TestCabinetOldPasswordHashIsMadeAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := s.DB.ExecContext(ctx, "UPDATE cabinet_users SET password_hash = ? WHERE email = ?", old, "boss@acme.test"); err != nil {
+	if _, err := s.DB.ExecContext(ctx, "UPDATE cabinet_people SET password_hash = ? WHERE email = ?", old, "boss@acme.test"); err != nil {
 		t.Fatal(err)
 	}
 	hashParams := func() *argon2id.Params {
 		t.Helper()
 		var h string
-		if err := s.DB.NewRaw("SELECT password_hash FROM cabinet_users WHERE email = ?", "boss@acme.test").Scan(ctx, &h); err != nil {
+		if err := s.DB.NewRaw("SELECT password_hash FROM cabinet_people WHERE email = ?", "boss@acme.test").Scan(ctx, &h); err != nil {
 			t.Fatal(err)
 		}
 		p, _, _, err := argon2id.DecodeHash(h)

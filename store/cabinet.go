@@ -12,54 +12,113 @@ import (
 	"github.com/ticketsales/ticketsales/internal/errs"
 )
 
-// CabinetUser is an organizer's person who signs in to the cabinet.
+// CabinetUser is a person's membership of one company's team: the user
+// the cabinet signs in, with a role. One person (an e-mail address,
+// CabinetPerson) may be a user of several companies, each its own row.
 type CabinetUser struct {
 	bun.BaseModel `bun:"table:cabinet_users"`
 	ID            int64  `bun:"id,pk,autoincrement" json:"id"`
 	CompanyID     int64  `bun:"company_id" json:"company_id"`
 	Email         string `bun:"email" json:"email"`
 	// Role decides what the user may see and do (organizer.Role).
-	Role         string  `bun:"role" json:"role"`
-	PasswordHash *string `bun:"password_hash" json:"-"`
+	Role string `bun:"role" json:"role"`
 	// SessionVersion is what a session must hold to stay signed in.
 	SessionVersion int        `bun:"session_version,nullzero,default:1" json:"-"`
 	DisabledAt     *time.Time `bun:"disabled_at" json:"disabled_at,omitempty"`
+	// JoinedAt is when the membership's link was first used: nil, it is
+	// an invitation (it neither signs in nor counts as an active owner).
+	JoinedAt *time.Time `bun:"joined_at" json:"joined_at,omitempty"`
+	// LastSignInAt is the latest session begun as this membership.
+	LastSignInAt *time.Time `bun:"last_sign_in_at" json:"last_sign_in_at,omitempty"`
 	// InvitedBy is the user who invited this one from the cabinet.
 	InvitedBy *int64    `bun:"invited_by" json:"invited_by,omitempty"`
 	CreatedAt time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
 	UpdatedAt time.Time `bun:"updated_at,nullzero,default:now()" json:"-"`
 }
 
-// ErrEmailTaken: another cabinet user has that e-mail.
-var ErrEmailTaken = errors.New("e-mail already has a cabinet user")
+// CabinetPerson is an e-mail address that signs in to the cabinet, with
+// its one password (nil until a link of one of its memberships set it).
+type CabinetPerson struct {
+	bun.BaseModel `bun:"table:cabinet_people"`
+	Email         string  `bun:"email,pk"`
+	PasswordHash  *string `bun:"password_hash"`
+}
 
-// CreateCabinetUser stores a user without a password, of an existing company.
-func CreateCabinetUser(ctx context.Context, db bun.IDB, companyID int64, email, role string) (*CabinetUser, error) {
-	var exists bool
-	if err := db.NewRaw("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?)", companyID).Scan(ctx, &exists); err != nil {
-		return nil, fmt.Errorf("create cabinet user: %w", err)
-	}
-	if !exists {
-		return nil, fmt.Errorf("create cabinet user: company %d: %w", companyID, errs.NotFound)
-	}
+// addPerson makes sure the address is a person; a person already there is
+// left as it is, by the same statement, so the caller's path does not
+// depend on whether the address is known.
+func addPerson(ctx context.Context, tx bun.IDB, email string) error {
+	_, err := tx.NewRaw("INSERT INTO cabinet_people (email) VALUES (?) ON CONFLICT (email) DO NOTHING", email).Exec(ctx)
+	return err
+}
+
+// CreateCabinetUser makes the address a user of an existing company, not
+// joined yet (its link joins). A user of the company already is
+// ErrAlreadyMember; whether the address is a user elsewhere changes
+// nothing.
+func CreateCabinetUser(ctx context.Context, db *bun.DB, companyID int64, email, role string) (*CabinetUser, error) {
 	u := &CabinetUser{CompanyID: companyID, Email: email, Role: role}
-	if _, err := db.NewInsert().Model(u).Returning("*").Exec(ctx); err != nil {
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var exists bool
+		if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM companies WHERE id = ?)", companyID).Scan(ctx, &exists); err != nil {
+			return err
+		}
+		if !exists {
+			return fmt.Errorf("company %d: %w", companyID, errs.NotFound)
+		}
+		if err := addPerson(ctx, tx, email); err != nil {
+			return err
+		}
+		_, err := tx.NewInsert().Model(u).Returning("*").Exec(ctx)
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "23505" {
-			return nil, fmt.Errorf("create cabinet user %s: %w", email, ErrEmailTaken)
+			return ErrAlreadyMember
 		}
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("create cabinet user %s: %w", email, err)
 	}
 	return u, nil
 }
 
-// GetCabinetUserByEmail finds a user by (lowercased) e-mail.
-func GetCabinetUserByEmail(ctx context.Context, db bun.IDB, email string) (*CabinetUser, error) {
-	u := new(CabinetUser)
-	if err := db.NewSelect().Model(u).Where("email = ?", email).Scan(ctx); err != nil {
-		return nil, notFound(err, "cabinet user")
+// CabinetUsersByEmail returns the address's memberships, of every
+// company, oldest first (the operator's ticketctl picks one).
+func CabinetUsersByEmail(ctx context.Context, db bun.IDB, email string) ([]CabinetUser, error) {
+	var out []CabinetUser
+	if err := db.NewSelect().Model(&out).Where("email = ?", email).OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("cabinet users of an e-mail: %w", err)
 	}
-	return u, nil
+	return out, nil
+}
+
+// GetCabinetPerson returns the person of a (lowercased) e-mail.
+func GetCabinetPerson(ctx context.Context, db bun.IDB, email string) (*CabinetPerson, error) {
+	p := new(CabinetPerson)
+	if err := db.NewSelect().Model(p).Where("email = ?", email).Scan(ctx); err != nil {
+		return nil, notFound(err, "cabinet person")
+	}
+	return p, nil
+}
+
+// CabinetMembership is a membership a person may sign in as, with its
+// company's name.
+type CabinetMembership struct {
+	CabinetUser `bun:",extend"`
+	CompanyName string `bun:"company_name"`
+}
+
+// ActiveCabinetMemberships returns the memberships the person may sign in
+// as (joined, not removed), the latest signed into first.
+func ActiveCabinetMemberships(ctx context.Context, db bun.IDB, email string) ([]CabinetMembership, error) {
+	var out []CabinetMembership
+	err := db.NewRaw(`SELECT u.*, c.name AS company_name FROM cabinet_users u JOIN companies c ON c.id = u.company_id
+		WHERE u.email = ? AND u.joined_at IS NOT NULL AND u.disabled_at IS NULL
+		ORDER BY u.last_sign_in_at DESC NULLS LAST, u.id`, email).Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("memberships of a cabinet person: %w", err)
+	}
+	return out, nil
 }
 
 // GetCabinetUser finds a user by id.
@@ -105,10 +164,36 @@ func SignInLinkUser(ctx context.Context, db bun.IDB, tokenHash []byte, now time.
 	return u, nil
 }
 
-// UseSignInLink sets the user's password hash and spends the link and
-// every other unused link of the user, in one transaction: of two submits
-// of the same link only one succeeds, and no older link works after. The
-// address the link was used from becomes the user's only known address.
+// spendPersonLinks spends the unused links of the membership userID and
+// of the person's other joined memberships (links the operator issued
+// for a lost password); another company's pending invitation keeps its
+// link, so its owner sees nothing of what the person did elsewhere.
+func spendPersonLinks(ctx context.Context, tx bun.IDB, email string, userID int64, now time.Time) error {
+	_, err := tx.NewRaw(`UPDATE cabinet_signin_links l SET used_at = ? FROM cabinet_users u
+		WHERE l.user_id = u.id AND l.used_at IS NULL AND u.email = ? AND (u.id = ? OR u.joined_at IS NOT NULL)`,
+		now, email, userID).Exec(ctx)
+	return err
+}
+
+// newPassword stores the person's password hash and ends every session of
+// the person, in every company (a new session version for each of its
+// memberships): a new password ends what the old one opened.
+func newPassword(ctx context.Context, tx bun.IDB, email, passwordHash string, now time.Time) error {
+	if _, err := tx.NewRaw("UPDATE cabinet_people SET password_hash = ?, updated_at = ? WHERE email = ?",
+		passwordHash, now, email).Exec(ctx); err != nil {
+		return err
+	}
+	_, err := tx.NewRaw("UPDATE cabinet_users SET session_version = session_version + 1, updated_at = ? WHERE email = ?",
+		now, email).Exec(ctx)
+	return err
+}
+
+// UseSignInLink spends the link, sets the person's password hash, joins
+// the link's membership and signs it in, in one transaction: of two
+// submits of the same link only one succeeds. It spends the membership's
+// other links (and the person's lost-password links: spendPersonLinks)
+// and ends the person's sessions (newPassword); the address the link was
+// used from becomes the person's only known address.
 func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHash, address string, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -119,20 +204,24 @@ func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHa
 		if err != nil {
 			return notFound(err, "sign-in link")
 		}
-		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
-			now, userID).Exec(ctx); err != nil {
+		var email string
+		if err := tx.NewRaw("SELECT email FROM cabinet_users WHERE id = ?", userID).Scan(ctx, &email); err != nil {
 			return err
 		}
-		// A new password ends every session opened before it.
-		if err := tx.NewRaw(`UPDATE cabinet_users SET password_hash = ?, session_version = session_version + 1, updated_at = ?
-			WHERE id = ? RETURNING *`,
-			passwordHash, now, userID).Scan(ctx, u); err != nil {
+		if err := spendPersonLinks(ctx, tx, email, userID, now); err != nil {
 			return err
 		}
-		if _, err := tx.NewRaw("DELETE FROM cabinet_known_addresses WHERE user_id = ? AND address <> ?", userID, address).Exec(ctx); err != nil {
+		if err := newPassword(ctx, tx, email, passwordHash, now); err != nil {
 			return err
 		}
-		return RememberCabinetAddress(ctx, tx, userID, address, now)
+		if err := tx.NewRaw(`UPDATE cabinet_users SET joined_at = coalesce(joined_at, ?), last_sign_in_at = ? WHERE id = ? RETURNING *`,
+			now, now, userID).Scan(ctx, u); err != nil {
+			return err
+		}
+		if _, err := tx.NewRaw("DELETE FROM cabinet_known_addresses WHERE email = ? AND address <> ?", email, address).Exec(ctx); err != nil {
+			return err
+		}
+		return RememberCabinetAddress(ctx, tx, email, address, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("use sign-in link: %w", err)
@@ -140,35 +229,49 @@ func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHa
 	return u, nil
 }
 
-// ReplacePasswordHash stores another hash of the user's same password
+// ReplacePasswordHash stores another hash of the person's same password
 // (made with other costs), unless the password changed since oldHash was
 // read.
-func ReplacePasswordHash(ctx context.Context, db bun.IDB, userID int64, oldHash, newHash string) error {
-	if _, err := db.NewRaw("UPDATE cabinet_users SET password_hash = ? WHERE id = ? AND password_hash = ?",
-		newHash, userID, oldHash).Exec(ctx); err != nil {
-		return fmt.Errorf("replace the password hash of user %d: %w", userID, err)
+func ReplacePasswordHash(ctx context.Context, db bun.IDB, email, oldHash, newHash string) error {
+	if _, err := db.NewRaw("UPDATE cabinet_people SET password_hash = ? WHERE email = ? AND password_hash = ?",
+		newHash, email, oldHash).Exec(ctx); err != nil {
+		return fmt.Errorf("replace a person's password hash: %w", err)
 	}
 	return nil
 }
 
-// RememberCabinetAddress records that the user signed in from address
+// RememberCabinetAddress records that the person signed in from address
 // (a client address group) at now.
-func RememberCabinetAddress(ctx context.Context, db bun.IDB, userID int64, address string, now time.Time) error {
-	_, err := db.NewRaw(`INSERT INTO cabinet_known_addresses (user_id, address, signed_in_at) VALUES (?, ?, ?)
-		ON CONFLICT (user_id, address) DO UPDATE SET signed_in_at = greatest(cabinet_known_addresses.signed_in_at, excluded.signed_in_at)`,
-		userID, address, now).Exec(ctx)
+func RememberCabinetAddress(ctx context.Context, db bun.IDB, email, address string, now time.Time) error {
+	_, err := db.NewRaw(`INSERT INTO cabinet_known_addresses (email, address, signed_in_at) VALUES (?, ?, ?)
+		ON CONFLICT (email, address) DO UPDATE SET signed_in_at = greatest(cabinet_known_addresses.signed_in_at, excluded.signed_in_at)`,
+		email, address, now).Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("remember the sign-in address of user %d: %w", userID, err)
+		return fmt.Errorf("remember a sign-in address: %w", err)
 	}
 	return nil
 }
 
-// KnownCabinetAddress reports whether the user with the e-mail signed in
-// from address after since.
+// RecordCabinetSignIn records a session begun as the membership userID
+// from address at now: the membership's last sign-in and the person's
+// known address, in one statement.
+func RecordCabinetSignIn(ctx context.Context, db bun.IDB, userID int64, address string, now time.Time) error {
+	_, err := db.NewRaw(`WITH m AS (UPDATE cabinet_users SET last_sign_in_at = greatest(last_sign_in_at, ?) WHERE id = ? RETURNING email)
+		INSERT INTO cabinet_known_addresses (email, address, signed_in_at) SELECT email, ?, ? FROM m
+		ON CONFLICT (email, address) DO UPDATE SET signed_in_at = greatest(cabinet_known_addresses.signed_in_at, excluded.signed_in_at)`,
+		now, userID, address, now).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record the sign-in of user %d: %w", userID, err)
+	}
+	return nil
+}
+
+// KnownCabinetAddress reports whether the person with the e-mail signed
+// in from address after since.
 func KnownCabinetAddress(ctx context.Context, db bun.IDB, email, address string, since time.Time) (bool, error) {
 	var known bool
-	err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM cabinet_known_addresses k JOIN cabinet_users u ON u.id = k.user_id
-		WHERE u.email = ? AND k.address = ? AND k.signed_in_at > ?)`, email, address, since).Scan(ctx, &known)
+	err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM cabinet_known_addresses WHERE email = ? AND address = ? AND signed_in_at > ?)`,
+		email, address, since).Scan(ctx, &known)
 	if err != nil {
 		return false, fmt.Errorf("known sign-in address: %w", err)
 	}

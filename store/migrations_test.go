@@ -2,12 +2,17 @@ package store_test
 
 import (
 	"context"
+	"io/fs"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
+
+	"github.com/uptrace/bun/migrate"
 
 	"github.com/ticketsales/ticketsales/store"
 	"github.com/ticketsales/ticketsales/store/migrations"
+	"github.com/ticketsales/ticketsales/test/testenv"
 
 	"github.com/uptrace/bun/dialect/pgdialect"
 )
@@ -150,5 +155,101 @@ func TestMigrationKeepsConflictsListed(t *testing.T) {
 		if (r.ID == copied) != kept || r.ID != copied && (r.Conflict != nil || r.ConflictWith != nil) {
 			t.Errorf("scan %d (admitted %d, copy %d, same gate %d): %+v", r.ID, admitted, copied, sameGate, r)
 		}
+	}
+}
+
+// Migration 38 makes each address a person with the password its one user
+// had: users with a password joined, invitations not, the team page's last
+// sign-in kept from the addresses, which become the person's. From then
+// on an address may be a user of two companies, but not twice of one.
+func TestMigrationMakesPeopleOfUsers(t *testing.T) {
+	ctx := context.Background()
+	_, url := testenv.DB(t)
+	// The schema before 38, in a schema of its own in the test database.
+	old, err := store.Open(ctx, url+"&search_path=before38")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if _, err := old.ExecContext(ctx, "CREATE SCHEMA before38"); err != nil {
+		t.Fatal(err)
+	}
+	const people = "20261130000038_cabinet_people.tx.up.sql"
+	migrateTo := func(last string) {
+		t.Helper()
+		files := fstest.MapFS{}
+		entries, err := fs.ReadDir(migrations.FS, ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Name() > last {
+				continue
+			}
+			b, err := migrations.FS.ReadFile(e.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[e.Name()] = &fstest.MapFile{Data: b}
+		}
+		ms := migrate.NewMigrations()
+		if err := ms.Discover(files); err != nil {
+			t.Fatal(err)
+		}
+		m := migrate.NewMigrator(old, ms)
+		if err := m.Init(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Migrate(ctx); err != nil {
+			t.Fatalf("migrate to %s: %v", last, err)
+		}
+	}
+	migrateTo("20261130000037_zzz")
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := old.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`INSERT INTO companies (id, name) VALUES (1, 'A'), (2, 'B')`)
+	exec(`INSERT INTO cabinet_users (id, company_id, email, role, password_hash, disabled_at, updated_at) VALUES
+		(1, 1, 'owner@a.test', 'owner', 'hash-1', NULL, '2026-11-01T10:00:00Z'),
+		(2, 1, 'invited@a.test', 'support', NULL, NULL, '2026-11-02T10:00:00Z'),
+		(3, 1, 'gone@a.test', 'finance', 'hash-3', '2026-11-03T10:00:00Z', '2026-11-03T10:00:00Z')`)
+	exec(`INSERT INTO cabinet_known_addresses (user_id, address, signed_in_at) VALUES
+		(1, '192.0.2.1', '2026-11-05T10:00:00Z'), (1, '192.0.2.2', '2026-11-06T10:00:00Z')`)
+	migrateTo(people)
+
+	type row struct {
+		Email        string     `bun:"email"`
+		PasswordHash *string    `bun:"password_hash"`
+		JoinedAt     *time.Time `bun:"joined_at"`
+		LastSignInAt *time.Time `bun:"last_sign_in_at"`
+	}
+	var rows []row
+	if err := old.NewRaw(`SELECT u.email, p.password_hash, u.joined_at, u.last_sign_in_at
+		FROM cabinet_users u JOIN cabinet_people p USING (email) ORDER BY u.id`).Scan(ctx, &rows); err != nil {
+		t.Fatal(err)
+	}
+	at := func(s string) time.Time { v, _ := time.Parse(time.RFC3339, s); return v }
+	if len(rows) != 3 || rows[0].PasswordHash == nil || *rows[0].PasswordHash != "hash-1" || rows[0].JoinedAt == nil ||
+		!rows[0].JoinedAt.Equal(at("2026-11-01T10:00:00Z")) || rows[0].LastSignInAt == nil || !rows[0].LastSignInAt.Equal(at("2026-11-06T10:00:00Z")) ||
+		rows[1].PasswordHash != nil || rows[1].JoinedAt != nil || rows[1].LastSignInAt != nil ||
+		rows[2].PasswordHash == nil || *rows[2].PasswordHash != "hash-3" || rows[2].JoinedAt == nil {
+		t.Fatalf("after migration 38: %+v", rows)
+	}
+	var known []string
+	if err := old.NewRaw("SELECT email || ' ' || address FROM cabinet_known_addresses ORDER BY address").Scan(ctx, &known); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(known, ",") != "owner@a.test 192.0.2.1,owner@a.test 192.0.2.2" {
+		t.Fatalf("known addresses after migration 38: %v", known)
+	}
+	exec(`INSERT INTO cabinet_users (id, company_id, email, role) VALUES (4, 2, 'owner@a.test', 'developer')`)
+	if _, err := old.ExecContext(ctx, `INSERT INTO cabinet_users (id, company_id, email, role) VALUES (5, 1, 'owner@a.test', 'developer')`); err == nil {
+		t.Fatal("an address became a user of one company twice")
+	}
+	if _, err := old.ExecContext(ctx, `INSERT INTO cabinet_users (id, company_id, email, role) VALUES (6, 2, 'nobody@a.test', 'developer')`); err == nil {
+		t.Fatal("a user of an address that is no person")
 	}
 }

@@ -15,10 +15,10 @@ var (
 	// ErrLastOwner: the change would leave the company without an active
 	// owner (one who has set a password and is not disabled).
 	ErrLastOwner = errors.New("the company's last active owner cannot leave, be removed or stop being an owner")
-	// ErrAlreadyMember: the e-mail is already a member of the company.
+	// ErrAlreadyMember: the e-mail is already a user of the company.
 	ErrAlreadyMember = errors.New("the e-mail is already in the team")
-	// ErrNotInvited: the user has set a password or is disabled, so there
-	// is no invitation to send again.
+	// ErrNotInvited: the user has joined or is disabled, so there is no
+	// invitation to send again.
 	ErrNotInvited = errors.New("the user has no pending invitation")
 	// ErrRemoved: the user was removed from the team (disabled).
 	ErrRemoved = errors.New("the user is no longer in the team")
@@ -26,17 +26,17 @@ var (
 
 // TeamMember is a cabinet user as the company's team page lists one.
 type TeamMember struct {
-	ID          int64      `bun:"id"`
-	Email       string     `bun:"email"`
-	Role        string     `bun:"role"`
-	PasswordSet bool       `bun:"password_set"`
-	DisabledAt  *time.Time `bun:"disabled_at"`
-	CreatedAt   time.Time  `bun:"created_at"`
-	// LastSignInAt is the latest sign-in the known addresses remember
-	// (within their 90 days), or nil.
+	ID         int64      `bun:"id"`
+	Email      string     `bun:"email"`
+	Role       string     `bun:"role"`
+	Joined     bool       `bun:"joined"`
+	DisabledAt *time.Time `bun:"disabled_at"`
+	CreatedAt  time.Time  `bun:"created_at"`
+	// LastSignInAt is the latest session begun as this membership, or
+	// nil: never the person's sign-ins to another company.
 	LastSignInAt *time.Time `bun:"last_sign_in_at"`
 	// LinkExpiresAt is when the user's unused, unexpired link stops
-	// working (an invitation while no password is set), or nil.
+	// working (an invitation while not joined), or nil.
 	LinkExpiresAt *time.Time `bun:"link_expires_at"`
 	InvitedBy     *string    `bun:"invited_by"`
 }
@@ -45,8 +45,7 @@ type TeamMember struct {
 // then the removed ones.
 func ListTeam(ctx context.Context, db bun.IDB, companyID int64, now time.Time) ([]TeamMember, error) {
 	var out []TeamMember
-	err := db.NewRaw(`SELECT u.id, u.email, u.role, u.password_hash IS NOT NULL AS password_set, u.disabled_at, u.created_at,
-			(SELECT max(k.signed_in_at) FROM cabinet_known_addresses k WHERE k.user_id = u.id) AS last_sign_in_at,
+	err := db.NewRaw(`SELECT u.id, u.email, u.role, u.joined_at IS NOT NULL AS joined, u.disabled_at, u.created_at, u.last_sign_in_at,
 			(SELECT max(l.expires_at) FROM cabinet_signin_links l WHERE l.user_id = u.id AND l.used_at IS NULL AND l.expires_at > ?) AS link_expires_at,
 			i.email AS invited_by
 		FROM cabinet_users u LEFT JOIN cabinet_users i ON i.id = u.invited_by
@@ -58,36 +57,32 @@ func ListTeam(ctx context.Context, db bun.IDB, companyID int64, now time.Time) (
 	return out, nil
 }
 
-// InviteCabinetUser adds a user without a password to the company, or
-// takes back a removed user of the company (role set, password cleared, a
-// new session version), and stores a one-time link for the user, spending
-// the user's older ones, in one transaction. An e-mail of another
-// company's user is ErrEmailTaken; of a member, ErrAlreadyMember.
+// InviteCabinetUser adds a membership of the company for the address, not
+// joined, or takes back a removed user of the company (role set, not
+// joined again, a new session version), and stores a one-time link for it,
+// spending its older ones, in one transaction. A member's e-mail is
+// ErrAlreadyMember. Only the company's own rows decide: the statements
+// are the same whether the address is a user of another company or of
+// none, and another company's membership is neither read nor changed.
 func InviteCabinetUser(ctx context.Context, db *bun.DB, companyID int64, email, role string, invitedBy int64,
 	tokenHash []byte, expires, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := addPerson(ctx, tx, email); err != nil {
+			return err
+		}
 		err := tx.NewRaw(`INSERT INTO cabinet_users (company_id, email, role, invited_by) VALUES (?, ?, ?, ?)
-			ON CONFLICT (email) DO NOTHING RETURNING *`, companyID, email, role, invitedBy).Scan(ctx, u)
+			ON CONFLICT (company_id, email) DO NOTHING RETURNING *`, companyID, email, role, invitedBy).Scan(ctx, u)
 		if errors.Is(err, sql.ErrNoRows) {
-			// Taken: a removed user of this company comes back; anyone
-			// else keeps the e-mail.
-			err = tx.NewRaw(`UPDATE cabinet_users SET role = ?, invited_by = ?, password_hash = NULL, disabled_at = NULL,
+			// A user of the company already: a removed one comes back,
+			// to join again through the new link (the person's password
+			// alone no longer lets them in here); a member stays.
+			err = tx.NewRaw(`UPDATE cabinet_users SET role = ?, invited_by = ?, joined_at = NULL, disabled_at = NULL,
 					session_version = session_version + 1, updated_at = ?
 				WHERE email = ? AND company_id = ? AND disabled_at IS NOT NULL RETURNING *`,
 				role, invitedBy, now, email, companyID).Scan(ctx, u)
 			if errors.Is(err, sql.ErrNoRows) {
-				var same bool
-				if err := tx.NewRaw("SELECT company_id = ? FROM cabinet_users WHERE email = ?", companyID, email).Scan(ctx, &same); err != nil {
-					return err
-				}
-				if same {
-					return ErrAlreadyMember
-				}
-				return ErrEmailTaken
-			}
-			if err == nil {
-				_, err = tx.NewRaw("DELETE FROM cabinet_known_addresses WHERE user_id = ?", u.ID).Exec(ctx)
+				return ErrAlreadyMember
 			}
 		}
 		if err != nil {
@@ -113,7 +108,7 @@ func ReinviteCabinetUser(ctx context.Context, db *bun.DB, companyID, userID int6
 		if err := tx.NewRaw("SELECT * FROM cabinet_users WHERE id = ? AND company_id = ? FOR UPDATE", userID, companyID).Scan(ctx, u); err != nil {
 			return notFound(err, fmt.Sprintf("cabinet user %d", userID))
 		}
-		if u.PasswordHash != nil || u.DisabledAt != nil {
+		if u.JoinedAt != nil || u.DisabledAt != nil {
 			return ErrNotInvited
 		}
 		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
@@ -131,9 +126,10 @@ func ReinviteCabinetUser(ctx context.Context, db *bun.DB, companyID, userID int6
 // teamChange runs change on a user of the company in a transaction that
 // holds the company's row: team changes of one company run one at a time,
 // so two owners demoting each other at once cannot both see the other as
-// the owner who stays. If the user is an active owner and would no longer
-// be one (keepsOwner false), another active owner must remain
-// (ErrLastOwner). A user of another company is errs.NotFound.
+// the owner who stays. If the user is an active owner (joined, not
+// removed) and would no longer be one (keepsOwner false), another active
+// owner must remain (ErrLastOwner). A user of another company is
+// errs.NotFound.
 func teamChange(ctx context.Context, db *bun.DB, companyID, userID int64, keepsOwner func(u *CabinetUser) bool,
 	change func(ctx context.Context, tx bun.Tx, u *CabinetUser) error) (*CabinetUser, error) {
 	u := new(CabinetUser)
@@ -147,11 +143,11 @@ func teamChange(ctx context.Context, db *bun.DB, companyID, userID int64, keepsO
 		if err := tx.NewRaw("SELECT * FROM cabinet_users WHERE id = ? AND company_id = ?", userID, companyID).Scan(ctx, u); err != nil {
 			return notFound(err, fmt.Sprintf("cabinet user %d", userID))
 		}
-		activeOwner := u.Role == "owner" && u.DisabledAt == nil && u.PasswordHash != nil
+		activeOwner := u.Role == "owner" && u.DisabledAt == nil && u.JoinedAt != nil
 		if activeOwner && !keepsOwner(u) {
 			var others int
 			if err := tx.NewRaw(`SELECT count(*) FROM cabinet_users WHERE company_id = ? AND id <> ? AND role = 'owner'
-				AND disabled_at IS NULL AND password_hash IS NOT NULL`, companyID, userID).Scan(ctx, &others); err != nil {
+				AND disabled_at IS NULL AND joined_at IS NOT NULL`, companyID, userID).Scan(ctx, &others); err != nil {
 				return err
 			}
 			if others == 0 {
@@ -198,21 +194,28 @@ func RemoveCabinetUser(ctx context.Context, db *bun.DB, companyID, userID int64,
 		})
 }
 
-// ChangeCabinetPassword stores the user's new password hash if the user's
-// session version is still sessionVersion (the password did not change
-// and the user was not removed meanwhile), takes a new session version
-// (the user's other sessions end) and spends the user's unused links.
+// ChangeCabinetPassword stores the person's new password hash if the
+// membership userID's session version is still sessionVersion (the
+// password did not change and the user was not removed meanwhile), ends
+// the person's sessions in every company (newPassword) and spends the
+// person's lost-password links (spendPersonLinks). The membership
+// returned holds the session version the current session takes to stay.
 func ChangeCabinetPassword(ctx context.Context, db *bun.DB, userID int64, sessionVersion int, passwordHash string, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		err := tx.NewRaw(`UPDATE cabinet_users SET password_hash = ?, session_version = session_version + 1, updated_at = ?
-			WHERE id = ? AND session_version = ? AND disabled_at IS NULL RETURNING *`,
-			passwordHash, now, userID, sessionVersion).Scan(ctx, u)
+		var email string
+		err := tx.NewRaw(`SELECT email FROM cabinet_users WHERE id = ? AND session_version = ? AND disabled_at IS NULL FOR UPDATE`,
+			userID, sessionVersion).Scan(ctx, &email)
 		if err != nil {
 			return notFound(err, fmt.Sprintf("cabinet user %d of session version %d", userID, sessionVersion))
 		}
-		_, err = tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL", now, userID).Exec(ctx)
-		return err
+		if err := newPassword(ctx, tx, email, passwordHash, now); err != nil {
+			return err
+		}
+		if err := spendPersonLinks(ctx, tx, email, userID, now); err != nil {
+			return err
+		}
+		return tx.NewRaw("SELECT * FROM cabinet_users WHERE id = ?", userID).Scan(ctx, u)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("change the password of user %d: %w", userID, err)

@@ -157,6 +157,8 @@ func New(d Deps) http.Handler {
 	// Everyone's own account: the password, and leaving the team.
 	mux.Handle("GET /cabinet/account", c.signedIn(c.account))
 	mux.Handle("POST /cabinet/account/password", c.signedIn(c.changePassword))
+	// A person in several companies' teams moves between them.
+	mux.Handle("POST /cabinet/account/switch", c.signedIn(c.switchCompany))
 	mux.Handle("GET /cabinet/account/leave", c.signedIn(c.leaveConfirm))
 	mux.Handle("POST /cabinet/account/leave", c.signedIn(c.leave))
 	mux.HandleFunc("/cabinet/", func(w http.ResponseWriter, r *http.Request) { c.notFound(w, r) })
@@ -388,7 +390,7 @@ type linkView struct {
 // linkData is the link page's data for the link's user.
 func (c *cabinet) linkData(r *http.Request, u *organizer.User) pageData {
 	data := pageData{Title: "Set your password", Email: u.Email, MinPassword: organizer.MinPasswordLength}
-	if !u.PasswordSet {
+	if !u.Joined {
 		company, err := c.Users.CompanyName(r.Context(), u.CompanyID)
 		if err == nil {
 			data.Data = linkView{Invited: true, Company: company, Role: u.Role}

@@ -178,7 +178,7 @@ func (c *cabinet) keysPage(w http.ResponseWriter, r *http.Request, status int, d
 		c.fail(w, r, err)
 		return
 	}
-	data.Title, data.Nav, data.Keys, data.Apps, data.Scopes = "API & integrations", "keys", keys, apps, apikey.PartnerScopes
+	data.Title, data.Nav, data.Keys, data.Apps, data.KeyEnvs = "API & integrations", "keys", keys, apps, keyEnvs(user(r).Role)
 	data.Events = events
 	if k := data.NewKeyInfo; k != nil && k.CheckinEventID != nil {
 		for _, e := range events {
@@ -248,7 +248,7 @@ func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
 		c.keysPage(w, r, http.StatusUnprocessableEntity, pageData{Message: "The name must have at most 100 characters."})
 		return
 	}
-	form := keyForm{Kind: r.PostForm.Get("kind"), EventID: strings.TrimSpace(r.PostForm.Get("event")),
+	form := keyForm{Env: env, Kind: r.PostForm.Get("kind"), EventID: strings.TrimSpace(r.PostForm.Get("event")),
 		Gate: strings.TrimSpace(r.PostForm.Get("gate"))}
 	refuse := func(msg string) {
 		c.keysPage(w, r, http.StatusUnprocessableEntity, pageData{Message: msg, KeyForm: form})
@@ -275,8 +275,14 @@ func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
 			refuse("An event or a gate limits a door key: choose “Door key” to make one.")
 			return
 		}
+		// The form names each environment's scopes apart (it shows the
+		// chosen one's); "scopes" is the older form's field.
+		asked, ok := r.PostForm["scopes_"+env]
+		if !ok {
+			asked = r.PostForm["scopes"]
+		}
 		var err error
-		if scopes, err = apikey.ValidateScopes(r.PostForm["scopes"]); err != nil {
+		if scopes, err = apikey.ValidateScopes(asked); err != nil {
 			if errors.Is(err, apikey.ErrDoorKeyMixed) {
 				refuse("A door key has the checkin scope only: choose “Door key” to make one.")
 				return
@@ -288,10 +294,19 @@ func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
 		refuse("Choose a partner key or a door key.")
 		return
 	}
-	_, k, err := c.apiKeys.Create(r.Context(), u.CompanyID, env, name, scopes, door, token)
+	// The role grants the scopes (organizer.Role.GrantScopes): a key
+	// carries at most the rights of the one who makes it.
+	_, k, err := c.apiKeys.Create(r.Context(), u.Role, u.CompanyID, env, name, scopes, door, token)
 	var invalid *errs.ValidationError
 	var before *apikey.KeyMadeBefore
+	var refused *organizer.ScopesRefused
 	switch {
+	case errors.As(err, &refused):
+		c.Log.InfoContext(r.Context(), "cabinet: key scopes refused", "user_id", u.ID, "company_id", u.CompanyID, "role", u.Role,
+			"environment", env, "scopes", refused.Scopes)
+		msg := refused.Error()
+		c.keysPage(w, r, http.StatusForbidden, pageData{Message: strings.ToUpper(msg[:1]) + msg[1:] + ". Nothing was made.", KeyForm: form})
+		return
 	case errors.As(err, &before):
 		// The same form sent again (a double click): the database's
 		// claim of the token made one key, which this answer leads to
@@ -353,8 +368,34 @@ func (c *cabinet) createdKey(w http.ResponseWriter, r *http.Request) {
 	c.fail(w, r, fmt.Errorf("new key %d is not in the company's list", id))
 }
 
+// keyEnv is what the key form offers the signed-in user's role for one
+// environment (organizer.Role.MayGrantScope decides).
+type keyEnv struct {
+	Name string
+	// Scopes are the partner scopes the role may give a key here;
+	// Withheld the ones only a role with more rights may.
+	Scopes, Withheld []string
+	// Door: the role may make a door key here.
+	Door bool
+}
+
+func keyEnvs(role organizer.Role) []keyEnv {
+	var out []keyEnv
+	for _, env := range []string{apikey.Sandbox, apikey.Production} {
+		e := keyEnv{Name: env, Scopes: role.GrantableScopes(env, apikey.PartnerScopes), Door: role.MayGrantScope(env, apikey.ScopeCheckin)}
+		for _, sc := range apikey.PartnerScopes {
+			if !role.MayGrantScope(env, sc) {
+				e.Withheld = append(e.Withheld, sc)
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // keyForm is the key form as given, shown again when it is refused.
 type keyForm struct {
+	Env     string // sandbox or production
 	Kind    string // partner or door
 	EventID string
 	Gate    string

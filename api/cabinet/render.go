@@ -64,7 +64,7 @@ type pageData struct {
 	// Keys
 	Keys       []apikey.CompanyKey
 	Apps       []apikey.Application
-	Scopes     []string
+	KeyEnvs    []keyEnv // what the key form offers, per environment
 	NewKey     string
 	NewKeyInfo *apikey.CompanyKey
 	KeyForm    keyForm

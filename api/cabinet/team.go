@@ -43,6 +43,8 @@ func roleInfos() []roleInfo {
 type accountView struct {
 	Company string
 	Summary string
+	// Others are the person's other companies, to switch to.
+	Others []organizer.Membership
 }
 
 // confirmView asks to confirm a destructive action: a POST to Action.
@@ -102,10 +104,6 @@ func (c *cabinet) invite(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.As(err, &ve):
 		c.teamPage(w, r, http.StatusUnprocessableEntity, "That is not an e-mail address.", form)
-		return
-	case errors.Is(err, organizer.ErrEmailTaken):
-		// Which company has it is not said.
-		c.teamPage(w, r, http.StatusConflict, "This e-mail already has a cabinet account with another organizer; a person belongs to one organizer. Ask them for another address.", form)
 		return
 	case errors.Is(err, organizer.ErrAlreadyMember):
 		c.teamPage(w, r, http.StatusConflict, "This e-mail is already in your team. To send an invitation again, use Resend in the list.", form)
@@ -266,8 +264,42 @@ func (c *cabinet) accountPage(w http.ResponseWriter, r *http.Request, status int
 		c.fail(w, r, err)
 		return
 	}
+	ms, err := c.Users.Memberships(r.Context(), u)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	var others []organizer.Membership
+	for _, m := range ms {
+		if m.UserID != u.ID {
+			others = append(others, m)
+		}
+	}
 	c.render(w, r, status, "account", pageData{Title: "Account", Nav: "account", Message: message, MinPassword: organizer.MinPasswordLength,
-		Data: accountView{Company: company, Summary: organizer.RoleSummary(u.Role)}})
+		Data: accountView{Company: company, Summary: organizer.RoleSummary(u.Role), Others: others}})
+}
+
+// switchCompany signs the person in as their membership of another
+// company, with a new session token: the session proved the person, the
+// membership must be theirs, joined and not removed (else 404).
+func (c *cabinet) switchCompany(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PostFormValue("user_id"), 10, 64)
+	if err != nil || id <= 0 {
+		c.notFound(w, r)
+		return
+	}
+	from := user(r)
+	u, err := c.Users.Switch(r.Context(), c.clientAddr(r), from, id)
+	if errors.Is(err, errs.NotFound) {
+		c.notFound(w, r)
+		return
+	}
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.Log.InfoContext(r.Context(), "cabinet switch", "from_user_id", from.ID, "user_id", u.ID, "company_id", u.CompanyID)
+	c.startSession(w, r, u)
 }
 
 func (c *cabinet) account(w http.ResponseWriter, r *http.Request) {

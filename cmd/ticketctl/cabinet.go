@@ -21,8 +21,8 @@ const demoOrganizerEmail = "organizer@demo.test"
 func (c *cli) demoOrganizerLink(cmd *cobra.Command, companyID int64) (string, error) {
 	users := organizer.New(c.db, nil, organizer.Limits{})
 	u, path, err := users.CreateUser(cmd.Context(), companyID, demoOrganizerEmail, organizer.RoleOwner)
-	if errors.Is(err, organizer.ErrEmailTaken) {
-		if u, err = users.UserByEmail(cmd.Context(), demoOrganizerEmail); err == nil {
+	if errors.Is(err, organizer.ErrAlreadyMember) {
+		if u, err = users.UserByEmail(cmd.Context(), demoOrganizerEmail, companyID); err == nil {
 			path, err = users.NewLink(cmd.Context(), u.ID)
 		}
 	}
@@ -72,16 +72,18 @@ func (c *cli) userCmd() *cobra.Command {
 	_ = create.MarkFlagRequired("email")
 
 	var linkEmail string
+	var linkCompany int64
 	link := &cobra.Command{
-		Use:   "link --email E",
-		Short: "Print a new one-time sign-in link for a user (a forgotten password)",
-		Args:  cobra.NoArgs,
+		Use: "link --email E [--company ID]",
+		Short: "Print a new one-time sign-in link for a user (a forgotten password: it sets the address's password, " +
+			"for every company; --company when the address is a user of several)",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := c.open(cmd); err != nil {
 				return err
 			}
 			users := organizer.New(c.db, nil, organizer.Limits{})
-			u, err := users.UserByEmail(cmd.Context(), linkEmail)
+			u, err := users.UserByEmail(cmd.Context(), linkEmail, linkCompany)
 			if err != nil {
 				return err
 			}
@@ -93,11 +95,12 @@ func (c *cli) userCmd() *cobra.Command {
 		},
 	}
 	link.Flags().StringVar(&linkEmail, "email", "", "the user's e-mail address")
+	link.Flags().Int64Var(&linkCompany, "company", 0, "the company whose user it is (when the address is a user of several)")
 	_ = link.MarkFlagRequired("email")
 	var disableEmail string
-	var disableID int64
+	var disableID, disableCompany int64
 	disable := &cobra.Command{
-		Use:   "disable (--email E | --id ID)",
+		Use:   "disable (--email E [--company ID] | --id ID)",
 		Short: "Disable a cabinet user: end the user's sessions, spend the user's links and refuse sign-in (never the company's last active owner)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -110,7 +113,7 @@ func (c *cli) userCmd() *cobra.Command {
 			users := organizer.New(c.db, nil, organizer.Limits{})
 			id := disableID
 			if disableEmail != "" {
-				u, err := users.UserByEmail(cmd.Context(), disableEmail)
+				u, err := users.UserByEmail(cmd.Context(), disableEmail, disableCompany)
 				if err != nil {
 					return err
 				}
@@ -131,6 +134,7 @@ func (c *cli) userCmd() *cobra.Command {
 	}
 	disable.Flags().StringVar(&disableEmail, "email", "", "the user's e-mail address")
 	disable.Flags().Int64Var(&disableID, "id", 0, "the user's id")
+	disable.Flags().Int64Var(&disableCompany, "company", 0, "the company whose user it is (when the address is a user of several)")
 	var listCompany int64
 	list := &cobra.Command{
 		Use:   "list --company ID",

@@ -170,7 +170,7 @@ func TestTicketctlUserDisableKeepsAnOwner(t *testing.T) {
 	}
 	activate := func(email string) {
 		t.Helper()
-		if _, err := db.NewRaw("UPDATE cabinet_users SET password_hash = 'set' WHERE email = ?", email).Exec(ctx); err != nil {
+		if _, err := db.NewRaw("UPDATE cabinet_users SET joined_at = now() WHERE email = ?", email).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -186,5 +186,43 @@ func TestTicketctlUserDisableKeepsAnOwner(t *testing.T) {
 	activate("deputy@acme.test")
 	if out, err := ticketctl(t, "user", "disable", "--email", "boss@acme.test"); err != nil || !strings.Contains(out, "disabled") {
 		t.Fatalf("disabling an owner while another is active: %v %s", err, out)
+	}
+}
+
+// TestTicketctlOneAddressTwoCompanies: an address may be a user of two
+// companies; `user link` and `user disable` then need --company to say
+// which membership, and act on that one alone.
+func TestTicketctlOneAddressTwoCompanies(t *testing.T) {
+	db, acmeID := acme(t)
+	ctx := context.Background()
+	other, err := store.CreateCompany(ctx, db, "Other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherID := strconv.FormatInt(other.ID, 10)
+	for _, cid := range []string{acmeID, otherID} {
+		if out, err := ticketctl(t, "user", "create", "--company", cid, "--email", "pat@shared.test"); err != nil {
+			t.Fatalf("user create in company %s: %v %s", cid, err, out)
+		}
+	}
+	out, err := ticketctl(t, "user", "link", "--email", "pat@shared.test")
+	if err == nil || !strings.Contains(err.Error(), "--company") || !strings.Contains(err.Error(), acmeID) || !strings.Contains(err.Error(), otherID) {
+		t.Fatalf("user link of an address of two companies: %v %s", err, out)
+	}
+	out, err = ticketctl(t, "user", "link", "--email", "pat@shared.test", "--company", otherID, "--json")
+	var u struct {
+		ID        int64 `json:"id"`
+		CompanyID int64 `json:"company_id"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &u) != nil || u.CompanyID != other.ID {
+		t.Fatalf("user link --company: %v %s", err, out)
+	}
+	if out, err := ticketctl(t, "user", "disable", "--email", "pat@shared.test", "--company", acmeID); err != nil || !strings.Contains(out, "company "+acmeID) {
+		t.Fatalf("user disable --company: %v %s", err, out)
+	}
+	var disabled []bool
+	if err := db.NewRaw("SELECT disabled_at IS NOT NULL FROM cabinet_users WHERE email = 'pat@shared.test' ORDER BY company_id = ?", other.ID).
+		Scan(ctx, &disabled); err != nil || len(disabled) != 2 || !disabled[0] || disabled[1] {
+		t.Fatalf("after disabling in one company, disabled: %v %v", disabled, err)
 	}
 }

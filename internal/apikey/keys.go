@@ -2,6 +2,7 @@ package apikey
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -108,9 +109,26 @@ func (s *Keys) Applications(ctx context.Context, companyID int64) ([]Application
 	return out, nil
 }
 
+// Grantor is who makes a key: it decides which scopes the key may carry.
+// A cabinet user's role (organizer.Role) gives at most its own rights; the
+// service's operator (Operator) gives any.
+type Grantor interface {
+	// GrantScopes returns an error saying why, if the maker may not put
+	// every one of scopes on a key of the environment env.
+	GrantScopes(env string, scopes []string) error
+}
+
+type operator struct{}
+
+func (operator) GrantScopes(string, []string) error { return nil }
+
+// Operator is the service's operator (ticketctl), bound by no role.
+var Operator Grantor = operator{}
+
 // Create makes a key of the environment under the company's application
 // for it (made on first use) and returns the key itself, this once. The
-// scopes are checked (ValidateScopes: the error as it says) and stored
+// scopes are checked (ValidateScopes: the error as it says), then offered
+// to the maker (by.GrantScopes: its refusal as it says), and stored
 // sorted. Door limits go with the checkin scope only, and the event must
 // be the company's (errs.Invalid: nothing is made).
 //
@@ -118,13 +136,19 @@ func (s *Keys) Applications(ctx context.Context, companyID int64) ([]Application
 // submission of the form makes nothing and answers a KeyMadeBefore naming
 // the key the first made, and the key waits, sealed under the token, for
 // TakeReveal.
-func (s *Keys) Create(ctx context.Context, companyID int64, env, name string, scopes []string, door DoorLimits, token string) (string, *Key, error) {
+func (s *Keys) Create(ctx context.Context, by Grantor, companyID int64, env, name string, scopes []string, door DoorLimits, token string) (string, *Key, error) {
 	if env != Sandbox && env != Production {
 		return "", nil, fmt.Errorf("environment must be %s or %s, not %q", Sandbox, Production, env)
 	}
 	scopes, err := ValidateScopes(scopes)
 	if err != nil {
 		return "", nil, err
+	}
+	if by == nil {
+		return "", nil, errors.New("a key needs its maker to grant its scopes")
+	}
+	if err := by.GrantScopes(env, scopes); err != nil {
+		return "", nil, fmt.Errorf("create a %s key: %w", env, err)
 	}
 	limits, err := door.check(scopes)
 	if err != nil {

@@ -1,6 +1,8 @@
 // Package organizer holds the organizer's cabinet users: their one-time
 // sign-in links, passwords (argon2id) and the limits on signing in. Cabinet
-// users are people of a company, not API keys.
+// users are people of a company, not API keys. A person is an e-mail
+// address with one password, who may be a user (a membership, with a role)
+// of several companies; one company's team sees only its own.
 package organizer
 
 import (
@@ -57,11 +59,8 @@ var (
 	ErrUserDisabled   = errors.New("the cabinet user is disabled")
 )
 
-// ErrEmailTaken: another cabinet user has that e-mail.
-var ErrEmailTaken = store.ErrEmailTaken
-
-// User is a cabinet user as the cabinet and ticketctl see one: never the
-// password's hash.
+// User is a person's membership of one company's team, as the cabinet and
+// ticketctl see it: never the password's hash.
 type User struct {
 	ID        int64  `json:"id"`
 	CompanyID int64  `json:"company_id"`
@@ -71,13 +70,14 @@ type User struct {
 	SessionVersion int        `json:"-"`
 	DisabledAt     *time.Time `json:"disabled_at,omitempty"`
 	CreatedAt      time.Time  `json:"created_at"`
-	// PasswordSet: the user has set a password (an invited user has not).
-	PasswordSet bool `json:"-"`
+	// Joined: the user accepted through a link (an invited user has not
+	// yet, whatever the person's password elsewhere).
+	Joined bool `json:"-"`
 }
 
 func view(u *store.CabinetUser) *User {
 	return &User{ID: u.ID, CompanyID: u.CompanyID, Email: u.Email, Role: Role(u.Role), SessionVersion: u.SessionVersion, DisabledAt: u.DisabledAt,
-		CreatedAt: u.CreatedAt, PasswordSet: u.PasswordHash != nil}
+		CreatedAt: u.CreatedAt, Joined: u.JoinedAt != nil}
 }
 
 func userOf(u *store.CabinetUser, err error) (*User, error) {
@@ -190,7 +190,9 @@ func NormalizeEmail(email string) (string, error) {
 }
 
 // CreateUser adds a user to the company and returns a one-time link path
-// (LinkPath + token) to set the password.
+// (LinkPath + token) to set the password and join. An address that is a
+// user of another company is made a user of this one as well; one of this
+// company is ErrAlreadyMember.
 func (s *Service) CreateUser(ctx context.Context, companyID int64, email string, role Role) (*User, string, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
@@ -226,13 +228,50 @@ func (s *Service) NewLink(ctx context.Context, userID int64) (string, error) {
 	return LinkPath + token, nil
 }
 
-// UserByEmail finds a user by e-mail.
-func (s *Service) UserByEmail(ctx context.Context, email string) (*User, error) {
+// ManyCompanies: the address is a user of several companies; the
+// operator must say which (ticketctl's --company).
+type ManyCompanies struct {
+	Email     string
+	Companies []int64
+}
+
+func (e *ManyCompanies) Error() string {
+	ids := make([]string, len(e.Companies))
+	for i, id := range e.Companies {
+		ids[i] = fmt.Sprint(id)
+	}
+	return fmt.Sprintf("%s is a user of companies %s: give --company", e.Email, strings.Join(ids, ", "))
+}
+
+// UserByEmail finds the address's user of the company, or (companyID 0)
+// its only one: an address of several companies is ManyCompanies. For the
+// operator's ticketctl, which may name any company.
+func (s *Service) UserByEmail(ctx context.Context, email string, companyID int64) (*User, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
 		return nil, err
 	}
-	return userOf(store.GetCabinetUserByEmail(ctx, s.db, email))
+	all, err := store.CabinetUsersByEmail(ctx, s.db, email)
+	if err != nil {
+		return nil, err
+	}
+	var found []store.CabinetUser
+	for _, u := range all {
+		if companyID == 0 || u.CompanyID == companyID {
+			found = append(found, u)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("cabinet user %s: %w", email, errs.NotFound)
+	case 1:
+		return view(&found[0]), nil
+	}
+	many := &ManyCompanies{Email: email}
+	for _, u := range found {
+		many.Companies = append(many.Companies, u.CompanyID)
+	}
+	return nil, many
 }
 
 // newToken makes a link's token, 32 random bytes, and the hash that is
@@ -274,8 +313,10 @@ func CheckPassword(pw string) error {
 	return nil
 }
 
-// UseLink sets the user's password and spends the link; the client
-// address it was used from (addr) becomes the user's only known address.
+// UseLink sets the person's password, joins and signs in the link's
+// membership and spends the link; every session of the person ends (the
+// password changed), and the client address it was used from (addr)
+// becomes the person's only known address.
 // Using a link costs none of the sign-in budgets (it is no password
 // check: only the link's holder can use it, once), so nobody failing
 // passwords for the user's e-mail keeps the user from it; hashing the new
@@ -302,21 +343,47 @@ func (s *Service) UseLink(ctx context.Context, addr, token, password string) (*U
 }
 
 // SignIn checks e-mail and password from a client address (IPv6: its
-// /64). Every attempt spends, before the password is looked at, one
-// failure of the client's budget for this e-mail, one password check of
-// the client's budget, and one failure of the e-mail's budget from all
-// clients; a sign-in that succeeds gives back the two failures (not the
-// check). Past any of them the attempt is refused at once (ErrTooManyTries
-// with the wait): parallel attempts get no more password checks than the
-// budgets allow. The e-mail's budget does not apply from an address the
-// user signed in from within KnownAddressLifetime, so a stranger failing
-// passwords for the e-mail does not keep its owner out. The password check
-// itself (argon2id, 64 MiB) runs in one of a few slots, one at a time per
-// client; an attempt that cannot have one within busyWait is refused with
-// ErrBusy and costs nothing.
+// /64) and signs in the person's membership signed into last (the cabinet
+// offers the others: Switch). Every attempt spends, before the password
+// is looked at, one failure of the client's budget for this e-mail, one
+// password check of the client's budget, and one failure of the e-mail's
+// budget from all clients; a sign-in that succeeds gives back the two
+// failures (not the check). Past any of them the attempt is refused at
+// once (ErrTooManyTries with the wait): parallel attempts get no more
+// password checks than the budgets allow. The e-mail's budget does not
+// apply from an address the person signed in from within
+// KnownAddressLifetime, so a stranger failing passwords for the e-mail
+// does not keep its owner out. The password check itself (argon2id, 64
+// MiB) runs in one of a few slots, one at a time per client; an attempt
+// that cannot have one within busyWait is refused with ErrBusy and costs
+// nothing. A person with no membership to sign in as (every one removed,
+// or only invitations) is refused as a wrong password is.
 func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*User, time.Duration, error) {
-	email = strings.ToLower(strings.TrimSpace(email))
 	client := ratelimit.AddressGroup(addr)
+	return s.checkPassword(ctx, client, email, password, func(p *store.CabinetPerson) (*User, error) {
+		ms, err := store.ActiveCabinetMemberships(ctx, s.db, p.Email)
+		if err != nil {
+			return nil, err
+		}
+		if len(ms) == 0 {
+			return nil, ErrBadCredentials
+		}
+		if err := store.RecordCabinetSignIn(ctx, s.db, ms[0].ID, client, s.now()); err != nil {
+			return nil, err
+		}
+		return view(&ms[0].CabinetUser), nil
+	})
+}
+
+// checkPassword takes the sign-in budgets (see SignIn), checks the
+// password of the e-mail's person in a slot and, if it is right, runs
+// accepted in that slot: an ErrBadCredentials from it counts as a failure,
+// any other answer gives the failures back. The number of companies an
+// address belongs to changes nothing before accepted: one person, one
+// password check, as for an unknown address.
+func (s *Service) checkPassword(ctx context.Context, client, email, password string,
+	accepted func(p *store.CabinetPerson) (*User, error)) (*User, time.Duration, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
 	type spent struct {
 		b   ratelimit.Budget
 		key string
@@ -357,7 +424,7 @@ func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*Us
 		return nil, BusyRetry, err
 	}
 	defer release()
-	u, err := store.GetCabinetUserByEmail(ctx, s.db, email)
+	p, err := store.GetCabinetPerson(ctx, s.db, email)
 	switch {
 	case errors.Is(err, errs.NotFound):
 		s.compare(password, dummyHash)
@@ -365,19 +432,27 @@ func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*Us
 	case err != nil:
 		giveBack(true)
 		return nil, 0, err
-	case u.PasswordHash == nil:
+	case p.PasswordHash == nil:
 		s.compare(password, dummyHash)
 		return nil, 0, ErrBadCredentials
 	}
-	ok, hashParams, err := s.compare(password, *u.PasswordHash)
+	ok, hashParams, err := s.compare(password, *p.PasswordHash)
 	if err != nil {
 		giveBack(true)
-		return nil, 0, fmt.Errorf("check password of user %d: %w", u.ID, err)
+		return nil, 0, fmt.Errorf("check a person's password: %w", err)
 	}
-	if !ok || u.DisabledAt != nil {
-		// A disabled user's attempts count as failures: whether an
-		// account is disabled is not told apart from a wrong password.
+	if !ok {
 		return nil, 0, ErrBadCredentials
+	}
+	u, err := accepted(p)
+	if errors.Is(err, ErrBadCredentials) {
+		// A removed user's attempts count as failures: whether a
+		// membership is disabled is not told apart from a wrong password.
+		return nil, 0, err
+	}
+	if err != nil {
+		giveBack(true)
+		return nil, 0, err
 	}
 	giveBack(false)
 	if *hashParams != *params {
@@ -385,16 +460,13 @@ func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*Us
 		// still held, unless the password changed meanwhile.
 		hash, err := argon2id.CreateHash(password, params)
 		if err != nil {
-			return nil, 0, fmt.Errorf("hash password of user %d again: %w", u.ID, err)
+			return nil, 0, fmt.Errorf("hash a person's password again: %w", err)
 		}
-		if err := store.ReplacePasswordHash(ctx, s.db, u.ID, *u.PasswordHash, hash); err != nil {
+		if err := store.ReplacePasswordHash(ctx, s.db, p.Email, *p.PasswordHash, hash); err != nil {
 			return nil, 0, err
 		}
 	}
-	if err := store.RememberCabinetAddress(ctx, s.db, u.ID, client, s.now()); err != nil {
-		return nil, 0, err
-	}
-	return view(u), 0, nil
+	return u, 0, nil
 }
 
 // compare is the argon2id password check, counted (PasswordChecks); it
@@ -519,4 +591,48 @@ func (s *Service) Disable(ctx context.Context, userID int64) (*User, error) {
 // User returns a signed-in user by id (the session holds the id).
 func (s *Service) User(ctx context.Context, id int64) (*User, error) {
 	return userOf(store.GetCabinetUser(ctx, s.db, id))
+}
+
+// Membership is a company the signed-in person may switch to.
+type Membership struct {
+	UserID  int64
+	Company string
+	Role    Role
+}
+
+// Memberships lists the companies the user's person may sign in to (its
+// joined memberships not removed), the user's own first.
+func (s *Service) Memberships(ctx context.Context, u *User) ([]Membership, error) {
+	ms, err := store.ActiveCabinetMemberships(ctx, s.db, u.Email)
+	if err != nil {
+		return nil, err
+	}
+	out := []Membership{}
+	for _, m := range ms {
+		v := Membership{UserID: m.ID, Company: m.CompanyName, Role: Role(m.Role)}
+		if m.ID == u.ID {
+			out = append([]Membership{v}, out...)
+		} else {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// Switch signs the signed-in user's person in as its membership of
+// another company (targetID) from addr: the session proved the person,
+// and the target must be the same person's, joined and not removed (else
+// errs.NotFound, as for an unknown id).
+func (s *Service) Switch(ctx context.Context, addr string, u *User, targetID int64) (*User, error) {
+	t, err := store.GetCabinetUser(ctx, s.db, targetID)
+	if err != nil {
+		return nil, err
+	}
+	if t.Email != u.Email || t.JoinedAt == nil || t.DisabledAt != nil {
+		return nil, fmt.Errorf("switch to user %d: %w", targetID, errs.NotFound)
+	}
+	if err := store.RecordCabinetSignIn(ctx, s.db, t.ID, ratelimit.AddressGroup(addr), s.now()); err != nil {
+		return nil, err
+	}
+	return view(t), nil
 }

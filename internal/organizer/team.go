@@ -29,9 +29,9 @@ var (
 // Status is where a member stands in the team.
 type Status string
 
-// A member is invited until the password is set through the invitation's
-// link, then active; a removed member (or one disabled with ticketctl) is
-// disabled.
+// A member is invited until the invitation's link is used, then active
+// (a person's password set for another company changes nothing here); a
+// removed member (or one disabled with ticketctl) is disabled.
 const (
 	StatusActive   Status = "active"
 	StatusInvited  Status = "invited"
@@ -68,7 +68,7 @@ func (s *Service) Team(ctx context.Context, companyID int64) ([]Member, error) {
 		switch {
 		case r.DisabledAt != nil:
 			m.Status = StatusDisabled
-		case !r.PasswordSet:
+		case !r.Joined:
 			m.Status, m.InvitationExpiresAt = StatusInvited, r.LinkExpiresAt
 		}
 		out[i] = m
@@ -85,9 +85,11 @@ type Invitation struct {
 }
 
 // Invite adds a user with the role to the inviter's company, or takes back
-// one the company removed, with a one-time link (LinkLifetime) to set a
-// password and sign in. An e-mail another company's user has is
-// ErrEmailTaken (which company is not told); a member's, ErrAlreadyMember.
+// one the company removed, with a one-time link (LinkLifetime) to set the
+// person's password and join. A member's e-mail is ErrAlreadyMember;
+// whether the address is a user of another company changes nothing: the
+// same answer, by the same statements, and that company's membership
+// stays as it was.
 func (s *Service) Invite(ctx context.Context, by *User, email string, role Role) (*Invitation, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
@@ -136,21 +138,24 @@ func (s *Service) Remove(ctx context.Context, companyID, userID int64) (*User, e
 
 // ChangePassword checks the signed-in user's current password (as a
 // sign-in from addr does, with its budgets: ErrBadCredentials,
-// ErrTooManyTries with the wait, ErrBusy) and sets the new one. The user's
-// other sessions end; the returned user holds the session version the
-// current session must take to stay signed in.
+// ErrTooManyTries with the wait, ErrBusy) and sets the new one: the
+// person's, in every company. The person's other sessions end; the
+// returned user holds the session version the current session must take
+// to stay signed in.
 func (s *Service) ChangePassword(ctx context.Context, addr string, u *User, current, next string) (*User, time.Duration, error) {
 	if err := CheckPassword(next); err != nil {
 		return nil, 0, err
 	}
-	checked, wait, err := s.SignIn(ctx, addr, u.Email, current)
+	client := ratelimit.AddressGroup(addr)
+	_, wait, err := s.checkPassword(ctx, client, u.Email, current, func(p *store.CabinetPerson) (*User, error) {
+		// The person's address, not a sign-in of any membership: the
+		// team pages' last sign-in stays as it was.
+		return u, store.RememberCabinetAddress(ctx, s.db, p.Email, client, s.now())
+	})
 	if err != nil {
 		return nil, wait, err
 	}
-	if checked.ID != u.ID {
-		return nil, 0, ErrBadCredentials
-	}
-	release, err := s.enter(ctx, ratelimit.AddressGroup(addr))
+	release, err := s.enter(ctx, client)
 	if err != nil {
 		return nil, BusyRetry, err
 	}
@@ -193,7 +198,7 @@ func RoleSummary(r Role) string {
 	case RoleDoor:
 		return "check-in only"
 	case RoleDeveloper:
-		return "API keys, request log, webhooks"
+		return "API keys (production: catalog and webhook reading only), request log, webhooks"
 	}
 	return ""
 }
