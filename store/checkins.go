@@ -244,7 +244,7 @@ func TicketDoorState(status states.TicketStatus, orderStatus states.OrderStatus)
 	switch {
 	case status == states.TicketRefunded || orderStatus == states.OrderCancelled || orderStatus == states.OrderRefunded:
 		return states.DoorVoid
-	case orderStatus != states.OrderPaid && orderStatus != states.OrderPartiallyRefunded:
+	case !orderStatus.TicketsValid():
 		return states.DoorNotPaid
 	}
 	return states.DoorValid

@@ -82,13 +82,13 @@ const validTickets = `
 	SELECT t.id, t.number, t.checked_in_at, t.inside, i.category_id
 	FROM orders o JOIN tickets t ON t.order_id = o.id
 	JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
-	WHERE o.company_id = ? AND o.event_id = ? AND o.is_test = ? AND o.status IN (?, ?) AND t.status = ?`
+	WHERE o.company_id = ? AND o.event_id = ? AND o.is_test = ? AND o.status IN (?) AND t.status = ?`
 
 // GetCheckInFigures reads an event's door figures in one snapshot: per
 // category, per gate, arrivals per Bin, and the conflicts.
 func GetCheckInFigures(ctx context.Context, db *bun.DB, f CheckInFilter) (*CheckInFigures, error) {
 	out := &CheckInFigures{}
-	valid := []any{f.CompanyID, f.EventID, f.IsTest, states.OrderPaid, states.OrderPartiallyRefunded, states.TicketActive}
+	valid := []any{f.CompanyID, f.EventID, f.IsTest, bun.In(states.TicketsValidStatuses), states.TicketActive}
 	err := db.RunInTx(ctx, &sqlRepeatableRead, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewRaw(`
 			WITH v AS (`+validTickets+`)

@@ -102,7 +102,7 @@ func applyPayment(ctx context.Context, tx bun.Tx, p *Payment, newBarcode func(sa
 		return states.ReturnOtherPayment, nil
 	case o.Amount != p.Amount || o.Currency != p.Currency:
 		return states.ReturnAmountMismatch, nil
-	case o.Status == states.OrderPaid || o.Status == states.OrderPartiallyRefunded || o.Status == states.OrderRefunded:
+	case o.Status.Sold():
 		// Paid before payments were recorded (the same payment, as checked
 		// above): it is the one that paid.
 		return "", nil

@@ -72,7 +72,7 @@ func refundSelection(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int6
 // chooseTickets are the tickets a refund of ticketIDs (none: every active
 // one) voids, locked against a scan at the door meanwhile.
 func chooseTickets(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64) ([]ticketPrice, error) {
-	if o.Status != states.OrderPaid && o.Status != states.OrderPartiallyRefunded {
+	if !o.Status.TicketsValid() {
 		return nil, &errs.StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: string(o.Status)}
 	}
 	var all []ticketPrice

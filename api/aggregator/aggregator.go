@@ -28,12 +28,12 @@ import (
 // aggregatorStatus maps a reservation and the order made from it (if any)
 // to the aggregator's lifecycle.
 func aggregatorStatus(reservation states.ReservationStatus, order states.OrderStatus) states.AggregatorStatus {
-	switch order {
-	case states.OrderPaid, states.OrderPartiallyRefunded:
+	switch {
+	case order.TicketsValid():
 		return states.AggregatorApproved
-	case states.OrderPendingPayment:
+	case order == states.OrderPendingPayment:
 		return states.AggregatorReserved
-	case states.OrderCancelled, states.OrderRefunded:
+	case order == states.OrderCancelled, order == states.OrderRefunded:
 		return states.AggregatorCancelled
 	}
 	switch reservation {

@@ -107,7 +107,7 @@ func (s *Service) GetOrder(ctx context.Context, companyID, orderID int64) (*Acti
 // Refundable, Resendable and Cancellable say why the order's state does
 // not allow the action ("": it does).
 func Refundable(o *store.Order) string {
-	if o.Status != states.OrderPaid && o.Status != states.OrderPartiallyRefunded {
+	if !o.Status.TicketsValid() {
 		return fmt.Sprintf("Order %d is %s: only a paid order's tickets can be refunded.", o.ID, Words(o.Status))
 	}
 	return ""
@@ -118,7 +118,7 @@ func Resendable(o *store.Order) string {
 	switch {
 	case o.IsTest:
 		return fmt.Sprintf("Order %d is a sandbox (test) order: its tickets are never e-mailed.", o.ID)
-	case o.Status != states.OrderPaid && o.Status != states.OrderPartiallyRefunded:
+	case !o.Status.TicketsValid():
 		return fmt.Sprintf("Order %d is %s: only a paid order's tickets are e-mailed.", o.ID, Words(o.Status))
 	}
 	return ""
@@ -130,7 +130,7 @@ func Cancellable(o *store.Order) string {
 		return ""
 	}
 	why := fmt.Sprintf("Order %d is %s: only an unpaid order can be cancelled.", o.ID, Words(o.Status))
-	if o.Status == states.OrderPaid || o.Status == states.OrderPartiallyRefunded || o.PaymentAcceptedAt != nil {
+	if o.Status.TicketsValid() || o.PaymentAcceptedAt != nil {
 		why += " Refund its tickets instead."
 	}
 	return why

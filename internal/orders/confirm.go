@@ -222,7 +222,7 @@ func (s *Service) cancel(ctx context.Context, companyID int64, isTest bool, id i
 	switch {
 	case o.Status == states.OrderCancelled:
 		return s.View(o), changed, nil
-	case o.Status == states.OrderPaid, o.Status == states.OrderPartiallyRefunded, o.PaymentAcceptedAt != nil:
+	case o.Status.TicketsValid(), o.PaymentAcceptedAt != nil:
 		// A payment accepted by a confirm pays the order: refund it then.
 		return nil, false, fmt.Errorf("order %d: %w", id, errs.OrderPaid)
 	default:

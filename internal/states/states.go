@@ -7,6 +7,8 @@
 // status forbids is errs.StateError.
 package states
 
+import "slices"
+
 // ReservationStatus is a hold's status. A reserved hold past its deadline
 // reads as expired even before its workflow records it.
 type ReservationStatus string
@@ -31,8 +33,20 @@ const (
 
 // Sold tells whether the order was paid (refunds since included).
 func (s OrderStatus) Sold() bool {
-	return s == OrderPaid || s == OrderPartiallyRefunded || s == OrderRefunded
+	return s == OrderRefunded || s.TicketsValid()
 }
+
+// TicketsValid tells whether the order's active tickets are good: it is
+// paid and not wholly refunded. Only such tickets admit at the door, may
+// be refunded and are e-mailed; every path asks this (SQL through
+// TicketsValidStatuses).
+func (s OrderStatus) TicketsValid() bool {
+	return slices.Contains(TicketsValidStatuses, s)
+}
+
+// TicketsValidStatuses are the order statuses whose active tickets are
+// good (TicketsValid), for a query's IN list.
+var TicketsValidStatuses = []OrderStatus{OrderPaid, OrderPartiallyRefunded}
 
 // CancelReason says why an order was cancelled.
 type CancelReason string

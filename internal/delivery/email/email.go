@@ -12,7 +12,6 @@ import (
 
 	"github.com/ticketsales/ticketsales/internal/delivery"
 	"github.com/ticketsales/ticketsales/internal/mail"
-	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 // Tickets composes the e-mail that brings a production order its
@@ -45,7 +44,7 @@ func compose(ctx context.Context, db bun.IDB, links delivery.Links, orderID int6
 	if o.IsTest || (o.EmailedAt != nil && resendID == "") {
 		return nil, nil
 	}
-	if resendID != "" && o.Status != states.OrderPaid && o.Status != states.OrderPartiallyRefunded {
+	if resendID != "" && !o.Status.TicketsValid() {
 		// Refunded or cancelled since the organizer asked: its tickets
 		// are void, and an e-mail bringing them would mislead the buyer.
 		return nil, nil
