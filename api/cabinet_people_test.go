@@ -1,11 +1,14 @@
 package api_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,9 +35,10 @@ func memberRow(t *testing.T, b *browserless, email string) string {
 // TestCabinetAddressInTwoCompanies: an address that is a user of one
 // company is invited by another exactly as an address nobody uses is: the
 // same answer, notice and row, nothing of the other company. The person
-// accepts, keeps the first company, signs in once with one password and
-// moves between the two; each company's team page shows only its own
-// membership, and being removed from one leaves the other.
+// accepts with the password they have, keeps the first company and its
+// session, signs in once with one password and moves between the two;
+// each company's team page shows only its own membership, and being
+// removed from one leaves the other.
 func TestCabinetAddressInTwoCompanies(t *testing.T) {
 	s := testenv.NewStack(t)
 	rival := s.Company(t, "Secret Rival Ltd")
@@ -75,7 +79,8 @@ func TestCabinetAddressInTwoCompanies(t *testing.T) {
 	// The person accepts in another browser: a developer of Acme.
 	newcomer := newBrowserless(t, base, nil)
 	link := lastInvitation(t, outbox, "pat@shared.test")
-	if p := newcomer.get(link); !strings.Contains(p.Body, "Acme") || strings.Contains(p.Body, "Secret Rival") {
+	if p := newcomer.get(link); !strings.Contains(p.Body, "Acme") || strings.Contains(p.Body, "Secret Rival") ||
+		!strings.Contains(p.Body, `id="accept"`) || strings.Contains(p.Body, "password_again") {
 		t.Fatalf("the invitation's page:\n%s", p.Body)
 	}
 	if to := newcomer.accept(link); to != "/cabinet/keys" {
@@ -84,12 +89,12 @@ func TestCabinetAddressInTwoCompanies(t *testing.T) {
 	if p := newcomer.get("/cabinet/keys"); !strings.Contains(p.Body, "pat@shared.test · developer") {
 		t.Fatalf("after accepting:\n%.1500s", p.Body)
 	}
-	// The password chosen is the person's: sessions opened with the old
-	// one end, and the old one no longer signs in.
-	if p := person.get("/cabinet/report"); p.URL.Path != "/cabinet/signin" {
-		t.Fatalf("the session of the old password: %d %s", p.Status, p.URL)
+	// The invitation took the person's password and changed nothing of
+	// it: the other company's session goes on.
+	if p := person.get("/cabinet/report"); p.Status != 200 || !strings.Contains(p.Body, "pat@shared.test · owner") {
+		t.Fatalf("the other company's session after accepting: %d %s", p.Status, p.URL)
 	}
-	if p := person.signIn("pat@shared.test", cabinetPassword+"-old"); p.Status != http.StatusUnauthorized {
+	if p := newBrowserless(t, base, nil).signIn("pat@shared.test", cabinetPassword+"-old"); p.Status != http.StatusUnauthorized {
 		t.Fatalf("a wrong password: %d", p.Status)
 	}
 
@@ -137,8 +142,10 @@ func TestCabinetAddressInTwoCompanies(t *testing.T) {
 }
 
 // TestCabinetSwitchInBrowser: in Chromium, a person in two companies'
-// teams sees the other on Account and switches to it; the account page
-// fits 1280 and 390 px (screenshots account-two-organizers-*.png).
+// teams, who accepted the second invitation with the password set for the
+// first, sees the other on Account and switches to it; the invitation's
+// page and the account page fit 1280 and 390 px (screenshots
+// accept-existing-password-*.png, account-two-organizers-*.png).
 func TestCabinetSwitchInBrowser(t *testing.T) {
 	s := testenv.NewStack(t)
 	rival := s.Company(t, "Secret Rival Ltd, a company with a rather long registered name")
@@ -159,14 +166,16 @@ func TestCabinetSwitchInBrowser(t *testing.T) {
 		}
 		return strings.TrimSpace(v)
 	}
-	for _, link := range []string{
-		cabinetUserAs(t, s, base, rival, "pat@shared.test", organizer.RoleOwner),
-		cabinetUserAs(t, s, base, acme, "pat@shared.test", organizer.RoleDeveloper),
-	} {
-		run("use a link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#password")),
-			chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword), chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword),
-			chromedp.Click(chromedp.CSS("#set-password")), chromedp.WaitVisible(chromedp.CSS(".who")))
-	}
+	run("set the password", chromedp.Navigate(cabinetUserAs(t, s, base, rival, "pat@shared.test", organizer.RoleOwner)),
+		chromedp.WaitVisible(chromedp.CSS("#password")),
+		chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword), chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword),
+		chromedp.Click(chromedp.CSS("#set-password")), chromedp.WaitVisible(chromedp.CSS(".who")))
+	// The second company's invitation asks for that password.
+	run("accept with it", chromedp.Navigate(cabinetUserAs(t, s, base, acme, "pat@shared.test", organizer.RoleDeveloper)),
+		chromedp.WaitVisible(chromedp.CSS("#accept")))
+	pageFits(t, ctx, "accept-existing-password", nil)
+	run("accept", chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword),
+		chromedp.Click(chromedp.CSS("#accept")), chromedp.WaitVisible(chromedp.CSS(".who")))
 	if got := text(".who"); got != "pat@shared.test · developer" {
 		t.Fatalf("signed in as %q", got)
 	}
@@ -181,5 +190,275 @@ func TestCabinetSwitchInBrowser(t *testing.T) {
 	}
 	if got := text(".who"); got != "pat@shared.test · owner" {
 		t.Fatalf("after switching, signed in as %q", got)
+	}
+}
+
+// personState is what accepting or refusing a link may change of the
+// person with the e-mail: the password, every membership's joining,
+// session version and last sign-in, and the unused links.
+func personState(t *testing.T, s *testenv.Stack, email string) string {
+	t.Helper()
+	var state string
+	if err := s.DB.NewRaw(`SELECT concat_ws('|', p.password_hash,
+			(SELECT string_agg(ROW(u.id, u.joined_at, u.session_version, u.last_sign_in_at)::text, ',' ORDER BY u.id) FROM cabinet_users u WHERE u.email = p.email),
+			(SELECT string_agg(encode(l.token_hash, 'hex'), ',' ORDER BY l.token_hash) FROM cabinet_signin_links l
+				JOIN cabinet_users u ON u.id = l.user_id WHERE u.email = p.email AND l.used_at IS NULL))
+		FROM cabinet_people p WHERE p.email = ?`, email).Scan(context.Background(), &state); err != nil {
+		t.Fatalf("the state of %s: %v", email, err)
+	}
+	return state
+}
+
+// TestCabinetInvitationAsksForTheExistingPassword: an invitation from
+// another company to an address that has a password asks for that
+// password and sets none. Whoever holds the link and not the password (a
+// forwarded e-mail) gets 401 for a new password or a wrong one, joins
+// nothing and changes nothing of the person; the attempts are sign-in
+// attempts, checked by the same argon2id check and counted in the same
+// budgets (the sixth from one client is 429, for signing in too). The
+// person, with their password, joins; their other company's session goes
+// on and the password stays. A new address still chooses a password.
+func TestCabinetInvitationAsksForTheExistingPassword(t *testing.T) {
+	s := testenv.NewStack(t)
+	ctx := context.Background()
+	rival := s.Company(t, "Secret Rival Ltd")
+	acme := s.Company(t, "Acme")
+	srv, users := cabinetServer(t, s)
+	const home = "198.51.100.7" // where the person works
+	person := newBrowserless(t, srv.URL, fromAddr(home))
+	person.setPassword(cabinetUser(t, s, srv.URL, rival, "pat@shared.test"))
+	newBrowserless(t, srv.URL, nil).setPassword(cabinetUser(t, s, srv.URL, acme, "owner@acme.test"))
+	by, err := users.User(ctx, memberID(t, s, "owner@acme.test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := users.Invite(ctx, by, "pat@shared.test", organizer.RoleDeveloper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := srv.URL + inv.Path
+	before := personState(t, s, "pat@shared.test")
+
+	// The page asks for the address's password, once, and names nothing
+	// of the other company.
+	holder := newBrowserless(t, srv.URL, fromAddr("203.0.113.9"))
+	if p := holder.get(link); p.Status != 200 || !strings.Contains(p.Body, `id="accept"`) || !strings.Contains(p.Body, `autocomplete="current-password"`) ||
+		strings.Contains(p.Body, "password_again") || strings.Contains(p.Body, "Secret Rival") || !strings.Contains(p.Body, "Acme") {
+		t.Fatalf("the invitation's page: %d\n%s", p.Status, p.Body)
+	}
+	// A new password (the old page's form, sent by hand) and wrong ones:
+	// refused as a wrong password, nothing joined or changed.
+	checks := users.PasswordChecks()
+	for i, pw := range []string{"a brand new password", "a brand new password", "wrong password 1", "wrong password 2", "wrong password 3"} {
+		// post, not send: send's client does not come from the holder's
+		// address.
+		if p := holder.post(inv.Path, url.Values{"password": {pw}, "password_again": {pw}}); p.Status != http.StatusUnauthorized ||
+			!strings.Contains(p.Body, "Wrong password") || p.URL.Path != inv.Path {
+			t.Fatalf("attempt %d with a password not the address's: %d %s\n%.500s", i, p.Status, p.URL, p.Body)
+		}
+	}
+	if got := users.PasswordChecks() - checks; got != 5 {
+		t.Fatalf("%d password checks for 5 attempts, want 5 (the sign-in's check)", got)
+	}
+	if got := personState(t, s, "pat@shared.test"); got != before {
+		t.Fatalf("refused attempts changed the person:\n%s\n%s", before, got)
+	}
+	// The sixth, even the right password, and a sign-in from that client:
+	// the sign-in budget is spent (429 with a wait), no password checked.
+	if p := holder.post(inv.Path, url.Values{"password": {cabinetPassword}}); p.Status != http.StatusTooManyRequests || p.Header.Get("Retry-After") == "" {
+		t.Fatalf("a sixth attempt from one client: %d, want 429 with Retry-After", p.Status)
+	}
+	if st := signInFrom(t, srv.URL, "203.0.113.9", "pat@shared.test", cabinetPassword); st != http.StatusTooManyRequests {
+		t.Fatalf("signing in after the link's failures: %d, want 429 (one budget)", st)
+	}
+	if got := users.PasswordChecks() - checks; got != 5 || personState(t, s, "pat@shared.test") != before {
+		t.Fatalf("refused attempts checked %d passwords or changed the person", got)
+	}
+	if p := person.get("/cabinet/report"); p.Status != 200 || !strings.Contains(p.Body, "pat@shared.test · owner") {
+		t.Fatalf("the person's session after the refused attempts: %d %s", p.Status, p.URL)
+	}
+
+	// The person, with their password: joined as a developer of Acme.
+	newcomer := newBrowserless(t, srv.URL, fromAddr(home))
+	if p := newcomer.post(link, url.Values{"password": {cabinetPassword}}); p.Status != 200 || p.URL.Path != "/cabinet/keys" {
+		t.Fatalf("accepting with the password: %d %s", p.Status, p.URL)
+	}
+	var hashBefore, hashAfter string
+	if err := s.DB.NewRaw("SELECT split_part(?, '|', 1), password_hash FROM cabinet_people WHERE email = 'pat@shared.test'", before).
+		Scan(ctx, &hashBefore, &hashAfter); err != nil || hashBefore != hashAfter {
+		t.Fatalf("accepting changed the password (%v)", err)
+	}
+	if p := person.get("/cabinet/report"); p.Status != 200 || !strings.Contains(p.Body, "pat@shared.test · owner") {
+		t.Fatalf("the other company's session after accepting: %d %s", p.Status, p.URL)
+	}
+	if p := newcomer.get("/cabinet/keys"); p.Status != 200 || !strings.Contains(p.Body, "pat@shared.test · developer") {
+		t.Fatalf("after accepting: %d %s", p.Status, p.URL)
+	}
+	if p := holder.get(link); p.Status != http.StatusNotFound {
+		t.Fatalf("the invitation after it was accepted: %d", p.Status)
+	}
+
+	// A new address still chooses its password.
+	fresh, err := users.Invite(ctx, by, "new@fresh.test", organizer.RoleSupport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowserless(t, srv.URL, nil)
+	if p := b.get(fresh.Path); p.Status != 200 || !strings.Contains(p.Body, `id="password_again"`) || strings.Contains(p.Body, `id="accept"`) {
+		t.Fatalf("a new address's invitation: %d\n%s", p.Status, p.Body)
+	}
+	if to := b.accept(srv.URL + fresh.Path); to != "/cabinet/orders" {
+		t.Fatalf("the new support user is sent to %s", to)
+	}
+	if st := signInFrom(t, srv.URL, "192.0.2.10", "new@fresh.test", cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("the new person signing in with the password chosen: %d", st)
+	}
+}
+
+// TestCabinetNewPasswordSpendsResetLinks: a password changed on Account,
+// or set through a lost-password link, spends every pending lost-password
+// link of the person, in every company. Another company's pending
+// invitation keeps working (its owner would see it go), but it is no
+// reset: it asks for the new password, and the old one is refused.
+func TestCabinetNewPasswordSpendsResetLinks(t *testing.T) {
+	s := testenv.NewStack(t)
+	ctx := context.Background()
+	rival := s.Company(t, "Rival")
+	acme := s.Company(t, "Acme")
+	third := s.Company(t, "Third")
+	srv, users := cabinetServer(t, s)
+	person := newBrowserless(t, srv.URL, fromAddr("198.51.100.7"))
+	person.setPassword(cabinetUser(t, s, srv.URL, rival, "pat@shared.test"))
+	newBrowserless(t, srv.URL, fromAddr("198.51.100.7")).accept(cabinetUserAs(t, s, srv.URL, acme, "pat@shared.test", organizer.RoleDeveloper))
+	// A pending invitation of a third company.
+	thirdLink := cabinetUserAs(t, s, srv.URL, third, "pat@shared.test", organizer.RoleFinance)
+	memberships := map[string]int64{}
+	for _, c := range []struct {
+		name string
+		id   int64
+	}{{"rival", rival}, {"acme", acme}} {
+		var id int64
+		if err := s.DB.NewRaw("SELECT id FROM cabinet_users WHERE email = 'pat@shared.test' AND company_id = ?", c.id).Scan(ctx, &id); err != nil {
+			t.Fatal(err)
+		}
+		memberships[c.name] = id
+	}
+	resetLinks := func() (string, string) {
+		t.Helper()
+		var out []string
+		for _, name := range []string{"rival", "acme"} {
+			path, err := users.NewLink(ctx, memberships[name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, srv.URL+path)
+		}
+		return out[0], out[1]
+	}
+
+	// Changed on Account: both lost-password links are spent.
+	rivalReset, acmeReset := resetLinks()
+	const changed = "a changed password 1"
+	if p := person.signIn("pat@shared.test", cabinetPassword); p.Status != 200 {
+		t.Fatalf("signing in: %d %s", p.Status, p.URL)
+	}
+	if p := person.post("/cabinet/account/password", url.Values{"current_password": {cabinetPassword}, "password": {changed},
+		"password_again": {changed}}); p.Status != 200 || !strings.Contains(p.Body, "pat@shared.test · ") || strings.Contains(p.Body, `id="message"`) {
+		t.Fatalf("changing the password: %d %s", p.Status, p.URL)
+	}
+	for _, l := range []string{rivalReset, acmeReset} {
+		if p := newBrowserless(t, srv.URL, nil).get(l); p.Status != http.StatusNotFound {
+			t.Fatalf("a lost-password link after the password changed: %d", p.Status)
+		}
+	}
+	// The third company's invitation still works, with the new password
+	// only: it never sets one.
+	invitee := newBrowserless(t, srv.URL, fromAddr("198.51.100.7"))
+	if p := invitee.get(thirdLink); p.Status != 200 || !strings.Contains(p.Body, `id="accept"`) {
+		t.Fatalf("the pending invitation after the change: %d\n%.2000s", p.Status, p.Body)
+	}
+	before := personState(t, s, "pat@shared.test")
+	if p := invitee.post(thirdLink, url.Values{"password": {cabinetPassword}, "password_again": {cabinetPassword}}); p.Status != http.StatusUnauthorized ||
+		personState(t, s, "pat@shared.test") != before {
+		t.Fatalf("the invitation with the old password: %d (the person changed: %v)", p.Status, personState(t, s, "pat@shared.test") != before)
+	}
+	if p := invitee.post(thirdLink, url.Values{"password": {changed}}); p.Status != 200 || p.URL.Path != "/cabinet/report" ||
+		!strings.Contains(p.Body, "pat@shared.test · finance") {
+		t.Fatalf("the invitation with the new password: %d %s", p.Status, p.URL)
+	}
+	if st := signInFrom(t, srv.URL, "192.0.2.10", "pat@shared.test", changed); st != http.StatusSeeOther {
+		t.Fatalf("the changed password after accepting: %d", st)
+	}
+
+	// Set through a lost-password link: the other one is spent.
+	rivalReset, acmeReset = resetLinks()
+	reset := newBrowserless(t, srv.URL, nil)
+	if p := reset.get(acmeReset); p.Status != 200 || !strings.Contains(p.Body, `id="password_again"`) {
+		t.Fatalf("a lost-password link's page: %d\n%.2000s", p.Status, p.Body)
+	}
+	reset.accept(acmeReset)
+	if p := newBrowserless(t, srv.URL, nil).get(rivalReset); p.Status != http.StatusNotFound {
+		t.Fatalf("the other company's lost-password link after a reset: %d", p.Status)
+	}
+	if st := signInFrom(t, srv.URL, "192.0.2.11", "pat@shared.test", cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("the password the reset set: %d", st)
+	}
+}
+
+// TestCabinetTwoInvitationsOfANewPersonAtOnce: a new address invited by
+// two companies accepts both at once, with two passwords: one sets the
+// password and joins; the other, which finds a password by then, joins
+// nothing and sets nothing (asked for that password: a wrong one, or one
+// set while it was hashing its own). Many rounds, so both orders occur.
+func TestCabinetTwoInvitationsOfANewPersonAtOnce(t *testing.T) {
+	s := testenv.NewStack(t)
+	ctx := context.Background()
+	a, b := s.Company(t, "A"), s.Company(t, "B")
+	users := organizer.New(s.DB, nil, organizer.Limits{PasswordChecks: 2})
+	for round := range 4 {
+		email := fmt.Sprintf("new-%d@both.test", round)
+		tokens := []string{}
+		for _, company := range []int64{a, b} {
+			_, path, err := users.CreateUser(ctx, company, email, organizer.RoleSupport)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tokens = append(tokens, strings.TrimPrefix(path, organizer.LinkPath))
+		}
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i := range tokens {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _, errs[i] = users.UseLink(ctx, fmt.Sprintf("192.0.2.%d", i+1), tokens[i], fmt.Sprintf("password number %d", i))
+			}()
+		}
+		wg.Wait()
+		won := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && won < 0:
+				won = i
+			case err == nil:
+				t.Fatalf("round %d: both invitations set a password", round)
+			case !errors.Is(err, organizer.ErrExistingPassword) && !errors.Is(err, organizer.ErrBadCredentials):
+				t.Fatalf("round %d: invitation %d: %v", round, i, err)
+			}
+		}
+		if won < 0 {
+			t.Fatalf("round %d: neither invitation was accepted: %v", round, errs)
+		}
+		var joined int
+		if err := s.DB.NewRaw("SELECT count(*) FROM cabinet_users WHERE email = ? AND joined_at IS NOT NULL", email).Scan(ctx, &joined); err != nil || joined != 1 {
+			t.Fatalf("round %d: %d memberships joined (%v), want 1", round, joined, err)
+		}
+		if _, _, err := users.SignIn(ctx, "198.51.100.1", email, fmt.Sprintf("password number %d", won)); err != nil {
+			t.Fatalf("round %d: the winner's password does not sign in: %v", round, err)
+		}
+		// The other invitation still works, with that password.
+		if _, _, err := users.UseLink(ctx, "198.51.100.1", tokens[1-won], fmt.Sprintf("password number %d", won)); err != nil {
+			t.Fatalf("round %d: the other invitation with the password set: %v", round, err)
+		}
 	}
 }

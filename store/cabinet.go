@@ -188,12 +188,27 @@ func newPassword(ctx context.Context, tx bun.IDB, email, passwordHash string, no
 	return err
 }
 
+// Errors of using a sign-in link.
+var (
+	// ErrPasswordSet: the link is an invitation of a person who has a
+	// password; it joins with that password (JoinWithSignInLink) and sets
+	// none.
+	ErrPasswordSet = errors.New("the person has a password: the invitation does not set one")
+	// ErrPasswordChanged: the person's password is no longer the one
+	// checked.
+	ErrPasswordChanged = errors.New("the person's password changed since it was checked")
+)
+
 // UseSignInLink spends the link, sets the person's password hash, joins
 // the link's membership and signs it in, in one transaction: of two
 // submits of the same link only one succeeds. It spends the membership's
 // other links (and the person's lost-password links: spendPersonLinks)
 // and ends the person's sessions (newPassword); the address the link was
-// used from becomes the person's only known address.
+// used from becomes the person's only known address. An invitation (a
+// membership not joined) of a person who has a password sets none:
+// ErrPasswordSet, nothing changed. The person's row is locked first, so
+// of two invitations of a new person accepted at once one sets the
+// password and the other is refused.
 func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHash, address string, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -205,8 +220,14 @@ func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHa
 			return notFound(err, "sign-in link")
 		}
 		var email string
-		if err := tx.NewRaw("SELECT email FROM cabinet_users WHERE id = ?", userID).Scan(ctx, &email); err != nil {
+		var joined, hasPassword bool
+		if err := tx.NewRaw(`SELECT u.email, u.joined_at IS NOT NULL, p.password_hash IS NOT NULL
+			FROM cabinet_users u JOIN cabinet_people p ON p.email = u.email WHERE u.id = ? FOR UPDATE OF p`, userID).
+			Scan(ctx, &email, &joined, &hasPassword); err != nil {
 			return err
+		}
+		if !joined && hasPassword {
+			return ErrPasswordSet
 		}
 		if err := spendPersonLinks(ctx, tx, email, userID, now); err != nil {
 			return err
@@ -225,6 +246,47 @@ func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHa
 	})
 	if err != nil {
 		return nil, fmt.Errorf("use sign-in link: %w", err)
+	}
+	return u, nil
+}
+
+// JoinWithSignInLink spends an invitation's link of the person email and
+// joins and signs in its membership, in one transaction, if the person's
+// password hash is still checkedHash (the password just checked; else
+// ErrPasswordChanged, nothing changed): the password stays, so no session
+// ends and no other link is spent but the membership's own. The address
+// it was used from is remembered as a sign-in's is. A link that is not
+// the person's, used, expired or of a removed user is errs.NotFound.
+func JoinWithSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, email, checkedHash, address string, now time.Time) (*CabinetUser, error) {
+	u := new(CabinetUser)
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var userID int64
+		err := tx.NewRaw(`UPDATE cabinet_signin_links l SET used_at = ? FROM cabinet_users u
+			WHERE l.token_hash = ? AND l.used_at IS NULL AND l.expires_at > ? AND u.id = l.user_id AND u.disabled_at IS NULL
+				AND u.email = ?
+			RETURNING l.user_id`, now, tokenHash, now, email).Scan(ctx, &userID)
+		if err != nil {
+			return notFound(err, "sign-in link")
+		}
+		var current *string
+		if err := tx.NewRaw("SELECT password_hash FROM cabinet_people WHERE email = ? FOR UPDATE", email).Scan(ctx, &current); err != nil {
+			return err
+		}
+		if current == nil || *current != checkedHash {
+			return ErrPasswordChanged
+		}
+		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
+			now, userID).Exec(ctx); err != nil {
+			return err
+		}
+		if err := tx.NewRaw(`UPDATE cabinet_users SET joined_at = coalesce(joined_at, ?), last_sign_in_at = ? WHERE id = ? RETURNING *`,
+			now, now, userID).Scan(ctx, u); err != nil {
+			return err
+		}
+		return RememberCabinetAddress(ctx, tx, email, address, now)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("join with a sign-in link: %w", err)
 	}
 	return u, nil
 }

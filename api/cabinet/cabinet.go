@@ -372,53 +372,84 @@ func (c *cabinet) linkFailed(w http.ResponseWriter, r *http.Request, err error) 
 }
 
 func (c *cabinet) linkPage(w http.ResponseWriter, r *http.Request) {
-	u, err := c.Users.LinkUser(r.Context(), r.PathValue("token"))
+	l, err := c.Users.Link(r.Context(), r.PathValue("token"))
 	if err != nil {
 		c.linkFailed(w, r, err)
 		return
 	}
-	c.render(w, r, http.StatusOK, "link", c.linkData(r, u))
+	c.render(w, r, http.StatusOK, "link", c.linkData(r, l))
 }
 
-// linkView tells an invited user whose team the link joins, as what.
+// linkView tells an invited user whose team the link joins, as what, and
+// whether the link asks for the password the address has.
 type linkView struct {
-	Invited bool
-	Company string
-	Role    organizer.Role
+	Invited          bool
+	Company          string
+	Role             organizer.Role
+	ExistingPassword bool
 }
 
-// linkData is the link page's data for the link's user.
-func (c *cabinet) linkData(r *http.Request, u *organizer.User) pageData {
+// linkData is the link page's data for the link.
+func (c *cabinet) linkData(r *http.Request, l *organizer.Link) pageData {
+	u := l.User
+	v := linkView{ExistingPassword: l.ExistingPassword}
 	data := pageData{Title: "Set your password", Email: u.Email, MinPassword: organizer.MinPasswordLength}
+	if l.ExistingPassword {
+		data.Title = "Accept the invitation"
+	}
 	if !u.Joined {
 		company, err := c.Users.CompanyName(r.Context(), u.CompanyID)
 		if err == nil {
-			data.Data = linkView{Invited: true, Company: company, Role: u.Role}
+			v.Invited, v.Company, v.Role = true, company, u.Role
 		}
 	}
+	data.Data = v
 	return data
 }
 
 func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 	token := r.PathValue("token")
 	pw, again := r.PostFormValue("password"), r.PostFormValue("password_again")
-	u, err := c.Users.LinkUser(r.Context(), token)
+	l, err := c.Users.Link(r.Context(), token)
 	if err != nil {
 		c.linkFailed(w, r, err)
 		return
 	}
-	data := c.linkData(r, u)
-	if pw != again {
+	data := c.linkData(r, l)
+	if !l.ExistingPassword && pw != again {
 		data.Message = "The two passwords differ."
 		c.render(w, r, http.StatusUnprocessableEntity, "link", data)
 		return
 	}
-	u, err = c.Users.UseLink(r.Context(), c.clientAddr(r), token, pw)
+	// The service decides again which kind of link this is, in the
+	// transaction that uses it: the page only asks.
+	u, wait, err := c.Users.UseLink(r.Context(), c.clientAddr(r), token, pw)
 	var pe *organizer.PasswordError
 	switch {
 	case errors.As(err, &pe):
 		data.Message = "The " + pe.Error() + "."
 		c.render(w, r, http.StatusUnprocessableEntity, "link", data)
+		return
+	case errors.Is(err, organizer.ErrBadCredentials):
+		// Counted as a failed sign-in; the link stays unused.
+		data.Message = "Wrong password. Enter the password you sign in to the cabinet with."
+		c.render(w, r, http.StatusUnauthorized, "link", data)
+		return
+	case errors.Is(err, organizer.ErrTooManyTries):
+		w.Header().Set("Retry-After", retryAfter(wait))
+		data.Message = "Too many sign-in attempts. Wait a few minutes and try again."
+		c.render(w, r, http.StatusTooManyRequests, "link", data)
+		return
+	case errors.Is(err, organizer.ErrExistingPassword):
+		// A password was set since the page was shown (another
+		// invitation accepted): the page asks for it now.
+		if l, err = c.Users.Link(r.Context(), token); err != nil {
+			c.linkFailed(w, r, err)
+			return
+		}
+		data = c.linkData(r, l)
+		data.Message = "This address has a password now: enter it to accept. Nothing was changed."
+		c.render(w, r, http.StatusConflict, "link", data)
 		return
 	case errors.Is(err, organizer.ErrBusy):
 		// The link is not spent: the same page can be sent again.

@@ -72,6 +72,9 @@ type endpointPage struct {
 type deliveryPage struct {
 	Endpoint *webhooks.CompanyEndpoint
 	Delivery *webhooks.DeliveryDetail
+	// PayloadWithheld: the body holds buyers' data the user's role may
+	// not read in this environment (its Payload is emptied).
+	PayloadWithheld bool
 	// NextRetry is when the next attempt is due (zero: none is); RetryDue:
 	// its time has come (the attempt is due or under way).
 	NextRetry time.Time
@@ -158,6 +161,9 @@ func (f endpointForm) types() *[]states.WebhookEventType {
 func (c *cabinet) createEndpoint(w http.ResponseWriter, r *http.Request) {
 	u := user(r)
 	form, problems := readEndpointForm(r)
+	if (form.Environment == apikey.Sandbox || form.Environment == apikey.Production) && c.manageRefused(w, r, form.Environment) {
+		return
+	}
 	token := c.sessions.GetString(r.Context(), formTokenKey)
 	if token == "" || r.PostFormValue("token") != token {
 		// Sent before (the token is spent when an endpoint is made), or
@@ -260,6 +266,23 @@ func fieldProblem(f errs.FieldError) string {
 	return f.Message + "."
 }
 
+// manageRefused answers 403, changing nothing, unless the user's role may
+// manage the webhook endpoints of env (organizer.Role.MayManageWebhooks):
+// a production endpoint receives every order with its buyer. Every action
+// on endpoints asks it on the server; the pages only hide what it refuses.
+func (c *cabinet) manageRefused(w http.ResponseWriter, r *http.Request, env string) bool {
+	u := user(r)
+	if u.Role.MayManageWebhooks(env) {
+		return false
+	}
+	c.Log.InfoContext(r.Context(), "cabinet: webhook action refused", "user_id", u.ID, "company_id", u.CompanyID,
+		"role", u.Role, "environment", env, "path", r.URL.Path)
+	c.render(w, r, http.StatusForbidden, "error", pageData{Title: "Not allowed", Nav: "webhooks",
+		Message: fmt.Sprintf("The %s role cannot add or change %s webhook endpoints: an endpoint receives every order with its "+
+			"buyer's e-mail and phone. Nothing was changed. An owner can do this.", u.Role, env)})
+	return true
+}
+
 // endpointFromPath is the company's endpoint the path names; another
 // company's, or an unknown one, answers 404 (ok false: answered).
 func (c *cabinet) endpointFromPath(w http.ResponseWriter, r *http.Request) (*webhooks.CompanyEndpoint, bool) {
@@ -360,7 +383,7 @@ func (c *cabinet) endpointPage(w http.ResponseWriter, r *http.Request, status in
 func (c *cabinet) endpointAction(name string, act func(w http.ResponseWriter, r *http.Request, p *apikey.Principal, ep *webhooks.CompanyEndpoint) (string, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ep, ok := c.endpointFromPath(w, r)
-		if !ok {
+		if !ok || c.manageRefused(w, r, ep.Environment) {
 			return
 		}
 		if c.Webhooks == nil {
@@ -485,51 +508,56 @@ func (c *cabinet) testEndpoint(_ http.ResponseWriter, r *http.Request, p *apikey
 	return "Test event " + sent.EventID + " sent: its delivery is listed below.", nil
 }
 
-// deliveryFromPath is the company endpoint's delivery the path names (404
-// for any other).
-func (c *cabinet) deliveryFromPath(w http.ResponseWriter, r *http.Request) (*webhooks.CompanyEndpoint, *webhooks.DeliveryDetail, bool) {
-	ep, ok := c.endpointFromPath(w, r)
-	if !ok {
-		return nil, nil, false
-	}
+// deliveryOf is the endpoint's delivery the path names (404 for any
+// other); ep is the company's (endpointFromPath).
+func (c *cabinet) deliveryOf(w http.ResponseWriter, r *http.Request, ep *webhooks.CompanyEndpoint) (*webhooks.DeliveryDetail, bool) {
 	if c.Webhooks == nil {
 		c.fail(w, r, errors.New("webhooks service not configured"))
-		return nil, nil, false
+		return nil, false
 	}
 	d, err := c.Webhooks.CompanyDelivery(r.Context(), user(r).CompanyID, ep, r.PathValue("event"))
 	if errors.Is(err, errs.NotFound) {
 		c.notFound(w, r)
-		return nil, nil, false
+		return nil, false
 	}
 	if err != nil {
 		c.fail(w, r, err)
-		return nil, nil, false
+		return nil, false
 	}
-	return ep, d, true
+	return d, true
 }
 
-// webhookDeliveryPage shows one delivery: the body sent, every attempt,
-// and when the next one is due.
+// webhookDeliveryPage shows one delivery: every attempt, when the next
+// one is due, and the body sent if the user's role may read the
+// environment's buyers (organizer.Role.MayReadWebhookPayloads).
 func (c *cabinet) webhookDeliveryPage(w http.ResponseWriter, r *http.Request) {
-	c.deliveryPage(w, r, http.StatusOK, "")
-}
-
-func (c *cabinet) deliveryPage(w http.ResponseWriter, r *http.Request, status int, message string) {
-	ep, d, ok := c.deliveryFromPath(w, r)
+	ep, ok := c.endpointFromPath(w, r)
+	if !ok {
+		return
+	}
+	d, ok := c.deliveryOf(w, r, ep)
 	if !ok {
 		return
 	}
 	v := deliveryPage{Endpoint: ep, Delivery: d}
+	if !user(r).Role.MayReadWebhookPayloads(ep.Environment) {
+		// Emptied here, so no template can show it.
+		v.Delivery.Payload, v.PayloadWithheld = "", true
+	}
 	if d.NextRetry != nil {
 		v.NextRetry, v.RetryDue = *d.NextRetry, !d.NextRetry.After(c.Now())
 	}
-	c.render(w, r, status, "webhook_delivery", pageData{Title: "Webhook delivery", Nav: "webhooks", Message: message, Data: v})
+	c.render(w, r, http.StatusOK, "webhook_delivery", pageData{Title: "Webhook delivery", Nav: "webhooks", Data: v})
 }
 
 // redeliver sends the delivery's event again to its endpoint (the API's
 // redelivery, with its cap), as a new run of the delivery's workflow.
 func (c *cabinet) redeliver(w http.ResponseWriter, r *http.Request) {
-	ep, d, ok := c.deliveryFromPath(w, r)
+	ep, ok := c.endpointFromPath(w, r)
+	if !ok || c.manageRefused(w, r, ep.Environment) {
+		return
+	}
+	d, ok := c.deliveryOf(w, r, ep)
 	if !ok {
 		return
 	}

@@ -75,8 +75,8 @@ func (c *cli) userCmd() *cobra.Command {
 	var linkCompany int64
 	link := &cobra.Command{
 		Use: "link --email E [--company ID]",
-		Short: "Print a new one-time sign-in link for a user (a forgotten password: it sets the address's password, " +
-			"for every company; --company when the address is a user of several)",
+		Short: "Print a new one-time sign-in link for a user (a forgotten password: a joined user's link sets the address's password, " +
+			"for every company; an invited user's asks for the one the address has, if any; --company when the address is a user of several)",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := c.open(cmd); err != nil {

@@ -58,6 +58,23 @@ func (r Role) MayGrantScope(env, scope string) bool {
 	return false
 }
 
+// MayManageWebhooks reports whether the role may add, change, disable,
+// enable, test, rotate the secret of and redeliver to the webhook
+// endpoints of env in the cabinet. An endpoint at any address receives
+// every order with its buyer, so managing one is what a webhooks:write key
+// of env does: the role must be one that may give that scope there.
+func (r Role) MayManageWebhooks(env string) bool {
+	return r.Can(PermWebhooks) && r.MayGrantScope(env, apikey.ScopeWebhooksWrite)
+}
+
+// MayReadWebhookPayloads reports whether the role may read the bodies of
+// env's webhook deliveries: an order's event carries the order with its
+// buyer's name, e-mail and phone, what an orders:read key of env reads.
+// Without it a delivery's type, status, times and attempts still show.
+func (r Role) MayReadWebhookPayloads(env string) bool {
+	return r.Can(PermWebhooks) && r.MayGrantScope(env, apikey.ScopeOrdersRead)
+}
+
 // GrantableScopes lists the scopes of scopes (in their order) the role
 // may put on a key of env: what the key form offers.
 func (r Role) GrantableScopes(env string, scopes []string) []string {

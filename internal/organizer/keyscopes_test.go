@@ -71,3 +71,31 @@ func TestScopesRefusedSaysWhatAndWhy(t *testing.T) {
 		t.Errorf("the refusal names a scope the role may give: %s", err)
 	}
 }
+
+// TestWebhookRightsFollowTheKeyScopes: managing an environment's webhook
+// endpoints is what a webhooks:write key of it does, reading its
+// deliveries' payloads what an orders:read key does. Written out: the
+// owner both, everywhere; a developer both in sandbox only; the others
+// neither (they have no webhooks pages at all).
+func TestWebhookRightsFollowTheKeyScopes(t *testing.T) {
+	want := map[Role][]string{RoleOwner: {apikey.Sandbox, apikey.Production}, RoleDeveloper: {apikey.Sandbox}}
+	for _, r := range Roles {
+		for _, env := range []string{apikey.Sandbox, apikey.Production, "staging"} {
+			allowed := slices.Contains(want[r], env)
+			if got := r.MayManageWebhooks(env); got != allowed {
+				t.Errorf("%s may manage %s webhook endpoints: %v, want %v", r, env, got, allowed)
+			}
+			if got := r.MayReadWebhookPayloads(env); got != allowed {
+				t.Errorf("%s may read %s webhook payloads: %v, want %v", r, env, got, allowed)
+			}
+			u := &User{Role: r}
+			if u.MayManageWebhooks(env) != allowed || u.MayReadWebhookPayloads(env) != allowed {
+				t.Errorf("the user's view of %s on %s differs from the role's", r, env)
+			}
+		}
+	}
+	var nobody *User
+	if nobody.MayManageWebhooks(apikey.Sandbox) || nobody.MayReadWebhookPayloads(apikey.Sandbox) {
+		t.Error("no user may manage webhooks")
+	}
+}

@@ -57,6 +57,9 @@ var (
 	ErrLinkInvalid    = errors.New("the sign-in link is unknown, used or expired")
 	ErrTooManyTries   = errors.New("too many sign-in attempts")
 	ErrUserDisabled   = errors.New("the cabinet user is disabled")
+	// ErrExistingPassword: the link is an invitation of a person who has a
+	// password (set since its page was shown): it asks for that password.
+	ErrExistingPassword = errors.New("the address has a password: the invitation asks for it")
 )
 
 // User is a person's membership of one company's team, as the cabinet and
@@ -293,13 +296,37 @@ func hashToken(token string) []byte {
 	return sum[:]
 }
 
-// LinkUser returns the user a link signs in, without spending it.
-func (s *Service) LinkUser(ctx context.Context, token string) (*User, error) {
-	u, err := store.SignInLinkUser(ctx, s.db, hashToken(token), s.now())
+// Link is what a one-time link does, as its page shows it.
+type Link struct {
+	// User is the membership the link signs in.
+	User *User
+	// ExistingPassword: the link is an invitation (its membership has
+	// not joined) of a person who has a password already, for another
+	// company or from before a removal. It asks for that password and
+	// sets none: an invitation, which an owner of any company can send,
+	// never changes how the person signs in elsewhere. Every other link
+	// sets the password: a new person's first, or a lost password's.
+	ExistingPassword bool
+}
+
+// Link returns what a link does, without spending it.
+func (s *Service) Link(ctx context.Context, token string) (*Link, error) {
+	cu, err := store.SignInLinkUser(ctx, s.db, hashToken(token), s.now())
 	if errors.Is(err, errs.NotFound) {
 		return nil, ErrLinkInvalid
 	}
-	return userOf(u, err)
+	if err != nil {
+		return nil, err
+	}
+	l := &Link{User: view(cu)}
+	if !l.User.Joined {
+		p, err := store.GetCabinetPerson(ctx, s.db, cu.Email)
+		if err != nil {
+			return nil, err
+		}
+		l.ExistingPassword = p.PasswordHash != nil
+	}
+	return l, nil
 }
 
 // CheckPassword refuses passwords too short or too long.
@@ -313,33 +340,60 @@ func CheckPassword(pw string) error {
 	return nil
 }
 
-// UseLink sets the person's password, joins and signs in the link's
-// membership and spends the link; every session of the person ends (the
-// password changed), and the client address it was used from (addr)
-// becomes the person's only known address.
-// Using a link costs none of the sign-in budgets (it is no password
+// UseLink joins and signs in the link's membership and spends the link.
+// A link that sets the password (see Link) sets it to password: every
+// session of the person ends (the password changed), the person's
+// lost-password links are spent, and the client address it was used from
+// (addr) becomes the person's only known address. Setting a password
+// through a link costs none of the sign-in budgets (it is no password
 // check: only the link's holder can use it, once), so nobody failing
 // passwords for the user's e-mail keeps the user from it; hashing the new
-// password waits for a slot as a check does (ErrBusy).
-func (s *Service) UseLink(ctx context.Context, addr, token, password string) (*User, error) {
-	if err := CheckPassword(password); err != nil {
-		return nil, err
+// password waits for a slot as a check does (ErrBusy). An invitation of a
+// person with a password takes that password instead, checked as a
+// sign-in's (the same budgets and slots: ErrBadCredentials,
+// ErrTooManyTries with the wait, ErrBusy), and changes nothing else of the
+// person; a wrong one joins nothing.
+func (s *Service) UseLink(ctx context.Context, addr, token, password string) (*User, time.Duration, error) {
+	l, err := s.Link(ctx, token)
+	if err != nil {
+		return nil, 0, err
 	}
 	client := ratelimit.AddressGroup(addr)
+	if l.ExistingPassword {
+		return s.checkPassword(ctx, client, l.User.Email, password, func(p *store.CabinetPerson) (*User, error) {
+			u, err := store.JoinWithSignInLink(ctx, s.db, hashToken(token), p.Email, *p.PasswordHash, client, s.now())
+			switch {
+			case errors.Is(err, errs.NotFound):
+				return nil, ErrLinkInvalid
+			case errors.Is(err, store.ErrPasswordChanged):
+				// Changed while this one was checked: it is not the
+				// person's password now.
+				return nil, ErrBadCredentials
+			}
+			return userOf(u, err)
+		})
+	}
+	if err := CheckPassword(password); err != nil {
+		return nil, 0, err
+	}
 	release, err := s.enter(ctx, client)
 	if err != nil {
-		return nil, err
+		return nil, BusyRetry, err
 	}
 	hash, err := argon2id.CreateHash(password, params)
 	release()
 	if err != nil {
-		return nil, fmt.Errorf("hash password: %w", err)
+		return nil, 0, fmt.Errorf("hash password: %w", err)
 	}
 	u, err := store.UseSignInLink(ctx, s.db, hashToken(token), hash, client, s.now())
-	if errors.Is(err, errs.NotFound) {
-		return nil, ErrLinkInvalid
+	switch {
+	case errors.Is(err, errs.NotFound):
+		return nil, 0, ErrLinkInvalid
+	case errors.Is(err, store.ErrPasswordSet):
+		return nil, 0, ErrExistingPassword
 	}
-	return userOf(u, err)
+	v, err := userOf(u, err)
+	return v, 0, err
 }
 
 // SignIn checks e-mail and password from a client address (IPv6: its

@@ -73,3 +73,12 @@ func ParseRole(s string) (Role, error) {
 // Can reports whether the user's role allows p (templates ask it by name:
 // {{if .User.Can "refund"}}).
 func (u *User) Can(p Perm) bool { return u != nil && u.Role.Can(p) }
+
+// MayManageWebhooks is Role.MayManageWebhooks for templates ({{if
+// .User.MayManageWebhooks "production"}}).
+func (u *User) MayManageWebhooks(env string) bool { return u != nil && u.Role.MayManageWebhooks(env) }
+
+// MayReadWebhookPayloads is Role.MayReadWebhookPayloads for templates.
+func (u *User) MayReadWebhookPayloads(env string) bool {
+	return u != nil && u.Role.MayReadWebhookPayloads(env)
+}

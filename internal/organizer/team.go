@@ -179,7 +179,10 @@ func (s *Service) ChangePassword(ctx context.Context, addr string, u *User, curr
 func InvitationMail(to, inviter, company string, role Role, link string, expires time.Time, id string) mail.Message {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Hello,\n\n%s invited you to the organizer's cabinet of %s, as %s.\n\n", inviter, company, role)
-	fmt.Fprintf(&b, "To accept, open this link and choose a password:\n\n%s\n\n", link)
+	// One text for every invitee: the mail tells nothing of the address's
+	// other companies; the link's page asks for the password it has, or a
+	// new one.
+	fmt.Fprintf(&b, "To accept, open this link and sign in with your cabinet password, or choose one if you have none yet:\n\n%s\n\n", link)
 	fmt.Fprintf(&b, "The link works once, until %s. If you did not expect this invitation, ignore this e-mail.\n",
 		expires.UTC().Format("2006-01-02 15:04 UTC"))
 	return mail.Message{To: to, Subject: "You are invited to the organizer's cabinet of " + company, Text: b.String(), MessageID: id}
