@@ -101,6 +101,35 @@ func TestOfflineAdmissionOfAVoidTicket(t *testing.T) {
 	}
 }
 
+// A device that does not say what it answered is taken to have let in a
+// void ticket only when the ticket became void after the scan: a scan
+// made after the refund found it void in any list downloaded since, so
+// no admission is assumed and nothing is listed.
+func TestOfflineScanAfterTheRefundIsNoConflict(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	order, ts := f.signedTickets(t, f.keyA, "parterre-3-24", "parterre-3-25")
+	before := time.Now().UTC().Add(-10 * time.Minute).Truncate(time.Millisecond)
+	if res := f.refund(t, order); res.Status != http.StatusCreated {
+		t.Fatalf("refund: %d %s", res.Status, res.Body)
+	}
+	after := time.Now().UTC().Add(time.Second).Truncate(time.Millisecond)
+	got, raw := f.uploadRaw(t, door, event,
+		map[string]any{"barcode": ts[0].SignedBarcode, "gate": "East", "device_id": "dev-V", "scanned_at": before},
+		map[string]any{"barcode": ts[1].SignedBarcode, "gate": "East", "device_id": "dev-V", "scanned_at": after})
+	if g := got.Data[0]; g.Outcome != "void" || !g.Conflict || raw[0]["conflict_kind"] != "admitted_void" {
+		t.Fatalf("scanned before the refund: %+v", raw[0])
+	}
+	if g := got.Data[1]; g.Outcome != "void" || g.Conflict || raw[1]["conflict_kind"] != nil {
+		t.Fatalf("scanned after the refund: %+v", raw[1])
+	}
+	if c := f.conflicts(t, event); len(c.Data) != 1 || c.Data[0].TicketID != ts[0].ID {
+		t.Fatalf("conflicts: %+v", c.Data)
+	}
+}
+
 // At an event with re-entry, a copy let in offline while the ticket was
 // inside (admitted at another door, let out only later) is a conflict of
 // kind admitted_while_inside, paired with the admission it overlapped;

@@ -42,7 +42,7 @@ type checkInBatchInput struct {
 			Direction states.ScanDirection `json:"direction,omitempty" doc:"in (the default), or out at an event that allows re-entry."`
 			ScannedAt time.Time            `json:"scanned_at" doc:"When the device scanned the ticket (its clock)."`
 			// DoorOutcome tells the service whether the holder was let in.
-			DoorOutcome states.ScanOutcome `json:"door_outcome,omitempty" doc:"What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in, so a refusal kept without it may be listed as a conflict."`
+			DoorOutcome states.ScanOutcome `json:"door_outcome,omitempty" doc:"What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in (except one of a ticket void already when scanned), so a refusal kept without it may be listed as a conflict."`
 		} `json:"scans" maxItems:"1000" doc:"At most 1000 scans (split a longer backlog)."`
 	}
 }
@@ -102,7 +102,8 @@ func (s *Server) registerOfflineCheckIns(api huma.API) {
 			"outcome in the batch's order. An entry the device let in against what the service had recorded is a " +
 			"conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, " +
 			"two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, " +
-			"admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in " +
+			"admitted_while_inside), or void by the upload (`void`, admitted_void; without `door_outcome` only when it " +
+			"became void after the scan). Conflicts are listed in " +
 			"GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so " +
 			"refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not " +
 			"recorded twice: it answers `repeated` with the outcome recorded.",

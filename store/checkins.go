@@ -31,7 +31,8 @@ type Scan struct {
 	ScannedAt time.Time
 	Offline   bool
 	// DoorOutcome is what the device says it answered at the door, for a
-	// scan made offline ("": it did not say; an entry is taken as let in).
+	// scan made offline ("": it did not say; an entry is taken as let in,
+	// unless its ticket was void already: admittedVoid).
 	DoorOutcome states.ScanOutcome
 	// LeftAt is when the same upload lets the ticket out next, after this
 	// scan (zero: it does not). That exit is not recorded yet while this
@@ -280,13 +281,31 @@ func doorLetIn(s Scan) bool {
 	return s.Offline && s.Direction == states.ScanIn && (s.DoorOutcome == "" || s.DoorOutcome == states.ScanAdmitted)
 }
 
+// admittedVoid tells whether an offline entry of a ticket void now was
+// the door's admission of a void ticket (admitted_void). A device that
+// says what it answered is believed. One that does not say is taken to
+// have let the holder in only when the ticket became void after the scan
+// (voidSince, the refund's or cancellation's time; nil: unknown): a list
+// downloaded before then said valid. A scan made after it could have been
+// refused by the list, so no admission is assumed.
+func admittedVoid(doorOutcome states.ScanOutcome, scannedAt time.Time, voidSince *time.Time) bool {
+	switch doorOutcome {
+	case states.ScanAdmitted:
+		return true
+	case "":
+		return voidSince != nil && voidSince.After(scannedAt)
+	}
+	return false
+}
+
 // conflictOf is the conflict an offline scan reveals as it settles with
 // outcome, and the recorded scan it conflicts with (nil for
 // admitted_void, which conflicts with the ticket's void state). Only an
 // entry its device let in (doorLetIn) conflicts:
 //
-//   - void: the ticket was refunded or cancelled, before the scan or
-//     since, and its holder is inside: admitted_void;
+//   - void: the device let the holder in although the ticket is void
+//     (admittedVoid: it says so, or did not say and the ticket became
+//     void after the scan, voidSince): admitted_void;
 //   - already_checked_in, inside by an admission (the last recorded) at
 //     another door: two_doors;
 //   - admitted (the ticket out by the record), but by the record's times
@@ -297,7 +316,7 @@ func doorLetIn(s Scan) bool {
 //
 // An admission elsewhere after the ticket's exit later in the same
 // upload (s.LeftAt) is the holder back in, and conflicts with nothing.
-func conflictOf(s Scan, outcome states.ScanOutcome, inside, before, after *doorPass) (states.ConflictKind, *doorPass) {
+func conflictOf(s Scan, outcome states.ScanOutcome, voidSince *time.Time, inside, before, after *doorPass) (states.ConflictKind, *doorPass) {
 	if !doorLetIn(s) {
 		return "", nil
 	}
@@ -306,7 +325,9 @@ func conflictOf(s Scan, outcome states.ScanOutcome, inside, before, after *doorP
 	}
 	switch outcome {
 	case states.ScanVoid:
-		return states.ConflictAdmittedVoid, nil
+		if admittedVoid(s.DoorOutcome, s.ScannedAt, voidSince) {
+			return states.ConflictAdmittedVoid, nil
+		}
 	case states.ScanAlreadyCheckedIn:
 		if inside != nil && inside.otherDoor(s) && whileIn(inside) {
 			return states.ConflictTwoDoors, inside
@@ -331,7 +352,15 @@ func findConflict(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan, outc
 		return "", nil, nil
 	}
 	var inside, before, after *doorPass
+	var voidSince *time.Time
 	switch outcome {
+	case states.ScanVoid:
+		// When it became void: its refund, or its order's cancellation.
+		if err := tx.NewRaw(`SELECT least((SELECT min(r.created_at) FROM refund_tickets rt JOIN refunds r ON r.id = rt.refund_id
+				WHERE rt.ticket_id = t.id), CASE WHEN o.status = ? THEN o.cancelled_at END)
+			FROM tickets t JOIN orders o ON o.id = t.order_id WHERE t.id = ?`, states.OrderCancelled, t.ID).Scan(ctx, &voidSince); err != nil {
+			return "", nil, fmt.Errorf("when ticket %d became void: %w", t.ID, err)
+		}
 	case states.ScanAlreadyCheckedIn:
 		p := new(doorPass)
 		err := tx.NewRaw(`SELECT id, outcome, gate, device_id, CASE WHEN offline THEN scanned_at ELSE received_at END AS at
@@ -366,7 +395,7 @@ func findConflict(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan, outc
 			}
 		}
 	}
-	kind, with := conflictOf(s, outcome, inside, before, after)
+	kind, with := conflictOf(s, outcome, voidSince, inside, before, after)
 	if with != nil {
 		return kind, &with.ID, nil
 	}

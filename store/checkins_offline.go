@@ -159,7 +159,7 @@ func IsRecordedAlready(err error) bool {
 // (Kind says how), and the admission it conflicts with.
 type OfflineConflict struct {
 	CheckInID int64               `bun:"check_in_id" json:"check_in_id" doc:"The scan made offline that let the holder in."`
-	Kind      states.ConflictKind `bun:"kind" json:"kind" doc:"two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled): the holder is inside and the money was returned."`
+	Kind      states.ConflictKind `bun:"kind" json:"kind" doc:"two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled; a scan without door_outcome only when it became void after the scan): the holder is inside and the money was returned."`
 	Outcome   states.ScanOutcome  `bun:"outcome" json:"outcome" doc:"The service's answer to the scan: already_checked_in (two_doors), admitted (admitted_while_inside), void (admitted_void)."`
 	// DoorOutcome is what the device said it answered, when it said.
 	DoorOutcome  *states.ScanOutcome `bun:"door_outcome" json:"door_outcome,omitempty" doc:"What the device said it answered (admitted); absent: it did not say, and the entry was taken as let in."`
