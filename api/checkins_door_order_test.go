@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/checkin"
 )
 
 // offlineAt is one offline scan of a ticket's signed code at a gate named
@@ -87,6 +88,17 @@ func TestOfflineExitUploadedLaterClearsTheConflict(t *testing.T) {
 	for _, c := range got.Data {
 		if c.TicketID == ts[3].ID && (c.DeviceID != "dev-B" || c.AdmittedGate != "gate-dev-D") {
 			t.Fatalf("ticket 3's conflict: %+v", c)
+		}
+	}
+	// Nor does the cabinet show the holders who came back as copies
+	// refused: their devices let them in.
+	rep, err := checkin.Door(context.Background(), f.DB, f.companyA, event, true, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Conflicts {
+		if c.TicketNumber == ts[0].Number || c.TicketNumber == ts[1].Number {
+			t.Errorf("the cabinet's conflicts: %+v", c)
 		}
 	}
 }
