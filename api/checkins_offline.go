@@ -47,6 +47,11 @@ type checkInBatchInput struct {
 	}
 }
 
+type conflictsInput struct {
+	EventPath
+	PageParams
+}
+
 func (s *Server) registerOfflineCheckIns(api huma.API) {
 	tags := []string{"Check-in"}
 	huma.Register(api, request.Scoped(huma.Operation{
@@ -126,13 +131,11 @@ func (s *Server) registerOfflineCheckIns(api huma.API) {
 			"most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's " +
 			"admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or " +
 			"cancelled: the holder is inside and the money was returned). Each is also announced once as the " +
-			"webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.",
-		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *EventPath) (*dataOutput[[]store.OfflineConflict], error) {
-		c, err := s.deps.Offline.Conflicts(ctx, request.Caller(ctx), in.ID)
-		if c == nil && err == nil {
-			c = []store.OfflineConflict{}
-		}
-		return reply(ctx, c, err)
+			"webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first, a page at a time " +
+			"(`page`, `per_page`; `meta.total` counts them all).",
+		Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
+	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *conflictsInput) (*listOutput[store.OfflineConflict], error) {
+		c, total, err := s.deps.Offline.Conflicts(ctx, request.Caller(ctx), in.ID, in.Page, in.PerPage)
+		return replyPage(ctx, c, in.PageParams, total, err)
 	})
 }

@@ -449,22 +449,16 @@ func (o *Offline) settle(ctx context.Context, db bun.IDB, s store.Scan) (BatchSc
 	return out, nil
 }
 
-// Conflicts lists the event's check-in conflicts among the tickets of the
-// caller's environment.
-func (o *Offline) Conflicts(ctx context.Context, p *apikey.Principal, eventID int64) ([]store.OfflineConflict, error) {
-	if p.CheckinEventID != nil && *p.CheckinEventID != eventID {
-		return nil, fmt.Errorf("door key %d at event %d: %w", p.KeyID, eventID, errs.DoorElsewhere)
-	}
-	return o.ListConflicts(ctx, p.CompanyID, p.IsTest(), eventID)
-}
-
-// ListConflicts lists the check-in conflicts of the company's event among
-// its tickets of one environment (isTest), oldest scan first; an event not
-// the company's is errs.NotFound. What the API and the cabinet show
+// Conflicts returns a page (from 1) of the event's check-in conflicts
+// among the tickets of the caller's environment, oldest scan first, and
+// how many there are; an event not the company's is errs.NotFound
 // (store.ListCheckInConflicts says what a conflict is).
-func (o *Offline) ListConflicts(ctx context.Context, companyID int64, isTest bool, eventID int64) ([]store.OfflineConflict, error) {
-	if _, err := store.GetEvent(ctx, o.DB, companyID, eventID); err != nil {
-		return nil, err
+func (o *Offline) Conflicts(ctx context.Context, p *apikey.Principal, eventID int64, page, perPage int) ([]store.OfflineConflict, int, error) {
+	if p.CheckinEventID != nil && *p.CheckinEventID != eventID {
+		return nil, 0, fmt.Errorf("door key %d at event %d: %w", p.KeyID, eventID, errs.DoorElsewhere)
 	}
-	return store.ListCheckInConflicts(ctx, o.DB, companyID, isTest, eventID)
+	if _, err := store.GetEvent(ctx, o.DB, p.CompanyID, eventID); err != nil {
+		return nil, 0, err
+	}
+	return store.ListCheckInConflicts(ctx, o.DB, p.CompanyID, p.IsTest(), eventID, page, perPage)
 }

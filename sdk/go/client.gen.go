@@ -2199,6 +2199,15 @@ type GetEventAvailabilityParams struct {
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
+// ListCheckInConflictsParams defines parameters for ListCheckInConflicts.
+type ListCheckInConflictsParams struct {
+	// Page 1-based page number.
+	Page *int64 `form:"page,omitempty" json:"page,omitempty"`
+
+	// PerPage Items per page.
+	PerPage *int64 `form:"per_page,omitempty" json:"per_page,omitempty"`
+}
+
 // GetCheckInListParams defines parameters for GetCheckInList.
 type GetCheckInListParams struct {
 	// UpdatedSince The cursor of a list held: only the tickets changed since (refunded, cancelled, admitted, let out, issued).
@@ -2631,12 +2640,12 @@ type ClientInterface interface {
 
 	// ListCheckInConflicts Tickets let in offline against the record: twice, while inside, or void
 	//
-	// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
+	// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first, a page at a time (`page`, `per_page`; `meta.total` counts them all).
 	//
 	// Requires an API key with the scope `orders:read`.
 	//
 	// Corresponds with GET /v1/events/{id}/check-in/conflicts (the `ListCheckInConflicts` operationId).
-	ListCheckInConflicts(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListCheckInConflicts(ctx context.Context, id int64, params *ListCheckInConflictsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCheckInList What a door needs to scan the event offline (changes since, by cursor)
 	//
@@ -3412,13 +3421,13 @@ func (c *Client) ListEventCategories(ctx context.Context, id int64, reqEditors .
 
 // ListCheckInConflicts Tickets let in offline against the record: twice, while inside, or void
 //
-// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
+// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first, a page at a time (`page`, `per_page`; `meta.total` counts them all).
 //
 // Requires an API key with the scope `orders:read`.
 //
 // Corresponds with GET /v1/events/{id}/check-in/conflicts (the `ListCheckInConflicts` operationId).
-func (c *Client) ListCheckInConflicts(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListCheckInConflictsRequest(c.Server, id)
+func (c *Client) ListCheckInConflicts(ctx context.Context, id int64, params *ListCheckInConflictsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCheckInConflictsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4980,7 +4989,7 @@ func NewListEventCategoriesRequest(server string, id int64) (*http.Request, erro
 }
 
 // NewListCheckInConflictsRequest constructs an http.Request for the ListCheckInConflicts method
-func NewListCheckInConflictsRequest(server string, id int64) (*http.Request, error) {
+func NewListCheckInConflictsRequest(server string, id int64, params *ListCheckInConflictsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5003,6 +5012,45 @@ func NewListCheckInConflictsRequest(server string, id int64) (*http.Request, err
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PerPage != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6623,14 +6671,14 @@ type ClientWithResponsesInterface interface {
 
 	// ListCheckInConflictsWithResponse Tickets let in offline against the record: twice, while inside, or void
 	//
-	// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
+	// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first, a page at a time (`page`, `per_page`; `meta.total` counts them all).
 	//
 	// Requires an API key with the scope `orders:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/events/{id}/check-in/conflicts (the `ListCheckInConflicts` operationId).
-	ListCheckInConflictsWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ListCheckInConflictsResponse, error)
+	ListCheckInConflictsWithResponse(ctx context.Context, id int64, params *ListCheckInConflictsParams, reqEditors ...RequestEditorFn) (*ListCheckInConflictsResponse, error)
 
 	// GetCheckInListWithResponse What a door needs to scan the event offline (changes since, by cursor)
 	//
@@ -10072,6 +10120,7 @@ func (r ListEventCategoriesResponse) ContentType() string {
 
 // ListCheckInConflictsResponse200Headers the declared response headers of an HTTP 200 response for ListCheckInConflicts
 type ListCheckInConflictsResponse200Headers struct {
+	CacheControl    *string
 	RateLimit       *string
 	RateLimitPolicy *string
 	XRequestId      *string
@@ -15973,15 +16022,15 @@ func (c *ClientWithResponses) ListEventCategoriesWithResponse(ctx context.Contex
 
 // ListCheckInConflictsWithResponse Tickets let in offline against the record: twice, while inside, or void
 //
-// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
+// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first, a page at a time (`page`, `per_page`; `meta.total` counts them all).
 //
 // Requires an API key with the scope `orders:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/events/{id}/check-in/conflicts (the `ListCheckInConflicts` operationId).
-func (c *ClientWithResponses) ListCheckInConflictsWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ListCheckInConflictsResponse, error) {
-	rsp, err := c.ListCheckInConflicts(ctx, id, reqEditors...)
+func (c *ClientWithResponses) ListCheckInConflictsWithResponse(ctx context.Context, id int64, params *ListCheckInConflictsParams, reqEditors ...RequestEditorFn) (*ListCheckInConflictsResponse, error) {
+	rsp, err := c.ListCheckInConflicts(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -21805,6 +21854,13 @@ func ParseListCheckInConflictsResponse(rsp *http.Response) (*ListCheckInConflict
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListCheckInConflictsResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

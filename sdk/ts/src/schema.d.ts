@@ -389,7 +389,7 @@ export interface paths {
         };
         /**
          * Tickets let in offline against the record: twice, while inside, or void
-         * @description Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
+         * @description Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first, a page at a time (`page`, `per_page`; `meta.total` counts them all).
          *
          *     Requires an API key with the scope `orders:read`.
          */
@@ -4472,7 +4472,12 @@ export interface operations {
     };
     "list-check-in-conflicts": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description 1-based page number. */
+                page?: number;
+                /** @description Items per page. */
+                per_page?: number;
+            };
             header?: never;
             path: {
                 /** @description Event id. */
@@ -4485,6 +4490,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control"?: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
