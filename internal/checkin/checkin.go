@@ -8,8 +8,8 @@ package checkin
 import (
 	"context"
 	"fmt"
-	"sync"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
