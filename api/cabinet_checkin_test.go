@@ -381,3 +381,27 @@ func TestCabinetCheckInPage(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An event with more conflicts than the check-in page shows: the newest
+// 100 in the table, the figure says there are more, and the page says
+// where the rest are.
+func TestCabinetCheckInConflictsCapped(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	_, doorID := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	_, ts := f.signedTickets(t, f.keyA, "parterre-3-27")
+	f.manyConflicts(t, event, ts[0].ID, doorID, ts[0].Barcode, time.Now().UTC().Add(-time.Hour), 130)
+
+	base := f.ProductionLikeAPI(t)
+	b := newBrowserless(t, base, nil)
+	b.setPassword(cabinetUser(t, f.Stack, base, f.companyA, "door@a.test"))
+	p := b.get(fmt.Sprintf("/cabinet/checkin?event=%d&env=sandbox", event))
+	if p.Status != http.StatusOK {
+		t.Fatalf("check-in page: %d", p.Status)
+	}
+	if n := strings.Count(p.Body, `data-kind="admitted_void"`); n != 100 || !strings.Contains(p.Body, `<dd id="d-conflicts">100+</dd>`) ||
+		!strings.Contains(p.Body, `id="conflicts-cut"`) {
+		t.Fatalf("%d conflicts on the page:\n%s", n, p.Body)
+	}
+}

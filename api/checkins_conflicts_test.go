@@ -101,6 +101,35 @@ func TestOfflineAdmissionOfAVoidTicket(t *testing.T) {
 	}
 }
 
+// A device that does not say what it answered is taken to have let in a
+// void ticket only when the ticket became void after the scan: a scan
+// made after the refund found it void in any list downloaded since, so
+// no admission is assumed and nothing is listed.
+func TestOfflineScanAfterTheRefundIsNoConflict(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	order, ts := f.signedTickets(t, f.keyA, "parterre-3-24", "parterre-3-25")
+	before := time.Now().UTC().Add(-10 * time.Minute).Truncate(time.Millisecond)
+	if res := f.refund(t, order); res.Status != http.StatusCreated {
+		t.Fatalf("refund: %d %s", res.Status, res.Body)
+	}
+	after := time.Now().UTC().Add(time.Second).Truncate(time.Millisecond)
+	got, raw := f.uploadRaw(t, door, event,
+		map[string]any{"barcode": ts[0].SignedBarcode, "gate": "East", "device_id": "dev-V", "scanned_at": before},
+		map[string]any{"barcode": ts[1].SignedBarcode, "gate": "East", "device_id": "dev-V", "scanned_at": after})
+	if g := got.Data[0]; g.Outcome != "void" || !g.Conflict || raw[0]["conflict_kind"] != "admitted_void" {
+		t.Fatalf("scanned before the refund: %+v", raw[0])
+	}
+	if g := got.Data[1]; g.Outcome != "void" || g.Conflict || raw[1]["conflict_kind"] != nil {
+		t.Fatalf("scanned after the refund: %+v", raw[1])
+	}
+	if c := f.conflicts(t, event); len(c.Data) != 1 || c.Data[0].TicketID != ts[0].ID {
+		t.Fatalf("conflicts: %+v", c.Data)
+	}
+}
+
 // At an event with re-entry, a copy let in offline while the ticket was
 // inside (admitted at another door, let out only later) is a conflict of
 // kind admitted_while_inside, paired with the admission it overlapped;
@@ -188,4 +217,70 @@ func TestOfflineInAndOutThenBackElsewhere(t *testing.T) {
 	if c := f.conflicts(t, event); len(c.Data) != 0 {
 		t.Fatalf("conflicts: %+v", c.Data)
 	}
+}
+
+// manyConflicts records n conflicts (admitted_void, one a second from
+// t0) of the ticket straight in the store: an event with more than a page.
+func (f *fixture) manyConflicts(t *testing.T, event, ticketID, keyID int64, barcode string, t0 time.Time, n int) {
+	t.Helper()
+	if _, err := f.DB.NewRaw(`INSERT INTO check_ins (company_id, event_id, ticket_id, barcode, gate, device_id, outcome, api_key_id,
+			scanned_at, offline, is_test, conflict)
+		SELECT ?, ?, ?, ?, 'East', 'dev-' || g, 'void', ?, ?::timestamptz + g * interval '1 second', true, true, 'admitted_void'
+		FROM generate_series(1, ?) g`, f.companyA, event, ticketID, barcode, keyID, t0, n).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An event's conflicts come a page at a time, as every list does: 50 by
+// default, at most 200, oldest scan first, with the total in meta.
+func TestOfflineConflictsListedPageByPage(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	_, doorID := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	event := f.ids["swan-lake"]
+	_, ts := f.signedTickets(t, f.keyA, "parterre-3-26")
+	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	const n = 120
+	f.manyConflicts(t, event, ts[0].ID, doorID, ts[0].Barcode, t0, n)
+	type listed struct {
+		conflictsBody
+		Meta struct {
+			CurrentPage int `json:"current_page"`
+			PerPage     int `json:"per_page"`
+			Total       int `json:"total"`
+			LastPage    int `json:"last_page"`
+		} `json:"meta"`
+	}
+	get := func(query string) listed {
+		t.Helper()
+		res := f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/conflicts%s", event, query), f.keyA)
+		if res.Status != http.StatusOK {
+			t.Fatalf("conflicts%s: %d %s", query, res.Status, res.Body)
+		}
+		var out listed
+		res.Decode(t, &out)
+		return out
+	}
+	first := get("")
+	if len(first.Data) != 50 || first.Meta.Total != n || first.Meta.PerPage != 50 || first.Meta.LastPage != 3 || first.Meta.CurrentPage != 1 ||
+		!first.Data[0].ScannedAt.Equal(t0.Add(time.Second)) {
+		t.Fatalf("the first page: %d conflicts, meta %+v", len(first.Data), first.Meta)
+	}
+	last := get("?page=3")
+	if len(last.Data) != n-100 || !last.Data[len(last.Data)-1].ScannedAt.Equal(t0.Add(n*time.Second)) || last.Meta.CurrentPage != 3 {
+		t.Fatalf("the last page: %d conflicts, meta %+v", len(last.Data), last.Meta)
+	}
+	for i := 1; i < len(last.Data); i++ {
+		if !last.Data[i-1].ScannedAt.Before(last.Data[i].ScannedAt) {
+			t.Fatalf("the last page is not in scanned_at order: %+v", last.Data)
+		}
+	}
+	if all := get("?per_page=200"); len(all.Data) != n || all.Meta.LastPage != 1 {
+		t.Fatalf("200 a page: %d conflicts, meta %+v", len(all.Data), all.Meta)
+	}
+	if past := get("?page=4"); len(past.Data) != 0 || past.Meta.Total != n {
+		t.Fatalf("past the last page: %+v", past)
+	}
+	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d/check-in/conflicts?per_page=201", event), f.keyA),
+		http.StatusUnprocessableEntity, "validation_error")
 }

@@ -42,9 +42,14 @@ type checkInBatchInput struct {
 			Direction states.ScanDirection `json:"direction,omitempty" doc:"in (the default), or out at an event that allows re-entry."`
 			ScannedAt time.Time            `json:"scanned_at" doc:"When the device scanned the ticket (its clock)."`
 			// DoorOutcome tells the service whether the holder was let in.
-			DoorOutcome states.ScanOutcome `json:"door_outcome,omitempty" doc:"What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in, so a refusal kept without it may be listed as a conflict."`
+			DoorOutcome states.ScanOutcome `json:"door_outcome,omitempty" doc:"What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in (except one of a ticket void already when scanned), so a refusal kept without it may be listed as a conflict."`
 		} `json:"scans" maxItems:"1000" doc:"At most 1000 scans (split a longer backlog)."`
 	}
+}
+
+type conflictsInput struct {
+	EventPath
+	PageParams
 }
 
 func (s *Server) registerOfflineCheckIns(api huma.API) {
@@ -102,7 +107,8 @@ func (s *Server) registerOfflineCheckIns(api huma.API) {
 			"outcome in the batch's order. An entry the device let in against what the service had recorded is a " +
 			"conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, " +
 			"two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, " +
-			"admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in " +
+			"admitted_while_inside), or void by the upload (`void`, admitted_void; without `door_outcome` only when it " +
+			"became void after the scan). Conflicts are listed in " +
 			"GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so " +
 			"refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not " +
 			"recorded twice: it answers `repeated` with the outcome recorded.",
@@ -125,13 +131,11 @@ func (s *Server) registerOfflineCheckIns(api huma.API) {
 			"most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's " +
 			"admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or " +
 			"cancelled: the holder is inside and the money was returned). Each is also announced once as the " +
-			"webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.",
-		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *EventPath) (*dataOutput[[]store.OfflineConflict], error) {
-		c, err := s.deps.Offline.Conflicts(ctx, request.Caller(ctx), in.ID)
-		if c == nil && err == nil {
-			c = []store.OfflineConflict{}
-		}
-		return reply(ctx, c, err)
+			"webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first, a page at a time " +
+			"(`page`, `per_page`; `meta.total` counts them all).",
+		Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
+	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *conflictsInput) (*listOutput[store.OfflineConflict], error) {
+		c, total, err := s.deps.Offline.Conflicts(ctx, request.Caller(ctx), in.ID, in.Page, in.PerPage)
+		return replyPage(ctx, c, in.PageParams, total, err)
 	})
 }

@@ -31,7 +31,8 @@ type Scan struct {
 	ScannedAt time.Time
 	Offline   bool
 	// DoorOutcome is what the device says it answered at the door, for a
-	// scan made offline ("": it did not say; an entry is taken as let in).
+	// scan made offline ("": it did not say; an entry is taken as let in,
+	// unless its ticket was void already: admittedVoid).
 	DoorOutcome states.ScanOutcome
 	// LeftAt is when the same upload lets the ticket out next, after this
 	// scan (zero: it does not). That exit is not recorded yet while this
@@ -81,7 +82,8 @@ type ScanResult struct {
 // or changed: a sandbox door never touches a real ticket, and a real door
 // only learns that a sandbox ticket is one. Admitting writes the
 // ticket.checked_in event to the outbox in the same transaction, and so
-// does a conflict its ticket.check_in_conflict event.
+// does a conflict its ticket.check_in_conflict event; an offline exit
+// judges again the conflicts it lies between (rejudgeAcross).
 func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 	var out ScanResult
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -156,6 +158,11 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 		}
 		if out.Conflict != "" {
 			if err := conflictEvent(ctx, tx, s, out.CheckInID); err != nil {
+				return err
+			}
+		}
+		if s.Offline && out.Outcome == states.ScanExited && !s.ScannedAt.IsZero() {
+			if err := rejudgeAcross(ctx, tx, t.ID, s.ScannedAt); err != nil {
 				return err
 			}
 		}
@@ -250,8 +257,9 @@ func TicketDoorState(status states.TicketStatus, orderStatus states.OrderStatus)
 	return states.DoorValid
 }
 
-// doorPass is a recorded scan that let a ticket in (admitted) or out
-// (exited), as a conflict is judged against it.
+// doorPass is a recorded scan that let a ticket's holder in or out, as a
+// conflict is judged against it: an admission, an offline entry its
+// device let in although the record had the ticket inside, or an exit.
 type doorPass struct {
 	ID       int64              `bun:"id"`
 	Side     string             `bun:"side"` // before or after the scan judged, in time
@@ -262,6 +270,16 @@ type doorPass struct {
 	// clock, an online scan's receipt by the service.
 	At time.Time `bun:"at"`
 }
+
+// entry tells whether p let the holder in (else it let them out).
+func (p *doorPass) entry() bool { return p.Outcome != states.ScanExited }
+
+// doorPasses selects a ticket's passes (doorPass), timed as isStale times
+// scans; its argument is the ticket's id.
+const doorPasses = `SELECT id, outcome, gate, device_id, CASE WHEN offline THEN scanned_at ELSE received_at END AS at
+	FROM check_ins WHERE ticket_id = ? AND (outcome IN ('` + string(states.ScanAdmitted) + `', '` + string(states.ScanExited) + `')
+		OR offline AND direction = '` + string(states.ScanIn) + `' AND outcome = '` + string(states.ScanAlreadyCheckedIn) + `'
+			AND coalesce(door_outcome, '` + string(states.ScanAdmitted) + `') = '` + string(states.ScanAdmitted) + `')`
 
 // otherDoor tells whether p was made at another door than s: another
 // device, or another gate when p names no device (an online scan may not).
@@ -280,43 +298,63 @@ func doorLetIn(s Scan) bool {
 	return s.Offline && s.Direction == states.ScanIn && (s.DoorOutcome == "" || s.DoorOutcome == states.ScanAdmitted)
 }
 
+// admittedVoid tells whether an offline entry of a ticket void now was
+// the door's admission of a void ticket (admitted_void). A device that
+// says what it answered is believed. One that does not say is taken to
+// have let the holder in only when the ticket became void after the scan
+// (voidSince, the refund's or cancellation's time; nil: unknown): a list
+// downloaded before then said valid. A scan made after it could have been
+// refused by the list, so no admission is assumed.
+func admittedVoid(doorOutcome states.ScanOutcome, scannedAt time.Time, voidSince *time.Time) bool {
+	switch doorOutcome {
+	case states.ScanAdmitted:
+		return true
+	case "":
+		return voidSince != nil && voidSince.After(scannedAt)
+	}
+	return false
+}
+
 // conflictOf is the conflict an offline scan reveals as it settles with
 // outcome, and the recorded scan it conflicts with (nil for
 // admitted_void, which conflicts with the ticket's void state). Only an
 // entry its device let in (doorLetIn) conflicts:
 //
-//   - void: the ticket was refunded or cancelled, before the scan or
-//     since, and its holder is inside: admitted_void;
-//   - already_checked_in, inside by an admission (the last recorded) at
-//     another door: two_doors;
-//   - admitted (the ticket out by the record), but by the record's times
-//     the ticket was inside when the scan was made, by an admission at
-//     another door just before it (before), or another door let it in
-//     just after the scan with no exit between (after): two holders
-//     inside at once, admitted_while_inside.
+//   - void: the device let the holder in although the ticket is void
+//     (admittedVoid: it says so, or did not say and the ticket became
+//     void after the scan, voidSince): admitted_void;
+//   - already_checked_in or admitted: by scanned_at order (the record's
+//     times, not the uploads' order) the ticket was inside when the scan
+//     was made, by an entry at another door just before it (before) with
+//     no exit between, or another door let it in just after the scan
+//     with no exit between (after): two holders inside at once,
+//     two_doors when the record had the ticket inside at the upload
+//     (already_checked_in), admitted_while_inside when it had it out.
 //
-// An admission elsewhere after the ticket's exit later in the same
-// upload (s.LeftAt) is the holder back in, and conflicts with nothing.
-func conflictOf(s Scan, outcome states.ScanOutcome, inside, before, after *doorPass) (states.ConflictKind, *doorPass) {
+// An entry elsewhere after the ticket's exit later in the same upload
+// (s.LeftAt) is the holder back in, and conflicts with nothing.
+func conflictOf(s Scan, outcome states.ScanOutcome, voidSince *time.Time, before, after *doorPass) (states.ConflictKind, *doorPass) {
 	if !doorLetIn(s) {
 		return "", nil
 	}
-	whileIn := func(p *doorPass) bool {
-		return p.At.Before(s.ScannedAt) || s.LeftAt.IsZero() || p.At.Before(s.LeftAt)
-	}
+	kind := states.ConflictTwoDoors
 	switch outcome {
 	case states.ScanVoid:
-		return states.ConflictAdmittedVoid, nil
-	case states.ScanAlreadyCheckedIn:
-		if inside != nil && inside.otherDoor(s) && whileIn(inside) {
-			return states.ConflictTwoDoors, inside
+		if admittedVoid(s.DoorOutcome, s.ScannedAt, voidSince) {
+			return states.ConflictAdmittedVoid, nil
 		}
+		return "", nil
 	case states.ScanAdmitted:
-		for _, p := range []*doorPass{before, after} {
-			if p != nil && p.Outcome == states.ScanAdmitted && p.otherDoor(s) && whileIn(p) {
-				return states.ConflictAdmittedWhileInside, p
-			}
-		}
+		kind = states.ConflictAdmittedWhileInside
+	case states.ScanAlreadyCheckedIn:
+	default:
+		return "", nil
+	}
+	if before != nil && before.entry() && before.otherDoor(s) {
+		return kind, before
+	}
+	if after != nil && after.entry() && after.otherDoor(s) && (s.LeftAt.IsZero() || after.At.Before(s.LeftAt)) {
+		return kind, after
 	}
 	return "", nil
 }
@@ -330,32 +368,26 @@ func findConflict(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan, outc
 	if t == nil || !doorLetIn(s) {
 		return "", nil, nil
 	}
-	var inside, before, after *doorPass
+	var before, after *doorPass
+	var voidSince *time.Time
 	switch outcome {
-	case states.ScanAlreadyCheckedIn:
-		p := new(doorPass)
-		err := tx.NewRaw(`SELECT id, outcome, gate, device_id, CASE WHEN offline THEN scanned_at ELSE received_at END AS at
-			FROM check_ins WHERE ticket_id = ? AND outcome = ? ORDER BY id DESC LIMIT 1`, t.ID, states.ScanAdmitted).Scan(ctx, p)
-		switch {
-		case err == nil:
-			inside = p
-		case !errors.Is(err, sql.ErrNoRows):
-			return "", nil, fmt.Errorf("admission of ticket %d: %w", t.ID, err)
+	case states.ScanVoid:
+		// When it became void: its refund, or its order's cancellation.
+		if err := tx.NewRaw(`SELECT least((SELECT min(r.created_at) FROM refund_tickets rt JOIN refunds r ON r.id = rt.refund_id
+				WHERE rt.ticket_id = t.id), CASE WHEN o.status = ? THEN o.cancelled_at END)
+			FROM tickets t JOIN orders o ON o.id = t.order_id WHERE t.id = ?`, states.OrderCancelled, t.ID).Scan(ctx, &voidSince); err != nil {
+			return "", nil, fmt.Errorf("when ticket %d became void: %w", t.ID, err)
 		}
-	case states.ScanAdmitted:
-		if s.ScannedAt.IsZero() {
-			break
-		}
-		// Entries and exits timed as isStale times them: offline scans by
-		// the device's clock, online ones by the service's.
+	case states.ScanAlreadyCheckedIn, states.ScanAdmitted:
+		// The ticket's passes next to the scan in time (the scan itself
+		// is not recorded yet).
 		var passes []doorPass
 		if err := tx.NewRaw(`
-			WITH p AS (SELECT id, outcome, gate, device_id, CASE WHEN offline THEN scanned_at ELSE received_at END AS at
-				FROM check_ins WHERE ticket_id = ? AND outcome IN (?, ?))
-			(SELECT 'before' AS side, * FROM p WHERE at < ? ORDER BY at DESC, id DESC LIMIT 1)
+			WITH p AS (`+doorPasses+`)
+			(SELECT 'before' AS side, * FROM p WHERE at <= ? ORDER BY at DESC, id DESC LIMIT 1)
 			UNION ALL
 			(SELECT 'after' AS side, * FROM p WHERE at > ? ORDER BY at, id LIMIT 1)`,
-			t.ID, states.ScanAdmitted, states.ScanExited, s.ScannedAt, s.ScannedAt).Scan(ctx, &passes); err != nil {
+			t.ID, s.ScannedAt, s.ScannedAt).Scan(ctx, &passes); err != nil {
 			return "", nil, fmt.Errorf("entries and exits of ticket %d around %s: %w", t.ID, s.ScannedAt, err)
 		}
 		for i := range passes {
@@ -366,11 +398,63 @@ func findConflict(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan, outc
 			}
 		}
 	}
-	kind, with := conflictOf(s, outcome, inside, before, after)
+	kind, with := conflictOf(s, outcome, voidSince, before, after)
 	if with != nil {
 		return kind, &with.ID, nil
 	}
 	return kind, nil, nil
+}
+
+// rejudgeAcross judges again, under the ticket's row lock, the conflicts
+// of the ticket that an exit at exitAt, just recorded, lies between in
+// time: an entry and the entry it was paired with, one of which was
+// uploaded before the exit that separates them. Each is judged against
+// the pass now just before it (conflictOf, with nothing after: of two
+// entries no exit separates, the later one carries the conflict): an
+// entry elsewhere keeps it a conflict, paired with that entry; the exit
+// clears it. Its announcement is not repeated, nor withdrawn.
+func rejudgeAcross(ctx context.Context, tx bun.Tx, ticketID int64, exitAt time.Time) error {
+	var judged []struct {
+		ID          int64              `bun:"id"`
+		Outcome     states.ScanOutcome `bun:"outcome"`
+		Gate        string             `bun:"gate"`
+		DeviceID    string             `bun:"device_id"`
+		DoorOutcome states.ScanOutcome `bun:"door_outcome"`
+		ScannedAt   time.Time          `bun:"scanned_at"`
+	}
+	// A conflict is an offline scan's, timed by the device's clock; its
+	// partner is timed as passes are.
+	if err := tx.NewRaw(`SELECT c.id, c.outcome, c.gate, c.device_id, coalesce(c.door_outcome, '') AS door_outcome, c.scanned_at
+		FROM check_ins c
+		JOIN LATERAL (SELECT CASE WHEN a.offline THEN a.scanned_at ELSE a.received_at END AS at
+			FROM check_ins a WHERE a.id = c.conflict_with) a ON true
+		WHERE c.ticket_id = ? AND c.conflict IN (?, ?)
+			AND least(c.scanned_at, a.at) < ? AND ? < greatest(c.scanned_at, a.at)
+		ORDER BY c.id`, ticketID, states.ConflictTwoDoors, states.ConflictAdmittedWhileInside, exitAt, exitAt).Scan(ctx, &judged); err != nil {
+		return fmt.Errorf("conflicts of ticket %d across its exit at %s: %w", ticketID, exitAt, err)
+	}
+	for _, c := range judged {
+		var before []doorPass
+		if err := tx.NewRaw(`SELECT * FROM (`+doorPasses+`) p WHERE id <> ? AND at <= ? ORDER BY at DESC, id DESC LIMIT 1`,
+			ticketID, c.ID, c.ScannedAt).Scan(ctx, &before); err != nil {
+			return fmt.Errorf("pass of ticket %d before scan %d: %w", ticketID, c.ID, err)
+		}
+		var p *doorPass
+		if len(before) > 0 {
+			p = &before[0]
+		}
+		s := Scan{Offline: true, Direction: states.ScanIn, Gate: c.Gate, DeviceID: c.DeviceID, DoorOutcome: c.DoorOutcome, ScannedAt: c.ScannedAt}
+		kind, with := conflictOf(s, c.Outcome, nil, p, nil)
+		var withID *int64
+		if with != nil {
+			withID = &with.ID
+		}
+		if _, err := tx.NewRaw(`UPDATE check_ins SET conflict = nullif(?, ''), conflict_with = ? WHERE id = ?`,
+			kind, withID, c.ID).Exec(ctx); err != nil {
+			return fmt.Errorf("judge scan %d again: %w", c.ID, err)
+		}
+	}
+	return nil
 }
 
 // conflictEvent writes the ticket.check_in_conflict event of a conflict

@@ -159,7 +159,7 @@ func IsRecordedAlready(err error) bool {
 // (Kind says how), and the admission it conflicts with.
 type OfflineConflict struct {
 	CheckInID int64               `bun:"check_in_id" json:"check_in_id" doc:"The scan made offline that let the holder in."`
-	Kind      states.ConflictKind `bun:"kind" json:"kind" doc:"two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled): the holder is inside and the money was returned."`
+	Kind      states.ConflictKind `bun:"kind" json:"kind" doc:"two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled; a scan without door_outcome only when it became void after the scan): the holder is inside and the money was returned."`
 	Outcome   states.ScanOutcome  `bun:"outcome" json:"outcome" doc:"The service's answer to the scan: already_checked_in (two_doors), admitted (admitted_while_inside), void (admitted_void)."`
 	// DoorOutcome is what the device said it answered, when it said.
 	DoorOutcome  *states.ScanOutcome `bun:"door_outcome" json:"door_outcome,omitempty" doc:"What the device said it answered (admitted); absent: it did not say, and the entry was taken as let in."`
@@ -179,17 +179,26 @@ type OfflineConflict struct {
 	AdmittedOffline   bool      `bun:"admitted_offline" json:"admitted_offline"`
 }
 
-// ListCheckInConflicts lists the conflicts of the company's event among
-// the tickets of one environment (isTest), in the order they were
-// scanned: the offline scans whose settlement found a conflict
-// (conflictOf, decided and kept as each settled).
-func ListCheckInConflicts(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64) ([]OfflineConflict, error) {
+// ListCheckInConflicts returns a page (from 1) of the conflicts of the
+// company's event among the tickets of one environment (isTest), in the
+// order they were scanned, and how many there are: the offline scans
+// whose settlement found a conflict (conflictOf, decided and kept as each
+// settled). An event may have thousands: never all at once.
+func ListCheckInConflicts(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, page, perPage int) ([]OfflineConflict, int, error) {
+	const where = ` WHERE c.event_id = ? AND c.company_id = ? AND c.is_test = ? AND c.conflict IS NOT NULL`
 	var out []OfflineConflict
-	if err := db.NewRaw(conflictsQuery+` WHERE c.event_id = ? AND c.company_id = ? AND c.is_test = ? AND c.conflict IS NOT NULL
-		ORDER BY c.scanned_at, c.id`, eventID, companyID, isTest).Scan(ctx, &out); err != nil {
-		return nil, fmt.Errorf("check-in conflicts of event %d: %w", eventID, err)
+	var total int
+	err := db.RunInTx(ctx, &sqlRepeatableRead, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewRaw(`SELECT count(*) FROM check_ins c`+where, eventID, companyID, isTest).Scan(ctx, &total); err != nil {
+			return err
+		}
+		return tx.NewRaw(conflictsQuery+where+` ORDER BY c.scanned_at, c.id LIMIT ? OFFSET ?`,
+			eventID, companyID, isTest, perPage, (page-1)*perPage).Scan(ctx, &out)
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("check-in conflicts of event %d, page %d: %w", eventID, page, err)
 	}
-	return out, nil
+	return out, total, nil
 }
 
 // conflictsQuery reads conflicts (OfflineConflict) from their scans,

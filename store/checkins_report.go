@@ -123,8 +123,9 @@ func GetCheckInFigures(ctx context.Context, db *bun.DB, f CheckInFilter) (*Check
 		// already_checked_in scan paired with the admission recorded just
 		// before it (ids, not device clocks: the ticket's row lock orders
 		// them), at another gate or device. The window is the service's
-		// clock; a scan made offline is a copy at any time. The newest
-		// recorded first.
+		// clock; a scan made offline is a copy at any time, if its device
+		// refused it (one it let in and no conflict is the holder back).
+		// The newest recorded first.
 		if err := tx.NewRaw(`
 			SELECT kind, ticket_number, first_gate, first_device, first_at, first_offline,
 				second_gate, second_device, second_at, second_offline
@@ -146,12 +147,13 @@ func GetCheckInFigures(ctx context.Context, db *bun.DB, f CheckInFilter) (*Check
 				JOIN check_ins a ON a.ticket_id = b.ticket_id AND a.id < b.id AND a.outcome = ?
 				JOIN tickets t ON t.id = b.ticket_id
 				WHERE b.company_id = ? AND b.event_id = ? AND b.outcome = ? AND b.is_test = ? AND b.conflict IS NULL
+					AND NOT (b.offline AND coalesce(b.door_outcome, ?) = ?)
 					AND (a.gate <> b.gate OR (a.device_id <> '' AND b.device_id <> '' AND a.device_id <> b.device_id))
 					AND (b.received_at - a.received_at <= ? * interval '1 second' OR a.offline OR b.offline)
 				ORDER BY b.id DESC, a.id DESC LIMIT ?)
 			) x ORDER BY id DESC LIMIT ?`,
 			f.CompanyID, f.EventID, f.IsTest, f.MaxConflicts,
-			states.ScanAdmitted, f.CompanyID, f.EventID, states.ScanAlreadyCheckedIn, f.IsTest,
+			states.ScanAdmitted, f.CompanyID, f.EventID, states.ScanAlreadyCheckedIn, f.IsTest, states.ScanAdmitted, states.ScanAdmitted,
 			f.ConflictWindow.Seconds(), f.MaxConflicts, f.MaxConflicts).Scan(ctx, &out.Conflicts); err != nil {
 			return fmt.Errorf("conflicts: %w", err)
 		}

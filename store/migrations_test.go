@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 
 	"github.com/ticketsales/ticketsales/store"
@@ -158,6 +159,98 @@ func TestMigrationKeepsConflictsListed(t *testing.T) {
 	}
 }
 
+// migrateTo applies the migrations named up to last (in name order) to
+// db, a database or a schema of its own holding the schema before them.
+func migrateTo(t *testing.T, db *bun.DB, last string) {
+	t.Helper()
+	ctx := context.Background()
+	files := fstest.MapFS{}
+	entries, err := fs.ReadDir(migrations.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() > last {
+			continue
+		}
+		b, err := migrations.FS.ReadFile(e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = &fstest.MapFile{Data: b}
+	}
+	ms := migrate.NewMigrations()
+	if err := ms.Discover(files); err != nil {
+		t.Fatal(err)
+	}
+	m := migrate.NewMigrator(db, ms)
+	if err := m.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Migrate(ctx); err != nil {
+		t.Fatalf("migrate to %s: %v", last, err)
+	}
+}
+
+// Migration 37 adds the check of conflict kinds without checking the
+// rows there are (that would hold check_ins locked for a whole scan of
+// it), and 39 validates it without that lock; 39 also indexes the scans
+// that point at another (each check_ins row deleted looks them up) and
+// an event's conflicts, both partial.
+func TestMigrationChecksAndIndexesConflicts(t *testing.T) {
+	ctx := context.Background()
+	_, url := testenv.DB(t)
+	old, err := store.Open(ctx, url+"&search_path=before39")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if _, err := old.ExecContext(ctx, "CREATE SCHEMA before39"); err != nil {
+		t.Fatal(err)
+	}
+	migrateTo(t, old, "20261130000036_zzz")
+	if _, err := old.ExecContext(ctx, `INSERT INTO check_ins (company_id, event_id, barcode, gate, outcome, api_key_id, scanned_at)
+		VALUES (1, 1, '4006381333931', 'North', 'unknown', 1, now())`); err != nil {
+		t.Fatal(err)
+	}
+	validated := func() bool {
+		t.Helper()
+		var ok bool
+		if err := old.NewRaw(`SELECT convalidated FROM pg_constraint
+			WHERE conrelid = 'check_ins'::regclass AND conname = 'check_ins_conflict_check'`).Scan(ctx, &ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	migrateTo(t, old, "20261130000038_zzz")
+	if validated() {
+		t.Fatal("migration 37 checked the rows of check_ins at once")
+	}
+	if _, err := old.ExecContext(ctx, "UPDATE check_ins SET conflict = 'copy'"); err == nil {
+		t.Fatal("a conflict of no kind was stored after migration 37")
+	}
+	migrateTo(t, old, "20261130000039_zzz")
+	if !validated() {
+		t.Fatal("migration 39 did not validate the conflict kinds")
+	}
+	var indexes []struct {
+		Name  string `bun:"name"`
+		Def   string `bun:"def"`
+		Valid bool   `bun:"valid"`
+	}
+	if err := old.NewRaw(`SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS def, i.indisvalid AS valid
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		WHERE i.indrelid = 'check_ins'::regclass AND c.relname IN ('check_ins_conflict_with', 'check_ins_event_conflicts')
+		ORDER BY c.relname`).Scan(ctx, &indexes); err != nil {
+		t.Fatal(err)
+	}
+	if len(indexes) != 2 || !indexes[0].Valid || !indexes[1].Valid ||
+		!strings.HasSuffix(indexes[0].Def, "(conflict_with) WHERE (conflict_with IS NOT NULL)") ||
+		!strings.HasSuffix(indexes[1].Def, "(event_id, scanned_at, id) WHERE (conflict IS NOT NULL)") {
+		t.Fatalf("indexes of conflicts after migration 39: %+v", indexes)
+	}
+}
+
 // Migration 38 makes each address a person with the password its one user
 // had: users with a password joined, invitations not, the team page's last
 // sign-in kept from the addresses, which become the person's. From then
@@ -175,36 +268,7 @@ func TestMigrationMakesPeopleOfUsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	const people = "20261130000038_cabinet_people.tx.up.sql"
-	migrateTo := func(last string) {
-		t.Helper()
-		files := fstest.MapFS{}
-		entries, err := fs.ReadDir(migrations.FS, ".")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if e.Name() > last {
-				continue
-			}
-			b, err := migrations.FS.ReadFile(e.Name())
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[e.Name()] = &fstest.MapFile{Data: b}
-		}
-		ms := migrate.NewMigrations()
-		if err := ms.Discover(files); err != nil {
-			t.Fatal(err)
-		}
-		m := migrate.NewMigrator(old, ms)
-		if err := m.Init(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Migrate(ctx); err != nil {
-			t.Fatalf("migrate to %s: %v", last, err)
-		}
-	}
-	migrateTo("20261130000037_zzz")
+	migrateTo(t, old, "20261130000037_zzz")
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := old.ExecContext(ctx, q, args...); err != nil {
@@ -218,7 +282,7 @@ func TestMigrationMakesPeopleOfUsers(t *testing.T) {
 		(3, 1, 'gone@a.test', 'finance', 'hash-3', '2026-11-03T10:00:00Z', '2026-11-03T10:00:00Z')`)
 	exec(`INSERT INTO cabinet_known_addresses (user_id, address, signed_in_at) VALUES
 		(1, '192.0.2.1', '2026-11-05T10:00:00Z'), (1, '192.0.2.2', '2026-11-06T10:00:00Z')`)
-	migrateTo(people)
+	migrateTo(t, old, people)
 
 	type row struct {
 		Email        string     `bun:"email"`

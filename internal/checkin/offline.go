@@ -250,18 +250,19 @@ type BatchScanResult struct {
 	// Conflict marks a scan whose door let the holder in against what the
 	// service had recorded; ConflictKind says how.
 	Conflict     bool                `json:"conflict" doc:"The device let the holder in (it said so, or did not say) against what the service had recorded of the ticket: conflict_kind says how. Listed in the event's check-in conflicts and announced as ticket.check_in_conflict."`
-	ConflictKind states.ConflictKind `json:"conflict_kind,omitempty" doc:"two_doors (outcome already_checked_in: another door's admission had the ticket inside, a copy most likely), admitted_while_inside (outcome admitted, at an event with re-entry: the ticket was inside by another door's admission when scanned, let out since), admitted_void (outcome void: refunded or cancelled, before or after the scan; the holder is inside). Absent without a conflict."`
+	ConflictKind states.ConflictKind `json:"conflict_kind,omitempty" doc:"two_doors (outcome already_checked_in: another door's admission had the ticket inside, a copy most likely), admitted_while_inside (outcome admitted, at an event with re-entry: the ticket was inside by another door's admission when scanned, let out since), admitted_void (outcome void: refunded or cancelled, and the device let the holder in: it said admitted, or said nothing and the ticket became void after the scan; the holder is inside). Absent without a conflict."`
 	Repeated     bool                `json:"repeated" doc:"Uploaded before (same device, barcode and scanned_at): the outcome recorded then, nothing recorded again."`
 	// FirstCheckIn is the ticket's first admission, as an online scan's.
 	FirstCheckIn *FirstCheckIn `json:"first_check_in,omitempty" doc:"When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when the scan is not the ticket's first admission (a re-entry). Absent on the first admission itself."`
 }
 
-// Batch settles scans a door made offline at the event, each in its own
-// transaction as an online scan is (store.CheckIn, marked offline), in
-// scanned_at order: of two devices that let one ticket in while apart, the
-// one that scanned first admits it and the other's scan is a conflict, as
-// is an entry let in while the ticket was inside or void (the store's
-// conflict rule, decided in the scan's transaction).
+// Batch settles scans a door made offline at the event, each as an online
+// scan is (store.CheckIn, marked offline; a ticket's several scans in one
+// transaction, settleTicket), in scanned_at order: of two devices that
+// let one ticket in while apart, the one that scanned first admits it and
+// the other's scan is a conflict, as is an entry let in while the ticket
+// was inside or void (the store's conflict rule, decided in the scan's
+// transaction by the scans' times).
 // Every scan is recorded once: a scan uploaded again (same device,
 // barcode and scanned_at) answers what was recorded.
 //
@@ -369,15 +370,10 @@ func (o *Offline) Batch(ctx context.Context, p *apikey.Principal, eventID, sessi
 		go func() {
 			defer wg.Done()
 			for g := range next {
-				for _, i := range g {
-					r, err := o.settle(ctx, work[i])
-					if err != nil {
-						errc <- fmt.Errorf("scan %d of the batch: %w", i, err)
-						cancel()
-						return
-					}
-					r.Index = i
-					out[i] = r
+				if err := o.settleTicket(ctx, g, work, out); err != nil {
+					errc <- err
+					cancel()
+					return
 				}
 			}
 		}()
@@ -403,11 +399,38 @@ feed:
 	return out, nil
 }
 
+// settleTicket settles one barcode's scans of the batch (g, indexes of
+// work in scanned_at order) into out. Several settle in one transaction
+// (each scan in a savepoint of it), so the ticket's row lock is held from
+// the first to the last: another upload's scan of the ticket is judged
+// before them all or after them all, never between an entry and the exit
+// that follows it here.
+func (o *Offline) settleTicket(ctx context.Context, g []int, work []store.Scan, out []BatchScanResult) error {
+	run := func(ctx context.Context, db bun.IDB) error {
+		for _, i := range g {
+			r, err := o.settle(ctx, db, work[i])
+			if err != nil {
+				return fmt.Errorf("scan %d of the batch: %w", i, err)
+			}
+			r.Index = i
+			out[i] = r
+		}
+		return nil
+	}
+	if len(g) == 1 {
+		return run(ctx, o.DB)
+	}
+	if err := o.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return run(ctx, tx) }); err != nil {
+		return fmt.Errorf("settle %d scans of %s: %w", len(g), work[g[0]].Barcode, err)
+	}
+	return nil
+}
+
 // settle records one offline scan, or finds it recorded.
-func (o *Offline) settle(ctx context.Context, s store.Scan) (BatchScanResult, error) {
-	res, err := store.CheckIn(ctx, o.DB, s)
+func (o *Offline) settle(ctx context.Context, db bun.IDB, s store.Scan) (BatchScanResult, error) {
+	res, err := store.CheckIn(ctx, db, s)
 	if store.IsRecordedAlready(err) {
-		r, err := store.GetOfflineCheckIn(ctx, o.DB, s.CompanyID, s.IsTest, s.EventID, s.DeviceID, s.Barcode, s.ScannedAt)
+		r, err := store.GetOfflineCheckIn(ctx, db, s.CompanyID, s.IsTest, s.EventID, s.DeviceID, s.Barcode, s.ScannedAt)
 		if err != nil {
 			return BatchScanResult{}, err
 		}
@@ -426,22 +449,16 @@ func (o *Offline) settle(ctx context.Context, s store.Scan) (BatchScanResult, er
 	return out, nil
 }
 
-// Conflicts lists the event's check-in conflicts among the tickets of the
-// caller's environment.
-func (o *Offline) Conflicts(ctx context.Context, p *apikey.Principal, eventID int64) ([]store.OfflineConflict, error) {
-	if p.CheckinEventID != nil && *p.CheckinEventID != eventID {
-		return nil, fmt.Errorf("door key %d at event %d: %w", p.KeyID, eventID, errs.DoorElsewhere)
-	}
-	return o.ListConflicts(ctx, p.CompanyID, p.IsTest(), eventID)
-}
-
-// ListConflicts lists the check-in conflicts of the company's event among
-// its tickets of one environment (isTest), oldest scan first; an event not
-// the company's is errs.NotFound. What the API and the cabinet show
+// Conflicts returns a page (from 1) of the event's check-in conflicts
+// among the tickets of the caller's environment, oldest scan first, and
+// how many there are; an event not the company's is errs.NotFound
 // (store.ListCheckInConflicts says what a conflict is).
-func (o *Offline) ListConflicts(ctx context.Context, companyID int64, isTest bool, eventID int64) ([]store.OfflineConflict, error) {
-	if _, err := store.GetEvent(ctx, o.DB, companyID, eventID); err != nil {
-		return nil, err
+func (o *Offline) Conflicts(ctx context.Context, p *apikey.Principal, eventID int64, page, perPage int) ([]store.OfflineConflict, int, error) {
+	if p.CheckinEventID != nil && *p.CheckinEventID != eventID {
+		return nil, 0, fmt.Errorf("door key %d at event %d: %w", p.KeyID, eventID, errs.DoorElsewhere)
 	}
-	return store.ListCheckInConflicts(ctx, o.DB, companyID, isTest, eventID)
+	if _, err := store.GetEvent(ctx, o.DB, p.CompanyID, eventID); err != nil {
+		return nil, 0, err
+	}
+	return store.ListCheckInConflicts(ctx, o.DB, p.CompanyID, p.IsTest(), eventID, page, perPage)
 }

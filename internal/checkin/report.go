@@ -52,6 +52,8 @@ type Report struct {
 	// ArrivalsCut tells that older arrivals were left out (MaxArrivalBins).
 	ArrivalsCut bool
 	Conflicts   []Conflict
+	// ConflictsCut tells that older conflicts were left out (MaxConflicts).
+	ConflictsCut bool
 }
 
 // Door reads the report of one of the company's events (errs.NotFound for
@@ -66,12 +68,15 @@ func Door(ctx context.Context, db *bun.DB, companyID, eventID int64, sandbox boo
 		return nil, err
 	}
 	fig, err := store.GetCheckInFigures(ctx, db, store.CheckInFilter{CompanyID: companyID, EventID: eventID, IsTest: sandbox,
-		Bin: ArrivalBin, ConflictWindow: ConflictWindow, MaxConflicts: MaxConflicts})
+		Bin: ArrivalBin, ConflictWindow: ConflictWindow, MaxConflicts: MaxConflicts + 1}) // one more: are there more?
 	if err != nil {
 		return nil, err
 	}
 	r := &Report{EventID: e.ID, Title: e.Title, StartsAt: e.StartsAt, Timezone: place.Timezone, AllowReentry: e.AllowReentry, Sandbox: sandbox, At: now,
 		Categories: fig.Categories, Gates: fig.Gates, Conflicts: fig.Conflicts}
+	if len(r.Conflicts) > MaxConflicts {
+		r.Conflicts, r.ConflictsCut = r.Conflicts[:MaxConflicts], true
+	}
 	for _, c := range fig.Categories {
 		r.Expected += c.Expected
 		r.Admitted += c.Admitted

@@ -211,8 +211,9 @@ const (
 	// after the scan, before any exit): two holders inside at once.
 	ConflictAdmittedWhileInside ConflictKind = "admitted_while_inside"
 	// Let in, but the ticket is void by the upload (refunded, or its order
-	// cancelled, before or after the scan): the holder is inside and the
-	// money was returned.
+	// cancelled; a device that does not say it let the holder in only when
+	// it became void after the scan): the holder is inside and the money
+	// was returned.
 	ConflictAdmittedVoid ConflictKind = "admitted_void"
 )
 

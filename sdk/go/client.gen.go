@@ -1095,7 +1095,7 @@ type BatchScanResult struct {
 	// Conflict The device let the holder in (it said so, or did not say) against what the service had recorded of the ticket: conflict_kind says how. Listed in the event's check-in conflicts and announced as ticket.check_in_conflict.
 	Conflict bool `json:"conflict"`
 
-	// ConflictKind two_doors (outcome already_checked_in: another door's admission had the ticket inside, a copy most likely), admitted_while_inside (outcome admitted, at an event with re-entry: the ticket was inside by another door's admission when scanned, let out since), admitted_void (outcome void: refunded or cancelled, before or after the scan; the holder is inside). Absent without a conflict.
+	// ConflictKind two_doors (outcome already_checked_in: another door's admission had the ticket inside, a copy most likely), admitted_while_inside (outcome admitted, at an event with re-entry: the ticket was inside by another door's admission when scanned, let out since), admitted_void (outcome void: refunded or cancelled, and the device let the holder in: it said admitted, or said nothing and the ticket became void after the scan; the holder is inside). Absent without a conflict.
 	ConflictKind *BatchScanResultConflictKind `json:"conflict_kind,omitempty"`
 
 	// FirstCheckIn When and at which gate the ticket was first admitted: on already_checked_in, and on admitted when the scan is not the ticket's first admission (a re-entry). Absent on the first admission itself.
@@ -1110,7 +1110,7 @@ type BatchScanResult struct {
 	TicketId *int64 `json:"ticket_id,omitempty"`
 }
 
-// BatchScanResultConflictKind two_doors (outcome already_checked_in: another door's admission had the ticket inside, a copy most likely), admitted_while_inside (outcome admitted, at an event with re-entry: the ticket was inside by another door's admission when scanned, let out since), admitted_void (outcome void: refunded or cancelled, before or after the scan; the holder is inside). Absent without a conflict.
+// BatchScanResultConflictKind two_doors (outcome already_checked_in: another door's admission had the ticket inside, a copy most likely), admitted_while_inside (outcome admitted, at an event with re-entry: the ticket was inside by another door's admission when scanned, let out since), admitted_void (outcome void: refunded or cancelled, and the device let the holder in: it said admitted, or said nothing and the ticket became void after the scan; the holder is inside). Absent without a conflict.
 type BatchScanResultConflictKind string
 
 // BatchScanResultOutcome defines model for BatchScanResult.Outcome.
@@ -1676,7 +1676,7 @@ type Item struct {
 	// Direction in (the default), or out at an event that allows re-entry.
 	Direction *ItemDirection `json:"direction,omitempty"`
 
-	// DoorOutcome What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in, so a refusal kept without it may be listed as a conflict.
+	// DoorOutcome What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in (except one of a ticket void already when scanned), so a refusal kept without it may be listed as a conflict.
 	DoorOutcome *ItemDoorOutcome `json:"door_outcome,omitempty"`
 
 	// Gate The gate; a door key limited to one gate may leave it out.
@@ -1689,7 +1689,7 @@ type Item struct {
 // ItemDirection in (the default), or out at an event that allows re-entry.
 type ItemDirection string
 
-// ItemDoorOutcome What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in, so a refusal kept without it may be listed as a conflict.
+// ItemDoorOutcome What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in (except one of a ticket void already when scanned), so a refusal kept without it may be listed as a conflict.
 type ItemDoorOutcome string
 
 // Meta defines model for Meta.
@@ -1728,7 +1728,7 @@ type OfflineConflict struct {
 	EventId     int64                       `json:"event_id"`
 	Gate        string                      `json:"gate"`
 
-	// Kind two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled): the holder is inside and the money was returned.
+	// Kind two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled; a scan without door_outcome only when it became void after the scan): the holder is inside and the money was returned.
 	Kind    OfflineConflictKind `json:"kind"`
 	OrderId int64               `json:"order_id"`
 
@@ -1745,7 +1745,7 @@ type OfflineConflict struct {
 // OfflineConflictDoorOutcome What the device said it answered (admitted); absent: it did not say, and the entry was taken as let in.
 type OfflineConflictDoorOutcome string
 
-// OfflineConflictKind two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled): the holder is inside and the money was returned.
+// OfflineConflictKind two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled; a scan without door_outcome only when it became void after the scan): the holder is inside and the money was returned.
 type OfflineConflictKind string
 
 // OfflineConflictOutcome The service's answer to the scan: already_checked_in (two_doors), admitted (admitted_while_inside), void (admitted_void).
@@ -2199,6 +2199,15 @@ type GetEventAvailabilityParams struct {
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
+// ListCheckInConflictsParams defines parameters for ListCheckInConflicts.
+type ListCheckInConflictsParams struct {
+	// Page 1-based page number.
+	Page *int64 `form:"page,omitempty" json:"page,omitempty"`
+
+	// PerPage Items per page.
+	PerPage *int64 `form:"per_page,omitempty" json:"per_page,omitempty"`
+}
+
 // GetCheckInListParams defines parameters for GetCheckInList.
 type GetCheckInListParams struct {
 	// UpdatedSince The cursor of a list held: only the tickets changed since (refunded, cancelled, admitted, let out, issued).
@@ -2579,7 +2588,7 @@ type ClientInterface interface {
 
 	// CreateCheckInBatchWithBody Upload scans made offline
 	//
-	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void; without `door_outcome` only when it became void after the scan). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -2590,7 +2599,7 @@ type ClientInterface interface {
 
 	// CreateCheckInBatch Upload scans made offline
 	//
-	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void; without `door_outcome` only when it became void after the scan). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -2631,12 +2640,12 @@ type ClientInterface interface {
 
 	// ListCheckInConflicts Tickets let in offline against the record: twice, while inside, or void
 	//
-	// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
+	// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first, a page at a time (`page`, `per_page`; `meta.total` counts them all).
 	//
 	// Requires an API key with the scope `orders:read`.
 	//
 	// Corresponds with GET /v1/events/{id}/check-in/conflicts (the `ListCheckInConflicts` operationId).
-	ListCheckInConflicts(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListCheckInConflicts(ctx context.Context, id int64, params *ListCheckInConflictsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCheckInList What a door needs to scan the event offline (changes since, by cursor)
 	//
@@ -3300,7 +3309,7 @@ func (c *Client) CreateCheckIn(ctx context.Context, params *CreateCheckInParams,
 
 // CreateCheckInBatchWithBody Upload scans made offline
 //
-// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void; without `door_outcome` only when it became void after the scan). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 //
 // Requires an API key with the scope `checkin`.
 //
@@ -3321,7 +3330,7 @@ func (c *Client) CreateCheckInBatchWithBody(ctx context.Context, params *CreateC
 
 // CreateCheckInBatch Upload scans made offline
 //
-// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void; without `door_outcome` only when it became void after the scan). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 //
 // Requires an API key with the scope `checkin`.
 //
@@ -3412,13 +3421,13 @@ func (c *Client) ListEventCategories(ctx context.Context, id int64, reqEditors .
 
 // ListCheckInConflicts Tickets let in offline against the record: twice, while inside, or void
 //
-// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
+// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first, a page at a time (`page`, `per_page`; `meta.total` counts them all).
 //
 // Requires an API key with the scope `orders:read`.
 //
 // Corresponds with GET /v1/events/{id}/check-in/conflicts (the `ListCheckInConflicts` operationId).
-func (c *Client) ListCheckInConflicts(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListCheckInConflictsRequest(c.Server, id)
+func (c *Client) ListCheckInConflicts(ctx context.Context, id int64, params *ListCheckInConflictsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCheckInConflictsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4980,7 +4989,7 @@ func NewListEventCategoriesRequest(server string, id int64) (*http.Request, erro
 }
 
 // NewListCheckInConflictsRequest constructs an http.Request for the ListCheckInConflicts method
-func NewListCheckInConflictsRequest(server string, id int64) (*http.Request, error) {
+func NewListCheckInConflictsRequest(server string, id int64, params *ListCheckInConflictsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5003,6 +5012,45 @@ func NewListCheckInConflictsRequest(server string, id int64) (*http.Request, err
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PerPage != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6563,7 +6611,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateCheckInBatchWithBodyWithResponse Upload scans made offline
 	//
-	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void; without `door_outcome` only when it became void after the scan). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -6574,7 +6622,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateCheckInBatchWithResponse Upload scans made offline
 	//
-	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+	// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void; without `door_outcome` only when it became void after the scan). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 	//
 	// Requires an API key with the scope `checkin`.
 	//
@@ -6623,14 +6671,14 @@ type ClientWithResponsesInterface interface {
 
 	// ListCheckInConflictsWithResponse Tickets let in offline against the record: twice, while inside, or void
 	//
-	// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
+	// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first, a page at a time (`page`, `per_page`; `meta.total` counts them all).
 	//
 	// Requires an API key with the scope `orders:read`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/events/{id}/check-in/conflicts (the `ListCheckInConflicts` operationId).
-	ListCheckInConflictsWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ListCheckInConflictsResponse, error)
+	ListCheckInConflictsWithResponse(ctx context.Context, id int64, params *ListCheckInConflictsParams, reqEditors ...RequestEditorFn) (*ListCheckInConflictsResponse, error)
 
 	// GetCheckInListWithResponse What a door needs to scan the event offline (changes since, by cursor)
 	//
@@ -10072,6 +10120,7 @@ func (r ListEventCategoriesResponse) ContentType() string {
 
 // ListCheckInConflictsResponse200Headers the declared response headers of an HTTP 200 response for ListCheckInConflicts
 type ListCheckInConflictsResponse200Headers struct {
+	CacheControl    *string
 	RateLimit       *string
 	RateLimitPolicy *string
 	XRequestId      *string
@@ -15877,7 +15926,7 @@ func (c *ClientWithResponses) CreateCheckInWithResponse(ctx context.Context, par
 
 // CreateCheckInBatchWithBodyWithResponse Upload scans made offline
 //
-// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void; without `door_outcome` only when it became void after the scan). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 //
 // Requires an API key with the scope `checkin`.
 //
@@ -15894,7 +15943,7 @@ func (c *ClientWithResponses) CreateCheckInBatchWithBodyWithResponse(ctx context
 
 // CreateCheckInBatchWithResponse Upload scans made offline
 //
-// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+// Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void; without `door_outcome` only when it became void after the scan). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
 //
 // Requires an API key with the scope `checkin`.
 //
@@ -15973,15 +16022,15 @@ func (c *ClientWithResponses) ListEventCategoriesWithResponse(ctx context.Contex
 
 // ListCheckInConflictsWithResponse Tickets let in offline against the record: twice, while inside, or void
 //
-// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
+// Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first, a page at a time (`page`, `per_page`; `meta.total` counts them all).
 //
 // Requires an API key with the scope `orders:read`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/events/{id}/check-in/conflicts (the `ListCheckInConflicts` operationId).
-func (c *ClientWithResponses) ListCheckInConflictsWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ListCheckInConflictsResponse, error) {
-	rsp, err := c.ListCheckInConflicts(ctx, id, reqEditors...)
+func (c *ClientWithResponses) ListCheckInConflictsWithResponse(ctx context.Context, id int64, params *ListCheckInConflictsParams, reqEditors ...RequestEditorFn) (*ListCheckInConflictsResponse, error) {
+	rsp, err := c.ListCheckInConflicts(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -21805,6 +21854,13 @@ func ParseListCheckInConflictsResponse(rsp *http.Response) (*ListCheckInConflict
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListCheckInConflictsResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -197,7 +197,7 @@ func benchCheckinOffline(t *testing.T, s *testenv.Stack, fx *doorEvent, orgKey s
 			TicketID int64 `json:"ticket_id"`
 		} `json:"data"`
 	}
-	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/v1/events/%d/check-in/conflicts", url, fx.EventID), nil)
+	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/v1/events/%d/check-in/conflicts?per_page=200", url, fx.EventID), nil)
 	req.Header.Set("Authorization", "Bearer "+orgKey)
 	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("offline: conflicts: %v %v", res, err)

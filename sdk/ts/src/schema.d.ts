@@ -287,7 +287,7 @@ export interface paths {
         put?: never;
         /**
          * Upload scans made offline
-         * @description Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
+         * @description Up to 1000 scans a door made without the network (more: 422; split the backlog). The service settles them in scanned_at order, each as an online scan is, records every one and answers each one's outcome in the batch's order. An entry the device let in against what the service had recorded is a conflict (`conflict` true, `conflict_kind`): a ticket another device had let in (`already_checked_in`, two_doors), let in while another door's admission had it inside at an event with re-entry (`admitted`, admitted_while_inside), or void by the upload (`void`, admitted_void; without `door_outcome` only when it became void after the scan). Conflicts are listed in GET /v1/events/{id}/check-in/conflicts and announced as ticket.check_in_conflict; send `door_outcome` so refusals are not taken for entries. A scan uploaded again (same device, barcode and scanned_at) is not recorded twice: it answers `repeated` with the outcome recorded.
          *
          *     Requires an API key with the scope `checkin`.
          */
@@ -389,7 +389,7 @@ export interface paths {
         };
         /**
          * Tickets let in offline against the record: twice, while inside, or void
-         * @description Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first.
+         * @description Each conflict is a scan made offline whose door let the holder in against what the service had recorded of the ticket, with its `kind`: `two_doors` (another door's admission had the ticket inside: most likely a copy), `admitted_while_inside` (at an event with re-entry: let in while another door's admission had it inside, let out only since), `admitted_void` (let in though the ticket was refunded or cancelled: the holder is inside and the money was returned). Each is also announced once as the webhook event ticket.check_in_conflict, with this object as its data. Oldest scan first, a page at a time (`page`, `per_page`; `meta.total` counts them all).
          *
          *     Requires an API key with the scope `orders:read`.
          */
@@ -956,7 +956,7 @@ export interface components {
             /** @description The device let the holder in (it said so, or did not say) against what the service had recorded of the ticket: conflict_kind says how. Listed in the event's check-in conflicts and announced as ticket.check_in_conflict. */
             conflict: boolean;
             /**
-             * @description two_doors (outcome already_checked_in: another door's admission had the ticket inside, a copy most likely), admitted_while_inside (outcome admitted, at an event with re-entry: the ticket was inside by another door's admission when scanned, let out since), admitted_void (outcome void: refunded or cancelled, before or after the scan; the holder is inside). Absent without a conflict.
+             * @description two_doors (outcome already_checked_in: another door's admission had the ticket inside, a copy most likely), admitted_while_inside (outcome admitted, at an event with re-entry: the ticket was inside by another door's admission when scanned, let out since), admitted_void (outcome void: refunded or cancelled, and the device let the holder in: it said admitted, or said nothing and the ticket became void after the scan; the holder is inside). Absent without a conflict.
              * @enum {string}
              */
             conflict_kind?: "two_doors" | "admitted_while_inside" | "admitted_void";
@@ -1434,7 +1434,7 @@ export interface components {
              */
             direction?: "in" | "out";
             /**
-             * @description What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in, so a refusal kept without it may be listed as a conflict.
+             * @description What the device answered at the door, from its list: admitted when it let the holder in, else the refusal it showed. Omitted: an entry is taken as let in (except one of a ticket void already when scanned), so a refusal kept without it may be listed as a conflict.
              * @enum {string}
              */
             door_outcome?: "admitted" | "already_checked_in" | "void" | "not_paid" | "wrong_event" | "unknown" | "sandbox" | "exited";
@@ -1491,7 +1491,7 @@ export interface components {
             event_id: number;
             gate: string;
             /**
-             * @description two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled): the holder is inside and the money was returned.
+             * @description two_doors: let in at two doors while apart, the ticket inside by the other's admission (most likely a copy); admitted_while_inside: at an event with re-entry, let in while another door's admission had the ticket inside (let out only since); admitted_void: let in though the ticket is void by the upload (refunded, or its order cancelled; a scan without door_outcome only when it became void after the scan): the holder is inside and the money was returned.
              * @enum {string}
              */
             kind: "two_doors" | "admitted_while_inside" | "admitted_void";
@@ -4472,7 +4472,12 @@ export interface operations {
     };
     "list-check-in-conflicts": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description 1-based page number. */
+                page?: number;
+                /** @description Items per page. */
+                per_page?: number;
+            };
             header?: never;
             path: {
                 /** @description Event id. */
@@ -4485,6 +4490,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control"?: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
