@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/ticketsales/ticketsales/internal/door"
 	"github.com/ticketsales/ticketsales/internal/states"
 )
 
@@ -32,7 +33,7 @@ type Scan struct {
 	Offline   bool
 	// DoorOutcome is what the device says it answered at the door, for a
 	// scan made offline ("": it did not say; an entry is taken as let in,
-	// unless its ticket was void already: admittedVoid).
+	// unless its ticket was void already: door.AdmittedVoid).
 	DoorOutcome states.ScanOutcome
 	// LeftAt is when the same upload lets the ticket out next, after this
 	// scan (zero: it does not). That exit is not recorded yet while this
@@ -59,6 +60,20 @@ type ScannedTicket struct {
 	SessionID     *int64              `bun:"session_id"` // its order's schedule slot
 }
 
+// door is t as the door's rules see it (nil: no ticket).
+func (t *ScannedTicket) door() *door.Ticket {
+	if t == nil {
+		return nil
+	}
+	return &door.Ticket{EventID: t.EventID, SessionID: t.SessionID, Status: t.Status, OrderStatus: t.OrderStatus, Inside: t.Inside}
+}
+
+// door is s as the door's rules see it.
+func (s Scan) door() door.Scan {
+	return door.Scan{EventID: s.EventID, SessionID: s.SessionID, Direction: s.Direction, Gate: s.Gate, DeviceID: s.DeviceID,
+		Offline: s.Offline, ScannedAt: s.ScannedAt, DoorOutcome: s.DoorOutcome, LeftAt: s.LeftAt}
+}
+
 // ScanResult is what a scan decided.
 type ScanResult struct {
 	Outcome states.ScanOutcome
@@ -71,7 +86,7 @@ type ScanResult struct {
 	// CheckedInAt and CheckedInGate are then the scan's own).
 	First bool
 	// Conflict is what the scan revealed ("": nothing): its door let the
-	// holder in against what the service had recorded (conflictOf).
+	// holder in against what the service had recorded (door.ConflictOf).
 	Conflict states.ConflictKind
 }
 
@@ -91,7 +106,7 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 		if err != nil {
 			return err
 		}
-		out = ScanResult{Outcome: decide(t, s), Ticket: t}
+		out = ScanResult{Outcome: door.Decide(t.door(), s.door()), Ticket: t}
 		if t == nil && !s.IsTest {
 			// Not a real ticket: a sandbox one shown at a real door is
 			// told apart (read, not locked: nothing of it changes).
@@ -221,154 +236,23 @@ func lockScannedTicket(ctx context.Context, tx bun.Tx, s Scan) (*ScannedTicket, 
 	return t, nil
 }
 
-// decide is a scan's outcome from the ticket as locked (nil: no ticket of
-// the company and the door's environment has the barcode).
-func decide(t *ScannedTicket, s Scan) states.ScanOutcome {
-	switch {
-	case t == nil:
-		return states.ScanUnknown
-	case t.EventID != s.EventID:
-		return states.ScanWrongEvent
-	case s.SessionID != 0 && (t.SessionID == nil || *t.SessionID != s.SessionID):
-		return states.ScanWrongEvent // another session of the event
-	case TicketDoorState(t.Status, t.OrderStatus) == states.DoorVoid:
-		return states.ScanVoid
-	case TicketDoorState(t.Status, t.OrderStatus) == states.DoorNotPaid:
-		return states.ScanNotPaid
-	case s.Direction == states.ScanOut:
-		return states.ScanExited // out already, or now
-	case t.Inside:
-		return states.ScanAlreadyCheckedIn
-	}
-	return states.ScanAdmitted
-}
-
-// TicketDoorState is whether a ticket admits at the door by its and its
-// order's status: void (refunded, or its order cancelled or refunded),
-// not_paid (its order not paid yet), or valid. A scan (decide) and a door
-// list both say it, from this one rule.
-func TicketDoorState(status states.TicketStatus, orderStatus states.OrderStatus) states.DoorTicketState {
-	switch {
-	case status == states.TicketRefunded || orderStatus == states.OrderCancelled || orderStatus == states.OrderRefunded:
-		return states.DoorVoid
-	case !orderStatus.TicketsValid():
-		return states.DoorNotPaid
-	}
-	return states.DoorValid
-}
-
-// doorPass is a recorded scan that let a ticket's holder in or out, as a
-// conflict is judged against it: an admission, an offline entry its
-// device let in although the record had the ticket inside, or an exit.
-type doorPass struct {
-	ID       int64              `bun:"id"`
-	Side     string             `bun:"side"` // before or after the scan judged, in time
-	Outcome  states.ScanOutcome `bun:"outcome"`
-	Gate     string             `bun:"gate"`
-	DeviceID string             `bun:"device_id"`
-	// At is its time as stale scans are timed: an offline scan's device
-	// clock, an online scan's receipt by the service.
-	At time.Time `bun:"at"`
-}
-
-// entry tells whether p let the holder in (else it let them out).
-func (p *doorPass) entry() bool { return p.Outcome != states.ScanExited }
-
-// doorPasses selects a ticket's passes (doorPass), timed as isStale times
+// doorPasses selects a ticket's passes (door.Pass), timed as isStale times
 // scans; its argument is the ticket's id.
 const doorPasses = `SELECT id, outcome, gate, device_id, CASE WHEN offline THEN scanned_at ELSE received_at END AS at
 	FROM check_ins WHERE ticket_id = ? AND (outcome IN ('` + string(states.ScanAdmitted) + `', '` + string(states.ScanExited) + `')
 		OR offline AND direction = '` + string(states.ScanIn) + `' AND outcome = '` + string(states.ScanAlreadyCheckedIn) + `'
 			AND coalesce(door_outcome, '` + string(states.ScanAdmitted) + `') = '` + string(states.ScanAdmitted) + `')`
 
-// otherDoor tells whether p was made at another door than s: another
-// device, or another gate when p names no device (an online scan may not).
-func (p *doorPass) otherDoor(s Scan) bool {
-	if p.DeviceID != "" {
-		return p.DeviceID != s.DeviceID
-	}
-	return p.Gate != s.Gate
-}
-
-// doorLetIn tells whether s is an entry a device let the holder in with
-// while offline: it says so (door_outcome admitted), or it does not say,
-// and an entry it kept is taken as let in (a refusal it kept is
-// presumed let in rather than a holder inside going untold).
-func doorLetIn(s Scan) bool {
-	return s.Offline && s.Direction == states.ScanIn && (s.DoorOutcome == "" || s.DoorOutcome == states.ScanAdmitted)
-}
-
-// admittedVoid tells whether an offline entry of a ticket void now was
-// the door's admission of a void ticket (admitted_void). A device that
-// says what it answered is believed. One that does not say is taken to
-// have let the holder in only when the ticket became void after the scan
-// (voidSince, the refund's or cancellation's time; nil: unknown): a list
-// downloaded before then said valid. A scan made after it could have been
-// refused by the list, so no admission is assumed.
-func admittedVoid(doorOutcome states.ScanOutcome, scannedAt time.Time, voidSince *time.Time) bool {
-	switch doorOutcome {
-	case states.ScanAdmitted:
-		return true
-	case "":
-		return voidSince != nil && voidSince.After(scannedAt)
-	}
-	return false
-}
-
-// conflictOf is the conflict an offline scan reveals as it settles with
-// outcome, and the recorded scan it conflicts with (nil for
-// admitted_void, which conflicts with the ticket's void state). Only an
-// entry its device let in (doorLetIn) conflicts:
-//
-//   - void: the device let the holder in although the ticket is void
-//     (admittedVoid: it says so, or did not say and the ticket became
-//     void after the scan, voidSince): admitted_void;
-//   - already_checked_in or admitted: by scanned_at order (the record's
-//     times, not the uploads' order) the ticket was inside when the scan
-//     was made, by an entry at another door just before it (before) with
-//     no exit between, or another door let it in just after the scan
-//     with no exit between (after): two holders inside at once,
-//     two_doors when the record had the ticket inside at the upload
-//     (already_checked_in), admitted_while_inside when it had it out.
-//
-// An entry elsewhere after the ticket's exit later in the same upload
-// (s.LeftAt) is the holder back in, and conflicts with nothing.
-func conflictOf(s Scan, outcome states.ScanOutcome, voidSince *time.Time, before, after *doorPass) (states.ConflictKind, *doorPass) {
-	if !doorLetIn(s) {
-		return "", nil
-	}
-	kind := states.ConflictTwoDoors
-	switch outcome {
-	case states.ScanVoid:
-		if admittedVoid(s.DoorOutcome, s.ScannedAt, voidSince) {
-			return states.ConflictAdmittedVoid, nil
-		}
-		return "", nil
-	case states.ScanAdmitted:
-		kind = states.ConflictAdmittedWhileInside
-	case states.ScanAlreadyCheckedIn:
-	default:
-		return "", nil
-	}
-	if before != nil && before.entry() && before.otherDoor(s) {
-		return kind, before
-	}
-	if after != nil && after.entry() && after.otherDoor(s) && (s.LeftAt.IsZero() || after.At.Before(s.LeftAt)) {
-		return kind, after
-	}
-	return "", nil
-}
-
-// findConflict reads what conflictOf needs of the ticket's record (the
+// findConflict reads what door.ConflictOf needs of the ticket's record (the
 // row is locked: no scan of it is recorded meanwhile) and judges s; it
 // reads nothing for a scan that cannot conflict (online scans, exits,
 // refusals its device reported). It returns the kind and the id of the
 // scan it conflicts with.
 func findConflict(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan, outcome states.ScanOutcome) (states.ConflictKind, *int64, error) {
-	if t == nil || !doorLetIn(s) {
+	if t == nil || !door.LetIn(s.door()) {
 		return "", nil, nil
 	}
-	var before, after *doorPass
+	var before, after *door.Pass
 	var voidSince *time.Time
 	switch outcome {
 	case states.ScanVoid:
@@ -381,7 +265,7 @@ func findConflict(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan, outc
 	case states.ScanAlreadyCheckedIn, states.ScanAdmitted:
 		// The ticket's passes next to the scan in time (the scan itself
 		// is not recorded yet).
-		var passes []doorPass
+		var passes []door.Pass
 		if err := tx.NewRaw(`
 			WITH p AS (`+doorPasses+`)
 			(SELECT 'before' AS side, * FROM p WHERE at <= ? ORDER BY at DESC, id DESC LIMIT 1)
@@ -398,7 +282,7 @@ func findConflict(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan, outc
 			}
 		}
 	}
-	kind, with := conflictOf(s, outcome, voidSince, before, after)
+	kind, with := door.ConflictOf(s.door(), outcome, voidSince, before, after)
 	if with != nil {
 		return kind, &with.ID, nil
 	}
@@ -409,7 +293,7 @@ func findConflict(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan, outc
 // of the ticket that an exit at exitAt, just recorded, lies between in
 // time: an entry and the entry it was paired with, one of which was
 // uploaded before the exit that separates them. Each is judged against
-// the pass now just before it (conflictOf, with nothing after: of two
+// the pass now just before it (door.ConflictOf, with nothing after: of two
 // entries no exit separates, the later one carries the conflict): an
 // entry elsewhere keeps it a conflict, paired with that entry; the exit
 // clears it. Its announcement is not repeated, nor withdrawn.
@@ -434,17 +318,17 @@ func rejudgeAcross(ctx context.Context, tx bun.Tx, ticketID int64, exitAt time.T
 		return fmt.Errorf("conflicts of ticket %d across its exit at %s: %w", ticketID, exitAt, err)
 	}
 	for _, c := range judged {
-		var before []doorPass
+		var before []door.Pass
 		if err := tx.NewRaw(`SELECT * FROM (`+doorPasses+`) p WHERE id <> ? AND at <= ? ORDER BY at DESC, id DESC LIMIT 1`,
 			ticketID, c.ID, c.ScannedAt).Scan(ctx, &before); err != nil {
 			return fmt.Errorf("pass of ticket %d before scan %d: %w", ticketID, c.ID, err)
 		}
-		var p *doorPass
+		var p *door.Pass
 		if len(before) > 0 {
 			p = &before[0]
 		}
-		s := Scan{Offline: true, Direction: states.ScanIn, Gate: c.Gate, DeviceID: c.DeviceID, DoorOutcome: c.DoorOutcome, ScannedAt: c.ScannedAt}
-		kind, with := conflictOf(s, c.Outcome, nil, p, nil)
+		s := door.Scan{Offline: true, Direction: states.ScanIn, Gate: c.Gate, DeviceID: c.DeviceID, DoorOutcome: c.DoorOutcome, ScannedAt: c.ScannedAt}
+		kind, with := door.ConflictOf(s, c.Outcome, nil, p, nil)
 		var withID *int64
 		if with != nil {
 			withID = &with.ID

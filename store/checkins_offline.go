@@ -182,7 +182,7 @@ type OfflineConflict struct {
 // ListCheckInConflicts returns a page (from 1) of the conflicts of the
 // company's event among the tickets of one environment (isTest), in the
 // order they were scanned, and how many there are: the offline scans
-// whose settlement found a conflict (conflictOf, decided and kept as each
+// whose settlement found a conflict (door.ConflictOf, decided and kept as each
 // settled). An event may have thousands: never all at once.
 func ListCheckInConflicts(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, page, perPage int) ([]OfflineConflict, int, error) {
 	const where = ` WHERE c.event_id = ? AND c.company_id = ? AND c.is_test = ? AND c.conflict IS NOT NULL`

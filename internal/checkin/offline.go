@@ -2,8 +2,6 @@ package checkin
 
 import (
 	"context"
-	"crypto/ed25519"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/door"
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/states"
 	"github.com/ticketsales/ticketsales/sdk/go/ticketcode"
@@ -117,7 +116,7 @@ func (o *Offline) List(ctx context.Context, p *apikey.Principal, eventID int64, 
 	}
 	for i, r := range rows {
 		t := DoorListTicket{ID: r.ID, BarcodeHash: ticketcode.BarcodeHash(r.Barcode), CategoryID: r.CategoryID,
-			SessionID: r.SessionID, State: store.TicketDoorState(r.Status, r.OrderStatus), Inside: r.Inside, CheckedInAt: r.CheckedInAt}
+			SessionID: r.SessionID, State: door.TicketState(r.Status, r.OrderStatus), Inside: r.Inside, CheckedInAt: r.CheckedInAt}
 		if r.Label != nil {
 			t.Seat = *r.Label
 		}
@@ -169,64 +168,6 @@ func parseXid(s string) (uint64, bool) {
 		return 0, false
 	}
 	return v, true
-}
-
-// keyOf reads events' public keys once each (a key never changes once
-// made; an event without one yet is asked again).
-type keyOf struct {
-	db   bun.IDB
-	keys sync.Map // eventKey -> ed25519.PublicKey
-}
-
-// eventKey names an event's key of one environment.
-type eventKey struct {
-	eventID int64
-	isTest  bool
-}
-
-func (k *keyOf) get(ctx context.Context, eventID int64, isTest bool) (ed25519.PublicKey, error) {
-	if pub, ok := k.keys.Load(eventKey{eventID, isTest}); ok {
-		return pub.(ed25519.PublicKey), nil
-	}
-	stored, err := store.GetEventSigningKey(ctx, k.db, eventID, isTest)
-	switch {
-	case errors.Is(err, errs.NotFound):
-		return nil, nil // no key: no code of the event verifies
-	case err != nil:
-		return nil, err
-	}
-	k.keys.Store(eventKey{eventID, isTest}, ed25519.PublicKey(stored.PublicKey))
-	return stored.PublicKey, nil
-}
-
-// lookupBarcode is the barcode to look a scan up by: a signed code's
-// barcode when its signature verifies with the key of the event it names,
-// of the door's environment (or, at a real door, of the sandbox: the scan
-// then finds a sandbox ticket and answers so); the scan itself otherwise (a
-// 13-digit barcode, or a code forged or changed, which no ticket has:
-// unknown).
-func lookupBarcode(ctx context.Context, keys *keyOf, scanned string, isTest bool) (string, error) {
-	if !ticketcode.IsSigned(scanned) {
-		return scanned, nil
-	}
-	c, err := ticketcode.Parse(scanned)
-	if err != nil {
-		return scanned, nil
-	}
-	envs := []bool{isTest}
-	if !isTest {
-		envs = append(envs, true)
-	}
-	for _, env := range envs {
-		pub, err := keys.get(ctx, c.EventID, env)
-		if err != nil {
-			return "", err
-		}
-		if _, err := ticketcode.Verify(pub, scanned, 0); err == nil {
-			return c.Barcode, nil
-		}
-	}
-	return scanned, nil
 }
 
 // BatchScan is one scan a door made offline.

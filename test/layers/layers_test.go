@@ -21,7 +21,7 @@ var layers = []struct {
 	name     string
 	packages []string
 }{
-	{"vocabulary", []string{"internal/states", "internal/errs", "internal/pricing", "internal/config"}},
+	{"vocabulary", []string{"internal/states", "internal/errs", "internal/pricing", "internal/door", "internal/config"}},
 	{"data", []string{"store", "store/migrations"}},
 	{"adapters", []string{"internal/apikey", "internal/ratelimit", "internal/requestlog", "internal/metrics", "internal/mail",
 		"internal/payment", "internal/delivery", "internal/delivery/email", "internal/catalog", "internal/catalog/catalogfile",

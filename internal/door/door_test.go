@@ -1,4 +1,4 @@
-package store
+package door
 
 import (
 	"testing"
@@ -9,10 +9,9 @@ import (
 
 // The outcome of a scan, for each state a ticket can be found in.
 func TestScanDecision(t *testing.T) {
-	at := time.Now()
 	session, other := int64(7), int64(8)
-	paid := func(edit func(*ScannedTicket)) *ScannedTicket {
-		tk := &ScannedTicket{EventID: 1, Status: states.TicketActive, OrderStatus: states.OrderPaid}
+	paid := func(edit func(*Ticket)) *Ticket {
+		tk := &Ticket{EventID: 1, Status: states.TicketActive, OrderStatus: states.OrderPaid}
 		if edit != nil {
 			edit(tk)
 		}
@@ -21,26 +20,26 @@ func TestScanDecision(t *testing.T) {
 	in := Scan{EventID: 1, Direction: states.ScanIn}
 	for _, c := range []struct {
 		name string
-		t    *ScannedTicket
+		t    *Ticket
 		s    Scan
 		want states.ScanOutcome
 	}{
 		{"no such ticket", nil, in, states.ScanUnknown},
 		{"a paid ticket", paid(nil), in, states.ScanAdmitted},
-		{"a partially refunded order's active ticket", paid(func(t *ScannedTicket) { t.OrderStatus = states.OrderPartiallyRefunded }), in, states.ScanAdmitted},
-		{"inside already", paid(func(t *ScannedTicket) { t.Inside, t.CheckedInAt = true, &at }), in, states.ScanAlreadyCheckedIn},
-		{"out and back in (re-entry)", paid(func(t *ScannedTicket) { t.CheckedInAt = &at }), in, states.ScanAdmitted},
-		{"refunded", paid(func(t *ScannedTicket) { t.Status = states.TicketRefunded }), in, states.ScanVoid},
-		{"order cancelled", paid(func(t *ScannedTicket) { t.OrderStatus = states.OrderCancelled }), in, states.ScanVoid},
-		{"order awaiting payment", paid(func(t *ScannedTicket) { t.OrderStatus = states.OrderPendingPayment }), in, states.ScanNotPaid},
-		{"another event", paid(func(t *ScannedTicket) { t.EventID = 2 }), in, states.ScanWrongEvent},
-		{"a timed ticket at its session's door", paid(func(t *ScannedTicket) { t.SessionID = &session }), Scan{EventID: 1, SessionID: 7}, states.ScanAdmitted},
-		{"a timed ticket at another session's door", paid(func(t *ScannedTicket) { t.SessionID = &other }), Scan{EventID: 1, SessionID: 7}, states.ScanWrongEvent},
-		{"a timed ticket at a door of any session", paid(func(t *ScannedTicket) { t.SessionID = &other }), in, states.ScanAdmitted},
-		{"out", paid(func(t *ScannedTicket) { t.Inside = true }), Scan{EventID: 1, Direction: states.ScanOut}, states.ScanExited},
-		{"out of a refunded ticket", paid(func(t *ScannedTicket) { t.Status = states.TicketRefunded }), Scan{EventID: 1, Direction: states.ScanOut}, states.ScanVoid},
+		{"a partially refunded order's active ticket", paid(func(t *Ticket) { t.OrderStatus = states.OrderPartiallyRefunded }), in, states.ScanAdmitted},
+		{"inside already", paid(func(t *Ticket) { t.Inside = true }), in, states.ScanAlreadyCheckedIn},
+		{"out and back in (re-entry)", paid(nil), in, states.ScanAdmitted},
+		{"refunded", paid(func(t *Ticket) { t.Status = states.TicketRefunded }), in, states.ScanVoid},
+		{"order cancelled", paid(func(t *Ticket) { t.OrderStatus = states.OrderCancelled }), in, states.ScanVoid},
+		{"order awaiting payment", paid(func(t *Ticket) { t.OrderStatus = states.OrderPendingPayment }), in, states.ScanNotPaid},
+		{"another event", paid(func(t *Ticket) { t.EventID = 2 }), in, states.ScanWrongEvent},
+		{"a timed ticket at its session's door", paid(func(t *Ticket) { t.SessionID = &session }), Scan{EventID: 1, SessionID: 7}, states.ScanAdmitted},
+		{"a timed ticket at another session's door", paid(func(t *Ticket) { t.SessionID = &other }), Scan{EventID: 1, SessionID: 7}, states.ScanWrongEvent},
+		{"a timed ticket at a door of any session", paid(func(t *Ticket) { t.SessionID = &other }), in, states.ScanAdmitted},
+		{"out", paid(func(t *Ticket) { t.Inside = true }), Scan{EventID: 1, Direction: states.ScanOut}, states.ScanExited},
+		{"out of a refunded ticket", paid(func(t *Ticket) { t.Status = states.TicketRefunded }), Scan{EventID: 1, Direction: states.ScanOut}, states.ScanVoid},
 	} {
-		if got := decide(c.t, c.s); got != c.want {
+		if got := Decide(c.t, c.s); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
@@ -57,22 +56,22 @@ func TestConflictOf(t *testing.T) {
 		edit(&s)
 		return s
 	}
-	elsewhere := &doorPass{ID: 7, Outcome: states.ScanAdmitted, Gate: "North", DeviceID: "dev-A", At: at.Add(-time.Minute)}
-	online := &doorPass{ID: 8, Outcome: states.ScanAdmitted, Gate: "North", At: at.Add(time.Minute)} // names no device
-	sameDevice := &doorPass{ID: 9, Outcome: states.ScanAdmitted, Gate: "West", DeviceID: "dev-B", At: at.Add(-time.Minute)}
-	exit := &doorPass{ID: 10, Outcome: states.ScanExited, Gate: "North", DeviceID: "dev-A", At: at.Add(-2 * time.Minute)}
+	elsewhere := &Pass{ID: 7, Outcome: states.ScanAdmitted, Gate: "North", DeviceID: "dev-A", At: at.Add(-time.Minute)}
+	online := &Pass{ID: 8, Outcome: states.ScanAdmitted, Gate: "North", At: at.Add(time.Minute)} // names no device
+	sameDevice := &Pass{ID: 9, Outcome: states.ScanAdmitted, Gate: "West", DeviceID: "dev-B", At: at.Add(-time.Minute)}
+	exit := &Pass{ID: 10, Outcome: states.ScanExited, Gate: "North", DeviceID: "dev-A", At: at.Add(-2 * time.Minute)}
 	voidBefore, voidAfter := at.Add(-time.Minute), at.Add(time.Minute)
 	// The upload lets the ticket out 30 s after the entry, before the
 	// online admission: that is the holder coming back.
 	leaving := with(func(s *Scan) { s.LeftAt = at.Add(30 * time.Second) })
 	// A copy let in elsewhere by the record between the scan and an exit.
-	backIn := &doorPass{ID: 11, Outcome: states.ScanAlreadyCheckedIn, Gate: "South", DeviceID: "dev-C", At: at.Add(-30 * time.Second)}
+	backIn := &Pass{ID: 11, Outcome: states.ScanAlreadyCheckedIn, Gate: "South", DeviceID: "dev-C", At: at.Add(-30 * time.Second)}
 	for _, c := range []struct {
 		name          string
 		s             Scan
 		outcome       states.ScanOutcome
 		voidSince     *time.Time
-		before, after *doorPass
+		before, after *Pass
 		want          states.ConflictKind
 		withID        int64
 	}{
@@ -101,7 +100,7 @@ func TestConflictOf(t *testing.T) {
 		{"let in elsewhere after its own exit in the upload", leaving, states.ScanAdmitted, nil, exit, online, "", 0},
 		{"let in elsewhere before its own exit in the upload", with(func(s *Scan) { s.LeftAt = at.Add(2 * time.Minute) }), states.ScanAdmitted, nil, exit, online, states.ConflictAdmittedWhileInside, 8},
 	} {
-		got, p := conflictOf(c.s, c.outcome, c.voidSince, c.before, c.after)
+		got, p := ConflictOf(c.s, c.outcome, c.voidSince, c.before, c.after)
 		var id int64
 		if p != nil {
 			id = p.ID
@@ -135,7 +134,7 @@ func TestAdmittedVoid(t *testing.T) {
 		{"says already_checked_in, refunded after the scan", states.ScanAlreadyCheckedIn, &after, false},
 		{"says void, refunded before the scan", states.ScanVoid, &before, false},
 	} {
-		if got := admittedVoid(c.doorOutcome, scan, c.voidSince); got != c.want {
+		if got := AdmittedVoid(c.doorOutcome, scan, c.voidSince); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
