@@ -169,8 +169,8 @@ func CreateRefundTx(ctx context.Context, tx bun.Tx, r *Refund) error {
 	status := states.OrderPartiallyRefunded
 	if len(chosen) == active {
 		status = states.OrderRefunded
-		var returned int64
-		if err := tx.NewRaw("SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ?", o.ID).Scan(ctx, &returned); err != nil {
+		returned, err := RefundedAmount(ctx, tx, o.ID)
+		if err != nil {
 			return err
 		}
 		r.Amount = o.Amount - returned
@@ -221,6 +221,15 @@ func CreateRefundTx(ctx context.Context, tx bun.Tx, r *Refund) error {
 		return err
 	}
 	return orderEvent(ctx, tx, states.EventOrderRefunded, o.ID, &r.ID)
+}
+
+// RefundedAmount is what the order's refunds return in all (0: none).
+func RefundedAmount(ctx context.Context, db bun.IDB, orderID int64) (int64, error) {
+	var sum int64
+	if err := db.NewRaw("SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ?", orderID).Scan(ctx, &sum); err != nil {
+		return 0, fmt.Errorf("refunds of order %d: %w", orderID, err)
+	}
+	return sum, nil
 }
 
 // CompleteRefund marks a refund's money returned; repeating it is harmless.

@@ -89,8 +89,8 @@ func (s *Service) GetOrder(ctx context.Context, companyID, orderID int64) (*Acti
 		return nil, err
 	}
 	out := &ActionOrder{Order: o, Event: ev.Title}
-	if err := s.DB.NewRaw("SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ?", o.ID).Scan(ctx, &out.Refunded); err != nil {
-		return nil, fmt.Errorf("refunds of order %d: %w", o.ID, err)
+	if out.Refunded, err = store.RefundedAmount(ctx, s.DB, o.ID); err != nil {
+		return nil, err
 	}
 	rows, err := store.ListOrderTickets(ctx, s.DB, o.ID)
 	if err != nil {
