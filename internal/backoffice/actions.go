@@ -151,14 +151,16 @@ func Words(s states.OrderStatus) string {
 // transaction where it is a change in Postgres): ErrRepeated when the token
 // was claimed already.
 func claim(ctx context.Context, db bun.IDB, a *store.CabinetAction) error {
-	ok, err := store.ClaimCabinetAction(ctx, db, a)
-	if err != nil {
-		return err
-	}
-	if !ok {
+	return repeated(store.ClaimCabinetAction(ctx, db, a))
+}
+
+// repeated is err, or ErrRepeated when it says the form's token was claimed
+// already.
+func repeated(err error) error {
+	if errors.Is(err, store.ErrActionClaimed) {
 		return ErrRepeated
 	}
-	return nil
+	return err
 }
 
 // Claimed returns the company's action claimed with token (errs.NotFound:
@@ -265,10 +267,9 @@ func (s *Service) Resend(ctx context.Context, a Actor, o *store.Order, token str
 // cancelled is false when the order was cancelled before (ErrRepeated if
 // by this form).
 func (s *Service) Cancel(ctx context.Context, a Actor, o *store.Order, token string) (cancelled bool, err error) {
-	_, cancelled, err = s.Orders.CancelAsOrganizer(ctx, a.CompanyID, o.IsTest, o.ID, func(ctx context.Context, tx bun.Tx) error {
-		return claim(ctx, tx, &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: o.ID, Action: ActionCancel, Token: token})
-	})
-	if err == nil && !cancelled {
+	_, cancelled, err = s.Orders.CancelAsOrganizer(ctx, a.CompanyID, o.IsTest, o.ID,
+		&store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: o.ID, Action: ActionCancel, Token: token})
+	if err = repeated(err); err == nil && !cancelled {
 		if _, err := s.Claimed(ctx, a.CompanyID, token); err == nil {
 			return false, ErrRepeated
 		}
