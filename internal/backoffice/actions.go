@@ -178,7 +178,7 @@ func (s *Service) Actions(ctx context.Context, companyID, orderID int64) ([]Acti
 // RefundRequest is a refund the organizer confirmed.
 type RefundRequest struct {
 	OrderID   int64
-	TicketIDs []int64 // the chosen tickets (at least one)
+	TicketIDs []int64 // the chosen tickets
 	Reason    string
 	// AllowCheckedIn is the form's explicit override: tickets admitted at
 	// the door are refunded too (without it such a ticket refuses the whole
@@ -187,24 +187,19 @@ type RefundRequest struct {
 	Token          string
 }
 
-// Refund refunds the chosen tickets as the API's refund does
-// (refunds.Service: the same transaction, seats back, the workflow that
-// returns gateway money, the same wait), the action recorded and its token
-// claimed first in the refund's own transaction. The refund's id derives
-// from the token (refunds.OrganizerRefundID), so even a racing repeat finds
-// the same refund.
+// Refund refunds the chosen tickets the one way refunds are made
+// (refunds.Service.Refund: its checks, the same transaction, seats back,
+// the workflow that returns gateway money, the same wait), the action
+// recorded and its token claimed first in the refund's own transaction.
+// The refund's id derives from the token (refunds.OrganizerRefundID), so
+// even a racing repeat finds the same refund. A request out of bounds is
+// *refunds.RequestError, nothing done.
 func (s *Service) Refund(ctx context.Context, a Actor, in RefundRequest) (*store.Refund, error) {
-	if len(in.TicketIDs) == 0 {
-		return nil, errs.Invalid("ticket_ids", "choose at least one ticket", nil)
-	}
-	detail := map[string]any{"ticket_ids": in.TicketIDs, "reason": in.Reason, "checked_in_override": in.AllowCheckedIn}
-	return s.Refunds.RefundAsOrganizer(ctx, refunds.OrganizerRefund{CompanyID: a.CompanyID, OrderID: in.OrderID,
-		TicketIDs: in.TicketIDs, Reason: in.Reason, AllowCheckedIn: in.AllowCheckedIn, Token: in.Token,
-		Record: func(ctx context.Context, tx bun.Tx, refundID string) error {
-			detail["refund_id"] = refundID
-			return claim(ctx, tx, &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: in.OrderID,
-				Action: ActionRefund, Detail: detail, Token: in.Token})
-		}})
+	r, err := s.Refunds.Refund(ctx, refunds.Request{By: refunds.AsOrganizer(a.CompanyID, in.AllowCheckedIn), OrderID: in.OrderID,
+		TicketIDs: in.TicketIDs, Reason: in.Reason, Source: refunds.FromCabinetToken(in.Token),
+		Action: &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: in.OrderID, Action: ActionRefund, Token: in.Token,
+			Detail: map[string]any{"ticket_ids": in.TicketIDs, "reason": in.Reason, "checked_in_override": in.AllowCheckedIn}}})
+	return r, repeated(err)
 }
 
 // ResendID names one resend: derived from the form's token, so a repeat of
