@@ -133,30 +133,6 @@ func TestPaymentRefusedWhenASeatWasRetaken(t *testing.T) {
 	}
 }
 
-// TestViolatedConstraintIsNotRetried: a refund naming a ticket twice breaks
-// a unique key; the activity fails for good instead of retrying forever.
-func TestViolatedConstraintIsNotRetried(t *testing.T) {
-	ctx := context.Background()
-	s, company, keyID, acts := demoStore(t)
-	id, _ := pendingOrder(t, s, company, keyID, "parterre-2-9", time.Now().Add(time.Hour))
-	if _, err := acts.MarkOrderPaid(ctx, id, "ext-1"); err != nil {
-		t.Fatal(err)
-	}
-	var ticket int64
-	if err := s.DB.NewRaw("SELECT id FROM tickets WHERE order_id = ?", id).Scan(ctx, &ticket); err != nil {
-		t.Fatal(err)
-	}
-	_, err := acts.VoidTickets(ctx, "rf_twice", id, []int64{ticket, ticket})
-	var appErr *temporal.ApplicationError
-	if !errors.As(err, &appErr) || !appErr.NonRetryable() || appErr.Type() != activities.ErrTypeConstraintViolation {
-		t.Fatalf("want a non-retryable constraint_violation, got %v", err)
-	}
-	var n int
-	if err := s.DB.NewRaw("SELECT count(*) FROM refunds").Scan(ctx, &n); err != nil || n != 0 {
-		t.Fatalf("%d refunds after the failure (%v)", n, err)
-	}
-}
-
 // TestPaymentSignalledByAnOlderAPIIsRecordedAndApplied: a payment an api
 // from before payments were recorded signalled (no gateway named, nothing
 // on record) is recorded from its order and applied, not retried forever.

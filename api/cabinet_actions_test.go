@@ -256,6 +256,43 @@ func TestCabinetRefundSomeTickets(t *testing.T) {
 	}
 }
 
+// TestCabinetRefundShowsTheRefundsRules: the cabinet checks nothing of a
+// refund's request itself: the refunds' own rules refuse a form with no
+// ticket chosen or a reason over 500 characters, the page says so in their
+// words, and nothing is refunded or recorded; a reason of 500 Cyrillic
+// characters (1,000 bytes) is taken.
+func TestCabinetRefundShowsTheRefundsRules(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	id, ts := f.paidTickets(t, f.keyA, "parterre-3-3")
+	b := newBrowserless(t, f.URL, nil)
+	b.setPassword(cabinetUser(t, f.Stack, f.URL, f.companyA, "alice@a.test"))
+	token, _ := actionToken(t, b, id, "refund")
+	path := fmt.Sprintf("/cabinet/orders/%d/refund", id)
+	for _, c := range []struct {
+		post url.Values
+		want string
+	}{
+		{url.Values{"token": {token}}, "Choose at least one ticket to refund. Nothing was refunded."},
+		{url.Values{"token": {token}, "ticket": {fmt.Sprint(ts[0].ID)}, "reason": {strings.Repeat("я", 501)}},
+			"The reason must be 0 to 500 characters long. Nothing was refunded."},
+	} {
+		if p := b.post(path, c.post); p.Status != http.StatusUnprocessableEntity || noticeOf(p) != c.want {
+			t.Errorf("%v: %d %q, want 422 %q", c.post, p.Status, noticeOf(p), c.want)
+		}
+	}
+	if n, a := f.refundCount(t, id), f.actionRows(t, id, "refund"); n != 0 || a != 0 {
+		t.Fatalf("the refused forms left %d refunds, %d actions", n, a)
+	}
+	post := url.Values{"token": {token}, "ticket": {fmt.Sprint(ts[0].ID)}, "reason": {strings.Repeat("я", 500)}}
+	if p := b.post(path, post); p.URL.Path != fmt.Sprintf("/cabinet/orders/%d", id) {
+		t.Fatalf("a reason of 500 Cyrillic characters: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+	if n, a := f.refundCount(t, id), f.actionRows(t, id, "refund"); n != 1 || a != 1 {
+		t.Fatalf("after the form with a long reason: %d refunds, %d actions", n, a)
+	}
+}
+
 // TestCabinetRefundCheckedInTicket: a ticket admitted at the door is
 // refused without the explicit override, and nothing is refunded (nor
 // recorded); with it, it is refunded.

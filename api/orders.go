@@ -205,13 +205,18 @@ func (s *Server) registerRefunds(api huma.API) {
 		Responses: map[string]*huma.Response{"202": {Description: "Accepted: tickets voided, money on its way back."}},
 		Errors:    []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *refundInput) (*refundOutput, error) {
-		body := cmp.Or(in.Body, &refundBody{})
-		r, done, err := s.deps.Refunds.Refund(ctx, request.Caller(ctx), in.ID, body.TicketIDs, body.Reason, request.IdempotencyKey(ctx))
+		body, p := cmp.Or(in.Body, &refundBody{}), request.Caller(ctx)
+		rec, err := s.deps.Refunds.Refund(ctx, refunds.Request{By: refunds.AsPartner(p), OrderID: in.ID, TicketIDs: body.TicketIDs,
+			Reason: body.Reason, Source: refunds.FromIdempotencyKey(request.IdempotencyKey(ctx))})
+		if err != nil {
+			return nil, err
+		}
+		r, err := s.deps.Refunds.View(ctx, p, rec)
 		if err != nil {
 			return nil, err
 		}
 		out := &refundOutput{Status: http.StatusCreated, Location: "/v1/refunds/" + r.ID, Body: Envelope[*refunds.Refund]{Data: r, RequestID: request.ID(ctx)}}
-		if !done {
+		if r.Status != states.RefundCompleted {
 			out.Status = http.StatusAccepted
 		}
 		return out, nil

@@ -28,23 +28,30 @@ type CabinetAction struct {
 	UserEmail string `bun:"user_email,scanonly"`
 }
 
+// ErrActionClaimed: the company's one-time token was claimed already (its
+// action was done then); nothing was written.
+var ErrActionClaimed = errors.New("cabinet action's token claimed already")
+
 // ClaimCabinetAction records an action under its one-time token unless the
-// company's token was claimed already: then claimed is false and nothing is
-// written. A claim racing another of the same token waits for the other's
-// transaction, and finds the token claimed if it committed.
-func ClaimCabinetAction(ctx context.Context, db bun.IDB, a *CabinetAction) (claimed bool, err error) {
+// company's token was claimed already: then it is ErrActionClaimed and
+// nothing is written. A claim racing another of the same token waits for
+// the other's transaction, and finds the token claimed if it committed.
+func ClaimCabinetAction(ctx context.Context, db bun.IDB, a *CabinetAction) error {
 	if a.Detail == nil {
 		a.Detail = map[string]any{}
 	}
 	res, err := db.NewInsert().Model(a).On("CONFLICT (company_id, token) DO NOTHING").Returning("id, created_at").Exec(ctx)
 	if err != nil {
-		return false, fmt.Errorf("claim cabinet action %s of order %d: %w", a.Action, a.OrderID, err)
+		return fmt.Errorf("claim cabinet action %s of order %d: %w", a.Action, a.OrderID, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("claim cabinet action %s of order %d: %w", a.Action, a.OrderID, err)
+		return fmt.Errorf("claim cabinet action %s of order %d: %w", a.Action, a.OrderID, err)
 	}
-	return n == 1, nil
+	if n != 1 {
+		return fmt.Errorf("cabinet action %s of order %d: %w", a.Action, a.OrderID, ErrActionClaimed)
+	}
+	return nil
 }
 
 // GetCabinetAction returns the company's action claimed with token.

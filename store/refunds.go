@@ -111,17 +111,6 @@ func chooseTickets(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64)
 	return chosen, nil
 }
 
-// CreateRefund voids the tickets, puts their seats and capacity back on
-// sale, and records the refund, in one transaction. A refund that voids the
-// last active ticket returns the rest of the order amount (fee included), so
-// an order's refunds always sum to its amount. Creating a refund whose id
-// exists already returns that refund (safe to run twice).
-func CreateRefund(ctx context.Context, db *bun.DB, r *Refund) error {
-	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return CreateRefundTx(ctx, tx, r)
-	})
-}
-
 // LockOrder takes the order's row lock for the rest of tx: what a refund
 // writes beside it (the cabinet's record of the action) waits behind
 // another refund of the same order instead of deadlocking with it.
@@ -133,9 +122,13 @@ func LockOrder(ctx context.Context, tx bun.Tx, orderID int64) error {
 	return nil
 }
 
-// CreateRefundTx is CreateRefund inside the caller's transaction, so what
-// the caller records of the refund (the back office's action) commits or
-// rolls back with it.
+// CreateRefundTx voids the tickets, puts their seats and capacity back on
+// sale, and records the refund, in the caller's transaction, so what the
+// caller records of the refund (the back office's action) commits or rolls
+// back with it. A refund that voids the last active ticket returns the
+// rest of the order amount (fee included), so an order's refunds always
+// sum to its amount. Creating a refund whose id exists already returns
+// that refund (safe to run twice).
 func CreateRefundTx(ctx context.Context, tx bun.Tx, r *Refund) error {
 	// The order's lock first: a concurrent attempt with the same refund
 	// id waits here and then finds the refund below.
@@ -169,8 +162,8 @@ func CreateRefundTx(ctx context.Context, tx bun.Tx, r *Refund) error {
 	status := states.OrderPartiallyRefunded
 	if len(chosen) == active {
 		status = states.OrderRefunded
-		var returned int64
-		if err := tx.NewRaw("SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ?", o.ID).Scan(ctx, &returned); err != nil {
+		returned, err := RefundedAmount(ctx, tx, o.ID)
+		if err != nil {
 			return err
 		}
 		r.Amount = o.Amount - returned
@@ -221,6 +214,15 @@ func CreateRefundTx(ctx context.Context, tx bun.Tx, r *Refund) error {
 		return err
 	}
 	return orderEvent(ctx, tx, states.EventOrderRefunded, o.ID, &r.ID)
+}
+
+// RefundedAmount is what the order's refunds return in all (0: none).
+func RefundedAmount(ctx context.Context, db bun.IDB, orderID int64) (int64, error) {
+	var sum int64
+	if err := db.NewRaw("SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ?", orderID).Scan(ctx, &sum); err != nil {
+		return 0, fmt.Errorf("refunds of order %d: %w", orderID, err)
+	}
+	return sum, nil
 }
 
 // CompleteRefund marks a refund's money returned; repeating it is harmless.

@@ -11,17 +11,19 @@ import (
 	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
-// Refund is the workflow of one refund, id "refund/{id}": void the tickets
-// and free their seats (one transaction), then, for gateway orders, return
-// the money through the gateway, retrying until it succeeds.
+// Refund is the workflow of one refund, id "refund/{id}", started once the
+// refund is recorded (tickets voided, seats freed: refunds.Service.Refund):
+// read the record, then, for gateway orders, return the money through the
+// gateway, retrying until it succeeds.
 func Refund(ctx workflow.Context, in contract.RefundInput) (contract.RefundStatus, error) {
 	st := contract.RefundStatus{RefundID: in.RefundID, Status: states.RefundPending}
 	if err := workflow.SetQueryHandler(ctx, contract.StatusQuery, func() (contract.RefundStatus, error) { return st, nil }); err != nil {
 		return st, err
 	}
 	var a *activities.Activities
-	// Voiding validates again inside its transaction: a refused request
-	// (tickets refunded meanwhile) is final, not retried.
+	// The record is read, never made here: a refund not on record is final
+	// (activities.ErrTypeRefundNotRecorded), not retried. The options are
+	// those of the histories recorded when this activity voided tickets.
 	vctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,

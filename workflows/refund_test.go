@@ -52,13 +52,21 @@ func TestExternalRefundNeedsNoGateway(t *testing.T) {
 	env.AssertNotCalled(t, "ReturnMoney", mock.Anything, mock.Anything)
 }
 
-func TestRefusedRefundIsNotRetried(t *testing.T) {
+// TestUnrecordedRefundIsNotRetried: the workflow only reads the refund its
+// request recorded; a refund not on record ends the workflow at once (no
+// retries, no gateway call), since nothing records refunds after starting
+// their workflow.
+func TestUnrecordedRefundIsNotRetried(t *testing.T) {
 	env, acts := refundEnv(t)
 	env.OnActivity(acts.VoidTickets, mock.Anything, "rf_3", int64(42), mock.Anything).
-		Return(activities.VoidResult{}, temporal.NewNonRetryableApplicationError("refunded already", activities.ErrTypeRefundRefused, nil))
+		Return(activities.VoidResult{}, temporal.NewNonRetryableApplicationError("refund rf_3 of order 42 is not recorded",
+			activities.ErrTypeRefundNotRecorded, nil))
 	env.ExecuteWorkflow(workflows.Refund, contract.RefundInput{RefundID: "rf_3", OrderID: 42})
-	require.Error(t, env.GetWorkflowError())
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, env.GetWorkflowError(), &appErr)
+	require.Equal(t, activities.ErrTypeRefundNotRecorded, appErr.Type())
 	env.AssertNumberOfCalls(t, "VoidTickets", 1)
+	env.AssertNotCalled(t, "ReturnMoney", mock.Anything, mock.Anything)
 }
 
 // TestRefundOutOfRetriesIsMarkedFailed: a gateway that will not return the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ticketsales/ticketsales/internal/backoffice"
 	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/refunds"
 	"github.com/ticketsales/ticketsales/internal/states"
 )
 
@@ -197,22 +198,17 @@ func (c *cabinet) refundOrder(w http.ResponseWriter, r *http.Request) {
 	if !c.postedToken(w, r, p) {
 		return
 	}
-	switch {
-	case len(ticketIDs) == 0: // never "all": the form lists what is refunded
-		c.confirmPage(w, r, http.StatusUnprocessableEntity, p, "Choose at least one ticket to refund. Nothing was refunded.")
-		return
-	case len(p.Reason) > 500:
-		c.confirmPage(w, r, http.StatusUnprocessableEntity, p, "The reason must have at most 500 characters. Nothing was refunded.")
-		return
-	}
 	ref, err := c.office.Refund(r.Context(), c.actor(r), backoffice.RefundRequest{OrderID: p.Order.ID, TicketIDs: ticketIDs,
 		Reason: p.Reason, AllowCheckedIn: p.Override, Token: p.Token})
+	var bounds *refunds.RequestError
 	var checkedIn *errs.CheckedInError
 	var state *errs.StateError
 	var invalid *errs.ValidationError
 	switch {
 	case errors.Is(err, backoffice.ErrRepeated):
 		c.repeated(w, r, p)
+	case errors.As(err, &bounds): // the refund's own rules: no ticket chosen, a reason too long
+		c.confirmPage(w, r, http.StatusUnprocessableEntity, p, bounds.Error()+" Nothing was refunded.")
 	case errors.As(err, &checkedIn):
 		for i := range p.Tickets {
 			p.Tickets[i].Refused = slices.Contains(checkedIn.TicketIDs, p.Tickets[i].ID)

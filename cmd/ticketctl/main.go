@@ -49,6 +49,7 @@ var jsonOut bool
 // cli carries what every command needs.
 type cli struct {
 	out io.Writer
+	cfg config.Config
 	db  *bun.DB
 	// publicBaseURL is where the api is reached: sign-in links point there.
 	publicBaseURL string
@@ -63,7 +64,7 @@ func (c *cli) open(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	c.db, c.publicBaseURL = db, strings.TrimSuffix(cfg.PublicBaseURL, "/")
+	c.cfg, c.db, c.publicBaseURL = cfg, db, strings.TrimSuffix(cfg.PublicBaseURL, "/")
 	return nil
 }
 

@@ -1,17 +1,18 @@
 package main
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 
+	"github.com/ticketsales/ticketsales/internal/app"
 	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/holds"
 	"github.com/ticketsales/ticketsales/internal/refunds"
 	"github.com/ticketsales/ticketsales/internal/states"
-	"github.com/ticketsales/ticketsales/store"
 )
 
 // orderCmd acts on an order as its organizer, where a partner may not.
@@ -30,23 +31,27 @@ func (c *cli) orderCmd() *cobra.Command {
 			if err := c.open(cmd); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			o, err := store.GetOrderByID(ctx, c.db, orderID)
-			if err != nil || o.CompanyID != company {
+			rs, done, err := c.refunds()
+			if err != nil {
+				return err
+			}
+			defer done()
+			// The one way refunds are made, as the API's and the cabinet's:
+			// recorded, seats back, its workflow started (each run a refund
+			// of its own).
+			r, err := rs.Refund(cmd.Context(), refunds.Request{By: refunds.AsOrganizer(company, checkedIn), OrderID: orderID,
+				TicketIDs: tickets, Reason: reason, Source: refunds.OneOff()})
+			if ce := (*errs.CheckedInError)(nil); errors.As(err, &ce) {
+				return fmt.Errorf("refund order %d: %w (nothing refunded; --checked-in refunds them)", orderID, err)
+			}
+			if errors.Is(err, errs.NotFound) {
 				return fmt.Errorf("order %d of company %d: %w", orderID, company, errs.NotFound)
 			}
-			// Each run is a refund of its own (a run again after success
-			// finds the tickets refunded and changes nothing).
-			r := &store.Refund{ID: refunds.ID(0, o.ID, "ticketctl:"+rand.Text(), tickets), OrderID: o.ID, TicketIDs: tickets,
-				Reason: reason, AllowCheckedIn: checkedIn}
-			if err := store.CreateRefund(ctx, c.db, r); err != nil {
-				if ce := (*errs.CheckedInError)(nil); errors.As(err, &ce) {
-					return fmt.Errorf("refund order %d: %w (nothing refunded; --checked-in refunds them)", o.ID, err)
-				}
-				return fmt.Errorf("refund order %d: %w", o.ID, err)
+			if err != nil {
+				return fmt.Errorf("refund order %d: %w", orderID, err)
 			}
 			return c.print(r, func(w io.Writer) {
-				fmt.Fprintf(w, "refund %s of order %d: %d (minor units), %s\n", r.ID, o.ID, r.Amount, r.Status)
+				fmt.Fprintf(w, "refund %s of order %d: %d (minor units), %s\n", r.ID, r.OrderID, r.Amount, r.Status)
 				if r.Status != states.RefundCompleted {
 					fmt.Fprintln(w, "  the worker returns the money through the gateway (its reaper takes up pending refunds)")
 				}
@@ -62,4 +67,22 @@ func (c *cli) orderCmd() *cobra.Command {
 	_ = refund.MarkFlagRequired("order")
 	cmd.AddCommand(refund)
 	return cmd
+}
+
+// refunds is the refunds service over the database c opened, built as
+// internal/app builds it but for the orders' service: its order page links
+// (and their secret) serve only partners' views of a refund. Its Temporal
+// client is lazy: only the commands that start workflows dial it, and one
+// that cannot be reached fails no refund (it is recorded; the worker's
+// reaper starts its workflow). done closes the client.
+func (c *cli) refunds() (rs *refunds.Service, done func(), err error) {
+	log := c.cfg.Logger()
+	tc, err := client.NewLazyClient(app.TemporalClientOptions(c.cfg, log, nil))
+	if err != nil {
+		return nil, nil, fmt.Errorf("temporal client: %w", err)
+	}
+	h := holds.New(holds.Deps{DB: c.db, Temporal: tc, Log: log}, holds.Settings{TaskQueue: c.cfg.TaskQueue})
+	rs = refunds.New(refunds.Deps{DB: c.db, Temporal: tc, Log: log, Holds: h}, c.cfg.TaskQueue,
+		refunds.Settings{RetryBudget: c.cfg.RefundRetryBudget})
+	return rs, tc.Close, nil
 }

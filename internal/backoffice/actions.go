@@ -89,8 +89,8 @@ func (s *Service) GetOrder(ctx context.Context, companyID, orderID int64) (*Acti
 		return nil, err
 	}
 	out := &ActionOrder{Order: o, Event: ev.Title}
-	if err := s.DB.NewRaw("SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id = ?", o.ID).Scan(ctx, &out.Refunded); err != nil {
-		return nil, fmt.Errorf("refunds of order %d: %w", o.ID, err)
+	if out.Refunded, err = store.RefundedAmount(ctx, s.DB, o.ID); err != nil {
+		return nil, err
 	}
 	rows, err := store.ListOrderTickets(ctx, s.DB, o.ID)
 	if err != nil {
@@ -151,14 +151,16 @@ func Words(s states.OrderStatus) string {
 // transaction where it is a change in Postgres): ErrRepeated when the token
 // was claimed already.
 func claim(ctx context.Context, db bun.IDB, a *store.CabinetAction) error {
-	ok, err := store.ClaimCabinetAction(ctx, db, a)
-	if err != nil {
-		return err
-	}
-	if !ok {
+	return repeated(store.ClaimCabinetAction(ctx, db, a))
+}
+
+// repeated is err, or ErrRepeated when it says the form's token was claimed
+// already.
+func repeated(err error) error {
+	if errors.Is(err, store.ErrActionClaimed) {
 		return ErrRepeated
 	}
-	return nil
+	return err
 }
 
 // Claimed returns the company's action claimed with token (errs.NotFound:
@@ -176,7 +178,7 @@ func (s *Service) Actions(ctx context.Context, companyID, orderID int64) ([]Acti
 // RefundRequest is a refund the organizer confirmed.
 type RefundRequest struct {
 	OrderID   int64
-	TicketIDs []int64 // the chosen tickets (at least one)
+	TicketIDs []int64 // the chosen tickets
 	Reason    string
 	// AllowCheckedIn is the form's explicit override: tickets admitted at
 	// the door are refunded too (without it such a ticket refuses the whole
@@ -185,24 +187,19 @@ type RefundRequest struct {
 	Token          string
 }
 
-// Refund refunds the chosen tickets as the API's refund does
-// (refunds.Service: the same transaction, seats back, the workflow that
-// returns gateway money, the same wait), the action recorded and its token
-// claimed first in the refund's own transaction. The refund's id derives
-// from the token (refunds.OrganizerRefundID), so even a racing repeat finds
-// the same refund.
+// Refund refunds the chosen tickets the one way refunds are made
+// (refunds.Service.Refund: its checks, the same transaction, seats back,
+// the workflow that returns gateway money, the same wait), the action
+// recorded and its token claimed first in the refund's own transaction.
+// The refund's id derives from the token (refunds.OrganizerRefundID), so
+// even a racing repeat finds the same refund. A request out of bounds is
+// *refunds.RequestError, nothing done.
 func (s *Service) Refund(ctx context.Context, a Actor, in RefundRequest) (*store.Refund, error) {
-	if len(in.TicketIDs) == 0 {
-		return nil, errs.Invalid("ticket_ids", "choose at least one ticket", nil)
-	}
-	detail := map[string]any{"ticket_ids": in.TicketIDs, "reason": in.Reason, "checked_in_override": in.AllowCheckedIn}
-	return s.Refunds.RefundAsOrganizer(ctx, refunds.OrganizerRefund{CompanyID: a.CompanyID, OrderID: in.OrderID,
-		TicketIDs: in.TicketIDs, Reason: in.Reason, AllowCheckedIn: in.AllowCheckedIn, Token: in.Token,
-		Record: func(ctx context.Context, tx bun.Tx, refundID string) error {
-			detail["refund_id"] = refundID
-			return claim(ctx, tx, &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: in.OrderID,
-				Action: ActionRefund, Detail: detail, Token: in.Token})
-		}})
+	r, err := s.Refunds.Refund(ctx, refunds.Request{By: refunds.AsOrganizer(a.CompanyID, in.AllowCheckedIn), OrderID: in.OrderID,
+		TicketIDs: in.TicketIDs, Reason: in.Reason, Source: refunds.FromCabinetToken(in.Token),
+		Action: &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: in.OrderID, Action: ActionRefund, Token: in.Token,
+			Detail: map[string]any{"ticket_ids": in.TicketIDs, "reason": in.Reason, "checked_in_override": in.AllowCheckedIn}}})
+	return r, repeated(err)
 }
 
 // ResendID names one resend: derived from the form's token, so a repeat of
@@ -265,10 +262,9 @@ func (s *Service) Resend(ctx context.Context, a Actor, o *store.Order, token str
 // cancelled is false when the order was cancelled before (ErrRepeated if
 // by this form).
 func (s *Service) Cancel(ctx context.Context, a Actor, o *store.Order, token string) (cancelled bool, err error) {
-	_, cancelled, err = s.Orders.CancelAsOrganizer(ctx, a.CompanyID, o.IsTest, o.ID, func(ctx context.Context, tx bun.Tx) error {
-		return claim(ctx, tx, &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: o.ID, Action: ActionCancel, Token: token})
-	})
-	if err == nil && !cancelled {
+	_, cancelled, err = s.Orders.CancelAsOrganizer(ctx, a.CompanyID, o.IsTest, o.ID,
+		&store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: o.ID, Action: ActionCancel, Token: token})
+	if err = repeated(err); err == nil && !cancelled {
 		if _, err := s.Claimed(ctx, a.CompanyID, token); err == nil {
 			return false, ErrRepeated
 		}

@@ -169,32 +169,33 @@ func (s *Service) Cancel(ctx context.Context, p *apikey.Principal, id int64) (*O
 // CancelAsOrganizer is Cancel for the organizer in the back office: an
 // order of the company in the environment isTest, cancelled exactly as the
 // partner's cancel does (the same statement, seats back, the order's
-// workflow told). record runs in the cancel's transaction (the action's
-// record and its claim of a one-time token); an error from it undoes the
-// cancel. cancelled reports whether this call cancelled the order (and
-// record's writes committed).
+// workflow told). action, when given, is the back office's record of the
+// cancel, claimed with its one-time token in the cancel's transaction:
+// store.ErrActionClaimed when the token was claimed already (nothing
+// done), and no record when the order is not cancelled. cancelled reports
+// whether this call cancelled the order (and recorded action).
 func (s *Service) CancelAsOrganizer(ctx context.Context, companyID int64, isTest bool, id int64,
-	record func(ctx context.Context, tx bun.Tx) error) (o *Order, cancelled bool, err error) {
-	return s.cancel(ctx, companyID, isTest, id, record)
+	action *store.CabinetAction) (o *Order, cancelled bool, err error) {
+	return s.cancel(ctx, companyID, isTest, id, action)
 }
 
-// errNotCancelled undoes record's writes when the order left
+// errNotCancelled undoes the action's record when the order left
 // pending_payment before the cancel's statement ran.
 var errNotCancelled = errors.New("order not cancelled")
 
 func (s *Service) cancel(ctx context.Context, companyID int64, isTest bool, id int64,
-	record func(ctx context.Context, tx bun.Tx) error) (*Order, bool, error) {
+	action *store.CabinetAction) (*Order, bool, error) {
 	o, err := store.GetOrder(ctx, s.db, companyID, isTest, id)
 	if err != nil {
 		return nil, false, err
 	}
 	changed := false
 	if o.Status == states.OrderPendingPayment {
-		if record == nil {
+		if action == nil {
 			_, changed, err = store.CancelOrder(ctx, s.db, id, states.CancelPartner)
 		} else {
 			err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				if err := record(ctx, tx); err != nil {
+				if err := store.ClaimCabinetAction(ctx, tx, action); err != nil {
 					return err
 				}
 				if _, changed, err = store.CancelOrder(ctx, tx, id, states.CancelPartner); err == nil && !changed {

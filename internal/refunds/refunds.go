@@ -8,12 +8,14 @@ package refunds
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -95,110 +97,156 @@ func ID(keyID, orderID int64, idempotencyKey string, ticketIDs []int64) string {
 	return "rf_" + hex.EncodeToString(sum[:10])
 }
 
-// Refund voids tickets of a paid order (all active ones when ticketIDs is
-// empty) at once, in one transaction with the refund's record, and starts
-// the workflow that returns gateway money. It waits a while for the money:
-// done reports whether the refund completed; a slower one is returned
-// pending (the partner reads it again later), never as an error, since the
-// tickets are voided already.
-func (s *Service) Refund(ctx context.Context, p *apikey.Principal, orderID int64, ticketIDs []int64, reason, idempotencyKey string) (view *Refund, done bool, err error) {
-	if err := checkRefund(ticketIDs, reason); err != nil {
-		return nil, false, err
-	}
-	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), orderID)
-	if err != nil {
-		return nil, false, err
-	}
-	r := &store.Refund{ID: ID(p.KeyID, orderID, idempotencyKey, ticketIDs), OrderID: o.ID, TicketIDs: ticketIDs, Reason: reason}
-	if err := s.refund(ctx, o, r, nil); err != nil {
-		return nil, false, err
-	}
-	view, err = s.Get(ctx, p, r.ID)
-	if err != nil {
-		return nil, false, err
-	}
-	return view, view.Status == states.RefundCompleted, nil
+// Asker is who asks for a refund: a partner (AsPartner), of its key's
+// company and environment, or the organizer (AsOrganizer), of any of the
+// company's orders, production or sandbox.
+type Asker struct {
+	partner   *apikey.Principal
+	companyID int64
+	// allowCheckedIn refunds tickets admitted at the door too: the
+	// organizer's override (without it such a ticket refuses the whole
+	// refund: errs.CheckedInError).
+	allowCheckedIn bool
 }
 
-// refund records r (voiding its tickets, with record's writes in the same
-// transaction when record is given), tells the holds its seats are back,
-// and waits a while for a gateway refund's money: the one path of the
-// partners' refunds and the organizer's.
-func (s *Service) refund(ctx context.Context, o *store.Order, r *store.Refund, record func(ctx context.Context, tx bun.Tx) error) error {
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if record != nil {
-			// The order's lock before the record: the record's foreign key
-			// takes a share lock on the order, and two refunds of one
-			// order each holding that while waiting for the other's
-			// FOR UPDATE deadlock. Locked first, the second waits here.
+// AsPartner is a partner's API key asking.
+func AsPartner(p *apikey.Principal) Asker { return Asker{partner: p, companyID: p.CompanyID} }
+
+// AsOrganizer is the company's organizer asking (the cabinet, ticketctl);
+// allowCheckedIn includes tickets admitted at the door.
+func AsOrganizer(companyID int64, allowCheckedIn bool) Asker {
+	return Asker{companyID: companyID, allowCheckedIn: allowCheckedIn}
+}
+
+// Source is what a refund's id derives from, so that a repeat of the same
+// request finds the refund its first attempt made.
+type Source struct {
+	kind  sourceKind
+	value string
+}
+
+type sourceKind int
+
+const (
+	fromIdempotencyKey sourceKind = iota + 1
+	fromCabinetToken
+	fromOneOff
+)
+
+// FromIdempotencyKey: a partner's request, by its Idempotency-Key (with
+// its API key).
+func FromIdempotencyKey(key string) Source { return Source{kind: fromIdempotencyKey, value: key} }
+
+// FromCabinetToken: the cabinet's confirm form, by its one-time token. Such
+// a refund names its tickets: the form lists what is refunded.
+func FromCabinetToken(token string) Source { return Source{kind: fromCabinetToken, value: token} }
+
+// OneOff: a refund of its own each time (ticketctl); a run again after
+// success finds the tickets refunded and changes nothing.
+func OneOff() Source { return Source{kind: fromOneOff, value: rand.Text()} }
+
+// Request is a refund asked for: by whom, of which order and tickets, why,
+// and what its id derives from.
+type Request struct {
+	By        Asker
+	OrderID   int64
+	TicketIDs []int64 // none: every active ticket
+	Reason    string
+	Source    Source
+	// Action is the back office's record of the refund (who did it),
+	// claimed with the form's token in the refund's own transaction:
+	// store.ErrActionClaimed when the token was claimed already, nothing
+	// done. Its Detail gets the refund's id.
+	Action *store.CabinetAction
+}
+
+// ID is the refund's id: the same for the same request (whatever the order
+// of its tickets), another for any other.
+func (in Request) ID() string {
+	switch in.Source.kind {
+	case fromIdempotencyKey:
+		var keyID int64
+		if in.By.partner != nil {
+			keyID = in.By.partner.KeyID
+		}
+		return ID(keyID, in.OrderID, in.Source.value, in.TicketIDs)
+	case fromCabinetToken:
+		return OrganizerRefundID(in.OrderID, in.Source.value, in.TicketIDs)
+	default:
+		return ID(0, in.OrderID, "ticketctl:"+in.Source.value, in.TicketIDs)
+	}
+}
+
+// OrganizerRefundID is the id of the organizer's refund made with the
+// cabinet form's token.
+func OrganizerRefundID(orderID int64, token string, ticketIDs []int64) string {
+	return ID(0, orderID, "cabinet:"+token, ticketIDs)
+}
+
+// Refund is the one way a refund is made, whoever asks (the partner API,
+// the cabinet, ticketctl): it checks the request, voids the tickets at
+// once in one transaction with the refund's record (and the action's, when
+// given), tells the holds the seats are back, starts the workflow that
+// returns gateway money and waits a while for it. It returns the refund as
+// it is after the wait: a slower one pending (the workflow, or the reaper
+// when the workflow could not be started, finishes it), never an error,
+// since the tickets are voided already. A repeat of the same request
+// returns the refund its first attempt made.
+func (s *Service) Refund(ctx context.Context, in Request) (*store.Refund, error) {
+	if err := checkRefund(in); err != nil {
+		return nil, err
+	}
+	o, err := s.orderOf(ctx, in.By, in.OrderID)
+	if err != nil {
+		return nil, err
+	}
+	r := &store.Refund{ID: in.ID(), OrderID: o.ID, TicketIDs: in.TicketIDs, Reason: in.Reason, AllowCheckedIn: in.By.allowCheckedIn}
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if in.Action != nil {
+			// The order's lock before the action's record: the record's
+			// foreign key takes a share lock on the order, and two refunds
+			// of one order each holding that while waiting for the
+			// other's FOR UPDATE deadlock. Locked first, the second waits
+			// here.
 			if err := store.LockOrder(ctx, tx, r.OrderID); err != nil {
 				return err
 			}
-			if err := record(ctx, tx); err != nil {
+			if in.Action.Detail == nil {
+				in.Action.Detail = map[string]any{}
+			}
+			in.Action.Detail["refund_id"] = r.ID
+			if err := store.ClaimCabinetAction(ctx, tx, in.Action); err != nil {
 				return err
 			}
 		}
 		return store.CreateRefundTx(ctx, tx, r)
 	})
 	if err != nil {
-		return refundError(err)
+		return nil, refundError(err)
 	}
 	s.holds.SeatsChanged(o.EventID)
-	if r.Status == states.RefundPending {
-		s.awaitRefund(ctx, r.ID)
+	if r.Status != states.RefundPending {
+		return r, nil // external: the partner returns the money
 	}
-	return nil
+	s.awaitRefund(ctx, r.ID)
+	return store.GetRefund(ctx, s.db, r.ID)
 }
 
-// OrganizerRefund is a refund the organizer makes in the back office, of
-// any of the company's orders (production or sandbox).
-type OrganizerRefund struct {
-	CompanyID, OrderID int64
-	TicketIDs          []int64 // none: every active ticket
-	Reason             string
-	// AllowCheckedIn refunds tickets admitted at the door too (without it
-	// such a ticket refuses the whole refund: errs.CheckedInError).
-	AllowCheckedIn bool
-	// Token is the back office action's one-time token: the refund's id
-	// derives from it, so a repeat, even a racing one, finds the same
-	// refund.
-	Token string
-	// Record runs first in the refund's transaction (the action's record
-	// and its claim of Token); an error from it undoes everything.
-	Record func(ctx context.Context, tx bun.Tx, refundID string) error
-}
-
-// OrganizerRefundID is the id of the organizer's refund made with token.
-func OrganizerRefundID(orderID int64, token string, ticketIDs []int64) string {
-	return ID(0, orderID, "cabinet:"+token, ticketIDs)
-}
-
-// RefundAsOrganizer refunds as Refund does (the same transaction, seats
-// back, the same workflow returning gateway money, the same wait), for the
-// organizer: of an order of the company in either environment, tickets
-// admitted at the door with AllowCheckedIn. It returns the refund as it is
-// after the wait (pending: the workflow, or the reaper, finishes it).
-func (s *Service) RefundAsOrganizer(ctx context.Context, in OrganizerRefund) (*store.Refund, error) {
-	if err := checkRefund(in.TicketIDs, in.Reason); err != nil {
-		return nil, err
+// orderOf is the order a refund is asked of, as the asker may see it:
+// another company's, or a partner's of the other environment, is
+// errs.NotFound, as an unknown one.
+func (s *Service) orderOf(ctx context.Context, by Asker, orderID int64) (*store.Order, error) {
+	if by.partner != nil {
+		return store.GetOrder(ctx, s.db, by.partner.CompanyID, by.partner.IsTest(), orderID)
 	}
-	o, err := store.GetOrderByID(ctx, s.db, in.OrderID)
+	o, err := store.GetOrderByID(ctx, s.db, orderID)
 	if err != nil {
 		return nil, err
 	}
-	if o.CompanyID != in.CompanyID {
-		return nil, fmt.Errorf("order %d: %w", in.OrderID, errs.NotFound)
+	if o.CompanyID != by.companyID {
+		return nil, fmt.Errorf("order %d: %w", orderID, errs.NotFound)
 	}
-	r := &store.Refund{ID: OrganizerRefundID(o.ID, in.Token, in.TicketIDs), OrderID: o.ID, TicketIDs: in.TicketIDs,
-		Reason: in.Reason, AllowCheckedIn: in.AllowCheckedIn}
-	var record func(ctx context.Context, tx bun.Tx) error
-	if in.Record != nil {
-		record = func(ctx context.Context, tx bun.Tx) error { return in.Record(ctx, tx, r.ID) }
-	}
-	if err := s.refund(ctx, o, r, record); err != nil {
-		return nil, err
-	}
-	return store.GetRefund(ctx, s.db, r.ID)
+	return o, nil
 }
 
 // The bounds of a refund's request, as the API's schema states them.
@@ -207,17 +255,63 @@ const (
 	MaxReasonLength = 500
 )
 
-// checkRefund checks a refund's request before anything is read: at most
-// MaxTickets ticket ids, each a valid id listed once, a reason of at most
-// MaxReasonLength characters.
-func checkRefund(ticketIDs []int64, reason string) error {
+// RequestError is a refund's request out of its bounds (checkRefund),
+// refused before anything is read or written. The API answers it as the 422
+// validation_error of its fields (it unwraps to *errs.ValidationError); its
+// text says it for a person (the cabinet's page, ticketctl).
+type RequestError struct{ *errs.ValidationError }
+
+func (e *RequestError) Unwrap() error { return e.ValidationError }
+
+// Error is the request's problems as sentences.
+func (e *RequestError) Error() string {
+	var out []string
+	for _, f := range e.Fields {
+		switch {
+		case f.Location == "body.reason":
+			out = append(out, "The reason "+f.Message+".")
+		case strings.HasPrefix(f.Location, "body.ticket_ids["):
+			out = append(out, fmt.Sprintf("%s (%v).", upperFirst(f.Message), f.Value))
+		default:
+			out = append(out, upperFirst(f.Message)+".")
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// checkRefund checks a refund's request before anything is read: who asks
+// and what the id derives from fit together; at most MaxTickets ticket ids
+// (at least one from a cabinet form), each a valid id listed once; a reason
+// of at most MaxReasonLength characters.
+func checkRefund(in Request) error {
+	switch {
+	case in.By.partner == nil && in.By.companyID == 0:
+		return errors.New("refund: nobody asks (refunds.AsPartner or AsOrganizer)")
+	case in.Source.kind == 0:
+		return errors.New("refund: no source of its id")
+	case (in.By.partner != nil) != (in.Source.kind == fromIdempotencyKey):
+		return errors.New("refund: a partner's refund, and only a partner's, derives its id from the Idempotency-Key")
+	case in.Action != nil && in.Source.kind != fromCabinetToken:
+		return errors.New("refund: an action is recorded only with the cabinet form's token")
+	}
 	verr := &errs.ValidationError{}
-	if len(ticketIDs) > MaxTickets {
-		verr.Add("body.ticket_ids", fmt.Sprintf("at most %d tickets a refund", MaxTickets), len(ticketIDs))
-		return verr
+	switch {
+	case len(in.TicketIDs) > MaxTickets:
+		verr.Add("body.ticket_ids", fmt.Sprintf("at most %d tickets a refund", MaxTickets), len(in.TicketIDs))
+		return &RequestError{verr}
+	case len(in.TicketIDs) == 0 && in.Source.kind == fromCabinetToken:
+		// Never "all" by omission: the form lists what is refunded.
+		verr.Add("body.ticket_ids", "choose at least one ticket to refund", nil)
 	}
 	seen := map[int64]bool{}
-	for i, id := range ticketIDs {
+	for i, id := range in.TicketIDs {
 		switch {
 		case id < 1:
 			verr.Add(fmt.Sprintf("body.ticket_ids[%d]", i), "not a ticket id", id)
@@ -226,21 +320,25 @@ func checkRefund(ticketIDs []int64, reason string) error {
 		}
 		seen[id] = true
 	}
-	verr.Text("body.reason", reason, 0, MaxReasonLength)
-	return verr.OrNil()
+	verr.Text("body.reason", in.Reason, 0, MaxReasonLength)
+	if len(verr.Fields) > 0 {
+		return &RequestError{verr}
+	}
+	return nil
 }
 
-// awaitRefund starts (or finds) the refund's workflow and waits for it up to
-// Orders.RefundWait. Failing to start it is not the partner's error: the tickets
-// are voided and the reaper starts the workflow of a pending refund.
+// awaitRefund starts (or finds) the refund's workflow and waits for it, the
+// start included, up to Settings.Wait. Failing to start it is not the
+// asker's error: the tickets are voided and the reaper starts the workflow
+// of a pending refund.
 func (s *Service) awaitRefund(ctx context.Context, id string) {
-	run, err := s.startWorkflow(ctx, id, false)
-	if err != nil {
-		s.log.WarnContext(ctx, "refund recorded, its workflow not started yet", "refund_id", id, "err", err)
-		return
-	}
 	wctx, cancel := context.WithTimeout(ctx, cmp.Or(s.Settings.Wait, defaultRefundWait))
 	defer cancel()
+	run, err := s.startWorkflow(wctx, id, false)
+	if err != nil {
+		s.log.WarnContext(ctx, "refund recorded, its workflow not started yet: the reaper starts it", "refund_id", id, "err", err)
+		return
+	}
 	if err := run.Get(wctx, nil); err != nil && wctx.Err() == nil {
 		s.log.WarnContext(ctx, "refund workflow", "refund_id", id, "err", err)
 	}
@@ -307,6 +405,12 @@ func (s *Service) Get(ctx context.Context, p *apikey.Principal, id string) (*Ref
 	if err != nil {
 		return nil, err
 	}
+	return s.View(ctx, p, r)
+}
+
+// View is the refund r as the caller sees it (errs.NotFound: not of the
+// caller's orders).
+func (s *Service) View(ctx context.Context, p *apikey.Principal, r *store.Refund) (*Refund, error) {
 	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), r.OrderID)
 	if err != nil {
 		return nil, err
