@@ -94,7 +94,6 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		return nil, err
 	}
 	a.Holds, a.Orders, a.Refunds, a.TestGateway = sv.Holds, sv.Orders, sv.Refunds, sv.TestGateway
-	a.Catalog.OnSeatsChanged = a.Holds.SeatsChangedElsewhere
 	// With REDIS_URL the instances of a deployment share one request
 	// budget per key and one failure budget per client through Redis;
 	// without it each instance has its own.
@@ -118,15 +117,12 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 	if limiter == nil {
 		limiter = ratelimit.NewMemory()
 		if a.redis != nil {
-			rl := ratelimit.RedisLimiter(a.redis)
-			rl.Prefix = prefix
-			rl.OnFallback = func(err error) {
+			limiter = ratelimit.RedisLimiter(a.redis, ratelimit.RedisOptions{Prefix: prefix, OnFallback: func(err error) {
 				c.Metrics.RedisFallback("rate_limits")
 				if err != nil {
 					c.Log.Warn("request limits decided in this instance's memory until Redis answers", "err", err)
 				}
-			}
-			limiter = rl
+			}})
 		}
 	}
 	var authFailures ratelimit.Budget
@@ -134,24 +130,26 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		authFailures = budgets.Budget("auth", ratelimit.Limit{Rate: cfg.AuthFailureRPS, Burst: cfg.AuthFailureBurst})
 	}
 	a.Users = organizer.New(c.DB, opt.Now, organizer.Limits{Budgets: budgets, PasswordChecks: cfg.CabinetPasswordChecks})
-	a.Deps = Deps{DB: c.DB, Bookkeeping: c.Bookkeeping, Temporal: c.Temporal, Auth: apikey.NewAuthenticator(c.DB, cfg.AuthCacheTTL),
-		Catalog: a.Catalog, Holds: a.Holds, Orders: a.Orders, Refunds: a.Refunds, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush, c.Metrics), Log: c.Log,
-		Gateway: a.TestGateway, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
-		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
-		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL,
-		CheckIn: &checkin.Service{DB: c.DB}, Offline: &checkin.Offline{DB: c.DB, Codes: a.Orders.Links().Codes},
-		Webhooks: &webhooks.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.WebhookTaskQueue, Rules: app.WebhookRules(cfg),
-			Retry: app.WebhookRetry(cfg), Limits: app.WebhookLimits(cfg), Limiter: limiter, Log: c.Log}}
+	auth := apikey.NewAuthenticator(c.DB, cfg.AuthCacheTTL)
+	hooks := &webhooks.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.WebhookTaskQueue, Rules: app.WebhookRules(cfg),
+		Retry: app.WebhookRetry(cfg), Limits: app.WebhookLimits(cfg), Limiter: limiter, Log: c.Log}
 	// The cabinet sends the team's invitations itself (the worker sends
 	// tickets): the same SMTP server, or the outbox in development.
 	mailer, err := mail.New(cfg.SMTPURL, cfg.MailOutbox, cfg.MailFrom)
 	if err != nil {
 		return nil, fmt.Errorf("cabinet mail: %w", err)
 	}
-	a.Deps.Cabinet = cabinet.New(cabinet.Deps{DB: c.DB, Users: a.Users, Auth: a.Deps.Auth,
+	cab := cabinet.New(cabinet.Deps{DB: c.DB, Users: a.Users, Auth: auth,
 		CatalogChanged: changed, PublicBaseURL: cfg.PublicBaseURL, ClientIPHeader: cfg.ClientIPHeader, Log: c.Log, Now: opt.Now,
-		Orders: a.Orders, Refunds: a.Refunds, Webhooks: a.Deps.Webhooks, Temporal: c.Temporal,
+		Orders: a.Orders, Refunds: a.Refunds, Webhooks: hooks, Temporal: c.Temporal,
 		TemporalNamespace: cfg.TemporalNamespace, TemporalUIURL: cfg.TemporalUIURL, Mail: mailer})
+	a.Deps = Deps{DB: c.DB, Bookkeeping: c.Bookkeeping, Temporal: c.Temporal, Auth: auth,
+		Catalog: a.Catalog, Holds: a.Holds, Orders: a.Orders, Refunds: a.Refunds, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush, c.Metrics), Log: c.Log,
+		Gateway: a.TestGateway, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
+		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
+		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL,
+		CheckIn: &checkin.Service{DB: c.DB}, Offline: &checkin.Offline{DB: c.DB, Codes: a.Orders.Links().Codes},
+		Webhooks: hooks, Cabinet: cab}
 	a.Handler = New(a.Deps)
 	return a, nil
 }
@@ -167,7 +165,10 @@ func (a *Process) Start() {
 	a.stopNotifier = stopNotifier
 	if a.announce {
 		go func() { a.notifier.Run(notifyCtx); close(a.notifierEnd) }()
-		a.spawn(func() { a.Catalog.Listen(ctx, a.cfg.DatabaseURL, a.conns.Log) })
+		// Other processes' seat changes: the holds forget the seats they
+		// saw taken in that event. The catalog and the holds each need the
+		// other, so the hook is Listen's, not the catalog's constructor's.
+		a.spawn(func() { a.Catalog.Listen(ctx, a.cfg.DatabaseURL, a.conns.Log, a.Holds.SeatsChangedElsewhere) })
 	} else {
 		close(a.notifierEnd)
 	}
