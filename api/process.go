@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/client"
 
 	"github.com/ticketsales/ticketsales/api/cabinet"
 	"github.com/ticketsales/ticketsales/internal/apikey"
@@ -19,6 +21,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/config"
 	"github.com/ticketsales/ticketsales/internal/holds"
 	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/metrics"
 	"github.com/ticketsales/ticketsales/internal/orders"
 	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/internal/payment"
@@ -33,7 +36,7 @@ import (
 type ProcessOptions struct {
 	Now func() time.Time // nil: time.Now
 	// Announce: the api announces its seat changes after commit (a batched
-	// notifier; open DB with store.OpenAppNotifying) and keeps its
+	// notifier, over a pool from store.OpenAppNotifying) and keeps its
 	// availability cache fresh from notifications, as a deployment of
 	// several instances must. Off: it only drops its own cache entries.
 	Announce bool
@@ -42,6 +45,13 @@ type ProcessOptions struct {
 	// RedisPrefix starts the process's keys in Redis ("": "ratelimit:");
 	// tests sharing one Redis give each deployment its own.
 	RedisPrefix string
+	// Conns are connections the caller opened and closes: tests share one
+	// database and Temporal client among instances. Each one left nil the
+	// process opens from the settings and closes in Stop: DB (with
+	// store.OpenAppNotifying when announcing, else store.Open),
+	// Bookkeeping (store.OpenBookkeeping), a lazy Temporal client, a
+	// metrics registry that also counts DB's orders, and cfg.Logger().
+	Conns app.Conns
 }
 
 // Process is the api process: its handler and the work beside it.
@@ -57,6 +67,7 @@ type Process struct {
 	cfg         config.Config
 	redis       *redis.Client // nil: no REDIS_URL
 	conns       app.Conns
+	opened      []func() // closes what NewProcess opened, newest first
 	starter     *holds.Starter
 	notifier    *store.Notifier
 	announce    bool
@@ -68,12 +79,26 @@ type Process struct {
 	notifierEnd  chan struct{}
 }
 
-// NewProcess builds the api process from its settings.
-func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, error) {
+// NewProcess builds the api process from its settings: the one place it
+// is assembled, for cmd/api and for the tests' instances alike. It opens
+// the connections opt.Conns leaves nil; ctx bounds the opening only.
+func NewProcess(ctx context.Context, cfg config.Config, opt ProcessOptions) (_ *Process, err error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	a := &Process{cfg: cfg, conns: c, announce: opt.Announce, notifierEnd: make(chan struct{})}
+	a := &Process{cfg: cfg, announce: opt.Announce, notifierEnd: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			if a.redis != nil {
+				_ = a.redis.Close()
+			}
+			a.closeConns()
+		}
+	}()
+	if a.conns, err = a.open(ctx, opt.Conns); err != nil {
+		return nil, err
+	}
+	c := a.conns
 	a.Catalog = catalog.New(c.DB, opt.Now)
 	a.starter = holds.NewStarter(c.Bookkeeping, c.Temporal, c.Log, cfg.TaskQueue, cfg.StartQueue, cfg.StartWorkers)
 	changed := a.Catalog.Invalidate
@@ -154,6 +179,85 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 	return a, nil
 }
 
+// open fills the connections given leaves nil, recording how to close
+// each one it opened.
+func (a *Process) open(ctx context.Context, c app.Conns) (app.Conns, error) {
+	if c.Log == nil {
+		c.Log = a.cfg.Logger()
+	}
+	var err error
+	if c.DB == nil {
+		// An announcing api tells of its own seat changes, batched, after
+		// commit: the seat triggers stay silent for its pool.
+		openDB := store.Open
+		if a.announce {
+			openDB = store.OpenAppNotifying
+		}
+		if c.DB, err = openDB(ctx, a.cfg.DatabaseURL); err != nil {
+			return c, err
+		}
+		a.opened = append(a.opened, func() { _ = c.DB.Close() })
+	}
+	if c.Bookkeeping == nil {
+		if c.Bookkeeping, err = store.OpenBookkeeping(ctx, a.cfg.DatabaseURL); err != nil {
+			return c, err
+		}
+		a.opened = append(a.opened, func() { _ = c.Bookkeeping.Close() })
+	}
+	if c.Metrics == nil {
+		c.Metrics = metrics.New(c.Log)
+		c.Metrics.CollectOrders(c.DB)
+	}
+	if c.Temporal == nil {
+		// A lazy client lets the api start, and serve the catalog, while
+		// Temporal is still coming up; /readyz/temporal reports it.
+		if c.Temporal, err = client.NewLazyClient(app.TemporalClientOptions(a.cfg, c.Log, c.Metrics.TemporalHandler())); err != nil {
+			return c, fmt.Errorf("temporal client: %w", err)
+		}
+		a.opened = append(a.opened, c.Temporal.Close)
+	}
+	return c, nil
+}
+
+// Conns are the connections the process works over, the ones it opened
+// included: another instance or a worker of the same deployment may share
+// them while this process runs.
+func (a *Process) Conns() app.Conns { return a.conns }
+
+// Run is the api process as cmd/api runs it: the API on HTTP_ADDR and
+// /metrics on METRICS_ADDR (a failure to listen there is logged, and the
+// api serves on), until ctx ends or the API's listener fails. Then
+// in-flight requests finish (20 s), the work beside them stops, and the
+// connections the process opened close.
+func (a *Process) Run(ctx context.Context) error {
+	log := a.conns.Log
+	a.Start()
+	metricsSrv := app.ServeMetrics(a.cfg.MetricsAddr, a.conns.Metrics.Handler(), a.cfg.DebugPprof, log)
+	httpSrv := NewHTTPServer(a.cfg.HTTPAddr, a.Handler)
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.ListenAndServe() }()
+	log.Info("api listening", "addr", a.cfg.HTTPAddr, "docs", a.cfg.PublicBaseURL+"/docs", "metrics", a.cfg.MetricsAddr)
+	var err error
+	select {
+	case err = <-errc:
+		err = fmt.Errorf("serve http: %w", err)
+	case <-ctx.Done():
+		// Let in-flight requests finish, then the work beside them.
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		if err := httpSrv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http shutdown", "err", err)
+		}
+		cancel()
+	}
+	a.stopWork(10 * time.Second)
+	_ = metricsSrv.Close()
+	a.closeConns()
+	if err == nil {
+		log.Info("api stopped")
+	}
+	return err
+}
+
 // Start runs the work beside the handler: the workflow starter, the
 // availability listener and the change notifier (when announcing), the
 // test gateway's redelivery, and housekeeping.
@@ -185,8 +289,14 @@ func (a *Process) spawn(f func()) {
 
 // Stop ends the work Start began, once the HTTP server stopped taking
 // requests: queued workflow starts are made, the last changes announced,
-// the queued request log written.
+// the queued request log written. Then it closes the connections
+// NewProcess opened.
 func (a *Process) Stop(timeout time.Duration) {
+	a.stopWork(timeout)
+	a.closeConns()
+}
+
+func (a *Process) stopWork(timeout time.Duration) {
 	if a.redis != nil {
 		defer a.redis.Close()
 	}
@@ -200,6 +310,14 @@ func (a *Process) Stop(timeout time.Duration) {
 	a.stopNotifier()
 	<-a.notifierEnd
 	a.Deps.RequestLog.Close()
+}
+
+// closeConns closes what NewProcess opened, the newest first.
+func (a *Process) closeConns() {
+	for i := len(a.opened) - 1; i >= 0; i-- {
+		a.opened[i]()
+	}
+	a.opened = nil
 }
 
 // housekeeping deletes idempotency records past their 24 hours, expired
