@@ -179,8 +179,8 @@ func NewProcess(ctx context.Context, cfg config.Config, opt ProcessOptions) (_ *
 	return a, nil
 }
 
-// open fills the connections given leaves nil, recording how to close
-// each one it opened.
+// open opens the connections c leaves nil and records how to close each
+// one it opened.
 func (a *Process) open(ctx context.Context, c app.Conns) (app.Conns, error) {
 	if c.Log == nil {
 		c.Log = a.cfg.Logger()
