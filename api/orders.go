@@ -1,9 +1,7 @@
 package api
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
@@ -13,8 +11,6 @@ import (
 	"github.com/ticketsales/ticketsales/api/request"
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/orders"
-	"github.com/ticketsales/ticketsales/internal/payment"
-	"github.com/ticketsales/ticketsales/internal/refunds"
 	"github.com/ticketsales/ticketsales/internal/states"
 	"github.com/ticketsales/ticketsales/store"
 )
@@ -166,107 +162,4 @@ func (s *Server) registerOrders(api huma.API) {
 		}
 		return ok(ctx, ts), nil
 	})
-}
-
-type refundInput struct {
-	OrderPath
-	Body *refundBody // none: a full refund
-}
-
-type refundBody struct {
-	// Unique ids are checked by the sales service: Huma's uniqueItems
-	// check panics on malformed items such as nested arrays.
-	TicketIDs []int64 `json:"ticket_ids,omitempty" maxItems:"20" doc:"Omit for a full refund; give ticket ids (each once) to refund only those."`
-	Reason    string  `json:"reason,omitempty" maxLength:"500"`
-}
-
-type refundOutput struct {
-	Status   int
-	Location string `header:"Location"`
-	Body     Envelope[*refunds.Refund]
-}
-
-// RefundPath is the {id} of a refund.
-type RefundPath struct {
-	ID string `path:"id" maxLength:"64" doc:"Refund id."`
-}
-
-func (s *Server) registerRefunds(api huma.API) {
-	huma.Register(api, idempotent(request.Scoped(huma.Operation{
-		OperationID: "refund-order", Method: http.MethodPost, Path: "/orders/{id}/refund", Tags: []string{"Orders"},
-		Summary: "Refund a paid order, fully or by tickets", DefaultStatus: http.StatusCreated,
-		Description: "Voids the tickets at once (their barcodes stop being valid) and puts their seats back on sale. " +
-			"Gateway orders get their money back through the gateway (`money_returned_by: gateway`); for external " +
-			"orders the partner returns it (`money_returned_by: external`). The refund that voids the last active " +
-			"ticket returns the rest of the order amount, fee included, so an order's refunds sum to its amount.\n\n" +
-			"201: the refund is complete. 202: the tickets are voided and the gateway is still returning the money " +
-			"(`status: pending`); read it at `Location` (`GET /v1/refunds/{id}`). A retry with the same Idempotency-Key " +
-			"finds the same refund, whatever happened to the first answer.",
-		Responses: map[string]*huma.Response{"202": {Description: "Accepted: tickets voided, money on its way back."}},
-		Errors:    []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
-	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *refundInput) (*refundOutput, error) {
-		body, p := cmp.Or(in.Body, &refundBody{}), request.Caller(ctx)
-		rec, err := s.deps.Refunds.Refund(ctx, refunds.Request{By: refunds.AsPartner(p), OrderID: in.ID, TicketIDs: body.TicketIDs,
-			Reason: body.Reason, Source: refunds.FromIdempotencyKey(request.IdempotencyKey(ctx))})
-		if err != nil {
-			return nil, err
-		}
-		r, err := s.deps.Refunds.View(ctx, p, rec)
-		if err != nil {
-			return nil, err
-		}
-		out := &refundOutput{Status: http.StatusCreated, Location: "/v1/refunds/" + r.ID, Body: Envelope[*refunds.Refund]{Data: r, RequestID: request.ID(ctx)}}
-		if r.Status != states.RefundCompleted {
-			out.Status = http.StatusAccepted
-		}
-		return out, nil
-	})
-
-	huma.Register(api, request.Scoped(huma.Operation{
-		OperationID: "get-refund", Method: http.MethodGet, Path: "/refunds/{id}", Tags: []string{"Orders"},
-		Summary: "Get a refund", Description: "Its status moves from `pending` to `completed` once the gateway returned the money.",
-		Errors: []int{http.StatusNotFound},
-	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *RefundPath) (*dataOutput[*refunds.Refund], error) {
-		r, err := s.deps.Refunds.Get(ctx, request.Caller(ctx), in.ID)
-		return reply(ctx, r, err)
-	})
-}
-
-type gatewayCallbackInput struct {
-	Signature string `header:"X-Gateway-Signature" required:"true"`
-	RawBody   []byte
-}
-
-// registerGatewayCallbacks takes the gateways' signed payment reports: the
-// hosted provider's (when one is configured) and the test gateway's (when it
-// is mounted), each verified with its own key. A report is acknowledged once
-// it is on record (orders.Service.ReceivePayment); a failure to record answers 5xx so
-// the gateway reports again.
-func (s *Server) registerGatewayCallbacks(api huma.API) {
-	register := func(opID, path, name string, key []byte) {
-		huma.Register(api, huma.Operation{
-			OperationID: opID, Method: http.MethodPost, Path: path, Tags: []string{"Gateway"},
-			Summary: "Payment result from the gateway (HMAC-signed)", DefaultStatus: http.StatusNoContent, Hidden: true,
-			Errors: []int{http.StatusUnauthorized, http.StatusBadRequest},
-		}, func(ctx context.Context, in *gatewayCallbackInput) (*struct{}, error) {
-			if !payment.Verify(key, in.RawBody, in.Signature) {
-				return nil, newProblem(ctx, http.StatusUnauthorized, "unauthenticated", "Bad callback signature.")
-			}
-			var cb payment.Callback
-			if err := json.Unmarshal(in.RawBody, &cb); err != nil || cb.OrderID == 0 || cb.PaymentID == "" ||
-				(cb.Status != states.GatewayPaid && cb.Status != states.GatewayDeclined) || cb.Amount < 0 {
-				return nil, newProblem(ctx, http.StatusBadRequest, "malformed_request", "Bad callback body.")
-			}
-			if err := s.deps.Orders.ReceivePayment(ctx, name, cb); err != nil {
-				return nil, err
-			}
-			return nil, nil
-		})
-	}
-	if s.deps.HostedGateway {
-		register("gateway-callback", payment.CallbackPath, payment.Hosted, s.deps.GatewaySecret)
-	}
-	if s.deps.Gateway != nil {
-		register("test-gateway-callback", payment.TestCallbackPath, payment.Test, payment.TestCallbackKey(s.deps.GatewaySecret))
-	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
+	"go.temporal.io/sdk/client"
 
 	"github.com/ticketsales/ticketsales/api/cabinet"
 	"github.com/ticketsales/ticketsales/internal/apikey"
@@ -19,6 +21,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/config"
 	"github.com/ticketsales/ticketsales/internal/holds"
 	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/metrics"
 	"github.com/ticketsales/ticketsales/internal/orders"
 	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/internal/payment"
@@ -33,7 +36,7 @@ import (
 type ProcessOptions struct {
 	Now func() time.Time // nil: time.Now
 	// Announce: the api announces its seat changes after commit (a batched
-	// notifier; open DB with store.OpenAppNotifying) and keeps its
+	// notifier, over a pool from store.OpenAppNotifying) and keeps its
 	// availability cache fresh from notifications, as a deployment of
 	// several instances must. Off: it only drops its own cache entries.
 	Announce bool
@@ -42,6 +45,13 @@ type ProcessOptions struct {
 	// RedisPrefix starts the process's keys in Redis ("": "ratelimit:");
 	// tests sharing one Redis give each deployment its own.
 	RedisPrefix string
+	// Conns are connections the caller opened and closes: tests share one
+	// database and Temporal client among instances. Each one left nil the
+	// process opens from the settings and closes in Stop: DB (with
+	// store.OpenAppNotifying when announcing, else store.Open),
+	// Bookkeeping (store.OpenBookkeeping), a lazy Temporal client, a
+	// metrics registry that also counts DB's orders, and cfg.Logger().
+	Conns app.Conns
 }
 
 // Process is the api process: its handler and the work beside it.
@@ -57,6 +67,7 @@ type Process struct {
 	cfg         config.Config
 	redis       *redis.Client // nil: no REDIS_URL
 	conns       app.Conns
+	opened      []func() // closes what NewProcess opened, newest first
 	starter     *holds.Starter
 	notifier    *store.Notifier
 	announce    bool
@@ -68,12 +79,26 @@ type Process struct {
 	notifierEnd  chan struct{}
 }
 
-// NewProcess builds the api process from its settings.
-func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, error) {
+// NewProcess builds the api process from its settings: the one place it
+// is assembled, for cmd/api and for the tests' instances alike. It opens
+// the connections opt.Conns leaves nil; ctx bounds the opening only.
+func NewProcess(ctx context.Context, cfg config.Config, opt ProcessOptions) (_ *Process, err error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	a := &Process{cfg: cfg, conns: c, announce: opt.Announce, notifierEnd: make(chan struct{})}
+	a := &Process{cfg: cfg, announce: opt.Announce, notifierEnd: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			if a.redis != nil {
+				_ = a.redis.Close()
+			}
+			a.closeConns()
+		}
+	}()
+	if a.conns, err = a.open(ctx, opt.Conns); err != nil {
+		return nil, err
+	}
+	c := a.conns
 	a.Catalog = catalog.New(c.DB, opt.Now)
 	a.starter = holds.NewStarter(c.Bookkeeping, c.Temporal, c.Log, cfg.TaskQueue, cfg.StartQueue, cfg.StartWorkers)
 	changed := a.Catalog.Invalidate
@@ -94,7 +119,6 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		return nil, err
 	}
 	a.Holds, a.Orders, a.Refunds, a.TestGateway = sv.Holds, sv.Orders, sv.Refunds, sv.TestGateway
-	a.Catalog.OnSeatsChanged = a.Holds.SeatsChangedElsewhere
 	// With REDIS_URL the instances of a deployment share one request
 	// budget per key and one failure budget per client through Redis;
 	// without it each instance has its own.
@@ -118,15 +142,12 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 	if limiter == nil {
 		limiter = ratelimit.NewMemory()
 		if a.redis != nil {
-			rl := ratelimit.RedisLimiter(a.redis)
-			rl.Prefix = prefix
-			rl.OnFallback = func(err error) {
+			limiter = ratelimit.RedisLimiter(a.redis, ratelimit.RedisOptions{Prefix: prefix, OnFallback: func(err error) {
 				c.Metrics.RedisFallback("rate_limits")
 				if err != nil {
 					c.Log.Warn("request limits decided in this instance's memory until Redis answers", "err", err)
 				}
-			}
-			limiter = rl
+			}})
 		}
 	}
 	var authFailures ratelimit.Budget
@@ -134,26 +155,107 @@ func NewProcess(cfg config.Config, c app.Conns, opt ProcessOptions) (*Process, e
 		authFailures = budgets.Budget("auth", ratelimit.Limit{Rate: cfg.AuthFailureRPS, Burst: cfg.AuthFailureBurst})
 	}
 	a.Users = organizer.New(c.DB, opt.Now, organizer.Limits{Budgets: budgets, PasswordChecks: cfg.CabinetPasswordChecks})
-	a.Deps = Deps{DB: c.DB, Bookkeeping: c.Bookkeeping, Temporal: c.Temporal, Auth: apikey.NewAuthenticator(c.DB, cfg.AuthCacheTTL),
-		Catalog: a.Catalog, Holds: a.Holds, Orders: a.Orders, Refunds: a.Refunds, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush, c.Metrics), Log: c.Log,
-		Gateway: a.TestGateway, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
-		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
-		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL,
-		CheckIn: &checkin.Service{DB: c.DB}, Offline: &checkin.Offline{DB: c.DB, Codes: a.Orders.Links().Codes},
-		Webhooks: &webhooks.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.WebhookTaskQueue, Rules: app.WebhookRules(cfg),
-			Retry: app.WebhookRetry(cfg), Limits: app.WebhookLimits(cfg), Limiter: limiter, Log: c.Log}}
+	auth := apikey.NewAuthenticator(c.DB, cfg.AuthCacheTTL)
+	hooks := &webhooks.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.WebhookTaskQueue, Rules: app.WebhookRules(cfg),
+		Retry: app.WebhookRetry(cfg), Limits: app.WebhookLimits(cfg), Limiter: limiter, Log: c.Log}
 	// The cabinet sends the team's invitations itself (the worker sends
 	// tickets): the same SMTP server, or the outbox in development.
 	mailer, err := mail.New(cfg.SMTPURL, cfg.MailOutbox, cfg.MailFrom)
 	if err != nil {
 		return nil, fmt.Errorf("cabinet mail: %w", err)
 	}
-	a.Deps.Cabinet = cabinet.New(cabinet.Deps{DB: c.DB, Users: a.Users, Auth: a.Deps.Auth,
+	cab := cabinet.New(cabinet.Deps{DB: c.DB, Users: a.Users, Auth: auth,
 		CatalogChanged: changed, PublicBaseURL: cfg.PublicBaseURL, ClientIPHeader: cfg.ClientIPHeader, Log: c.Log, Now: opt.Now,
-		Orders: a.Orders, Refunds: a.Refunds, Webhooks: a.Deps.Webhooks, Temporal: c.Temporal,
+		Orders: a.Orders, Refunds: a.Refunds, Webhooks: hooks, Temporal: c.Temporal,
 		TemporalNamespace: cfg.TemporalNamespace, TemporalUIURL: cfg.TemporalUIURL, Mail: mailer})
+	a.Deps = Deps{DB: c.DB, Bookkeeping: c.Bookkeeping, Temporal: c.Temporal, Auth: auth,
+		Catalog: a.Catalog, Holds: a.Holds, Orders: a.Orders, Refunds: a.Refunds, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush, c.Metrics), Log: c.Log,
+		Gateway: a.TestGateway, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
+		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
+		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL,
+		CheckIn: &checkin.Service{DB: c.DB}, Offline: &checkin.Offline{DB: c.DB, Codes: a.Orders.Links().Codes},
+		Webhooks: hooks, Cabinet: cab}
 	a.Handler = New(a.Deps)
 	return a, nil
+}
+
+// open opens the connections c leaves nil and records how to close each
+// one it opened.
+func (a *Process) open(ctx context.Context, c app.Conns) (app.Conns, error) {
+	if c.Log == nil {
+		c.Log = a.cfg.Logger()
+	}
+	var err error
+	if c.DB == nil {
+		// An announcing api tells of its own seat changes, batched, after
+		// commit: the seat triggers stay silent for its pool.
+		openDB := store.Open
+		if a.announce {
+			openDB = store.OpenAppNotifying
+		}
+		if c.DB, err = openDB(ctx, a.cfg.DatabaseURL); err != nil {
+			return c, err
+		}
+		a.opened = append(a.opened, func() { _ = c.DB.Close() })
+	}
+	if c.Bookkeeping == nil {
+		if c.Bookkeeping, err = store.OpenBookkeeping(ctx, a.cfg.DatabaseURL); err != nil {
+			return c, err
+		}
+		a.opened = append(a.opened, func() { _ = c.Bookkeeping.Close() })
+	}
+	if c.Metrics == nil {
+		c.Metrics = metrics.New(c.Log)
+		c.Metrics.CollectOrders(c.DB)
+	}
+	if c.Temporal == nil {
+		// A lazy client lets the api start, and serve the catalog, while
+		// Temporal is still coming up; /readyz/temporal reports it.
+		if c.Temporal, err = client.NewLazyClient(app.TemporalClientOptions(a.cfg, c.Log, c.Metrics.TemporalHandler())); err != nil {
+			return c, fmt.Errorf("temporal client: %w", err)
+		}
+		a.opened = append(a.opened, c.Temporal.Close)
+	}
+	return c, nil
+}
+
+// Conns are the connections the process works over, the ones it opened
+// included: another instance or a worker of the same deployment may share
+// them while this process runs.
+func (a *Process) Conns() app.Conns { return a.conns }
+
+// Run is the api process as cmd/api runs it: the API on HTTP_ADDR and
+// /metrics on METRICS_ADDR (a failure to listen there is logged, and the
+// api serves on), until ctx ends or the API's listener fails. Then
+// in-flight requests finish (20 s), the work beside them stops, and the
+// connections the process opened close.
+func (a *Process) Run(ctx context.Context) error {
+	log := a.conns.Log
+	a.Start()
+	metricsSrv := app.ServeMetrics(a.cfg.MetricsAddr, a.conns.Metrics.Handler(), a.cfg.DebugPprof, log)
+	httpSrv := NewHTTPServer(a.cfg.HTTPAddr, a.Handler)
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.ListenAndServe() }()
+	log.Info("api listening", "addr", a.cfg.HTTPAddr, "docs", a.cfg.PublicBaseURL+"/docs", "metrics", a.cfg.MetricsAddr)
+	var err error
+	select {
+	case err = <-errc:
+		err = fmt.Errorf("serve http: %w", err)
+	case <-ctx.Done():
+		// Let in-flight requests finish, then the work beside them.
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		if err := httpSrv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http shutdown", "err", err)
+		}
+		cancel()
+	}
+	a.stopWork(10 * time.Second)
+	_ = metricsSrv.Close()
+	a.closeConns()
+	if err == nil {
+		log.Info("api stopped")
+	}
+	return err
 }
 
 // Start runs the work beside the handler: the workflow starter, the
@@ -167,7 +269,10 @@ func (a *Process) Start() {
 	a.stopNotifier = stopNotifier
 	if a.announce {
 		go func() { a.notifier.Run(notifyCtx); close(a.notifierEnd) }()
-		a.spawn(func() { a.Catalog.Listen(ctx, a.cfg.DatabaseURL, a.conns.Log) })
+		// Other processes' seat changes: the holds forget the seats they
+		// saw taken in that event. The catalog and the holds each need the
+		// other, so the hook is Listen's, not the catalog's constructor's.
+		a.spawn(func() { a.Catalog.Listen(ctx, a.cfg.DatabaseURL, a.conns.Log, a.Holds.SeatsChangedElsewhere) })
 	} else {
 		close(a.notifierEnd)
 	}
@@ -184,8 +289,14 @@ func (a *Process) spawn(f func()) {
 
 // Stop ends the work Start began, once the HTTP server stopped taking
 // requests: queued workflow starts are made, the last changes announced,
-// the queued request log written.
+// the queued request log written. Then it closes the connections
+// NewProcess opened.
 func (a *Process) Stop(timeout time.Duration) {
+	a.stopWork(timeout)
+	a.closeConns()
+}
+
+func (a *Process) stopWork(timeout time.Duration) {
 	if a.redis != nil {
 		defer a.redis.Close()
 	}
@@ -199,6 +310,14 @@ func (a *Process) Stop(timeout time.Duration) {
 	a.stopNotifier()
 	<-a.notifierEnd
 	a.Deps.RequestLog.Close()
+}
+
+// closeConns closes what NewProcess opened, the newest first.
+func (a *Process) closeConns() {
+	for i := len(a.opened) - 1; i >= 0; i-- {
+		a.opened[i]()
+	}
+	a.opened = nil
 }
 
 // housekeeping deletes idempotency records past their 24 hours, expired

@@ -80,11 +80,10 @@ func TestTwoInstancesShareOneBudgetThroughRedis(t *testing.T) {
 	limit := ratelimit.Limit{Rate: 0.05, Burst: 4}
 	var urls []string
 	for i := 0; i < 2; i++ {
-		rl, err := ratelimit.NewRedis(redisURL)
+		rl, err := ratelimit.NewRedis(redisURL, ratelimit.RedisOptions{Prefix: prefix})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rl.Prefix = prefix
 		urls = append(urls, s.AnotherAPI(t, rl, limit))
 	}
 	allowed := 0

@@ -76,7 +76,7 @@ type Deps struct {
 	// mounted, as when only the document is built).
 	Cabinet http.Handler
 	// Metrics records the HTTP metrics (nil: none). The api serves it on a
-	// listener of its own (cmd/api, METRICS_ADDR), never on this handler.
+	// listener of its own (Process.Run, METRICS_ADDR), never on this handler.
 	Metrics *metrics.Registry
 	Log     *slog.Logger
 }

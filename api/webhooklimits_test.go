@@ -221,11 +221,11 @@ func TestWebhookCapsHoldAcrossInstancesThroughRedis(t *testing.T) {
 	f := newFixture(t)
 	var urls []string
 	for range 2 {
-		rl, err := ratelimit.NewRedis(redisURL)
+		// this test's own keys in a shared Redis
+		rl, err := ratelimit.NewRedis(redisURL, ratelimit.RedisOptions{Prefix: fmt.Sprintf("test:%s:", f.TaskQueue)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rl.Prefix = fmt.Sprintf("test:%s:", f.TaskQueue) // this test's own keys in a shared Redis
 		urls = append(urls, f.webhookAPI(t, 3, 0, rl))
 	}
 	res := f.createEndpoint(t, f.keyA, `{"url": "http://127.0.0.1:9/hooks"}`)

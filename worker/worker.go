@@ -69,7 +69,9 @@ func Register(r interface {
 	RegisterWorkflowWithOptions(any, workflow.RegisterOptions)
 	RegisterActivity(any)
 }, acts *activities.Activities) {
-	// Reservation stays for holds made before EventHolds owned them.
+	// Deprecated: Reservation is only for holds an api from before
+	// EventHolds started. It stays registered until no run of it is open
+	// (docs/operating.md, "Retiring the Reservation workflow").
 	r.RegisterWorkflowWithOptions(workflows.Reservation, workflow.RegisterOptions{Name: contract.ReservationWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.EventHolds, workflow.RegisterOptions{Name: contract.EventHoldsWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.Order, workflow.RegisterOptions{Name: contract.OrderWorkflow})

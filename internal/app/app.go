@@ -1,8 +1,11 @@
-// Package app holds the wiring both processes share: their settings (with
-// the secrets check), the selling services (with the order page keyring
-// and the gateways) and the connections a process works over. Each process assembles the rest
-// next to its own code (api.NewProcess, worker.NewProcess); the mains and
-// the test stack all build through those, so tests run what production runs.
+// Package app holds the constructors both processes share: their settings
+// (with the secrets check), the selling services (with the order page
+// keyring and the gateways), the connections a process works over and how
+// it dials Temporal and serves its metrics. It assembles no process: each
+// is assembled in one place, api.NewProcess and worker.NewProcess, which
+// open their own connections unless a test passes its own; cmd/api,
+// cmd/worker and the test stack all build through those, so tests run what
+// production runs.
 package app
 
 import (
@@ -79,7 +82,8 @@ func NewServices(cfg config.Config, c Conns, hd holds.Deps) (*Services, error) {
 	return &Services{Holds: h, Orders: o, Refunds: r, TestGateway: test}, nil
 }
 
-// Conns are the connections a process works over.
+// Conns are the connections a process works over. A process opens the
+// ones its options leave nil (api.ProcessOptions, worker.ProcessOptions).
 type Conns struct {
 	DB *bun.DB
 	// Bookkeeping is the api's pool for records that need no WAL flush of

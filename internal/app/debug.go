@@ -1,9 +1,26 @@
 package app
 
 import (
+	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"time"
 )
+
+// ServeMetrics serves MetricsMux on addr, a listener of its own for the
+// scraper and operators: the public port must not show internals. A
+// failure to listen is logged and the process runs on without it. Close
+// the returned server to stop it.
+func ServeMetrics(addr string, metrics http.Handler, withPprof bool, log *slog.Logger) *http.Server {
+	srv := &http.Server{Addr: addr, Handler: MetricsMux(metrics, withPprof), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("metrics server", "addr", addr, "err", err)
+		}
+	}()
+	return srv
+}
 
 // MetricsMux serves /metrics and, when pprof is set (DEBUG_PPROF), the
 // runtime's profiles under /debug/pprof/: on the metrics listener, which

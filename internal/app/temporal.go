@@ -1,7 +1,10 @@
 package app
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -29,4 +32,23 @@ func TemporalClientOptions(cfg config.Config, l *slog.Logger, m client.MetricsHa
 	return client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
 		Logger: TemporalLogger(l), MetricsHandler: m,
 		ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression}}
+}
+
+// DialTemporal connects to Temporal as the worker needs it, connected
+// before it polls: Temporal may still be starting beside it, so the dial
+// is tried again every second, for 30 seconds, or until ctx ends.
+func DialTemporal(ctx context.Context, cfg config.Config, l *slog.Logger, m client.MetricsHandler) (client.Client, error) {
+	for attempt := 0; ; attempt++ {
+		c, err := client.DialContext(ctx, TemporalClientOptions(cfg, l, m))
+		if err == nil {
+			return c, nil
+		}
+		if attempt >= 30 || ctx.Err() != nil {
+			return nil, fmt.Errorf("connect to temporal at %s: %w", cfg.TemporalAddress, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
 }

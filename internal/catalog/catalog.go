@@ -21,9 +21,6 @@ type Service struct {
 	db           *bun.DB
 	now          func() time.Time
 	availability *availabilityCache
-	// OnSeatsChanged is told of every seat-change notice Listen receives,
-	// and of 0 (any event) when it (re)connects; set before Listen runs.
-	OnSeatsChanged func(eventID int64)
 }
 
 // New builds the service; now is the clock (time.Now in production).

@@ -17,15 +17,18 @@ import (
 // (for cacheTrust after their read: a notice lost or late costs no more).
 // While the connection is down the cache checks versions per request as
 // before, and it is emptied on every (re)connect, since notifications may
-// have been missed. Listen returns when ctx ends.
-func (s *Service) Listen(ctx context.Context, url string, log *slog.Logger) {
+// have been missed. Each notice is passed on to onNotice (nil: none), and
+// 0 (any event) when notices may have been missed: at every (re)connect
+// and when the connection drops. Listen returns when ctx ends.
+func (s *Service) Listen(ctx context.Context, url string, log *slog.Logger, onNotice func(eventID int64)) {
+	if onNotice == nil {
+		onNotice = func(int64) {}
+	}
 	c := s.availability
 	for ctx.Err() == nil {
-		err := s.listenOnce(ctx, url)
+		err := s.listenOnce(ctx, url, onNotice)
 		c.listening.Store(false)
-		if s.OnSeatsChanged != nil {
-			s.OnSeatsChanged(0) // notices may be missed from now on
-		}
+		onNotice(0) // notices may be missed from now on
 		if ctx.Err() != nil {
 			return
 		}
@@ -37,7 +40,7 @@ func (s *Service) Listen(ctx context.Context, url string, log *slog.Logger) {
 	}
 }
 
-func (s *Service) listenOnce(ctx context.Context, url string) error {
+func (s *Service) listenOnce(ctx context.Context, url string, onNotice func(int64)) error {
 	cfg, err := store.ConnConfig(url)
 	if err != nil {
 		return err
@@ -54,9 +57,7 @@ func (s *Service) listenOnce(ctx context.Context, url string) error {
 	c.mu.Lock()
 	c.entries = map[int64]*cachedAvailability{} // whatever changed while deaf
 	c.mu.Unlock()
-	if s.OnSeatsChanged != nil {
-		s.OnSeatsChanged(0)
-	}
+	onNotice(0)
 	c.listening.Store(true)
 	for {
 		n, err := conn.WaitForNotification(ctx)
@@ -71,9 +72,7 @@ func (s *Service) listenOnce(ctx context.Context, url string) error {
 		c.gen[id]++
 		delete(c.entries, id)
 		c.mu.Unlock()
-		if s.OnSeatsChanged != nil {
-			s.OnSeatsChanged(id)
-		}
+		onNotice(id)
 	}
 }
 

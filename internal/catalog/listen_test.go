@@ -26,7 +26,7 @@ func TestListenerTakesPoolSettings(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		svc.Listen(ctx, url+"&pool_max_conns=8&pool_min_conns=1", slog.New(slog.NewTextHandler(io.Discard, nil)))
+		svc.Listen(ctx, url+"&pool_max_conns=8&pool_min_conns=1", slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	}()
 	for deadline := time.Now().Add(10 * time.Second); !svc.Listening(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {

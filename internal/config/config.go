@@ -1,5 +1,6 @@
 // Package config reads the service's settings from environment variables.
-// Every variable, its default and meaning is listed in the README.
+// Every variable, its default and meaning is listed in docs/operating.md,
+// "Configuration" (TestEveryVariableIsDocumented keeps it so).
 package config
 
 import (

@@ -1,9 +1,32 @@
 package config
 
 import (
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
+
+// The package doc sends readers to the operator's table of variables: each
+// one read here must have its row there.
+func TestEveryVariableIsDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/operating.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "\n## Configuration\n")
+	if !ok {
+		t.Fatal("docs/operating.md has no Configuration section")
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	ty := reflect.TypeFor[Config]()
+	for i := range ty.NumField() {
+		name, _, _ := strings.Cut(ty.Field(i).Tag.Get("env"), ",")
+		if name != "" && !strings.Contains(table, "`"+name+"`") {
+			t.Errorf("%s (Config.%s) is not in docs/operating.md, Configuration", name, ty.Field(i).Name)
+		}
+	}
+}
 
 func TestLoadRefusesSettingsThatWouldStopTheService(t *testing.T) {
 	for _, bad := range []struct{ name, value string }{

@@ -67,8 +67,8 @@ type Deps struct {
 	// SeatsChanged is told of every seat change this service makes, so the
 	// availability cache reflects it at once (nil: none).
 	SeatsChanged func(eventID int64)
-	// Starter starts reservation workflows off the request path (nil: each
-	// hold starts its workflow before answering).
+	// Starter hands holds to their event's holds workflow off the request
+	// path (nil: each hold is handed over before answering).
 	Starter *Starter
 	// NoticesComing tells whether every seat change of other processes
 	// reaches SeatsChangedElsewhere right now (LISTEN is connected): only

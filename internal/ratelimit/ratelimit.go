@@ -82,29 +82,40 @@ func (m *Memory) Allow(_ context.Context, key string, l Limit) (Result, error) {
 // from this process's memory instead, and Redis is left alone for
 // sharedPause, as the failure budgets do: the limits still hold, per
 // instance, and an outage costs a few requests a wait, not every one.
-// OnFallback, if set, is told of each decision made so (err: the Redis
-// error when a call just failed, nil while Redis is left alone).
 type Redis struct {
-	limiter *redis_rate.Limiter
-	// Prefix namespaces the keys (tests share one Redis).
-	Prefix     string
-	OnFallback func(err error)
+	limiter    *redis_rate.Limiter
+	prefix     string
+	onFallback func(err error)
 	local      *Memory
 	pausedTill atomic.Int64 // unix nanoseconds: Redis is not asked before
 }
 
+// RedisOptions shape a Redis limiter.
+type RedisOptions struct {
+	// Prefix namespaces the keys ("": "ratelimit:"); tests sharing one
+	// Redis give each deployment its own.
+	Prefix string
+	// OnFallback, if set, is told of each decision made in memory (err:
+	// the Redis error when a call just failed, nil while Redis is left
+	// alone).
+	OnFallback func(err error)
+}
+
 // NewRedis connects to Redis at url (redis://host:port/db).
-func NewRedis(url string) (*Redis, error) {
+func NewRedis(url string, o RedisOptions) (*Redis, error) {
 	rdb, err := Connect(url)
 	if err != nil {
 		return nil, err
 	}
-	return RedisLimiter(rdb), nil
+	return RedisLimiter(rdb, o), nil
 }
 
 // RedisLimiter keeps the buckets in rdb.
-func RedisLimiter(rdb *redis.Client) *Redis {
-	return &Redis{limiter: redis_rate.NewLimiter(rdb), Prefix: "ratelimit:", local: NewMemory()}
+func RedisLimiter(rdb *redis.Client, o RedisOptions) *Redis {
+	if o.Prefix == "" {
+		o.Prefix = "ratelimit:"
+	}
+	return &Redis{limiter: redis_rate.NewLimiter(rdb), prefix: o.Prefix, onFallback: o.OnFallback, local: NewMemory()}
 }
 
 func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) {
@@ -117,7 +128,7 @@ func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) 
 	// round to 2/s as requests per second).
 	lim := redis_rate.Limit{Rate: 1, Burst: l.Burst, Period: time.Duration(float64(time.Second) / l.Rate)}
 	rctx, cancel := context.WithTimeout(ctx, sharedTimeout)
-	res, err := r.limiter.Allow(rctx, r.Prefix+key, lim)
+	res, err := r.limiter.Allow(rctx, r.prefix+key, lim)
 	cancel()
 	if err != nil && ctx.Err() == nil {
 		r.pausedTill.Store(time.Now().Add(sharedPause).UnixNano())
@@ -135,8 +146,8 @@ func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) 
 }
 
 func (r *Redis) fallback(err error) {
-	if r.OnFallback != nil {
-		r.OnFallback(err)
+	if r.onFallback != nil {
+		r.onFallback(err)
 	}
 }
 

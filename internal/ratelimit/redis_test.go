@@ -11,14 +11,15 @@ import (
 // exactly in Redis: 90 a minute (1.5/s) lets the next request through
 // after 2/3 s, not after the 1/2 s of 2/s.
 func TestRedisKeepsAnyRate(t *testing.T) {
-	r, err := NewRedis(redisURL(t))
+	r, err := NewRedis(redisURL(t), RedisOptions{
+		Prefix: fmt.Sprintf("test:ratelimit:%d:", time.Now().UnixNano()), // this test's own keys in a shared Redis
+		// Without Redis the memory fallback would decide, and pass, unseen.
+		OnFallback: func(err error) {
+			t.Errorf("decided in memory, not by Redis (make test starts one; or set REDIS_URL): %v", err)
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	r.Prefix = fmt.Sprintf("test:ratelimit:%d:", time.Now().UnixNano()) // this test's own keys in a shared Redis
-	// Without Redis the memory fallback would decide, and pass, unseen.
-	r.OnFallback = func(err error) {
-		t.Errorf("decided in memory, not by Redis (make test starts one; or set REDIS_URL): %v", err)
 	}
 	l := Limit{Rate: 1.5, Burst: 1}
 	ctx := context.Background()
@@ -38,17 +39,16 @@ func TestRedisKeepsAnyRate(t *testing.T) {
 // process's memory (still limits, never an error), and Redis is left
 // alone for a while instead of being waited on by every request.
 func TestRedisDownLimitsInMemory(t *testing.T) {
-	r, err := NewRedis("redis://127.0.0.1:1/0") // nothing listens there
-	if err != nil {
-		t.Fatal(err)
-	}
 	var failed, paused int
-	r.OnFallback = func(err error) {
+	r, err := NewRedis("redis://127.0.0.1:1/0", RedisOptions{OnFallback: func(err error) { // nothing listens there
 		if err != nil {
 			failed++
 		} else {
 			paused++
 		}
+	}})
+	if err != nil {
+		t.Fatal(err)
 	}
 	l := Limit{Rate: 0.01, Burst: 2}
 	var allowed []bool

@@ -40,8 +40,8 @@ import (
 )
 
 // Stack is the real HTTP API over a fresh database and the Temporal dev
-// server, served on a loopback port, built by internal/app as the api
-// process is.
+// server, served on a loopback port, built by api.NewProcess as cmd/api
+// builds it (and its worker by worker.NewProcess).
 type Stack struct {
 	DB         *bun.DB
 	DBURL      string
@@ -55,8 +55,8 @@ type Stack struct {
 	Gateway    *payment.TestGateway // nil: not mounted
 	Gateways   payment.Set
 	Mailer     mail.Sender // nil: production orders cannot be mailed
-	// Metrics is the registry the api records into; cmd/api serves it on
-	// a listener of its own, not on URL.
+	// Metrics is the registry the api records into; a running api
+	// (api.Process.Run) serves it on a listener of its own, not on URL.
 	Metrics *metrics.Registry
 	Now     func() time.Time
 	// TaskQueue is this stack's own, so parallel test packages sharing the
@@ -108,28 +108,12 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 		o = opts[0]
 	}
 	db, dbURL := DB(t)
-	log := Log()
-	reg := metrics.New(log)
-	// The SDK logs through the stack's logger, at its level: left without
-	// one it writes its DEBUG lines to stdout.
-	dial := config.Defaults() // the processes' own dial settings (gRPC compression)
-	dial.TemporalAddress = TemporalAddress(t)
-	tc, err := client.NewLazyClient(app.TemporalClientOptions(dial, log, reg.TemporalHandler()))
-	if err != nil {
-		t.Fatalf("temporal client: %v", err)
-	}
-	t.Cleanup(tc.Close)
-	bookkeeping, err := store.OpenBookkeeping(context.Background(), dbURL)
-	if err != nil {
-		t.Fatalf("bookkeeping pool: %v", err)
-	}
-	t.Cleanup(func() { _ = bookkeeping.Close() })
-	reg.CollectOrders(db)
 	// The server's address is known before it serves: links, the test
 	// gateway's page and the callbacks point at it.
 	hs := httptest.NewUnstartedServer(nil)
 	cfg := config.Defaults()
 	cfg.DatabaseURL, cfg.PublicBaseURL, cfg.TaskQueue = dbURL, "http://"+hs.Listener.Addr().String(), "test-"+randomHex(6)
+	cfg.TemporalAddress = TemporalAddress(t)
 	cfg.WebhookTaskQueue = cfg.TaskQueue + "-webhooks"
 	cfg.OrderTokenSecret, cfg.GatewaySecret = "test-token-secret", string(GatewaySecret)
 	cfg.GatewayURL, cfg.GatewayAPIKey, cfg.SandboxEnabled = o.HostedGatewayURL, "test-provider-key", !o.SandboxDisabled
@@ -144,16 +128,21 @@ func NewStack(t testing.TB, opts ...Options) *Stack {
 	// test pings and redeliveries not capped.
 	cfg.WebhookRetryInitial, cfg.WebhookRetryMax, cfg.WebhookRelayInterval = 500*time.Millisecond, 2*time.Second, 100*time.Millisecond
 	cfg.WebhookTestsPerMinute, cfg.WebhookRedeliveriesPerMinute = 0, 0
-	s := &Stack{DB: db, DBURL: dbURL, Temporal: tc, Now: time.Now, TaskQueue: cfg.TaskQueue, Metrics: reg, Config: cfg,
-		conns: app.Conns{DB: db, Bookkeeping: bookkeeping, Temporal: tc, Metrics: reg, Log: log}}
-	a, err := api.NewProcess(cfg, s.conns, api.ProcessOptions{Now: s.now})
+	s := &Stack{DB: db, DBURL: dbURL, Now: time.Now, TaskQueue: cfg.TaskQueue, Config: cfg}
+	// The test's database, and the test's logger (the Temporal SDK's too:
+	// left without one it writes its DEBUG lines to stdout); the process
+	// opens the rest as cmd/api does, and Stop closes it once every
+	// instance and worker of the stack, stopped before it, is done.
+	a, err := api.NewProcess(context.Background(), cfg, api.ProcessOptions{Now: s.now, Conns: app.Conns{DB: db, Log: Log()}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.Start()
+	s.conns = a.Conns()
+	s.Temporal, s.Metrics = s.conns.Temporal, s.conns.Metrics
 	s.Holds, s.Orders, s.Refunds, s.Catalog, s.Gateway, s.Gateways, s.RequestLog, s.deps = a.Holds, a.Orders, a.Refunds, a.Catalog,
 		a.TestGateway, a.Orders.Settings.Gateways, a.Deps.RequestLog, a.Deps
-	hs.Config = api.NewHTTPServer("", a.Handler) // the timeouts of cmd/api
+	hs.Config = api.NewHTTPServer("", a.Handler) // the timeouts Process.Run serves with
 	hs.Start()
 	t.Cleanup(func() { hs.Close(); a.Stop(10 * time.Second) })
 	s.URL = hs.URL
@@ -184,19 +173,16 @@ type Instance struct {
 // for tests that change them (a shorter TTLUnit).
 func (s *Stack) ProductionLikeInstance(t testing.TB) *Instance {
 	t.Helper()
-	db, err := store.OpenAppNotifying(context.Background(), s.DBURL)
-	if err != nil {
-		t.Fatalf("open database: %v", err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
 	cfg := s.Config
 	cfg.AuthCacheTTL, cfg.SaleCacheTTL, cfg.RateLimitRPS, cfg.RateLimitBurst = 10*time.Second, time.Second, 1e9, 1e9
 	conns := s.conns
-	conns.DB = db
-	a, err := api.NewProcess(cfg, conns, api.ProcessOptions{Now: s.now, Announce: true})
+	conns.DB = nil // its own pool, opened as an announcing deployment's (store.OpenAppNotifying)
+	a, err := api.NewProcess(context.Background(), cfg, api.ProcessOptions{Now: s.now, Announce: true, Conns: conns})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Tests tune the stack's sale settings after NewStack: this instance
+	// sells by the same.
 	a.Orders.Settings, a.Refunds.Settings = s.Orders.Settings, s.Refunds.Settings
 	a.Start()
 	t.Cleanup(func() { a.Stop(10 * time.Second) })
@@ -234,7 +220,7 @@ func (s *Stack) APIWithTemporal(t testing.TB, tc client.Client) string {
 	t.Helper()
 	conns := s.conns
 	conns.Temporal = tc
-	a, err := api.NewProcess(s.Config, conns, api.ProcessOptions{Now: s.now})
+	a, err := api.NewProcess(context.Background(), s.Config, api.ProcessOptions{Now: s.now, Conns: conns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +242,8 @@ func (s *Stack) Instance(t testing.TB, edit func(*config.Config), opt api.Proces
 	if opt.Now == nil {
 		opt.Now = s.now
 	}
-	a, err := api.NewProcess(cfg, s.conns, opt)
+	opt.Conns = s.conns
+	a, err := api.NewProcess(context.Background(), cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +278,7 @@ func RedisURL(t testing.TB) (url, prefix string) {
 // worker builds the worker process's parts over this stack.
 func (s *Stack) worker(t testing.TB) *worker.Process {
 	t.Helper()
-	w, err := worker.NewProcess(s.Config, s.conns, s.Mailer)
+	w, err := worker.NewProcess(context.Background(), s.Config, worker.ProcessOptions{Conns: s.conns, Mailer: s.Mailer, NoMailer: s.Mailer == nil})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +292,7 @@ func (s *Stack) worker(t testing.TB) *worker.Process {
 func (s *Stack) StartWorker(t testing.TB) (stop func()) {
 	t.Helper()
 	p := s.worker(t)
-	ws := p.Workers(s.Temporal)
+	ws := p.Workers()
 	for _, w := range ws {
 		if err := w.Start(); err != nil {
 			t.Fatalf("start worker: %v", err)

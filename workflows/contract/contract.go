@@ -19,7 +19,11 @@ const TaskQueue = "ticketsales"
 
 // Workflow type names, as the worker registers them.
 const (
-	ReservationWorkflow = "Reservation" // one per hold; only holds made before EventHolds
+	// ReservationWorkflow was one per hold, before EventHolds.
+	//
+	// Deprecated: nothing starts it (docs/operating.md, "Retiring the
+	// Reservation workflow").
+	ReservationWorkflow = "Reservation"
 	EventHoldsWorkflow  = "EventHolds"
 	OrderWorkflow       = "Order"
 	RefundWorkflow      = "Refund"
@@ -110,8 +114,9 @@ type ReservationInput struct {
 	ExpiresAt     time.Time
 }
 
-// ReservationEnded is the signal the api sends when the reservation ended
-// outside the workflow (released by the partner, or turned into an order).
+// ReservationEnded is the signal an api from before EventHolds sent when
+// the reservation ended outside the workflow (released by the partner, or
+// turned into an order); this release sends none.
 type ReservationEnded struct {
 	Status states.ReservationStatus // released or ordered
 }
