@@ -136,7 +136,7 @@ func (a *Activities) SendTicketsEmail(ctx context.Context, orderID int64) error 
 }
 
 // ResendTicketsEmail e-mails a production order's tickets again (the
-// organizer's resend from the back office): a new message whoever sent the
+// organizer's resend from the cabinet): a new message whoever sent the
 // first, its Message-ID the resend's, so a retry of this send is the same
 // message. It marks the order e-mailed, so a first send still retrying
 // after a failure does not send a second copy. Errors as SendTicketsEmail.

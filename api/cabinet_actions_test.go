@@ -23,7 +23,6 @@ import (
 	"github.com/ticketsales/ticketsales/api/cabinet"
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/app"
-	"github.com/ticketsales/ticketsales/internal/backoffice"
 	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
 	"github.com/ticketsales/ticketsales/internal/mail"
 	"github.com/ticketsales/ticketsales/internal/orders"
@@ -77,7 +76,7 @@ func flashAfter(t *testing.T, b *browserless, p page, next string) string {
 	return noticeOf(b.get(next))
 }
 
-// actionRows counts the back office's recorded actions of an order.
+// actionRows counts the cabinet's recorded actions of an order.
 func (f *fixture) actionRows(t *testing.T, order int64, action string) int {
 	t.Helper()
 	var n int
@@ -384,8 +383,8 @@ func TestCabinetResendTickets(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	unreachable := &backoffice.Service{DB: f.DB, Orders: &orders.Service{TaskQueue: "orders"}, Temporal: dead}
-	if _, err := unreachable.Resend(ctx, backoffice.Actor{CompanyID: f.companyA, UserID: 1}, o, token); err == nil || errors.Is(err, backoffice.ErrRepeated) {
+	unreachable := &organizer.Orders{DB: f.DB, Orders: &orders.Service{TaskQueue: "orders"}, Temporal: dead}
+	if _, err := unreachable.Resend(ctx, organizer.Actor{CompanyID: f.companyA, UserID: 1}, o, token); err == nil || errors.Is(err, organizer.ErrRepeated) {
 		t.Fatalf("a resend with Temporal unreachable: %v", err)
 	}
 	cancel()

@@ -12,7 +12,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/errs"
 )
 
-// CabinetAction is one thing the back office did to an order (a refund, a
+// CabinetAction is one thing the cabinet did to an order (a refund, a
 // resend of the tickets e-mail, a cancel) and who did it.
 type CabinetAction struct {
 	bun.BaseModel `bun:"table:cabinet_actions"`
@@ -66,7 +66,7 @@ func GetCabinetAction(ctx context.Context, db bun.IDB, companyID int64, token st
 	return a, nil
 }
 
-// ListCabinetActions lists what the back office did to one of the company's
+// ListCabinetActions lists what the cabinet did to one of the company's
 // orders, oldest first, with who did it.
 func ListCabinetActions(ctx context.Context, db bun.IDB, companyID, orderID int64) ([]CabinetAction, error) {
 	var out []CabinetAction

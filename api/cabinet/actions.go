@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ticketsales/ticketsales/internal/backoffice"
 	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/internal/refunds"
 	"github.com/ticketsales/ticketsales/internal/states"
 )
 
-// Acting on an order (internal/backoffice): refund tickets, send the
+// Acting on an order (internal/organizer): refund tickets, send the
 // tickets e-mail again, cancel an unpaid order, each through the service
 // path the API's own request takes. Each asks to confirm on a page of its
 // own whose form carries a one-time random token; the POST claims the
@@ -28,15 +28,15 @@ import (
 
 // The actions' names in the URLs.
 const (
-	actionRefund = backoffice.ActionRefund
-	actionResend = backoffice.ActionResend
-	actionCancel = backoffice.ActionCancel
+	actionRefund = organizer.ActionRefund
+	actionResend = organizer.ActionResend
+	actionCancel = organizer.ActionCancel
 )
 
 // actionPage is an action's confirm page (template order_action.html).
 type actionPage struct {
 	Kind     string // refund, resend or cancel
-	Order    *backoffice.ActionOrder
+	Order    *organizer.ActionOrder
 	OrderURL string
 	// Tickets are the order's active tickets (refund), ticked as chosen.
 	Tickets  []actionTicket
@@ -59,11 +59,11 @@ type actionTicket struct {
 }
 
 // StatusText is the order's status as the page says it.
-func (p *actionPage) StatusText() string { return backoffice.Words(p.Order.Status) }
+func (p *actionPage) StatusText() string { return organizer.Words(p.Order.Status) }
 
-// orderURL is the order's page in the back office (where every action
+// orderURL is the order's page in the cabinet (where every action
 // ends); a sandbox order's opens with ?env=sandbox.
-func orderURL(o *backoffice.ActionOrder) string {
+func orderURL(o *organizer.ActionOrder) string {
 	u := "/cabinet/orders/" + strconv.FormatInt(o.ID, 10)
 	if o.IsTest {
 		u += "?env=sandbox"
@@ -108,7 +108,7 @@ func (c *cabinet) actionData(w http.ResponseWriter, r *http.Request, kind string
 	p := &actionPage{Kind: kind, Order: o, OrderURL: orderURL(o), Token: newToken()}
 	switch kind {
 	case actionRefund:
-		p.Why = backoffice.Refundable(o.Order)
+		p.Why = organizer.Refundable(o.Order)
 		for _, t := range o.Tickets {
 			seat := t.Category
 			if t.Label != nil {
@@ -117,9 +117,9 @@ func (c *cabinet) actionData(w http.ResponseWriter, r *http.Request, kind string
 			p.Tickets = append(p.Tickets, actionTicket{ID: t.ID, Number: t.Number, Seat: seat, Price: t.Price, CheckedInAt: t.CheckedInAt})
 		}
 	case actionResend:
-		p.Why = backoffice.Resendable(o.Order)
+		p.Why = organizer.Resendable(o.Order)
 	case actionCancel:
-		p.Why = backoffice.Cancellable(o.Order)
+		p.Why = organizer.Cancellable(o.Order)
 	}
 	return p, true
 }
@@ -169,9 +169,9 @@ func (c *cabinet) repeated(w http.ResponseWriter, r *http.Request, p *actionPage
 	c.done(w, r, p.OrderURL, "This form was sent already and its action was done then; nothing more was done.")
 }
 
-func (c *cabinet) actor(r *http.Request) backoffice.Actor {
+func (c *cabinet) actor(r *http.Request) organizer.Actor {
 	u := user(r)
-	return backoffice.Actor{CompanyID: u.CompanyID, UserID: u.ID}
+	return organizer.Actor{CompanyID: u.CompanyID, UserID: u.ID}
 }
 
 // refundOrder refunds the chosen tickets (POST /cabinet/orders/{id}/refund).
@@ -198,14 +198,14 @@ func (c *cabinet) refundOrder(w http.ResponseWriter, r *http.Request) {
 	if !c.postedToken(w, r, p) {
 		return
 	}
-	ref, err := c.office.Refund(r.Context(), c.actor(r), backoffice.RefundRequest{OrderID: p.Order.ID, TicketIDs: ticketIDs,
+	ref, err := c.office.Refund(r.Context(), c.actor(r), organizer.RefundRequest{OrderID: p.Order.ID, TicketIDs: ticketIDs,
 		Reason: p.Reason, AllowCheckedIn: p.Override, Token: p.Token})
 	var bounds *refunds.RequestError
 	var checkedIn *errs.CheckedInError
 	var state *errs.StateError
 	var invalid *errs.ValidationError
 	switch {
-	case errors.Is(err, backoffice.ErrRepeated):
+	case errors.Is(err, organizer.ErrRepeated):
 		c.repeated(w, r, p)
 	case errors.As(err, &bounds): // the refund's own rules: no ticket chosen, a reason too long
 		c.confirmPage(w, r, http.StatusUnprocessableEntity, p, bounds.Error()+" Nothing was refunded.")
@@ -271,9 +271,9 @@ func (c *cabinet) resendTickets(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, err := c.office.Resend(r.Context(), c.actor(r), p.Order.Order, p.Token)
-	var impossible *backoffice.ErrNotPossible
+	var impossible *organizer.ErrNotPossible
 	switch {
-	case errors.Is(err, backoffice.ErrRepeated):
+	case errors.Is(err, organizer.ErrRepeated):
 		c.repeated(w, r, p)
 	case errors.As(err, &impossible):
 		c.confirmPage(w, r, http.StatusConflict, p, impossible.Why+" Nothing was sent.")
@@ -301,7 +301,7 @@ func (c *cabinet) cancelOrder(w http.ResponseWriter, r *http.Request) {
 	cancelled, err := c.office.Cancel(r.Context(), c.actor(r), p.Order.Order, p.Token)
 	var state *errs.StateError
 	switch {
-	case errors.Is(err, backoffice.ErrRepeated):
+	case errors.Is(err, organizer.ErrRepeated):
 		c.repeated(w, r, p)
 	case errors.Is(err, errs.OrderPaid):
 		c.confirmPage(w, r, http.StatusConflict, p, fmt.Sprintf("Order %d is paid: it was not cancelled. Refund its tickets instead.", p.Order.ID))

@@ -21,7 +21,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
-	"github.com/ticketsales/ticketsales/internal/backoffice"
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/mail"
 	"github.com/ticketsales/ticketsales/internal/orders"
@@ -51,13 +50,13 @@ type Deps struct {
 	Log            *slog.Logger
 	Now            func() time.Time
 
-	// The back office acts on orders through the same services as the
+	// The cabinet acts on orders through the same services as the
 	// API: the same workflows, guarantees and idempotency (nil in tests
 	// that serve no orders).
 	Orders   *orders.Service
 	Refunds  *refunds.Service
 	Webhooks *webhooks.Service
-	// Temporal starts and signals workflows the back office needs beside
+	// Temporal starts and signals workflows the cabinet needs beside
 	// the services'; TemporalNamespace and TemporalUIURL make an order's
 	// link to its workflow in the Temporal UI ("" UI URL: no link).
 	Temporal          client.Client
@@ -81,7 +80,7 @@ type cabinet struct {
 	pages    *pages
 	apiKeys  *apikey.Keys
 	// office acts on orders (refund, resend, cancel) as the API does.
-	office *backoffice.Service
+	office *organizer.Orders
 }
 
 // New returns the handler of /cabinet and everything under it.
@@ -105,7 +104,7 @@ func New(d Deps) http.Handler {
 		http.Error(w, "The cabinet could not load your session; try again.", http.StatusInternalServerError)
 	}
 	c := &cabinet{Deps: d, sessions: sm, pages: parsePages(), apiKeys: &apikey.Keys{DB: d.DB, Auth: d.Auth},
-		office: &backoffice.Service{DB: d.DB, Orders: d.Orders, Refunds: d.Refunds, Temporal: d.Temporal}}
+		office: &organizer.Orders{DB: d.DB, Orders: d.Orders, Refunds: d.Refunds, Temporal: d.Temporal}}
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /cabinet/{$}", c.signedIn(c.home))

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
-	"github.com/ticketsales/ticketsales/internal/backoffice"
 	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/internal/states"
 )
 
@@ -41,10 +41,10 @@ func (f ordersForm) query() url.Values {
 // ordersPage is the order list's view.
 type ordersPage struct {
 	Form     ordersForm
-	Events   []backoffice.EventOption
+	Events   []organizer.EventOption
 	Keys     []apikey.CompanyKey // the environment's partner keys, for the channel filter
 	Statuses []states.OrderStatus
-	List     *backoffice.List
+	List     *organizer.List
 	// Count is the matches as the page says it ("" with a refused form).
 	Count                         string
 	ProductionURL, SandboxURL     string
@@ -76,7 +76,7 @@ func (c *cabinet) orders(w http.ResponseWriter, r *http.Request) {
 	form := ordersForm{Q: strings.TrimSpace(q.Get("q")), Event: q.Get("event"), Status: q.Get("status"), Channel: q.Get("channel"),
 		From: q.Get("from"), To: q.Get("to"), Sandbox: sandbox}
 	view := &ordersPage{Form: form, Statuses: states.OrderStatuses}
-	events, err := backoffice.EventOptions(r.Context(), c.DB, u.CompanyID)
+	events, err := organizer.EventOptions(r.Context(), c.DB, u.CompanyID)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -98,14 +98,14 @@ func (c *cabinet) orders(w http.ResponseWriter, r *http.Request) {
 	view.Events = events
 	data := pageData{Title: "Orders", Nav: "orders", Data: view}
 
-	f := backoffice.Filter{CompanyID: u.CompanyID, IsTest: sandbox, Limit: ordersPerPage, Search: backoffice.ParseSearch(form.Q)}
+	f := organizer.Filter{CompanyID: u.CompanyID, IsTest: sandbox, Limit: ordersPerPage, Search: organizer.ParseSearch(form.Q)}
 	var problems []string
 	if form.Q != "" && f.Search.Empty() {
 		problems = append(problems, "Search for an order id, a ticket's barcode or number, a payment id, an e-mail, or at least two letters of a name.")
 	}
 	if form.Event != "" {
 		id, err := strconv.ParseInt(form.Event, 10, 64)
-		if err != nil || !slices.ContainsFunc(events, func(e backoffice.EventOption) bool { return e.ID == id }) {
+		if err != nil || !slices.ContainsFunc(events, func(e organizer.EventOption) bool { return e.ID == id }) {
 			c.notFound(w, r) // another company's event is not there
 			return
 		}
@@ -157,26 +157,26 @@ func (c *cabinet) orders(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A cursor from another list, or altered, shows the newest page.
-	if cur, ok := backoffice.ParseCursor(q.Get("older")); ok {
+	if cur, ok := organizer.ParseCursor(q.Get("older")); ok {
 		f.After = &cur
-	} else if cur, ok := backoffice.ParseCursor(q.Get("newer")); ok {
+	} else if cur, ok := organizer.ParseCursor(q.Get("newer")); ok {
 		f.Before = &cur
 	}
-	list, err := backoffice.ListOrders(r.Context(), c.DB, f)
+	list, err := organizer.ListOrders(r.Context(), c.DB, f)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
 	view.List = list
 	switch n := list.Count; {
-	case n > backoffice.MaxCount:
-		view.Count = "More than " + strconv.Itoa(backoffice.MaxCount) + " orders match."
+	case n > organizer.MaxCount:
+		view.Count = "More than " + strconv.Itoa(organizer.MaxCount) + " orders match."
 	case n == 1:
 		view.Count = "1 order matches."
 	default:
 		view.Count = strconv.Itoa(n) + " orders match."
 	}
-	page := func(key string, cur *backoffice.Cursor) string {
+	page := func(key string, cur *organizer.Cursor) string {
 		v := form.query()
 		if cur != nil {
 			v.Set(key, cur.String())
@@ -194,7 +194,7 @@ func (c *cabinet) orders(w http.ResponseWriter, r *http.Request) {
 
 // orderPage is an order's page.
 type orderPage struct {
-	Order *backoffice.Order
+	Order *organizer.Order
 	// ListURL goes back to the list of the order's environment.
 	ListURL  string
 	EnvQuery string // "?env=sandbox" on a sandbox order's links
@@ -204,7 +204,7 @@ type orderPage struct {
 }
 
 // Workflow is the Temporal UI's link to a workflow ("" none).
-func (p *orderPage) Workflow(id string) string { return backoffice.WorkflowURL(p.ui, p.ns, id) }
+func (p *orderPage) Workflow(id string) string { return organizer.WorkflowURL(p.ui, p.ns, id) }
 
 // order shows one of the company's orders: its buyer, tickets, money and
 // timeline. A sandbox order opens with ?env=sandbox only; another
@@ -216,7 +216,7 @@ func (c *cabinet) order(w http.ResponseWriter, r *http.Request) {
 		c.notFound(w, r)
 		return
 	}
-	o, err := backoffice.GetOrder(r.Context(), c.DB, user(r).CompanyID, sandbox, id)
+	o, err := organizer.GetOrder(r.Context(), c.DB, user(r).CompanyID, sandbox, id)
 	if errors.Is(err, errs.NotFound) {
 		c.notFound(w, r)
 		return

@@ -48,7 +48,7 @@ type pageData struct {
 	Email       string
 	MinPassword int
 	User        *organizer.User
-	// Data is a page's own view (the back office's pages keep theirs in
+	// Data is a page's own view (the cabinet's order pages keep theirs in
 	// their own types instead of growing this one).
 	Data any
 

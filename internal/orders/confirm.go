@@ -166,10 +166,10 @@ func (s *Service) Cancel(ctx context.Context, p *apikey.Principal, id int64) (*O
 	return o, err
 }
 
-// CancelAsOrganizer is Cancel for the organizer in the back office: an
+// CancelAsOrganizer is Cancel for the organizer in the cabinet: an
 // order of the company in the environment isTest, cancelled exactly as the
 // partner's cancel does (the same statement, seats back, the order's
-// workflow told). action, when given, is the back office's record of the
+// workflow told). action, when given, is the cabinet's record of the
 // cancel, claimed with its one-time token in the cancel's transaction:
 // store.ErrActionClaimed when the token was claimed already (nothing
 // done), and no record when the order is not cancelled. cancelled reports

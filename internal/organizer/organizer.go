@@ -1,6 +1,9 @@
-// Package organizer holds the organizer's cabinet users: their one-time
-// sign-in links, passwords (argon2id) and the limits on signing in. Cabinet
-// users are people of a company, not API keys. A person is an e-mail
+// Package organizer is the organizer's side of the service, the domain
+// behind the cabinet (api/cabinet, its pages): the cabinet's users, their
+// one-time sign-in links, passwords (argon2id) and the limits on signing
+// in, the roles and what each may do; and the company's orders as the
+// cabinet shows and acts on them (orders.go, actions.go). Cabinet users
+// are people of a company, not API keys. A person is an e-mail
 // address with one password, who may be a user (a membership, with a role)
 // of several companies; one company's team sees only its own.
 package organizer

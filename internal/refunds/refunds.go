@@ -153,7 +153,7 @@ type Request struct {
 	TicketIDs []int64 // none: every active ticket
 	Reason    string
 	Source    Source
-	// Action is the back office's record of the refund (who did it),
+	// Action is the cabinet's record of the refund (who did it),
 	// claimed with the form's token in the refund's own transaction:
 	// store.ErrActionClaimed when the token was claimed already, nothing
 	// done. Its Detail gets the refund's id.

@@ -72,7 +72,7 @@ func TestRefundErrors(t *testing.T) {
 }
 
 // A refund's request holds its bounds whoever makes it (the partner API,
-// the back office, ticketctl), checked before anything is read: at most 20
+// the cabinet, ticketctl), checked before anything is read: at most 20
 // ticket ids (at least one from a cabinet form, whose list is what is
 // refunded; none elsewhere is every active ticket), each a valid id once,
 // a reason of at most 500 characters (not bytes).
@@ -158,7 +158,7 @@ func TestRefundRequestErrorInWords(t *testing.T) {
 
 // Who asks and what the id derives from fit together: a partner's refund
 // by its Idempotency-Key, the organizer's by a cabinet token or once; a
-// back office record only with a cabinet token. Anything else is a bug of
+// cabinet record only with a cabinet token. Anything else is a bug of
 // the caller, refused before anything is read.
 func TestRefundRequestFitsTogether(t *testing.T) {
 	p := &apikey.Principal{KeyID: 3, CompanyID: 1}

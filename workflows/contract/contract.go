@@ -28,7 +28,7 @@ const (
 	OrderWorkflow       = "Order"
 	RefundWorkflow      = "Refund"
 	// ResendTicketsWorkflow sends an order's tickets e-mail again, when the
-	// organizer asks in the back office.
+	// organizer asks in the cabinet.
 	ResendTicketsWorkflow = "ResendTickets"
 )
 
@@ -199,7 +199,7 @@ func RefundWorkflowID(id string) string { return "refund/" + id }
 
 // ResendTicketsWorkflowID is the id of one resend of an order's tickets
 // e-mail: "resend-tickets/{order_id}/{resend_id}". The resend id derives
-// from the back office action's one-time token, so a double submit starts
+// from the cabinet action's one-time token, so a double submit starts
 // the workflow once.
 func ResendTicketsWorkflowID(orderID int64, resendID string) string {
 	return "resend-tickets/" + strconv.FormatInt(orderID, 10) + "/" + resendID

@@ -24,7 +24,7 @@ func Tickets(ctx context.Context, db bun.IDB, links delivery.Links, orderID int6
 }
 
 // TicketsAgain composes the tickets e-mail once more, when the organizer
-// sends it again from the back office (the buyer lost it): the same
+// sends it again from the cabinet (the buyer lost it): the same
 // message, with a Message-ID of its own per resend (resendID), so it is a
 // new e-mail, while a send of the same resend repeated after a crash is the
 // same message. It returns nil for a sandbox order, and for one no longer

@@ -1,4 +1,4 @@
-package backoffice
+package organizer
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 	"github.com/ticketsales/ticketsales/store"
 )
 
-// What each order status allows the back office to do: refund a paid
+// What each order status allows the cabinet to do: refund a paid
 // order's tickets, e-mail a paid production order's tickets again, cancel
 // an unpaid order whose payment no confirm accepted. The table names every
 // status (a new one fails here until it is decided).

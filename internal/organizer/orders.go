@@ -1,7 +1,8 @@
-// Package backoffice is what the organizer's cabinet shows of orders: the
-// list a search and filters select, and an order's page (buyer, tickets,
-// money and its timeline), with every time in the event's time zone.
-package backoffice
+package organizer
+
+// What the cabinet shows of a company's orders: the list a search and
+// filters select, and an order's page (buyer, tickets, money and its
+// timeline), with every time in the event's time zone.
 
 import (
 	"cmp"
@@ -257,7 +258,7 @@ func GetOrder(ctx context.Context, db *bun.DB, companyID int64, isTest bool, ord
 		return nil, err
 	}
 	v := shape(co)
-	// What the back office did to it, and who (actions.go).
+	// What the cabinet did to it, and who (actions.go).
 	acts, err := store.ListCabinetActions(ctx, db, companyID, orderID)
 	if err != nil {
 		return nil, err

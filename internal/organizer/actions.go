@@ -1,6 +1,6 @@
-package backoffice
+package organizer
 
-// What the organizer's back office does to an order:
+// What the organizer, in the cabinet, does to an order:
 // refund tickets, send the tickets e-mail again, cancel an unpaid order.
 // Each goes through the service path the API's own request takes (the same
 // statements, workflows and waits) and is recorded with who did it in
@@ -49,8 +49,8 @@ type ErrNotPossible struct{ Why string }
 
 func (e *ErrNotPossible) Error() string { return e.Why }
 
-// Service acts on a company's orders as its organizer.
-type Service struct {
+// Orders acts on a company's orders as its organizer, in the cabinet.
+type Orders struct {
 	DB       *bun.DB
 	Orders   *orders.Service
 	Refunds  *refunds.Service
@@ -76,7 +76,7 @@ type Action = store.CabinetAction
 
 // GetOrder returns one of the company's orders (either environment):
 // another company's is errs.NotFound, as an unknown one.
-func (s *Service) GetOrder(ctx context.Context, companyID, orderID int64) (*ActionOrder, error) {
+func (s *Orders) GetOrder(ctx context.Context, companyID, orderID int64) (*ActionOrder, error) {
 	o, err := store.GetOrderByID(ctx, s.DB, orderID)
 	if err == nil && o.CompanyID != companyID {
 		err = fmt.Errorf("order %d: %w", orderID, errs.NotFound)
@@ -165,13 +165,13 @@ func repeated(err error) error {
 
 // Claimed returns the company's action claimed with token (errs.NotFound:
 // none).
-func (s *Service) Claimed(ctx context.Context, companyID int64, token string) (*Action, error) {
+func (s *Orders) Claimed(ctx context.Context, companyID int64, token string) (*Action, error) {
 	return store.GetCabinetAction(ctx, s.DB, companyID, token)
 }
 
-// Actions lists what the back office did to one of the company's orders,
+// Actions lists what the cabinet did to one of the company's orders,
 // oldest first, with who did it (for the order's timeline).
-func (s *Service) Actions(ctx context.Context, companyID, orderID int64) ([]Action, error) {
+func (s *Orders) Actions(ctx context.Context, companyID, orderID int64) ([]Action, error) {
 	return store.ListCabinetActions(ctx, s.DB, companyID, orderID)
 }
 
@@ -194,7 +194,7 @@ type RefundRequest struct {
 // The refund's id derives from the token (refunds.OrganizerRefundID), so
 // even a racing repeat finds the same refund. A request out of bounds is
 // *refunds.RequestError, nothing done.
-func (s *Service) Refund(ctx context.Context, a Actor, in RefundRequest) (*store.Refund, error) {
+func (s *Orders) Refund(ctx context.Context, a Actor, in RefundRequest) (*store.Refund, error) {
 	r, err := s.Refunds.Refund(ctx, refunds.Request{By: refunds.AsOrganizer(a.CompanyID, in.AllowCheckedIn), OrderID: in.OrderID,
 		TicketIDs: in.TicketIDs, Reason: in.Reason, Source: refunds.FromCabinetToken(in.Token),
 		Action: &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: in.OrderID, Action: ActionRefund, Token: in.Token,
@@ -217,7 +217,7 @@ func ResendID(token string) string {
 // workflow started: a start that fails (Temporal unreachable) leaves no
 // record of a resend that did not happen, and the same form sent again
 // starts it. first reports whether this call recorded the action.
-func (s *Service) Resend(ctx context.Context, a Actor, o *store.Order, token string) (first bool, err error) {
+func (s *Orders) Resend(ctx context.Context, a Actor, o *store.Order, token string) (first bool, err error) {
 	id := ResendID(token)
 	if _, err := s.Claimed(ctx, a.CompanyID, token); err == nil {
 		// This form's action was done already (this resend, or another
@@ -261,7 +261,7 @@ func (s *Service) Resend(ctx context.Context, a Actor, o *store.Order, token str
 // cancel's transaction. A paid order is errs.OrderPaid, unchanged.
 // cancelled is false when the order was cancelled before (ErrRepeated if
 // by this form).
-func (s *Service) Cancel(ctx context.Context, a Actor, o *store.Order, token string) (cancelled bool, err error) {
+func (s *Orders) Cancel(ctx context.Context, a Actor, o *store.Order, token string) (cancelled bool, err error) {
 	_, cancelled, err = s.Orders.CancelAsOrganizer(ctx, a.CompanyID, o.IsTest, o.ID,
 		&store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: o.ID, Action: ActionCancel, Token: token})
 	if err = repeated(err); err == nil && !cancelled {
@@ -272,7 +272,7 @@ func (s *Service) Cancel(ctx context.Context, a Actor, o *store.Order, token str
 	return cancelled, err
 }
 
-// withActions adds what the back office did to the order (cabinet_actions,
+// withActions adds what the cabinet did to the order (cabinet_actions,
 // with who did it) to its timeline, in time order.
 func withActions(v *Order, acts []store.CabinetAction, loc *time.Location) {
 	for _, a := range acts {
