@@ -45,17 +45,54 @@ func (e *RefundTicketsError) Error() string {
 	return fmt.Sprintf("tickets not in the order %v, already refunded %v", e.NotInOrder, e.Refunded)
 }
 
-type ticketPrice struct {
+// RefundCandidate is one of an order's tickets as a refund chooses among
+// them: its id, status, price and whether it was admitted at the door.
+type RefundCandidate struct {
 	ID        int64
 	Status    states.TicketStatus
 	Price     int64
 	CheckedIn bool
 }
 
-func refundSelection(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64, allowCheckedIn bool) ([]ticketPrice, error) {
-	chosen, err := chooseTickets(ctx, db, o, ticketIDs)
-	if err != nil || allowCheckedIn {
-		return chosen, err
+// RefundableTickets is the refund rule, pure: of an order in status (its
+// tickets all, as locked), the tickets a refund of ticketIDs voids (none
+// named: every active one). The order's tickets must be good
+// (TicketsValid); a named ticket must be the order's and active; a ticket
+// admitted at the door is refused unless allowCheckedIn (the organizer's
+// override). Each refusal names what refused it, and nothing is chosen.
+func RefundableTickets(orderID int64, status states.OrderStatus, all []RefundCandidate, ticketIDs []int64, allowCheckedIn bool) ([]RefundCandidate, error) {
+	if !status.TicketsValid() {
+		return nil, &errs.StateError{Entity: "order", ID: fmt.Sprint(orderID), Status: string(status)}
+	}
+	var chosen []RefundCandidate
+	if len(ticketIDs) == 0 {
+		for _, t := range all {
+			if t.Status == states.TicketActive {
+				chosen = append(chosen, t)
+			}
+		}
+		if len(chosen) == 0 {
+			return nil, &errs.StateError{Entity: "order", ID: fmt.Sprint(orderID), Status: "refunded"}
+		}
+	} else {
+		bad := &RefundTicketsError{}
+		for _, id := range ticketIDs {
+			i := slices.IndexFunc(all, func(t RefundCandidate) bool { return t.ID == id })
+			switch {
+			case i < 0:
+				bad.NotInOrder = append(bad.NotInOrder, id)
+			case all[i].Status != states.TicketActive:
+				bad.Refunded = append(bad.Refunded, id)
+			default:
+				chosen = append(chosen, all[i])
+			}
+		}
+		if len(bad.NotInOrder) > 0 || len(bad.Refunded) > 0 {
+			return nil, bad
+		}
+	}
+	if allowCheckedIn {
+		return chosen, nil
 	}
 	in := &errs.CheckedInError{}
 	for _, t := range chosen {
@@ -69,46 +106,30 @@ func refundSelection(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int6
 	return chosen, nil
 }
 
-// chooseTickets are the tickets a refund of ticketIDs (none: every active
-// one) voids, locked against a scan at the door meanwhile.
-func chooseTickets(ctx context.Context, db bun.IDB, o *Order, ticketIDs []int64) ([]ticketPrice, error) {
-	if !o.Status.TicketsValid() {
-		return nil, &errs.StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: string(o.Status)}
+// RefundAmount is what a refund of chosen returns: their prices, or, when
+// they are the order's last active tickets (active of them), the rest of
+// the order's amount after what was returned before (fee included), so an
+// order's refunds always sum to its amount. last tells which.
+func RefundAmount(chosen []RefundCandidate, active int, orderAmount, returned int64) (amount int64, last bool) {
+	if len(chosen) == active {
+		return orderAmount - returned, true
 	}
-	var all []ticketPrice
+	for _, t := range chosen {
+		amount += t.Price
+	}
+	return amount, false
+}
+
+// lockRefundCandidates reads the order's tickets, locked against a scan
+// at the door meanwhile.
+func lockRefundCandidates(ctx context.Context, db bun.IDB, orderID int64) ([]RefundCandidate, error) {
+	var all []RefundCandidate
 	if err := db.NewRaw(`SELECT t.id, t.status, i.price, t.checked_in_at IS NOT NULL AS checked_in FROM tickets t
 		JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
-		WHERE t.order_id = ? ORDER BY t.id FOR UPDATE OF t`, o.ID).Scan(ctx, &all); err != nil {
-		return nil, fmt.Errorf("tickets of order %d: %w", o.ID, err)
+		WHERE t.order_id = ? ORDER BY t.id FOR UPDATE OF t`, orderID).Scan(ctx, &all); err != nil {
+		return nil, fmt.Errorf("tickets of order %d: %w", orderID, err)
 	}
-	var chosen []ticketPrice
-	if len(ticketIDs) == 0 {
-		for _, t := range all {
-			if t.Status == states.TicketActive {
-				chosen = append(chosen, t)
-			}
-		}
-		if len(chosen) == 0 {
-			return nil, &errs.StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: "refunded"}
-		}
-		return chosen, nil
-	}
-	bad := &RefundTicketsError{}
-	for _, id := range ticketIDs {
-		i := slices.IndexFunc(all, func(t ticketPrice) bool { return t.ID == id })
-		switch {
-		case i < 0:
-			bad.NotInOrder = append(bad.NotInOrder, id)
-		case all[i].Status != states.TicketActive:
-			bad.Refunded = append(bad.Refunded, id)
-		default:
-			chosen = append(chosen, all[i])
-		}
-	}
-	if len(bad.NotInOrder) > 0 || len(bad.Refunded) > 0 {
-		return nil, bad
-	}
-	return chosen, nil
+	return all, nil
 }
 
 // LockOrder takes the order's row lock for the rest of tx: what a refund
@@ -124,7 +145,7 @@ func LockOrder(ctx context.Context, tx bun.Tx, orderID int64) error {
 
 // CreateRefundTx voids the tickets, puts their seats and capacity back on
 // sale, and records the refund, in the caller's transaction, so what the
-// caller records of the refund (the back office's action) commits or rolls
+// caller records of the refund (the cabinet's action) commits or rolls
 // back with it. A refund that voids the last active ticket returns the
 // rest of the order amount (fee included), so an order's refunds always
 // sum to its amount. Creating a refund whose id exists already returns
@@ -145,28 +166,39 @@ func CreateRefundTx(ctx context.Context, tx bun.Tx, r *Refund) error {
 	if !errors.Is(notFound(err, ""), errs.NotFound) {
 		return err
 	}
-	chosen, err := refundSelection(ctx, tx, o, r.TicketIDs, r.AllowCheckedIn)
+	if !o.Status.TicketsValid() {
+		// Refused before locking tickets: nothing of the order changes.
+		return &errs.StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: string(o.Status)}
+	}
+	all, err := lockRefundCandidates(ctx, tx, o.ID)
 	if err != nil {
 		return err
 	}
-	var active int
-	if err := tx.NewRaw("SELECT count(*) FROM tickets WHERE order_id = ? AND status = 'active'", o.ID).Scan(ctx, &active); err != nil {
+	chosen, err := RefundableTickets(o.ID, o.Status, all, r.TicketIDs, r.AllowCheckedIn)
+	if err != nil {
 		return err
 	}
-	r.TicketIDs = r.TicketIDs[:0]
-	r.Amount = 0
-	for _, t := range chosen {
-		r.TicketIDs = append(r.TicketIDs, t.ID)
-		r.Amount += t.Price
+	active := 0
+	for _, t := range all {
+		if t.Status == states.TicketActive {
+			active++
+		}
 	}
-	status := states.OrderPartiallyRefunded
+	returned := int64(0)
 	if len(chosen) == active {
-		status = states.OrderRefunded
-		returned, err := RefundedAmount(ctx, tx, o.ID)
-		if err != nil {
+		if returned, err = RefundedAmount(ctx, tx, o.ID); err != nil {
 			return err
 		}
-		r.Amount = o.Amount - returned
+	}
+	r.TicketIDs = r.TicketIDs[:0]
+	for _, t := range chosen {
+		r.TicketIDs = append(r.TicketIDs, t.ID)
+	}
+	amount, last := RefundAmount(chosen, active, o.Amount, returned)
+	r.Amount = amount
+	status := states.OrderPartiallyRefunded
+	if last {
+		status = states.OrderRefunded
 	}
 	r.MoneyReturnedBy = o.Payment
 	r.Status = states.RefundPending
