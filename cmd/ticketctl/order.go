@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/ticketsales/ticketsales/internal/app"
@@ -53,7 +56,7 @@ func (c *cli) orderCmd() *cobra.Command {
 			return c.print(r, func(w io.Writer) {
 				fmt.Fprintf(w, "refund %s of order %d: %d (minor units), %s\n", r.ID, r.OrderID, r.Amount, r.Status)
 				if r.Status != states.RefundCompleted {
-					fmt.Fprintln(w, "  the worker returns the money through the gateway (its reaper takes up pending refunds)")
+					fmt.Fprintln(w, "  the worker returns the money through the gateway (its reaper starts what was not started here)")
 				}
 			})
 		},
@@ -83,6 +86,19 @@ func (c *cli) refunds() (rs *refunds.Service, done func(), err error) {
 	}
 	h := holds.New(holds.Deps{DB: c.db, Temporal: tc, Log: log}, holds.Settings{TaskQueue: c.cfg.TaskQueue})
 	rs = refunds.New(refunds.Deps{DB: c.db, Temporal: tc, Log: log, Holds: h}, c.cfg.TaskQueue,
-		refunds.Settings{RetryBudget: c.cfg.RefundRetryBudget})
+		refunds.Settings{RetryBudget: c.cfg.RefundRetryBudget, LeaveToReaper: !workersPoll(tc, c.cfg.TaskQueue)})
 	return rs, tc.Close, nil
+}
+
+// workersPoll tells whether a worker polls taskQueue for workflows now. A
+// shell whose TASK_QUEUE is not the workers' would start a refund's
+// workflow where no worker runs it, and the reaper, finding it running,
+// would never start another: the money would stay with the service. When
+// no worker polls (or Temporal cannot be reached) the refund is only
+// recorded, and the reaper starts it on the workers' queue.
+func workersPoll(tc client.Client, taskQueue string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d, err := tc.DescribeTaskQueue(ctx, taskQueue, enums.TASK_QUEUE_TYPE_WORKFLOW)
+	return err == nil && len(d.GetPollers()) > 0
 }

@@ -66,8 +66,10 @@ func gatewayOrder(t *testing.T, db *bun.DB, company, keyID, event int64, n int) 
 // API and the cabinet make (refunds.Service.Refund): its request checked
 // (a ticket twice refused, another company's order not found), the refund
 // recorded and its workflow started, so a worker returns a gateway order's
-// money at once. With Temporal unreachable the refund is still recorded,
-// the command says the reaper takes it up, and the reaper does.
+// money at once. With Temporal unreachable, or no worker polling the
+// shell's TASK_QUEUE, the refund is still recorded and no workflow started
+// where no worker runs it; the command says the reaper takes it up, and the
+// reaper does.
 func TestTicketctlRefundGoesTheOneWay(t *testing.T) {
 	s := testenv.NewStack(t)
 	s.StartWorker(t)
@@ -129,21 +131,37 @@ func TestTicketctlRefundGoesTheOneWay(t *testing.T) {
 		t.Fatalf("after the workflow: refund %s, %d returned by the gateway (%v)", refundStatus(r.ID), returned, err)
 	}
 
+	// A shell whose TASK_QUEUE no worker polls: recorded, pending, and no
+	// workflow started where nobody would run it; the reaper starts it.
+	t.Setenv("TASK_QUEUE", s.TaskQueue+"-nobody-polls")
+	pendingAfter := func(ticketID int64, args ...string) string {
+		t.Helper()
+		out, err := ticketctl(t, append([]string{"order", "refund", "--company", cid, "--order", order, "--tickets", strconv.FormatInt(ticketID, 10)}, args...)...)
+		if err != nil || !strings.Contains(out, "pending") || !strings.Contains(out, "reaper starts what was not started here") {
+			t.Fatalf("refund of ticket %d: %v %s", ticketID, err, out)
+		}
+		var id string
+		if err := s.DB.NewRaw("SELECT r.id FROM refunds r JOIN refund_tickets rt ON rt.refund_id = r.id WHERE rt.ticket_id = ?", ticketID).
+			Scan(ctx, &id); err != nil || refundStatus(id) != states.RefundPending {
+			t.Fatalf("the refund of ticket %d: %q %v", ticketID, id, err)
+		}
+		return id
+	}
+	strayQueue := pendingAfter(tickets[1])
+	if _, err := s.Temporal.DescribeWorkflowExecution(ctx, contract.RefundWorkflowID(strayQueue), ""); err == nil {
+		t.Fatalf("refund %s's workflow was started on a queue no worker polls", strayQueue)
+	}
+	t.Setenv("TASK_QUEUE", s.TaskQueue)
+
 	// Temporal unreachable: recorded, pending, left to the reaper.
 	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1")
-	out, err = ticketctl(t, "order", "refund", "--company", cid, "--order", order, "--tickets", strconv.FormatInt(tickets[1], 10))
-	if err != nil || !strings.Contains(out, "pending") || !strings.Contains(out, "reaper takes up pending refunds") {
-		t.Fatalf("a refund with Temporal unreachable: %v %s", err, out)
-	}
-	var pending string
-	if err := s.DB.NewRaw("SELECT r.id FROM refunds r JOIN refund_tickets rt ON rt.refund_id = r.id WHERE rt.ticket_id = ?", tickets[1]).
-		Scan(ctx, &pending); err != nil || refundStatus(pending) != states.RefundPending {
-		t.Fatalf("the refund made while Temporal was unreachable: %q %v", pending, err)
-	}
+	unreachable := pendingAfter(tickets[2])
 	s.StartReaper(t, 100*time.Millisecond, 0, time.Hour)
-	for deadline := time.Now().Add(20 * time.Second); refundStatus(pending) != states.RefundCompleted; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the reaper did not finish refund %s: %s", pending, refundStatus(pending))
+	for _, id := range []string{strayQueue, unreachable} {
+		for deadline := time.Now().Add(20 * time.Second); refundStatus(id) != states.RefundCompleted; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the reaper did not finish refund %s: %s", id, refundStatus(id))
+			}
 		}
 	}
 }

@@ -67,6 +67,10 @@ type Settings struct {
 	// refund request waits for the money before answering pending (0: 15 s).
 	RetryBudget time.Duration
 	Wait        time.Duration
+	// LeaveToReaper records refunds without starting their workflows:
+	// the worker's reaper starts them, on the workers' own task queue,
+	// for a process that cannot tell a worker polls its queue (ticketctl).
+	LeaveToReaper bool
 }
 
 // Deps are what refunds work with: the orders whose tickets they void
@@ -332,6 +336,9 @@ func checkRefund(in Request) error {
 // asker's error: the tickets are voided and the reaper starts the workflow
 // of a pending refund.
 func (s *Service) awaitRefund(ctx context.Context, id string) {
+	if s.Settings.LeaveToReaper {
+		return
+	}
 	wctx, cancel := context.WithTimeout(ctx, cmp.Or(s.Settings.Wait, defaultRefundWait))
 	defer cancel()
 	run, err := s.startWorkflow(wctx, id, false)
