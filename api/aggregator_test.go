@@ -12,6 +12,7 @@ import (
 )
 
 func TestAggregatorLifecycle(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 
@@ -118,6 +119,7 @@ func TestAggregatorLifecycle(t *testing.T) {
 // TestAggregatorChargesTheQuotedAmount: confirm charges what reserve quoted,
 // even after the organizer changed the event's fee in between.
 func TestAggregatorChargesTheQuotedAmount(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Holds.CacheSaleContext(0) // every request reads the event: the fee change below is seen at once
 	f.StartWorker(t)
@@ -158,6 +160,7 @@ func TestAggregatorChargesTheQuotedAmount(t *testing.T) {
 // first attempt still runs gets the same APPROVED order from every attempt,
 // including one that finds the order before its creator started its saga.
 func TestAggregatorConcurrentConfirms(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	for round := 0; round < 6; round++ {
@@ -200,6 +203,7 @@ func TestAggregatorConcurrentConfirms(t *testing.T) {
 // paymentId returns the same result; with another paymentId it is refused,
 // also when both race, and the order keeps the payment that paid it.
 func TestAggregatorConfirmWithAnotherPayment(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	var o aggOrder

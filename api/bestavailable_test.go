@@ -36,6 +36,7 @@ func (f *fixture) rushBest(t *testing.T, n int, best string) []*testenv.Response
 // answers sold_out with what is left when nothing fits; seats and
 // best_available together, or neither, are refused.
 func TestBestAvailable(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	res := f.reserveBest(t, `{"quantity": 4, "zone_ids": ["parterre"], "together": true}`)
 	if res.Status != http.StatusCreated {
@@ -82,6 +83,7 @@ func TestBestAvailable(t *testing.T) {
 // TestBestAvailableRush: 40 buyers ask for two seats each at once; every
 // one gets two seats, no seat goes to two buyers, nobody errs.
 func TestBestAvailableRush(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	const buyers = 40
 	results := f.rushBest(t, buyers, `{"quantity": 2}`)
@@ -119,6 +121,7 @@ func TestBestAvailableRush(t *testing.T) {
 // together must not be told sold_out because they all tried the same best
 // groups (the picks look past each other's locked seats).
 func TestBestAvailableTogetherRush(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	const buyers = 24
 	results := f.rushBest(t, buyers, `{"quantity": 2, "together": true}`)

@@ -111,6 +111,7 @@ func (f *fixture) cabinetUserID(t *testing.T, email string) int64 {
 // the partner's view and webhook), recorded with who did it. The same form
 // sent again, and a form raced by 10 requests, each make one refund.
 func TestCabinetRefundSomeTickets(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	// A sandbox gateway order: paid on the test gateway, whose refunds
@@ -296,6 +297,7 @@ func TestCabinetRefundShowsTheRefundsRules(t *testing.T) {
 // refused without the explicit override, and nothing is refunded (nor
 // recorded); with it, it is refunded.
 func TestCabinetRefundCheckedInTicket(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	id, ts := f.paidTickets(t, f.keyA, "parterre-3-1", "parterre-3-2")
@@ -342,6 +344,7 @@ func TestCabinetRefundCheckedInTicket(t *testing.T) {
 // tickets again: exactly one more e-mail, however often the form is sent;
 // a sandbox order's is refused.
 func TestCabinetResendTickets(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	be := &smtptest.Backend{}
 	mailer, err := mail.New("smtp://"+smtptest.Start(t, be)+"?tls=none", "", "tickets@ticketsales.test")
@@ -432,6 +435,7 @@ func messageID(data []byte) []byte {
 // seats back on sale, the partner sees it cancelled), once however often
 // the form is sent; a paid order is refused and unchanged.
 func TestCabinetCancelUnpaidOrder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	unpaid := f.externalOrder(t, f.keyA, "parterre-3-7", "parterre-3-8")
@@ -484,6 +488,7 @@ func TestCabinetCancelUnpaidOrder(t *testing.T) {
 // TestCabinetActionRoles: each role acts only as it may (403 otherwise),
 // another company's order is 404, and nothing changes.
 func TestCabinetActionRoles(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	paid := f.paidOrder(t, f.keyA, "parterre-3-11")
@@ -579,6 +584,7 @@ func TestCabinetActionRoles(t *testing.T) {
 // shows it; a reload of that page shows it no more and makes no key. A
 // catalog upload redirects too.
 func TestCabinetKeyShownOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	b := newBrowserless(t, f.URL, nil)
 	b.setPassword(cabinetUser(t, f.Stack, f.URL, f.companyA, "keys@a.test"))

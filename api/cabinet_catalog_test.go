@@ -120,6 +120,7 @@ func catalogFields() []string {
 // oversized file gets a page (413) pointing to ticketctl, the example file
 // downloads and imports cleanly, and the format page lists every field.
 func TestCabinetCatalogUploadErrors(t *testing.T) {
+	t.Parallel()
 	s := testenv.NewStack(t)
 	company := s.Company(t, "Ural Concerts")
 	b := newBrowserless(t, s.URL, nil)
@@ -217,6 +218,7 @@ func TestCabinetCatalogUploadErrors(t *testing.T) {
 // TestCabinetCheckInInVenueTime: the check-in page shows an event in
 // Asia/Yekaterinburg (+05) with its times five hours ahead of UTC.
 func TestCabinetCheckInInVenueTime(t *testing.T) {
+	t.Parallel()
 	s := testenv.NewStack(t)
 	ctx := context.Background()
 	company := s.Company(t, "Ural Concerts")

@@ -40,6 +40,7 @@ func newKeyOn(t *testing.T, p page) string {
 // elsewhere and on orders. Mixed scopes, limits on a partner key and
 // another company's event are refused, and nothing is made.
 func TestCabinetDoorKeys(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	ctx := context.Background()
@@ -121,6 +122,7 @@ func TestCabinetDoorKeys(t *testing.T) {
 // does not admit tickets at the door (403, nothing recorded). Door keys
 // are made on purpose.
 func TestDefaultKeyDoesNotAdmit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	_, ts := f.paidTickets(t, f.keyA, "parterre-2-18")
@@ -140,6 +142,7 @@ func TestDefaultKeyDoesNotAdmit(t *testing.T) {
 // kept); without it an exit is refused. Importing it again unchanged
 // changes nothing; importing it without reentry turns it off.
 func TestCatalogReentry(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	ctx := context.Background()

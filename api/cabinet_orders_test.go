@@ -69,6 +69,7 @@ func pageText(body string) string {
 // e-mail, refund and check-in in the event's time zone. A finance user
 // reads orders; a door keeper gets 403.
 func TestCabinetOrders(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	outbox, err := mail.New("", t.TempDir(), "tickets@ticketsales.test")
 	if err != nil {

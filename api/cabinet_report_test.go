@@ -340,6 +340,7 @@ func reportCSV(t *testing.T, b *browserless, query string) []map[string]string {
 // filter (the CSV too, instead of a file); one event's report is shown in
 // its currency.
 func TestCabinetReportSeveralCurrencies(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	owner := newBrowserless(t, f.URL, nil)
 	owner.setPassword(cabinetUser(t, f.Stack, f.URL, f.companyA, "owner@a.test"))
@@ -363,6 +364,7 @@ func TestCabinetReportSeveralCurrencies(t *testing.T) {
 // (from the system's zone files) but Postgres does not know it; the form
 // answers 422 with why, as for a name Go refuses, and the zone stays.
 func TestCabinetReportZoneRefusedByPostgres(t *testing.T) {
+	t.Parallel()
 	const odd = "Europe//Moscow"
 	if _, err := time.LoadLocation(odd); err != nil {
 		t.Skipf("Go does not load %q here (no system zone files): %v", odd, err)

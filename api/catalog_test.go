@@ -50,6 +50,7 @@ func slugs(es []event) string {
 }
 
 func TestListEventsFiltersAndPaging(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 
 	all := f.events(t, f.keyA, "")
@@ -117,6 +118,7 @@ func TestListEventsFiltersAndPaging(t *testing.T) {
 }
 
 func TestCompanyIsolation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	if got := slugs(f.events(t, f.keyB, "").Data); got != "gig" {
 		t.Fatalf("company B sees %q", got)
@@ -140,6 +142,7 @@ func TestCompanyIsolation(t *testing.T) {
 }
 
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	// A 401 says what is wrong with the credentials: none, not the shape
 	// of a key, or not a key (unknown or revoked: one code, one detail, so
@@ -192,6 +195,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestCategoriesShowCurrentPricesAndFees(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	get := func(slug string) []category {
 		t.Helper()
@@ -230,6 +234,7 @@ func TestCategoriesShowCurrentPricesAndFees(t *testing.T) {
 }
 
 func TestSessionsVenuesCities(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	res := f.Get(t, fmt.Sprintf("/v1/sessions?filter.event_id=%d", f.ids["expo"]), f.keyA)
 	var sessions listBody[struct {
@@ -259,6 +264,7 @@ func TestSessionsVenuesCities(t *testing.T) {
 }
 
 func TestSchemeETag(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	path := fmt.Sprintf("/v1/events/%d/scheme", f.ids["swan-lake"])
 	res := f.Get(t, path, f.keyA)
@@ -298,6 +304,7 @@ func TestSchemeETag(t *testing.T) {
 }
 
 func TestAvailabilityFollowsSeatChanges(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	swan := f.ids["swan-lake"]
@@ -371,6 +378,7 @@ func TestAvailabilityFollowsSeatChanges(t *testing.T) {
 // from its notified cache sees a seat change made elsewhere (the worker, or
 // another instance) without a per-request version query.
 func TestAvailabilityCacheFollowsNotifications(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	url := f.ProductionLikeAPI(t)
 	if st := f.seatStatusOn(t, url, "parterre-3-3"); st != "free" {
@@ -388,6 +396,7 @@ func TestAvailabilityCacheFollowsNotifications(t *testing.T) {
 // Production instances announce their own holds after commit (the seat
 // triggers are silent for them): another instance's cache follows.
 func TestAvailabilityCacheFollowsAnotherInstancesHolds(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	a, b := f.ProductionLikeAPI(t), f.ProductionLikeAPI(t)
 	if st := f.seatStatusOn(t, b, "parterre-3-4"); st != "free" {

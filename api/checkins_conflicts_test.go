@@ -46,6 +46,7 @@ func (f *fixture) conflicts(t *testing.T, event int64) conflictsBody {
 // conflicts and is told by webhook; the refund stands. A device that says
 // it turned the holder away (door_outcome void) raises nothing.
 func TestOfflineAdmissionOfAVoidTicket(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	r := newReceiver(t)
@@ -136,6 +137,7 @@ func TestOfflineScanAfterTheRefundIsNoConflict(t *testing.T) {
 // the ticket stays where the later exit left it. A device that says it
 // refused the copy raises nothing.
 func TestOfflineCopyLetInWhileInside(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	r := newReceiver(t)
@@ -198,6 +200,7 @@ func TestOfflineCopyLetInWhileInside(t *testing.T) {
 // door lets them back in before the upload: their return, not a second
 // holder. The upload answers no conflict, and none is listed.
 func TestOfflineInAndOutThenBackElsewhere(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)

@@ -18,6 +18,7 @@ import (
 // ticket inside. (The targets at 10,000 tickets are in `make bench`, the
 // checkin part: docs/performance.md.)
 func TestOfflineDevicesUploadAtOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)

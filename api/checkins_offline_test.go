@@ -129,6 +129,7 @@ func (f *fixture) uploadRaw(t *testing.T, key string, event int64, scans ...map[
 // conflict the organizer sees; an upload repeated records nothing twice;
 // the list's changes come by cursor, and an unchanged list is 304.
 func TestOfflineCheckInRoundTrip(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
@@ -263,6 +264,7 @@ func TestOfflineCheckInRoundTrip(t *testing.T) {
 // A code signed by another key, or changed in one character, fails the
 // check a door makes offline and is unknown when uploaded.
 func TestOfflineForgedCodeRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
@@ -317,6 +319,7 @@ func TestOfflineForgedCodeRefused(t *testing.T) {
 // A batch over the limit, or a scan without its device or time, is
 // refused whole, and nothing is recorded.
 func TestOfflineBatchRefusals(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
 	event := f.ids["swan-lake"]
@@ -354,6 +357,7 @@ func TestOfflineBatchRefusals(t *testing.T) {
 
 // Doors asking at once for a new event's key all get the one kept.
 func TestEventKeyMadeOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
 	path := fmt.Sprintf("/v1/events/%d/check-in/public-key", f.ids["standup"])
@@ -387,6 +391,7 @@ func TestEventKeyMadeOnce(t *testing.T) {
 // uploaded by a sandbox door and then by a real one is two scans, each
 // settled in its own environment.
 func TestSandboxCodesDoNotOpenRealDoors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	sandboxDoor, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
@@ -430,6 +435,7 @@ func TestSandboxCodesDoNotOpenRealDoors(t *testing.T) {
 // when a device uploads its older "in" and "out", so a copy is still
 // refused at the door.
 func TestLateOfflineScansDoNotUndoTheDoor(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
@@ -459,6 +465,7 @@ func TestLateOfflineScansDoNotUndoTheDoor(t *testing.T) {
 // An online admission that names no device conflicts with an offline scan
 // only at another gate: at its own gate it is the same door.
 func TestOfflineConflictWithAnUnnamedDevice(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
@@ -486,6 +493,7 @@ func TestOfflineConflictWithAnUnnamedDevice(t *testing.T) {
 // older than the third device's entry, so the ticket stays inside and a
 // copy is refused.
 func TestLateExitOlderThanAnEntryElsewhere(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
@@ -511,6 +519,7 @@ func TestLateExitOlderThanAnEntryElsewhere(t *testing.T) {
 // the ticket's first admission (its time and gate, the webhook's news),
 // and leaves the ticket outside, where the exit left it.
 func TestLateAdmissionStillCounts(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
@@ -550,6 +559,7 @@ func (f *fixture) allowReentry(t *testing.T, event int64) {
 // of range, or not a snapshot Postgres would read — is refused with a 422
 // naming updated_since, never a 500.
 func TestDoorListCursorRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
 	event := f.ids["swan-lake"]

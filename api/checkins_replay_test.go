@@ -12,6 +12,7 @@ import (
 // the way) is told the first answer again, admitted, and the scan is
 // recorded once: the stored answer skips the WAL flush, not the store.
 func TestCheckInRetryReplaysTheAdmission(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)

@@ -59,6 +59,7 @@ func (f *fixture) paidTickets(t *testing.T, key string, seats ...string) (int64,
 
 // Every outcome a door is told, each from the case that makes it.
 func TestCheckInOutcomes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
@@ -99,6 +100,7 @@ func TestCheckInOutcomes(t *testing.T) {
 
 // Two gates scanning copies of one ticket at once let it in exactly once.
 func TestCheckInAdmitsOnceUnderARace(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
@@ -136,6 +138,7 @@ func TestCheckInAdmitsOnceUnderARace(t *testing.T) {
 // refund, whole or by ticket, is refused and changes nothing); the others
 // of its order still are. Its admission is announced by webhook.
 func TestCheckedInTicketIsNotRefunded(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	r := newReceiver(t)
@@ -171,6 +174,7 @@ func TestCheckedInTicketIsNotRefunded(t *testing.T) {
 // A door key limited to an event and a gate scans only there, and needs
 // not name its gate.
 func TestDoorKeyLimitedToItsEventAndGate(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	event := f.ids["swan-lake"]
@@ -198,6 +202,7 @@ func TestDoorKeyLimitedToItsEventAndGate(t *testing.T) {
 // A general-admission ticket is admitted with no seat (null, as the
 // document says).
 func TestCheckInGeneralAdmission(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
@@ -222,6 +227,7 @@ func TestCheckInGeneralAdmission(t *testing.T) {
 // A sandbox door never touches a real ticket: it is unknown there, its
 // scan is not tied to it, and the real door admits it afterwards.
 func TestSandboxDoorLeavesRealTicketsAlone(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	prod, _ := f.Key(t, f.companyA, apikey.Production)
@@ -245,6 +251,7 @@ func TestSandboxDoorLeavesRealTicketsAlone(t *testing.T) {
 // session is wrong_event and says which it is for; a session not of the
 // event is refused.
 func TestCheckInBySession(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
@@ -295,6 +302,7 @@ func TestCheckInBySession(t *testing.T) {
 // An exit at an event that does not allow re-entry is refused and leaves
 // nothing behind: the ticket stays inside, no scan is recorded.
 func TestExitRefusedWithoutReentry(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
@@ -317,6 +325,7 @@ func TestExitRefusedWithoutReentry(t *testing.T) {
 // A device whose clock is far off is told so and changes nothing: no
 // admission from 2099, no 500 for a time before year one.
 func TestScanTimeFromABrokenClock(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
@@ -350,6 +359,7 @@ func (f *fixture) scansOf(t *testing.T, ticketID int64) int {
 // news: on a repeat (already_checked_in) and on a re-entry's admission;
 // never on the first admission itself, online or uploaded.
 func TestFirstCheckInOnlyOnRepeatsAndReentries(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)

@@ -38,6 +38,7 @@ func (f *fixture) confirmWith(t *testing.T, o order, paymentID, idem string) *te
 // worker is back — even though its payment window ended meanwhile, and
 // nobody could take its seats in between.
 func TestConfirmWithoutAWorkerIsAccepted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	stopWorker := f.StartWorker(t)
 	f.Orders.Settings.PaymentWindow, f.Orders.Settings.ConfirmWait = 4*time.Second, 2*time.Second
@@ -109,6 +110,7 @@ func TestConfirmWithoutAWorkerIsAccepted(t *testing.T) {
 
 // After its window a confirm is refused and records nothing.
 func TestConfirmAfterTheWindowRecordsNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Orders.Settings.PaymentWindow = time.Second
 	o := f.externalOrder(t, f.keyA, "parterre-3-27")
@@ -130,6 +132,7 @@ func TestConfirmAfterTheWindowRecordsNothing(t *testing.T) {
 // The aggregator's confirm gives the same guarantee in its contract: 202,
 // still RESERVED with paymentAccepted, then APPROVED with that payment.
 func TestAggregatorConfirmWithoutAWorkerIsAccepted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	stopWorker := f.StartWorker(t)
 	f.Orders.Settings.ConfirmWait = 2 * time.Second
@@ -166,6 +169,7 @@ func TestAggregatorConfirmWithoutAWorkerIsAccepted(t *testing.T) {
 // still says the payment is accepted (202), never 503 "nothing was
 // changed": the payment stands, and the order will be paid with it.
 func TestAggregatorConfirmRetryWithTemporalDownIsAccepted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	stopWorker := f.StartWorker(t)
 	f.Orders.Settings.ConfirmWait = 2 * time.Second
@@ -196,6 +200,7 @@ func TestAggregatorConfirmRetryWithTemporalDownIsAccepted(t *testing.T) {
 // pays and issues the tickets, and the e-mail: at most 19 events where it
 // had 22 (fewer when the confirm arrives during the first workflow task).
 func TestConfirmedOrderHistoryIsLean(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	mailer, err := mail.New("", t.TempDir(), "tickets@ticketsales.test")
 	if err != nil {

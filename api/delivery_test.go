@@ -22,6 +22,7 @@ import (
 )
 
 func TestProductionOrderTicketsAreEmailed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	be := &smtptest.Backend{}
 	addr := smtptest.Start(t, be)
@@ -111,6 +112,7 @@ func TestProductionOrderTicketsAreEmailed(t *testing.T) {
 }
 
 func TestPublicOrderPageAndPDF(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	id := f.paidOrder(t, f.keyA, "parterre-3-10", "parterre-3-11")
@@ -152,6 +154,7 @@ func TestPublicOrderPageAndPDF(t *testing.T) {
 // PDF): a sandbox ticket says TEST everywhere and its barcode is in the
 // sandbox space; a production ticket says it nowhere and is outside it.
 func TestSandboxTicketsAreMarkedTest(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	prod, _ := f.Key(t, f.companyA, apikey.Production)

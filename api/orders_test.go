@@ -16,6 +16,7 @@ import (
 // TestSandboxFullCheck is the contract's "full sandbox check": reserve,
 // order with external payment, confirm, fetch tickets; plus the error checks.
 func TestSandboxFullCheck(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 
@@ -152,6 +153,7 @@ func TestSandboxFullCheck(t *testing.T) {
 }
 
 func TestCancelUnpaidOrderFreesSeats(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	var r reservationBody
@@ -182,6 +184,7 @@ func TestCancelUnpaidOrderFreesSeats(t *testing.T) {
 }
 
 func TestPaymentWindowClosesOrder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Orders.Settings.PaymentWindow = 2 * time.Second
 	f.StartWorker(t)
@@ -208,6 +211,7 @@ func TestPaymentWindowClosesOrder(t *testing.T) {
 }
 
 func TestGeneralAdmissionAndSlots(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	var cats struct{ Data []category }
@@ -279,6 +283,7 @@ func TestGeneralAdmissionAndSlots(t *testing.T) {
 }
 
 func TestSandboxOrderIsDeletedAfterItsLifetime(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Orders.Settings.SandboxLifetime = 3 * time.Second // one day in production
 	f.StartWorker(t)
@@ -302,6 +307,7 @@ func TestSandboxOrderIsDeletedAfterItsLifetime(t *testing.T) {
 }
 
 func TestGatewayCallbackNeedsItsSignature(t *testing.T) {
+	t.Parallel()
 	s := testenv.NewStack(t, testenv.Options{HostedGatewayURL: "http://127.0.0.1:1"})
 	body := []byte(`{"payment_id": "pay_x", "order_id": 1, "status": "paid", "amount": 100, "currency": "RUB"}`)
 	for _, path := range []string{payment.CallbackPath, payment.TestCallbackPath} {
@@ -330,6 +336,7 @@ func TestGatewayCallbackNeedsItsSignature(t *testing.T) {
 // attempt committed but never answered (a new Idempotency-Key, or the first
 // attempt's process died) gets the order, not an error.
 func TestRepeatedOrderCreateReturnsTheOrder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	var r reservationBody
@@ -349,6 +356,7 @@ func TestRepeatedOrderCreateReturnsTheOrder(t *testing.T) {
 // reservation quoted (at hold time, or at its last replace), even after the
 // organizer changed the event's fee.
 func TestOrderKeepsTheQuotedPrice(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Holds.CacheSaleContext(0) // every request reads the event: the fee change below is seen at once
 	f.StartWorker(t)

@@ -42,6 +42,7 @@ func testGatewayRefunded(t *testing.T, db bun.IDB, orderID int64) int64 {
 // configured provider payment=gateway is refused, with one the buyer pays
 // there; sandbox orders keep the test gateway.
 func TestProductionPaymentsNeverGoToTheTestGateway(t *testing.T) {
+	t.Parallel()
 	t.Run("no provider", func(t *testing.T) {
 		f := newFixture(t, testenv.Options{Production: true})
 		prod, _ := f.Key(t, f.companyA, apikey.Production)
@@ -117,6 +118,7 @@ func TestProductionPaymentsNeverGoToTheTestGateway(t *testing.T) {
 // derived from the order id with a secret (anyone holding the secret could
 // open every order), and rotating the secret breaks no link sent.
 func TestOrderLinksAreRandomAndSurviveRotation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	id := f.paidOrder(t, f.keyA, "parterre-1-1")
@@ -173,6 +175,7 @@ func TestOrderLinksAreRandomAndSurviveRotation(t *testing.T) {
 // cannot take (a seat of it was retaken) is recorded, never applied, and
 // returned; it is not retried forever.
 func TestPaymentForAnOrderThatLostASeatGoesBack(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	o := f.gatewayOrder(t, f.keyA, "parterre-2-5")
@@ -202,6 +205,7 @@ func TestPaymentForAnOrderThatLostASeatGoesBack(t *testing.T) {
 // the payment is on record, even when the order's workflow cannot be told;
 // the reaper tells it later and the order is paid.
 func TestPaymentIsRecordedWhenTemporalIsDown(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	o := f.gatewayOrder(t, f.keyA, "parterre-2-6")
@@ -237,6 +241,7 @@ func TestPaymentIsRecordedWhenTemporalIsDown(t *testing.T) {
 // terminated) when the buyer pays; the payment is recorded and, once the
 // order is closed, returned by the reaper.
 func TestPaymentAfterTheSagaEndedGoesBack(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Orders.Settings.PaymentWindow = 3 * time.Second
 	f.StartWorker(t)
@@ -260,6 +265,7 @@ func TestPaymentAfterTheSagaEndedGoesBack(t *testing.T) {
 // again and again sends the order's workflow nothing; the payment is one
 // signal.
 func TestDeclineClicksDoNotGrowTheWorkflowHistory(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	o := f.gatewayOrder(t, f.keyA, "parterre-2-8")
@@ -318,6 +324,7 @@ func (q *queryLog) record(on bool) []string {
 // TestOrderPageChecksTheTokenFirst: a wrong access_token is refused from the
 // token's hash alone; nothing else of the order is read for it.
 func TestOrderPageChecksTheTokenFirst(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	stop := f.StartWorker(t)
 	id := f.paidOrder(t, f.keyA, "parterre-2-9")
@@ -349,6 +356,7 @@ func TestOrderPageChecksTheTokenFirst(t *testing.T) {
 // development its old link opens nothing, and its tickets show a fresh,
 // working link instead.
 func TestForgeableOldLinksOpenNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testenv.Options{Production: true})
 	f.StartWorker(t)
 	id := f.paidOrder(t, f.keyA, "parterre-2-10")
@@ -375,6 +383,7 @@ func TestForgeableOldLinksOpenNothing(t *testing.T) {
 // does not exist is 404, read or posted (as the document declares), and a
 // post reports nothing to the service.
 func TestTestGatewayUnknownPayment(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, action := range []string{"pay", "decline"} {

@@ -17,6 +17,7 @@ import (
 )
 
 func TestRefundsOfAnExternalOrder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	id := f.paidOrder(t, f.keyA, "parterre-1-1", "parterre-1-2", "balcony-1-1")
@@ -73,6 +74,7 @@ func TestRefundsOfAnExternalOrder(t *testing.T) {
 }
 
 func TestRefundsOfAGatewayOrder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	var r reservationBody
@@ -133,6 +135,7 @@ func TestRefundsOfAGatewayOrder(t *testing.T) {
 // saga ended (nothing left to signal) is recorded and given back by the
 // reaper.
 func TestLateGatewayPaymentGoesBack(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Orders.Settings.PaymentWindow = time.Second
 	f.StartWorker(t)
@@ -177,6 +180,7 @@ func TestLateGatewayPaymentGoesBack(t *testing.T) {
 // TestRefundTicketIDsAreUnique: a ticket listed twice is a 422 and changes
 // nothing (it used to retry a violated constraint forever).
 func TestRefundTicketIDsAreUnique(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	id := f.paidOrder(t, f.keyA, "parterre-3-1", "parterre-3-2")
@@ -201,6 +205,7 @@ func TestRefundTicketIDsAreUnique(t *testing.T) {
 // replay) finds the refund the first attempt made, not a second one or a
 // "refunded already".
 func TestRefundRetryFindsTheSameRefund(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	id := f.paidOrder(t, f.keyA, "parterre-3-3", "parterre-3-4")
@@ -235,6 +240,7 @@ func TestRefundRetryFindsTheSameRefund(t *testing.T) {
 // voided), the refund becomes failed when its retry budget is spent, with
 // an operator alert, and the reaper resumes it once the gateway is back.
 func TestRefundOutOfRetriesIsFailedAndResumed(t *testing.T) {
+	t.Parallel()
 	provider := fakegateway.Start(t, testenv.GatewaySecret)
 	f := newFixture(t, testenv.Options{Production: true, HostedGatewayURL: provider.URL})
 	f.Refunds.Settings.RetryBudget, f.Refunds.Settings.Wait = 2*time.Second, 300*time.Millisecond

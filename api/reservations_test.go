@@ -24,6 +24,7 @@ type takenProblem struct {
 }
 
 func TestReservationLifecycle(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	before := f.Get(t, fmt.Sprintf("/v1/events/%d/availability", f.ids["swan-lake"]), f.keyA).Header.Get("ETag")
 
@@ -120,6 +121,7 @@ func TestReservationLifecycle(t *testing.T) {
 }
 
 func TestReservationValidation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	swan := f.ids["swan-lake"]
 	post := func(body string, headers ...string) *testenv.Response {
@@ -174,6 +176,7 @@ func TestReservationValidation(t *testing.T) {
 }
 
 func TestFiftyPartnersRaceForTwoSeats(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	keys := make([]string, 50)
 	for i := range keys {
@@ -228,6 +231,7 @@ func TestFiftyPartnersRaceForTwoSeats(t *testing.T) {
 }
 
 func TestTwentyPartnersOnDisjointSeatsAllWin(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var wg sync.WaitGroup
 	statuses := make([]int, 20)
@@ -258,6 +262,7 @@ func TestTwentyPartnersOnDisjointSeatsAllWin(t *testing.T) {
 }
 
 func TestLapsedHoldIsFreeWithoutWorker(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t) // no worker runs in this test
 	res := f.reserve(t, f.keyA, "parterre-3-1")
 	var r reservationBody
@@ -288,6 +293,7 @@ func TestLapsedHoldIsFreeWithoutWorker(t *testing.T) {
 }
 
 func TestWorkerExpiresTheHold(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Holds.TTLUnit = time.Second // ttl_minutes=1 → a one-second hold
 	f.StartWorker(t)
@@ -316,6 +322,7 @@ func TestWorkerExpiresTheHold(t *testing.T) {
 // Holds read the event from a short-lived cache; an event that stops
 // selling meanwhile is refused all the same, by the hold statement.
 func TestCachedEventThatStoppedSellingRefusesHolds(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Holds.CacheSaleContext(time.Hour)
 	if res := f.reserve(t, f.keyA, "parterre-1-1"); res.Status != http.StatusCreated {
@@ -344,6 +351,7 @@ func TestCachedEventThatStoppedSellingRefusesHolds(t *testing.T) {
 // to another category moves the version, and a hold made once the event is
 // read again is priced in the new category.
 func TestCachedSeatsFollowAnImport(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	const ttl = 50 * time.Millisecond
 	f.Holds.CacheSaleContext(ttl)
@@ -389,6 +397,7 @@ func TestCachedSeatsFollowAnImport(t *testing.T) {
 // the same reservation at once end with it released and none of the seats
 // any replace held for it still held.
 func TestReplaceRacingReleaseLeavesNoSeatHeld(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	for round := 0; round < 8; round++ {

@@ -19,6 +19,7 @@ func idIs(id any) func(map[string]any) bool {
 // verifier: order.paid after a gateway payment, order.cancelled after the
 // payment window closed, order.refunded after a refund.
 func TestWebhooksDeliverSignedEvents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Orders.Settings.PaymentWindow = 3 * time.Second
 	f.StartWorker(t)
@@ -92,6 +93,7 @@ func TestWebhooksDeliverSignedEvents(t *testing.T) {
 // The receiver is down for a while, then up: every event arrives, once by
 // id; the deliveries list shows the failed attempts before the good one.
 func TestWebhooksSurviveAReceiverOutage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	r := newReceiver(t)
@@ -190,6 +192,7 @@ func TestWebhooksSurviveAReceiverOutage(t *testing.T) {
 // resolves to loopback, private or link-local, even in a development
 // deployment; problems are reported per field and nothing is created.
 func TestWebhookEndpointsRefuseSSRF(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, u := range []string{"http://127.0.0.1/hook", "https://127.0.0.1/hook", "http://169.254.169.254/latest/meta-data",
 		"https://169.254.169.254/latest/meta-data", "https://[::1]:8443/", "https://localhost/hook", "https://10.0.0.5/",
@@ -218,6 +221,7 @@ func TestWebhookEndpointsRefuseSSRF(t *testing.T) {
 }
 
 func TestWebhookEndpointLifecycle(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.StartWorker(t)
 	r := newReceiver(t)
@@ -297,6 +301,7 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 // disabled, and the partner reads why; its deliveries are failed. (The
 // window is seconds here; the workflow test runs the real three days.)
 func TestFailingEndpointIsDisabledWithItsReason(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Config.WebhookGiveUpAfter = 3 * time.Second
 	f.StartWorker(t)
