@@ -212,10 +212,11 @@ func personState(t *testing.T, s *testenv.Stack, email string) string {
 // TestCabinetInvitationAsksForTheExistingPassword: an invitation from
 // another company to an address that has a password asks for that
 // password and sets none. Whoever holds the link and not the password (a
-// forwarded e-mail) gets 401 for a new password or a wrong one, joins
-// nothing and changes nothing of the person; the attempts are sign-in
-// attempts, checked by the same argon2id check and counted in the same
-// budgets (the sixth from one client is 429, for signing in too). The
+// forwarded e-mail) gets 409 for a new password (the page then asks for
+// the address's; nothing checked) and 401 for a wrong one, joins nothing
+// and changes nothing of the person; the wrong ones are sign-in attempts,
+// checked by the same argon2id check and counted in the same budgets (the
+// sixth from one client is 429, for signing in too). The
 // person, with their password, joins; their other company's session goes
 // on and the password stays. A new address still chooses a password.
 func TestCabinetInvitationAsksForTheExistingPassword(t *testing.T) {
@@ -246,13 +247,20 @@ func TestCabinetInvitationAsksForTheExistingPassword(t *testing.T) {
 		strings.Contains(p.Body, "password_again") || strings.Contains(p.Body, "Secret Rival") || !strings.Contains(p.Body, "Acme") {
 		t.Fatalf("the invitation's page: %d\n%s", p.Status, p.Body)
 	}
-	// A new password (the old page's form, sent by hand) and wrong ones:
-	// refused as a wrong password, nothing joined or changed.
+	// A new password (the form that chooses one, sent by hand): 409, the
+	// page asks for the address's password, nothing checked or counted.
 	checks := users.PasswordChecks()
-	for i, pw := range []string{"a brand new password", "a brand new password", "wrong password 1", "wrong password 2", "wrong password 3"} {
+	for range 2 {
+		if p := holder.post(inv.Path, url.Values{"password": {"a brand new password"}, "password_again": {"a brand new password"}}); p.Status != http.StatusConflict ||
+			!strings.Contains(p.Body, `id="accept"`) || p.URL.Path != inv.Path {
+			t.Fatalf("a new password for the invitation: %d %s\n%.500s", p.Status, p.URL, p.Body)
+		}
+	}
+	// Wrong ones: refused as a wrong password, nothing joined or changed.
+	for i, pw := range []string{"wrong password 1", "wrong password 2", "wrong password 3", "wrong password 4", "wrong password 5"} {
 		// post, not send: send's client does not come from the holder's
 		// address.
-		if p := holder.post(inv.Path, url.Values{"password": {pw}, "password_again": {pw}}); p.Status != http.StatusUnauthorized ||
+		if p := holder.post(inv.Path, url.Values{"password": {pw}}); p.Status != http.StatusUnauthorized ||
 			!strings.Contains(p.Body, "Wrong password") || p.URL.Path != inv.Path {
 			t.Fatalf("attempt %d with a password not the address's: %d %s\n%.500s", i, p.Status, p.URL, p.Body)
 		}
@@ -312,6 +320,44 @@ func TestCabinetInvitationAsksForTheExistingPassword(t *testing.T) {
 	}
 	if st := signInFrom(t, srv.URL, "192.0.2.10", "new@fresh.test", cabinetPassword); st != http.StatusSeeOther {
 		t.Fatalf("the new person signing in with the password chosen: %d", st)
+	}
+}
+
+// TestCabinetSecondInvitationAfterThePasswordWasSet: a new address is
+// invited by two companies and both pages ask for a new password; the
+// first sets one. The second page's form, sent after that, is 409 and asks
+// for that password: the new password typed there is not checked as the
+// address's, so it counts as no failed sign-in (however often it is sent,
+// the person still signs in from that client), and nothing changes. With
+// the password set, the second invitation joins.
+func TestCabinetSecondInvitationAfterThePasswordWasSet(t *testing.T) {
+	s := testenv.NewStack(t)
+	a, b := s.Company(t, "A"), s.Company(t, "B")
+	srv, users := cabinetServer(t, s)
+	const email, client = "new@both.test", "198.51.100.20"
+	first := cabinetUserAs(t, s, srv.URL, a, email, organizer.RoleSupport)
+	second := cabinetUserAs(t, s, srv.URL, b, email, organizer.RoleSupport)
+	late := newBrowserless(t, srv.URL, fromAddr(client))
+	if p := late.get(second); p.Status != 200 || !strings.Contains(p.Body, `name="password_again"`) {
+		t.Fatalf("the second invitation's page: %d\n%s", p.Status, p.Body)
+	}
+	newBrowserless(t, srv.URL, nil).accept(first)
+	before, checks := personState(t, s, email), users.PasswordChecks()
+	for i := range 7 {
+		p := late.post(second, url.Values{"password": {"another new password"}, "password_again": {"another new password"}})
+		if p.Status != http.StatusConflict || !strings.Contains(p.Body, "has a password now") || !strings.Contains(p.Body, `id="accept"`) ||
+			strings.Contains(p.Body, `name="password_again"`) {
+			t.Fatalf("sending the second page's form (%d): %d, want 409 asking for the password\n%.1500s", i, p.Status, p.Body)
+		}
+	}
+	if got := users.PasswordChecks() - checks; got != 0 || personState(t, s, email) != before {
+		t.Fatalf("the refused forms checked %d passwords or changed the person", got)
+	}
+	if st := signInFrom(t, srv.URL, client, email, cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("signing in from that client afterwards: %d, want 303 (no failure counted)", st)
+	}
+	if p := late.post(second, url.Values{"password": {cabinetPassword}}); p.Status != 200 || p.URL.Path != "/cabinet/orders" {
+		t.Fatalf("the second invitation with the password set: %d %s", p.Status, p.URL)
 	}
 }
 
@@ -378,7 +424,7 @@ func TestCabinetNewPasswordSpendsResetLinks(t *testing.T) {
 		t.Fatalf("the pending invitation after the change: %d\n%.2000s", p.Status, p.Body)
 	}
 	before := personState(t, s, "pat@shared.test")
-	if p := invitee.post(thirdLink, url.Values{"password": {cabinetPassword}, "password_again": {cabinetPassword}}); p.Status != http.StatusUnauthorized ||
+	if p := invitee.post(thirdLink, url.Values{"password": {cabinetPassword}}); p.Status != http.StatusUnauthorized ||
 		personState(t, s, "pat@shared.test") != before {
 		t.Fatalf("the invitation with the old password: %d (the person changed: %v)", p.Status, personState(t, s, "pat@shared.test") != before)
 	}

@@ -410,6 +410,9 @@ func (c *cabinet) linkData(r *http.Request, l *organizer.Link) pageData {
 func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 	token := r.PathValue("token")
 	pw, again := r.PostFormValue("password"), r.PostFormValue("password_again")
+	// The form that chose a new password (it asks for it twice), whatever
+	// the link asks for now.
+	_, choosing := r.PostForm["password_again"]
 	l, err := c.Users.Link(r.Context(), token)
 	if err != nil {
 		c.linkFailed(w, r, err)
@@ -422,8 +425,13 @@ func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The service decides again which kind of link this is, in the
-	// transaction that uses it: the page only asks.
-	u, wait, err := c.Users.UseLink(r.Context(), c.clientAddr(r), token, pw)
+	// transaction that uses it: the page only asks. A new password is
+	// never checked as the existing one (ChoosePassword).
+	use := c.Users.UseLink
+	if choosing {
+		use = c.Users.ChoosePassword
+	}
+	u, wait, err := use(r.Context(), c.clientAddr(r), token, pw)
 	var pe *organizer.PasswordError
 	switch {
 	case errors.As(err, &pe):
@@ -442,7 +450,8 @@ func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.Is(err, organizer.ErrExistingPassword):
 		// A password was set since the page was shown (another
-		// invitation accepted): the page asks for it now.
+		// invitation accepted): the page asks for it now; the new one
+		// typed was neither checked nor counted.
 		if l, err = c.Users.Link(r.Context(), token); err != nil {
 			c.linkFailed(w, r, err)
 			return

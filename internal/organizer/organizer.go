@@ -373,6 +373,30 @@ func (s *Service) UseLink(ctx context.Context, addr, token, password string) (*U
 			return userOf(u, err)
 		})
 	}
+	return s.setPassword(ctx, client, token, password)
+}
+
+// ChoosePassword is UseLink for a new password chosen on a link's page
+// (the cabinet's form that asks for it twice): a link that asks for the
+// person's existing password instead (one was set since the page was
+// shown) is ErrExistingPassword, with no password checked and no sign-in
+// budget spent. The typed password was chosen as a new one: checked as
+// the existing one, it would be a failed sign-in of the person's own.
+func (s *Service) ChoosePassword(ctx context.Context, addr, token, password string) (*User, time.Duration, error) {
+	l, err := s.Link(ctx, token)
+	if err != nil {
+		return nil, 0, err
+	}
+	if l.ExistingPassword {
+		return nil, 0, ErrExistingPassword
+	}
+	return s.setPassword(ctx, ratelimit.AddressGroup(addr), token, password)
+}
+
+// setPassword sets the person's password through a link that sets one
+// (see UseLink); one that asks for the existing password by the time it
+// is used is ErrExistingPassword, nothing changed.
+func (s *Service) setPassword(ctx context.Context, client, token, password string) (*User, time.Duration, error) {
 	if err := CheckPassword(password); err != nil {
 		return nil, 0, err
 	}
