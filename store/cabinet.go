@@ -143,20 +143,41 @@ func CreateSignInLink(ctx context.Context, db bun.IDB, userID int64, tokenHash [
 // NewSignInLink spends every unused link of the user and stores the hash
 // of a new one, in one transaction: only the newest link works.
 func NewSignInLink(ctx context.Context, db *bun.DB, userID int64, tokenHash []byte, expires, now time.Time) error {
+	return newSignInLink(ctx, db, userID, tokenHash, expires, now, false)
+}
+
+// NewResetLink is NewSignInLink for a link that sets the person's password
+// even if the membership has not joined yet (see UseSignInLink).
+func NewResetLink(ctx context.Context, db *bun.DB, userID int64, tokenHash []byte, expires, now time.Time) error {
+	return newSignInLink(ctx, db, userID, tokenHash, expires, now, true)
+}
+
+func newSignInLink(ctx context.Context, db *bun.DB, userID int64, tokenHash []byte, expires, now time.Time, resets bool) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
 			now, userID).Exec(ctx); err != nil {
 			return fmt.Errorf("spend the sign-in links of user %d: %w", userID, err)
 		}
-		return CreateSignInLink(ctx, tx, userID, tokenHash, expires)
+		if _, err := tx.NewRaw("INSERT INTO cabinet_signin_links (token_hash, user_id, expires_at, resets_password) VALUES (?, ?, ?, ?)",
+			tokenHash, userID, expires, resets).Exec(ctx); err != nil {
+			return fmt.Errorf("create sign-in link for user %d: %w", userID, err)
+		}
+		return nil
 	})
+}
+
+// LinkedUser is the membership of an unused link, and whether the link
+// resets the password (NewResetLink).
+type LinkedUser struct {
+	CabinetUser    `bun:",extend"`
+	ResetsPassword bool `bun:"resets_password"`
 }
 
 // SignInLinkUser returns the user of an unused, unexpired link without
 // using it up (the page that sets the password shows first).
-func SignInLinkUser(ctx context.Context, db bun.IDB, tokenHash []byte, now time.Time) (*CabinetUser, error) {
-	u := new(CabinetUser)
-	err := db.NewRaw(`SELECT u.* FROM cabinet_signin_links l JOIN cabinet_users u ON u.id = l.user_id
+func SignInLinkUser(ctx context.Context, db bun.IDB, tokenHash []byte, now time.Time) (*LinkedUser, error) {
+	u := new(LinkedUser)
+	err := db.NewRaw(`SELECT u.*, l.resets_password FROM cabinet_signin_links l JOIN cabinet_users u ON u.id = l.user_id
 		WHERE l.token_hash = ? AND l.used_at IS NULL AND l.expires_at > ? AND u.disabled_at IS NULL`, tokenHash, now).Scan(ctx, u)
 	if err != nil {
 		return nil, notFound(err, "sign-in link")
@@ -206,10 +227,12 @@ var (
 // and ends the person's sessions (newPassword); the address the link was
 // used from becomes the person's only known address. An invitation (a
 // membership not joined) of a person who has a password sets none:
-// ErrPasswordSet, nothing changed. Locks are taken in the order every
-// change of a person takes them (lockPerson): so of two invitations of a
-// new person accepted at once one sets the password and the other is
-// refused, and a password changed meanwhile waits instead of deadlocking.
+// ErrPasswordSet, nothing changed; unless the link resets the password
+// (NewResetLink, for a person who forgot it). Locks are taken in the
+// order every change of a person takes them (lockPerson): so of two
+// invitations of a new person accepted at once one sets the password and
+// the other is refused, and a password changed meanwhile waits instead of
+// deadlocking.
 func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHash, address string, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -221,10 +244,11 @@ func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHa
 		if err != nil {
 			return err
 		}
-		if err := spendLink(ctx, tx, tokenHash, userID, now); err != nil {
+		resets, err := spendLink(ctx, tx, tokenHash, userID, now)
+		if err != nil {
 			return err
 		}
-		if !joined && hash != nil {
+		if !joined && hash != nil && !resets {
 			return ErrPasswordSet
 		}
 		if err := newPassword(ctx, tx, email, passwordHash, now); err != nil {
@@ -281,15 +305,14 @@ func lockPerson(ctx context.Context, tx bun.IDB, email string, userID int64) (ha
 }
 
 // spendLink spends the membership's link if it is still unused and
-// unexpired (else errs.NotFound): read before its rows were locked, it may
-// have been used meanwhile.
-func spendLink(ctx context.Context, tx bun.IDB, tokenHash []byte, userID int64, now time.Time) error {
-	var spent []byte
+// unexpired (else errs.NotFound) and says whether it resets the password:
+// read before its rows were locked, it may have been used meanwhile.
+func spendLink(ctx context.Context, tx bun.IDB, tokenHash []byte, userID int64, now time.Time) (resets bool, err error) {
 	if err := tx.NewRaw(`UPDATE cabinet_signin_links SET used_at = ? WHERE token_hash = ? AND user_id = ? AND used_at IS NULL AND expires_at > ?
-		RETURNING token_hash`, now, tokenHash, userID, now).Scan(ctx, &spent); err != nil {
-		return notFound(err, "sign-in link")
+		RETURNING resets_password`, now, tokenHash, userID, now).Scan(ctx, &resets); err != nil {
+		return false, notFound(err, "sign-in link")
 	}
-	return nil
+	return resets, nil
 }
 
 // JoinWithSignInLink spends an invitation's link of the person email and
@@ -317,7 +340,7 @@ func JoinWithSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, email
 		if current == nil || *current != checkedHash {
 			return ErrPasswordChanged
 		}
-		if err := spendLink(ctx, tx, tokenHash, userID, now); err != nil {
+		if _, err := spendLink(ctx, tx, tokenHash, userID, now); err != nil {
 			return err
 		}
 		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",

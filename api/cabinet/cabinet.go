@@ -387,12 +387,14 @@ type linkView struct {
 	Company          string
 	Role             organizer.Role
 	ExistingPassword bool
+	// Resets: a reset link of an invitation, which replaces the password.
+	Resets bool
 }
 
 // linkData is the link page's data for the link.
 func (c *cabinet) linkData(r *http.Request, l *organizer.Link) pageData {
 	u := l.User
-	v := linkView{ExistingPassword: l.ExistingPassword}
+	v := linkView{ExistingPassword: l.ExistingPassword, Resets: l.Resets}
 	data := pageData{Title: "Set your password", Email: u.Email, MinPassword: organizer.MinPasswordLength}
 	if l.ExistingPassword {
 		data.Title = "Accept the invitation"

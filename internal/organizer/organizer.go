@@ -214,8 +214,23 @@ func (s *Service) CreateUser(ctx context.Context, companyID int64, email string,
 
 // NewLink issues another one-time link for a user (a lost password, or the
 // demo organizer of every `make run`); the user's older unused links stop
-// working.
+// working. A user who has not joined yet gets an invitation's link: it
+// asks for the password the person has, if any (see Link).
 func (s *Service) NewLink(ctx context.Context, userID int64) (string, error) {
+	return s.newLink(ctx, userID, store.NewSignInLink)
+}
+
+// NewResetLink is NewLink for a link that sets a new password whether the
+// user has joined or not (ticketctl user link --reset): the way in for a
+// person who forgot the password and whose only membership is an
+// invitation, whose link would ask for it. Using it is a lost password's
+// link: the person's sessions end and their lost-password links are spent.
+func (s *Service) NewResetLink(ctx context.Context, userID int64) (string, error) {
+	return s.newLink(ctx, userID, store.NewResetLink)
+}
+
+func (s *Service) newLink(ctx context.Context, userID int64,
+	issue func(ctx context.Context, db *bun.DB, userID int64, tokenHash []byte, expires, now time.Time) error) (string, error) {
 	u, err := store.GetCabinetUser(ctx, s.db, userID)
 	if err != nil {
 		return "", err
@@ -225,7 +240,7 @@ func (s *Service) NewLink(ctx context.Context, userID int64) (string, error) {
 	}
 	token, hash := newToken()
 	now := s.now()
-	if err := store.NewSignInLink(ctx, s.db, userID, hash, now.Add(LinkLifetime), now); err != nil {
+	if err := issue(ctx, s.db, userID, hash, now.Add(LinkLifetime), now); err != nil {
 		return "", err
 	}
 	return LinkPath + token, nil
@@ -305,8 +320,12 @@ type Link struct {
 	// company or from before a removal. It asks for that password and
 	// sets none: an invitation, which an owner of any company can send,
 	// never changes how the person signs in elsewhere. Every other link
-	// sets the password: a new person's first, or a lost password's.
+	// sets the password: a new person's first, a lost password's, or a
+	// reset link's (Resets).
 	ExistingPassword bool
+	// Resets: the link sets a new password even though its membership
+	// has not joined (NewResetLink).
+	Resets bool
 }
 
 // Link returns what a link does, without spending it.
@@ -318,8 +337,8 @@ func (s *Service) Link(ctx context.Context, token string) (*Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Link{User: view(cu)}
-	if !l.User.Joined {
+	l := &Link{User: view(&cu.CabinetUser), Resets: cu.ResetsPassword}
+	if !l.User.Joined && !l.Resets {
 		p, err := store.GetCabinetPerson(ctx, s.db, cu.Email)
 		if err != nil {
 			return nil, err
