@@ -361,6 +361,72 @@ func TestCabinetSecondInvitationAfterThePasswordWasSet(t *testing.T) {
 	}
 }
 
+// TestCabinetForgottenPasswordOnAnInvitation: a person with a password,
+// removed and invited back (no company to sign in to), who forgot the
+// password: the invitation's page e-mails the address a link that sets a
+// new password. Whoever sent the page's form sees no link, and the
+// invitation's link stops working; the e-mailed link sets the password
+// and joins, and the old password no longer signs in.
+func TestCabinetForgottenPasswordOnAnInvitation(t *testing.T) {
+	s := testenv.NewStack(t)
+	acme := s.Company(t, "Acme")
+	base, outbox, logs := teamCabinet(t, s)
+	owner := newBrowserless(t, base, nil)
+	owner.setPassword(cabinetUser(t, s, base, acme, "owner@acme.test"))
+	const email = "pat@acme.test"
+	newBrowserless(t, base, nil).accept(cabinetUserAs(t, s, base, acme, email, organizer.RoleSupport))
+	if status, _, _ := owner.send(http.MethodPost, fmt.Sprintf("/cabinet/team/%d/remove", memberID(t, s, email)), url.Values{}); status != http.StatusSeeOther {
+		t.Fatalf("removing pat: %d", status)
+	}
+	if status, _, _ := owner.send(http.MethodPost, "/cabinet/team/invite", url.Values{"email": {email}, "role": {"support"}}); status != http.StatusSeeOther {
+		t.Fatalf("inviting pat back: %d", status)
+	}
+	invitation := lastInvitation(t, outbox, email)
+	sent := len(invitations(t, outbox, email))
+
+	holder := newBrowserless(t, base, nil)
+	if p := holder.get(invitation); p.Status != 200 || !strings.Contains(p.Body, `id="accept"`) || !strings.Contains(p.Body, `id="forgot"`) {
+		t.Fatalf("the invitation's page: %d\n%s", p.Status, p.Body)
+	}
+	p := holder.post(invitation, url.Values{"forgot": {"1"}})
+	if p.Status != 200 || !strings.Contains(p.Body, "Check your e-mail") || !strings.Contains(p.Body, email) {
+		t.Fatalf("asking for a reset link: %d\n%s", p.Status, p.Body)
+	}
+	links := invitations(t, outbox, email)
+	if len(links) != sent+1 {
+		t.Fatalf("%d e-mails to the address after asking, want %d", len(links), sent+1)
+	}
+	reset := links[len(links)-1]
+	token := reset[strings.LastIndex(reset, "/")+1:]
+	if strings.Contains(p.Body, token) || strings.Contains(logs.String(), token) {
+		t.Fatal("the reset link is on the page or in a log line")
+	}
+	for _, form := range []url.Values{{"forgot": {"1"}}, {"password": {cabinetPassword}}} {
+		if p := holder.post(invitation, form); p.Status != http.StatusNotFound {
+			t.Fatalf("the invitation's link after the reset link was sent (%v): %d", form, p.Status)
+		}
+	}
+
+	person := newBrowserless(t, base, nil)
+	if p := person.get(reset); p.Status != 200 || !strings.Contains(p.Body, `name="password_again"`) || !strings.Contains(p.Body, "replaces the one you had") {
+		t.Fatalf("the reset link's page: %d\n%s", p.Status, p.Body)
+	}
+	const fresh = "a fresh password of pat"
+	if status, loc, body := person.send(http.MethodPost, reset, url.Values{"password": {fresh}, "password_again": {fresh}}); status != http.StatusSeeOther ||
+		loc != "/cabinet/orders" {
+		t.Fatalf("setting the new password: %d %s\n%.500s", status, loc, body)
+	}
+	if st := signInFrom(t, base, "192.0.2.30", email, fresh); st != http.StatusSeeOther {
+		t.Fatalf("signing in with the new password: %d", st)
+	}
+	if st := signInFrom(t, base, "192.0.2.30", email, cabinetPassword); st != http.StatusUnauthorized {
+		t.Fatalf("signing in with the forgotten password: %d", st)
+	}
+	if got := memberRow(t, owner, email); !strings.Contains(got, `data-status="active"`) {
+		t.Fatalf("pat's row after the reset: %s", got)
+	}
+}
+
 // TestCabinetNewPasswordSpendsResetLinks: a password changed on Account,
 // or set through a lost-password link, spends every pending lost-password
 // link of the person, in every company. Another company's pending

@@ -166,6 +166,40 @@ func newSignInLink(ctx context.Context, db *bun.DB, userID int64, tokenHash []by
 	})
 }
 
+// ResetInvitationLink spends an unused, unexpired link of a membership
+// that has not joined (an invitation) and stores a reset link for the same
+// membership instead (as NewResetLink; its other unused links are spent
+// too), in one transaction: of two requests with the same link only one
+// gets a reset link. Anything else is errs.NotFound. Locks the membership,
+// then links, as lockPerson's order says.
+func ResetInvitationLink(ctx context.Context, db *bun.DB, tokenHash, resetHash []byte, expires, now time.Time) (*CabinetUser, error) {
+	u := new(CabinetUser)
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		_, userID, err := linkHolder(ctx, tx, tokenHash, now)
+		if err != nil {
+			return err
+		}
+		if err := tx.NewRaw("SELECT * FROM cabinet_users WHERE id = ? AND disabled_at IS NULL AND joined_at IS NULL FOR UPDATE",
+			userID).Scan(ctx, u); err != nil {
+			return notFound(err, fmt.Sprintf("invited cabinet user %d", userID))
+		}
+		if _, err := spendLink(ctx, tx, tokenHash, userID, now); err != nil {
+			return err
+		}
+		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
+			now, userID).Exec(ctx); err != nil {
+			return err
+		}
+		_, err = tx.NewRaw("INSERT INTO cabinet_signin_links (token_hash, user_id, expires_at, resets_password) VALUES (?, ?, ?, true)",
+			resetHash, userID, expires).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("exchange an invitation's link for a reset link: %w", err)
+	}
+	return u, nil
+}
+
 // LinkedUser is the membership of an unused link, and whether the link
 // resets the password (NewResetLink).
 type LinkedUser struct {

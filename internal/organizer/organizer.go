@@ -246,6 +246,36 @@ func (s *Service) newLink(ctx context.Context, userID int64,
 	return LinkPath + token, nil
 }
 
+// ErrNoPasswordToForget: the link sets a password; there is none it asks
+// for.
+var ErrNoPasswordToForget = errors.New("the link sets a password: it asks for none")
+
+// ForgotPassword exchanges an invitation's link that asks for the person's
+// existing password (see Link) for a reset link of the same membership
+// (NewResetLink), to be e-mailed to the address only: whoever holds the
+// invitation's link (a forwarded e-mail) gets nothing, the mailbox's owner
+// a way in. The invitation's link stops working, so each link sends one
+// e-mail at most. A link that sets a password is ErrNoPasswordToForget.
+func (s *Service) ForgotPassword(ctx context.Context, token string) (*Invitation, error) {
+	l, err := s.Link(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	if !l.ExistingPassword {
+		return nil, ErrNoPasswordToForget
+	}
+	reset, hash := newToken()
+	now := s.now()
+	u, err := store.ResetInvitationLink(ctx, s.db, hashToken(token), hash, now.Add(LinkLifetime), now)
+	if errors.Is(err, errs.NotFound) {
+		return nil, ErrLinkInvalid
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Invitation{User: view(u), Path: LinkPath + reset, ExpiresAt: now.Add(LinkLifetime)}, nil
+}
+
 // ManyCompanies: the address is a user of several companies; the
 // operator must say which (ticketctl's --company).
 type ManyCompanies struct {
