@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/migrate"
 
 	"github.com/ticketsales/ticketsales/store"
 	"github.com/ticketsales/ticketsales/store/migrations"
@@ -179,15 +178,7 @@ func migrateTo(t *testing.T, db *bun.DB, last string) {
 		}
 		files[e.Name()] = &fstest.MapFile{Data: b}
 	}
-	ms := migrate.NewMigrations()
-	if err := ms.Discover(files); err != nil {
-		t.Fatal(err)
-	}
-	m := migrate.NewMigrator(db, ms)
-	if err := m.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Migrate(ctx); err != nil {
+	if _, err := store.MigrateFS(ctx, db, files); err != nil {
 		t.Fatalf("migrate to %s: %v", last, err)
 	}
 }
@@ -315,5 +306,70 @@ func TestMigrationMakesPeopleOfUsers(t *testing.T) {
 	}
 	if _, err := old.ExecContext(ctx, `INSERT INTO cabinet_users (id, company_id, email, role) VALUES (6, 2, 'nobody@a.test', 'developer')`); err == nil {
 		t.Fatal("a user of an address that is no person")
+	}
+}
+
+// TestMigrateMarksOnlyWhatSucceeded: a migration is recorded as applied
+// once it ran, not before. One outside a transaction that failed half-way
+// (its first statement made, its second failed) is not recorded: the next
+// start runs it again from its first statement, and it is recorded then.
+// A file without --bun:split is one query, which Postgres runs whole or
+// not at all.
+func TestMigrateMarksOnlyWhatSucceeded(t *testing.T) {
+	ctx := context.Background()
+	_, url := testenv.DB(t)
+	db, err := store.Open(ctx, url+"&search_path=marks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "CREATE SCHEMA marks"); err != nil {
+		t.Fatal(err)
+	}
+	files := fstest.MapFS{
+		"20000101000001_first.up.sql": {Data: []byte("CREATE TABLE first (id int);\n")},
+		"20000101000002_half.up.sql": {Data: []byte("CREATE TABLE IF NOT EXISTS half (id int);\n--bun:split\n" +
+			"INSERT INTO half VALUES (1 / (SELECT count(*) FROM first));\n")},
+		"20000101000003_whole.up.sql": {Data: []byte("CREATE TABLE whole (id int);\nSELECT 1 / 0;\n")},
+	}
+	applied := func() string {
+		t.Helper()
+		var names []string
+		if err := db.NewRaw("SELECT name FROM bun_migrations ORDER BY name").Scan(ctx, &names); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(names, ",")
+	}
+	exists := func(table string) bool {
+		t.Helper()
+		var ok bool
+		if err := db.NewRaw("SELECT to_regclass(?) IS NOT NULL", table).Scan(ctx, &ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if _, err := store.MigrateFS(ctx, db, files); err == nil {
+		t.Fatal("a failing migration migrated")
+	}
+	if got := applied(); got != "20000101000001" || !exists("half") {
+		t.Fatalf("after the half-way failure: applied %q (want the first only), half made: %v", got, exists("half"))
+	}
+	// Fixed (a row for the division), the next start runs it again whole.
+	if _, err := db.ExecContext(ctx, "INSERT INTO first VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.MigrateFS(ctx, db, files); err == nil {
+		t.Fatal("the failing third migration migrated")
+	}
+	var rows int
+	if err := db.NewRaw("SELECT count(*) FROM half").Scan(ctx, &rows); err != nil || rows != 1 {
+		t.Fatalf("the half-way migration run again: %d rows, %v", rows, err)
+	}
+	if got := applied(); got != "20000101000001,20000101000002" || exists("whole") {
+		t.Fatalf("after the third failed: applied %q, its table made: %v", got, exists("whole"))
+	}
+	files["20000101000003_whole.up.sql"] = &fstest.MapFile{Data: []byte("CREATE TABLE whole (id int);\nSELECT 1;\n")}
+	if names, err := store.MigrateFS(ctx, db, files); err != nil || strings.Join(names, ",") != "20000101000003" {
+		t.Fatalf("the fixed third migration: %v %v", names, err)
 	}
 }
