@@ -212,10 +212,11 @@ func personState(t *testing.T, s *testenv.Stack, email string) string {
 // TestCabinetInvitationAsksForTheExistingPassword: an invitation from
 // another company to an address that has a password asks for that
 // password and sets none. Whoever holds the link and not the password (a
-// forwarded e-mail) gets 401 for a new password or a wrong one, joins
-// nothing and changes nothing of the person; the attempts are sign-in
-// attempts, checked by the same argon2id check and counted in the same
-// budgets (the sixth from one client is 429, for signing in too). The
+// forwarded e-mail) gets 409 for a new password (the page then asks for
+// the address's; nothing checked) and 401 for a wrong one, joins nothing
+// and changes nothing of the person; the wrong ones are sign-in attempts,
+// checked by the same argon2id check and counted in the same budgets (the
+// sixth from one client is 429, for signing in too). The
 // person, with their password, joins; their other company's session goes
 // on and the password stays. A new address still chooses a password.
 func TestCabinetInvitationAsksForTheExistingPassword(t *testing.T) {
@@ -246,13 +247,20 @@ func TestCabinetInvitationAsksForTheExistingPassword(t *testing.T) {
 		strings.Contains(p.Body, "password_again") || strings.Contains(p.Body, "Secret Rival") || !strings.Contains(p.Body, "Acme") {
 		t.Fatalf("the invitation's page: %d\n%s", p.Status, p.Body)
 	}
-	// A new password (the old page's form, sent by hand) and wrong ones:
-	// refused as a wrong password, nothing joined or changed.
+	// A new password (the form that chooses one, sent by hand): 409, the
+	// page asks for the address's password, nothing checked or counted.
 	checks := users.PasswordChecks()
-	for i, pw := range []string{"a brand new password", "a brand new password", "wrong password 1", "wrong password 2", "wrong password 3"} {
+	for range 2 {
+		if p := holder.post(inv.Path, url.Values{"password": {"a brand new password"}, "password_again": {"a brand new password"}}); p.Status != http.StatusConflict ||
+			!strings.Contains(p.Body, `id="accept"`) || p.URL.Path != inv.Path {
+			t.Fatalf("a new password for the invitation: %d %s\n%.500s", p.Status, p.URL, p.Body)
+		}
+	}
+	// Wrong ones: refused as a wrong password, nothing joined or changed.
+	for i, pw := range []string{"wrong password 1", "wrong password 2", "wrong password 3", "wrong password 4", "wrong password 5"} {
 		// post, not send: send's client does not come from the holder's
 		// address.
-		if p := holder.post(inv.Path, url.Values{"password": {pw}, "password_again": {pw}}); p.Status != http.StatusUnauthorized ||
+		if p := holder.post(inv.Path, url.Values{"password": {pw}}); p.Status != http.StatusUnauthorized ||
 			!strings.Contains(p.Body, "Wrong password") || p.URL.Path != inv.Path {
 			t.Fatalf("attempt %d with a password not the address's: %d %s\n%.500s", i, p.Status, p.URL, p.Body)
 		}
@@ -312,6 +320,110 @@ func TestCabinetInvitationAsksForTheExistingPassword(t *testing.T) {
 	}
 	if st := signInFrom(t, srv.URL, "192.0.2.10", "new@fresh.test", cabinetPassword); st != http.StatusSeeOther {
 		t.Fatalf("the new person signing in with the password chosen: %d", st)
+	}
+}
+
+// TestCabinetSecondInvitationAfterThePasswordWasSet: a new address is
+// invited by two companies and both pages ask for a new password; the
+// first sets one. The second page's form, sent after that, is 409 and asks
+// for that password: the new password typed there is not checked as the
+// address's, so it counts as no failed sign-in (however often it is sent,
+// the person still signs in from that client), and nothing changes. With
+// the password set, the second invitation joins.
+func TestCabinetSecondInvitationAfterThePasswordWasSet(t *testing.T) {
+	s := testenv.NewStack(t)
+	a, b := s.Company(t, "A"), s.Company(t, "B")
+	srv, users := cabinetServer(t, s)
+	const email, client = "new@both.test", "198.51.100.20"
+	first := cabinetUserAs(t, s, srv.URL, a, email, organizer.RoleSupport)
+	second := cabinetUserAs(t, s, srv.URL, b, email, organizer.RoleSupport)
+	late := newBrowserless(t, srv.URL, fromAddr(client))
+	if p := late.get(second); p.Status != 200 || !strings.Contains(p.Body, `name="password_again"`) {
+		t.Fatalf("the second invitation's page: %d\n%s", p.Status, p.Body)
+	}
+	newBrowserless(t, srv.URL, nil).accept(first)
+	before, checks := personState(t, s, email), users.PasswordChecks()
+	for i := range 7 {
+		p := late.post(second, url.Values{"password": {"another new password"}, "password_again": {"another new password"}})
+		if p.Status != http.StatusConflict || !strings.Contains(p.Body, "has a password now") || !strings.Contains(p.Body, `id="accept"`) ||
+			strings.Contains(p.Body, `name="password_again"`) {
+			t.Fatalf("sending the second page's form (%d): %d, want 409 asking for the password\n%.1500s", i, p.Status, p.Body)
+		}
+	}
+	if got := users.PasswordChecks() - checks; got != 0 || personState(t, s, email) != before {
+		t.Fatalf("the refused forms checked %d passwords or changed the person", got)
+	}
+	if st := signInFrom(t, srv.URL, client, email, cabinetPassword); st != http.StatusSeeOther {
+		t.Fatalf("signing in from that client afterwards: %d, want 303 (no failure counted)", st)
+	}
+	if p := late.post(second, url.Values{"password": {cabinetPassword}}); p.Status != 200 || p.URL.Path != "/cabinet/orders" {
+		t.Fatalf("the second invitation with the password set: %d %s", p.Status, p.URL)
+	}
+}
+
+// TestCabinetForgottenPasswordOnAnInvitation: a person with a password,
+// removed and invited back (no company to sign in to), who forgot the
+// password: the invitation's page e-mails the address a link that sets a
+// new password. Whoever sent the page's form sees no link, and the
+// invitation's link stops working; the e-mailed link sets the password
+// and joins, and the old password no longer signs in.
+func TestCabinetForgottenPasswordOnAnInvitation(t *testing.T) {
+	s := testenv.NewStack(t)
+	acme := s.Company(t, "Acme")
+	base, outbox, logs := teamCabinet(t, s)
+	owner := newBrowserless(t, base, nil)
+	owner.setPassword(cabinetUser(t, s, base, acme, "owner@acme.test"))
+	const email = "pat@acme.test"
+	newBrowserless(t, base, nil).accept(cabinetUserAs(t, s, base, acme, email, organizer.RoleSupport))
+	if status, _, _ := owner.send(http.MethodPost, fmt.Sprintf("/cabinet/team/%d/remove", memberID(t, s, email)), url.Values{}); status != http.StatusSeeOther {
+		t.Fatalf("removing pat: %d", status)
+	}
+	if status, _, _ := owner.send(http.MethodPost, "/cabinet/team/invite", url.Values{"email": {email}, "role": {"support"}}); status != http.StatusSeeOther {
+		t.Fatalf("inviting pat back: %d", status)
+	}
+	invitation := lastInvitation(t, outbox, email)
+	sent := len(invitations(t, outbox, email))
+
+	holder := newBrowserless(t, base, nil)
+	if p := holder.get(invitation); p.Status != 200 || !strings.Contains(p.Body, `id="accept"`) || !strings.Contains(p.Body, `id="forgot"`) {
+		t.Fatalf("the invitation's page: %d\n%s", p.Status, p.Body)
+	}
+	p := holder.post(invitation, url.Values{"forgot": {"1"}})
+	if p.Status != 200 || !strings.Contains(p.Body, "Check your e-mail") || !strings.Contains(p.Body, email) {
+		t.Fatalf("asking for a reset link: %d\n%s", p.Status, p.Body)
+	}
+	links := invitations(t, outbox, email)
+	if len(links) != sent+1 {
+		t.Fatalf("%d e-mails to the address after asking, want %d", len(links), sent+1)
+	}
+	reset := links[len(links)-1]
+	token := reset[strings.LastIndex(reset, "/")+1:]
+	if strings.Contains(p.Body, token) || strings.Contains(logs.String(), token) {
+		t.Fatal("the reset link is on the page or in a log line")
+	}
+	for _, form := range []url.Values{{"forgot": {"1"}}, {"password": {cabinetPassword}}} {
+		if p := holder.post(invitation, form); p.Status != http.StatusNotFound {
+			t.Fatalf("the invitation's link after the reset link was sent (%v): %d", form, p.Status)
+		}
+	}
+
+	person := newBrowserless(t, base, nil)
+	if p := person.get(reset); p.Status != 200 || !strings.Contains(p.Body, `name="password_again"`) || !strings.Contains(p.Body, "replaces the one you had") {
+		t.Fatalf("the reset link's page: %d\n%s", p.Status, p.Body)
+	}
+	const fresh = "a fresh password of pat"
+	if status, loc, body := person.send(http.MethodPost, reset, url.Values{"password": {fresh}, "password_again": {fresh}}); status != http.StatusSeeOther ||
+		loc != "/cabinet/orders" {
+		t.Fatalf("setting the new password: %d %s\n%.500s", status, loc, body)
+	}
+	if st := signInFrom(t, base, "192.0.2.30", email, fresh); st != http.StatusSeeOther {
+		t.Fatalf("signing in with the new password: %d", st)
+	}
+	if st := signInFrom(t, base, "192.0.2.30", email, cabinetPassword); st != http.StatusUnauthorized {
+		t.Fatalf("signing in with the forgotten password: %d", st)
+	}
+	if got := memberRow(t, owner, email); !strings.Contains(got, `data-status="active"`) {
+		t.Fatalf("pat's row after the reset: %s", got)
 	}
 }
 
@@ -378,7 +490,7 @@ func TestCabinetNewPasswordSpendsResetLinks(t *testing.T) {
 		t.Fatalf("the pending invitation after the change: %d\n%.2000s", p.Status, p.Body)
 	}
 	before := personState(t, s, "pat@shared.test")
-	if p := invitee.post(thirdLink, url.Values{"password": {cabinetPassword}, "password_again": {cabinetPassword}}); p.Status != http.StatusUnauthorized ||
+	if p := invitee.post(thirdLink, url.Values{"password": {cabinetPassword}}); p.Status != http.StatusUnauthorized ||
 		personState(t, s, "pat@shared.test") != before {
 		t.Fatalf("the invitation with the old password: %d (the person changed: %v)", p.Status, personState(t, s, "pat@shared.test") != before)
 	}

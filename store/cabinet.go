@@ -143,20 +143,75 @@ func CreateSignInLink(ctx context.Context, db bun.IDB, userID int64, tokenHash [
 // NewSignInLink spends every unused link of the user and stores the hash
 // of a new one, in one transaction: only the newest link works.
 func NewSignInLink(ctx context.Context, db *bun.DB, userID int64, tokenHash []byte, expires, now time.Time) error {
+	return newSignInLink(ctx, db, userID, tokenHash, expires, now, false)
+}
+
+// NewResetLink is NewSignInLink for a link that sets the person's password
+// even if the membership has not joined yet (see UseSignInLink).
+func NewResetLink(ctx context.Context, db *bun.DB, userID int64, tokenHash []byte, expires, now time.Time) error {
+	return newSignInLink(ctx, db, userID, tokenHash, expires, now, true)
+}
+
+func newSignInLink(ctx context.Context, db *bun.DB, userID int64, tokenHash []byte, expires, now time.Time, resets bool) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
 			now, userID).Exec(ctx); err != nil {
 			return fmt.Errorf("spend the sign-in links of user %d: %w", userID, err)
 		}
-		return CreateSignInLink(ctx, tx, userID, tokenHash, expires)
+		if _, err := tx.NewRaw("INSERT INTO cabinet_signin_links (token_hash, user_id, expires_at, resets_password) VALUES (?, ?, ?, ?)",
+			tokenHash, userID, expires, resets).Exec(ctx); err != nil {
+			return fmt.Errorf("create sign-in link for user %d: %w", userID, err)
+		}
+		return nil
 	})
+}
+
+// ResetInvitationLink spends an unused, unexpired link of a membership
+// that has not joined (an invitation) and stores a reset link for the same
+// membership instead (as NewResetLink; its other unused links are spent
+// too), in one transaction: of two requests with the same link only one
+// gets a reset link. Anything else is errs.NotFound. Locks the membership,
+// then links, as lockPerson's order says.
+func ResetInvitationLink(ctx context.Context, db *bun.DB, tokenHash, resetHash []byte, expires, now time.Time) (*CabinetUser, error) {
+	u := new(CabinetUser)
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		_, userID, err := linkHolder(ctx, tx, tokenHash, now)
+		if err != nil {
+			return err
+		}
+		if err := tx.NewRaw("SELECT * FROM cabinet_users WHERE id = ? AND disabled_at IS NULL AND joined_at IS NULL FOR UPDATE",
+			userID).Scan(ctx, u); err != nil {
+			return notFound(err, fmt.Sprintf("invited cabinet user %d", userID))
+		}
+		if _, err := spendLink(ctx, tx, tokenHash, userID, now); err != nil {
+			return err
+		}
+		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
+			now, userID).Exec(ctx); err != nil {
+			return err
+		}
+		_, err = tx.NewRaw("INSERT INTO cabinet_signin_links (token_hash, user_id, expires_at, resets_password) VALUES (?, ?, ?, true)",
+			resetHash, userID, expires).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("exchange an invitation's link for a reset link: %w", err)
+	}
+	return u, nil
+}
+
+// LinkedUser is the membership of an unused link, and whether the link
+// resets the password (NewResetLink).
+type LinkedUser struct {
+	CabinetUser    `bun:",extend"`
+	ResetsPassword bool `bun:"resets_password"`
 }
 
 // SignInLinkUser returns the user of an unused, unexpired link without
 // using it up (the page that sets the password shows first).
-func SignInLinkUser(ctx context.Context, db bun.IDB, tokenHash []byte, now time.Time) (*CabinetUser, error) {
-	u := new(CabinetUser)
-	err := db.NewRaw(`SELECT u.* FROM cabinet_signin_links l JOIN cabinet_users u ON u.id = l.user_id
+func SignInLinkUser(ctx context.Context, db bun.IDB, tokenHash []byte, now time.Time) (*LinkedUser, error) {
+	u := new(LinkedUser)
+	err := db.NewRaw(`SELECT u.*, l.resets_password FROM cabinet_signin_links l JOIN cabinet_users u ON u.id = l.user_id
 		WHERE l.token_hash = ? AND l.used_at IS NULL AND l.expires_at > ? AND u.disabled_at IS NULL`, tokenHash, now).Scan(ctx, u)
 	if err != nil {
 		return nil, notFound(err, "sign-in link")
@@ -206,33 +261,34 @@ var (
 // and ends the person's sessions (newPassword); the address the link was
 // used from becomes the person's only known address. An invitation (a
 // membership not joined) of a person who has a password sets none:
-// ErrPasswordSet, nothing changed. The person's row is locked first, so
-// of two invitations of a new person accepted at once one sets the
-// password and the other is refused.
+// ErrPasswordSet, nothing changed; unless the link resets the password
+// (NewResetLink, for a person who forgot it). Locks are taken in the
+// order every change of a person takes them (lockPerson): so of two
+// invitations of a new person accepted at once one sets the password and
+// the other is refused, and a password changed meanwhile waits instead of
+// deadlocking.
 func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHash, address string, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		var userID int64
-		err := tx.NewRaw(`UPDATE cabinet_signin_links l SET used_at = ? FROM cabinet_users u
-			WHERE l.token_hash = ? AND l.used_at IS NULL AND l.expires_at > ? AND u.id = l.user_id AND u.disabled_at IS NULL
-			RETURNING l.user_id`, now, tokenHash, now).Scan(ctx, &userID)
+		email, userID, err := linkHolder(ctx, tx, tokenHash, now)
 		if err != nil {
-			return notFound(err, "sign-in link")
-		}
-		var email string
-		var joined, hasPassword bool
-		if err := tx.NewRaw(`SELECT u.email, u.joined_at IS NOT NULL, p.password_hash IS NOT NULL
-			FROM cabinet_users u JOIN cabinet_people p ON p.email = u.email WHERE u.id = ? FOR UPDATE OF p`, userID).
-			Scan(ctx, &email, &joined, &hasPassword); err != nil {
 			return err
 		}
-		if !joined && hasPassword {
+		hash, joined, err := lockPerson(ctx, tx, email, userID)
+		if err != nil {
+			return err
+		}
+		resets, err := spendLink(ctx, tx, tokenHash, userID, now)
+		if err != nil {
+			return err
+		}
+		if !joined && hash != nil && !resets {
 			return ErrPasswordSet
 		}
-		if err := spendPersonLinks(ctx, tx, email, userID, now); err != nil {
+		if err := newPassword(ctx, tx, email, passwordHash, now); err != nil {
 			return err
 		}
-		if err := newPassword(ctx, tx, email, passwordHash, now); err != nil {
+		if err := spendPersonLinks(ctx, tx, email, userID, now); err != nil {
 			return err
 		}
 		if err := tx.NewRaw(`UPDATE cabinet_users SET joined_at = coalesce(joined_at, ?), last_sign_in_at = ? WHERE id = ? RETURNING *`,
@@ -250,6 +306,49 @@ func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHa
 	return u, nil
 }
 
+// linkHolder reads, without locking anything, the person and membership
+// of an unused, unexpired link of a user not removed (else errs.NotFound):
+// which rows to lock first.
+func linkHolder(ctx context.Context, tx bun.IDB, tokenHash []byte, now time.Time) (string, int64, error) {
+	var email string
+	var userID int64
+	err := tx.NewRaw(`SELECT u.email, u.id FROM cabinet_signin_links l JOIN cabinet_users u ON u.id = l.user_id
+		WHERE l.token_hash = ? AND l.used_at IS NULL AND l.expires_at > ? AND u.disabled_at IS NULL`, tokenHash, now).Scan(ctx, &email, &userID)
+	if err != nil {
+		return "", 0, notFound(err, "sign-in link")
+	}
+	return email, userID, nil
+}
+
+// lockPerson locks the person's row, then the membership userID's (if
+// still the person's and not removed, else errs.NotFound), and returns
+// the person's password hash and whether the membership joined. Every
+// transaction that changes a person's password, sessions or links locks
+// in this order, person, membership, links (team changes lock a
+// membership, then its links): taken the other way round, a link used
+// while the password changed deadlocked.
+func lockPerson(ctx context.Context, tx bun.IDB, email string, userID int64) (hash *string, joined bool, err error) {
+	if err := tx.NewRaw("SELECT password_hash FROM cabinet_people WHERE email = ? FOR UPDATE", email).Scan(ctx, &hash); err != nil {
+		return nil, false, notFound(err, "cabinet person")
+	}
+	if err := tx.NewRaw("SELECT joined_at IS NOT NULL FROM cabinet_users WHERE id = ? AND email = ? AND disabled_at IS NULL FOR UPDATE",
+		userID, email).Scan(ctx, &joined); err != nil {
+		return nil, false, notFound(err, fmt.Sprintf("cabinet user %d", userID))
+	}
+	return hash, joined, nil
+}
+
+// spendLink spends the membership's link if it is still unused and
+// unexpired (else errs.NotFound) and says whether it resets the password:
+// read before its rows were locked, it may have been used meanwhile.
+func spendLink(ctx context.Context, tx bun.IDB, tokenHash []byte, userID int64, now time.Time) (resets bool, err error) {
+	if err := tx.NewRaw(`UPDATE cabinet_signin_links SET used_at = ? WHERE token_hash = ? AND user_id = ? AND used_at IS NULL AND expires_at > ?
+		RETURNING resets_password`, now, tokenHash, userID, now).Scan(ctx, &resets); err != nil {
+		return false, notFound(err, "sign-in link")
+	}
+	return resets, nil
+}
+
 // JoinWithSignInLink spends an invitation's link of the person email and
 // joins and signs in its membership, in one transaction, if the person's
 // password hash is still checkedHash (the password just checked; else
@@ -257,23 +356,26 @@ func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHa
 // ends and no other link is spent but the membership's own. The address
 // it was used from is remembered as a sign-in's is. A link that is not
 // the person's, used, expired or of a removed user is errs.NotFound.
+// Locks as UseSignInLink does (lockPerson).
 func JoinWithSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, email, checkedHash, address string, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		var userID int64
-		err := tx.NewRaw(`UPDATE cabinet_signin_links l SET used_at = ? FROM cabinet_users u
-			WHERE l.token_hash = ? AND l.used_at IS NULL AND l.expires_at > ? AND u.id = l.user_id AND u.disabled_at IS NULL
-				AND u.email = ?
-			RETURNING l.user_id`, now, tokenHash, now, email).Scan(ctx, &userID)
+		holder, userID, err := linkHolder(ctx, tx, tokenHash, now)
 		if err != nil {
-			return notFound(err, "sign-in link")
+			return err
 		}
-		var current *string
-		if err := tx.NewRaw("SELECT password_hash FROM cabinet_people WHERE email = ? FOR UPDATE", email).Scan(ctx, &current); err != nil {
+		if holder != email {
+			return fmt.Errorf("sign-in link of another person: %w", errs.NotFound)
+		}
+		current, _, err := lockPerson(ctx, tx, email, userID)
+		if err != nil {
 			return err
 		}
 		if current == nil || *current != checkedHash {
 			return ErrPasswordChanged
+		}
+		if _, err := spendLink(ctx, tx, tokenHash, userID, now); err != nil {
+			return err
 		}
 		if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL",
 			now, userID).Exec(ctx); err != nil {

@@ -14,6 +14,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -119,8 +120,21 @@ const migrateLockKey = 7_246_813_001
 
 // Migrate applies every pending migration and returns their names.
 func Migrate(ctx context.Context, db *bun.DB) ([]string, error) {
+	return migrateFS(ctx, db, migrations.FS)
+}
+
+// migrateFS applies the pending migrations of fsys. A migration is marked
+// applied once it succeeded, not before it runs: one that failed or was
+// cut short (a CREATE INDEX CONCURRENTLY cancelled, leaving an invalid
+// index) runs again at the next start. So a migration outside a
+// transaction (no .tx.) must be safe to run again from its first
+// statement: IF NOT EXISTS, and an invalid index dropped before it is
+// built again. (A transaction's migration is marked just after its
+// commit: a crash in that moment runs it again, which most then refuse
+// loudly, where a failed one used to be marked and never run.)
+func migrateFS(ctx context.Context, db *bun.DB, fsys fs.FS) ([]string, error) {
 	ms := migrate.NewMigrations()
-	if err := ms.Discover(migrations.FS); err != nil {
+	if err := ms.Discover(fsys); err != nil {
 		return nil, fmt.Errorf("discover migrations: %w", err)
 	}
 	// bun's own lock fails rather than waits; a session advisory lock makes
@@ -135,7 +149,7 @@ func Migrate(ctx context.Context, db *bun.DB) ([]string, error) {
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", migrateLockKey) //nolint:errcheck
 
-	m := migrate.NewMigrator(db, ms)
+	m := migrate.NewMigrator(db, ms, migrate.WithMarkAppliedOnSuccess(true))
 	if err := m.Init(ctx); err != nil {
 		return nil, fmt.Errorf("init migrations: %w", err)
 	}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -179,15 +180,7 @@ func migrateTo(t *testing.T, db *bun.DB, last string) {
 		}
 		files[e.Name()] = &fstest.MapFile{Data: b}
 	}
-	ms := migrate.NewMigrations()
-	if err := ms.Discover(files); err != nil {
-		t.Fatal(err)
-	}
-	m := migrate.NewMigrator(db, ms)
-	if err := m.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Migrate(ctx); err != nil {
+	if _, err := store.MigrateFS(ctx, db, files); err != nil {
 		t.Fatalf("migrate to %s: %v", last, err)
 	}
 }
@@ -315,5 +308,147 @@ func TestMigrationMakesPeopleOfUsers(t *testing.T) {
 	}
 	if _, err := old.ExecContext(ctx, `INSERT INTO cabinet_users (id, company_id, email, role) VALUES (6, 2, 'nobody@a.test', 'developer')`); err == nil {
 		t.Fatal("a user of an address that is no person")
+	}
+}
+
+// TestMigrateMarksOnlyWhatSucceeded: a migration is recorded as applied
+// once it ran, not before. One outside a transaction that failed half-way
+// (its first statement made, its second failed) is not recorded: the next
+// start runs it again from its first statement, and it is recorded then.
+// A file without --bun:split is one query, which Postgres runs whole or
+// not at all.
+func TestMigrateMarksOnlyWhatSucceeded(t *testing.T) {
+	ctx := context.Background()
+	_, url := testenv.DB(t)
+	db, err := store.Open(ctx, url+"&search_path=marks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "CREATE SCHEMA marks"); err != nil {
+		t.Fatal(err)
+	}
+	files := fstest.MapFS{
+		"20000101000001_first.up.sql": {Data: []byte("CREATE TABLE first (id int);\n")},
+		"20000101000002_half.up.sql": {Data: []byte("CREATE TABLE IF NOT EXISTS half (id int);\n--bun:split\n" +
+			"INSERT INTO half VALUES (1 / (SELECT count(*) FROM first));\n")},
+		"20000101000003_whole.up.sql": {Data: []byte("CREATE TABLE whole (id int);\nSELECT 1 / 0;\n")},
+	}
+	applied := func() string {
+		t.Helper()
+		var names []string
+		if err := db.NewRaw("SELECT name FROM bun_migrations ORDER BY name").Scan(ctx, &names); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(names, ",")
+	}
+	exists := func(table string) bool {
+		t.Helper()
+		var ok bool
+		if err := db.NewRaw("SELECT to_regclass(?) IS NOT NULL", table).Scan(ctx, &ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if _, err := store.MigrateFS(ctx, db, files); err == nil {
+		t.Fatal("a failing migration migrated")
+	}
+	if got := applied(); got != "20000101000001" || !exists("half") {
+		t.Fatalf("after the half-way failure: applied %q (want the first only), half made: %v", got, exists("half"))
+	}
+	// Fixed (a row for the division), the next start runs it again whole.
+	if _, err := db.ExecContext(ctx, "INSERT INTO first VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.MigrateFS(ctx, db, files); err == nil {
+		t.Fatal("the failing third migration migrated")
+	}
+	var rows int
+	if err := db.NewRaw("SELECT count(*) FROM half").Scan(ctx, &rows); err != nil || rows != 1 {
+		t.Fatalf("the half-way migration run again: %d rows, %v", rows, err)
+	}
+	if got := applied(); got != "20000101000001,20000101000002" || exists("whole") {
+		t.Fatalf("after the third failed: applied %q, its table made: %v", got, exists("whole"))
+	}
+	files["20000101000003_whole.up.sql"] = &fstest.MapFile{Data: []byte("CREATE TABLE whole (id int);\nSELECT 1;\n")}
+	if names, err := store.MigrateFS(ctx, db, files); err != nil || strings.Join(names, ",") != "20000101000003" {
+		t.Fatalf("the fixed third migration: %v %v", names, err)
+	}
+}
+
+// TestIndexMigrationsRunAgain: the migrations that build indexes
+// concurrently, outside a transaction, can run again from their first
+// statement (a start after one was cut short runs them again): an index
+// left invalid by a cancelled build is built anew, valid; the rest is left
+// as it was.
+func TestIndexMigrationsRunAgain(t *testing.T) {
+	d := newDemo(t)
+	ctx := context.Background()
+	// A build that failed half-way leaves an invalid index under the name:
+	// here a unique one over two orders of one buyer.
+	d.gaOrder(t, 1, time.Now().Add(time.Hour))
+	d.gaOrder(t, 1, time.Now().Add(time.Hour))
+	if _, err := d.DB.ExecContext(ctx, "DROP INDEX orders_company_email"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.DB.ExecContext(ctx, `CREATE UNIQUE INDEX CONCURRENTLY orders_company_email
+		ON orders (company_id, lower(customer_email) text_pattern_ops)`); err == nil {
+		t.Fatal("the unique index over two orders of one buyer was built")
+	}
+	type index struct {
+		Name   string `bun:"name"`
+		Valid  bool   `bun:"valid"`
+		Unique bool   `bun:"uniq"`
+	}
+	indexes := func() map[string]index {
+		t.Helper()
+		var rows []index
+		if err := d.DB.NewRaw(`SELECT c.relname AS name, i.indisvalid AS valid, i.indisunique AS uniq FROM pg_index i
+			JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname IN ('reservations_unstarted', 'orders_company_email', 'orders_company_name',
+			'orders_company_name_last', 'orders_company_payment_id', 'orders_sandbox_created', 'check_ins_conflict_with', 'check_ins_event_conflicts')`).
+			Scan(ctx, &rows); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]index{}
+		for _, r := range rows {
+			out[r.Name] = r
+		}
+		return out
+	}
+	if ix := indexes(); len(ix) != 8 || ix["orders_company_email"].Valid {
+		t.Fatalf("before running again: %+v", ix)
+	}
+	files := fstest.MapFS{}
+	for _, name := range []string{"20261121000011_reservations_unstarted_index.up.sql", "20261128000027_cabinet_orders_search.up.sql",
+		"20261130000039_check_in_conflict_indexes.up.sql"} {
+		b, err := migrations.FS.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = &fstest.MapFile{Data: b}
+	}
+	// Twice, each time as never run (a table of runs of its own).
+	for run := range 2 {
+		ms := migrate.NewMigrations()
+		if err := ms.Discover(files); err != nil {
+			t.Fatal(err)
+		}
+		m := migrate.NewMigrator(d.DB, ms, migrate.WithTableName(fmt.Sprintf("again_%d", run)),
+			migrate.WithLocksTableName(fmt.Sprintf("again_%d_locks", run)))
+		if err := m.Init(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Migrate(ctx); err != nil {
+			t.Fatalf("run %d of the index migrations: %v", run, err)
+		}
+		ix := indexes()
+		for name, i := range ix {
+			if !i.Valid || i.Unique {
+				t.Errorf("run %d: index %s: %+v", run, name, i)
+			}
+		}
+		if len(ix) != 8 {
+			t.Fatalf("run %d: %d indexes: %+v", run, len(ix), ix)
+		}
 	}
 }

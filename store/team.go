@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/ticketsales/ticketsales/internal/errs"
 )
 
 // Errors of changing a company's team.
@@ -200,14 +202,24 @@ func RemoveCabinetUser(ctx context.Context, db *bun.DB, companyID, userID int64,
 // the person's sessions in every company (newPassword) and spends the
 // person's lost-password links (spendPersonLinks). The membership
 // returned holds the session version the current session takes to stay.
+// Locks as UseSignInLink does (lockPerson): person, membership, links.
 func ChangeCabinetPassword(ctx context.Context, db *bun.DB, userID int64, sessionVersion int, passwordHash string, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var email string
-		err := tx.NewRaw(`SELECT email FROM cabinet_users WHERE id = ? AND session_version = ? AND disabled_at IS NULL FOR UPDATE`,
-			userID, sessionVersion).Scan(ctx, &email)
-		if err != nil {
-			return notFound(err, fmt.Sprintf("cabinet user %d of session version %d", userID, sessionVersion))
+		if err := tx.NewRaw("SELECT email FROM cabinet_users WHERE id = ?", userID).Scan(ctx, &email); err != nil {
+			return notFound(err, fmt.Sprintf("cabinet user %d", userID))
+		}
+		if _, _, err := lockPerson(ctx, tx, email, userID); err != nil {
+			return err
+		}
+		// Checked once locked: a password set meanwhile moved it.
+		var current int
+		if err := tx.NewRaw("SELECT session_version FROM cabinet_users WHERE id = ?", userID).Scan(ctx, &current); err != nil {
+			return err
+		}
+		if current != sessionVersion {
+			return fmt.Errorf("cabinet user %d of session version %d: %w", userID, sessionVersion, errs.NotFound)
 		}
 		if err := newPassword(ctx, tx, email, passwordHash, now); err != nil {
 			return err

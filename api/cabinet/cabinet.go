@@ -9,6 +9,7 @@ package cabinet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -386,12 +387,16 @@ type linkView struct {
 	Company          string
 	Role             organizer.Role
 	ExistingPassword bool
+	// Resets: a reset link of an invitation, which replaces the password.
+	Resets bool
+	// CanMail: a forgotten password's reset link can be e-mailed.
+	CanMail bool
 }
 
 // linkData is the link page's data for the link.
 func (c *cabinet) linkData(r *http.Request, l *organizer.Link) pageData {
 	u := l.User
-	v := linkView{ExistingPassword: l.ExistingPassword}
+	v := linkView{ExistingPassword: l.ExistingPassword, Resets: l.Resets, CanMail: c.Mail != nil}
 	data := pageData{Title: "Set your password", Email: u.Email, MinPassword: organizer.MinPasswordLength}
 	if l.ExistingPassword {
 		data.Title = "Accept the invitation"
@@ -409,20 +414,32 @@ func (c *cabinet) linkData(r *http.Request, l *organizer.Link) pageData {
 func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 	token := r.PathValue("token")
 	pw, again := r.PostFormValue("password"), r.PostFormValue("password_again")
+	// The form that chose a new password (it asks for it twice), whatever
+	// the link asks for now.
+	_, choosing := r.PostForm["password_again"]
 	l, err := c.Users.Link(r.Context(), token)
 	if err != nil {
 		c.linkFailed(w, r, err)
 		return
 	}
 	data := c.linkData(r, l)
+	if r.PostFormValue("forgot") != "" && l.ExistingPassword {
+		c.forgotPassword(w, r, token, data)
+		return
+	}
 	if !l.ExistingPassword && pw != again {
 		data.Message = "The two passwords differ."
 		c.render(w, r, http.StatusUnprocessableEntity, "link", data)
 		return
 	}
 	// The service decides again which kind of link this is, in the
-	// transaction that uses it: the page only asks.
-	u, wait, err := c.Users.UseLink(r.Context(), c.clientAddr(r), token, pw)
+	// transaction that uses it: the page only asks. A new password is
+	// never checked as the existing one (ChoosePassword).
+	use := c.Users.UseLink
+	if choosing {
+		use = c.Users.ChoosePassword
+	}
+	u, wait, err := use(r.Context(), c.clientAddr(r), token, pw)
 	var pe *organizer.PasswordError
 	switch {
 	case errors.As(err, &pe):
@@ -441,7 +458,8 @@ func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.Is(err, organizer.ErrExistingPassword):
 		// A password was set since the page was shown (another
-		// invitation accepted): the page asks for it now.
+		// invitation accepted): the page asks for it now; the new one
+		// typed was neither checked nor counted.
 		if l, err = c.Users.Link(r.Context(), token); err != nil {
 			c.linkFailed(w, r, err)
 			return
@@ -465,6 +483,40 @@ func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.startSession(w, r, u)
+}
+
+// forgotPassword e-mails the address of an invitation that asks for the
+// password it has a link that sets a new one (organizer.ForgotPassword):
+// the mailbox's owner gets it, never whoever holds the invitation's link,
+// whose link stops working. It checks no password and spends no budget.
+func (c *cabinet) forgotPassword(w http.ResponseWriter, r *http.Request, token string, data pageData) {
+	if c.Mail == nil {
+		data.Message = "This cabinet cannot send e-mail. Ask the administrator for a link that sets a new password."
+		c.render(w, r, http.StatusServiceUnavailable, "link", data)
+		return
+	}
+	reset, err := c.Users.ForgotPassword(r.Context(), token)
+	if err != nil {
+		c.linkFailed(w, r, err)
+		return
+	}
+	company, err := c.Users.CompanyName(r.Context(), reset.User.CompanyID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	msg := organizer.ResetMail(reset.User.Email, company, strings.TrimSuffix(c.PublicBaseURL, "/")+reset.Path, reset.ExpiresAt,
+		fmt.Sprintf("reset-%d-%d@ticketsales", reset.User.ID, reset.ExpiresAt.UnixNano()))
+	if err := c.Mail.Send(r.Context(), msg); err != nil {
+		c.Log.WarnContext(r.Context(), "cabinet reset link not sent", "user_id", reset.User.ID, "err", err)
+		c.render(w, r, http.StatusBadGateway, "error", pageData{Title: "Not sent",
+			Message: "The e-mail could not be sent, and this link no longer works. Ask whoever invited you to send the invitation again."})
+		return
+	}
+	c.Log.InfoContext(r.Context(), "cabinet reset link sent", "user_id", reset.User.ID, "company_id", reset.User.CompanyID)
+	c.render(w, r, http.StatusOK, "error", pageData{Title: "Check your e-mail",
+		Notice: "A link to set a new password and accept the invitation is sent to " + reset.User.Email +
+			". It works once, for 72 hours; this page's link no longer works."})
 }
 
 // clientAddr is the client sign-in limits count under: the TCP peer's

@@ -73,10 +73,19 @@ func (c *cli) userCmd() *cobra.Command {
 
 	var linkEmail string
 	var linkCompany int64
+	var linkReset bool
 	link := &cobra.Command{
-		Use: "link --email E [--company ID]",
+		Use: "link --email E [--company ID] [--reset]",
 		Short: "Print a new one-time sign-in link for a user (a forgotten password: a joined user's link sets the address's password, " +
-			"for every company; an invited user's asks for the one the address has, if any; --company when the address is a user of several)",
+			"for every company; an invited user's asks for the one the address has, if any, unless --reset; " +
+			"--company when the address is a user of several)",
+		Long: "Print a new one-time sign-in link for a cabinet user; the user's older links stop working.\n\n" +
+			"A joined user's link sets the address's password (a forgotten one): every session of the person ends and their " +
+			"other lost-password links are spent. An invited user's link (not joined yet) asks for the password the address " +
+			"has, if it has one, and sets none.\n\n" +
+			"--reset: the link sets a new password even for an invited user, and joins. For a person who forgot the password " +
+			"and whose only membership is an invitation (removed and invited back): their invitation asks for the password " +
+			"and no joined membership has a lost-password link. Make sure the person asking owns the address.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := c.open(cmd); err != nil {
@@ -87,7 +96,11 @@ func (c *cli) userCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			path, err := users.NewLink(cmd.Context(), u.ID)
+			issue := users.NewLink
+			if linkReset {
+				issue = users.NewResetLink
+			}
+			path, err := issue(cmd.Context(), u.ID)
 			if err != nil {
 				return err
 			}
@@ -96,6 +109,7 @@ func (c *cli) userCmd() *cobra.Command {
 	}
 	link.Flags().StringVar(&linkEmail, "email", "", "the user's e-mail address")
 	link.Flags().Int64Var(&linkCompany, "company", 0, "the company whose user it is (when the address is a user of several)")
+	link.Flags().BoolVar(&linkReset, "reset", false, "the link sets a new password even if the user has not joined yet (an invitation)")
 	_ = link.MarkFlagRequired("email")
 	var disableEmail string
 	var disableID, disableCompany int64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/store"
 	"github.com/ticketsales/ticketsales/test/testenv"
 )
@@ -224,5 +226,100 @@ func TestTicketctlOneAddressTwoCompanies(t *testing.T) {
 	if err := db.NewRaw("SELECT disabled_at IS NOT NULL FROM cabinet_users WHERE email = 'pat@shared.test' ORDER BY company_id = ?", other.ID).
 		Scan(ctx, &disabled); err != nil || len(disabled) != 2 || !disabled[0] || disabled[1] {
 		t.Fatalf("after disabling in one company, disabled: %v %v", disabled, err)
+	}
+}
+
+// linkToken runs `user link` with args and returns the link's token.
+func linkToken(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := ticketctl(t, append([]string{"user", "link", "--json"}, args...)...)
+	var u struct {
+		SignInURL string `json:"signin_url"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &u) != nil || !strings.Contains(u.SignInURL, organizer.LinkPath) {
+		t.Fatalf("user link %v: %v %s", args, err, out)
+	}
+	return u.SignInURL[strings.Index(u.SignInURL, organizer.LinkPath)+len(organizer.LinkPath):]
+}
+
+// TestTicketctlResetLinkOfAnInvitation: a person with a password whose
+// only membership is an invitation (removed and invited back) and who
+// forgot the password: `user link` gives an invitation's link, which asks
+// for that password; `user link --reset` gives one that sets a new
+// password and joins. Used, it spends the person's lost-password links of
+// other companies, as any new password does.
+func TestTicketctlResetLinkOfAnInvitation(t *testing.T) {
+	db, acmeID := acme(t)
+	ctx := context.Background()
+	users := organizer.New(db, nil, organizer.Limits{})
+	companyID, _ := strconv.ParseInt(acmeID, 10, 64)
+	boss, bossLink, err := users.CreateUser(ctx, companyID, "boss@acme.test", organizer.RoleOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := users.UseLink(ctx, "192.0.2.1", strings.TrimPrefix(bossLink, organizer.LinkPath), "the boss's password"); err != nil {
+		t.Fatal(err)
+	}
+	// pat sets a password, is removed, and is invited back.
+	_, patLink, err := users.CreateUser(ctx, companyID, "pat@acme.test", organizer.RoleSupport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := users.UseLink(ctx, "192.0.2.2", strings.TrimPrefix(patLink, organizer.LinkPath), "the forgotten password"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := ticketctl(t, "user", "disable", "--email", "pat@acme.test"); err != nil {
+		t.Fatalf("user disable: %v %s", err, out)
+	}
+	if _, err := users.Invite(ctx, boss, "pat@acme.test", organizer.RoleSupport); err != nil {
+		t.Fatal(err)
+	}
+
+	// A plain link is the invitation's: it asks for the forgotten one.
+	plain := linkToken(t, "--email", "pat@acme.test")
+	if l, err := users.Link(ctx, plain); err != nil || !l.ExistingPassword {
+		t.Fatalf("user link of the invitation: %+v %v, want one asking for the password", l, err)
+	}
+	reset := linkToken(t, "--email", "pat@acme.test", "--reset")
+	if _, err := users.Link(ctx, plain); !errors.Is(err, organizer.ErrLinkInvalid) {
+		t.Fatalf("the plain link after --reset: %v, want spent", err)
+	}
+	if l, err := users.Link(ctx, reset); err != nil || l.ExistingPassword || l.User.Joined {
+		t.Fatalf("user link --reset: %+v %v, want a link that sets the password", l, err)
+	}
+	u, _, err := users.UseLink(ctx, "192.0.2.3", reset, "a new password of pat")
+	if err != nil || !u.Joined || u.CompanyID != companyID {
+		t.Fatalf("using the reset link: %+v %v", u, err)
+	}
+	if _, _, err := users.SignIn(ctx, "192.0.2.4", "pat@acme.test", "a new password of pat"); err != nil {
+		t.Fatalf("signing in with the new password: %v", err)
+	}
+	if _, _, err := users.SignIn(ctx, "192.0.2.4", "pat@acme.test", "the forgotten password"); !errors.Is(err, organizer.ErrBadCredentials) {
+		t.Fatalf("signing in with the old password: %v", err)
+	}
+
+	// sam is a member of Other with a pending lost-password link, and
+	// invited to Acme: Acme's reset link spends Other's link.
+	other, err := store.CreateCompany(ctx, db, "Other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, samLink, err := users.CreateUser(ctx, other.ID, "sam@other.test", organizer.RoleOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := users.UseLink(ctx, "192.0.2.5", strings.TrimPrefix(samLink, organizer.LinkPath), "sam's first password"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := users.Invite(ctx, boss, "sam@other.test", organizer.RoleFinance); err != nil {
+		t.Fatal(err)
+	}
+	lost := linkToken(t, "--email", "sam@other.test", "--company", strconv.FormatInt(other.ID, 10))
+	reset = linkToken(t, "--email", "sam@other.test", "--company", acmeID, "--reset")
+	if _, _, err := users.UseLink(ctx, "192.0.2.6", reset, "sam's second password"); err != nil {
+		t.Fatalf("sam's reset link: %v", err)
+	}
+	if _, err := users.Link(ctx, lost); !errors.Is(err, organizer.ErrLinkInvalid) {
+		t.Fatalf("the other company's lost-password link after the reset: %v, want spent", err)
 	}
 }

@@ -217,8 +217,23 @@ func (s *Service) CreateUser(ctx context.Context, companyID int64, email string,
 
 // NewLink issues another one-time link for a user (a lost password, or the
 // demo organizer of every `make run`); the user's older unused links stop
-// working.
+// working. A user who has not joined yet gets an invitation's link: it
+// asks for the password the person has, if any (see Link).
 func (s *Service) NewLink(ctx context.Context, userID int64) (string, error) {
+	return s.newLink(ctx, userID, store.NewSignInLink)
+}
+
+// NewResetLink is NewLink for a link that sets a new password whether the
+// user has joined or not (ticketctl user link --reset): the way in for a
+// person who forgot the password and whose only membership is an
+// invitation, whose link would ask for it. Using it is a lost password's
+// link: the person's sessions end and their lost-password links are spent.
+func (s *Service) NewResetLink(ctx context.Context, userID int64) (string, error) {
+	return s.newLink(ctx, userID, store.NewResetLink)
+}
+
+func (s *Service) newLink(ctx context.Context, userID int64,
+	issue func(ctx context.Context, db *bun.DB, userID int64, tokenHash []byte, expires, now time.Time) error) (string, error) {
 	u, err := store.GetCabinetUser(ctx, s.db, userID)
 	if err != nil {
 		return "", err
@@ -228,10 +243,40 @@ func (s *Service) NewLink(ctx context.Context, userID int64) (string, error) {
 	}
 	token, hash := newToken()
 	now := s.now()
-	if err := store.NewSignInLink(ctx, s.db, userID, hash, now.Add(LinkLifetime), now); err != nil {
+	if err := issue(ctx, s.db, userID, hash, now.Add(LinkLifetime), now); err != nil {
 		return "", err
 	}
 	return LinkPath + token, nil
+}
+
+// ErrNoPasswordToForget: the link sets a password; there is none it asks
+// for.
+var ErrNoPasswordToForget = errors.New("the link sets a password: it asks for none")
+
+// ForgotPassword exchanges an invitation's link that asks for the person's
+// existing password (see Link) for a reset link of the same membership
+// (NewResetLink), to be e-mailed to the address only: whoever holds the
+// invitation's link (a forwarded e-mail) gets nothing, the mailbox's owner
+// a way in. The invitation's link stops working, so each link sends one
+// e-mail at most. A link that sets a password is ErrNoPasswordToForget.
+func (s *Service) ForgotPassword(ctx context.Context, token string) (*Invitation, error) {
+	l, err := s.Link(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	if !l.ExistingPassword {
+		return nil, ErrNoPasswordToForget
+	}
+	reset, hash := newToken()
+	now := s.now()
+	u, err := store.ResetInvitationLink(ctx, s.db, hashToken(token), hash, now.Add(LinkLifetime), now)
+	if errors.Is(err, errs.NotFound) {
+		return nil, ErrLinkInvalid
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Invitation{User: view(u), Path: LinkPath + reset, ExpiresAt: now.Add(LinkLifetime)}, nil
 }
 
 // ManyCompanies: the address is a user of several companies; the
@@ -308,8 +353,12 @@ type Link struct {
 	// company or from before a removal. It asks for that password and
 	// sets none: an invitation, which an owner of any company can send,
 	// never changes how the person signs in elsewhere. Every other link
-	// sets the password: a new person's first, or a lost password's.
+	// sets the password: a new person's first, a lost password's, or a
+	// reset link's (Resets).
 	ExistingPassword bool
+	// Resets: the link sets a new password even though its membership
+	// has not joined (NewResetLink).
+	Resets bool
 }
 
 // Link returns what a link does, without spending it.
@@ -321,8 +370,8 @@ func (s *Service) Link(ctx context.Context, token string) (*Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Link{User: view(cu)}
-	if !l.User.Joined {
+	l := &Link{User: view(&cu.CabinetUser), Resets: cu.ResetsPassword}
+	if !l.User.Joined && !l.Resets {
 		p, err := store.GetCabinetPerson(ctx, s.db, cu.Email)
 		if err != nil {
 			return nil, err
@@ -376,6 +425,30 @@ func (s *Service) UseLink(ctx context.Context, addr, token, password string) (*U
 			return userOf(u, err)
 		})
 	}
+	return s.setPassword(ctx, client, token, password)
+}
+
+// ChoosePassword is UseLink for a new password chosen on a link's page
+// (the cabinet's form that asks for it twice): a link that asks for the
+// person's existing password instead (one was set since the page was
+// shown) is ErrExistingPassword, with no password checked and no sign-in
+// budget spent. The typed password was chosen as a new one: checked as
+// the existing one, it would be a failed sign-in of the person's own.
+func (s *Service) ChoosePassword(ctx context.Context, addr, token, password string) (*User, time.Duration, error) {
+	l, err := s.Link(ctx, token)
+	if err != nil {
+		return nil, 0, err
+	}
+	if l.ExistingPassword {
+		return nil, 0, ErrExistingPassword
+	}
+	return s.setPassword(ctx, ratelimit.AddressGroup(addr), token, password)
+}
+
+// setPassword sets the person's password through a link that sets one
+// (see UseLink); one that asks for the existing password by the time it
+// is used is ErrExistingPassword, nothing changed.
+func (s *Service) setPassword(ctx context.Context, client, token, password string) (*User, time.Duration, error) {
 	if err := CheckPassword(password); err != nil {
 		return nil, 0, err
 	}

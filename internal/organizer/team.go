@@ -188,6 +188,18 @@ func InvitationMail(to, inviter, company string, role Role, link string, expires
 	return mail.Message{To: to, Subject: "You are invited to the organizer's cabinet of " + company, Text: b.String(), MessageID: id}
 }
 
+// ResetMail is the e-mail with a link that sets a new password and
+// accepts the invitation to the company (ForgotPassword); link is absolute.
+func ResetMail(to, company string, link string, expires time.Time, id string) mail.Message {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Hello,\n\nOn the page of your invitation to the organizer's cabinet of %s, someone asked for a link to set a new password.\n\n", company)
+	fmt.Fprintf(&b, "To choose a new password and accept the invitation, open this link (the invitation's own link no longer works):\n\n%s\n\n", link)
+	fmt.Fprintf(&b, "The new password replaces the one you had, for every organizer whose team you are in, and signs out your other sessions. ")
+	fmt.Fprintf(&b, "The link works once, until %s. If you did not ask for it, ignore this e-mail: your password stays as it is.\n",
+		expires.UTC().Format("2006-01-02 15:04 UTC"))
+	return mail.Message{To: to, Subject: "Set a new password for the organizer's cabinet of " + company, Text: b.String(), MessageID: id}
+}
+
 // RoleSummary says in a few words what a role may see and do (Can
 // decides).
 func RoleSummary(r Role) string {

@@ -4,6 +4,24 @@
 -- An order id is the primary key; a ticket's barcode and number are unique
 -- already.
 
+-- Safe to run again after a build was cut short: a cancelled CONCURRENTLY
+-- build leaves its index invalid, which IF NOT EXISTS would keep. Such an
+-- index of this file is dropped first, to be built anew: a plain DROP (a
+-- DO block runs in a transaction) that locks the table for a moment, and
+-- only when there is one.
+DO $$
+DECLARE i regclass;
+BEGIN
+    FOR i IN SELECT indexrelid::regclass FROM pg_index WHERE NOT indisvalid AND indexrelid IN (
+        to_regclass('orders_company_email'),
+        to_regclass('orders_company_name'),
+        to_regclass('orders_company_name_last'),
+        to_regclass('orders_company_payment_id'),
+        to_regclass('orders_sandbox_created')) LOOP
+        EXECUTE format('DROP INDEX %s', i);
+    END LOOP;
+END $$;
+--bun:split
 -- A buyer's e-mail, and their name either way round ("anna pavlova",
 -- "pavlova anna"), by prefix: lower(...) LIKE 'prefix%'.
 CREATE INDEX CONCURRENTLY IF NOT EXISTS orders_company_email

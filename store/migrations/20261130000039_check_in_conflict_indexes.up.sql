@@ -1,6 +1,21 @@
 -- Check-in conflicts (migration 37), outside a transaction, one statement
 -- at a time, so scans at the door go on meanwhile.
 
+-- Safe to run again after a build was cut short: a cancelled CONCURRENTLY
+-- build leaves its index invalid, which IF NOT EXISTS would keep. Such an
+-- index of this file is dropped first, to be built anew: a plain DROP (a
+-- DO block runs in a transaction) that locks the table for a moment, and
+-- only when there is one.
+DO $$
+DECLARE i regclass;
+BEGIN
+    FOR i IN SELECT indexrelid::regclass FROM pg_index WHERE NOT indisvalid AND indexrelid IN (
+        to_regclass('check_ins_conflict_with'),
+        to_regclass('check_ins_event_conflicts')) LOOP
+        EXECUTE format('DROP INDEX %s', i);
+    END LOOP;
+END $$;
+--bun:split
 -- The check of conflict kinds on the rows from before migration 37
 -- (added NOT VALID there). VALIDATE locks out schema changes, not writes;
 -- where 37 ran when it still checked at once, there is nothing to do.

@@ -1,0 +1,4 @@
+package store
+
+// MigrateFS is migrateFS, for tests that migrate a set of their own.
+var MigrateFS = migrateFS
