@@ -179,7 +179,7 @@ func ResetInvitationLink(ctx context.Context, db *bun.DB, tokenHash, resetHash [
 		if err != nil {
 			return err
 		}
-		if err := tx.NewRaw("SELECT * FROM cabinet_users WHERE id = ? AND disabled_at IS NULL AND joined_at IS NULL FOR UPDATE",
+		if err := tx.NewRaw("SELECT * FROM cabinet_users WHERE id = ? AND disabled_at IS NULL AND joined_at IS NULL FOR NO KEY UPDATE",
 			userID).Scan(ctx, u); err != nil {
 			return notFound(err, fmt.Sprintf("invited cabinet user %d", userID))
 		}
@@ -222,12 +222,20 @@ func SignInLinkUser(ctx context.Context, db bun.IDB, tokenHash []byte, now time.
 // spendPersonLinks spends the unused links of the membership userID and
 // of the person's other joined memberships (links the operator issued
 // for a lost password); another company's pending invitation keeps its
-// link, so its owner sees nothing of what the person did elsewhere.
+// link, so its owner sees nothing of what the person did elsewhere, but a
+// reset that link carried is taken back: it becomes an invitation that
+// asks for the password just set, not one that sets another.
 func spendPersonLinks(ctx context.Context, tx bun.IDB, email string, userID int64, now time.Time) error {
-	_, err := tx.NewRaw(`UPDATE cabinet_signin_links l SET used_at = ? FROM cabinet_users u
+	if _, err := tx.NewRaw(`UPDATE cabinet_signin_links l SET used_at = ? FROM cabinet_users u
 		WHERE l.user_id = u.id AND l.used_at IS NULL AND u.email = ? AND (u.id = ? OR u.joined_at IS NOT NULL)`,
-		now, email, userID).Exec(ctx)
-	return err
+		now, email, userID).Exec(ctx); err != nil {
+		return fmt.Errorf("spend the links of %s: %w", email, err)
+	}
+	if _, err := tx.NewRaw(`UPDATE cabinet_signin_links l SET resets_password = false FROM cabinet_users u
+		WHERE l.user_id = u.id AND l.used_at IS NULL AND l.resets_password AND u.email = ?`, email).Exec(ctx); err != nil {
+		return fmt.Errorf("take back the resets of %s: %w", email, err)
+	}
+	return nil
 }
 
 // newPassword stores the person's password hash and ends every session of
@@ -326,12 +334,14 @@ func linkHolder(ctx context.Context, tx bun.IDB, tokenHash []byte, now time.Time
 // transaction that changes a person's password, sessions or links locks
 // in this order, person, membership, links (team changes lock a
 // membership, then its links): taken the other way round, a link used
-// while the password changed deadlocked.
+// while the password changed deadlocked. NO KEY UPDATE, not UPDATE: rows
+// that reference these (a new link, a known address) take a key-share
+// lock on them, which UPDATE would block and deadlock with.
 func lockPerson(ctx context.Context, tx bun.IDB, email string, userID int64) (hash *string, joined bool, err error) {
-	if err := tx.NewRaw("SELECT password_hash FROM cabinet_people WHERE email = ? FOR UPDATE", email).Scan(ctx, &hash); err != nil {
+	if err := tx.NewRaw("SELECT password_hash FROM cabinet_people WHERE email = ? FOR NO KEY UPDATE", email).Scan(ctx, &hash); err != nil {
 		return nil, false, notFound(err, "cabinet person")
 	}
-	if err := tx.NewRaw("SELECT joined_at IS NOT NULL FROM cabinet_users WHERE id = ? AND email = ? AND disabled_at IS NULL FOR UPDATE",
+	if err := tx.NewRaw("SELECT joined_at IS NOT NULL FROM cabinet_users WHERE id = ? AND email = ? AND disabled_at IS NULL FOR NO KEY UPDATE",
 		userID, email).Scan(ctx, &joined); err != nil {
 		return nil, false, notFound(err, fmt.Sprintf("cabinet user %d", userID))
 	}

@@ -107,7 +107,7 @@ func InviteCabinetUser(ctx context.Context, db *bun.DB, companyID int64, email, 
 func ReinviteCabinetUser(ctx context.Context, db *bun.DB, companyID, userID int64, tokenHash []byte, expires, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := tx.NewRaw("SELECT * FROM cabinet_users WHERE id = ? AND company_id = ? FOR UPDATE", userID, companyID).Scan(ctx, u); err != nil {
+		if err := tx.NewRaw("SELECT * FROM cabinet_users WHERE id = ? AND company_id = ? FOR NO KEY UPDATE", userID, companyID).Scan(ctx, u); err != nil {
 			return notFound(err, fmt.Sprintf("cabinet user %d", userID))
 		}
 		if u.JoinedAt != nil || u.DisabledAt != nil {

@@ -10,7 +10,13 @@
 DO $$
 DECLARE i regclass;
 BEGIN
-    FOR i IN SELECT indexrelid::regclass FROM pg_index WHERE NOT indisvalid AND indexrelid IN (
+    -- Waiting for the table's lock would queue every write behind it:
+    -- give up after 2 s, and the next run tries again.
+    PERFORM set_config('lock_timeout', '2s', true);
+    FOR i IN SELECT indexrelid::regclass FROM pg_index WHERE NOT indisvalid
+        -- a build still running (its client gone) is left to finish
+        AND indexrelid NOT IN (SELECT index_relid FROM pg_stat_progress_create_index)
+        AND indexrelid IN (
         to_regclass('reservations_unstarted')) LOOP
         EXECUTE format('DROP INDEX %s', i);
     END LOOP;
