@@ -3,4 +3,5 @@
 -- otherwise ask for the password the person has: a person whose only
 -- membership is an invitation (removed and invited back) and who forgot
 -- that password had no way in. Links made before are what they were.
-ALTER TABLE cabinet_signin_links ADD COLUMN resets_password boolean NOT NULL DEFAULT false;
+-- IF NOT EXISTS: a crash between the commit and its record runs it again.
+ALTER TABLE cabinet_signin_links ADD COLUMN IF NOT EXISTS resets_password boolean NOT NULL DEFAULT false;
