@@ -166,10 +166,6 @@ func CreateRefundTx(ctx context.Context, tx bun.Tx, r *Refund) error {
 	if !errors.Is(notFound(err, ""), errs.NotFound) {
 		return err
 	}
-	if !o.Status.TicketsValid() {
-		// Refused before locking tickets: nothing of the order changes.
-		return &errs.StateError{Entity: "order", ID: fmt.Sprint(o.ID), Status: string(o.Status)}
-	}
 	all, err := lockRefundCandidates(ctx, tx, o.ID)
 	if err != nil {
 		return err
