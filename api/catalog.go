@@ -12,6 +12,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/catalog"
 	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/distribution"
 	"github.com/ticketsales/ticketsales/internal/states"
 	"github.com/ticketsales/ticketsales/store"
 )
@@ -107,7 +108,8 @@ func (s *Server) registerCatalog(api huma.API) {
 		OperationID: "list-events", Method: http.MethodGet, Path: "/events", Tags: tags,
 		Summary: "List the company's events", Errors: []int{http.StatusUnprocessableEntity},
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *listEventsInput) (*listOutput[catalog.Event], error) {
-		events, total, err := s.deps.Catalog.ListEvents(ctx, request.Caller(ctx).CompanyID, in.filter)
+		p := request.Caller(ctx)
+		events, total, err := s.deps.Catalog.ListEventsFor(ctx, p.CompanyID, p.ChannelID, in.filter)
 		return replyPage(ctx, events, in.PageParams, total, err)
 	})
 
@@ -161,6 +163,19 @@ func (s *Server) registerCatalog(api huma.API) {
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
+		OperationID: "get-event-allocation", Method: http.MethodGet, Path: "/events/{id}/allocation", Tags: tags,
+		Summary:     "What this key may sell of an event, and when",
+		Description: "The sales channel of this key's application, its sales window, what is allocated to the channel (sold, held, left, released) and what general sale has. Seats and tickets allocated to other channels are not for sale through this key: availability leaves them out and a hold of them answers 409 seat_not_for_sale.",
+		Errors:      []int{http.StatusNotFound},
+	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *EventPath) (*dataOutput[*distribution.Share], error) {
+		share, err := s.deps.Distribution.ShareOf(ctx, request.Caller(ctx), in.ID, s.deps.Holds.Now())
+		if err != nil {
+			return nil, err
+		}
+		return ok(ctx, share), nil
+	})
+
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "get-event-scheme", Method: http.MethodGet, Path: "/events/{id}/scheme", Tags: tags,
 		Summary:     "Get the hall geometry of an event (cache by ETag)",
 		Description: "Zones, rows and seats with ids, labels and optional coordinates. Large and rarely changing: send If-None-Match.",
@@ -181,7 +196,8 @@ func (s *Server) registerCatalog(api huma.API) {
 		Errors:      []int{http.StatusNotFound},
 		Responses:   jsonResponse[catalog.Availability](api, "Availability"),
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *conditionalEventInput) (*partsOutput, error) {
-		doc, err := s.deps.Catalog.Availability(ctx, request.Caller(ctx).CompanyID, in.ID)
+		p := request.Caller(ctx)
+		doc, err := s.deps.Catalog.AvailabilityFor(ctx, p.CompanyID, p.ChannelID, in.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -17,7 +17,7 @@ var problemCodes = []string{
 	"idempotency_key_reused", "idempotency_request_in_progress", "insufficient_scope", "internal",
 	"invalid_state", "limit_reached", "malformed_request", "method_not_allowed", "not_acceptable", "not_found",
 	"order_expired", "order_paid", "rate_limited", "request_timeout", "request_too_large",
-	"reservation_expired", "seat_taken", "sold_out", "ticket_checked_in", "unauthenticated", "unavailable",
+	"reservation_expired", "sales_closed", "sales_not_open", "seat_not_for_sale", "seat_taken", "sold_out", "ticket_checked_in", "unauthenticated", "unavailable",
 	"unsupported_media_type", "validation_error", "error",
 }
 
@@ -29,7 +29,7 @@ var codesByStatus = map[string][]string{
 	"403": {"insufficient_scope", "door_key_elsewhere"},
 	"404": {"not_found"},
 	"405": {"method_not_allowed"},
-	"409": {"seat_taken", "sold_out", "invalid_state", "order_paid", "reservation_expired", "order_expired", "limit_reached", "ticket_checked_in", "idempotency_request_in_progress"},
+	"409": {"seat_taken", "seat_not_for_sale", "sales_not_open", "sales_closed", "sold_out", "invalid_state", "order_paid", "reservation_expired", "order_expired", "limit_reached", "ticket_checked_in", "idempotency_request_in_progress"},
 	"413": {"request_too_large"},
 	"415": {"unsupported_media_type"},
 	"422": {"validation_error", "amount_mismatch", "gateway_unavailable", "idempotency_key_reused"},
@@ -45,6 +45,7 @@ var nullable = map[string][]string{
 	"Ticket":     {"seat"},
 	"DoorTicket": {"seat"},
 	"Event":      {"price_from"},
+	"Share":      {"channel", "allocation"},
 }
 
 // transportHeaders are HTTP's own: a client must not set or read them as

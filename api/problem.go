@@ -32,13 +32,16 @@ type Problem struct {
 	Errors        []*huma.ErrorDetail `json:"errors,omitempty" doc:"Field errors of a validation_error."`
 	RequiredScope string              `json:"required_scope,omitempty" doc:"The scope an insufficient_scope error lacks."`
 
-	UnavailableSeats []errs.SeatRef `json:"unavailable_seats,omitempty" doc:"The seats a seat_taken error refers to."`
+	UnavailableSeats []errs.SeatRef `json:"unavailable_seats,omitempty" doc:"The seats a seat_taken or seat_not_for_sale error refers to."`
 	// The aggregator adapter names seats as its reserve takes them.
 	AggUnavailableSeats []string `json:"unavailableSeats,omitempty" doc:"Aggregator adapter: the seats a seat_taken error refers to, as <zone_id>|<seat_id>."`
 
 	UnavailableCategories []int64 `json:"unavailable_categories,omitempty" doc:"The ticket categories a sold_out error refers to."`
 	SlotSoldOut           bool    `json:"slot_sold_out,omitempty" doc:"True when the schedule slot's capacity is exhausted."`
 	Available             *int    `json:"available,omitempty" doc:"For best_available: free seats left within the request's categories and zones."`
+
+	SalesOpenAt   *time.Time `json:"sales_open_at,omitempty" doc:"A sales_not_open error: when sales through this key open."`
+	SalesClosedAt *time.Time `json:"sales_closed_at,omitempty" doc:"A sales_closed error: when sales through this key closed."`
 
 	ExpectedAmount *pricing.Money `json:"expected_amount,omitempty" doc:"An amount_mismatch error's order amount (and currency): the paid_amount a confirm must name."`
 
@@ -198,6 +201,8 @@ func problemOf(ctx context.Context, log *slog.Logger, err error, coded errs.Code
 		p.withHeader("Retry-After", strconv.Itoa(int(pr.RetryAfter/time.Second)))
 	}
 	var taken *errs.SeatTakenError
+	var withheld *errs.NotForSaleError
+	var window *errs.SalesWindowError
 	var invalid *errs.ValidationError
 	var soldOut *errs.SoldOutError
 	var mismatch *errs.AmountMismatchError
@@ -212,6 +217,16 @@ func problemOf(ctx context.Context, log *slog.Logger, err error, coded errs.Code
 		} else {
 			p.UnavailableSeats = taken.Seats
 		}
+	case errors.As(err, &withheld):
+		if ri := request.From(ctx); ri != nil && ri.Adapter {
+			for _, s := range withheld.Seats {
+				p.AggUnavailableSeats = append(p.AggUnavailableSeats, s.ZoneID+"|"+s.SeatID)
+			}
+		} else {
+			p.UnavailableSeats = withheld.Seats
+		}
+	case errors.As(err, &window):
+		p.SalesOpenAt, p.SalesClosedAt = window.OpensAt, window.ClosedAt
 	case errors.As(err, &invalid):
 		for _, f := range invalid.Fields {
 			p.Errors = append(p.Errors, &huma.ErrorDetail{Location: f.Location, Message: f.Message, Value: f.Value})

@@ -19,6 +19,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/catalog"
 	"github.com/ticketsales/ticketsales/internal/checkin"
 	"github.com/ticketsales/ticketsales/internal/config"
+	"github.com/ticketsales/ticketsales/internal/distribution"
 	"github.com/ticketsales/ticketsales/internal/holds"
 	"github.com/ticketsales/ticketsales/internal/mail"
 	"github.com/ticketsales/ticketsales/internal/metrics"
@@ -56,23 +57,25 @@ type ProcessOptions struct {
 
 // Process is the api process: its handler and the work beside it.
 type Process struct {
-	Handler     http.Handler
-	Deps        Deps // what Handler serves from, for a variant of it
-	Holds       *holds.Service
-	Orders      *orders.Service
-	Refunds     *refunds.Service
-	Catalog     *catalog.Service
-	Users       *organizer.Service   // the cabinet's users and sign-in limits
-	TestGateway *payment.TestGateway // nil: not mounted
-	cfg         config.Config
-	redis       *redis.Client // nil: no REDIS_URL
-	conns       app.Conns
-	opened      []func() // closes what NewProcess opened, newest first
-	starter     *holds.Starter
-	notifier    *store.Notifier
-	announce    bool
-	stop        context.CancelFunc
-	background  sync.WaitGroup
+	Handler http.Handler
+	Deps    Deps // what Handler serves from, for a variant of it
+	Holds   *holds.Service
+	Orders  *orders.Service
+	Refunds *refunds.Service
+	// Distribution: channels, allocations, windows, releases.
+	Distribution *distribution.Service
+	Catalog      *catalog.Service
+	Users        *organizer.Service   // the cabinet's users and sign-in limits
+	TestGateway  *payment.TestGateway // nil: not mounted
+	cfg          config.Config
+	redis        *redis.Client // nil: no REDIS_URL
+	conns        app.Conns
+	opened       []func() // closes what NewProcess opened, newest first
+	starter      *holds.Starter
+	notifier     *store.Notifier
+	announce     bool
+	stop         context.CancelFunc
+	background   sync.WaitGroup
 	// The notifier outlives the other work: requests still finishing after
 	// the shutdown signal announce their changes too (Stop ends it last).
 	stopNotifier context.CancelFunc
@@ -118,7 +121,7 @@ func NewProcess(ctx context.Context, cfg config.Config, opt ProcessOptions) (_ *
 	if err != nil {
 		return nil, err
 	}
-	a.Holds, a.Orders, a.Refunds, a.TestGateway = sv.Holds, sv.Orders, sv.Refunds, sv.TestGateway
+	a.Holds, a.Orders, a.Refunds, a.Distribution, a.TestGateway = sv.Holds, sv.Orders, sv.Refunds, sv.Distribution, sv.TestGateway
 	// With REDIS_URL the instances of a deployment share one request
 	// budget per key and one failure budget per client through Redis;
 	// without it each instance has its own.
@@ -169,7 +172,7 @@ func NewProcess(ctx context.Context, cfg config.Config, opt ProcessOptions) (_ *
 		Orders: a.Orders, Refunds: a.Refunds, Webhooks: hooks, Temporal: c.Temporal,
 		TemporalNamespace: cfg.TemporalNamespace, TemporalUIURL: cfg.TemporalUIURL, Mail: mailer})
 	a.Deps = Deps{DB: c.DB, Bookkeeping: c.Bookkeeping, Temporal: c.Temporal, Auth: auth,
-		Catalog: a.Catalog, Holds: a.Holds, Orders: a.Orders, Refunds: a.Refunds, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush, c.Metrics), Log: c.Log,
+		Catalog: a.Catalog, Holds: a.Holds, Orders: a.Orders, Refunds: a.Refunds, Distribution: a.Distribution, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush, c.Metrics), Log: c.Log,
 		Gateway: a.TestGateway, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
 		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},
 		AuthFailures: authFailures, ClientIPHeader: cfg.ClientIPHeader, PublicBaseURL: cfg.PublicBaseURL,

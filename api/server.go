@@ -24,6 +24,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/catalog"
 	"github.com/ticketsales/ticketsales/internal/checkin"
+	"github.com/ticketsales/ticketsales/internal/distribution"
 	"github.com/ticketsales/ticketsales/internal/holds"
 	"github.com/ticketsales/ticketsales/internal/metrics"
 	"github.com/ticketsales/ticketsales/internal/orders"
@@ -47,10 +48,12 @@ type Deps struct {
 	Holds       *holds.Service
 	Orders      *orders.Service
 	Refunds     *refunds.Service
-	Webhooks    *webhooks.Service
-	CheckIn     *checkin.Service
-	Offline     *checkin.Offline
-	RequestLog  *requestlog.Writer // nil: no request log
+	// Distribution answers what a key may sell (GET /v1/events/{id}/allocation).
+	Distribution *distribution.Service
+	Webhooks     *webhooks.Service
+	CheckIn      *checkin.Service
+	Offline      *checkin.Offline
+	RequestLog   *requestlog.Writer // nil: no request log
 	// Gateway is the built-in test gateway whose pages the api serves (nil:
 	// not mounted: sandbox disabled outside development). HostedGateway says
 	// a hosted provider takes production payments. GatewaySecret verifies

@@ -27,6 +27,9 @@ type BestSeatsRequest struct {
 	// seat since Avoid was read: a group with such a seat is passed over
 	// without a round trip.
 	Busy func(seatID string) bool
+	// ChannelID is the caller's sales channel (0: general sale only): a
+	// pick takes only seats it may sell.
+	ChannelID int64
 }
 
 // PickBestSeats locks and returns the best free seats for the request, in
@@ -47,7 +50,7 @@ func PickBestSeats(ctx context.Context, tx bun.Tx, r BestSeatsRequest) (map[stri
 	if r.ZoneIDs == nil {
 		r.ZoneIDs = []string{}
 	}
-	filter := `s.event_id = ? AND ` + seatIsFree + `
+	filter := `s.event_id = ? AND ` + seatIsFree + ` AND NOT ` + seatWithheld(r.EventID, r.ChannelID) + `
 		AND (cardinality(?::bigint[]) = 0 OR s.category_id = ANY(?::bigint[]))
 		AND (cardinality(?::text[]) = 0 OR s.zone_id = ANY(?::text[]))`
 	args := []any{r.EventID, pgdialect.Array(r.CategoryIDs), pgdialect.Array(r.CategoryIDs), pgdialect.Array(r.ZoneIDs), pgdialect.Array(r.ZoneIDs)}
@@ -181,21 +184,24 @@ func pickResult(rows []ReservedSeat) (map[string]ReservedSeat, []string, error) 
 }
 
 // FreeSeatsLeft counts an event's free seats within the categories and
-// zones (none: any): what a sold_out answer says is left.
-func FreeSeatsLeft(ctx context.Context, db bun.IDB, eventID int64, categoryIDs []int64, zoneIDs []string) (int, error) {
+// zones (none: any) that a caller of the channel may sell: what a sold_out
+// answer says is left; withheld tells whether free seats allocated to
+// other channels are among them.
+func FreeSeatsLeft(ctx context.Context, db bun.IDB, eventID, channelID int64, categoryIDs []int64, zoneIDs []string) (left int, withheld bool, err error) {
 	if categoryIDs == nil {
 		categoryIDs = []int64{}
 	}
 	if zoneIDs == nil {
 		zoneIDs = []string{}
 	}
-	var n int
-	err := db.NewRaw(`SELECT count(*) FROM event_seats s WHERE s.event_id = ? AND `+seatIsFree+`
+	w := seatWithheld(eventID, channelID)
+	err = db.NewRaw(`SELECT count(*) FILTER (WHERE NOT `+w+`), coalesce(bool_or(`+w+`), false)
+		FROM event_seats s WHERE s.event_id = ? AND `+seatIsFree+`
 		AND (cardinality(?::bigint[]) = 0 OR s.category_id = ANY(?::bigint[]))
 		AND (cardinality(?::text[]) = 0 OR s.zone_id = ANY(?::text[]))`,
-		eventID, pgdialect.Array(categoryIDs), pgdialect.Array(categoryIDs), pgdialect.Array(zoneIDs), pgdialect.Array(zoneIDs)).Scan(ctx, &n)
+		eventID, pgdialect.Array(categoryIDs), pgdialect.Array(categoryIDs), pgdialect.Array(zoneIDs), pgdialect.Array(zoneIDs)).Scan(ctx, &left, &withheld)
 	if err != nil {
-		return 0, fmt.Errorf("count free seats of event %d: %w", eventID, err)
+		return 0, false, fmt.Errorf("count free seats of event %d: %w", eventID, err)
 	}
-	return n, nil
+	return left, withheld, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ticketsales/ticketsales/internal/pricing"
 	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/window"
 )
 
 // Event is an event row with its venue and city names.
@@ -29,12 +30,18 @@ type Event struct {
 	MinFee        int64              `bun:"min_fee"`
 	SeatVersion   int64              `bun:"seat_version"`
 	AllowReentry  bool               `bun:"allow_reentry"` // a checked-in ticket may go out and in again
+	// General sale's window (nil: from publication; until the start).
+	SalesStart *time.Time `bun:"sales_start"`
+	SalesEnd   *time.Time `bun:"sales_end"`
 	CreatedAt     time.Time          `bun:"created_at"`
 	UpdatedAt     time.Time          `bun:"updated_at"`
 	VenueName     string             `bun:"venue_name,scanonly"`
 	CityID        int64              `bun:"city_id,scanonly"`
 	CityName      string             `bun:"city_name,scanonly"`
 }
+
+// GeneralSale is the window of general sale (internal/window).
+func (e *Event) GeneralSale() window.Window { return window.Window{Start: e.SalesStart, End: e.SalesEnd} }
 
 // Fee is the event's fee setting.
 func (e *Event) Fee() pricing.Fee {

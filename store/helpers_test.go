@@ -60,7 +60,7 @@ func (d *demo) gaOrderOf(t *testing.T, keyID int64, isTest bool, qty int, expire
 		ExpiresAt: expires}
 	fee := pricing.Fee{Mode: pricing.Included}
 	if err := store.CreateOrderFromItems(ctx, d.DB, o, []store.ItemQuantity{{CategoryID: cat, Quantity: qty, Price: 100}},
-		func(p []int64) (int64, int64, int64) { q := fee.Order(p...); return q.Total, q.Fee, q.Amount }); err != nil {
+		func(p []int64) (int64, int64, int64) { q := fee.Order(p...); return q.Total, q.Fee, q.Amount }, 0); err != nil {
 		t.Fatal(err)
 	}
 	return o, cat

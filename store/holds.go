@@ -104,6 +104,9 @@ type NewHold struct {
 	SeatIDs     []string
 	// Prices fixes each seat's price at hold time.
 	Prices map[string]int64
+	// ChannelID is the caller's sales channel (0: general sale only): the
+	// window checked and the seats it may hold are its.
+	ChannelID int64
 }
 
 // ErrNotOnSale: the event stopped selling (unpublished or started) before
@@ -127,6 +130,9 @@ type HoldOutcome struct {
 	// sold, until when: a held seat's hold deadline, nil for a sold one.
 	// Seats taken by a request in flight are not in it.
 	TakenUntil map[string]*time.Time
+	// Withheld lists the requested seats allocated to a sales channel
+	// the caller does not sell in: not for sale to it, whatever their state.
+	Withheld []string
 }
 
 // Hold holds every seat for its reservation, or none, in one statement
@@ -146,6 +152,7 @@ func Hold(ctx context.Context, db bun.IDB, h NewHold) (HoldOutcome, error) {
 		OK         bool
 		OnSale     bool
 		Taken      []string              `bun:",array"`
+		Withheld   []string              `bun:",array"`
 		TakenUntil map[string]*time.Time `bun:"type:json"`
 		CreatedAt  *time.Time
 		ExpiresAt  *time.Time
@@ -169,7 +176,7 @@ func Hold(ctx context.Context, db bun.IDB, h NewHold) (HoldOutcome, error) {
 	if !out.OnSale {
 		return HoldOutcome{}, fmt.Errorf("hold seats of event %d: %w", r.EventID, ErrNotOnSale)
 	}
-	res := HoldOutcome{OK: out.OK, Taken: out.Taken, TakenUntil: out.TakenUntil}
+	res := HoldOutcome{OK: out.OK, Taken: out.Taken, TakenUntil: out.TakenUntil, Withheld: out.Withheld}
 	if out.OK && out.CreatedAt != nil && out.ExpiresAt != nil {
 		res.CreatedAt, res.ExpiresAt = *out.CreatedAt, *out.ExpiresAt
 	}
@@ -179,20 +186,22 @@ func Hold(ctx context.Context, db bun.IDB, h NewHold) (HoldOutcome, error) {
 // holdQuery is the hold statement of HoldSeats.
 func holdQuery(db bun.IDB, h NewHold, seats any, prices []int64) *bun.RawQuery {
 	r := h.Reservation
+	withheld := seatWithheld(r.EventID, h.ChannelID)
 	return db.NewRaw(`
 		WITH clock AS (
 			-- The hold's deadline, by Postgres's clock (or as given).
 			SELECT coalesce(?::timestamptz, now()) AS created_at,
 				coalesce(?::timestamptz, now() + make_interval(secs => ?)) AS expires_at
 		), ev AS (
-			SELECT EXISTS (SELECT 1 FROM events WHERE id = ? AND status = 'published' AND starts_at > now()) AS on_sale
+			`+salesOpenFor(r.EventID, h.ChannelID)+` AS on_sale
 		), peek AS (
-			SELECT s.seat_id, s.state, s.hold_expires_at, `+seatIsFree+` AS free
+			SELECT s.seat_id, s.state, s.hold_expires_at, `+seatIsFree+` AS free, `+withheld+` AS withheld
 			FROM event_seats s WHERE s.event_id = ? AND s.seat_id = ANY(?::text[])
 		), go AS (
-			SELECT count(*) = ? AND coalesce(bool_and(free), false) AS ok FROM peek
+			SELECT count(*) = ? AND coalesce(bool_and(free AND NOT withheld), false) AS ok FROM peek
 		), cur AS (
-			SELECT s.seat_id, `+seatIsFree+` AS free
+			-- Checked again under the lock: an allocation may have moved a seat.
+			SELECT s.seat_id, `+seatIsFree+` AND NOT `+withheld+` AS free
 			FROM event_seats s WHERE (SELECT ok FROM go) AND s.event_id = ? AND s.seat_id = ANY(?::text[])
 			ORDER BY s.seat_id FOR UPDATE NOWAIT
 		), verdict AS (
@@ -216,9 +225,10 @@ func holdQuery(db bun.IDB, h NewHold, seats any, prices []int64) *bun.RawQuery {
 			ARRAY(SELECT w FROM unnest(?::text[]) AS w WHERE w NOT IN (SELECT seat_id FROM peek WHERE free)
 				OR ((SELECT ok FROM go) AND w NOT IN (SELECT seat_id FROM cur WHERE free)) ORDER BY w) AS taken,
 			(SELECT json_object_agg(seat_id, CASE WHEN state = 'held' THEN hold_expires_at END) FROM peek WHERE NOT free) AS taken_until,
+			ARRAY(SELECT seat_id FROM peek WHERE withheld ORDER BY seat_id) AS withheld,
 			(SELECT created_at FROM res) AS created_at, (SELECT expires_at FROM res) AS expires_at`,
 		nullTime(r.CreatedAt), nullTime(r.ExpiresAt), h.TTL.Seconds(),
-		r.EventID, r.EventID, seats, len(h.SeatIDs), r.EventID, seats, len(h.SeatIDs),
+		r.EventID, seats, len(h.SeatIDs), r.EventID, seats, len(h.SeatIDs),
 		r.ID, r.EventID, seats,
 		r.ID, r.CompanyID, r.APIKeyID, r.IsTest, r.EventID, r.Currency, r.Total, r.ServiceFee, r.TotalToPay,
 		r.EventID, seats, pgdialect.Array(prices), seats,
@@ -332,13 +342,16 @@ type Replacement struct {
 	Prices func(categoryID int64) int64
 	// Totals recomputes the reservation sums from its final seat prices.
 	Totals func(prices []int64) (total, fee, toPay int64)
+	// ChannelID is the caller's sales channel (0: general sale only): the
+	// seats it adds must be for sale to it.
+	ChannelID int64
 }
 
 // ReplaceSeats replaces a live reservation's seats as a whole in one
 // transaction: kept seats stay held at their price, dropped ones are freed,
 // new ones held — or nothing changes and the seats that were taken are
 // returned. The deadline does not move.
-func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []string, err error) {
+func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken, withheld []string, err error) {
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		r := new(Reservation)
 		if err := selectReservation(tx, r).Where("id = ? AND company_id = ?", rp.ReservationID, rp.CompanyID).For("UPDATE").Scan(ctx); err != nil {
@@ -353,10 +366,11 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []stri
 			CategoryID int64
 			Mine       bool
 			Free       bool
+			Withheld   bool
 		}
 		if err := tx.NewRaw(`
 			SELECT s.seat_id, s.category_id, (s.state = 'held' AND s.hold_id = ?) AS mine,
-				`+seatIsFree+` AS free
+				`+seatIsFree+` AS free, `+seatWithheld(r.EventID, rp.ChannelID)+` AS withheld
 			FROM event_seats s
 			WHERE s.event_id = ? AND (s.seat_id = ANY(?::text[]) OR (s.state = 'held' AND s.hold_id = ?))
 			ORDER BY s.seat_id FOR UPDATE`, r.ID, r.EventID, seats, r.ID).Scan(ctx, &cur); err != nil {
@@ -379,6 +393,8 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []stri
 		var addCats []int64
 		for _, s := range cur {
 			switch {
+			case wanted[s.SeatID] && !s.Mine && s.Withheld:
+				withheld = append(withheld, s.SeatID)
 			case wanted[s.SeatID] && !s.Mine && !s.Free:
 				taken = append(taken, s.SeatID)
 			case wanted[s.SeatID] && !s.Mine:
@@ -387,7 +403,7 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []stri
 				drop = append(drop, s.SeatID)
 			}
 		}
-		if len(taken) > 0 {
+		if len(taken) > 0 || len(withheld) > 0 {
 			return errTaken
 		}
 		addPrices := make([]int64, len(add))
@@ -422,12 +438,12 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken []stri
 		return err
 	})
 	if err == errTaken {
-		return taken, nil
+		return taken, withheld, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("replace seats of reservation %s: %w", rp.ReservationID, err)
+		return nil, nil, fmt.Errorf("replace seats of reservation %s: %w", rp.ReservationID, err)
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 var errTaken = fmt.Errorf("seats taken")

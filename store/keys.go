@@ -130,6 +130,13 @@ type DoorLimits struct {
 // key already, nothing is made and the error is a *KeyMadeBefore naming
 // that key.
 func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name string, hash []byte, prefix string, scopes []string, door DoorLimits, claim KeyClaim) (*APIKey, error) {
+	return CreateAPIKeyIn(ctx, db, companyID, env, env, name, hash, prefix, scopes, door, claim)
+}
+
+// CreateAPIKeyIn is CreateAPIKey under the company's application of that
+// name in env (created on first use): a partner's own application, which
+// a sales channel may group (the default one is named after env).
+func CreateAPIKeyIn(ctx context.Context, db *bun.DB, companyID int64, env, application, name string, hash []byte, prefix string, scopes []string, door DoorLimits, claim KeyClaim) (*APIKey, error) {
 	key := &APIKey{Name: name, KeyHash: hash, KeyPrefix: prefix, Scopes: scopes, CheckinEventID: door.EventID, CheckinGate: door.Gate,
 		CreationToken: claim.TokenHash, Reveal: claim.Reveal}
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -150,8 +157,8 @@ func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name st
 				return errs.Invalid("event", fmt.Sprintf("event %d is not one of the company's events", *door.EventID), *door.EventID)
 			}
 		}
-		// One application per company and environment, named after it.
-		// Two first keys at once: the second insert waits for the first
+		// The application, made on first use (the environment's default
+		// one is named after it). Two first keys at once: the second insert waits for the first
 		// and does nothing, and its statement's snapshot cannot see the
 		// row the first committed; the statement run again does.
 		var err error
@@ -162,7 +169,7 @@ func CreateAPIKey(ctx context.Context, db *bun.DB, companyID int64, env, name st
 					ON CONFLICT (company_id, environment, name) DO NOTHING RETURNING id)
 				SELECT id FROM ins UNION ALL
 				SELECT id FROM applications WHERE company_id = ? AND environment = ? AND name = ?`,
-				companyID, env, env, companyID, env, env).Scan(ctx, &key.ApplicationID)
+				companyID, application, env, companyID, env, application).Scan(ctx, &key.ApplicationID)
 			if !errors.Is(err, sql.ErrNoRows) {
 				break
 			}
@@ -274,6 +281,9 @@ type KeyOwner struct {
 	// A door key (scope checkin) may be limited to one event and gate.
 	CheckinEventID *int64
 	CheckinGate    *string
+	// ChannelID is the sales channel of the key's application (0: none,
+	// it sells in general sale only).
+	ChannelID int64
 }
 
 // GetAPIKeyByHash finds a key by its SHA-256 hash.
@@ -289,11 +299,14 @@ func GetAPIKeyByHash(ctx context.Context, db bun.IDB, hash []byte) (*KeyOwner, e
 		RateLimitBurst *int
 		CheckinEventID *int64
 		CheckinGate    *string
+		ChannelID      int64
 	}
 	err := db.NewRaw(`
 		SELECT k.id AS key_id, a.id AS application_id, a.company_id, a.environment, k.scopes,
-			k.revoked_at IS NOT NULL AS revoked, k.rate_limit_rps, k.rate_limit_burst, k.checkin_event_id, k.checkin_gate
+			k.revoked_at IS NOT NULL AS revoked, k.rate_limit_rps, k.rate_limit_burst, k.checkin_event_id, k.checkin_gate,
+			coalesce(ca.channel_id, 0) AS channel_id
 		FROM api_keys k JOIN applications a ON a.id = k.application_id
+		LEFT JOIN channel_applications ca ON ca.application_id = a.id
 		WHERE k.key_hash = ?`, hash).Scan(ctx, &k)
 	if err != nil {
 		return nil, notFound(err, "find key")

@@ -89,6 +89,9 @@ type OrderItem struct {
 	CategoryID    int64   `bun:"category_id"`
 	SeatID        *string `bun:"seat_id"`
 	Price         int64   `bun:"price"`
+	// QuotaID: the channel quota the position was taken from (nil:
+	// general sale, or a seat).
+	QuotaID *int64 `bun:"quota_id"`
 }
 
 // Totals computes an order's sums from its positions' prices.
@@ -188,37 +191,82 @@ type ItemQuantity struct {
 
 // CreateOrderFromItems takes general-admission capacity (of each category
 // and of the schedule slot) with guarded updates and stores the order, in
-// one transaction; if any capacity is short, nothing changes.
-func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []ItemQuantity, totals Totals) error {
+// one transaction; if any capacity is short, nothing changes. A caller of
+// a sales channel (channelID; 0: general sale) takes a category's tickets
+// from its channel's quota when that has enough left, else from general
+// sale, which is the capacity less what is sold and what channels have
+// left of their quotas. The caller's sales window is checked by
+// Postgres's clock (ErrNotOnSale).
+func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []ItemQuantity, totals Totals, channelID int64) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var open bool
+		if err := tx.NewRaw(salesOpenFor(o.EventID, channelID)).Scan(ctx, &open); err != nil {
+			return err
+		}
+		if !open {
+			return fmt.Errorf("order event %d: %w", o.EventID, ErrNotOnSale)
+		}
 		soldOut := &errs.SoldOutError{}
 		var items []OrderItem
-		n := 0
+		n, fromQuotas := 0, 0
 		// Lock categories in id order, as every order does: no deadlocks.
 		want = slices.SortedFunc(slices.Values(want), func(a, b ItemQuantity) int { return cmp.Compare(a.CategoryID, b.CategoryID) })
 		for _, w := range want {
-			var capLeft []int64
-			err := tx.NewRaw(`SELECT id FROM ticket_categories WHERE id = ? AND event_id = ?
-				AND (capacity IS NULL OR capacity - sold >= ?) FOR UPDATE`, w.CategoryID, o.EventID, w.Quantity).Scan(ctx, &capLeft)
+			var cat []struct {
+				Fits, FitsGeneral bool
+			}
+			err := tx.NewRaw(`SELECT c.capacity IS NULL OR c.capacity - c.sold >= ?0 AS fits,
+					c.capacity IS NULL OR `+generalLeftSQL+` >= ?0 AS fits_general
+				FROM ticket_categories c WHERE c.id = ?1 AND c.event_id = ?2 FOR UPDATE`, w.Quantity, w.CategoryID, o.EventID).Scan(ctx, &cat)
 			if err != nil {
 				return err
 			}
-			if len(capLeft) == 0 {
+			var quota *int64
+			if channelID != 0 && len(cat) == 1 && cat[0].Fits {
+				var ids []int64
+				if err := tx.NewRaw(`UPDATE channel_quotas q SET taken = q.taken + ?
+					FROM channel_events ce WHERE q.channel_id = ? AND q.category_id = ? AND q.session_id IS NOT DISTINCT FROM ?
+						AND q.allocated - q.taken >= ? AND ce.event_id = q.event_id AND ce.channel_id = q.channel_id
+						AND ce.released_at IS NULL
+					RETURNING q.id`, w.Quantity, channelID, w.CategoryID, o.ScheduleSlotID, w.Quantity).Scan(ctx, &ids); err != nil {
+					return err
+				}
+				if len(ids) == 1 {
+					quota = &ids[0]
+					fromQuotas += w.Quantity
+				}
+			}
+			switch {
+			case len(cat) == 0 || !cat[0].Fits:
 				soldOut.CategoryIDs = append(soldOut.CategoryIDs, w.CategoryID)
+			case quota == nil && !cat[0].FitsGeneral:
+				soldOut.CategoryIDs = append(soldOut.CategoryIDs, w.CategoryID)
+				soldOut.Withheld = true
 			}
 			for i := 0; i < w.Quantity; i++ {
 				n++
-				items = append(items, OrderItem{Position: n, CategoryID: w.CategoryID, Price: w.Price})
+				items = append(items, OrderItem{Position: n, CategoryID: w.CategoryID, Price: w.Price, QuotaID: quota})
 			}
 		}
 		if o.ScheduleSlotID != nil {
-			res, err := tx.NewRaw("UPDATE sessions SET sold = sold + ? WHERE id = ? AND event_id = ? AND capacity - sold >= ?",
-				n, *o.ScheduleSlotID, o.EventID, n).Exec(ctx)
-			if err != nil {
+			// The slot's quotas were taken from above: general sale's part
+			// fits when the slot, less what its quotas have left now, holds
+			// the whole order (docs/decisions.md).
+			var slot []struct{ Fits, FitsGeneral bool }
+			if err := tx.NewRaw(`SELECT sl.capacity - sl.sold >= ?0 AS fits, `+slotLeftSQL+` >= ?0 AS fits_general
+				FROM sessions sl WHERE sl.id = ?1 AND sl.event_id = ?2 FOR UPDATE`, n, *o.ScheduleSlotID, o.EventID).Scan(ctx, &slot); err != nil {
 				return err
 			}
-			if k, _ := res.RowsAffected(); k == 0 {
+			switch {
+			case len(slot) == 0 || !slot[0].Fits:
 				soldOut.Slot = true
+			case !slot[0].FitsGeneral && fromQuotas < n:
+				soldOut.Slot, soldOut.Withheld = true, true
+			}
+			if !soldOut.Slot {
+				if _, err := tx.NewRaw("UPDATE sessions SET sold = sold + ? WHERE id = ?", n, *o.ScheduleSlotID).Exec(ctx); err != nil {
+					return err
+				}
 			}
 		}
 		if len(soldOut.CategoryIDs) > 0 || soldOut.Slot {
@@ -406,10 +454,15 @@ func CancelOrder(ctx context.Context, db bun.IDB, orderID int64, reason states.C
 		), freed AS (
 			UPDATE event_seats s SET `+freeSeat+`
 			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING 1
+		), x AS (
+			SELECT category_id, quota_id, count(*) AS n FROM order_items WHERE order_id IN (SELECT id FROM o) GROUP BY category_id, quota_id
 		), counts AS (
-			SELECT category_id, count(*) AS n FROM order_items WHERE order_id IN (SELECT id FROM o) GROUP BY category_id
+			SELECT category_id, sum(n) AS n FROM x GROUP BY category_id
 		), cats AS (
 			UPDATE ticket_categories c SET sold = c.sold - counts.n FROM counts WHERE c.id = counts.category_id RETURNING 1
+		), quotas AS (
+			-- After the categories: the lock order of every order.
+			`+giveBackQuotas+` AND (SELECT count(*) FROM cats) >= 0 RETURNING 1
 		), slot AS (
 			UPDATE sessions SET sold = sold - (SELECT coalesce(sum(n), 0) FROM counts)
 			WHERE id = (SELECT schedule_slot_id FROM o) RETURNING 1
@@ -417,7 +470,7 @@ func CancelOrder(ctx context.Context, db bun.IDB, orderID int64, reason states.C
 			UPDATE events SET seat_version = seat_version + 1 WHERE id = (SELECT event_id FROM o) AND scheme_id IS NULL RETURNING 1
 		)
 		SELECT (SELECT count(*) FROM o) + 0 * ((SELECT count(*) FROM freed) + (SELECT count(*) FROM cats)
-			+ (SELECT count(*) FROM slot) + (SELECT count(*) FROM ver)) AS changed`, reason, orderID, reason).Scan(ctx, &out)
+			+ (SELECT count(*) FROM slot) + (SELECT count(*) FROM ver) + (SELECT count(*) FROM quotas)) AS changed`, reason, orderID, reason).Scan(ctx, &out)
 	if err != nil {
 		return "", false, fmt.Errorf("cancel order %d: %w", orderID, err)
 	}
@@ -447,9 +500,9 @@ func DeleteTestOrder(ctx context.Context, db *bun.DB, orderID int64) (deleted bo
 		}
 		if o.Status != states.OrderCancelled {
 			// Positions still counted as sold: those without a refunded ticket.
-			if err := giveBackSold(ctx, tx, `SELECT i.category_id, count(*) AS n FROM order_items i
+			if err := giveBackSold(ctx, tx, `SELECT i.category_id, i.quota_id, count(*) AS n FROM order_items i
 				LEFT JOIN tickets t ON t.order_id = i.order_id AND t.position = i.position
-				WHERE i.order_id = ? AND (t.status IS NULL OR t.status = 'active') GROUP BY i.category_id`, o.ID); err != nil {
+				WHERE i.order_id = ? AND (t.status IS NULL OR t.status = 'active') GROUP BY i.category_id, i.quota_id`, o.ID); err != nil {
 				return err
 			}
 			if o.ScheduleSlotID != nil {
@@ -727,7 +780,7 @@ func UndoOrderFromReservation(ctx context.Context, db *bun.DB, orderID int64) (u
 			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`, o.EventID, o.ID, r.ExpiresAt).Exec(ctx); err != nil {
 			return err
 		}
-		if err := giveBackSold(ctx, tx, "SELECT category_id, count(*) AS n FROM order_items WHERE order_id = ? GROUP BY category_id", o.ID); err != nil {
+		if err := giveBackSold(ctx, tx, "SELECT category_id, quota_id, count(*) AS n FROM order_items WHERE order_id = ? GROUP BY category_id, quota_id", o.ID); err != nil {
 			return err
 		}
 		if _, err := tx.NewRaw("UPDATE reservations SET status = 'reserved', updated_at = now() WHERE id = ?", r.ID).Exec(ctx); err != nil {

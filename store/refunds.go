@@ -225,9 +225,9 @@ func CreateRefundTx(ctx context.Context, tx bun.Tx, r *Refund) error {
 		o.ID, ids, o.EventID, o.ID).Exec(ctx); err != nil {
 		return err
 	}
-	if err := giveBackSold(ctx, tx, `SELECT i.category_id, count(*) AS n FROM tickets t
+	if err := giveBackSold(ctx, tx, `SELECT i.category_id, i.quota_id, count(*) AS n FROM tickets t
 		JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
-		WHERE t.id = ANY(?::bigint[]) GROUP BY i.category_id`, ids); err != nil {
+		WHERE t.id = ANY(?::bigint[]) GROUP BY i.category_id, i.quota_id`, ids); err != nil {
 		return err
 	}
 	if o.ScheduleSlotID != nil {

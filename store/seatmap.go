@@ -19,6 +19,9 @@ type SeatPlace struct {
 	Row        string
 	Number     string
 	CategoryID int64
+	// ChannelID: the channel the seat is allocated to (0: general sale).
+	// An allocation change moves the event's seat_version with it.
+	ChannelID int64
 }
 
 // SeatsTaken are an event's seats that are not free at a moment: sold, and
@@ -39,6 +42,9 @@ type SeatMap struct {
 	// caller's were of another seat_version; nil otherwise.
 	Places []SeatPlace
 	Taken  SeatsTaken
+	// Released lists the channels that released their allocation as a
+	// whole: their seats are general sale's.
+	Released []int64
 }
 
 // ReadSeatMap reads an event's seat version and the seats taken at now,
@@ -54,13 +60,17 @@ func ReadSeatMap(ctx context.Context, db *bun.DB, eventID int64, now time.Time, 
 			return err
 		}
 		if m.Version.Event != placesOf {
-			if err := tx.NewRaw(`SELECT seat_id, zone_id, row, number, category_id
+			if err := tx.NewRaw(`SELECT seat_id, zone_id, row, number, category_id, coalesce(channel_id, 0) AS channel_id
 				FROM event_seats WHERE event_id = ? ORDER BY zone_id, row, number`, eventID).Scan(ctx, &m.Places); err != nil {
 				return err
 			}
 			if m.Places == nil {
 				m.Places = []SeatPlace{}
 			}
+		}
+		if err := tx.NewRaw(`SELECT channel_id FROM channel_events WHERE event_id = ? AND released_at IS NOT NULL`,
+			eventID).Scan(ctx, &m.Released); err != nil {
+			return err
 		}
 		return tx.NewRaw(`SELECT
 				coalesce(array_agg(seat_id) FILTER (WHERE state = 'sold'), '{}'),

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/uptrace/bun"
 )
@@ -32,14 +33,64 @@ const (
 	bumpUnseatedVersion = bumpEventVersion + " AND scheme_id IS NULL"
 )
 
+// The selling rules of distribution (docs/decisions.md, "Channels and
+// allocations"), written once for every statement that holds, picks,
+// counts or orders.
+
+// salesOpen is internal/window's rule by Postgres's clock, for an event
+// aliased e and the caller's channel terms joined as ce (LEFT JOIN
+// channel_events ce ON ce.event_id = e.id AND ce.channel_id = <caller's>;
+// no row for general sale): the event is published and has not started,
+// and the caller's window, bound by bound its channel's or else general
+// sale's, is open.
+const salesOpen = `e.status = 'published' AND e.starts_at > now()
+	AND coalesce(ce.sales_start, e.sales_start, '-infinity') <= now()
+	AND now() < coalesce(ce.sales_end, e.sales_end, 'infinity')`
+
+// salesOpenFor is salesOpen as a boolean query for one event and caller's
+// channel (0: general sale).
+func salesOpenFor(eventID, channelID int64) string {
+	return `SELECT EXISTS (SELECT 1 FROM events e LEFT JOIN channel_events ce ON ce.event_id = e.id AND ce.channel_id = ` +
+		strconv.FormatInt(channelID, 10) + ` WHERE e.id = ` + strconv.FormatInt(eventID, 10) + ` AND ` + salesOpen + `)`
+}
+
+// seatWithheld tells whether a seat (aliased s) of the event is withheld
+// from a caller of the channel (0: general sale only): it is allocated to
+// another channel, one that has not released its allocation as a whole. A
+// withheld seat is not for sale to the caller whatever its state; a seat
+// a released channel gets back (a refund) is general sale's. The ids are
+// numbers the service made, written into the text: the planner then reads
+// the released channels once per statement.
+func seatWithheld(eventID, channelID int64) string {
+	return `(s.channel_id IS NOT NULL AND s.channel_id <> ` + strconv.FormatInt(channelID, 10) +
+		` AND s.channel_id NOT IN (SELECT ce.channel_id FROM channel_events ce WHERE ce.event_id = ` +
+		strconv.FormatInt(eventID, 10) + ` AND ce.released_at IS NOT NULL))`
+}
+
 // giveBackSold lowers the sold counts of categories by the positions
-// counted: positions is a query of (category_id, n) rows. Sold counts drive
-// "after_sold" prices and general-admission capacity.
+// counted, and gives the positions taken from a channel's quota back to
+// it: positions is a query of (category_id, quota_id, n) rows. Sold counts
+// drive "after_sold" prices and general-admission capacity. Categories are
+// changed before quotas, the order every order takes their locks in.
 func giveBackSold(ctx context.Context, db bun.IDB, positions string, args ...any) error {
-	_, err := db.NewRaw(`UPDATE ticket_categories c SET sold = c.sold - x.n FROM (`+positions+`) x
-		WHERE c.id = x.category_id`, args...).Exec(ctx)
+	_, err := db.NewRaw(`WITH x AS (`+positions+`), cats AS (
+			UPDATE ticket_categories c SET sold = c.sold - y.n
+			FROM (SELECT category_id, sum(n) AS n FROM x GROUP BY category_id) y
+			WHERE c.id = y.category_id RETURNING 1
+		)
+		`+giveBackQuotas+` AND (SELECT count(*) FROM cats) >= 0`, args...).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("give back sold counts: %w", err)
 	}
 	return nil
 }
+
+// giveBackQuotas, with a query x of (quota_id, n) rows before it, returns
+// positions to the channel quotas they were taken from; to a channel that
+// released its allocation as a whole they go on to general sale. Append
+// conditions with AND.
+const giveBackQuotas = `UPDATE channel_quotas q SET taken = q.taken - x.n,
+		allocated = q.allocated - CASE WHEN ce.released_at IS NOT NULL THEN x.n ELSE 0 END,
+		released = q.released + CASE WHEN ce.released_at IS NOT NULL THEN x.n ELSE 0 END
+	FROM (SELECT quota_id, sum(n)::int AS n FROM x WHERE quota_id IS NOT NULL GROUP BY quota_id) x, channel_events ce
+	WHERE q.id = x.quota_id AND ce.event_id = q.event_id AND ce.channel_id = q.channel_id`

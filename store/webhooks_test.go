@@ -100,7 +100,7 @@ func TestOutboxFollowsTheChange(t *testing.T) {
 	var cat int64
 	_ = d.DB.NewRaw("SELECT id FROM ticket_categories WHERE event_id = ?", o.EventID).Scan(ctx, &cat)
 	err = store.CreateOrderFromItems(ctx, d.DB, o2, []store.ItemQuantity{{CategoryID: cat, Quantity: 100000, Price: 1}},
-		func(p []int64) (int64, int64, int64) { return 0, 0, 0 })
+		func(p []int64) (int64, int64, int64) { return 0, 0, 0 }, 0)
 	var so *errs.SoldOutError
 	if !errors.As(err, &so) {
 		t.Fatalf("sold out: %v", err)

@@ -145,7 +145,8 @@ func Register(api huma.API, h *holds.Service, o *orders.Service, cat *catalog.Se
 		OperationID: "aggregator-available-seats", Method: http.MethodGet, Path: "/sessions/{id}/available-seats", Tags: tags,
 		Summary: "Free seats of a session with their prices", Errors: []int{http.StatusNotFound},
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *aggSessionPath) (*plainOutput[[]aggSeat], error) {
-		doc, err := a.catalog.Availability(ctx, request.Caller(ctx).CompanyID, in.ID)
+		p := request.Caller(ctx)
+		doc, err := a.catalog.AvailabilityFor(ctx, p.CompanyID, p.ChannelID, in.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -37,7 +37,7 @@ func gatewayOrder(t *testing.T, db *bun.DB, company, keyID, event int64, n int) 
 		AccessTokenHash: []byte{1}, ExpiresAt: time.Now().Add(time.Hour)}
 	fee := pricing.Fee{Mode: pricing.Included}
 	if err := store.CreateOrderFromItems(ctx, db, o, []store.ItemQuantity{{CategoryID: cat, Quantity: n, Price: 100}},
-		func(p []int64) (int64, int64, int64) { q := fee.Order(p...); return q.Total, q.Fee, q.Amount }); err != nil {
+		func(p []int64) (int64, int64, int64) { q := fee.Order(p...); return q.Total, q.Fee, q.Amount }, 0); err != nil {
 		t.Fatal(err)
 	}
 	payment := fmt.Sprintf("tp_order_%d", o.ID)

@@ -126,6 +126,10 @@ type Principal struct {
 	// gate (nil: any of the company's).
 	CheckinEventID *int64
 	CheckinGate    *string
+	// ChannelID is the sales channel the key's application sells in (0:
+	// none, general sale only); a change reaches a cached key within the
+	// cache's TTL.
+	ChannelID int64
 }
 
 // Has tells whether the key carries the scope.
@@ -257,7 +261,7 @@ func (a *Authenticator) lookup(ctx context.Context, hash []byte) (*Principal, er
 	}
 	return &Principal{KeyID: owner.KeyID, ApplicationID: owner.ApplicationID, CompanyID: owner.CompanyID,
 		Environment: owner.Environment, Scopes: owner.Scopes, RateLimitRPS: owner.RateLimitRPS, RateLimitBurst: owner.RateLimitBurst,
-		CheckinEventID: owner.CheckinEventID, CheckinGate: owner.CheckinGate}, nil
+		CheckinEventID: owner.CheckinEventID, CheckinGate: owner.CheckinGate, ChannelID: owner.ChannelID}, nil
 }
 
 // stillValid marks a key answered from the cache recently valid, unless a

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ticketsales/ticketsales/internal/config"
 	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/distribution"
 	"github.com/ticketsales/ticketsales/internal/holds"
 	"github.com/ticketsales/ticketsales/internal/metrics"
 	"github.com/ticketsales/ticketsales/internal/orders"
@@ -43,6 +44,8 @@ type Services struct {
 	Holds   *holds.Service
 	Orders  *orders.Service
 	Refunds *refunds.Service
+	// Distribution: channels, allocations, windows, releases.
+	Distribution *distribution.Service
 	// TestGateway is the built-in test gateway, when configured: the api
 	// serves its pages.
 	TestGateway *payment.TestGateway
@@ -79,7 +82,8 @@ func NewServices(cfg config.Config, c Conns, hd holds.Deps) (*Services, error) {
 		TestGatewayForProduction: cfg.Development(), ConfirmWait: cfg.ConfirmWait, Revision: cfg.OrderRevision})
 	r := refunds.New(refunds.Deps{DB: c.DB, Temporal: c.Temporal, Log: c.Log, Holds: h, Orders: o}, cfg.TaskQueue,
 		refunds.Settings{RetryBudget: cfg.RefundRetryBudget})
-	return &Services{Holds: h, Orders: o, Refunds: r, TestGateway: test}, nil
+	d := distribution.New(c.DB, c.Log, h.TermsChanged)
+	return &Services{Holds: h, Orders: o, Refunds: r, Distribution: d, TestGateway: test}, nil
 }
 
 // Conns are the connections a process works over. A process opens the

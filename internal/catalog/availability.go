@@ -78,13 +78,16 @@ type cachedAvailability struct {
 // price rule started since it was built.
 type availabilityCache struct {
 	mu      sync.Mutex
-	entries map[int64]*cachedAvailability
+	// entries by event, then by view: the channel whose caller it is
+	// for (0: general sale), since a channel's seats are not for sale to
+	// others and are left out of their availability.
+	entries map[int64]map[int64]*cachedAvailability
 	gen     map[int64]uint64 // notifications seen per event
 	// listening: Listen is connected, so an entry whose gen is current is
 	// fresh without asking Postgres, for trust after its read.
 	listening  atomic.Bool
 	trust      time.Duration // cacheTrust; tests lengthen it
-	builds     map[int64]*eventBuilds
+	builds     map[view]*eventBuilds
 	layouts    map[int64]*seatLayout // the events' places, by the builds
 	placesKept int                   // seats in layouts
 	placesRead atomic.Int64          // builds that read places (tests watch it)
@@ -100,8 +103,23 @@ type availabilityCache struct {
 const cacheTrust = time.Second
 
 func newAvailabilityCache() *availabilityCache {
-	return &availabilityCache{entries: map[int64]*cachedAvailability{}, gen: map[int64]uint64{}, trust: cacheTrust,
-		builds: map[int64]*eventBuilds{}, layouts: map[int64]*seatLayout{}}
+	return &availabilityCache{entries: map[int64]map[int64]*cachedAvailability{}, gen: map[int64]uint64{}, trust: cacheTrust,
+		builds: map[view]*eventBuilds{}, layouts: map[int64]*seatLayout{}}
+}
+
+// view is an event's availability as a caller of a channel sees it (0:
+// general sale).
+type view struct{ event, channel int64 }
+
+func (ac *availabilityCache) entry(v view) *cachedAvailability { return ac.entries[v.event][v.channel] }
+
+func (ac *availabilityCache) setEntry(v view, c *cachedAvailability) {
+	m := ac.entries[v.event]
+	if m == nil {
+		m = map[int64]*cachedAvailability{}
+		ac.entries[v.event] = m
+	}
+	m[v.channel] = c
 }
 
 // TrustCacheFor changes how long a cached availability is served on
@@ -113,13 +131,21 @@ func (s *Service) TrustCacheFor(d time.Duration) {
 	s.availability.trust = d
 }
 
-// Availability returns the event's availability from the cache or rebuilt.
-// It costs one indexed query when the cache is fresh.
+// Availability returns the event's availability as general sale sees it.
 func (s *Service) Availability(ctx context.Context, companyID, eventID int64) (AvailabilityDoc, error) {
+	return s.AvailabilityFor(ctx, companyID, 0, eventID)
+}
+
+// AvailabilityFor returns the event's availability as a caller of the
+// channel (0: general sale only) sees it, from the cache or rebuilt: the
+// seats allocated to other channels are not for sale to it and are left
+// out. It costs one indexed query when the cache is fresh.
+func (s *Service) AvailabilityFor(ctx context.Context, companyID, channelID, eventID int64) (AvailabilityDoc, error) {
 	now := s.now()
 	ac := s.availability
+	vw := view{eventID, channelID}
 	ac.mu.Lock()
-	c, gen, trust := ac.entries[eventID], ac.gen[eventID], ac.trust
+	c, gen, trust := ac.entry(vw), ac.gen[eventID], ac.trust
 	ac.mu.Unlock()
 	if ac.listening.Load() && c != nil && c.gen == gen && c.companyID == companyID && now.Before(c.validUntil) &&
 		now.Before(c.readAt.Add(trust)) {
@@ -135,13 +161,13 @@ func (s *Service) Availability(ctx context.Context, companyID, eventID int64) (A
 		checked := *c
 		checked.readAt, checked.gen = now, gen
 		ac.mu.Lock()
-		if ac.entries[eventID] == c {
-			ac.entries[eventID] = &checked
+		if ac.entry(vw) == c {
+			ac.setEntry(vw, &checked)
 		}
 		ac.mu.Unlock()
 		return c.AvailabilityDoc, nil
 	}
-	built, err := s.sharedBuild(ctx, eventID)
+	built, err := s.sharedBuild(ctx, vw)
 	if err != nil {
 		return AvailabilityDoc{}, err
 	}
@@ -151,12 +177,13 @@ func (s *Service) Availability(ctx context.Context, companyID, eventID int64) (A
 	*c = *built
 	c.companyID, c.gen, c.readAt = companyID, gen, now
 	s.availability.mu.Lock()
-	s.availability.entries[eventID] = c
+	s.availability.setEntry(vw, c)
 	s.availability.mu.Unlock()
 	return c.AvailabilityDoc, nil
 }
 
-func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time.Time) (*cachedAvailability, error) {
+func (s *Service) buildAvailability(ctx context.Context, v view, now time.Time) (*cachedAvailability, error) {
+	eventID := v.event
 	layout, m, err := s.readSeatMap(ctx, eventID, now)
 	if err != nil {
 		return nil, err
@@ -177,6 +204,20 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 	if err != nil {
 		return nil, err
 	}
+	general, err := store.GeneralLeft(ctx, s.db, eventID)
+	if err != nil {
+		return nil, err
+	}
+	own := map[int64]int{} // what the view's channel has left of its quotas, by category
+	if v.channel != 0 {
+		quotas, err := store.ListQuotaLeft(ctx, s.db, eventID, v.channel)
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range quotas {
+			own[q.CategoryID] += q.Left()
+		}
+	}
 	currency, err := store.GetEventCurrency(ctx, s.db, eventID)
 	if err != nil {
 		return nil, err
@@ -193,21 +234,22 @@ func (s *Service) buildAvailability(ctx context.Context, eventID int64, now time
 			validUntil = next
 		}
 	}
-	for i, p := range layout.places {
+	shown := layout.shown(v.channel, m.Released)
+	for _, i := range shown {
 		if st[i] == states.SeatFree {
-			free[p.CategoryID]++
+			free[layout.places[i].CategoryID]++
 		}
 	}
-	a := Availability{EventID: eventID, Version: m.Version.String(), Seats: pricedSeats(layout, st, price, currency)}
+	a := Availability{EventID: eventID, Version: m.Version.String(), Seats: pricedSeats(layout, shown, st, price, currency)}
 	for _, c := range cats {
 		left := free[c.ID]
 		if c.Capacity != nil {
-			left = max(*c.Capacity-c.Sold, 0)
+			left = general[c.ID] + own[c.ID]
 		}
 		a.Categories = append(a.Categories, CategoryAvailability{TicketCategoryID: c.ID,
 			Price: pricing.Money{Amount: price[c.ID], Currency: currency}, Available: left})
 	}
-	body, err := encodeAvailability(&a, layout)
+	body, err := encodeAvailability(&a, layout, shown)
 	if err != nil {
 		return nil, fmt.Errorf("encode availability of event %d: %w", eventID, err)
 	}

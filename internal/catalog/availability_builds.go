@@ -32,19 +32,19 @@ const buildTimeout = 10 * time.Second
 // builds of a large hall rather than one per buyer. A build already under
 // way is never joined: its read may predate this request, whose own hold,
 // made just before, it could miss.
-func (s *Service) sharedBuild(ctx context.Context, eventID int64) (*cachedAvailability, error) {
+func (s *Service) sharedBuild(ctx context.Context, v view) (*cachedAvailability, error) {
 	ac := s.availability
 	ac.mu.Lock()
-	q := ac.builds[eventID]
+	q := ac.builds[v]
 	if q == nil {
 		q = &eventBuilds{}
-		ac.builds[eventID] = q
+		ac.builds[v] = q
 	}
 	var b *availabilityBuild
 	if q.running == nil {
 		b = &availabilityBuild{done: make(chan struct{})}
 		q.running = b
-		go s.runBuild(context.WithoutCancel(ctx), eventID, q, b)
+		go s.runBuild(context.WithoutCancel(ctx), v, q, b)
 	} else {
 		if q.next == nil {
 			q.next = &availabilityBuild{done: make(chan struct{})}
@@ -64,25 +64,25 @@ func (s *Service) sharedBuild(ctx context.Context, eventID int64) (*cachedAvaila
 // runBuild makes b, then starts the build queued behind it, if any. It
 // runs on a goroutine of its own, away from the requests' recovery: a
 // panic in a build is the waiters' error, not the process's end.
-func (s *Service) runBuild(base context.Context, eventID int64, q *eventBuilds, b *availabilityBuild) {
+func (s *Service) runBuild(base context.Context, v view, q *eventBuilds, b *availabilityBuild) {
 	ac := s.availability
 	defer func() {
-		if v := recover(); v != nil {
-			b.c, b.err = nil, fmt.Errorf("build availability of event %d: panic: %v\n%s", eventID, v, debug.Stack())
+		if r := recover(); r != nil {
+			b.c, b.err = nil, fmt.Errorf("build availability of event %d: panic: %v\n%s", v.event, r, debug.Stack())
 		}
 		close(b.done)
 		ac.mu.Lock()
 		defer ac.mu.Unlock()
 		q.running, q.next = q.next, nil
 		if q.running == nil {
-			delete(ac.builds, eventID)
+			delete(ac.builds, v)
 			return
 		}
-		go s.runBuild(base, eventID, q, q.running)
+		go s.runBuild(base, v, q, q.running)
 	}()
 	ctx, cancel := context.WithTimeout(base, buildTimeout)
 	defer cancel()
-	b.c, b.err = s.buildAvailability(ctx, eventID, s.now())
+	b.c, b.err = s.buildAvailability(ctx, v, s.now())
 	ac.built.Add(1)
 	if ac.afterBuild != nil {
 		ac.afterBuild()

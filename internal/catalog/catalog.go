@@ -65,6 +65,13 @@ type Page struct{ Page, PerPage int }
 
 // ListEvents lists the company's events with their lowest current price.
 func (s *Service) ListEvents(ctx context.Context, companyID int64, f store.EventFilter) ([]Event, int, error) {
+	return s.ListEventsFor(ctx, companyID, 0, f)
+}
+
+// ListEventsFor lists the company's events as a caller of the channel (0:
+// general sale only) sees them: price_from leaves out the categories
+// wholly allocated to other channels.
+func (s *Service) ListEventsFor(ctx context.Context, companyID, channelID int64, f store.EventFilter) ([]Event, int, error) {
 	rows, total, err := store.ListEvents(ctx, s.db, companyID, f)
 	if err != nil {
 		return nil, 0, err
@@ -77,9 +84,16 @@ func (s *Service) ListEvents(ctx context.Context, companyID int64, f store.Event
 	if err != nil {
 		return nil, 0, err
 	}
+	withheld, err := store.WithheldCategories(ctx, s.db, ids, channelID)
+	if err != nil {
+		return nil, 0, err
+	}
 	now := s.now()
 	minPrice := map[int64]int64{}
 	for _, c := range cats {
+		if withheld[c.ID] {
+			continue
+		}
 		p := c.PriceAt(now)
 		if cur, ok := minPrice[c.EventID]; !ok || p < cur {
 			minPrice[c.EventID] = p

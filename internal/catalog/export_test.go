@@ -12,7 +12,7 @@ func (s *Service) AfterBuild(f func()) { s.availability.afterBuild = f }
 func (s *Service) Waiting(eventID int64) int {
 	s.availability.mu.Lock()
 	defer s.availability.mu.Unlock()
-	if q := s.availability.builds[eventID]; q != nil && q.next != nil {
+	if q := s.availability.builds[view{eventID, 0}]; q != nil && q.next != nil {
 		return q.next.waiting
 	}
 	return 0
@@ -20,7 +20,7 @@ func (s *Service) Waiting(eventID int64) int {
 
 // Build builds the event's availability afresh, as a cache miss does.
 func (s *Service) Build(ctx context.Context, eventID int64) (AvailabilityDoc, error) {
-	c, err := s.buildAvailability(ctx, eventID, s.now())
+	c, err := s.buildAvailability(ctx, view{eventID, 0}, s.now())
 	if err != nil {
 		return AvailabilityDoc{}, err
 	}

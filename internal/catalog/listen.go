@@ -55,7 +55,7 @@ func (s *Service) listenOnce(ctx context.Context, url string, onNotice func(int6
 	}
 	c := s.availability
 	c.mu.Lock()
-	c.entries = map[int64]*cachedAvailability{} // whatever changed while deaf
+	c.entries = map[int64]map[int64]*cachedAvailability{} // whatever changed while deaf
 	c.mu.Unlock()
 	onNotice(0)
 	c.listening.Store(true)

@@ -3,6 +3,7 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -76,10 +77,23 @@ func (l *seatLayout) statuses(taken store.SeatsTaken) (st []states.SeatStatus, o
 	return st, true
 }
 
+// shown lists the places a caller of the channel (0: general sale) sees
+// in order: those of no channel, of its own, or of a channel that released
+// its allocation as a whole (released).
+func (l *seatLayout) shown(channel int64, released []int64) []int {
+	idx := make([]int, 0, len(l.places))
+	for i, p := range l.places {
+		if p.ChannelID == 0 || p.ChannelID == channel || slices.Contains(released, p.ChannelID) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
 // encodeAvailability is json.Marshal(a) written from the layout's encoded
-// places (a.Seats in their order): the same bytes, without reflecting over
-// ten thousand structs.
-func encodeAvailability(a *Availability, l *seatLayout) ([]byte, error) {
+// places (a.Seats in their order, places shown): the same bytes, without
+// reflecting over ten thousand structs.
+func encodeAvailability(a *Availability, l *seatLayout, shown []int) ([]byte, error) {
 	prices := map[int64][]byte{}
 	cats, err := json.Marshal(a.Categories)
 	if err != nil {
@@ -106,7 +120,7 @@ func encodeAvailability(a *Availability, l *seatLayout) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, l.heads[i]...)
+		b = append(b, l.heads[shown[i]]...)
 		b = append(b, s.Status...) // free, reserved, sold: nothing to escape
 		b = append(b, `","ticket_category_id":`...)
 		b = strconv.AppendInt(b, s.TicketCategoryID, 10)
@@ -117,11 +131,12 @@ func encodeAvailability(a *Availability, l *seatLayout) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// pricedSeats are a.Seats for the layout's places and statuses.
-func pricedSeats(l *seatLayout, st []states.SeatStatus, price map[int64]int64, currency string) []SeatAvailability {
-	seats := make([]SeatAvailability, len(l.places))
-	for i, p := range l.places {
-		seats[i] = SeatAvailability{ZoneID: p.ZoneID, SeatID: p.SeatID, Row: p.Row, Number: p.Number, Status: st[i],
+// pricedSeats are a.Seats for the layout's places shown and statuses.
+func pricedSeats(l *seatLayout, shown []int, st []states.SeatStatus, price map[int64]int64, currency string) []SeatAvailability {
+	seats := make([]SeatAvailability, len(shown))
+	for k, i := range shown {
+		p := l.places[i]
+		seats[k] = SeatAvailability{ZoneID: p.ZoneID, SeatID: p.SeatID, Row: p.Row, Number: p.Number, Status: st[i],
 			TicketCategoryID: p.CategoryID, Price: pricing.Money{Amount: price[p.CategoryID], Currency: currency}}
 	}
 	return seats

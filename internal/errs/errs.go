@@ -88,6 +88,52 @@ func (e *SeatTakenError) Problem() Problem {
 	return Problem{Status: http.StatusConflict, Code: "seat_taken", Detail: "Some seats are no longer free: refresh availability and offer others."}
 }
 
+// NotForSaleError: some requested seats are allocated to a sales channel
+// the caller's key does not sell in; they are not for sale through it,
+// whatever their state, so refreshing availability will not free them.
+type NotForSaleError struct {
+	Seats []SeatRef
+}
+
+func (e *NotForSaleError) Error() string {
+	return fmt.Sprintf("%d seat(s) allocated to another sales channel", len(e.Seats))
+}
+
+func (e *NotForSaleError) Problem() Problem {
+	return Problem{Status: http.StatusConflict, Code: "seat_not_for_sale",
+		Detail: "Some seats are allocated to another sales channel and are not for sale through this key; nothing was changed. Offer seats the availability lists."}
+}
+
+// SalesWindowError: the caller's sales window for the event is not open
+// at the moment of the request: OpensAt when it has not opened yet (nil
+// when it never will: it closed), ClosedAt when it has closed.
+type SalesWindowError struct {
+	OpensAt, ClosedAt *time.Time
+}
+
+func (e *SalesWindowError) Error() string {
+	if e.OpensAt != nil {
+		return "sales open at " + e.OpensAt.UTC().Format(time.RFC3339)
+	}
+	if e.ClosedAt != nil {
+		return "sales closed at " + e.ClosedAt.UTC().Format(time.RFC3339)
+	}
+	return "sales closed"
+}
+
+func (e *SalesWindowError) Problem() Problem {
+	if e.OpensAt != nil {
+		return Problem{Status: http.StatusConflict, Code: "sales_not_open",
+			Detail: "Sales of this event through this key open at " + e.OpensAt.UTC().Format(time.RFC3339) + "; nothing was changed."}
+	}
+	at := ""
+	if e.ClosedAt != nil {
+		at = " at " + e.ClosedAt.UTC().Format(time.RFC3339)
+	}
+	return Problem{Status: http.StatusConflict, Code: "sales_closed",
+		Detail: "Sales of this event through this key closed" + at + "; nothing was changed."}
+}
+
 // FieldError is one problem of a request field.
 type FieldError struct {
 	Location string
@@ -177,6 +223,9 @@ type SoldOutError struct {
 	// free seats within the request's categories and zones.
 	Available *int
 	Together  bool // the request wanted its seats side by side
+	// Withheld: the request would fit but for tickets allocated to sales
+	// channels the caller does not sell in.
+	Withheld bool
 }
 
 func (e *SoldOutError) Error() string {
@@ -191,6 +240,9 @@ func (e *SoldOutError) Problem() Problem {
 			side = "side-by-side "
 		}
 		p.Detail = fmt.Sprintf("No %sseats fit the request; %d free seats are left within its categories and zones.", side, *e.Available)
+	}
+	if e.Withheld {
+		p.Detail += " The rest is allocated to sales channels this key does not sell in."
 	}
 	return p
 }

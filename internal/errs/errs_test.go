@@ -19,6 +19,7 @@ func TestEveryErrorIsAnsweredAsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	available := 3
+	opens := time.Date(2026, 12, 1, 12, 0, 0, 0, time.FixedZone("MSK", 3*3600))
 	for _, c := range []struct {
 		name       string
 		err        error
@@ -40,6 +41,10 @@ func TestEveryErrorIsAnsweredAsDocumented(t *testing.T) {
 		{"a bad field", Invalid("body.seats", "give either seats or best_available", nil), 422, "validation_error", 0, ""},
 		{"a forbidden transition", &StateError{Entity: "order", ID: "5", Status: "refunded"}, 409, "invalid_state", 0, "The order is refunded"},
 		{"sold out", &SoldOutError{CategoryIDs: []int64{3}}, 409, "sold_out", 0, "Not enough tickets"},
+		{"sold out but for channels", &SoldOutError{CategoryIDs: []int64{3}, Withheld: true}, 409, "sold_out", 0, "allocated to sales channels"},
+		{"allocated elsewhere", &NotForSaleError{Seats: []SeatRef{{ZoneID: "A", SeatID: "A-1-1"}}}, 409, "seat_not_for_sale", 0, "another sales channel"},
+		{"presale only", &SalesWindowError{OpensAt: &opens}, 409, "sales_not_open", 0, "open at 2026-12-01T09:00:00Z"},
+		{"closed", &SalesWindowError{ClosedAt: &opens}, 409, "sales_closed", 0, "closed at 2026-12-01T09:00:00Z"},
 		{"no best seats fit", &SoldOutError{Available: &available}, 409, "sold_out", 0, "3 free seats are left"},
 		{"no best seats side by side", &SoldOutError{Available: &available, Together: true}, 409, "sold_out", 0, "No side-by-side seats"},
 		{"another amount", &AmountMismatchError{Paid: 1, Amount: 2}, 422, "amount_mismatch", 0, "nothing was changed"},

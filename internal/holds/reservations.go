@@ -46,18 +46,23 @@ func (s *Service) ReplaceSeats(ctx context.Context, p *apikey.Principal, id stri
 	if err != nil {
 		return nil, err
 	}
+	if err := sc.Open(p, s.now()); err != nil {
+		return nil, err
+	}
 	ids, seats, err := s.resolveSeats(ctx, sc.Event, refs)
 	if err != nil {
 		return nil, err
 	}
-	taken, err := store.ReplaceSeats(ctx, s.db, store.Replacement{
-		ReservationID: id, CompanyID: p.CompanyID, SeatIDs: ids,
+	taken, withheld, err := store.ReplaceSeats(ctx, s.db, store.Replacement{
+		ReservationID: id, CompanyID: p.CompanyID, SeatIDs: ids, ChannelID: p.ChannelID,
 		Prices: func(categoryID int64) int64 { return sc.Prices[categoryID] },
 		Totals: func(prices []int64) (int64, int64, int64) { return sc.Totals(prices) },
 	})
 	switch {
 	case err != nil:
 		return nil, err
+	case len(withheld) > 0:
+		return nil, notForSale(withheld, seats)
 	case len(taken) > 0:
 		return nil, takenError(ids, taken, seats)
 	}

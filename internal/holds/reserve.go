@@ -112,6 +112,9 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	if err != nil {
 		return nil, err
 	}
+	if err := sc.Open(p, s.now()); err != nil {
+		return nil, err
+	}
 	// A pick locks its seats in a transaction that the hold then completes.
 	var db bun.IDB = s.db
 	var ids []string
@@ -130,7 +133,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		}()
 		db = tx
 		req := store.BestSeatsRequest{EventID: sc.Event.ID, Quantity: ba.Quantity, CategoryIDs: ba.TicketCategoryIDs,
-			ZoneIDs: ba.ZoneIDs, Together: ba.Together, Window: max(bestWindow, 20*ba.Quantity)}
+			ZoneIDs: ba.ZoneIDs, Together: ba.Together, Window: max(bestWindow, 20*ba.Quantity), ChannelID: p.ChannelID}
 		if ba.Together {
 			req.Avoid, req.Busy = s.picking.inFlight(sc.Event.ID), s.picking.busy(sc.Event.ID)
 		}
@@ -141,12 +144,12 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		if len(ids) < ba.Quantity {
 			_ = tx.Rollback()
 			picked()
-			left, err := store.FreeSeatsLeft(ctx, s.db, sc.Event.ID, ba.TicketCategoryIDs, ba.ZoneIDs)
+			left, withheld, err := store.FreeSeatsLeft(ctx, s.db, sc.Event.ID, p.ChannelID, ba.TicketCategoryIDs, ba.ZoneIDs)
 			if err != nil {
 				return nil, err
 			}
 			s.metrics.Hold(false)
-			return nil, &errs.SoldOutError{Available: &left, Together: ba.Together}
+			return nil, &errs.SoldOutError{Available: &left, Together: ba.Together, Withheld: withheld}
 		}
 	} else if ids, seats, err = s.resolveSeats(ctx, sc.Event, in.Seats); err != nil {
 		return nil, err
@@ -190,7 +193,7 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		Status: states.ReservationReserved, Currency: sc.Event.Currency, Total: total, ServiceFee: fee, TotalToPay: toPay,
 	}
 	mark := s.taken.mark(sc.Event.ID, s.now())
-	outcome, err := store.Hold(ctx, db, store.NewHold{Reservation: r, TTL: hold, SeatIDs: ids, Prices: seatPrices})
+	outcome, err := store.Hold(ctx, db, store.NewHold{Reservation: r, TTL: hold, SeatIDs: ids, Prices: seatPrices, ChannelID: p.ChannelID})
 	r.CreatedAt, r.ExpiresAt = outcome.CreatedAt, outcome.ExpiresAt
 	// Decided: the seats leave flight (won ones are remembered below).
 	s.taken.land(sc.Event.ID, flightOf(p, in.IdempotencyKey))
@@ -208,7 +211,11 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 	if errors.Is(err, store.ErrNotOnSale) {
 		// The cached event stopped selling: say why from a fresh read.
 		s.sales.drop(saleKey{p.CompanyID, in.EventID})
-		if _, verr := s.OnSale(ctx, p.CompanyID, in.EventID, true); verr != nil {
+		fresh, verr := s.OnSale(ctx, p.CompanyID, in.EventID, true)
+		if verr == nil {
+			verr = fresh.Open(p, s.now())
+		}
+		if verr != nil {
 			return nil, verr
 		}
 		return nil, fmt.Errorf("hold on event %d: %w: %w", in.EventID, errs.Unavailable, err)
@@ -217,6 +224,9 @@ func (s *Service) Reserve(ctx context.Context, p *apikey.Principal, in ReserveIn
 		return nil, err
 	}
 	s.metrics.Hold(ok)
+	if !ok && len(outcome.Withheld) > 0 {
+		return nil, notForSale(outcome.Withheld, seats)
+	}
 	if !ok {
 		known := make(map[string]takenSeat, len(outcome.TakenUntil))
 		for id, until := range outcome.TakenUntil {
@@ -325,7 +335,7 @@ func (s *Service) RefuseKnownTaken(ctx context.Context, p *apikey.Principal, in 
 		zones[r.SeatID] = r.ZoneID
 	}
 	sc, err := s.onSaleCached(ctx, p.CompanyID, in.EventID, true, true)
-	if err != nil {
+	if err != nil || sc.Open(p, s.now()) != nil {
 		return nil, nil // the ordinary path says why
 	}
 	who := flightOf(p, in.IdempotencyKey)
@@ -380,6 +390,16 @@ func takenError(requested, taken []string, seats map[string]store.ReservedSeat) 
 	}
 	e := &errs.SeatTakenError{}
 	for _, id := range taken {
+		e.Seats = append(e.Seats, errs.SeatRef{ZoneID: seats[id].ZoneID, SeatID: id})
+	}
+	return e
+}
+
+// notForSale names the requested seats allocated to a channel the caller
+// does not sell in.
+func notForSale(withheld []string, seats map[string]store.ReservedSeat) error {
+	e := &errs.NotForSaleError{}
+	for _, id := range withheld {
 		e.Seats = append(e.Seats, errs.SeatRef{ZoneID: seats[id].ZoneID, SeatID: id})
 	}
 	return e

@@ -7,6 +7,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/internal/window"
 	"github.com/ticketsales/ticketsales/store"
 )
 
@@ -15,6 +16,19 @@ import (
 type Sale struct {
 	Event  *store.Event
 	Prices map[int64]int64
+	// Windows are the channels' own windows for the event, by channel id.
+	Windows map[int64]window.Window
+}
+
+// Window is the sales window of a caller of the channel (0: general sale).
+func (sc *Sale) Window(channelID int64) window.Window {
+	return window.For(sc.Event.GeneralSale(), sc.Windows[channelID])
+}
+
+// Open refuses a caller whose sales window is not open at now
+// (errs.SalesWindowError, saying when it opens), or lets it sell.
+func (sc *Sale) Open(p *apikey.Principal, now time.Time) error {
+	return sc.Window(p.ChannelID).Refusal(now, sc.Event.StartsAt)
 }
 
 // OnSale loads an event the company may sell now, or says why not.
@@ -27,7 +41,7 @@ func (s *Service) OnSale(ctx context.Context, companyID, eventID int64, needSche
 const MsgNoScheme = "the event has no seating scheme: order it by items"
 
 func (s *Service) onSaleCached(ctx context.Context, companyID, eventID int64, needScheme, cached bool) (*Sale, error) {
-	e, cats, err := s.loadSale(ctx, companyID, eventID, cached)
+	e, cats, windows, err := s.loadSale(ctx, companyID, eventID, cached)
 	if err != nil {
 		return nil, err
 	}
@@ -35,9 +49,9 @@ func (s *Service) onSaleCached(ctx context.Context, companyID, eventID int64, ne
 		return nil, err
 	}
 	if cached {
-		s.sales.put(saleKey{companyID, eventID}, saleEntry{event: e, cats: cats, at: time.Now()})
+		s.sales.put(saleKey{companyID, eventID}, saleEntry{event: e, cats: cats, windows: windows, at: time.Now()})
 	}
-	sc := &Sale{Event: e, Prices: map[int64]int64{}}
+	sc := &Sale{Event: e, Prices: map[int64]int64{}, Windows: windows}
 	now := s.now()
 	for _, c := range cats {
 		sc.Prices[c.ID] = c.PriceAt(now)
@@ -71,3 +85,6 @@ func (sc *Sale) Totals(prices []int64) (total, fee, toPay int64) {
 func (s *Service) EventsOnSale(ctx context.Context, p *apikey.Principal) ([]store.Event, error) {
 	return store.ListEventsOnSale(ctx, s.db, p.CompanyID, s.now())
 }
+
+// Now is the service's clock, by which windows and prices are read.
+func (s *Service) Now() time.Time { return s.now() }

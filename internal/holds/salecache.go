@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/ticketsales/ticketsales/internal/window"
 	"github.com/ticketsales/ticketsales/store"
 )
 
@@ -42,9 +43,10 @@ const maxCachedSeats = 200_000
 type saleKey struct{ company, event int64 }
 
 type saleEntry struct {
-	event *store.Event
-	cats  []store.Category
-	at    time.Time
+	event   *store.Event
+	cats    []store.Category
+	windows map[int64]window.Window // the channels' own, by channel id
+	at      time.Time
 }
 
 // maxSaleEntries bounds the cache; past it, it starts over.
@@ -99,12 +101,12 @@ func (c *saleCache) drop(k saleKey) {
 // loadSale reads an event and its categories, from the cache when allowed;
 // onSaleCached caches only what passed its checks, so an event is on sale
 // the moment it is published.
-func (s *Service) loadSale(ctx context.Context, companyID, eventID int64, cached bool) (*store.Event, []store.Category, error) {
+func (s *Service) loadSale(ctx context.Context, companyID, eventID int64, cached bool) (*store.Event, []store.Category, map[int64]window.Window, error) {
 	k := saleKey{companyID, eventID}
 	now := time.Now()
 	if cached {
 		if e, ok := s.sales.get(k, now); ok {
-			return e.event, e.cats, nil
+			return e.event, e.cats, e.windows, nil
 		}
 	}
 	if !cached || s.sales == nil {
@@ -115,26 +117,34 @@ func (s *Service) loadSale(ctx context.Context, companyID, eventID int64, cached
 	v, err, _ := s.sales.loads.Do(fmt.Sprint(companyID, "/", eventID), func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		e, cats, err := s.readSale(lctx, companyID, eventID)
-		return saleEntry{event: e, cats: cats}, err
+		e, cats, windows, err := s.readSale(lctx, companyID, eventID)
+		return saleEntry{event: e, cats: cats, windows: windows}, err
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	e := v.(saleEntry)
-	return e.event, e.cats, nil
+	return e.event, e.cats, e.windows, nil
 }
 
-func (s *Service) readSale(ctx context.Context, companyID, eventID int64) (*store.Event, []store.Category, error) {
+func (s *Service) readSale(ctx context.Context, companyID, eventID int64) (*store.Event, []store.Category, map[int64]window.Window, error) {
 	e, err := store.GetEvent(ctx, s.db, companyID, eventID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cats, err := store.ListCategories(ctx, s.db, e.ID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return e, cats, nil
+	terms, err := store.ListChannelTerms(ctx, s.db, e.ID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	windows := make(map[int64]window.Window, len(terms))
+	for _, t := range terms {
+		windows[t.ChannelID] = t.Window()
+	}
+	return e, cats, windows, nil
 }
 
 // eventSeats returns the given seats of the event, as
@@ -189,4 +199,28 @@ func (s *Service) eventSeats(ctx context.Context, ev *store.Event, ids []string)
 		}
 	}
 	return out, nil
+}
+
+// dropEvent forgets an event's sale, whoever's company it was read for.
+func (c *saleCache) dropEvent(event int64) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if k.event == event {
+			delete(c.m, k)
+		}
+	}
+}
+
+// TermsChanged is told that an event's distribution changed (a window,
+// an allocation, a release): this process reads the event's sale afresh
+// and announces the seat change. Other api processes see a window change
+// within their sale cache's TTL; the hold statement checks every window by
+// Postgres's clock meanwhile.
+func (s *Service) TermsChanged(eventID int64) {
+	s.sales.dropEvent(eventID)
+	s.SeatsChanged(eventID)
 }

@@ -68,6 +68,14 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 	if err != nil {
 		return nil, err
 	}
+	if in.ReservationID == "" {
+		// Tickets by items are taken now, as a hold takes seats: only in
+		// the caller's window. An order of a reservation completes a hold
+		// made in it.
+		if err := sc.Open(p, s.holds.Now()); err != nil {
+			return nil, err
+		}
+	}
 	_, tokenHash, tokenSealed, err := s.Settings.Links.Keys.NewToken()
 	if err != nil {
 		return nil, err
@@ -93,7 +101,18 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 			}
 			err = store.CreateOrderFromItems(ctx, s.db, o, want, func(prices []int64) (int64, int64, int64) {
 				return sc.Totals(prices)
-			})
+			}, p.ChannelID)
+			if errors.Is(err, store.ErrNotOnSale) {
+				// The window closed since the check above, by Postgres's clock.
+				fresh, ferr := s.holds.OnSale(ctx, p.CompanyID, in.EventID, false)
+				if ferr == nil {
+					ferr = fresh.Open(p, s.holds.Now())
+				}
+				if ferr != nil {
+					return nil, ferr
+				}
+				return nil, fmt.Errorf("order on event %d: %w: %w", in.EventID, errs.Unavailable, err)
+			}
 		}
 	}
 	var se *errs.StateError

@@ -38,7 +38,7 @@ func paidOrder(t *testing.T, db *bun.DB, company, keyID int64, n int) (int64, []
 		ExpiresAt: time.Now().Add(time.Hour)}
 	fee := pricing.Fee{Mode: pricing.Included}
 	if err := store.CreateOrderFromItems(ctx, db, o, []store.ItemQuantity{{CategoryID: cat, Quantity: n, Price: 100}},
-		func(p []int64) (int64, int64, int64) { q := fee.Order(p...); return q.Total, q.Fee, q.Amount }); err != nil {
+		func(p []int64) (int64, int64, int64) { q := fee.Order(p...); return q.Total, q.Fee, q.Amount }, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := store.MarkOrderPaid(ctx, db, o.ID, "ext"); err != nil {

@@ -544,6 +544,9 @@ const (
 	ProblemCodeRequestTimeout               ProblemCode = "request_timeout"
 	ProblemCodeRequestTooLarge              ProblemCode = "request_too_large"
 	ProblemCodeReservationExpired           ProblemCode = "reservation_expired"
+	ProblemCodeSalesClosed                  ProblemCode = "sales_closed"
+	ProblemCodeSalesNotOpen                 ProblemCode = "sales_not_open"
+	ProblemCodeSeatNotForSale               ProblemCode = "seat_not_for_sale"
 	ProblemCodeSeatTaken                    ProblemCode = "seat_taken"
 	ProblemCodeSoldOut                      ProblemCode = "sold_out"
 	ProblemCodeTicketCheckedIn              ProblemCode = "ticket_checked_in"
@@ -605,6 +608,12 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeRequestTooLarge:
 		return true
 	case ProblemCodeReservationExpired:
+		return true
+	case ProblemCodeSalesClosed:
+		return true
+	case ProblemCodeSalesNotOpen:
+		return true
+	case ProblemCodeSeatNotForSale:
 		return true
 	case ProblemCodeSeatTaken:
 		return true
@@ -1076,6 +1085,22 @@ type AggTicket struct {
 	Sector  string `json:"sector"`
 }
 
+// Allocation defines model for Allocation.
+type Allocation struct {
+	// Categories General-admission quantities allocated.
+	Categories []QuotaView `json:"categories"`
+
+	// ReleaseAt When the unsold rest returns to general sale; null: only by the organizer's hand.
+	ReleaseAt *time.Time `json:"release_at"`
+
+	// ReleasedAt When it was released as a whole; null: not yet.
+	ReleasedAt *time.Time `json:"released_at"`
+
+	// ReleasedSeats Seats released to general sale so far.
+	ReleasedSeats int64      `json:"released_seats"`
+	Seats         SeatCounts `json:"seats"`
+}
+
 // Availability defines model for Availability.
 type Availability struct {
 	Categories []CategoryAvailability `json:"categories"`
@@ -1167,6 +1192,19 @@ type CategoryAvailability struct {
 	Available        int64 `json:"available"`
 	Price            Money `json:"price"`
 	TicketCategoryId int64 `json:"ticket_category_id"`
+}
+
+// CategoryLeft defines model for CategoryLeft.
+type CategoryLeft struct {
+	Left             int64 `json:"left"`
+	TicketCategoryId int64 `json:"ticket_category_id"`
+}
+
+// ChannelRef defines model for ChannelRef.
+type ChannelRef struct {
+	Id   int64  `json:"id"`
+	Name string `json:"name"`
+	Ref  string `json:"ref"`
 }
 
 // CheckIn defines model for CheckIn.
@@ -1572,6 +1610,15 @@ type EnvelopeReservation struct {
 	RequestId string `json:"request_id"`
 }
 
+// EnvelopeShare defines model for EnvelopeShare.
+type EnvelopeShare struct {
+	Data Share `json:"data"`
+	Meta *Meta `json:"meta,omitempty"`
+
+	// RequestId Log it for support lookups; equals the X-Request-Id header.
+	RequestId string `json:"request_id"`
+}
+
 // EnvelopeWebhookEndpoint defines model for EnvelopeWebhookEndpoint.
 type EnvelopeWebhookEndpoint struct {
 	Data WebhookEndpoint `json:"data"`
@@ -1624,6 +1671,12 @@ type EventStatus string
 type FirstCheckIn struct {
 	At   time.Time `json:"at"`
 	Gate string    `json:"gate"`
+}
+
+// GeneralSaleRef defines model for GeneralSaleRef.
+type GeneralSaleRef struct {
+	Categories []CategoryLeft `json:"categories"`
+	Seats      SeatCounts     `json:"seats"`
 }
 
 // Geometry defines model for Geometry.
@@ -1817,6 +1870,12 @@ type Problem struct {
 	// RequiredScope The scope an insufficient_scope error lacks.
 	RequiredScope *string `json:"required_scope,omitempty"`
 
+	// SalesClosedAt A sales_closed error: when sales through this key closed.
+	SalesClosedAt *time.Time `json:"sales_closed_at,omitempty"`
+
+	// SalesOpenAt A sales_not_open error: when sales through this key open.
+	SalesOpenAt *time.Time `json:"sales_open_at,omitempty"`
+
 	// SlotSoldOut True when the schedule slot's capacity is exhausted.
 	SlotSoldOut *bool  `json:"slot_sold_out,omitempty"`
 	Status      int64  `json:"status"`
@@ -1831,12 +1890,25 @@ type Problem struct {
 	// UnavailableCategories The ticket categories a sold_out error refers to.
 	UnavailableCategories *[]int64 `json:"unavailable_categories,omitempty"`
 
-	// UnavailableSeats The seats a seat_taken error refers to.
+	// UnavailableSeats The seats a seat_taken or seat_not_for_sale error refers to.
 	UnavailableSeats *[]SeatRef `json:"unavailable_seats,omitempty"`
 }
 
 // ProblemCode Machine-readable error code.
 type ProblemCode string
+
+// QuotaView defines model for QuotaView.
+type QuotaView struct {
+	Allocated int64 `json:"allocated"`
+
+	// Held In unpaid orders.
+	Held             int64  `json:"held"`
+	Left             int64  `json:"left"`
+	Released         int64  `json:"released"`
+	ScheduleSlotId   *int64 `json:"schedule_slot_id,omitempty"`
+	Sold             int64  `json:"sold"`
+	TicketCategoryId int64  `json:"ticket_category_id"`
+}
 
 // ReadinessOutputBody defines model for ReadinessOutputBody.
 type ReadinessOutputBody struct {
@@ -1955,6 +2027,19 @@ type SeatAvailability struct {
 // SeatAvailabilityStatus defines model for SeatAvailability.Status.
 type SeatAvailabilityStatus string
 
+// SeatCounts defines model for SeatCounts.
+type SeatCounts struct {
+	// Allocated Seats allocated (general sale: seats no channel holds), sold ones included.
+	Allocated int64 `json:"allocated"`
+
+	// Held Held by a reservation or an unpaid order.
+	Held int64 `json:"held"`
+
+	// Left Free: what may still be held.
+	Left int64 `json:"left"`
+	Sold int64 `json:"sold"`
+}
+
 // SeatRef defines model for SeatRef.
 type SeatRef struct {
 	SeatId string `json:"seat_id"`
@@ -1968,6 +2053,22 @@ type Session struct {
 	EventId   int64     `json:"event_id"`
 	Id        int64     `json:"id"`
 	StartsAt  time.Time `json:"starts_at"`
+}
+
+// Share defines model for Share.
+type Share struct {
+	// Allocation What is allocated to this key's channel; null without a channel or an allocation.
+	Allocation *Allocation `json:"allocation"`
+
+	// Channel The sales channel this key's application sells in; null: general sale only.
+	Channel *ChannelRef `json:"channel"`
+	EventId int64       `json:"event_id"`
+
+	// GeneralSale What general sale has: seats and tickets no channel holds.
+	GeneralSale GeneralSaleRef `json:"general_sale"`
+
+	// Window When this key may hold and order: its channel's window where it sets one, else general sale's.
+	Window WindowView `json:"window"`
 }
 
 // TemporalReadinessOutputBody defines model for TemporalReadinessOutputBody.
@@ -2118,6 +2219,16 @@ type WebhookSent struct {
 	EndpointIds []int64 `json:"endpoint_ids"`
 	EventId     string  `json:"event_id"`
 	EventType   string  `json:"event_type"`
+}
+
+// WindowView defines model for WindowView.
+type WindowView struct {
+	// EndsAt When sales through this key stop: the window's end, or the event's start.
+	EndsAt time.Time `json:"ends_at"`
+	Open   bool      `json:"open"`
+
+	// StartsAt Null: since the event was published.
+	StartsAt *time.Time `json:"starts_at"`
 }
 
 // GetOrderPageParams defines parameters for GetOrderPage.
@@ -2621,6 +2732,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetEventAllocation What this key may sell of an event, and when
+	//
+	// The sales channel of this key's application, its sales window, what is allocated to the channel (sold, held, left, released) and what general sale has. Seats and tickets allocated to other channels are not for sale through this key: availability leaves them out and a hold of them answers 409 seat_not_for_sale.
+	//
+	// Requires an API key with the scope `catalog:read`.
+	//
+	// Corresponds with GET /v1/events/{id}/allocation (the `GetEventAllocation` operationId).
+	GetEventAllocation(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetEventAvailability Get seat occupancy of an event (light, poll with If-None-Match)
 	//
@@ -3373,6 +3493,25 @@ func (c *Client) ListCities(ctx context.Context, params *ListCitiesParams, reqEd
 // Corresponds with GET /v1/events (the `ListEvents` operationId).
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEventAllocation What this key may sell of an event, and when
+//
+// The sales channel of this key's application, its sales window, what is allocated to the channel (sold, held, left, released) and what general sale has. Seats and tickets allocated to other channels are not for sale through this key: availability leaves them out and a hold of them answers 409 seat_not_for_sale.
+//
+// Requires an API key with the scope `catalog:read`.
+//
+// Corresponds with GET /v1/events/{id}/allocation (the `GetEventAllocation` operationId).
+func (c *Client) GetEventAllocation(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventAllocationRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -4895,6 +5034,40 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetEventAllocationRequest constructs an http.Request for the GetEventAllocation method
+func NewGetEventAllocationRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events/%s/allocation", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6648,6 +6821,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/events (the `ListEvents` operationId).
 	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
+
+	// GetEventAllocationWithResponse What this key may sell of an event, and when
+	//
+	// The sales channel of this key's application, its sales window, what is allocated to the channel (sold, held, left, released) and what general sale has. Seats and tickets allocated to other channels are not for sale through this key: availability leaves them out and a hold of them answers 409 seat_not_for_sale.
+	//
+	// Requires an API key with the scope `catalog:read`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events/{id}/allocation (the `GetEventAllocation` operationId).
+	GetEventAllocationWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*GetEventAllocationResponse, error)
 
 	// GetEventAvailabilityWithResponse Get seat occupancy of an event (light, poll with If-None-Match)
 	//
@@ -9740,6 +9924,186 @@ func (r ListEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetEventAllocationResponse200Headers the declared response headers of an HTTP 200 response for GetEventAllocation
+type GetEventAllocationResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetEventAllocationResponse401Headers the declared response headers of an HTTP 401 response for GetEventAllocation
+type GetEventAllocationResponse401Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// GetEventAllocationResponse403Headers the declared response headers of an HTTP 403 response for GetEventAllocation
+type GetEventAllocationResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetEventAllocationResponse404Headers the declared response headers of an HTTP 404 response for GetEventAllocation
+type GetEventAllocationResponse404Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetEventAllocationResponse405Headers the declared response headers of an HTTP 405 response for GetEventAllocation
+type GetEventAllocationResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetEventAllocationResponse422Headers the declared response headers of an HTTP 422 response for GetEventAllocation
+type GetEventAllocationResponse422Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetEventAllocationResponse429Headers the declared response headers of an HTTP 429 response for GetEventAllocation
+type GetEventAllocationResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *string
+	XRequestId      *string
+}
+
+// GetEventAllocationResponse500Headers the declared response headers of an HTTP 500 response for GetEventAllocation
+type GetEventAllocationResponse500Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetEventAllocationResponseDefaultHeaders the declared response headers of an HTTP default response for GetEventAllocation
+type GetEventAllocationResponseDefaultHeaders struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+type GetEventAllocationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EnvelopeShare
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEventAllocationResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEventAllocationResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetEventAllocationResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetEventAllocationResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetEventAllocationResponse405Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetEventAllocationResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEventAllocationResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetEventAllocationResponse500Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetEventAllocationResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEventAllocationResponse) GetJSON200() *EnvelopeShare {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetEventAllocationResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetEventAllocationResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetEventAllocationResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetEventAllocationResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetEventAllocationResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetEventAllocationResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetEventAllocationResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetEventAllocationResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEventAllocationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEventAllocationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEventAllocationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEventAllocationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15988,6 +16352,23 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 	return ParseListEventsResponse(rsp)
 }
 
+// GetEventAllocationWithResponse What this key may sell of an event, and when
+//
+// The sales channel of this key's application, its sales window, what is allocated to the channel (sold, held, left, released) and what general sale has. Seats and tickets allocated to other channels are not for sale through this key: availability leaves them out and a hold of them answers 409 seat_not_for_sale.
+//
+// Requires an API key with the scope `catalog:read`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events/{id}/allocation (the `GetEventAllocation` operationId).
+func (c *ClientWithResponses) GetEventAllocationWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*GetEventAllocationResponse, error) {
+	rsp, err := c.GetEventAllocation(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEventAllocationResponse(rsp)
+}
+
 // GetEventAvailabilityWithResponse Get seat occupancy of an event (light, poll with If-None-Match)
 //
 // Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category.
@@ -21067,6 +21448,321 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		response.Headers500 = &headers
 	case true:
 		var headers ListEventsResponseDefaultHeaders
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetEventAllocationResponse parses an HTTP response from a GetEventAllocationWithResponse call
+func ParseGetEventAllocationResponse(rsp *http.Response) (*GetEventAllocationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEventAllocationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EnvelopeShare
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEventAllocationResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetEventAllocationResponse401Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetEventAllocationResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetEventAllocationResponse404Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetEventAllocationResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetEventAllocationResponse422Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEventAllocationResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetEventAllocationResponse500Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case true:
+		var headers GetEventAllocationResponseDefaultHeaders
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -21,12 +21,12 @@ var layers = []struct {
 	name     string
 	packages []string
 }{
-	{"vocabulary", []string{"internal/states", "internal/errs", "internal/pricing", "internal/door", "internal/config"}},
+	{"vocabulary", []string{"internal/states", "internal/errs", "internal/pricing", "internal/door", "internal/window", "internal/config"}},
 	{"data", []string{"store", "store/migrations"}},
 	{"adapters", []string{"internal/apikey", "internal/ratelimit", "internal/requestlog", "internal/metrics", "internal/mail",
 		"internal/payment", "internal/delivery", "internal/delivery/email", "internal/catalog", "internal/catalog/catalogfile",
 		"workflows/contract"}},
-	{"domain", []string{"internal/holds", "internal/orders", "internal/refunds", "internal/webhooks", "internal/report", "internal/checkin", "internal/organizer"}},
+	{"domain", []string{"internal/holds", "internal/orders", "internal/refunds", "internal/webhooks", "internal/report", "internal/checkin", "internal/organizer", "internal/distribution"}},
 	{"wiring", []string{"internal/app"}},
 	{"saga", []string{"activities", "workflows", "worker"}},
 	{"edge", []string{"api", "api/request", "api/aggregator", "api/cabinet", "api/reference"}},

@@ -370,6 +370,18 @@ func (s *Stack) Key(t testing.TB, companyID int64, env string, scopes ...string)
 	return key, k.ID
 }
 
+// KeyIn creates a partner key of the company's application of that name
+// in env (made if new), with the partner scopes.
+func (s *Stack) KeyIn(t testing.TB, companyID int64, env, application string) string {
+	t.Helper()
+	key, hash, prefix := apikey.Generate(env)
+	if _, err := store.CreateAPIKeyIn(context.Background(), s.DB, companyID, env, application, "test", hash, prefix,
+		apikey.PartnerScopes, store.DoorLimits{}, store.KeyClaim{}); err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
 // Import loads a catalog file for the company.
 func (s *Stack) Import(t testing.TB, companyID int64, file []byte) store.ImportResult {
 	t.Helper()

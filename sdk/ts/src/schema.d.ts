@@ -338,6 +338,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/{id}/allocation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What this key may sell of an event, and when
+         * @description The sales channel of this key's application, its sales window, what is allocated to the channel (sold, held, left, released) and what general sale has. Seats and tickets allocated to other channels are not for sale through this key: availability leaves them out and a hold of them answers 409 seat_not_for_sale.
+         *
+         *     Requires an API key with the scope `catalog:read`.
+         */
+        get: operations["get-event-allocation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events/{id}/availability": {
         parameters: {
             query?: never;
@@ -941,6 +963,26 @@ export interface components {
             seat: string;
             sector: string;
         };
+        Allocation: {
+            /** @description General-admission quantities allocated. */
+            categories: components["schemas"]["QuotaView"][];
+            /**
+             * Format: date-time
+             * @description When the unsold rest returns to general sale; null: only by the organizer's hand.
+             */
+            release_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it was released as a whole; null: not yet.
+             */
+            released_at: string | null;
+            /**
+             * Format: int64
+             * @description Seats released to general sale so far.
+             */
+            released_seats: number;
+            seats: components["schemas"]["SeatCounts"];
+        };
         Availability: {
             categories: components["schemas"]["CategoryAvailability"][];
             /** Format: int64 */
@@ -1024,6 +1066,18 @@ export interface components {
             price: components["schemas"]["Money"];
             /** Format: int64 */
             ticket_category_id: number;
+        };
+        CategoryLeft: {
+            /** Format: int64 */
+            left: number;
+            /** Format: int64 */
+            ticket_category_id: number;
+        };
+        ChannelRef: {
+            /** Format: int64 */
+            id: number;
+            name: string;
+            ref: string;
         };
         CheckIn: {
             barcode: string;
@@ -1349,6 +1403,12 @@ export interface components {
             /** @description Log it for support lookups; equals the X-Request-Id header. */
             request_id: string;
         };
+        EnvelopeShare: {
+            data: components["schemas"]["Share"];
+            meta?: components["schemas"]["Meta"];
+            /** @description Log it for support lookups; equals the X-Request-Id header. */
+            request_id: string;
+        };
         EnvelopeWebhookEndpoint: {
             data: components["schemas"]["WebhookEndpoint"];
             meta?: components["schemas"]["Meta"];
@@ -1389,6 +1449,10 @@ export interface components {
             /** Format: date-time */
             at: string;
             gate: string;
+        };
+        GeneralSaleRef: {
+            categories: components["schemas"]["CategoryLeft"][];
+            seats: components["schemas"]["SeatCounts"];
         };
         Geometry: {
             zones: components["schemas"]["GeometryZone"][];
@@ -1568,7 +1632,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "amount_mismatch" | "api_key_malformed" | "api_key_missing" | "api_key_unknown" | "client_closed_request" | "door_key_elsewhere" | "gateway_unavailable" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal" | "invalid_state" | "limit_reached" | "malformed_request" | "method_not_allowed" | "not_acceptable" | "not_found" | "order_expired" | "order_paid" | "rate_limited" | "request_timeout" | "request_too_large" | "reservation_expired" | "seat_taken" | "sold_out" | "ticket_checked_in" | "unauthenticated" | "unavailable" | "unsupported_media_type" | "validation_error" | "error";
+            code: "amount_mismatch" | "api_key_malformed" | "api_key_missing" | "api_key_unknown" | "client_closed_request" | "door_key_elsewhere" | "gateway_unavailable" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal" | "invalid_state" | "limit_reached" | "malformed_request" | "method_not_allowed" | "not_acceptable" | "not_found" | "order_expired" | "order_paid" | "rate_limited" | "request_timeout" | "request_too_large" | "reservation_expired" | "sales_closed" | "sales_not_open" | "seat_not_for_sale" | "seat_taken" | "sold_out" | "ticket_checked_in" | "unauthenticated" | "unavailable" | "unsupported_media_type" | "validation_error" | "error";
             detail?: string;
             /** @description Field errors of a validation_error. */
             errors?: components["schemas"]["ErrorDetail"][];
@@ -1577,6 +1641,16 @@ export interface components {
             request_id: string;
             /** @description The scope an insufficient_scope error lacks. */
             required_scope?: string;
+            /**
+             * Format: date-time
+             * @description A sales_closed error: when sales through this key closed.
+             */
+            sales_closed_at?: string;
+            /**
+             * Format: date-time
+             * @description A sales_not_open error: when sales through this key open.
+             */
+            sales_open_at?: string;
             /** @description True when the schedule slot's capacity is exhausted. */
             slot_sold_out?: boolean;
             /** Format: int64 */
@@ -1588,8 +1662,27 @@ export interface components {
             unavailableSeats?: string[];
             /** @description The ticket categories a sold_out error refers to. */
             unavailable_categories?: number[];
-            /** @description The seats a seat_taken error refers to. */
+            /** @description The seats a seat_taken or seat_not_for_sale error refers to. */
             unavailable_seats?: components["schemas"]["SeatRef"][];
+        };
+        QuotaView: {
+            /** Format: int64 */
+            allocated: number;
+            /**
+             * Format: int64
+             * @description In unpaid orders.
+             */
+            held: number;
+            /** Format: int64 */
+            left: number;
+            /** Format: int64 */
+            released: number;
+            /** Format: int64 */
+            schedule_slot_id?: number;
+            /** Format: int64 */
+            sold: number;
+            /** Format: int64 */
+            ticket_category_id: number;
         };
         ReadinessOutputBody: {
             /**
@@ -1684,6 +1777,25 @@ export interface components {
             ticket_category_id: number;
             zone_id: string;
         };
+        SeatCounts: {
+            /**
+             * Format: int64
+             * @description Seats allocated (general sale: seats no channel holds), sold ones included.
+             */
+            allocated: number;
+            /**
+             * Format: int64
+             * @description Held by a reservation or an unpaid order.
+             */
+            held: number;
+            /**
+             * Format: int64
+             * @description Free: what may still be held.
+             */
+            left: number;
+            /** Format: int64 */
+            sold: number;
+        };
         SeatRef: {
             seat_id: string;
             zone_id: string;
@@ -1699,6 +1811,18 @@ export interface components {
             id: number;
             /** Format: date-time */
             starts_at: string;
+        };
+        Share: {
+            /** @description What is allocated to this key's channel; null without a channel or an allocation. */
+            allocation: components["schemas"]["Allocation"] | null;
+            /** @description The sales channel this key's application sells in; null: general sale only. */
+            channel: components["schemas"]["ChannelRef"] | null;
+            /** Format: int64 */
+            event_id: number;
+            /** @description What general sale has: seats and tickets no channel holds. */
+            general_sale: components["schemas"]["GeneralSaleRef"];
+            /** @description When this key may hold and order: its channel's window where it sets one, else general sale's. */
+            window: components["schemas"]["WindowView"];
         };
         TemporalReadinessOutputBody: {
             /**
@@ -1835,6 +1959,19 @@ export interface components {
             endpoint_ids: number[];
             event_id: string;
             event_type: string;
+        };
+        WindowView: {
+            /**
+             * Format: date-time
+             * @description When sales through this key stop: the window's end, or the event's start.
+             */
+            ends_at: string;
+            open: boolean;
+            /**
+             * Format: date-time
+             * @description Null: since the event was published.
+             */
+            starts_at: string | null;
         };
     };
     responses: never;
@@ -2087,7 +2224,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2278,7 +2415,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2496,7 +2633,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3484,7 +3621,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -3727,7 +3864,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4052,6 +4189,159 @@ export interface operations {
             };
             /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
             403: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Method Not Allowed. Problem codes: `method_not_allowed`. */
+            405: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error. Problem codes: `internal`. */
+            500: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure, as a problem (RFC 9457) with its code. */
+            default: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "get-event-allocation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Event id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeShare"];
+                };
+            };
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            401: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            403: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found. Problem codes: `not_found`. */
+            404: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
@@ -5400,7 +5690,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -5784,7 +6074,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6007,7 +6297,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -6293,7 +6583,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -6863,7 +7153,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -7247,7 +7537,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7419,7 +7709,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8089,7 +8379,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -8982,7 +9272,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -9162,7 +9452,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
