@@ -351,3 +351,61 @@ func (c *channels) refundAs(t *testing.T, key string, orderID int64) *testenv.Re
 	t.Helper()
 	return c.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/refund", orderID), key, `{"reason": "возврат"}`, idemKey(t))
 }
+
+// The aggregator adapter answers per channel too: its available seats
+// leave out other channels' seats, its reserve refuses them with
+// seat_not_for_sale, and its allocation says what it may sell.
+func TestAggregatorSeesItsChannel(t *testing.T) {
+	t.Parallel()
+	c := newChannels(t)
+	c.allocate(t, c.reseller, distribution.Selector{Zones: []string{"balcony"}})
+	c.allocate(t, c.agg, distribution.Selector{Rows: []distribution.RowRange{{Zone: "parterre", From: "3", To: "3"}}})
+	var seats []struct {
+		ID string `json:"id"`
+	}
+	c.Get(t, fmt.Sprintf("/aggregator/v1/sessions/%d/available-seats", c.swan), c.aggKey).Decode(t, &seats)
+	ids := map[string]bool{}
+	for _, s := range seats {
+		ids[s.ID] = true
+	}
+	if len(seats) != 90 || ids["balcony|balcony-1-1"] || !ids["parterre|parterre-3-7"] {
+		t.Errorf("the aggregator sees %d seats (balcony-1-1 %v, its own parterre-3-7 %v), want 90 without the reseller's balcony",
+			len(seats), ids["balcony|balcony-1-1"], ids["parterre|parterre-3-7"])
+	}
+	res := c.Do(t, http.MethodPost, "/aggregator/v1/reserve", c.aggKey,
+		fmt.Sprintf(`{"sessionId": "%d", "seats": ["balcony|balcony-1-2"], "ttl": 900}`, c.swan))
+	expectProblem(t, res, http.StatusConflict, "seat_not_for_sale")
+	var p struct {
+		Seats []string `json:"unavailableSeats"`
+	}
+	res.Decode(t, &p)
+	if len(p.Seats) != 1 || p.Seats[0] != "balcony|balcony-1-2" {
+		t.Errorf("the refusal names %v, want balcony|balcony-1-2", p.Seats)
+	}
+	res = c.Do(t, http.MethodPost, "/aggregator/v1/reserve", c.generalKey,
+		fmt.Sprintf(`{"sessionId": "%d", "quantity": 4, "ttl": 900}`, c.swan))
+	var r struct {
+		OrderID string `json:"orderId"`
+	}
+	if res.Status != http.StatusCreated {
+		t.Fatalf("general sale reserves by quantity: %d %s", res.Status, res.Body)
+	}
+	res.Decode(t, &r)
+	var held []string
+	if err := c.DB.NewRaw("SELECT seat_id FROM event_seats WHERE hold_id = ?", r.OrderID).Scan(context.Background(), &held); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range held {
+		if s[:len("parterre-3-")] == "parterre-3-" || s[:len("balcony")] == "balcony" {
+			t.Errorf("general sale's reserve by quantity took the channels' %s", s)
+		}
+	}
+	var share struct {
+		Channel    *struct{ Ref string }
+		Allocation *struct{ Seats store.SeatCounts }
+	}
+	c.Get(t, fmt.Sprintf("/aggregator/v1/sessions/%d/allocation", c.swan), c.aggKey).Decode(t, &share)
+	if share.Channel == nil || share.Channel.Ref != "agg" || share.Allocation == nil || share.Allocation.Seats.Allocated != 30 {
+		t.Errorf("the aggregator's allocation: %+v", share)
+	}
+}

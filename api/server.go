@@ -185,7 +185,7 @@ func New(deps Deps) *Server {
 		}
 		next(ctx)
 	}, s.authenticate)
-	aggregator.Register(agg, deps.Holds, deps.Orders, deps.Catalog)
+	aggregator.Register(agg, deps.Holds, deps.Orders, deps.Catalog, deps.Distribution)
 	s.registerGatewayCallbacks(s.API)
 	s.registerOrderPage(mux)
 	if deps.Cabinet != nil {

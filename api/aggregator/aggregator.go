@@ -19,6 +19,7 @@ import (
 	"github.com/ticketsales/ticketsales/api/request"
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/catalog"
+	"github.com/ticketsales/ticketsales/internal/distribution"
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/holds"
 	"github.com/ticketsales/ticketsales/internal/orders"
@@ -115,15 +116,16 @@ type aggSessionPath struct {
 }
 
 type adapter struct {
-	holds   *holds.Service
-	orders  *orders.Service
-	catalog *catalog.Service
+	holds        *holds.Service
+	orders       *orders.Service
+	catalog      *catalog.Service
+	distribution *distribution.Service
 }
 
 // Register adds the adapter's operations to api (the /aggregator/v1 group,
 // behind the same authentication as /v1).
-func Register(api huma.API, h *holds.Service, o *orders.Service, cat *catalog.Service) {
-	a := &adapter{holds: h, orders: o, catalog: cat}
+func Register(api huma.API, h *holds.Service, o *orders.Service, cat *catalog.Service, dist *distribution.Service) {
+	a := &adapter{holds: h, orders: o, catalog: cat, distribution: dist}
 	tags := []string{"Aggregator adapter"}
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "aggregator-list-sessions", Method: http.MethodGet, Path: "/sessions", Tags: tags,
@@ -158,6 +160,19 @@ func Register(api huma.API, h *holds.Service, o *orders.Service, cat *catalog.Se
 			}
 		}
 		return &plainOutput[[]aggSeat]{Body: out}, nil
+	})
+
+	huma.Register(api, request.Scoped(huma.Operation{
+		OperationID: "aggregator-session-allocation", Method: http.MethodGet, Path: "/sessions/{id}/allocation", Tags: tags,
+		Summary:     "What this key may sell of a session, and when (as /v1/events/{id}/allocation)",
+		Description: "The sales channel of this key's application, its window, its channel's allocation and general sale. Seats allocated to other channels are not among available-seats, and reserving them answers 409 seat_not_for_sale.",
+		Errors:      []int{http.StatusNotFound},
+	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *aggSessionPath) (*plainOutput[*distribution.Share], error) {
+		share, err := a.distribution.ShareOf(ctx, request.Caller(ctx), in.ID, a.holds.Now())
+		if err != nil {
+			return nil, err
+		}
+		return &plainOutput[*distribution.Share]{Body: share}, nil
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
