@@ -409,3 +409,35 @@ func TestAggregatorSeesItsChannel(t *testing.T) {
 		t.Errorf("the aggregator's allocation: %+v", share)
 	}
 }
+
+// A seat whose hold ends, or whose ticket is refunded, returns to the
+// allocation it came from: the channel sells it again, general sale
+// still cannot — the sandbox check of a reseller's presale, end to end.
+func TestFreedSeatsReturnToTheirAllocation(t *testing.T) {
+	t.Parallel()
+	c := newChannels(t)
+	c.StartWorker(t)
+	c.allocate(t, c.reseller, distribution.Selector{SeatIDs: []string{"parterre-2-10", "parterre-2-11"}})
+	var r reservationBody
+	res := c.holdAs(t, c.resellerKey, "parterre-2-10")
+	if res.Status != http.StatusCreated {
+		t.Fatalf("hold: %d %s", res.Status, res.Body)
+	}
+	res.Decode(t, &r)
+	if res := c.Do(t, http.MethodDelete, "/v1/reservations/"+r.Data.ID, c.resellerKey, ""); res.Status != http.StatusOK {
+		t.Fatalf("release the hold: %d %s", res.Status, res.Body)
+	}
+	expectProblem(t, c.holdAs(t, c.generalKey, "parterre-2-10"), http.StatusConflict, "seat_not_for_sale")
+	paid := c.paidOrder(t, c.resellerKey, "parterre-2-11")
+	ts := c.tickets(t, paid)
+	if len(ts) != 1 {
+		t.Fatalf("tickets: %+v", ts)
+	}
+	if res := c.refundAs(t, c.resellerKey, paid); res.Status != http.StatusOK && res.Status != http.StatusCreated {
+		t.Fatalf("refund: %d %s", res.Status, res.Body)
+	}
+	expectProblem(t, c.holdAs(t, c.generalKey, "parterre-2-11"), http.StatusConflict, "seat_not_for_sale")
+	if res := c.holdAs(t, c.resellerKey, "parterre-2-10", "parterre-2-11"); res.Status != http.StatusCreated {
+		t.Fatalf("the reseller sells both again: %d %s", res.Status, res.Body)
+	}
+}
