@@ -223,7 +223,7 @@ type SeatMove struct {
 func AllocateSeats(ctx context.Context, db bun.IDB, companyID, eventID, channelID int64, seatIDs []string) (SeatMove, error) {
 	var out SeatMove
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockCompanyEvent(ctx, tx, companyID, eventID, channelID); err != nil {
+		if err := checkCompanyEvent(ctx, tx, companyID, eventID, channelID); err != nil {
 			return err
 		}
 		if err := openTerms(ctx, tx, eventID, channelID); err != nil {
@@ -248,13 +248,15 @@ func AllocateSeats(ctx context.Context, db bun.IDB, companyID, eventID, channelI
 	return out, nil
 }
 
-// lockCompanyEvent checks the event and channel are the company's and
-// locks the event's row against a concurrent allocation change (holds do
-// not take it).
-func lockCompanyEvent(ctx context.Context, tx bun.Tx, companyID, eventID, channelID int64) error {
+// checkCompanyEvent checks the event and channel are the company's. It
+// takes no lock on the event: orders by items lock their categories and
+// then move the event's version, and an allocation change that locked the
+// event first would deadlock with them; the seats' and categories' own
+// locks order every change.
+func checkCompanyEvent(ctx context.Context, tx bun.Tx, companyID, eventID, channelID int64) error {
 	var ok bool
 	err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM channels WHERE id = ? AND company_id = ?)
-		AND EXISTS (SELECT 1 FROM events WHERE id = ? AND company_id = ? FOR NO KEY UPDATE)`,
+		AND EXISTS (SELECT 1 FROM events WHERE id = ? AND company_id = ?)`,
 		channelID, companyID, eventID, companyID).Scan(ctx, &ok)
 	if err != nil {
 		return err
@@ -331,7 +333,7 @@ const slotLeftSQL = `sl.capacity - sl.sold - (SELECT coalesce(sum(q.allocated - 
 func SetQuota(ctx context.Context, db bun.IDB, companyID, eventID, channelID, categoryID int64, sessionID *int64, allocated int) (*Quota, error) {
 	q := new(Quota)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockCompanyEvent(ctx, tx, companyID, eventID, channelID); err != nil {
+		if err := checkCompanyEvent(ctx, tx, companyID, eventID, channelID); err != nil {
 			return err
 		}
 		var cat []struct {
@@ -457,7 +459,7 @@ type Released struct {
 func ReleaseAllocation(ctx context.Context, db bun.IDB, companyID int64, r Release) (Released, error) {
 	out := Released{Quantities: map[int64]int{}}
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockCompanyEvent(ctx, tx, companyID, r.EventID, r.ChannelID); err != nil {
+		if err := checkCompanyEvent(ctx, tx, companyID, r.EventID, r.ChannelID); err != nil {
 			return err
 		}
 		if r.Due {
