@@ -50,7 +50,7 @@ func PickBestSeats(ctx context.Context, tx bun.Tx, r BestSeatsRequest) (map[stri
 	if r.ZoneIDs == nil {
 		r.ZoneIDs = []string{}
 	}
-	filter := `s.event_id = ? AND ` + seatIsFree + ` AND NOT ` + seatWithheld(r.EventID, r.ChannelID) + `
+	filter := `s.event_id = ? AND ` + seatIsFree + ` AND NOT ` + seatWithheld(r.ChannelID) + `
 		AND (cardinality(?::bigint[]) = 0 OR s.category_id = ANY(?::bigint[]))
 		AND (cardinality(?::text[]) = 0 OR s.zone_id = ANY(?::text[]))`
 	args := []any{r.EventID, pgdialect.Array(r.CategoryIDs), pgdialect.Array(r.CategoryIDs), pgdialect.Array(r.ZoneIDs), pgdialect.Array(r.ZoneIDs)}
@@ -194,7 +194,7 @@ func FreeSeatsLeft(ctx context.Context, db bun.IDB, eventID, channelID int64, ca
 	if zoneIDs == nil {
 		zoneIDs = []string{}
 	}
-	w := seatWithheld(eventID, channelID)
+	w := seatWithheld(channelID)
 	err = db.NewRaw(`SELECT count(*) FILTER (WHERE NOT `+w+`), coalesce(bool_or(`+w+`), false)
 		FROM event_seats s WHERE s.event_id = ? AND `+seatIsFree+`
 		AND (cardinality(?::bigint[]) = 0 OR s.category_id = ANY(?::bigint[]))

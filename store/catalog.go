@@ -33,15 +33,17 @@ type Event struct {
 	// General sale's window (nil: from publication; until the start).
 	SalesStart *time.Time `bun:"sales_start"`
 	SalesEnd   *time.Time `bun:"sales_end"`
-	CreatedAt     time.Time          `bun:"created_at"`
-	UpdatedAt     time.Time          `bun:"updated_at"`
-	VenueName     string             `bun:"venue_name,scanonly"`
-	CityID        int64              `bun:"city_id,scanonly"`
-	CityName      string             `bun:"city_name,scanonly"`
+	CreatedAt  time.Time  `bun:"created_at"`
+	UpdatedAt  time.Time  `bun:"updated_at"`
+	VenueName  string     `bun:"venue_name,scanonly"`
+	CityID     int64      `bun:"city_id,scanonly"`
+	CityName   string     `bun:"city_name,scanonly"`
 }
 
 // GeneralSale is the window of general sale (internal/window).
-func (e *Event) GeneralSale() window.Window { return window.Window{Start: e.SalesStart, End: e.SalesEnd} }
+func (e *Event) GeneralSale() window.Window {
+	return window.Window{Start: e.SalesStart, End: e.SalesEnd}
+}
 
 // Fee is the event's fee setting.
 func (e *Event) Fee() pricing.Fee {

@@ -124,7 +124,9 @@ type ChannelTerms struct {
 
 // Window is the channel's own window for the event (nil bounds: general
 // sale's).
-func (t ChannelTerms) Window() window.Window { return window.Window{Start: t.SalesStart, End: t.SalesEnd} }
+func (t ChannelTerms) Window() window.Window {
+	return window.Window{Start: t.SalesStart, End: t.SalesEnd}
+}
 
 // ErrEventNotCompany: the event is not the company's.
 var ErrEventNotCompany = errors.New("event is not the company's")
@@ -185,27 +187,31 @@ func GetChannelTerms(ctx context.Context, db bun.IDB, eventID, channelID int64) 
 // allocation released as a whole: the channel's seats freed since (they
 // were general sale's by the rule) go to general sale for good first, so
 // reopening takes back nothing general sale was selling.
-func openTerms(ctx context.Context, tx bun.Tx, eventID, channelID int64) error {
+func openTerms(ctx context.Context, tx bun.Tx, eventID, channelID int64) (moved int, err error) {
 	var reopened []int64
-	err := tx.NewRaw(`WITH ins AS (
+	err = tx.NewRaw(`WITH ins AS (
 			INSERT INTO channel_events (event_id, channel_id) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING 1
 		)
 		UPDATE channel_events SET released_at = NULL, updated_at = now()
 		WHERE event_id = ? AND channel_id = ? AND released_at IS NOT NULL RETURNING channel_id`,
 		eventID, channelID, eventID, channelID).Scan(ctx, &reopened)
 	if err != nil {
-		return fmt.Errorf("open allocation of channel %d on event %d: %w", channelID, eventID, err)
+		return 0, fmt.Errorf("open allocation of channel %d on event %d: %w", channelID, eventID, err)
 	}
 	if len(reopened) == 0 {
-		return nil
+		return 0, nil
 	}
-	_, err = tx.NewRaw(`WITH lk AS (
+	if _, err := tx.NewRaw("UPDATE channel_quotas SET closed = false WHERE event_id = ? AND channel_id = ?", eventID, channelID).Exec(ctx); err != nil {
+		return 0, err
+	}
+	var ids []string
+	err = tx.NewRaw(`WITH lk AS (
 			SELECT s.event_id, s.seat_id FROM event_seats s
 			WHERE s.event_id = ? AND s.channel_id = ? AND s.state <> 'sold' ORDER BY s.seat_id FOR UPDATE
 		)
 		UPDATE event_seats s SET channel_id = NULL, `+newSeatVersion+`
-		FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`, eventID, channelID).Exec(ctx)
-	return err
+		FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING s.seat_id`, eventID, channelID).Scan(ctx, &ids)
+	return len(ids), err
 }
 
 // SeatMove is what an allocation or a release of seats did: the seats it
@@ -226,7 +232,8 @@ func AllocateSeats(ctx context.Context, db bun.IDB, companyID, eventID, channelI
 		if err := checkCompanyEvent(ctx, tx, companyID, eventID, channelID); err != nil {
 			return err
 		}
-		if err := openTerms(ctx, tx, eventID, channelID); err != nil {
+		strays, err := openTerms(ctx, tx, eventID, channelID)
+		if err != nil {
 			return err
 		}
 		if err := tx.NewRaw(`WITH lk AS (
@@ -239,7 +246,7 @@ func AllocateSeats(ctx context.Context, db bun.IDB, companyID, eventID, channelI
 			eventID, pgdialect.Array(seatIDs), channelID).Scan(ctx, &out.Moved); err != nil {
 			return err
 		}
-		return bumpLayout(ctx, tx, eventID, len(out.Moved))
+		return bumpLayout(ctx, tx, eventID, len(out.Moved)+strays)
 	})
 	if err != nil {
 		return SeatMove{}, fmt.Errorf("allocate %d seats of event %d to channel %d: %w", len(seatIDs), eventID, channelID, err)
@@ -304,6 +311,7 @@ type Quota struct {
 	Allocated     int    `bun:"allocated"`
 	Taken         int    `bun:"taken"`
 	Released      int    `bun:"released"`
+	Closed        bool   `bun:"closed"`
 	// Held: positions of its pending orders (scanned by ListQuotas).
 	Held int `bun:"held,scanonly"`
 }
@@ -336,12 +344,19 @@ func SetQuota(ctx context.Context, db bun.IDB, companyID, eventID, channelID, ca
 		if err := checkCompanyEvent(ctx, tx, companyID, eventID, channelID); err != nil {
 			return err
 		}
+		// The lock first, the sums in a statement of their own: its
+		// snapshot sees every change committed under the lock (a statement
+		// that waits for a lock re-reads only the locked row).
+		if _, err := tx.NewRaw(`SELECT 1 FROM ticket_categories WHERE id = ? AND event_id = ? FOR NO KEY UPDATE`,
+			categoryID, eventID).Exec(ctx); err != nil {
+			return err
+		}
 		var cat []struct {
 			Capacity    *int
 			GeneralLeft *int
 		}
 		if err := tx.NewRaw(`SELECT c.capacity, `+generalLeftSQL+` AS general_left FROM ticket_categories c
-			WHERE c.id = ? AND c.event_id = ? FOR NO KEY UPDATE`, categoryID, eventID).Scan(ctx, &cat); err != nil {
+			WHERE c.id = ? AND c.event_id = ?`, categoryID, eventID).Scan(ctx, &cat); err != nil {
 			return err
 		}
 		if len(cat) == 0 {
@@ -349,8 +364,12 @@ func SetQuota(ctx context.Context, db bun.IDB, companyID, eventID, channelID, ca
 		}
 		var slotLeft *int
 		if sessionID != nil {
+			if _, err := tx.NewRaw(`SELECT 1 FROM sessions WHERE id = ? AND event_id = ? FOR NO KEY UPDATE`,
+				*sessionID, eventID).Exec(ctx); err != nil {
+				return err
+			}
 			var sl []int
-			if err := tx.NewRaw(`SELECT `+slotLeftSQL+` FROM sessions sl WHERE sl.id = ? AND sl.event_id = ? FOR NO KEY UPDATE`,
+			if err := tx.NewRaw(`SELECT `+slotLeftSQL+` FROM sessions sl WHERE sl.id = ? AND sl.event_id = ?`,
 				*sessionID, eventID).Scan(ctx, &sl); err != nil {
 				return err
 			}
@@ -361,7 +380,7 @@ func SetQuota(ctx context.Context, db bun.IDB, companyID, eventID, channelID, ca
 		} else if cat[0].Capacity == nil {
 			return errs.Invalid("ticket_category_id", "a quantity is allocated of a general-admission category (or of a session)", categoryID)
 		}
-		if err := openTerms(ctx, tx, eventID, channelID); err != nil {
+		if _, err := openTerms(ctx, tx, eventID, channelID); err != nil {
 			return err
 		}
 		var cur []Quota
@@ -378,7 +397,7 @@ func SetQuota(ctx context.Context, db bun.IDB, companyID, eventID, channelID, ca
 		}
 		grow := allocated - q.Allocated
 		for _, left := range []*int{cat[0].GeneralLeft, slotLeft} {
-			if left != nil && grow > *left {
+			if left != nil && grow > 0 && grow > *left {
 				return &ErrShort{Left: q.Allocated - q.Taken + *left}
 			}
 		}
@@ -474,10 +493,16 @@ func ReleaseAllocation(ctx context.Context, db bun.IDB, companyID int64, r Relea
 			}
 		}
 		// Quantities: under each category's lock, in category order.
+		if _, err := tx.NewRaw(`SELECT 1 FROM ticket_categories c WHERE c.id IN (
+				SELECT category_id FROM channel_quotas WHERE event_id = ? AND channel_id = ?)
+			ORDER BY c.id FOR NO KEY UPDATE`, r.EventID, r.ChannelID).Exec(ctx); err != nil {
+			return err
+		}
+		// Read after the locks, in a statement of its own: every change of
+		// a quota is made under its category's lock.
 		var quotas []Quota
-		if err := tx.NewRaw(`SELECT q.* FROM channel_quotas q JOIN ticket_categories c ON c.id = q.category_id
-			WHERE q.event_id = ? AND q.channel_id = ? ORDER BY q.category_id, q.id FOR NO KEY UPDATE OF c`,
-			r.EventID, r.ChannelID).Scan(ctx, &quotas); err != nil {
+		if err := tx.NewSelect().Model(&quotas).Where("event_id = ? AND channel_id = ?", r.EventID, r.ChannelID).
+			Order("category_id", "id").Scan(ctx); err != nil {
 			return err
 		}
 		for _, q := range quotas {
@@ -518,6 +543,12 @@ func ReleaseAllocation(ctx context.Context, db bun.IDB, companyID int64, r Relea
 				)
 				UPDATE event_seats s SET channel_id = NULL, `+newSeatVersion+`
 				FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING s.seat_id`, args...).Scan(ctx, &out.Seats); err != nil {
+				return err
+			}
+		}
+		if r.Whole {
+			if _, err := tx.NewRaw("UPDATE channel_quotas SET closed = true WHERE event_id = ? AND channel_id = ?",
+				r.EventID, r.ChannelID).Exec(ctx); err != nil {
 				return err
 			}
 		}

@@ -186,7 +186,7 @@ func Hold(ctx context.Context, db bun.IDB, h NewHold) (HoldOutcome, error) {
 // holdQuery is the hold statement of HoldSeats.
 func holdQuery(db bun.IDB, h NewHold, seats any, prices []int64) *bun.RawQuery {
 	r := h.Reservation
-	withheld := seatWithheld(r.EventID, h.ChannelID)
+	withheld := seatWithheld(h.ChannelID)
 	return db.NewRaw(`
 		WITH clock AS (
 			-- The hold's deadline, by Postgres's clock (or as given).
@@ -370,7 +370,7 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken, withh
 		}
 		if err := tx.NewRaw(`
 			SELECT s.seat_id, s.category_id, (s.state = 'held' AND s.hold_id = ?) AS mine,
-				`+seatIsFree+` AS free, `+seatWithheld(r.EventID, rp.ChannelID)+` AS withheld
+				`+seatIsFree+` AS free, `+seatWithheld(rp.ChannelID)+` AS withheld
 			FROM event_seats s
 			WHERE s.event_id = ? AND (s.seat_id = ANY(?::text[]) OR (s.state = 'held' AND s.hold_id = ?))
 			ORDER BY s.seat_id FOR UPDATE`, r.ID, r.EventID, seats, r.ID).Scan(ctx, &cur); err != nil {
@@ -410,7 +410,18 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken, withh
 		for i, c := range addCats {
 			addPrices[i] = rp.Prices(c)
 		}
-		if _, err := tx.NewRaw(`UPDATE event_seats SET `+freeSeat+` WHERE event_id = ? AND seat_id = ANY(?::text[]) AND hold_id = ?`,
+		if len(add) > 0 {
+			// Adding seats is holding them: only in the caller's window, by
+			// Postgres's clock.
+			var open bool
+			if err := tx.NewRaw(salesOpenFor(r.EventID, rp.ChannelID)).Scan(ctx, &open); err != nil {
+				return err
+			}
+			if !open {
+				return ErrNotOnSale
+			}
+		}
+		if _, err := tx.NewRaw(`UPDATE event_seats s SET `+freeSeat+` WHERE event_id = ? AND seat_id = ANY(?::text[]) AND hold_id = ?`,
 			r.EventID, pgdialect.Array(drop), r.ID).Exec(ctx); err != nil {
 			return fmt.Errorf("free dropped seats: %w", err)
 		}

@@ -212,12 +212,19 @@ func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []Item
 		// Lock categories in id order, as every order does: no deadlocks.
 		want = slices.SortedFunc(slices.Values(want), func(a, b ItemQuantity) int { return cmp.Compare(a.CategoryID, b.CategoryID) })
 		for _, w := range want {
+			// The lock first, the sums in a statement of their own: a
+			// statement that waits for a lock re-reads only the locked row,
+			// and the quotas beside it changed under the same lock.
+			if _, err := tx.NewRaw(`SELECT 1 FROM ticket_categories WHERE id = ? AND event_id = ? FOR UPDATE`,
+				w.CategoryID, o.EventID).Exec(ctx); err != nil {
+				return err
+			}
 			var cat []struct {
 				Fits, FitsGeneral bool
 			}
 			err := tx.NewRaw(`SELECT c.capacity IS NULL OR c.capacity - c.sold >= ?0 AS fits,
 					c.capacity IS NULL OR `+generalLeftSQL+` >= ?0 AS fits_general
-				FROM ticket_categories c WHERE c.id = ?1 AND c.event_id = ?2 FOR UPDATE`, w.Quantity, w.CategoryID, o.EventID).Scan(ctx, &cat)
+				FROM ticket_categories c WHERE c.id = ?1 AND c.event_id = ?2`, w.Quantity, w.CategoryID, o.EventID).Scan(ctx, &cat)
 			if err != nil {
 				return err
 			}
@@ -252,9 +259,13 @@ func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []Item
 			// The slot's quotas were taken from above: general sale's part
 			// fits when the slot, less what its quotas have left now, holds
 			// the whole order (docs/decisions.md).
+			if _, err := tx.NewRaw(`SELECT 1 FROM sessions WHERE id = ? AND event_id = ? FOR UPDATE`,
+				*o.ScheduleSlotID, o.EventID).Exec(ctx); err != nil {
+				return err
+			}
 			var slot []struct{ Fits, FitsGeneral bool }
 			if err := tx.NewRaw(`SELECT sl.capacity - sl.sold >= ?0 AS fits, `+slotLeftSQL+` >= ?0 AS fits_general
-				FROM sessions sl WHERE sl.id = ?1 AND sl.event_id = ?2 FOR UPDATE`, n, *o.ScheduleSlotID, o.EventID).Scan(ctx, &slot); err != nil {
+				FROM sessions sl WHERE sl.id = ?1 AND sl.event_id = ?2`, n, *o.ScheduleSlotID, o.EventID).Scan(ctx, &slot); err != nil {
 				return err
 			}
 			switch {

@@ -15,8 +15,12 @@ const (
 	// caches are keyed on the event's seat versions.
 	newSeatVersion = "version = nextval('seat_change_seq')"
 
-	// freeSeat puts a seat back on sale: no hold, no order.
-	freeSeat = "state = 'free', hold_id = NULL, hold_expires_at = NULL, order_id = NULL, " + newSeatVersion
+	// freeSeat puts a seat (aliased s) back on sale: no hold, no order; in
+	// the allocation it came from, unless its channel released its
+	// allocation as a whole, when it goes to general sale.
+	freeSeat = "state = 'free', hold_id = NULL, hold_expires_at = NULL, order_id = NULL, " + newSeatVersion +
+		", channel_id = CASE WHEN s.channel_id IS NOT NULL AND EXISTS (SELECT 1 FROM channel_events ce " +
+		"WHERE ce.event_id = s.event_id AND ce.channel_id = s.channel_id AND ce.released_at IS NOT NULL) THEN NULL ELSE s.channel_id END"
 
 	// seatIsFree tells whether a seat (aliased s) can be held: it is free,
 	// or its hold passed its deadline. A lapsed hold is free for reads and
@@ -54,17 +58,15 @@ func salesOpenFor(eventID, channelID int64) string {
 		strconv.FormatInt(channelID, 10) + ` WHERE e.id = ` + strconv.FormatInt(eventID, 10) + ` AND ` + salesOpen + `)`
 }
 
-// seatWithheld tells whether a seat (aliased s) of the event is withheld
-// from a caller of the channel (0: general sale only): it is allocated to
-// another channel, one that has not released its allocation as a whole. A
-// withheld seat is not for sale to the caller whatever its state; a seat
-// a released channel gets back (a refund) is general sale's. The ids are
-// numbers the service made, written into the text: the planner then reads
-// the released channels once per statement.
-func seatWithheld(eventID, channelID int64) string {
-	return `(s.channel_id IS NOT NULL AND s.channel_id <> ` + strconv.FormatInt(channelID, 10) +
-		` AND s.channel_id NOT IN (SELECT ce.channel_id FROM channel_events ce WHERE ce.event_id = ` +
-		strconv.FormatInt(eventID, 10) + ` AND ce.released_at IS NOT NULL))`
+// seatWithheld tells whether a seat (aliased s) is withheld from a caller
+// of the channel (0: general sale only): it is allocated to another
+// channel. It reads the seat's row alone, so the re-check under the
+// seat's lock sees everything committed before it: a whole release moves
+// a channel's unsold seats to general sale, and a seat of it freed later
+// goes there too (freeSeat). A withheld seat is not for sale to the caller
+// whatever its state.
+func seatWithheld(channelID int64) string {
+	return `(s.channel_id IS NOT NULL AND s.channel_id <> ` + strconv.FormatInt(channelID, 10) + `)`
 }
 
 // giveBackSold lowers the sold counts of categories by the positions
@@ -90,7 +92,7 @@ func giveBackSold(ctx context.Context, db bun.IDB, positions string, args ...any
 // released its allocation as a whole they go on to general sale. Append
 // conditions with AND.
 const giveBackQuotas = `UPDATE channel_quotas q SET taken = q.taken - x.n,
-		allocated = q.allocated - CASE WHEN ce.released_at IS NOT NULL THEN x.n ELSE 0 END,
-		released = q.released + CASE WHEN ce.released_at IS NOT NULL THEN x.n ELSE 0 END
-	FROM (SELECT quota_id, sum(n)::int AS n FROM x WHERE quota_id IS NOT NULL GROUP BY quota_id) x, channel_events ce
-	WHERE q.id = x.quota_id AND ce.event_id = q.event_id AND ce.channel_id = q.channel_id`
+		allocated = q.allocated - CASE WHEN q.closed THEN x.n ELSE 0 END,
+		released = q.released + CASE WHEN q.closed THEN x.n ELSE 0 END
+	FROM (SELECT quota_id, sum(n)::int AS n FROM x WHERE quota_id IS NOT NULL GROUP BY quota_id) x
+	WHERE q.id = x.quota_id`

@@ -77,7 +77,7 @@ type cachedAvailability struct {
 // reused while the event's seat version is unchanged and no hold lapsed or
 // price rule started since it was built.
 type availabilityCache struct {
-	mu      sync.Mutex
+	mu sync.Mutex
 	// entries by event, then by view: the channel whose caller it is
 	// for (0: general sale), since a channel's seats are not for sale to
 	// others and are left out of their availability.

@@ -2,6 +2,7 @@ package holds
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
@@ -46,9 +47,6 @@ func (s *Service) ReplaceSeats(ctx context.Context, p *apikey.Principal, id stri
 	if err != nil {
 		return nil, err
 	}
-	if err := sc.Open(p, s.now()); err != nil {
-		return nil, err
-	}
 	ids, seats, err := s.resolveSeats(ctx, sc.Event, refs)
 	if err != nil {
 		return nil, err
@@ -59,6 +57,13 @@ func (s *Service) ReplaceSeats(ctx context.Context, p *apikey.Principal, id stri
 		Totals: func(prices []int64) (int64, int64, int64) { return sc.Totals(prices) },
 	})
 	switch {
+	case errors.Is(err, store.ErrNotOnSale):
+		// Seats were to be added outside the caller's window (a PATCH that
+		// only drops seats is not a hold).
+		if werr := sc.Open(p, s.now()); werr != nil {
+			return nil, werr
+		}
+		return nil, &errs.SalesWindowError{}
 	case err != nil:
 		return nil, err
 	case len(withheld) > 0:

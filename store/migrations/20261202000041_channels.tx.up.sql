@@ -64,6 +64,10 @@ CREATE TABLE IF NOT EXISTS channel_quotas (
     allocated   integer NOT NULL CHECK (allocated >= 0),
     taken       integer NOT NULL DEFAULT 0 CHECK (taken >= 0 AND taken <= allocated),
     released    integer NOT NULL DEFAULT 0 CHECK (released >= 0),
+    -- Its channel released its allocation as a whole: positions given back
+    -- go on to general sale. Kept on the row an order or refund updates, so
+    -- the update reads it fresh under the row's lock.
+    closed      boolean NOT NULL DEFAULT false,
     FOREIGN KEY (event_id, channel_id) REFERENCES channel_events (event_id, channel_id)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS channel_quotas_one ON channel_quotas (channel_id, category_id) WHERE session_id IS NULL;
