@@ -8,6 +8,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/ticketsales/ticketsales/internal/window"
 )
 
 // ImportAction says what an import did to one record.
@@ -32,6 +34,9 @@ type ImportResult struct {
 	Records []ImportedRecord `json:"records"`
 	// SeatsChanged counts inventory rows added, rebound or removed.
 	SeatsChanged int64 `json:"seats_changed"`
+	// SeatsAllocated counts seats the file's allocations moved from
+	// general sale to a channel.
+	SeatsAllocated int64 `json:"seats_allocated"`
 }
 
 // Count returns how many records had the given action.
@@ -47,7 +52,14 @@ func (r ImportResult) Count(a ImportAction) int {
 
 // LoadKnownCatalog loads the refs a company's catalog file may refer to.
 func LoadKnownCatalog(ctx context.Context, db bun.IDB, companyID int64) (KnownCatalog, error) {
-	known := KnownCatalog{Cities: map[string]bool{}, Venues: map[string]map[string][]PlanSeat{}}
+	known := KnownCatalog{Cities: map[string]bool{}, Venues: map[string]map[string][]PlanSeat{}, Channels: map[string]bool{}}
+	var channels []string
+	if err := db.NewRaw("SELECT ref FROM channels WHERE company_id = ?", companyID).Scan(ctx, &channels); err != nil {
+		return known, fmt.Errorf("load channels of company %d: %w", companyID, err)
+	}
+	for _, c := range channels {
+		known.Channels[c] = true
+	}
 	var cities []string
 	if err := db.NewRaw("SELECT ref FROM cities WHERE company_id = ?", companyID).Scan(ctx, &cities); err != nil {
 		return known, fmt.Errorf("load cities of company %d: %w", companyID, err)
@@ -186,9 +198,93 @@ func (im *importer) run(ctx context.Context, plan *CatalogPlan) error {
 			}
 		}
 	}
-	for _, e := range plan.Events {
-		if err := im.event(ctx, e); err != nil {
+	channelIDs := map[string]int64{}
+	for _, c := range plan.Channels {
+		id, err := im.channel(ctx, c)
+		if err != nil {
 			return err
+		}
+		channelIDs[c.Ref] = id
+	}
+	for _, e := range plan.Events {
+		if err := im.event(ctx, e, channelIDs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// channel upserts a channel and puts the file's applications in it (each
+// made when missing, and taken out of any other channel).
+func (im *importer) channel(ctx context.Context, c PlanChannel) (int64, error) {
+	id, err := im.upsert(ctx, "channel", c.Ref, `
+		INSERT INTO channels (company_id, ref, name) VALUES (?, ?, ?)
+		ON CONFLICT (company_id, ref) DO UPDATE SET name = EXCLUDED.name
+		WHERE channels.name IS DISTINCT FROM EXCLUDED.name`,
+		"SELECT id FROM channels WHERE company_id = ? AND ref = ?", im.company, c.Ref, c.Name)
+	if err != nil {
+		return 0, err
+	}
+	for _, a := range c.Applications {
+		if _, err := im.tx.NewRaw(`INSERT INTO applications (company_id, name, environment) VALUES (?, ?, ?)
+			ON CONFLICT (company_id, environment, name) DO NOTHING`, im.company, a.Name, a.Environment).Exec(ctx); err != nil {
+			return 0, fmt.Errorf("make %s application %q of channel %q: %w", a.Environment, a.Name, c.Ref, err)
+		}
+		var same bool
+		if err := im.tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM channel_applications ca JOIN applications a ON a.id = ca.application_id
+			WHERE a.company_id = ? AND a.environment = ? AND a.name = ? AND ca.channel_id = ?)`,
+			im.company, a.Environment, a.Name, id).Scan(ctx, &same); err != nil {
+			return 0, err
+		}
+		if same {
+			continue // re-imported: nothing to move
+		}
+		if _, err := SetApplicationChannel(ctx, im.tx, im.company, a.Environment, a.Name, id); err != nil {
+			return 0, err
+		}
+	}
+	return id, nil
+}
+
+// allocations applies an event's allocations in the import's transaction
+// (the store's allocation functions nest in it as savepoints). Seats move
+// as AllocateSeats moves them: only free ones of general sale, so a
+// re-import moves nothing new; a quota already at its quantity is left
+// alone.
+func (im *importer) allocations(ctx context.Context, eventID int64, e PlanEvent, catIDs, sessionIDs, channelIDs map[string]int64) error {
+	for _, a := range e.Allocations {
+		channelID, err := im.idOf(ctx, "channels", channelIDs, a.ChannelRef)
+		if err != nil {
+			return err
+		}
+		if len(a.SeatIDs) > 0 {
+			mv, err := AllocateSeats(ctx, im.tx, im.company, eventID, channelID, a.SeatIDs)
+			if err != nil {
+				return fmt.Errorf("event %q: %w", e.Ref, err)
+			}
+			im.result.SeatsAllocated += int64(len(mv.Moved))
+		}
+		for _, q := range a.Quantities {
+			var session *int64
+			if q.SessionRef != "" {
+				id := sessionIDs[q.SessionRef]
+				session = &id
+			}
+			var cur []int
+			if err := im.tx.NewRaw(`SELECT allocated FROM channel_quotas WHERE channel_id = ? AND category_id = ?
+				AND session_id IS NOT DISTINCT FROM ?`, channelID, catIDs[q.CategoryRef], session).Scan(ctx, &cur); err != nil {
+				return err
+			}
+			if len(cur) == 1 && cur[0] == q.Quantity {
+				continue
+			}
+			if _, err := SetQuota(ctx, im.tx, im.company, eventID, channelID, catIDs[q.CategoryRef], session, q.Quantity); err != nil {
+				return fmt.Errorf("event %q, channel %q, category %q: %w", e.Ref, a.ChannelRef, q.CategoryRef, err)
+			}
+		}
+		w := window.Window{Start: a.SalesStart, End: a.SalesEnd}
+		if err := SetChannelTerms(ctx, im.tx, im.company, eventID, channelID, w, a.ReleaseAt); err != nil {
+			return fmt.Errorf("event %q, channel %q: %w", e.Ref, a.ChannelRef, err)
 		}
 	}
 	return nil
@@ -253,7 +349,7 @@ func seatColumns(seats []PlanSeat) seatCols {
 		pgdialect.Array(pos), pgdialect.Array(ranks)}
 }
 
-func (im *importer) event(ctx context.Context, e PlanEvent) error {
+func (im *importer) event(ctx context.Context, e PlanEvent, channelIDs map[string]int64) error {
 	var venue struct{ ID int64 }
 	if err := im.tx.NewRaw("SELECT id FROM venues WHERE company_id = ? AND ref = ?", im.company, e.VenueRef).Scan(ctx, &venue.ID); err != nil {
 		return notFound(err, fmt.Sprintf("venue %q of event %q", e.VenueRef, e.Ref))
@@ -268,19 +364,19 @@ func (im *importer) event(ctx context.Context, e PlanEvent) error {
 	}
 	eventID, err := im.upsert(ctx, "event", e.Ref, `
 		INSERT INTO events (company_id, ref, title, slug, status, starts_at, venue_id, scheme_id, fee_mode, fee_rate_bp, min_fee,
-			allow_reentry)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			allow_reentry, sales_start, sales_end)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (company_id, ref) DO UPDATE SET title = EXCLUDED.title, slug = EXCLUDED.slug, status = EXCLUDED.status,
 			starts_at = EXCLUDED.starts_at, venue_id = EXCLUDED.venue_id, scheme_id = EXCLUDED.scheme_id,
 			fee_mode = EXCLUDED.fee_mode, fee_rate_bp = EXCLUDED.fee_rate_bp, min_fee = EXCLUDED.min_fee,
-			allow_reentry = EXCLUDED.allow_reentry
+			allow_reentry = EXCLUDED.allow_reentry, sales_start = EXCLUDED.sales_start, sales_end = EXCLUDED.sales_end
 		WHERE (events.title, events.slug, events.status, events.starts_at, events.venue_id, events.scheme_id,
-			events.fee_mode, events.fee_rate_bp, events.min_fee, events.allow_reentry) IS DISTINCT FROM
+			events.fee_mode, events.fee_rate_bp, events.min_fee, events.allow_reentry, events.sales_start, events.sales_end) IS DISTINCT FROM
 			(EXCLUDED.title, EXCLUDED.slug, EXCLUDED.status, EXCLUDED.starts_at, EXCLUDED.venue_id, EXCLUDED.scheme_id,
-			EXCLUDED.fee_mode, EXCLUDED.fee_rate_bp, EXCLUDED.min_fee, EXCLUDED.allow_reentry)`,
+			EXCLUDED.fee_mode, EXCLUDED.fee_rate_bp, EXCLUDED.min_fee, EXCLUDED.allow_reentry, EXCLUDED.sales_start, EXCLUDED.sales_end)`,
 		"SELECT id FROM events WHERE company_id = ? AND ref = ?",
 		im.company, e.Ref, e.Title, e.Slug, e.Status, e.StartsAt, venue.ID, schemeID, string(e.Fee.Mode), e.Fee.RateBP, e.Fee.MinFee,
-		e.AllowReentry)
+		e.AllowReentry, e.SalesStart, e.SalesEnd)
 	if err != nil {
 		return err
 	}
@@ -309,8 +405,9 @@ func (im *importer) event(ctx context.Context, e PlanEvent) error {
 		}
 		catIDs[c.Ref] = id
 	}
+	sessionIDs := map[string]int64{}
 	for _, s := range e.Sessions {
-		_, err := im.upsert(ctx, "session", s.Ref, `
+		id, err := im.upsert(ctx, "session", s.Ref, `
 			INSERT INTO sessions (event_id, ref, starts_at, capacity) VALUES (?, ?, ?, ?)
 			ON CONFLICT (event_id, ref) DO UPDATE SET starts_at = EXCLUDED.starts_at, capacity = EXCLUDED.capacity
 			WHERE (sessions.starts_at, sessions.capacity) IS DISTINCT FROM (EXCLUDED.starts_at, EXCLUDED.capacity)`,
@@ -318,8 +415,12 @@ func (im *importer) event(ctx context.Context, e PlanEvent) error {
 		if err != nil {
 			return err
 		}
+		sessionIDs[s.Ref] = id
 	}
-	return im.eventSeats(ctx, eventID, e, catIDs)
+	if err := im.eventSeats(ctx, eventID, e, catIDs); err != nil {
+		return err
+	}
+	return im.allocations(ctx, eventID, e, catIDs, sessionIDs, channelIDs)
 }
 
 // eventSeats brings the event's seat inventory in line with its scheme and

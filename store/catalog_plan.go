@@ -9,9 +9,37 @@ import (
 
 // CatalogPlan is a validated catalog file, ready to be upserted by ref.
 type CatalogPlan struct {
-	Cities []PlanCity
-	Venues []PlanVenue
-	Events []PlanEvent
+	Cities   []PlanCity
+	Venues   []PlanVenue
+	Events   []PlanEvent
+	Channels []PlanChannel
+}
+
+// PlanChannel is a sales channel and applications the file puts in it.
+type PlanChannel struct {
+	Ref, Name    string
+	Applications []PlanApplication
+}
+
+// PlanApplication is an application of the company by environment and
+// name (made when missing).
+type PlanApplication struct{ Environment, Name string }
+
+// PlanAllocation is what an event allocates to a channel, and the
+// channel's terms for it (nil times: none).
+type PlanAllocation struct {
+	ChannelRef           string
+	SeatIDs              []string // resolved from the file's selector
+	Quantities           []PlanQuantity
+	SalesStart, SalesEnd *time.Time
+	ReleaseAt            *time.Time
+}
+
+// PlanQuantity is a channel's quantity of a general-admission category
+// (and session).
+type PlanQuantity struct {
+	CategoryRef, SessionRef string
+	Quantity                int
 }
 
 type PlanCity struct{ Ref, Name string }
@@ -46,6 +74,9 @@ type PlanEvent struct {
 	Sessions     []PlanSession
 	// Seats maps every sold seat of the scheme to its category ref.
 	Seats []PlanEventSeat
+	// SalesStart and SalesEnd are general sale's window (nil: none).
+	SalesStart, SalesEnd *time.Time
+	Allocations          []PlanAllocation
 }
 
 type PlanEventSeat struct {
@@ -73,4 +104,6 @@ type PlanSession struct {
 type KnownCatalog struct {
 	Cities map[string]bool
 	Venues map[string]map[string][]PlanSeat // venue ref → scheme ref → seats
+	// Channels are the refs of the company's sales channels.
+	Channels map[string]bool
 }

@@ -93,7 +93,8 @@ func newRoot(out io.Writer) *cobra.Command {
 		},
 	}
 	root.PersistentFlags().BoolVar(&jsonOut, "json", false, "machine-readable JSON output")
-	root.AddCommand(c.migrateCmd(), c.companyCmd(), c.keyCmd(), c.catalogCmd(), c.requestsCmd(), c.seedDemoCmd(), c.openapiCmd(), c.userCmd(), c.reportCmd(), c.orderCmd())
+	root.AddCommand(c.migrateCmd(), c.companyCmd(), c.keyCmd(), c.catalogCmd(), c.requestsCmd(), c.seedDemoCmd(), c.openapiCmd(), c.userCmd(), c.reportCmd(), c.orderCmd(),
+		c.channelCmd(), c.allocateCmd(), c.windowCmd(), c.releaseCmd())
 	return root
 }
 
@@ -169,20 +170,24 @@ type createdKey struct {
 	Environment    string   `json:"environment"`
 	Scopes         []string `json:"scopes"`
 	Name           string   `json:"name"`
+	Application    string   `json:"application"`
 	CheckinEventID *int64   `json:"checkin_event_id,omitempty"`
 	CheckinGate    *string  `json:"checkin_gate,omitempty"`
 }
 
-func (c *cli) createKey(cmd *cobra.Command, companyID int64, env, name string, scopes []string, door apikey.DoorLimits) (*createdKey, error) {
+func (c *cli) createKey(cmd *cobra.Command, companyID int64, env, application, name string, scopes []string, door apikey.DoorLimits) (*createdKey, error) {
 	if env != apikey.Sandbox && env != apikey.Production {
 		return nil, fmt.Errorf("--env must be sandbox or production, not %q", env)
 	}
 	// The operator's tool: no cabinet role bounds the scopes it gives.
-	key, k, err := (&apikey.Keys{DB: c.db}).Create(cmd.Context(), apikey.Operator, companyID, env, name, scopes, door, "")
+	key, k, err := (&apikey.Keys{DB: c.db}).CreateIn(cmd.Context(), apikey.Operator, companyID, env, application, name, scopes, door, "")
 	if err != nil {
 		return nil, err
 	}
-	return &createdKey{ID: k.ID, Key: key, CompanyID: companyID, Environment: env, Scopes: k.Scopes, Name: name,
+	if application == "" {
+		application = env // the environment's default application
+	}
+	return &createdKey{ID: k.ID, Key: key, CompanyID: companyID, Environment: env, Scopes: k.Scopes, Name: name, Application: application,
 		CheckinEventID: k.CheckinEventID, CheckinGate: k.CheckinGate}, nil
 }
 
@@ -208,11 +213,11 @@ func doorOf(k *apikey.CompanyKey) string {
 func (c *cli) keyCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "key", Short: "Manage API keys"}
 	var companyID int64
-	var env, name string
+	var env, name, application string
 	var scopes []string
 	var door apikey.DoorLimits
 	create := &cobra.Command{
-		Use:     "create --company ID --env sandbox|production [--scopes S,...] [--event ID] [--gate NAME] [--name N]",
+		Use:     "create --company ID --env sandbox|production [--application NAME] [--scopes S,...] [--event ID] [--gate NAME] [--name N]",
 		Example: "  ticketctl key create --company 1 --env production --scopes checkin --event 7 --gate North --name \"north door\"",
 		Short:   "Create an API key; the key is printed once and stored only as a hash",
 		Long: "Create an API key; the key is printed once and stored only as a hash.\n\n" +
@@ -223,7 +228,7 @@ func (c *cli) keyCmd() *cobra.Command {
 			if err := c.open(cmd); err != nil {
 				return err
 			}
-			k, err := c.createKey(cmd, companyID, env, name, scopes, door)
+			k, err := c.createKey(cmd, companyID, env, application, name, scopes, door)
 			if err != nil {
 				return err
 			}
@@ -235,6 +240,9 @@ func (c *cli) keyCmd() *cobra.Command {
 				if k.CheckinGate != nil {
 					limits += ", gate " + *k.CheckinGate
 				}
+				if k.Application != k.Environment {
+					limits += ", application " + k.Application
+				}
 				fmt.Fprintf(w, "key id %d (%s, %s%s)\n%s\n", k.ID, k.Environment, strings.Join(k.Scopes, ","), limits, k.Key)
 			})
 		},
@@ -243,6 +251,7 @@ func (c *cli) keyCmd() *cobra.Command {
 	create.Flags().StringVar(&env, "env", "", "sandbox or production")
 	create.Flags().StringSliceVar(&scopes, "scopes", apikey.PartnerScopes, "comma-separated scopes (known: "+strings.Join(apikey.AllScopes, ",")+")")
 	create.Flags().StringVar(&name, "name", "", "a name for the key")
+	create.Flags().StringVar(&application, "application", "", "the application the key belongs to, made on first use (a partner's own, for a sales channel); default: the environment's, named after it")
 	create.Flags().Int64Var(&door.EventID, "event", 0, "a door key's event (scope checkin only)")
 	create.Flags().StringVar(&door.Gate, "gate", "", "a door key's gate (scope checkin only)")
 	_ = create.MarkFlagRequired("company")
@@ -428,7 +437,7 @@ func (c *cli) seedDemoCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			k, err := c.createKey(cmd, companyID, apikey.Sandbox, "demo", apikey.PartnerScopes, apikey.DoorLimits{})
+			k, err := c.createKey(cmd, companyID, apikey.Sandbox, "", "demo", apikey.PartnerScopes, apikey.DoorLimits{})
 			if err != nil {
 				return err
 			}

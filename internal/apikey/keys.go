@@ -137,6 +137,20 @@ var Operator Grantor = operator{}
 // the key the first made, and the key waits, sealed under the token, for
 // TakeReveal.
 func (s *Keys) Create(ctx context.Context, by Grantor, companyID int64, env, name string, scopes []string, door DoorLimits, token string) (string, *Key, error) {
+	return s.CreateIn(ctx, by, companyID, env, "", name, scopes, door, token)
+}
+
+// MaxApplicationName bounds an application's name.
+const MaxApplicationName = 200
+
+// CreateIn is Create under the company's application of that name in env
+// (made on first use): a partner's own application, which a sales channel
+// may group. An empty application is the environment's default one, as
+// Create makes keys.
+func (s *Keys) CreateIn(ctx context.Context, by Grantor, companyID int64, env, application, name string, scopes []string, door DoorLimits, token string) (string, *Key, error) {
+	if application != "" && (strings.TrimSpace(application) != application || len(application) > MaxApplicationName) {
+		return "", nil, fmt.Errorf("application name %q: at most %d characters, without surrounding spaces", application, MaxApplicationName)
+	}
 	if env != Sandbox && env != Production {
 		return "", nil, fmt.Errorf("environment must be %s or %s, not %q", Sandbox, Production, env)
 	}
@@ -161,7 +175,10 @@ func (s *Keys) Create(ctx context.Context, by Grantor, companyID int64, env, nam
 			return "", nil, err
 		}
 	}
-	k, err := store.CreateAPIKey(ctx, s.DB, companyID, env, name, hash, prefix, scopes, limits, claim)
+	if application == "" {
+		application = env // the environment's default application
+	}
+	k, err := store.CreateAPIKeyIn(ctx, s.DB, companyID, env, application, name, hash, prefix, scopes, limits, claim)
 	if err != nil {
 		return "", nil, err
 	}

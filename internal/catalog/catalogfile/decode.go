@@ -309,18 +309,25 @@ func noun(t reflect.Type) string {
 }
 
 var nouns = map[reflect.Type]string{
-	reflect.TypeFor[File]():        "the catalog file",
-	reflect.TypeFor[City]():        "a city",
-	reflect.TypeFor[Venue]():       "a venue",
-	reflect.TypeFor[Scheme]():      "a scheme",
-	reflect.TypeFor[Zone]():        "a zone",
-	reflect.TypeFor[Row]():         "a row",
-	reflect.TypeFor[Seat]():        "a seat",
-	reflect.TypeFor[Event]():       "an event",
-	reflect.TypeFor[Fee]():         "a fee",
-	reflect.TypeFor[Category]():    "a category",
-	reflect.TypeFor[PriceChange](): "a price change",
-	reflect.TypeFor[Session]():     "a session",
+	reflect.TypeFor[File]():          "the catalog file",
+	reflect.TypeFor[City]():          "a city",
+	reflect.TypeFor[Venue]():         "a venue",
+	reflect.TypeFor[Scheme]():        "a scheme",
+	reflect.TypeFor[Zone]():          "a zone",
+	reflect.TypeFor[Row]():           "a row",
+	reflect.TypeFor[Seat]():          "a seat",
+	reflect.TypeFor[Event]():         "an event",
+	reflect.TypeFor[Fee]():           "a fee",
+	reflect.TypeFor[Category]():      "a category",
+	reflect.TypeFor[PriceChange]():   "a price change",
+	reflect.TypeFor[Session]():       "a session",
+	reflect.TypeFor[SalesWindow]():   "a sales window",
+	reflect.TypeFor[Channel]():       "a channel",
+	reflect.TypeFor[ChannelMember](): "a channel's application",
+	reflect.TypeFor[Allocation]():    "an allocation",
+	reflect.TypeFor[SeatSelector]():  "a seat selection",
+	reflect.TypeFor[RowRange]():      "a row range",
+	reflect.TypeFor[Quantity]():      "a quantity",
 }
 
 // expected says what a field of type t holds, as an error message needs

@@ -21,6 +21,9 @@ type File struct {
 	Cities []City  `json:"cities" need:"optional" doc:"Cities of the venues. A venue may also name a city imported before."`
 	Venues []Venue `json:"venues" need:"optional" doc:"Venues with their hall schemes. An event may also name a venue imported before."`
 	Events []Event `json:"events" need:"optional" doc:"Events: seated (with a scheme), general admission (with capacities) or scheduled (with sessions)."`
+	// Channels come last: older files have none, and an event's
+	// allocations name them.
+	Channels []Channel `json:"channels" need:"optional" doc:"Sales channels: groups of your partners' applications that sell what an event allocates to them. An allocation may also name a channel made before (in the cabinet, by ticketctl or an earlier file)."`
 
 	src *source // the file's text and scanned values, for error lines
 }
@@ -151,6 +154,58 @@ type Event struct {
 	// Reentry lets a ticket out and in again at the door (a scan with
 	// direction out); absent: false, a ticket is admitted once.
 	Reentry bool `json:"reentry" need:"optional" doc:"true: a ticket may leave and enter again at the door. Absent: false, a ticket is admitted once."`
+	// Sales is general sale's window; absent, the import clears it.
+	Sales       SalesWindow  `json:"sales" need:"optional" doc:"General sale's window: when keys of no channel (and channels without their own bound) may sell. Absent: from publication until the event starts (an import clears a window set before)."`
+	Allocations []Allocation `json:"allocations" need:"optional" doc:"Seats or quantities set aside for sales channels, each with the channel's own window and release. Absent: the import leaves allocations made before as they are."`
+}
+
+// SalesWindow is when sales run; a bound absent is none.
+type SalesWindow struct {
+	StartsAt *time.Time `json:"starts_at" need:"optional" doc:"When sales open, with its UTC offset. Absent: from publication (a channel's: general sale's opening)."`
+	EndsAt   *time.Time `json:"ends_at" need:"optional" doc:"When sales close, with its UTC offset; after starts_at. Absent: when the event starts (a channel's: general sale's closing). Nothing sells once the event has started."`
+}
+
+// Channel is a sales channel and applications the file puts in it.
+type Channel struct {
+	Ref          string          `json:"ref" need:"required" doc:"Your id of the channel, unique in your catalog: 1-64 lowercase letters, digits, '_' or '-', starting with a letter or digit. A channel with a ref imported before is renamed."`
+	Name         string          `json:"name" need:"required" doc:"The channel's name, such as the partner's: 1 to 200 characters."`
+	Applications []ChannelMember `json:"applications" need:"optional" doc:"Applications whose keys sell in the channel; each is made if missing and taken out of any other channel. Applications the file does not list stay where they are."`
+}
+
+// ChannelMember names an application of the company.
+type ChannelMember struct {
+	Env  string `json:"env" need:"required" doc:"The application's environment: sandbox or production."`
+	Name string `json:"name" need:"required" doc:"The application's name, as a key made for it names it (ticketctl key create --application); the environment's default application is named after it."`
+}
+
+// Allocation is what an event sets aside for a channel.
+type Allocation struct {
+	Channel    string       `json:"channel" need:"required" doc:"The ref of a channel: in this file or made before. At most one allocation per channel in an event."`
+	Seats      SeatSelector `json:"seats" need:"seated events" doc:"Seats of a seated event to allocate: whole zones, row ranges and single seats together. Only free seats of general sale move, so importing again moves nothing twice; a held, sold or another channel's seat stays where it is."`
+	Quantities []Quantity   `json:"quantities" need:"general admission" doc:"Quantities of general-admission categories (and sessions) to allocate: each sets the channel's quota to that number."`
+	Sales      SalesWindow  `json:"sales" need:"optional" doc:"The channel's own window for the event, bound by bound over general sale's (a presale, an earlier stop). Absent: general sale's."`
+	ReleaseAt  *time.Time   `json:"release_at" need:"optional" doc:"When the channel's unsold allocation returns to general sale, with its UTC offset. Absent: only by the organizer's hand."`
+}
+
+// SeatSelector picks seats of a seated event.
+type SeatSelector struct {
+	Zones   []string   `json:"zones" need:"optional" doc:"Ids of zones of the event's scheme whose seats to allocate."`
+	Rows    []RowRange `json:"rows" need:"optional" doc:"Ranges of rows of a zone: every seat the event sells in them."`
+	SeatIDs []string   `json:"seat_ids" need:"optional" doc:"Seat ids (zone-row-number, such as parterre-3-12) of seats the event sells."`
+}
+
+// RowRange is rows from to to (inclusive) of a zone.
+type RowRange struct {
+	Zone string `json:"zone" need:"required" doc:"The zone's id."`
+	From string `json:"from" need:"required" doc:"The first row. Rows that are numbers compare as numbers (9 comes before 10), others as text."`
+	To   string `json:"to" need:"required" doc:"The last row, not before from."`
+}
+
+// Quantity is a channel's quantity of a category (and session).
+type Quantity struct {
+	Category string `json:"category" need:"required" doc:"The ref of one of the event's categories: a general-admission one, or any of a scheduled event."`
+	Session  string `json:"session" need:"scheduled events" doc:"The ref of one of the event's sessions: required for a scheduled event, not allowed otherwise."`
+	Quantity int    `json:"quantity" need:"required" doc:"How many tickets the channel sells, 0 to 1000000: no more than general sale has left when imported, no fewer than the channel has sold."`
 }
 
 type Fee struct {

@@ -1,6 +1,7 @@
 package catalogfile
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,8 +10,10 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ticketsales/ticketsales/internal/pricing"
 	"github.com/ticketsales/ticketsales/internal/states"
@@ -80,6 +83,8 @@ var (
 type validator struct {
 	errs  Errors
 	known store.KnownCatalog
+	// channels an allocation may name: the file's and the store's.
+	channels map[string]bool
 }
 
 func (v *validator) add(path, format string, args ...any) {
@@ -147,6 +152,12 @@ func Plan(f *File, known store.KnownCatalog) (*store.CatalogPlan, error) {
 		schemes[ven.Ref] = vs
 		plan.Venues = append(plan.Venues, pv)
 	}
+
+	v.channels = map[string]bool{}
+	for ref := range known.Channels {
+		v.channels[ref] = true
+	}
+	plan.Channels = v.channelList(f.Channels)
 
 	events := map[string]bool{}
 	for i, e := range f.Events {
@@ -456,6 +467,10 @@ func (v *validator) event(p string, e Event, seen map[string]bool, schemes map[s
 		}
 	}
 
+	pe.SalesStart, pe.SalesEnd = e.Sales.StartsAt, e.Sales.EndsAt
+	v.window(p+".sales", e.Sales)
+	pe.Allocations = v.allocations(p, e, pe.Seats, seats != nil)
+
 	sessions := map[string]bool{}
 	for si, s := range e.Sessions {
 		sp := fmt.Sprintf("%s.sessions[%d]", p, si)
@@ -469,4 +484,200 @@ func (v *validator) event(p string, e Event, seen map[string]bool, schemes map[s
 		pe.Sessions = append(pe.Sessions, store.PlanSession{Ref: s.Ref, StartsAt: s.StartsAt, Capacity: s.Capacity})
 	}
 	return pe
+}
+
+// channelPattern is a channel's ref.
+var channelPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// Limits of the distribution fields.
+const (
+	maxChannelName   = 200
+	maxAppName       = 200
+	maxSelectorItems = 10_000
+	maxQuantity      = 1_000_000
+)
+
+func (v *validator) channelList(chs []Channel) []store.PlanChannel {
+	var out []store.PlanChannel
+	seen := map[string]bool{}
+	member := map[string]string{} // "env\x00name" → channel ref
+	for i, c := range chs {
+		p := fmt.Sprintf("$.channels[%d]", i)
+		switch {
+		case c.Ref == "":
+			v.add(p+".ref", "ref is required")
+		case !channelPattern.MatchString(c.Ref):
+			v.add(p+".ref", "ref %q must be 1-64 lowercase letters, digits, '_' or '-', starting with a letter or digit", c.Ref)
+		case seen[c.Ref]:
+			v.add(p+".ref", "duplicate ref %q", c.Ref)
+		}
+		seen[c.Ref], v.channels[c.Ref] = true, true
+		if n := utf8.RuneCountInString(c.Name); strings.TrimSpace(c.Name) == "" || n > maxChannelName {
+			v.add(p+".name", "is required, at most %d characters", maxChannelName)
+		}
+		pc := store.PlanChannel{Ref: c.Ref, Name: c.Name}
+		for j, a := range c.Applications {
+			ap := fmt.Sprintf("%s.applications[%d]", p, j)
+			if a.Env != "sandbox" && a.Env != "production" {
+				v.add(ap+".env", "env must be sandbox or production, not %q", a.Env)
+			}
+			if a.Name == "" || strings.TrimSpace(a.Name) != a.Name || utf8.RuneCountInString(a.Name) > maxAppName {
+				v.add(ap+".name", "an application's name is 1 to %d characters, without surrounding spaces", maxAppName)
+			}
+			key := a.Env + "\x00" + a.Name
+			if other, ok := member[key]; ok {
+				v.add(ap, "%s application %q is already listed in channel %q: an application sells in one channel", a.Env, a.Name, other)
+			}
+			member[key] = c.Ref
+			pc.Applications = append(pc.Applications, store.PlanApplication{Environment: a.Env, Name: a.Name})
+		}
+		out = append(out, pc)
+	}
+	return out
+}
+
+// window checks a sales window's bounds come in order.
+func (v *validator) window(p string, w SalesWindow) {
+	if w.StartsAt != nil && w.EndsAt != nil && !w.StartsAt.Before(*w.EndsAt) {
+		v.add(p+".ends_at", "must come after starts_at")
+	}
+}
+
+// allocations checks an event's allocations against its channels, seats,
+// categories and sessions, and resolves their seat selections.
+func (v *validator) allocations(p string, e Event, seats []store.PlanEventSeat, seatsKnown bool) []store.PlanAllocation {
+	hasScheme := e.Scheme != ""
+	cats := map[string]bool{}
+	for _, c := range e.Categories {
+		cats[c.Ref] = true
+	}
+	sessions := map[string]bool{}
+	for _, s := range e.Sessions {
+		sessions[s.Ref] = true
+	}
+	var out []store.PlanAllocation
+	seen := map[string]bool{}
+	for i, a := range e.Allocations {
+		ap := fmt.Sprintf("%s.allocations[%d]", p, i)
+		switch {
+		case a.Channel == "":
+			v.add(ap+".channel", "is required")
+		case !v.channels[a.Channel]:
+			v.add(ap+".channel", "unknown channel %q: list it in channels or make it first", a.Channel)
+		case seen[a.Channel]:
+			v.add(ap+".channel", "channel %q has an allocation in this event already", a.Channel)
+		}
+		seen[a.Channel] = true
+		v.window(ap+".sales", a.Sales)
+		pa := store.PlanAllocation{ChannelRef: a.Channel, SalesStart: a.Sales.StartsAt, SalesEnd: a.Sales.EndsAt, ReleaseAt: a.ReleaseAt}
+		sel := a.Seats
+		if len(sel.Zones)+len(sel.Rows)+len(sel.SeatIDs) > 0 {
+			switch {
+			case !hasScheme:
+				v.add(ap+".seats", "an event without a scheme has no seats: allocate quantities")
+			case seatsKnown:
+				pa.SeatIDs = v.resolve(ap+".seats", seats, sel)
+			}
+		}
+		picked := map[string]bool{}
+		for qi, q := range a.Quantities {
+			qp := fmt.Sprintf("%s.quantities[%d]", ap, qi)
+			if hasScheme {
+				v.add(qp, "an event with a scheme allocates seats, not quantities")
+				continue
+			}
+			if !cats[q.Category] {
+				v.add(qp+".category", "the event has no category %q", q.Category)
+			}
+			switch {
+			case len(e.Sessions) > 0 && q.Session == "":
+				v.add(qp+".session", "a scheduled event allocates quantities of a session: name one")
+			case len(e.Sessions) > 0 && !sessions[q.Session]:
+				v.add(qp+".session", "the event has no session %q", q.Session)
+			case len(e.Sessions) == 0 && q.Session != "":
+				v.add(qp+".session", "the event has no sessions")
+			}
+			if q.Quantity < 0 || q.Quantity > maxQuantity {
+				v.add(qp+".quantity", "quantity must be 0..%d", maxQuantity)
+			}
+			key := q.Category + "\x00" + q.Session
+			if picked[key] {
+				v.add(qp, "category %q is allocated twice here", q.Category)
+			}
+			picked[key] = true
+			pa.Quantities = append(pa.Quantities, store.PlanQuantity{CategoryRef: q.Category, SessionRef: q.Session, Quantity: q.Quantity})
+		}
+		out = append(out, pa)
+	}
+	return out
+}
+
+// resolve lists the event's seats a selection picks, in seat order
+// (distribution.Resolve's rule, over the file's seats).
+func (v *validator) resolve(p string, seats []store.PlanEventSeat, sel SeatSelector) []string {
+	if n := len(sel.Zones) + len(sel.Rows) + len(sel.SeatIDs); n > maxSelectorItems {
+		v.add(p, "at most %d zones, row ranges and seats together, not %d", maxSelectorItems, n)
+		return nil
+	}
+	zones, ids := map[string]bool{}, map[string]bool{}
+	for _, s := range seats {
+		zones[s.ZoneID], ids[s.SeatID] = true, true
+	}
+	picked := map[string]bool{}
+	for i, z := range sel.Zones {
+		if !zones[z] {
+			v.add(fmt.Sprintf("%s.zones[%d]", p, i), "the event sells no seats in a zone %q", z)
+		}
+		for _, s := range seats {
+			if s.ZoneID == z {
+				picked[s.SeatID] = true
+			}
+		}
+	}
+	for i, r := range sel.Rows {
+		rp := fmt.Sprintf("%s.rows[%d]", p, i)
+		switch {
+		case !zones[r.Zone]:
+			v.add(rp+".zone", "the event sells no seats in a zone %q", r.Zone)
+			continue
+		case r.From == "" || r.To == "":
+			v.add(rp, "from and to are required")
+			continue
+		case compareRows(r.From, r.To) > 0:
+			v.add(rp+".to", "row %q comes before from, %q", r.To, r.From)
+			continue
+		}
+		found := false
+		for _, s := range seats {
+			if s.ZoneID == r.Zone && compareRows(s.Row, r.From) >= 0 && compareRows(s.Row, r.To) <= 0 {
+				picked[s.SeatID], found = true, true
+			}
+		}
+		if !found {
+			v.add(rp, "the event sells no seats in rows %s to %s of zone %q", r.From, r.To, r.Zone)
+		}
+	}
+	for i, id := range sel.SeatIDs {
+		if !ids[id] {
+			v.add(fmt.Sprintf("%s.seat_ids[%d]", p, i), "the event sells no seat %q", id)
+		}
+		picked[id] = true
+	}
+	out := make([]string, 0, len(picked))
+	for id := range picked {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// compareRows orders row labels: numbers as numbers, else as text (as
+// distribution.Resolve does).
+func compareRows(a, b string) int {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	if errA == nil && errB == nil {
+		return cmp.Compare(x, y)
+	}
+	return strings.Compare(a, b)
 }
