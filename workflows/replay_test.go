@@ -41,6 +41,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			r.RegisterWorkflow(workflows.Order)
 			r.RegisterWorkflow(workflows.Refund)
 			r.RegisterWorkflow(workflows.ResendTickets)
+			r.RegisterWorkflowWithOptions(workflows.AllocationRelease, workflow.RegisterOptions{Name: contract.AllocationReleaseWorkflow})
 			r.RegisterWorkflowWithOptions(workflows.WebhookDelivery, workflow.RegisterOptions{Name: contract.WebhookWorkflow})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
