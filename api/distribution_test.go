@@ -33,7 +33,7 @@ type channels struct {
 func newChannels(t *testing.T) *channels {
 	t.Helper()
 	f := newFixture(t)
-	c := &channels{fixture: f, dist: distribution.New(f.DB, nil, nil), generalKey: f.keyA,
+	c := &channels{fixture: f, dist: distribution.New(f.DB, nil, nil, distribution.Settings{}), generalKey: f.keyA,
 		swan: f.ids["swan-lake"], standup: f.ids["standup"], expoID: f.ids["expo"]}
 	ctx := context.Background()
 	c.resellerKey = f.KeyIn(t, f.companyA, apikey.Sandbox, "shop")

@@ -645,6 +645,15 @@ func DueReleases(ctx context.Context, db bun.IDB, limit int) ([]ChannelTerms, er
 	return out, err
 }
 
+// EventCompany is the company whose event it is.
+func EventCompany(ctx context.Context, db bun.IDB, eventID int64) (int64, error) {
+	var id int64
+	if err := db.NewRaw("SELECT company_id FROM events WHERE id = ?", eventID).Scan(ctx, &id); err != nil {
+		return 0, notFound(err, fmt.Sprintf("event %d", eventID))
+	}
+	return id, nil
+}
+
 // WithheldCategories lists the categories of the events that are wholly
 // not for sale to a caller of the channel (0: general sale): every seat of
 // a seated one is allocated to other channels, or other channels' quotas

@@ -86,7 +86,7 @@ func NewProcess(ctx context.Context, cfg config.Config, opt ProcessOptions) (_ *
 	p.Reaper = Reaper{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.TaskQueue, Log: c.Log,
 		Interval: cfg.ReapInterval, Grace: cfg.ReapGrace,
 		Payments: orders.PaymentSweep{DB: c.DB, Temporal: c.Temporal, Gateways: sale.Gateways},
-		Refunds:  sv.Refunds, RefundResumeAfter: cfg.RefundResumeAfter}
+		Refunds:  sv.Refunds, RefundResumeAfter: cfg.RefundResumeAfter, Releases: sv.Distribution}
 	p.TaskQueue, p.WebhookTaskQueue = cfg.TaskQueue, cfg.WebhookTaskQueue
 	p.WebhookLimits = WebhookLimits{Activities: cfg.WebhookWorkerActivities, WorkflowTasks: cfg.WebhookWorkerWorkflowTasks,
 		Pollers: cfg.WebhookWorkerPollers, AttemptsPerSecond: cfg.WebhookAttemptsPerSecond}

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/ticketsales/ticketsales/internal/delivery"
+	"github.com/ticketsales/ticketsales/internal/distribution"
 	"github.com/ticketsales/ticketsales/internal/holds"
 	"github.com/ticketsales/ticketsales/internal/orders"
 	"github.com/ticketsales/ticketsales/internal/refunds"
@@ -35,6 +36,9 @@ type Reaper struct {
 	// RefundResumeAfter (nil: not swept).
 	Refunds           *refunds.Service
 	RefundResumeAfter time.Duration
+	// Releases starts the workflows of timed releases overdue by more
+	// than Grace and not done (nil: not swept).
+	Releases *distribution.Service
 }
 
 // Once hands holds the api never handed over to their workflows, then finalises holds
@@ -61,6 +65,16 @@ func (r Reaper) Once(ctx context.Context) {
 			r.Log.Error("payment sweep", "signalled", res.Signalled, "settled", res.Settled, "returned", res.Returned, "err", err)
 		} else if res.Settled+res.Returned > 0 {
 			r.Log.Warn("reaper settled payments no workflow took", "signalled", res.Signalled, "settled", res.Settled, "returned", res.Returned)
+		}
+	}
+	if r.Releases != nil {
+		releaseCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		n, err := r.Releases.SweepReleases(releaseCtx, r.Grace)
+		cancel()
+		if err != nil {
+			r.Log.Error("release sweep", "started", n, "err", err)
+		} else if n > 0 {
+			r.Log.Warn("reaper started workflows of overdue timed releases", "releases", n)
 		}
 	}
 	if r.Refunds != nil {

@@ -77,6 +77,7 @@ func Register(r interface {
 	r.RegisterWorkflowWithOptions(workflows.Order, workflow.RegisterOptions{Name: contract.OrderWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.Refund, workflow.RegisterOptions{Name: contract.RefundWorkflow})
 	r.RegisterWorkflowWithOptions(workflows.ResendTickets, workflow.RegisterOptions{Name: contract.ResendTicketsWorkflow})
+	r.RegisterWorkflowWithOptions(workflows.AllocationRelease, workflow.RegisterOptions{Name: contract.AllocationReleaseWorkflow})
 	// Deliveries started on the main queue before they had their own keep
 	// their workflow there (its task queue is fixed at the start): this
 	// worker finishes them.

@@ -23,6 +23,10 @@
 //     task queue.
 //   - ResendTickets, "resend-tickets/{order_id}/{resend_id}": the
 //     organizer's resend of an order's tickets e-mail.
+//   - AllocationRelease, "release/{event_id}/{channel_id}": a channel's
+//     timed release on an event, a timer until release_at and then the
+//     release if Postgres still finds it due; moving release_at replaces
+//     the run (distribution.Service.SetTerms), removing it ends the run.
 //   - Reservation, "reservation/{id}": the per-hold workflow before
 //     EventHolds; deprecated, nothing starts it (reservation.go).
 //

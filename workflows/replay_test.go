@@ -20,7 +20,10 @@ import (
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
+	"github.com/ticketsales/ticketsales/internal/distribution"
 	"github.com/ticketsales/ticketsales/internal/mail"
+	"github.com/ticketsales/ticketsales/internal/window"
+	"github.com/ticketsales/ticketsales/store"
 	"github.com/ticketsales/ticketsales/test/testenv"
 	"github.com/ticketsales/ticketsales/workflows"
 	"github.com/ticketsales/ticketsales/workflows/contract"
@@ -41,6 +44,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			r.RegisterWorkflow(workflows.Order)
 			r.RegisterWorkflow(workflows.Refund)
 			r.RegisterWorkflow(workflows.ResendTickets)
+			r.RegisterWorkflowWithOptions(workflows.AllocationRelease, workflow.RegisterOptions{Name: contract.AllocationReleaseWorkflow})
 			r.RegisterWorkflowWithOptions(workflows.WebhookDelivery, workflow.RegisterOptions{Name: contract.WebhookWorkflow})
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
@@ -72,6 +76,22 @@ func TestRecordHistories(t *testing.T) {
 	var event int64
 	if err := s.DB.NewRaw("SELECT id FROM events WHERE slug = 'swan-lake'").Scan(context.Background(), &event); err != nil {
 		t.Fatal(err)
+	}
+	// A channel's timed release, moved once before it ran: the run of
+	// the new time replaced the first (TERMINATE_EXISTING) and released.
+	channel, err := store.UpsertChannel(context.Background(), s.DB, company, "recorded", "Recorded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.AllocateSeats(context.Background(), s.DB, company, event, channel.ID, []string{"parterre-2-1"}); err != nil {
+		t.Fatal(err)
+	}
+	dist := distribution.New(s.DB, nil, nil, distribution.Settings{Temporal: s.Temporal, TaskQueue: s.TaskQueue})
+	for _, in := range []time.Duration{time.Hour, 3 * time.Second} {
+		at := time.Now().Add(in)
+		if err := dist.SetTerms(context.Background(), company, event, channel.ID, window.Window{}, &at); err != nil {
+			t.Fatal(err)
+		}
 	}
 	keyOf := map[string]string{}
 	reserve := func(seat string, k ...string) string {
@@ -252,7 +272,8 @@ func TestRecordHistories(t *testing.T) {
 		// Recorded at contract.OrderRevision 1: the newest paths without
 		// version markers, the tickets issued with the payment.
 		"order-current-deleted": contract.OrderWorkflowID(paid), "order-current-emailed": contract.OrderWorkflowID(emailed),
-		"order-current-gateway-paid": contract.OrderWorkflowID(gatewayPaid), "order-current-payment-timeout": contract.OrderWorkflowID(timedOut)}
+		"order-current-gateway-paid": contract.OrderWorkflowID(gatewayPaid), "order-current-payment-timeout": contract.OrderWorkflowID(timedOut),
+		"allocation-release-moved": contract.AllocationReleaseWorkflowID(event, channel.ID)}
 	for name, wid := range ids {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if err := s.Temporal.GetWorkflow(ctx, wid, "").Get(ctx, nil); err != nil {

@@ -82,7 +82,7 @@ func NewServices(cfg config.Config, c Conns, hd holds.Deps) (*Services, error) {
 		TestGatewayForProduction: cfg.Development(), ConfirmWait: cfg.ConfirmWait, Revision: cfg.OrderRevision})
 	r := refunds.New(refunds.Deps{DB: c.DB, Temporal: c.Temporal, Log: c.Log, Holds: h, Orders: o}, cfg.TaskQueue,
 		refunds.Settings{RetryBudget: cfg.RefundRetryBudget})
-	d := distribution.New(c.DB, c.Log, h.TermsChanged)
+	d := distribution.New(c.DB, c.Log, h.TermsChanged, distribution.Settings{Temporal: c.Temporal, TaskQueue: cfg.TaskQueue})
 	return &Services{Holds: h, Orders: o, Refunds: r, Distribution: d, TestGateway: test}, nil
 }
 

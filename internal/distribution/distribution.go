@@ -20,11 +20,16 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/window"
 	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // Service changes and reads a company's distribution.
@@ -34,11 +39,21 @@ type Service struct {
 	// availability caches and sale caches); nil: triggers notify.
 	changed func(eventID int64)
 	log     *slog.Logger
+	// Settings start the timed releases' workflows.
+	Settings Settings
+}
+
+// Settings of the service's timed releases: where their workflows run.
+type Settings struct {
+	// Temporal starts, replaces and ends AllocationRelease workflows; nil:
+	// none are started (a test of the selling rules alone).
+	Temporal  client.Client
+	TaskQueue string
 }
 
 // New makes the service; changed may be nil.
-func New(db *bun.DB, log *slog.Logger, changed func(eventID int64)) *Service {
-	return &Service{db: db, log: log, changed: changed}
+func New(db *bun.DB, log *slog.Logger, changed func(eventID int64), st Settings) *Service {
+	return &Service{db: db, log: log, changed: changed, Settings: st}
 }
 
 func (s *Service) announce(eventID int64) {
@@ -208,16 +223,113 @@ func (s *Service) SetQuota(ctx context.Context, companyID, eventID, channelID, c
 }
 
 // SetTerms sets the channel's own sales window for the event and when its
-// unsold allocation returns to general sale (nil: by hand only).
+// unsold allocation returns to general sale (nil: by hand only), then
+// starts, replaces or ends the release's workflow (releaseWorkflow). If
+// Temporal fails, the terms stay set and the error says so: setting the
+// same terms again starts the workflow, and the worker's reaper starts
+// any a crash left unstarted once its release is overdue
+// (SweepReleases).
 func (s *Service) SetTerms(ctx context.Context, companyID, eventID, channelID int64, w window.Window, releaseAt *time.Time) error {
 	if w.Start != nil && w.End != nil && !w.Start.Before(*w.End) {
 		return errs.Invalid("sales_end", "must come after sales_start", w.End)
+	}
+	if releaseAt != nil {
+		// Postgres keeps microseconds: the workflow waits for the very
+		// instant the row says.
+		at := releaseAt.UTC().Truncate(time.Microsecond)
+		releaseAt = &at
 	}
 	if err := store.SetChannelTerms(ctx, s.db, companyID, eventID, channelID, w, releaseAt); err != nil {
 		return err
 	}
 	s.announce(eventID)
+	if err := s.releaseWorkflow(ctx, companyID, eventID, channelID, releaseAt); err != nil {
+		return fmt.Errorf("terms of channel %d for event %d set, their release workflow not: %v: %w",
+			channelID, eventID, err, errs.Incomplete)
+	}
 	return nil
+}
+
+// releaseWorkflow makes the release workflow of the channel on the event
+// wait for releaseAt, or end (nil). A moved release replaces the run: a
+// start under the same id with the conflict policy TERMINATE_EXISTING
+// ends the old run and starts one for the new time in one call, and the
+// UI shows the replaced run as terminated with the reason. A signal that
+// resets a running timer would keep one run, but a run already past its
+// timer (releasing) would then need a loop to wait again; a new run per
+// release_at keeps the workflow a timer and one activity. A run that
+// escapes this anyway (a start that failed after a move) reaches
+// Postgres's due check and changes nothing.
+func (s *Service) releaseWorkflow(ctx context.Context, companyID, eventID, channelID int64, releaseAt *time.Time) error {
+	tc := s.Settings.Temporal
+	if tc == nil {
+		return nil
+	}
+	wid := contract.AllocationReleaseWorkflowID(eventID, channelID)
+	if releaseAt == nil {
+		err := tc.TerminateWorkflow(ctx, wid, "", "release_at removed")
+		var none *serviceerror.NotFound
+		if err != nil && !errors.As(err, &none) {
+			return fmt.Errorf("end workflow %s: %w", wid, err)
+		}
+		return nil
+	}
+	return s.startRelease(ctx, contract.AllocationReleaseInput{CompanyID: companyID, EventID: eventID, ChannelID: channelID,
+		ReleaseAt: *releaseAt})
+}
+
+// startRelease starts the release's run for in.ReleaseAt, replacing a
+// running one.
+func (s *Service) startRelease(ctx context.Context, in contract.AllocationReleaseInput) error {
+	wid := contract.AllocationReleaseWorkflowID(in.EventID, in.ChannelID)
+	_, err := s.Settings.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: wid, TaskQueue: s.Settings.TaskQueue,
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING,
+		TypedSearchAttributes: temporal.NewSearchAttributes(contract.CompanyIDAttr.ValueSet(in.CompanyID),
+			contract.EventIDAttr.ValueSet(in.EventID)),
+	}, contract.AllocationReleaseWorkflow, in)
+	if err != nil {
+		return fmt.Errorf("start workflow %s: %w", wid, err)
+	}
+	return nil
+}
+
+// SweepReleases starts the workflows of timed releases overdue by more
+// than grace and not done: their workflow is missing (a crash between
+// storing the terms and starting it, or a start that failed) or stale
+// (waiting for an older release_at). A new run for the row's release_at
+// replaces whatever runs and releases at once. Releases not due yet wait
+// for SetTerms again or for this sweep once overdue.
+func (s *Service) SweepReleases(ctx context.Context, grace time.Duration) (int, error) {
+	if s.Settings.Temporal == nil {
+		return 0, nil
+	}
+	due, err := store.DueReleases(ctx, s.db, 100)
+	if err != nil {
+		return 0, err
+	}
+	cutoff := time.Now().Add(-grace)
+	n := 0
+	var failed []error
+	for _, t := range due {
+		if t.ReleaseAt.After(cutoff) {
+			break // in release_at order: the rest are not overdue
+		}
+		companyID, err := store.EventCompany(ctx, s.db, t.EventID)
+		if err != nil {
+			failed = append(failed, err)
+			continue
+		}
+		err = s.startRelease(ctx, contract.AllocationReleaseInput{CompanyID: companyID, EventID: t.EventID,
+			ChannelID: t.ChannelID, ReleaseAt: t.ReleaseAt.UTC()})
+		if err != nil {
+			failed = append(failed, err) // the others still get their turn
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(failed...)
 }
 
 // Release returns allocation to general sale (store.Release says what).
