@@ -1,8 +1,11 @@
 package main
 
 import (
+	"go.temporal.io/sdk/client"
+
 	"errors"
 	"fmt"
+	"github.com/ticketsales/ticketsales/internal/app"
 	"io"
 	"log/slog"
 	"os"
@@ -25,9 +28,18 @@ import (
 var channelRef = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // distribution is the service every distribution command goes through;
-// the api learns of its changes from the database's triggers.
+// the api learns of its changes from the database's triggers. Its Temporal
+// client is lazy: only a timed release dials it (to start, move or end
+// its AllocationRelease workflow).
 func (c *cli) distribution() *distribution.Service {
-	return distribution.New(c.db, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil)
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	tc, err := client.NewLazyClient(app.TemporalClientOptions(c.cfg, log, nil))
+	if err != nil {
+		// Options that cannot make a client start no workflow; the worker's
+		// sweep starts an overdue release's.
+		return distribution.New(c.db, log, nil, distribution.Settings{})
+	}
+	return distribution.New(c.db, log, nil, distribution.Settings{Temporal: tc, TaskQueue: c.cfg.TaskQueue})
 }
 
 // explain spells out every field of a validation error (its Error names
