@@ -39,6 +39,8 @@ type Results struct {
 	Sellout      map[string]any `json:"sellout"`
 	Webhooks     map[string]any `json:"webhooks"`
 	Checkin      map[string]any `json:"checkin"`
+	// Channels: a split event against an unallocated one (BENCH_ONLY=channels).
+	Channels map[string]any `json:"channels,omitempty"`
 	// CheckinOffline is the offline doors' half of the checkin part.
 	CheckinOffline map[string]any `json:"checkin_offline"`
 }
@@ -90,10 +92,11 @@ func TestBench(t *testing.T) {
 	company := s.Company(t, "Bench")
 	key, _ := s.Key(t, company, apikey.Sandbox)
 	prodKey, prodKeyID := s.Key(t, company, apikey.Production)
-	// BENCH_ONLY=availability|checkin|sagas|webhooks|holds|sellout (or several,
+	// BENCH_ONLY=availability|checkin|sagas|webhooks|holds|sellout|channels (or several,
 	// comma-separated) runs those parts and only logs them (for profiling);
 	// latest.* is written when all ran, checkin.* (the door online and
-	// offline) and sellout.* by their parts.
+	// offline), sellout.* and channels.* by their parts. channels runs
+	// only when named.
 	only := os.Getenv("BENCH_ONLY")
 	// Each part runs as a subtest, so the api instance it serves from (its
 	// pools of up to 40 connections) is stopped before the next begins:
@@ -106,6 +109,14 @@ func TestBench(t *testing.T) {
 		if run(name) {
 			t.Run(name, f)
 		}
+	}
+	if slices.Contains(strings.Split(only, ","), "channels") {
+		t.Run("channels", func(t *testing.T) {
+			s.Import(t, company, hall("split", 100, 100))
+			s.Import(t, company, hall("unsplit", 100, 100))
+			res.Channels = benchChannels(t, s, company, eventID(t, s, company, "split"), eventID(t, s, company, "unsplit"))
+			writeChannels(t, res.When, res.Cores, res.Channels)
+		})
 	}
 	part("availability", func(t *testing.T) {
 		s.Import(t, company, hall("avail", 100, 100))
