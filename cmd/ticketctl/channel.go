@@ -1,11 +1,8 @@
 package main
 
 import (
-	"go.temporal.io/sdk/client"
-
 	"errors"
 	"fmt"
-	"github.com/ticketsales/ticketsales/internal/app"
 	"io"
 	"log/slog"
 	"os"
@@ -16,8 +13,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/app"
 	"github.com/ticketsales/ticketsales/internal/distribution"
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/window"

@@ -28,7 +28,7 @@ const channelRows, channelCount = 16, 4
 // may hold), and availability req/s of all 5 views.
 func benchChannels(t *testing.T, s *testenv.Stack, company, split, plain int64) map[string]any {
 	ctx := context.Background()
-	dist := distribution.New(s.DB, nil, nil)
+	dist := distribution.New(s.DB, nil, nil, distribution.Settings{})
 	general, _ := s.Key(t, company, apikey.Sandbox)
 	keys := []string{general}
 	for i := 1; i <= channelCount; i++ {
