@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/pprof"
 	"time"
@@ -14,8 +15,15 @@ import (
 // the returned server to stop it.
 func ServeMetrics(addr string, metrics http.Handler, withPprof bool, log *slog.Logger) *http.Server {
 	srv := &http.Server{Addr: addr, Handler: MetricsMux(metrics, withPprof), ReadHeaderTimeout: 5 * time.Second}
+	// Bound before it returns: whoever reaches the process once it
+	// serves its API finds /metrics too.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Warn("metrics server", "addr", addr, "err", err)
+		return srv
+	}
 	go func() {
-		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("metrics server", "addr", addr, "err", err)
 		}
 	}()
