@@ -144,17 +144,12 @@ func holdTurn(url string, event int64, keys []string, next []*atomic.Int64, conc
 	return slices.Concat(lat...), fails.Load()
 }
 
-// writeChannels writes results/channels.{json,md}.
-func writeChannels(t *testing.T, when time.Time, cores int, c map[string]any) {
-	b, _ := json.MarshalIndent(map[string]any{"when": when, "cores": cores, "channels": c}, "", "  ")
-	if err := os.WriteFile("results/channels.json", append(b, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
+// channelsTable is the channels part's comparison, for channels.md and
+// latest.md.
+func channelsTable(c map[string]any) string {
 	hs, hp := c["hold_split"].(LoadResult), c["hold_plain"].(LoadResult)
 	as, ap := c["availability_split"].(LoadResult), c["availability_plain"].(LoadResult)
 	var md strings.Builder
-	fmt.Fprintf(&md, "# Channels: a split event beside the same event unallocated\n\n%s, %d cores. Regenerate with "+
-		"`BENCH=1 BENCH_ONLY=channels scripts/test.sh -run TestBench -v ./test/bench/ -timeout 20m`.\n\n", when.Format(time.RFC3339), cores)
 	fmt.Fprintf(&md, "10,000 seats: %v channels of %v seats and general sale's %v, against the same hall with no allocation. "+
 		"Holds by keys of every channel and of general sale (concurrency %v, one seat a request, the events taking turns); "+
 		"availability read by all 5 views (concurrency 16).\n\n", c["channels"], c["seats_per_channel"], c["general_seats"], c["concurrency"])
@@ -163,6 +158,19 @@ func writeChannels(t *testing.T, when time.Time, cores int, c map[string]any) {
 	fmt.Fprintf(&md, "| holds made (refused) | %d (%d) | %d (%d) | |\n", hs.Requests, hs.Failures, hp.Requests, hp.Failures)
 	fmt.Fprintf(&md, "| availability req/s | %.0f | %.0f | %.1f%% |\n", as.RPS, ap.RPS, 100*num(c, "availability_rps_ratio"))
 	fmt.Fprintf(&md, "| availability p99 ms | %.2f | %.2f | |\n\nWithin 10%%: %v.\n", as.P99ms, ap.P99ms, c["within_10pct"])
+	return md.String()
+}
+
+// writeChannels writes results/channels.{json,md}.
+func writeChannels(t *testing.T, when time.Time, cores int, c map[string]any) {
+	b, _ := json.MarshalIndent(map[string]any{"when": when, "cores": cores, "channels": c}, "", "  ")
+	if err := os.WriteFile("results/channels.json", append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var md strings.Builder
+	fmt.Fprintf(&md, "# Channels: a split event beside the same event unallocated\n\n%s, %d cores. Regenerate with "+
+		"`BENCH=1 BENCH_ONLY=channels scripts/test.sh -run TestBench -v ./test/bench/ -timeout 20m`.\n\n", when.Format(time.RFC3339), cores)
+	md.WriteString(channelsTable(c))
 	if err := os.WriteFile("results/channels.md", []byte(md.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
