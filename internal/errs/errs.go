@@ -242,7 +242,7 @@ func (e *SoldOutError) Problem() Problem {
 		p.Detail = fmt.Sprintf("No %sseats fit the request; %d free seats are left within its categories and zones.", side, *e.Available)
 	}
 	if e.Withheld {
-		p.Detail += " The rest is allocated to sales channels this key does not sell in."
+		p.Detail += " The rest is allocated to sales channels (what a channel has left is sold only through its keys; see GET /v1/events/{id}/allocation)."
 	}
 	return p
 }
