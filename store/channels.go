@@ -201,6 +201,13 @@ func openTerms(ctx context.Context, tx bun.Tx, eventID, channelID int64) (moved 
 	if len(reopened) == 0 {
 		return 0, nil
 	}
+	// Quotas under their categories' locks, taken in id order first: the
+	// order of every change of them (terms, categories, quotas, seats).
+	if _, err := tx.NewRaw(`SELECT 1 FROM ticket_categories c WHERE c.id IN (
+			SELECT category_id FROM channel_quotas WHERE event_id = ? AND channel_id = ?)
+		ORDER BY c.id FOR NO KEY UPDATE`, eventID, channelID).Exec(ctx); err != nil {
+		return 0, err
+	}
 	if _, err := tx.NewRaw("UPDATE channel_quotas SET closed = false WHERE event_id = ? AND channel_id = ?", eventID, channelID).Exec(ctx); err != nil {
 		return 0, err
 	}
@@ -344,6 +351,12 @@ func SetQuota(ctx context.Context, db bun.IDB, companyID, eventID, channelID, ca
 		if err := checkCompanyEvent(ctx, tx, companyID, eventID, channelID); err != nil {
 			return err
 		}
+		// The channel's terms row first, as every allocation change takes
+		// them (terms, categories, quotas, seats): no two wait on each
+		// other in a circle.
+		if _, err := openTerms(ctx, tx, eventID, channelID); err != nil {
+			return err
+		}
 		// The lock first, the sums in a statement of their own: its
 		// snapshot sees every change committed under the lock (a statement
 		// that waits for a lock re-reads only the locked row).
@@ -379,9 +392,6 @@ func SetQuota(ctx context.Context, db bun.IDB, companyID, eventID, channelID, ca
 			slotLeft = &sl[0]
 		} else if cat[0].Capacity == nil {
 			return errs.Invalid("ticket_category_id", "a quantity is allocated of a general-admission category (or of a session)", categoryID)
-		}
-		if _, err := openTerms(ctx, tx, eventID, channelID); err != nil {
-			return err
 		}
 		var cur []Quota
 		if err := tx.NewSelect().Model(&cur).Where("channel_id = ? AND category_id = ? AND session_id IS NOT DISTINCT FROM ?",
@@ -481,13 +491,15 @@ func ReleaseAllocation(ctx context.Context, db bun.IDB, companyID int64, r Relea
 		if err := checkCompanyEvent(ctx, tx, companyID, r.EventID, r.ChannelID); err != nil {
 			return err
 		}
+		// The terms row first (the lock order of every allocation change:
+		// terms, categories, quotas, seats), then the due check on it.
+		var terms []struct{ Due bool }
+		if err := tx.NewRaw(`SELECT release_at <= now() AND released_at IS NULL AS due FROM channel_events
+			WHERE event_id = ? AND channel_id = ? FOR NO KEY UPDATE`, r.EventID, r.ChannelID).Scan(ctx, &terms); err != nil {
+			return err
+		}
 		if r.Due {
-			var due bool
-			if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM channel_events WHERE event_id = ? AND channel_id = ?
-				AND release_at <= now() AND released_at IS NULL)`, r.EventID, r.ChannelID).Scan(ctx, &due); err != nil {
-				return err
-			}
-			if !due {
+			if len(terms) == 0 || !terms[0].Due {
 				out.NotDue = true
 				return nil
 			}

@@ -469,16 +469,23 @@ func CancelOrder(ctx context.Context, db bun.IDB, orderID int64, reason states.C
 			SELECT category_id, quota_id, count(*) AS n FROM order_items WHERE order_id IN (SELECT id FROM o) GROUP BY category_id, quota_id
 		), counts AS (
 			SELECT category_id, sum(n) AS n FROM x GROUP BY category_id
+		), lkc AS (
+			-- Categories locked in id order, as orders and allocation changes lock them.
+			SELECT id FROM ticket_categories WHERE id IN (SELECT category_id FROM counts) ORDER BY id FOR NO KEY UPDATE
 		), cats AS (
-			UPDATE ticket_categories c SET sold = c.sold - counts.n FROM counts WHERE c.id = counts.category_id RETURNING 1
+			UPDATE ticket_categories c SET sold = c.sold - counts.n FROM counts
+			WHERE c.id = counts.category_id AND (SELECT count(*) FROM lkc) >= 0 RETURNING 1
 		), quotas AS (
 			-- After the categories: the lock order of every order.
 			`+giveBackQuotas+` AND (SELECT count(*) FROM cats) >= 0 RETURNING 1
 		), slot AS (
+			-- The slot and the event after the categories and quotas: the
+			-- order every order and allocation change takes them in.
 			UPDATE sessions SET sold = sold - (SELECT coalesce(sum(n), 0) FROM counts)
-			WHERE id = (SELECT schedule_slot_id FROM o) RETURNING 1
+			WHERE id = (SELECT schedule_slot_id FROM o) AND (SELECT count(*) FROM quotas) >= 0 RETURNING 1
 		), ver AS (
-			UPDATE events SET seat_version = seat_version + 1 WHERE id = (SELECT event_id FROM o) AND scheme_id IS NULL RETURNING 1
+			UPDATE events SET seat_version = seat_version + 1 WHERE id = (SELECT event_id FROM o) AND scheme_id IS NULL
+				AND (SELECT count(*) FROM slot) >= 0 AND (SELECT count(*) FROM quotas) >= 0 RETURNING 1
 		)
 		SELECT (SELECT count(*) FROM o) + 0 * ((SELECT count(*) FROM freed) + (SELECT count(*) FROM cats)
 			+ (SELECT count(*) FROM slot) + (SELECT count(*) FROM ver) + (SELECT count(*) FROM quotas)) AS changed`, reason, orderID, reason).Scan(ctx, &out)
