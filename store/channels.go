@@ -740,7 +740,7 @@ func WithheldCategories(ctx context.Context, db bun.IDB, eventIDs []int64, chann
 // the quantities, the window a key of the channel sells in (as
 // GET /v1/events/{id}/allocation shows it) and the timed release.
 // Arguments: type, change, channel id (twice), event id.
-const allocationEventSQL = `INSERT INTO webhook_events (id, type, company_id, is_test, channel_id, catalog_event_id, snapshot)
+var allocationEventSQL = `INSERT INTO webhook_events (id, type, company_id, is_test, channel_id, catalog_event_id, snapshot)
 	SELECT ` + newEventID + `, ?, ch.company_id, env.is_test, ch.id, e.id, jsonb_build_object(
 		'event_id', e.id,
 		'channel', jsonb_build_object('id', ch.id, 'ref', ch.ref),
@@ -756,16 +756,22 @@ const allocationEventSQL = `INSERT INTO webhook_events (id, type, company_id, is
 				'schedule_slot_id', q.session_id, 'allocated', q.allocated, 'left', q.allocated - q.taken))
 				ORDER BY q.category_id, q.session_id NULLS FIRST)
 			FROM channel_quotas q WHERE q.event_id = e.id AND q.channel_id = ch.id), '[]'::jsonb),
-		'window', jsonb_build_object('starts_at', coalesce(ce.sales_start, e.sales_start),
-			'ends_at', least(coalesce(ce.sales_end, e.sales_end, e.starts_at), e.starts_at)),
-		'release_at', ce.release_at,
-		'released_at', ce.released_at)
+		'window', jsonb_build_object('starts_at', ` + utcTime("coalesce(ce.sales_start, e.sales_start)") + `,
+			'ends_at', ` + utcTime("least(coalesce(ce.sales_end, e.sales_end, e.starts_at), e.starts_at)") + `),
+		'release_at', ` + utcTime("ce.release_at") + `,
+		'released_at', ` + utcTime("ce.released_at") + `)
 	FROM channels ch JOIN events e ON e.company_id = ch.company_id
 	LEFT JOIN channel_events ce ON ce.event_id = e.id AND ce.channel_id = ch.id
 	CROSS JOIN (SELECT DISTINCT ep.is_test FROM webhook_endpoints ep
 		JOIN channel_applications ca ON ca.application_id = ep.application_id
 		WHERE ca.channel_id = ? AND ep.deleted_at IS NULL) env
 	WHERE ch.id = ? AND e.id = ?`
+
+// utcTime is the SQL of a timestamptz as the API writes times, RFC 3339 in
+// UTC, whatever the session's time zone (NULL stays NULL).
+func utcTime(expr string) string {
+	return `to_char((` + expr + `) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+}
 
 // allocationEvent writes the allocation.changed events of a change of the
 // channel's allocation on the event (allocationEventSQL), in its
