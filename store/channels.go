@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/states"
 	"github.com/ticketsales/ticketsales/internal/window"
 )
 
@@ -132,21 +133,53 @@ func (t ChannelTerms) Window() window.Window {
 var ErrEventNotCompany = errors.New("event is not the company's")
 
 // SetChannelTerms sets a channel's window and timed release for the
-// company's event (nil: none), keeping what it has allocated.
+// company's event (nil: none), keeping what it has allocated. When the
+// window or the release time changed, the channel's applications are told
+// (allocation.changed) in the same transaction.
 func SetChannelTerms(ctx context.Context, db bun.IDB, companyID, eventID, channelID int64, w window.Window, releaseAt *time.Time) error {
-	res, err := db.NewRaw(`INSERT INTO channel_events (event_id, channel_id, sales_start, sales_end, release_at)
-		SELECT e.id, ch.id, ?, ?, ? FROM events e JOIN channels ch ON ch.company_id = e.company_id
-		WHERE e.id = ? AND ch.id = ? AND e.company_id = ?
-		ON CONFLICT (event_id, channel_id) DO UPDATE SET sales_start = EXCLUDED.sales_start,
-			sales_end = EXCLUDED.sales_end, release_at = EXCLUDED.release_at, updated_at = now()`,
-		w.Start, w.End, releaseAt, eventID, channelID, companyID).Exec(ctx)
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// The row as it was, locked until the change commits, so the
+		// comparison below is with what this change replaced.
+		var before []ChannelTerms
+		if err := tx.NewSelect().Model(&before).Where("event_id = ? AND channel_id = ?", eventID, channelID).
+			For("UPDATE").Scan(ctx); err != nil {
+			return err
+		}
+		var after []ChannelTerms
+		if err := tx.NewRaw(`INSERT INTO channel_events (event_id, channel_id, sales_start, sales_end, release_at)
+			SELECT e.id, ch.id, ?, ?, ? FROM events e JOIN channels ch ON ch.company_id = e.company_id
+			WHERE e.id = ? AND ch.id = ? AND e.company_id = ?
+			ON CONFLICT (event_id, channel_id) DO UPDATE SET sales_start = EXCLUDED.sales_start,
+				sales_end = EXCLUDED.sales_end, release_at = EXCLUDED.release_at, updated_at = now()
+			RETURNING *`,
+			w.Start, w.End, releaseAt, eventID, channelID, companyID).Scan(ctx, &after); err != nil {
+			return err
+		}
+		if len(after) == 0 {
+			return errs.NotFound
+		}
+		was := ChannelTerms{}
+		if len(before) > 0 {
+			was = before[0]
+		}
+		// Both read back from Postgres: the same precision.
+		if sameTime(was.SalesStart, after[0].SalesStart) && sameTime(was.SalesEnd, after[0].SalesEnd) &&
+			sameTime(was.ReleaseAt, after[0].ReleaseAt) {
+			return nil
+		}
+		return allocationEvent(ctx, tx, eventID, channelID, states.AllocationTerms)
+	})
 	if err != nil {
 		return fmt.Errorf("set terms of channel %d for event %d: %w", channelID, eventID, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("set terms of channel %d for event %d: %w", channelID, eventID, errs.NotFound)
-	}
 	return nil
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
 }
 
 // SetGeneralSale sets the window of general sale of the company's event.
@@ -184,41 +217,41 @@ func GetChannelTerms(ctx context.Context, db bun.IDB, eventID, channelID int64) 
 }
 
 // openTerms makes the channel's terms row for the event, and reopens an
-// allocation released as a whole: the channel's seats freed since (they
-// were general sale's by the rule) go to general sale for good first, so
-// reopening takes back nothing general sale was selling.
-func openTerms(ctx context.Context, tx bun.Tx, eventID, channelID int64) (moved int, err error) {
-	var reopened []int64
+// allocation released as a whole (reopened): the channel's seats freed
+// since (they were general sale's by the rule) go to general sale for good
+// first (moved), so reopening takes back nothing general sale was selling.
+func openTerms(ctx context.Context, tx bun.Tx, eventID, channelID int64) (reopened bool, moved int, err error) {
+	var ids []int64
 	err = tx.NewRaw(`WITH ins AS (
 			INSERT INTO channel_events (event_id, channel_id) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING 1
 		)
 		UPDATE channel_events SET released_at = NULL, updated_at = now()
 		WHERE event_id = ? AND channel_id = ? AND released_at IS NOT NULL RETURNING channel_id`,
-		eventID, channelID, eventID, channelID).Scan(ctx, &reopened)
+		eventID, channelID, eventID, channelID).Scan(ctx, &ids)
 	if err != nil {
-		return 0, fmt.Errorf("open allocation of channel %d on event %d: %w", channelID, eventID, err)
+		return false, 0, fmt.Errorf("open allocation of channel %d on event %d: %w", channelID, eventID, err)
 	}
-	if len(reopened) == 0 {
-		return 0, nil
+	if len(ids) == 0 {
+		return false, 0, nil
 	}
 	// Quotas under their categories' locks, taken in id order first: the
 	// order of every change of them (terms, categories, quotas, seats).
 	if _, err := tx.NewRaw(`SELECT 1 FROM ticket_categories c WHERE c.id IN (
 			SELECT category_id FROM channel_quotas WHERE event_id = ? AND channel_id = ?)
 		ORDER BY c.id FOR NO KEY UPDATE`, eventID, channelID).Exec(ctx); err != nil {
-		return 0, err
+		return true, 0, err
 	}
 	if _, err := tx.NewRaw("UPDATE channel_quotas SET closed = false WHERE event_id = ? AND channel_id = ?", eventID, channelID).Exec(ctx); err != nil {
-		return 0, err
+		return true, 0, err
 	}
-	var ids []string
+	var seats []string
 	err = tx.NewRaw(`WITH lk AS (
 			SELECT s.event_id, s.seat_id FROM event_seats s
 			WHERE s.event_id = ? AND s.channel_id = ? AND s.state <> 'sold' ORDER BY s.seat_id FOR UPDATE
 		)
 		UPDATE event_seats s SET channel_id = NULL, `+newSeatVersion+`
-		FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING s.seat_id`, eventID, channelID).Scan(ctx, &ids)
-	return len(ids), err
+		FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING s.seat_id`, eventID, channelID).Scan(ctx, &seats)
+	return true, len(seats), err
 }
 
 // SeatMove is what an allocation or a release of seats did: the seats it
@@ -239,7 +272,7 @@ func AllocateSeats(ctx context.Context, db bun.IDB, companyID, eventID, channelI
 		if err := checkCompanyEvent(ctx, tx, companyID, eventID, channelID); err != nil {
 			return err
 		}
-		strays, err := openTerms(ctx, tx, eventID, channelID)
+		reopened, strays, err := openTerms(ctx, tx, eventID, channelID)
 		if err != nil {
 			return err
 		}
@@ -252,6 +285,11 @@ func AllocateSeats(ctx context.Context, db bun.IDB, companyID, eventID, channelI
 			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING s.seat_id`,
 			eventID, pgdialect.Array(seatIDs), channelID).Scan(ctx, &out.Moved); err != nil {
 			return err
+		}
+		if len(out.Moved) > 0 || reopened {
+			if err := allocationEvent(ctx, tx, eventID, channelID, states.AllocationAllocated); err != nil {
+				return err
+			}
 		}
 		return bumpLayout(ctx, tx, eventID, len(out.Moved)+strays)
 	})
@@ -354,7 +392,8 @@ func SetQuota(ctx context.Context, db bun.IDB, companyID, eventID, channelID, ca
 		// The channel's terms row first, as every allocation change takes
 		// them (terms, categories, quotas, seats): no two wait on each
 		// other in a circle.
-		if _, err := openTerms(ctx, tx, eventID, channelID); err != nil {
+		reopened, _, err := openTerms(ctx, tx, eventID, channelID)
+		if err != nil {
 			return err
 		}
 		// The lock first, the sums in a statement of their own: its
@@ -415,10 +454,14 @@ func SetQuota(ctx context.Context, db bun.IDB, companyID, eventID, channelID, ca
 			q.Released -= grow // what goes back to general sale
 		}
 		q.Allocated = allocated
-		_, err := tx.NewInsert().Model(q).On("CONFLICT (id) DO UPDATE").
-			Set("allocated = EXCLUDED.allocated, released = EXCLUDED.released").Returning("*").Exec(ctx)
-		if err != nil {
+		if _, err := tx.NewInsert().Model(q).On("CONFLICT (id) DO UPDATE").
+			Set("allocated = EXCLUDED.allocated, released = EXCLUDED.released").Returning("*").Exec(ctx); err != nil {
 			return err
+		}
+		if grow != 0 || reopened {
+			if err := allocationEvent(ctx, tx, eventID, channelID, states.AllocationQuota); err != nil {
+				return err
+			}
 		}
 		_, err = tx.NewRaw(bumpEventVersion, eventID).Exec(ctx)
 		return err
@@ -570,6 +613,9 @@ func ReleaseAllocation(ctx context.Context, db bun.IDB, companyID int64, r Relea
 			return err
 		}
 		if len(out.Seats) > 0 || len(out.Quantities) > 0 || r.Whole {
+			if err := allocationEvent(ctx, tx, r.EventID, r.ChannelID, states.AllocationReleased); err != nil {
+				return err
+			}
 			_, err := tx.NewRaw(bumpEventVersion, r.EventID).Exec(ctx)
 			return err
 		}
@@ -693,4 +739,58 @@ func WithheldCategories(ctx context.Context, db bun.IDB, eventIDs []int64, chann
 		out[id] = true
 	}
 	return out, nil
+}
+
+// allocationEventSQL writes the allocation.changed events of a channel's
+// allocation on an event, inside the transaction of the change: one per
+// environment in which the channel's applications have an endpoint (none
+// when they have none), each going only to the endpoints of the channel's
+// applications (webhook_events.channel_id, inChannel). Its snapshot is the
+// webhook's data, the allocation as the change left it, read in the
+// change's transaction and sent as it is: seats by state (after a release
+// as a whole, what the channel sold: its unsold seats are general sale's),
+// the quantities, the window a key of the channel sells in (as
+// GET /v1/events/{id}/allocation shows it) and the timed release.
+// Arguments: type, change, channel id (twice), event id.
+var allocationEventSQL = `INSERT INTO webhook_events (id, type, company_id, is_test, channel_id, catalog_event_id, snapshot)
+	SELECT ` + newEventID + `, ?, ch.company_id, env.is_test, ch.id, e.id, jsonb_build_object(
+		'event_id', e.id,
+		'channel', jsonb_build_object('id', ch.id, 'ref', ch.ref),
+		'change', ?::text,
+		'seats', (SELECT CASE WHEN ce.released_at IS NULL THEN jsonb_build_object('allocated', count(*),
+				'sold', count(*) FILTER (WHERE s.state = 'sold'),
+				'held', count(*) FILTER (WHERE s.state = 'held' AND NOT ` + seatIsFree + `),
+				'left', count(*) FILTER (WHERE ` + seatIsFree + `))
+			ELSE jsonb_build_object('allocated', count(*) FILTER (WHERE s.state = 'sold'),
+				'sold', count(*) FILTER (WHERE s.state = 'sold'), 'held', 0, 'left', 0) END
+			FROM event_seats s WHERE s.event_id = e.id AND s.channel_id = ch.id),
+		'categories', coalesce((SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object('ticket_category_id', q.category_id,
+				'schedule_slot_id', q.session_id, 'allocated', q.allocated, 'left', q.allocated - q.taken))
+				ORDER BY q.category_id, q.session_id NULLS FIRST)
+			FROM channel_quotas q WHERE q.event_id = e.id AND q.channel_id = ch.id), '[]'::jsonb),
+		'window', jsonb_build_object('starts_at', ` + utcTime("coalesce(ce.sales_start, e.sales_start)") + `,
+			'ends_at', ` + utcTime("least(coalesce(ce.sales_end, e.sales_end, e.starts_at), e.starts_at)") + `),
+		'release_at', ` + utcTime("ce.release_at") + `,
+		'released_at', ` + utcTime("ce.released_at") + `)
+	FROM channels ch JOIN events e ON e.company_id = ch.company_id
+	LEFT JOIN channel_events ce ON ce.event_id = e.id AND ce.channel_id = ch.id
+	CROSS JOIN (SELECT DISTINCT ep.is_test FROM webhook_endpoints ep
+		JOIN channel_applications ca ON ca.application_id = ep.application_id
+		WHERE ca.channel_id = ? AND ep.deleted_at IS NULL) env
+	WHERE ch.id = ? AND e.id = ?`
+
+// utcTime is the SQL of a timestamptz as the API writes times, RFC 3339 in
+// UTC, whatever the session's time zone (NULL stays NULL).
+func utcTime(expr string) string {
+	return `to_char((` + expr + `) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+}
+
+// allocationEvent writes the allocation.changed events of a change of the
+// channel's allocation on the event (allocationEventSQL), in its
+// transaction.
+func allocationEvent(ctx context.Context, tx bun.Tx, eventID, channelID int64, change states.AllocationChange) error {
+	if _, err := tx.NewRaw(allocationEventSQL, states.EventAllocationChanged, string(change), channelID, channelID, eventID).Exec(ctx); err != nil {
+		return fmt.Errorf("write %s event of channel %d on event %d: %w", states.EventAllocationChanged, channelID, eventID, err)
+	}
+	return nil
 }

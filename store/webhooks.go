@@ -61,10 +61,16 @@ type WebhookEvent struct {
 	ReservationID *string                 `bun:"reservation_id"`
 	RefundID      *string                 `bun:"refund_id"`
 	EndpointID    *int64                  `bun:"endpoint_id"`
-	Snapshot      json.RawMessage         `bun:"snapshot,type:jsonb"`
-	Payload       json.RawMessage         `bun:"payload,type:jsonb"`
-	CreatedAt     time.Time               `bun:"created_at"`
-	DispatchedAt  *time.Time              `bun:"dispatched_at"`
+	// ChannelID: the event goes only to endpoints of the channel's
+	// applications (nil: to every endpoint of its environment).
+	ChannelID *int64 `bun:"channel_id"`
+	// CatalogEventID is the event (of the catalog) an allocation event is
+	// about.
+	CatalogEventID *int64          `bun:"catalog_event_id"`
+	Snapshot       json.RawMessage `bun:"snapshot,type:jsonb"`
+	Payload        json.RawMessage `bun:"payload,type:jsonb"`
+	CreatedAt      time.Time       `bun:"created_at"`
+	DispatchedAt   *time.Time      `bun:"dispatched_at"`
 }
 
 // WebhookDelivery is an event's delivery to one endpoint.
@@ -107,6 +113,12 @@ const newEventID = `'evt_' || replace(gen_random_uuid()::text, '-', '')`
 // webhook endpoint: events of others are not written at all.
 const hasEndpoint = `EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.company_id = x.company_id
 	AND ep.is_test = x.is_test AND ep.deleted_at IS NULL)`
+
+// inChannel is true when the endpoint aliased ep takes an event of the
+// channel given twice as arguments (NULL: an event for every endpoint):
+// the endpoint's application is in the channel now.
+const inChannel = `(?::bigint IS NULL OR ep.application_id IN (SELECT ca.application_id FROM channel_applications ca
+	WHERE ca.channel_id = ?::bigint))`
 
 // orderEventSQL writes an event about an order with the order's row as the
 // change left it (its page token left out). Arguments: type, refund id (or
@@ -392,10 +404,10 @@ func DispatchEvents(ctx context.Context, db *bun.DB, limit int, render func(cont
 			if err := tx.NewRaw(`INSERT INTO webhook_deliveries (event_id, endpoint_id)
 				SELECT ?, ep.id FROM webhook_endpoints ep
 				WHERE ep.company_id = ? AND ep.is_test = ? AND ep.deleted_at IS NULL AND ep.enabled
-					AND (?::bigint IS NULL OR ep.id = ?::bigint)
+					AND (?::bigint IS NULL OR ep.id = ?::bigint) AND `+inChannel+`
 					AND (cardinality(ep.event_types) = 0 OR ? = ANY(ep.event_types) OR ?::bigint IS NOT NULL)
 				ON CONFLICT DO NOTHING RETURNING event_id, endpoint_id, status`,
-				ev.ID, ev.CompanyID, ev.IsTest, ev.EndpointID, ev.EndpointID, ev.Type, ev.EndpointID).Scan(ctx, &ds); err != nil {
+				ev.ID, ev.CompanyID, ev.IsTest, ev.EndpointID, ev.EndpointID, ev.ChannelID, ev.ChannelID, ev.Type, ev.EndpointID).Scan(ctx, &ds); err != nil {
 				return fmt.Errorf("deliveries of event %s: %w", ev.ID, err)
 			}
 			for j := range ds {
@@ -442,12 +454,12 @@ func Redeliver(ctx context.Context, db bun.IDB, ev *WebhookEvent, only *int64) (
 	err := db.NewRaw(`INSERT INTO webhook_deliveries (event_id, endpoint_id)
 		SELECT ?, ep.id FROM webhook_endpoints ep
 		WHERE ep.company_id = ? AND ep.is_test = ? AND ep.deleted_at IS NULL AND ep.enabled
-			AND (?::bigint IS NULL OR ep.id = ?::bigint) AND (?::bigint IS NULL OR ep.id = ?::bigint)
+			AND (?::bigint IS NULL OR ep.id = ?::bigint) AND (?::bigint IS NULL OR ep.id = ?::bigint) AND `+inChannel+`
 			AND (cardinality(ep.event_types) = 0 OR ? = ANY(ep.event_types) OR ?::bigint IS NOT NULL)
 		ON CONFLICT (event_id, endpoint_id) DO UPDATE SET status = 'pending', started_at = NULL, failed_at = NULL,
 			updated_at = now()
 		RETURNING event_id, endpoint_id, status`,
-		ev.ID, ev.CompanyID, ev.IsTest, ev.EndpointID, ev.EndpointID, only, only, ev.Type, ev.EndpointID).Scan(ctx, &out)
+		ev.ID, ev.CompanyID, ev.IsTest, ev.EndpointID, ev.EndpointID, only, only, ev.ChannelID, ev.ChannelID, ev.Type, ev.EndpointID).Scan(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("redeliver event %s: %w", ev.ID, err)
 	}

@@ -350,7 +350,8 @@ func (s *Service) Release(ctx context.Context, companyID int64, r store.Release)
 }
 
 // recordChange logs an allocation change; the channel's applications are
-// told by webhook (internal/webhooks) from the same record.
+// told by webhook (allocation.changed), written by the store in the
+// change's own transaction.
 func (s *Service) recordChange(ctx context.Context, companyID, eventID, channelID int64, what string, added, released int) {
 	if s.log != nil {
 		s.log.InfoContext(ctx, "allocation changed", "company_id", companyID, "event_id", eventID,

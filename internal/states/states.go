@@ -180,7 +180,11 @@ const (
 	// A door let a ticket's holder in that the record says it should not
 	// have (ConflictKind says how).
 	EventTicketCheckInConflict WebhookEventType = "ticket.check_in_conflict"
-	EventPing                  WebhookEventType = "webhook.test"
+	// A sales channel's allocation on an event changed (seats or
+	// quantities allocated or released, its window or timed release);
+	// sent only to the endpoints of the channel's applications.
+	EventAllocationChanged WebhookEventType = "allocation.changed"
+	EventPing              WebhookEventType = "webhook.test"
 )
 
 // ScanOutcome is what a door is told of a scanned ticket.
@@ -236,6 +240,17 @@ const (
 	DoorNotPaid DoorTicketState = "not_paid"
 )
 
+// AllocationChange is what changed a channel's allocation on an event, as
+// an allocation.changed webhook says.
+type AllocationChange string
+
+const (
+	AllocationAllocated AllocationChange = "allocated" // seats moved to the channel
+	AllocationQuota     AllocationChange = "quota"     // a quantity of a category (or session) set
+	AllocationReleased  AllocationChange = "released"  // seats or quantities returned to general sale
+	AllocationTerms     AllocationChange = "terms"     // its window or its timed release changed
+)
+
 // AggregatorStatus is an order's status in the aggregator adapter's
 // contract. CREATED is the instant the hold is being placed, which a
 // synchronous hold never shows; BOOKED is never entered.
@@ -261,7 +276,7 @@ var (
 	PaymentMethods      = []PaymentMethod{PayByGateway, PayExternally}
 	SeatStatuses        = []SeatStatus{SeatFree, SeatReserved, SeatSold}
 	WebhookEventTypes   = []WebhookEventType{EventOrderCreated, EventOrderPaid, EventOrderCancelled, EventOrderRefunded,
-		EventOrderDeleted, EventReservationExpired, EventTicketCheckedIn, EventTicketCheckInConflict, EventPing}
+		EventOrderDeleted, EventReservationExpired, EventTicketCheckedIn, EventTicketCheckInConflict, EventAllocationChanged, EventPing}
 	ScanOutcomes       = []ScanOutcome{ScanAdmitted, ScanAlreadyCheckedIn, ScanVoid, ScanNotPaid, ScanWrongEvent, ScanUnknown, ScanSandbox, ScanExited}
 	ScanDirections     = []ScanDirection{ScanIn, ScanOut}
 	ConflictKinds      = []ConflictKind{ConflictTwoDoors, ConflictAdmittedWhileInside, ConflictAdmittedVoid}

@@ -36,10 +36,11 @@ func (r Payloads) Render(ctx context.Context, ev *store.WebhookEvent) (any, erro
 	}
 	p := &apikey.Principal{CompanyID: ev.CompanyID, Environment: env}
 	switch ev.Type {
-	case states.EventTicketCheckedIn, states.EventTicketCheckInConflict:
+	case states.EventTicketCheckedIn, states.EventTicketCheckInConflict, states.EventAllocationChanged:
 		// The first admission as the scan recorded it (ticket, event, gate,
-		// when), or the conflict as the API lists it: the object kept with
-		// the event in the scan's transaction (json.RawMessage).
+		// when), the conflict as the API lists it, or a channel's
+		// allocation as its change left it: the object kept with the event
+		// in the change's transaction (json.RawMessage).
 		return ev.Snapshot, nil
 	case states.EventOrderCreated, states.EventOrderPaid, states.EventOrderCancelled, states.EventOrderDeleted:
 		o, err := store.GetEventOrder(ctx, r.DB, ev)

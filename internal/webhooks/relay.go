@@ -132,6 +132,8 @@ func idsOnly(ev *store.WebhookEvent) map[string]any {
 		out["id"] = *ev.OrderID
 	case ev.ReservationID != nil:
 		out["id"] = *ev.ReservationID
+	case ev.ChannelID != nil:
+		out["event_id"], out["channel"] = ev.CatalogEventID, map[string]any{"id": *ev.ChannelID}
 	}
 	return out
 }

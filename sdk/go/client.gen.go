@@ -210,6 +210,7 @@ func (e CreateOrderInputBodyPayment) Valid() bool {
 
 // Defines values for CreateWebhookEndpointInputBodyEventTypes.
 const (
+	CreateWebhookEndpointInputBodyEventTypesAllocationChanged     CreateWebhookEndpointInputBodyEventTypes = "allocation.changed"
 	CreateWebhookEndpointInputBodyEventTypesOrderCancelled        CreateWebhookEndpointInputBodyEventTypes = "order.cancelled"
 	CreateWebhookEndpointInputBodyEventTypesOrderCreated          CreateWebhookEndpointInputBodyEventTypes = "order.created"
 	CreateWebhookEndpointInputBodyEventTypesOrderDeleted          CreateWebhookEndpointInputBodyEventTypes = "order.deleted"
@@ -224,6 +225,8 @@ const (
 // Valid indicates whether the value is a known member of the CreateWebhookEndpointInputBodyEventTypes enum.
 func (e CreateWebhookEndpointInputBodyEventTypes) Valid() bool {
 	switch e {
+	case CreateWebhookEndpointInputBodyEventTypesAllocationChanged:
+		return true
 	case CreateWebhookEndpointInputBodyEventTypesOrderCancelled:
 		return true
 	case CreateWebhookEndpointInputBodyEventTypesOrderCreated:
@@ -837,6 +840,7 @@ func (e TicketStatus) Valid() bool {
 
 // Defines values for UpdateWebhookEndpointInputBodyEventTypes.
 const (
+	UpdateWebhookEndpointInputBodyEventTypesAllocationChanged     UpdateWebhookEndpointInputBodyEventTypes = "allocation.changed"
 	UpdateWebhookEndpointInputBodyEventTypesOrderCancelled        UpdateWebhookEndpointInputBodyEventTypes = "order.cancelled"
 	UpdateWebhookEndpointInputBodyEventTypesOrderCreated          UpdateWebhookEndpointInputBodyEventTypes = "order.created"
 	UpdateWebhookEndpointInputBodyEventTypesOrderDeleted          UpdateWebhookEndpointInputBodyEventTypes = "order.deleted"
@@ -851,6 +855,8 @@ const (
 // Valid indicates whether the value is a known member of the UpdateWebhookEndpointInputBodyEventTypes enum.
 func (e UpdateWebhookEndpointInputBodyEventTypes) Valid() bool {
 	switch e {
+	case UpdateWebhookEndpointInputBodyEventTypesAllocationChanged:
+		return true
 	case UpdateWebhookEndpointInputBodyEventTypesOrderCancelled:
 		return true
 	case UpdateWebhookEndpointInputBodyEventTypesOrderCreated:

@@ -1224,7 +1224,7 @@ export interface components {
             /** @description Default true. */
             enabled?: boolean;
             /** @description The event types to send; omit or leave empty for all. */
-            event_types?: ("order.created" | "order.paid" | "order.cancelled" | "order.refunded" | "order.deleted" | "reservation.expired" | "ticket.checked_in" | "ticket.check_in_conflict" | "webhook.test")[];
+            event_types?: ("order.created" | "order.paid" | "order.cancelled" | "order.refunded" | "order.deleted" | "reservation.expired" | "ticket.checked_in" | "ticket.check_in_conflict" | "allocation.changed" | "webhook.test")[];
             /** @description Where events are POSTed: https for production endpoints; never a loopback, private or link-local address. */
             url: string;
         };
@@ -1884,7 +1884,7 @@ export interface components {
             /** @description true re-enables an endpoint disabled after failing, and clears why. */
             enabled?: boolean;
             /** @description Replaces the list; empty: all types. */
-            event_types?: ("order.created" | "order.paid" | "order.cancelled" | "order.refunded" | "order.deleted" | "reservation.expired" | "ticket.checked_in" | "ticket.check_in_conflict" | "webhook.test")[];
+            event_types?: ("order.created" | "order.paid" | "order.cancelled" | "order.refunded" | "order.deleted" | "reservation.expired" | "ticket.checked_in" | "ticket.check_in_conflict" | "allocation.changed" | "webhook.test")[];
             url?: string;
         };
         Venue: {
