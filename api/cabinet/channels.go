@@ -24,6 +24,15 @@ import (
 // 303 to the page with a notice; bad input renders the page again with
 // why (422) and changes nothing.
 
+// distributed runs h where the cabinet has the distribution service (a
+// cabinet built without it, as some tests build one, has no such pages).
+func (c *cabinet) distributed(h http.HandlerFunc) http.HandlerFunc {
+	if c.Distribution == nil {
+		return c.notFound
+	}
+	return h
+}
+
 // channelsView is the channels page's own data.
 type channelsView struct {
 	Channels []distribution.ChannelInfo
