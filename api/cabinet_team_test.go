@@ -641,7 +641,7 @@ var permNames = map[organizer.Perm]string{
 	organizer.PermReport: "PermReport", organizer.PermOrders: "PermOrders", organizer.PermRefund: "PermRefund",
 	organizer.PermResend: "PermResend", organizer.PermCancel: "PermCancel", organizer.PermCheckIn: "PermCheckIn",
 	organizer.PermKeys: "PermKeys", organizer.PermRequests: "PermRequests", organizer.PermWebhooks: "PermWebhooks",
-	organizer.PermCatalog: "PermCatalog", organizer.PermTeam: "PermTeam",
+	organizer.PermCatalog: "PermCatalog", organizer.PermTeam: "PermTeam", organizer.PermDistribution: "PermDistribution",
 }
 
 // TestCabinetRoleLimits: for every role, every cabinet page and action
@@ -721,8 +721,18 @@ func TestCabinetRoleLimits(t *testing.T) {
 		"GET /cabinet/catalog/format":       {perm: organizer.PermCatalog, request: fixed("/cabinet/catalog/format")},
 		"GET /cabinet/catalog/example.json": {perm: organizer.PermCatalog, request: fixed("/cabinet/catalog/example.json")},
 		"GET /cabinet/team":                 {perm: organizer.PermTeam, request: fixed("/cabinet/team")},
-		"GET /cabinet/account":              {request: fixed("/cabinet/account")},
-		"GET /cabinet/account/leave":        {request: fixed("/cabinet/account/leave")},
+		// Company A has no events here: an event's page and forms are 404
+		// when allowed; the others' empty forms are refused as bad input.
+		"GET /cabinet/channels":                           {perm: organizer.PermDistribution, request: fixed("/cabinet/channels")},
+		"POST /cabinet/channels":                          {perm: organizer.PermDistribution, request: post("/cabinet/channels", url.Values{})},
+		"POST /cabinet/channels/applications":             {perm: organizer.PermDistribution, request: post("/cabinet/channels/applications", url.Values{})},
+		"GET /cabinet/channels/events/{id}":               {perm: organizer.PermDistribution, request: fixed("/cabinet/channels/events/1")},
+		"POST /cabinet/channels/events/{id}/general-sale": {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/general-sale", url.Values{})},
+		"POST /cabinet/channels/events/{id}/terms":        {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/terms", url.Values{})},
+		"POST /cabinet/channels/events/{id}/allocate":     {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/allocate", url.Values{})},
+		"POST /cabinet/channels/events/{id}/release":      {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/release", url.Values{})},
+		"GET /cabinet/account":                            {request: fixed("/cabinet/account")},
+		"GET /cabinet/account/leave":                      {request: fixed("/cabinet/account/leave")},
 		"GET /cabinet/team/{id}/remove": {perm: organizer.PermTeam, request: func(t *testing.T) (string, url.Values) {
 			return fmt.Sprintf("/cabinet/team/%d/remove", fresh(t)), nil
 		}},
@@ -798,7 +808,9 @@ func TestCabinetRoleLimits(t *testing.T) {
 			(SELECT string_agg(e::text, ',' ORDER BY e.id) FROM events e),
 			(SELECT string_agg(ROW(id, url, description, event_types, enabled, secret, previous_secret, disabled_at)::text, ',' ORDER BY id) FROM webhook_endpoints),
 			(SELECT count(*) FROM webhook_events),
-			(SELECT string_agg(c::text, ',' ORDER BY c.id) FROM companies c)))`).Scan(ctx, &sum)
+			(SELECT string_agg(c::text, ',' ORDER BY c.id) FROM companies c),
+			(SELECT string_agg(ch::text, ',' ORDER BY ch.id) FROM channels ch),
+			(SELECT string_agg(ca::text, ',' ORDER BY ca.application_id) FROM channel_applications ca)))`).Scan(ctx, &sum)
 		if err != nil {
 			t.Fatalf("fingerprint: %v", err)
 		}
@@ -845,6 +857,11 @@ func TestCabinetRoleLimits(t *testing.T) {
 				case "GET /cabinet/orders/{id}", "GET /cabinet/orders/{id}/refund", "POST /cabinet/orders/{id}/refund", "GET /cabinet/orders/{id}/resend",
 					"POST /cabinet/orders/{id}/resend", "GET /cabinet/orders/{id}/cancel", "POST /cabinet/orders/{id}/cancel":
 					ok = []int{http.StatusNotFound}
+				case "GET /cabinet/channels/events/{id}", "POST /cabinet/channels/events/{id}/general-sale", "POST /cabinet/channels/events/{id}/terms",
+					"POST /cabinet/channels/events/{id}/allocate", "POST /cabinet/channels/events/{id}/release":
+					ok = []int{http.StatusNotFound}
+				case "POST /cabinet/channels", "POST /cabinet/channels/applications":
+					ok = []int{http.StatusUnprocessableEntity}
 				case "POST /cabinet/catalog":
 					ok = []int{http.StatusBadRequest, http.StatusUnprocessableEntity}
 				case "POST /cabinet/account/switch":

@@ -794,3 +794,16 @@ func allocationEvent(ctx context.Context, tx bun.Tx, eventID, channelID int64, c
 	}
 	return nil
 }
+
+// EventsWithChannels lists the company's events (one, when eventID is not
+// 0) that have terms or an allocation of any channel, soonest first.
+func EventsWithChannels(ctx context.Context, db bun.IDB, companyID, eventID int64) ([]int64, error) {
+	var ids []int64
+	err := db.NewRaw(`SELECT e.id FROM events e WHERE e.company_id = ? AND (? = 0 OR e.id = ?)
+		AND EXISTS (SELECT 1 FROM channel_events ce WHERE ce.event_id = e.id)
+		ORDER BY e.starts_at, e.id`, companyID, eventID, eventID).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("events with channels of company %d: %w", companyID, err)
+	}
+	return ids, nil
+}

@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/distribution"
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/mail"
 	"github.com/ticketsales/ticketsales/internal/orders"
@@ -65,6 +66,9 @@ type Deps struct {
 	TemporalUIURL     string
 	// Mail sends invitations to the team (nil: none are sent).
 	Mail mail.Sender
+	// Distribution manages sales channels and allocations, as the
+	// partner API, ticketctl and the release workflow do.
+	Distribution *distribution.Service
 }
 
 // Session lifetimes: an absolute limit and an idle one.
@@ -148,6 +152,15 @@ func New(d Deps) http.Handler {
 	mux.Handle("POST /cabinet/orders/{id}/cancel", c.allow(organizer.PermCancel, c.cancelOrder))
 	mux.Handle("GET /cabinet/catalog/example.json", c.allow(organizer.PermCatalog, c.catalogExample))
 	mux.Handle("GET /cabinet/catalog/format", c.allow(organizer.PermCatalog, c.catalogFormat))
+	// Sales channels: who sells what of each event, and when.
+	mux.Handle("GET /cabinet/channels", c.allow(organizer.PermDistribution, c.distributed(c.channels)))
+	mux.Handle("POST /cabinet/channels", c.allow(organizer.PermDistribution, c.distributed(c.saveChannel)))
+	mux.Handle("POST /cabinet/channels/applications", c.allow(organizer.PermDistribution, c.distributed(c.moveApplication)))
+	mux.Handle("GET /cabinet/channels/events/{id}", c.allow(organizer.PermDistribution, c.distributed(c.channelEvent)))
+	mux.Handle("POST /cabinet/channels/events/{id}/general-sale", c.allow(organizer.PermDistribution, c.distributed(c.setGeneralSale)))
+	mux.Handle("POST /cabinet/channels/events/{id}/terms", c.allow(organizer.PermDistribution, c.distributed(c.setTerms)))
+	mux.Handle("POST /cabinet/channels/events/{id}/allocate", c.allow(organizer.PermDistribution, c.distributed(c.allocate)))
+	mux.Handle("POST /cabinet/channels/events/{id}/release", c.allow(organizer.PermDistribution, c.distributed(c.release)))
 	mux.Handle("GET /cabinet/team", c.allow(organizer.PermTeam, c.team))
 	mux.Handle("POST /cabinet/team/invite", c.allow(organizer.PermTeam, c.invite))
 	mux.Handle("POST /cabinet/team/{id}/resend", c.allow(organizer.PermTeam, c.resendInvitation))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/checkin"
+	"github.com/ticketsales/ticketsales/internal/distribution"
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/internal/report"
@@ -73,6 +74,9 @@ type reportView struct {
 	CanSetTZ  bool
 	Zones     []string
 	ZoneValue string // what the form shows: the zone, or the refused input
+	// Allocations: per event with channels (the one chosen, or all), what
+	// each channel holds now.
+	Allocations []distribution.EventChannels
 }
 
 func (c *cabinet) report(w http.ResponseWriter, r *http.Request) {
@@ -95,6 +99,13 @@ func (c *cabinet) reportPage(w http.ResponseWriter, r *http.Request, status int,
 	data.CSVURL = "/cabinet/report.csv?" + q.Encode()
 	data.Events = events
 	view := reportView{TimeZone: f.TimeZone, CanSetTZ: user(r).Can(organizer.PermTeam), Zones: report.CommonZones, ZoneValue: f.TimeZone}
+	if c.Distribution != nil {
+		var err error
+		if view.Allocations, err = c.Distribution.Report(r.Context(), f.CompanyID, f.EventID); err != nil {
+			c.fail(w, r, err)
+			return
+		}
+	}
 	rep, err := report.Sales(r.Context(), c.DB, f)
 	var mixed *report.MixedCurrenciesError
 	switch {

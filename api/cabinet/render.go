@@ -116,6 +116,12 @@ var funcs = template.FuncMap{
 		return strconv.FormatInt(part*100/whole, 10) + "%"
 	},
 	"join": strings.Join,
+	"deref": func(p *int) int {
+		if p == nil {
+			return 0
+		}
+		return *p
+	},
 	"keyName": func(names map[int64]string, id *int64) string {
 		if id == nil {
 			return "—"

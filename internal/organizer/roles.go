@@ -38,14 +38,19 @@ const (
 	PermWebhooks Perm = "webhooks" // webhook endpoints and deliveries
 	PermCatalog  Perm = "catalog"  // the catalog and its upload
 	PermTeam     Perm = "team"     // invite, change and remove team members
+	// PermDistribution: sales channels, their applications, and per event
+	// what each sells and when (allocations, windows, releases).
+	PermDistribution Perm = "distribution"
 )
 
 // grants is what each role may do besides owner's everything. A door
 // keeper reads no buyer's data; support finds orders and helps buyers but
 // moves no money; finance reads and returns money; developers keep the
-// integration running.
+// integration running. Allocations and presale terms are commercial
+// agreements with partners: those who settle with them (owner, finance)
+// decide them; developers manage keys but do not change who sells what.
 var grants = map[Role][]Perm{
-	RoleFinance:   {PermReport, PermOrders, PermRefund},
+	RoleFinance:   {PermReport, PermOrders, PermRefund, PermDistribution},
 	RoleSupport:   {PermOrders, PermResend, PermCancel},
 	RoleDoor:      {PermCheckIn},
 	RoleDeveloper: {PermKeys, PermRequests, PermWebhooks},

@@ -6,10 +6,10 @@ import "testing"
 // reads no orders, support moves no money, only owners manage the team.
 func TestRolesGrantWhatTheirWorkNeeds(t *testing.T) {
 	all := []Perm{PermReport, PermOrders, PermRefund, PermResend, PermCancel, PermCheckIn, PermKeys, PermRequests,
-		PermWebhooks, PermCatalog, PermTeam}
+		PermWebhooks, PermCatalog, PermTeam, PermDistribution}
 	want := map[Role][]Perm{
 		RoleOwner:     all,
-		RoleFinance:   {PermReport, PermOrders, PermRefund},
+		RoleFinance:   {PermReport, PermOrders, PermRefund, PermDistribution},
 		RoleSupport:   {PermOrders, PermResend, PermCancel},
 		RoleDoor:      {PermCheckIn},
 		RoleDeveloper: {PermKeys, PermRequests, PermWebhooks},
