@@ -441,3 +441,41 @@ func TestFreedSeatsReturnToTheirAllocation(t *testing.T) {
 		t.Fatalf("the reseller sells both again: %d %s", res.Status, res.Body)
 	}
 }
+
+// price_from leaves out what is not for sale to the caller: with every
+// balcony seat (the cheaper category) allocated to the reseller, general
+// sale's lowest price is the stalls', the reseller's the balcony's.
+func TestPriceFromIsTheCallersOwn(t *testing.T) {
+	t.Parallel()
+	c := newChannels(t)
+	priceFrom := func(key string) int64 {
+		t.Helper()
+		var events struct {
+			Data []struct {
+				ID        int64                   `json:"id"`
+				PriceFrom *struct{ Amount int64 } `json:"price_from"`
+			}
+		}
+		c.Get(t, "/v1/events", key).Decode(t, &events)
+		for _, e := range events.Data {
+			if e.ID == c.swan && e.PriceFrom != nil {
+				return e.PriceFrom.Amount
+			}
+		}
+		t.Fatalf("swan-lake has no price_from for the key")
+		return 0
+	}
+	if got := priceFrom(c.generalKey); got != 150000 {
+		t.Fatalf("before any allocation price_from is %d, want the balcony's 150000", got)
+	}
+	c.allocate(t, c.reseller, distribution.Selector{Zones: []string{"balcony"}})
+	if got := priceFrom(c.generalKey); got != 300000 {
+		t.Errorf("general sale's price_from is %d, want the stalls' 300000: the balcony is the reseller's", got)
+	}
+	if got := priceFrom(c.aggKey); got != 300000 {
+		t.Errorf("another channel's price_from is %d, want 300000", got)
+	}
+	if got := priceFrom(c.resellerKey); got != 150000 {
+		t.Errorf("the reseller's price_from is %d, want its balcony's 150000", got)
+	}
+}

@@ -69,6 +69,21 @@ func SandboxCheck(ctx context.Context, c *ticketsales.ClientWithResponses, logf 
 	}
 	buyer := ticketsales.Customer{Email: "anna@example.com", FirstName: "Anna", LastName: "Pavlova", Phone: "+7 999 123-45-67"}
 
+	// 0. What this key may sell of the seated event, and when: its sales
+	// channel (none: general sale) and its window.
+	share, err := ticketsales.Check(c.GetEventAllocationWithResponse(ctx, seated.Id))
+	if err != nil {
+		return fmt.Errorf("allocation: %w", err)
+	}
+	if w := share.JSON200.Data.Window; !w.Open {
+		return fmt.Errorf("sales of %q through this key are not open (window %v to %s)", seated.Title, w.StartsAt, w.EndsAt.Format(time.RFC3339))
+	}
+	channel := "general sale"
+	if ch := share.JSON200.Data.Channel; ch != nil {
+		channel = "channel " + ch.Ref
+	}
+	logf("selling %q in %s until %s", seated.Title, channel, share.JSON200.Data.Window.EndsAt.Format(time.RFC3339))
+
 	// 1. Seated: a free seat from availability, held, ordered, confirmed.
 	hold, seat, err := holdAFreeSeat(ctx, c, seated.Id)
 	if err != nil {
