@@ -479,3 +479,65 @@ func TestPriceFromIsTheCallersOwn(t *testing.T) {
 		t.Errorf("the reseller's price_from is %d, want its balcony's 150000", got)
 	}
 }
+
+// A scheduled event's quantities are allocated per session: a session's
+// quota is kept out of general sale's share of that session only.
+func TestQuotasOfASession(t *testing.T) {
+	t.Parallel()
+	c := newChannels(t)
+	ctx := context.Background()
+	var cats struct{ Data []category }
+	c.Get(t, fmt.Sprintf("/v1/events/%d/categories", c.expoID), c.generalKey).Decode(t, &cats)
+	adult := cats.Data[0].ID
+	var sessions struct {
+		Data []struct {
+			ID int64 `json:"id"`
+		}
+	}
+	c.Get(t, fmt.Sprintf("/v1/sessions?filter.event_id=%d", c.expoID), c.generalKey).Decode(t, &sessions)
+	if len(sessions.Data) != 2 {
+		t.Fatalf("expo sessions: %+v", sessions.Data)
+	}
+	first, second := sessions.Data[0].ID, sessions.Data[1].ID
+	if _, err := c.dist.SetQuota(ctx, c.companyA, c.expoID, c.reseller, adult, &first, 30); err != nil {
+		t.Fatal(err)
+	}
+	orderIn := func(key string, slot int64, n int) *testenv.Response {
+		return c.Do(t, http.MethodPost, "/v1/orders", key, fmt.Sprintf(`{"event_id": %d, "schedule_slot_id": %d,
+			"items": [{"ticket_category_id": %d, "quantity": %d}],
+			"customer": {"email": "ivan@example.com", "first_name": "Иван", "last_name": "Смирнов", "phone": "+79990000001"}, "payment": "external"}`,
+			c.expoID, slot, adult, n), idemKey(t))
+	}
+	if res := orderIn(c.generalKey, first, 20); res.Status != http.StatusCreated {
+		t.Fatalf("general sale's 20 of the first session: %d %s", res.Status, res.Body)
+	}
+	res := orderIn(c.generalKey, first, 1)
+	expectProblem(t, res, http.StatusConflict, "sold_out")
+	var p struct {
+		SlotSoldOut bool `json:"slot_sold_out"`
+		Detail      string
+	}
+	res.Decode(t, &p)
+	if !p.SlotSoldOut {
+		t.Errorf("the refusal does not name the session: %+v", p)
+	}
+	if res := orderIn(c.aggKey, first, 1); res.Status != http.StatusConflict {
+		t.Fatalf("another channel took the reseller's session quota: %d %s", res.Status, res.Body)
+	}
+	for i := 0; i < 2; i++ {
+		if res := orderIn(c.resellerKey, first, 15); res.Status != http.StatusCreated {
+			t.Fatalf("the reseller's quota, order %d: %d %s", i, res.Status, res.Body)
+		}
+	}
+	expectProblem(t, orderIn(c.resellerKey, first, 1), http.StatusConflict, "sold_out")
+	if res := orderIn(c.generalKey, second, 20); res.Status != http.StatusCreated {
+		t.Fatalf("the second session is all general sale's: %d %s", res.Status, res.Body)
+	}
+	sh := c.share(t, c.resellerKey, c.expoID)
+	if sh.Data.Allocation == nil || len(sh.Data.Allocation.Categories) != 1 {
+		t.Fatalf("the reseller's share: %+v", sh.Data)
+	}
+	if q := sh.Data.Allocation.Categories[0]; q.SessionID == nil || *q.SessionID != first || q.Allocated != 30 || q.Held != 30 || q.Left != 0 {
+		t.Errorf("the reseller's session quota: %+v", q)
+	}
+}
