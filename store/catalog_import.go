@@ -37,6 +37,10 @@ type ImportResult struct {
 	// SeatsAllocated counts seats the file's allocations moved from
 	// general sale to a channel.
 	SeatsAllocated int64 `json:"seats_allocated"`
+	// Releases are the channels' timed releases the file set, whose
+	// workflows the caller starts once the import committed
+	// (distribution.Service.ScheduleReleases).
+	Releases []ChannelTerms `json:"-"`
 }
 
 // Count returns how many records had the given action.
@@ -206,10 +210,57 @@ func (im *importer) run(ctx context.Context, plan *CatalogPlan) error {
 		}
 		channelIDs[c.Ref] = id
 	}
+	if err := im.lockTerms(ctx, plan, channelIDs); err != nil {
+		return err
+	}
 	for _, e := range plan.Events {
 		if err := im.event(ctx, e, channelIDs); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// lockTerms makes and locks, before any event's row, categories or seats
+// are touched, the terms rows of the channels the file allocates to on
+// events that exist already: every allocation change takes the terms
+// first (docs/decisions.md), and an import that took them after its
+// seats would deadlock with a release of the same channel. New events are
+// the import's own until it commits.
+func (im *importer) lockTerms(ctx context.Context, plan *CatalogPlan, channelIDs map[string]int64) error {
+	type pair struct {
+		event   string
+		channel int64
+	}
+	var pairs []pair
+	for _, e := range plan.Events {
+		for _, a := range e.Allocations {
+			id, err := im.idOf(ctx, "channels", channelIDs, a.ChannelRef)
+			if err != nil {
+				return err
+			}
+			pairs = append(pairs, pair{e.Ref, id})
+		}
+	}
+	if len(pairs) == 0 {
+		return nil
+	}
+	refs, chans := make([]string, len(pairs)), make([]int64, len(pairs))
+	for i, p := range pairs {
+		refs[i], chans[i] = p.event, p.channel
+	}
+	_, err := im.tx.NewRaw(`WITH want AS (
+			SELECT e.id AS event_id, u.channel_id FROM unnest(?::text[], ?::bigint[]) AS u(ref, channel_id)
+			JOIN events e ON e.company_id = ? AND e.ref = u.ref
+		), ins AS (
+			INSERT INTO channel_events (event_id, channel_id) SELECT event_id, channel_id FROM want
+			ON CONFLICT DO NOTHING
+		)
+		SELECT 1 FROM channel_events ce JOIN want w USING (event_id, channel_id)
+		ORDER BY ce.event_id, ce.channel_id FOR NO KEY UPDATE OF ce`,
+		pgdialect.Array(refs), pgdialect.Array(chans), im.company).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("lock the channels' terms: %w", err)
 	}
 	return nil
 }
@@ -257,7 +308,16 @@ func (im *importer) allocations(ctx context.Context, eventID int64, e PlanEvent,
 		if err != nil {
 			return err
 		}
-		if len(a.SeatIDs) > 0 {
+		terms, err := GetChannelTerms(ctx, im.tx, eventID, channelID)
+		if err != nil {
+			return err
+		}
+		// A channel that released its allocation as a whole stays
+		// released: importing the same file again (to fix a price, say)
+		// must not take back what general sale now sells. Allocating
+		// again is the organizer's act, in the cabinet or ticketctl.
+		released := terms != nil && terms.ReleasedAt != nil
+		if len(a.SeatIDs) > 0 && !released {
 			mv, err := AllocateSeats(ctx, im.tx, im.company, eventID, channelID, a.SeatIDs)
 			if err != nil {
 				return fmt.Errorf("event %q: %w", e.Ref, err)
@@ -265,6 +325,9 @@ func (im *importer) allocations(ctx context.Context, eventID int64, e PlanEvent,
 			im.result.SeatsAllocated += int64(len(mv.Moved))
 		}
 		for _, q := range a.Quantities {
+			if released {
+				break
+			}
 			var session *int64
 			if q.SessionRef != "" {
 				id := sessionIDs[q.SessionRef]
@@ -283,8 +346,18 @@ func (im *importer) allocations(ctx context.Context, eventID int64, e PlanEvent,
 			}
 		}
 		w := window.Window{Start: a.SalesStart, End: a.SalesEnd}
-		if err := SetChannelTerms(ctx, im.tx, im.company, eventID, channelID, w, a.ReleaseAt); err != nil {
+		releaseAt := a.ReleaseAt
+		if releaseAt != nil {
+			// Postgres keeps microseconds: the workflow waits for the very
+			// instant the row says.
+			at := releaseAt.UTC().Truncate(time.Microsecond)
+			releaseAt = &at
+		}
+		if err := SetChannelTerms(ctx, im.tx, im.company, eventID, channelID, w, releaseAt); err != nil {
 			return fmt.Errorf("event %q, channel %q: %w", e.Ref, a.ChannelRef, err)
+		}
+		if !released && (terms == nil || !sameTime(terms.ReleaseAt, releaseAt)) {
+			im.result.Releases = append(im.result.Releases, ChannelTerms{EventID: eventID, ChannelID: channelID, ReleaseAt: releaseAt})
 		}
 	}
 	return nil
@@ -369,11 +442,13 @@ func (im *importer) event(ctx context.Context, e PlanEvent, channelIDs map[strin
 		ON CONFLICT (company_id, ref) DO UPDATE SET title = EXCLUDED.title, slug = EXCLUDED.slug, status = EXCLUDED.status,
 			starts_at = EXCLUDED.starts_at, venue_id = EXCLUDED.venue_id, scheme_id = EXCLUDED.scheme_id,
 			fee_mode = EXCLUDED.fee_mode, fee_rate_bp = EXCLUDED.fee_rate_bp, min_fee = EXCLUDED.min_fee,
-			allow_reentry = EXCLUDED.allow_reentry, sales_start = EXCLUDED.sales_start, sales_end = EXCLUDED.sales_end
+			allow_reentry = EXCLUDED.allow_reentry, sales_start = coalesce(EXCLUDED.sales_start, events.sales_start),
+			sales_end = coalesce(EXCLUDED.sales_end, events.sales_end)
 		WHERE (events.title, events.slug, events.status, events.starts_at, events.venue_id, events.scheme_id,
 			events.fee_mode, events.fee_rate_bp, events.min_fee, events.allow_reentry, events.sales_start, events.sales_end) IS DISTINCT FROM
 			(EXCLUDED.title, EXCLUDED.slug, EXCLUDED.status, EXCLUDED.starts_at, EXCLUDED.venue_id, EXCLUDED.scheme_id,
-			EXCLUDED.fee_mode, EXCLUDED.fee_rate_bp, EXCLUDED.min_fee, EXCLUDED.allow_reentry, EXCLUDED.sales_start, EXCLUDED.sales_end)`,
+			EXCLUDED.fee_mode, EXCLUDED.fee_rate_bp, EXCLUDED.min_fee, EXCLUDED.allow_reentry,
+				coalesce(EXCLUDED.sales_start, events.sales_start), coalesce(EXCLUDED.sales_end, events.sales_end))`,
 		"SELECT id FROM events WHERE company_id = ? AND ref = ?",
 		im.company, e.Ref, e.Title, e.Slug, e.Status, e.StartsAt, venue.ID, schemeID, string(e.Fee.Mode), e.Fee.RateBP, e.Fee.MinFee,
 		e.AllowReentry, e.SalesStart, e.SalesEnd)

@@ -210,6 +210,13 @@ func (c *cabinet) uploadCatalog(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if c.Distribution != nil && len(res.Releases) > 0 {
+		// The file's timed releases wait in workflows of their own; one
+		// that failed to start is started by the worker's reaper once due.
+		if err := c.Distribution.ScheduleReleases(r.Context(), u.CompanyID, res.Releases); err != nil {
+			c.Log.WarnContext(r.Context(), "cabinet: catalog imported, a release workflow not started", "company_id", u.CompanyID, "err", err)
+		}
+	}
 	c.Log.InfoContext(r.Context(), "cabinet: catalog imported", "user_id", u.ID, "company_id", u.CompanyID, "records", len(res.Records))
 	c.sessions.Put(r.Context(), importResultSession, res)
 	c.done(w, r, "/cabinet/catalog", fmt.Sprintf("Imported: %d created, %d updated, %d unchanged; %d seats changed.",

@@ -344,6 +344,12 @@ func (c *cli) importCatalog(cmd *cobra.Command, companyID int64, data []byte) er
 	if err != nil {
 		return err
 	}
+	if len(res.Releases) > 0 {
+		// The file's timed releases wait in workflows of their own.
+		if err := c.distribution().ScheduleReleases(cmd.Context(), companyID, res.Releases); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "imported; a release workflow was not started (the worker starts it once the release is due): %v\n", err)
+		}
+	}
 	return c.print(res, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "KIND\tREF\tID\tACTION")

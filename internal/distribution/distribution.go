@@ -250,6 +250,22 @@ func (s *Service) SetTerms(ctx context.Context, companyID, eventID, channelID in
 	return nil
 }
 
+// ScheduleReleases starts (or moves, or ends) the release workflows of
+// timed releases set outside SetTerms, by a catalog import (its result's
+// Releases), once the import committed; it announces the events' changes.
+// A failure is returned after trying them all; the worker's reaper starts
+// any overdue release left without one.
+func (s *Service) ScheduleReleases(ctx context.Context, companyID int64, releases []store.ChannelTerms) error {
+	var failed error
+	for _, r := range releases {
+		s.announce(r.EventID)
+		if err := s.releaseWorkflow(ctx, companyID, r.EventID, r.ChannelID, r.ReleaseAt); err != nil && failed == nil {
+			failed = fmt.Errorf("release workflow of channel %d for event %d: %w", r.ChannelID, r.EventID, err)
+		}
+	}
+	return failed
+}
+
 // releaseWorkflow makes the release workflow of the channel on the event
 // wait for releaseAt, or end (nil). A moved release replaces the run: a
 // start under the same id with the conflict policy TERMINATE_EXISTING

@@ -121,3 +121,47 @@ func TestDistributionErrorsHavePaths(t *testing.T) {
 		t.Errorf("%d errors, want %d: %v", len(es), len(want), es)
 	}
 }
+
+// Importing the same file again after a whole release takes nothing back
+// from general sale, and a file without general sale's window leaves a
+// window set by hand as it was.
+func TestReimportKeepsReleasesAndWindows(t *testing.T) {
+	ctx := context.Background()
+	s := &testenv.Stack{}
+	s.DB, _ = testenv.DB(t)
+	company := s.Company(t, "Уральская филармония")
+	s.Import(t, company, catalogfile.Example())
+	var ids struct{ Channel, Event int64 }
+	if err := s.DB.NewRaw(`SELECT ch.id AS channel, e.id AS event FROM channels ch, events e
+		WHERE ch.company_id = ?0 AND ch.ref = 'kassir' AND e.company_id = ?0 AND e.ref = 'winter-gala'`, company).Scan(ctx, &ids); err != nil {
+		t.Fatal(err)
+	}
+	out, err := store.ReleaseAllocation(ctx, s.DB, company, store.Release{EventID: ids.Event, ChannelID: ids.Channel, Whole: true})
+	if err != nil || len(out.Seats) == 0 {
+		t.Fatalf("release: %+v %v", out, err)
+	}
+	again := s.Import(t, company, catalogfile.Example())
+	var left int
+	if err := s.DB.NewRaw(`SELECT count(*) FROM event_seats WHERE event_id = ? AND channel_id = ? AND state <> 'sold'`,
+		ids.Event, ids.Channel).Scan(ctx, &left); err != nil {
+		t.Fatal(err)
+	}
+	if again.SeatsAllocated != 0 || left != 0 {
+		t.Errorf("the re-import took back %d seats (%d unsold with the channel) from general sale", again.SeatsAllocated, left)
+	}
+	old, err := os.ReadFile("testdata/example-before-channels.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := s.Company(t, "Театр")
+	s.Import(t, other, old)
+	opens := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	if _, err := s.DB.NewRaw("UPDATE events SET sales_start = ? WHERE company_id = ?", opens, other).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Import(t, other, old)
+	var kept int
+	if err := s.DB.NewRaw("SELECT count(*) FROM events WHERE company_id = ? AND sales_start = ?", other, opens).Scan(ctx, &kept); err != nil || kept == 0 {
+		t.Errorf("an old file cleared general sale's window: %d events keep it (%v)", kept, err)
+	}
+}

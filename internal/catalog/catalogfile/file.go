@@ -154,8 +154,8 @@ type Event struct {
 	// Reentry lets a ticket out and in again at the door (a scan with
 	// direction out); absent: false, a ticket is admitted once.
 	Reentry bool `json:"reentry" need:"optional" doc:"true: a ticket may leave and enter again at the door. Absent: false, a ticket is admitted once."`
-	// Sales is general sale's window; absent, the import clears it.
-	Sales       SalesWindow  `json:"sales" need:"optional" doc:"General sale's window: when keys of no channel (and channels without their own bound) may sell. Absent: from publication until the event starts (an import clears a window set before)."`
+	// Sales is general sale's window; a bound left out stays as it was.
+	Sales       SalesWindow  `json:"sales" need:"optional" doc:"General sale's window: when keys of no channel (and channels without their own bound) may sell. Absent: as it was (from publication until the event starts, unless a window was set before); a bound given is set, a bound left out stays."`
 	Allocations []Allocation `json:"allocations" need:"optional" doc:"Seats or quantities set aside for sales channels, each with the channel's own window and release. Absent: the import leaves allocations made before as they are."`
 }
 
