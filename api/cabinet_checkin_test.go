@@ -277,7 +277,7 @@ func TestCabinetCheckInPage(t *testing.T) {
 		return strings.Join(strings.Fields(html.UnescapeString(regexp.MustCompile(`<[^>]+>`).ReplaceAllString(body, " "))), " ")
 	}
 	p := b.get(fmt.Sprintf("/cabinet/checkin?event=%d", event))
-	if p.Status != http.StatusOK || !strings.Contains(p.Body, `<meta http-equiv="refresh"`) || !strings.Contains(p.Body, `aria-current="page">Check-in<`) {
+	if p.Status != http.StatusOK || strings.Contains(p.Body, `http-equiv="refresh"`) || !strings.Contains(p.Body, `id="refresh"`) || !strings.Contains(p.Body, `aria-current="page">Check-in<`) {
 		t.Fatalf("check-in page: %d\n%s", p.Status, p.Body)
 	}
 	page := text(p.Body)

@@ -175,11 +175,18 @@ func TestCabinetOrders(t *testing.T) {
 	want("", all...)
 	q := func(s string) string { return url.Values{"q": {s}}.Encode() }
 	// Each kind of search finds its order and nothing else.
-	want(q(strconv.FormatInt(maria, 10)), maria)
-	want(q(admitted.Barcode), maria)
-	want(q(strings.ToLower(admitted.Number)), maria)
-	want(q(fmt.Sprintf("ext-%d", boris)), boris)
-	want(q("agg-pay-77"), aggID)
+	// An exact key naming one order opens it.
+	opens := func(query string, id int64) {
+		t.Helper()
+		if p := b.get("/cabinet/orders?" + query); p.Status != http.StatusOK || p.URL.Path != fmt.Sprintf("/cabinet/orders/%d", id) {
+			t.Errorf("?%s: %d at %s, want order %d", query, p.Status, p.URL, id)
+		}
+	}
+	opens(q(strconv.FormatInt(maria, 10)), maria)
+	opens(q(admitted.Barcode), maria)
+	opens(q(strings.ToLower(admitted.Number)), maria)
+	opens(q(fmt.Sprintf("ext-%d", boris)), boris)
+	opens(q("agg-pay-77"), aggID)
 	want(q("maria.ivanova@shop.test"), maria) // e-mails are matched whatever their case
 	want(q("MARIA.IV"), maria)
 	want(q("boris"), boris)

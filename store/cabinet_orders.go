@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/ticketsales/ticketsales/internal/states"
 )
@@ -28,6 +30,29 @@ type OrderSearch struct {
 
 // Empty reports whether the search looks for nothing (no search).
 func (s OrderSearch) Empty() bool { return s == OrderSearch{} }
+
+// Exact is the search's exact keys alone (an order id, a barcode, a
+// ticket's number, a payment id), without the prefixes of names and
+// e-mails: what names one order, which the cabinet opens directly.
+func (s OrderSearch) Exact() OrderSearch {
+	return OrderSearch{OrderID: s.OrderID, Barcode: s.Barcode, TicketNumber: s.TicketNumber, PaymentID: s.PaymentID}
+}
+
+// paymentIDCases are the spellings of a payment id the search looks up:
+// as typed, in lower and in upper case. Payment ids are kept as the
+// gateway or partner wrote them, nearly always in one case, and people
+// type them in another; each spelling is a lookup of the index on
+// (company_id, payment_id), where lower(payment_id) would need an index
+// of its own (a mixed-case id is found as typed).
+func paymentIDCases(id string) []string {
+	out := []string{id}
+	for _, v := range []string{strings.ToLower(id), strings.ToUpper(id)} {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
 
 // MinSearch is the shortest text searched: one letter of a name would
 // match a good part of any company's buyers.
@@ -177,7 +202,7 @@ func (f CabinetOrderFilter) where(cursor bool) (string, []any) {
 			or, args = append(or, "o.id = ANY (ARRAY(SELECT order_id FROM tickets WHERE number = ?))"), append(args, s.TicketNumber)
 		}
 		if s.PaymentID != "" {
-			or, args = append(or, "o.payment_id = ?"), append(args, s.PaymentID)
+			or, args = append(or, "o.payment_id = ANY (?)"), append(args, pgdialect.Array(paymentIDCases(s.PaymentID)))
 		}
 		// The expressions are the indexes': LIKE with a constant prefix is a
 		// range scan of them.

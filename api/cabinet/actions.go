@@ -59,7 +59,7 @@ type actionTicket struct {
 }
 
 // StatusText is the order's status as the page says it.
-func (p *actionPage) StatusText() string { return organizer.Words(p.Order.Status) }
+func (p *actionPage) StatusText() string { return statusWord(p.Order.Status) }
 
 // orderURL is the order's page in the cabinet (where every action
 // ends); a sandbox order's opens with ?env=sandbox.

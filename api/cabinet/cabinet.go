@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -250,7 +252,7 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := c.sessions.GetInt64(r.Context(), "user_id")
 		if id == 0 {
-			http.Redirect(w, r, "/cabinet/signin", http.StatusSeeOther)
+			http.Redirect(w, r, signInURL(r), http.StatusSeeOther)
 			return
 		}
 		u, err := c.Users.User(r.Context(), id)
@@ -261,7 +263,7 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 		}
 		if errors.Is(err, errs.NotFound) {
 			_ = c.sessions.Destroy(r.Context())
-			http.Redirect(w, r, "/cabinet/signin", http.StatusSeeOther)
+			http.Redirect(w, r, signInURL(r), http.StatusSeeOther)
 			return
 		}
 		if err != nil {
@@ -312,8 +314,49 @@ func (c *cabinet) home(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, landing(user(r)), http.StatusSeeOther)
 }
 
+// signInURL is the sign-in page for a request that needs a signed-in
+// user: a GET remembers the page asked for (?next), which the sign-in
+// opens afterwards; anything else signs in to the landing page.
+func signInURL(r *http.Request) string {
+	if r.Method != http.MethodGet {
+		return "/cabinet/signin"
+	}
+	next := r.URL.EscapedPath()
+	if r.URL.RawQuery != "" {
+		next += "?" + r.URL.RawQuery
+	}
+	if safeNext(next) == "" {
+		return "/cabinet/signin"
+	}
+	return "/cabinet/signin?" + url.Values{"next": {next}}.Encode()
+}
+
+// safeNext is next if it is a page of this cabinet to open after signing
+// in, else "": only a relative path under /cabinet/ of this site, never
+// another site ("//evil", "https://evil", "/\\evil"), the sign-in pages
+// or a link's token.
+func safeNext(next string) string {
+	if next == "" || len(next) > 2000 || strings.ContainsAny(next, "\\\x00\r\n\t") {
+		return ""
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || u.Fragment != "" {
+		return ""
+	}
+	p := u.Path
+	if !strings.HasPrefix(next, "/cabinet/") || !strings.HasPrefix(path.Clean(p)+"/", "/cabinet/") {
+		return ""
+	}
+	for _, no := range []string{"/cabinet/signin", "/cabinet/signout", "/cabinet/link/", "/cabinet/static/"} {
+		if strings.HasPrefix(p, no) {
+			return ""
+		}
+	}
+	return next
+}
+
 func (c *cabinet) signInPage(w http.ResponseWriter, r *http.Request) {
-	data := pageData{Title: "Sign in"}
+	data := pageData{Title: "Sign in", Next: safeNext(r.URL.Query().Get("next"))}
 	if r.URL.Query().Get("left") == "1" {
 		// A fixed text: the query puts none of its own on the page.
 		data.Notice = "You left the team and are signed out."
@@ -323,34 +366,36 @@ func (c *cabinet) signInPage(w http.ResponseWriter, r *http.Request) {
 
 func (c *cabinet) signIn(w http.ResponseWriter, r *http.Request) {
 	email, password := r.PostFormValue("email"), r.PostFormValue("password")
+	next := safeNext(r.PostFormValue("next"))
 	u, wait, err := c.Users.SignIn(r.Context(), c.clientAddr(r), email, password)
 	switch {
 	case errors.Is(err, organizer.ErrTooManyTries):
 		w.Header().Set("Retry-After", retryAfter(wait))
-		c.render(w, r, http.StatusTooManyRequests, "signin", pageData{Title: "Sign in", Email: email,
+		c.render(w, r, http.StatusTooManyRequests, "signin", pageData{Title: "Sign in", Email: email, Next: next,
 			Message: "Too many sign-in attempts. Wait a few minutes and try again."})
 		return
 	case errors.Is(err, organizer.ErrBusy):
 		// Every slot of the password check is taken: the server is busy,
 		// not the client wrong (503, not 429), and nothing was counted.
 		w.Header().Set("Retry-After", retryAfter(wait))
-		c.render(w, r, http.StatusServiceUnavailable, "signin", pageData{Title: "Sign in", Email: email,
+		c.render(w, r, http.StatusServiceUnavailable, "signin", pageData{Title: "Sign in", Email: email, Next: next,
 			Message: "Too many people are signing in right now. Try again in a few seconds."})
 		return
 	case errors.Is(err, organizer.ErrBadCredentials):
-		c.render(w, r, http.StatusUnauthorized, "signin", pageData{Title: "Sign in", Email: email,
+		c.render(w, r, http.StatusUnauthorized, "signin", pageData{Title: "Sign in", Email: email, Next: next,
 			Message: "Wrong e-mail or password."})
 		return
 	case err != nil:
 		c.fail(w, r, err)
 		return
 	}
-	c.startSession(w, r, u)
+	c.startSession(w, r, u, next)
 }
 
 // startSession signs the user in with a new session token (never the one
-// the browser had before: no session fixation).
-func (c *cabinet) startSession(w http.ResponseWriter, r *http.Request, u *organizer.User) {
+// the browser had before: no session fixation) and opens next (a page
+// safeNext let through), or the user's landing page.
+func (c *cabinet) startSession(w http.ResponseWriter, r *http.Request, u *organizer.User, next string) {
 	if err := c.sessions.RenewToken(r.Context()); err != nil {
 		c.fail(w, r, err)
 		return
@@ -363,7 +408,10 @@ func (c *cabinet) startSession(w http.ResponseWriter, r *http.Request, u *organi
 	c.sessions.Put(r.Context(), "user_id", u.ID)
 	c.sessions.Put(r.Context(), "session_version", u.SessionVersion)
 	c.Log.InfoContext(r.Context(), "cabinet sign-in", "user_id", u.ID, "company_id", u.CompanyID, "role", u.Role)
-	http.Redirect(w, r, landing(u), http.StatusSeeOther)
+	if next == "" {
+		next = landing(u)
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 func (c *cabinet) signOut(w http.ResponseWriter, r *http.Request) {
@@ -495,7 +543,7 @@ func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	c.startSession(w, r, u)
+	c.startSession(w, r, u, "")
 }
 
 // forgotPassword e-mails the address of an invitation that asks for the

@@ -156,6 +156,23 @@ func (c *cabinet) orders(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusUnprocessableEntity, "orders", data)
 		return
 	}
+	// An order id, a ticket's barcode or number, or a payment id that
+	// names exactly one order opens it (a name's beginning lists as ever).
+	if form.Q != "" && q.Get("older") == "" && q.Get("newer") == "" {
+		id, ok, err := organizer.ExactOrder(r.Context(), c.DB, f)
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		if ok {
+			to := "/cabinet/orders/" + strconv.FormatInt(id, 10)
+			if sandbox {
+				to += "?env=sandbox"
+			}
+			http.Redirect(w, r, to, http.StatusSeeOther)
+			return
+		}
+	}
 	// A cursor from another list, or altered, shows the newest page.
 	if cur, ok := organizer.ParseCursor(q.Get("older")); ok {
 		f.After = &cur

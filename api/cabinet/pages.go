@@ -550,7 +550,8 @@ func retryAfter(d time.Duration) string {
 	return strconv.Itoa(max(1, int(d.Seconds()+0.999)))
 }
 
-// checkinRefresh is how often the check-in page reloads itself.
+// checkinRefresh is how often the check-in page's script fetches fresh
+// figures while the page is in view.
 const checkinRefresh = 20
 
 // checkinPage is an event's door, live: admitted of expected per category

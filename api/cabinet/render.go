@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/checkin"
@@ -18,6 +19,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/pricing"
 	"github.com/ticketsales/ticketsales/internal/report"
 	"github.com/ticketsales/ticketsales/internal/requestlog"
+	"github.com/ticketsales/ticketsales/internal/states"
 )
 
 //go:embed templates/*.html
@@ -46,6 +48,7 @@ type pageData struct {
 	Message     string // an error or notice at the top
 	Notice      string
 	Email       string
+	Next        string // the sign-in form's page to open afterwards
 	MinPassword int
 	User        *organizer.User
 	// Data is a page's own view (the cabinet's order pages keep theirs in
@@ -80,7 +83,8 @@ type pageData struct {
 	RequestFound bool
 
 	// Check-in: the event's door, its arrivals chart; Refresh (seconds)
-	// makes the page reload itself.
+	// is how often the page's script fetches fresh figures while the page
+	// is in view (the page never reloads itself).
 	Door     *checkin.Report
 	Arrivals *arrivalsChart
 	Refresh  int
@@ -90,6 +94,13 @@ type pages struct{ byName map[string]*template.Template }
 
 var funcs = template.FuncMap{
 	"money": money,
+	// statusWord is an order's status in words; orderStatus its badge,
+	// which keeps the raw value for support (data-status, title).
+	"statusWord":  func(s any) string { return statusWord(states.OrderStatus(fmt.Sprint(s))) },
+	"orderStatus": func(s any) template.HTML { return orderStatus(states.OrderStatus(fmt.Sprint(s))) },
+	// userLang marks user data (titles, names) written in Cyrillic as
+	// Russian, in a page whose own words are English.
+	"userLang": userLang,
 	"sub":   func(a, b int64) int64 { return a - b },
 	// abs is a figure without its sign, for a statement's line whose
 	// label says which way the money went.
@@ -159,6 +170,44 @@ var funcs = template.FuncMap{
 		}
 		return false
 	},
+}
+
+// statusWords are the order statuses as the cabinet says them.
+var statusWords = map[states.OrderStatus]string{
+	states.OrderPendingPayment:    "Awaiting payment",
+	states.OrderPaid:              "Paid",
+	states.OrderCancelled:         "Cancelled",
+	states.OrderPartiallyRefunded: "Partly refunded",
+	states.OrderRefunded:          "Refunded",
+}
+
+// statusWord is an order's status in words: every page that prints one
+// says it the same way. An unknown status is shown as it is, its
+// underscores spaces.
+func statusWord(s states.OrderStatus) string {
+	if w, ok := statusWords[states.OrderStatus(s)]; ok {
+		return w
+	}
+	return strings.ReplaceAll(string(s), "_", " ")
+}
+
+// orderStatus is an order's status as a badge: its words, and the raw
+// value in data-status and title for support, who speak the API's words.
+func orderStatus(s states.OrderStatus) template.HTML {
+	raw := template.HTMLEscapeString(string(s))
+	return template.HTML(`<span class="badge status-` + raw + `" data-status="` + raw + `" title="` + raw + `">` +
+		template.HTMLEscapeString(statusWord(s)) + `</span>`)
+}
+
+// userLang is the lang attribute of user data: lang="ru" when the text
+// has Cyrillic letters, else nothing (the page's English).
+func userLang(s string) template.HTMLAttr {
+	for _, r := range s {
+		if unicode.Is(unicode.Cyrillic, r) {
+			return ` lang="ru"`
+		}
+	}
+	return ""
 }
 
 func idOrDash(p *int64) string {

@@ -299,7 +299,7 @@ func (c *cabinet) switchCompany(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.Log.InfoContext(r.Context(), "cabinet switch", "from_user_id", from.ID, "user_id", u.ID, "company_id", u.CompanyID)
-	c.startSession(w, r, u)
+	c.startSession(w, r, u, "")
 }
 
 func (c *cabinet) account(w http.ResponseWriter, r *http.Request) {

@@ -105,6 +105,22 @@ type List struct {
 	Older, Newer *Cursor
 }
 
+// ExactOrder is the one order f's exact keys (an order id, a ticket's
+// barcode or number, a payment id; not a name's or an e-mail's beginning)
+// find under f's other filters: ok is false when none or several match.
+func ExactOrder(ctx context.Context, db bun.IDB, f Filter) (id int64, ok bool, err error) {
+	f.Search = f.Search.Exact()
+	if f.Search.Empty() {
+		return 0, false, nil
+	}
+	f.Limit, f.After, f.Before = 2, nil, nil
+	rows, _, err := store.ListCabinetOrders(ctx, db, f)
+	if err != nil || len(rows) != 1 {
+		return 0, false, err
+	}
+	return rows[0].ID, true, nil
+}
+
 // ListOrders reads a page of the company's orders f selects, newest first,
 // and how many match. f.Limit is the page's length.
 func ListOrders(ctx context.Context, db bun.IDB, f Filter) (*List, error) {
