@@ -98,7 +98,7 @@ func TestCabinetDoorKeys(t *testing.T) {
 		t.Fatalf("the created door key:\n%s", created.Body)
 	}
 	list := b.get("/cabinet/keys")
-	if !regexp.MustCompile(`<td class="door[^"]*">Swan Lake \(event \d+\), gate North</td>`).MatchString(list.Body) {
+	if !regexp.MustCompile(`<td class="door[^"]*">Swan Lake \(event \d+\), gate North <span class="badge test sandbox-door">SANDBOX — test tickets only</span></td>`).MatchString(list.Body) {
 		t.Fatalf("the key list does not show the door key's limits:\n%s", list.Body)
 	}
 
