@@ -141,7 +141,8 @@ func TestCabinetKeysDoorDefaultsAndSandboxMark(t *testing.T) {
 	}
 }
 
-// TestCabinetKeysRevokeInBrowser: in Chromium, Revoke on the list opens
+// TestCabinetKeysRevokeInBrowser: in Chromium, the door key form starts
+// at production and warns once Sandbox is chosen; Revoke on the list opens
 // the confirmation, which fits 1280 and 390 px with nothing sticking out
 // (screenshots key-revoke-*.png), and its button revokes.
 func TestCabinetKeysRevokeInBrowser(t *testing.T) {
@@ -165,6 +166,23 @@ func TestCabinetKeysRevokeInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#set-password")), chromedp.WaitVisible(chromedp.CSS("#totals")))
 	sel := fmt.Sprintf("#revoke-%d", id)
 	run("open the keys", chromedp.Navigate(base+"/cabinet/keys"), chromedp.WaitVisible(chromedp.CSS(sel)))
+	visible := func(sel string) bool {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`document.querySelector(%q).offsetParent !== null`, sel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	run("choose a door key", chromedp.Click(chromedp.CSS("#kind-door")))
+	if !visible("#door-production") || visible("#door-sandbox") {
+		t.Fatal("the door key form does not start at production")
+	}
+	run("choose sandbox", chromedp.Click(chromedp.CSS("#env-sandbox")))
+	if !visible("#door-sandbox") || visible("#door-production") {
+		t.Fatal("choosing a sandbox door key shows no warning")
+	}
+	pageFits(t, ctx, "keys-sandbox-door", nil)
 	run("click Revoke", chromedp.Click(chromedp.CSS(sel)), chromedp.WaitVisible(chromedp.CSS("#confirm-revoke")))
 	if _, revoked := keyState(t, s, id); revoked {
 		t.Fatal("clicking Revoke on the list revoked at once")
