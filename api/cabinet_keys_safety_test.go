@@ -19,7 +19,7 @@ import (
 // sandboxDoorMark is how the cabinet marks a sandbox door key.
 const sandboxDoorMark = "SANDBOX — test tickets only"
 
-// keyRevokedAt tells whether the key is revoked, and its prefix.
+// keyState is the key's prefix and whether it is revoked.
 func keyState(t *testing.T, s *testenv.Stack, id int64) (prefix string, revoked bool) {
 	t.Helper()
 	if err := s.DB.NewRaw("SELECT key_prefix, revoked_at IS NOT NULL FROM api_keys WHERE id = ?", id).
@@ -41,8 +41,8 @@ func keyRow(t *testing.T, body string, id int64) string {
 
 // TestCabinetKeysRevokeConfirms: Revoke on the keys list opens a page
 // naming the key and what stops; a POST without the page's confirmation
-// (the old one-click form, or a wrong value) is refused and revokes
-// nothing; the page's form revokes.
+// (the old one-click form, or a wrong value) or from another site is
+// refused and revokes nothing; the page's form revokes.
 func TestCabinetKeysRevokeConfirms(t *testing.T) {
 	s := testenv.NewStack(t)
 	company := s.Company(t, "Acme")
@@ -74,6 +74,14 @@ func TestCabinetKeysRevokeConfirms(t *testing.T) {
 		if _, revoked := keyState(t, s, id); revoked {
 			t.Fatalf("a POST with %s revoked the key", name)
 		}
+	}
+	// The confirmation's form is guarded as every form: from another
+	// origin, even with the right field, it is refused.
+	if p := b.post(path, url.Values{"confirm": {prefix}}, "Sec-Fetch-Site: cross-site"); p.Status != http.StatusForbidden {
+		t.Fatalf("a cross-site confirmed POST: %d", p.Status)
+	}
+	if _, revoked := keyState(t, s, id); revoked {
+		t.Fatal("a cross-site POST revoked the key")
 	}
 	p := b.post(path, url.Values{"confirm": {prefix}})
 	if p.Status != http.StatusOK || p.URL.Path != "/cabinet/keys" || !strings.Contains(p.Body, fmt.Sprintf("Key %d is revoked", id)) {
