@@ -98,7 +98,7 @@ func TestCabinetDoorKeys(t *testing.T) {
 		t.Fatalf("the created door key:\n%s", created.Body)
 	}
 	list := b.get("/cabinet/keys")
-	if !regexp.MustCompile(`<td class="door[^"]*">Swan Lake \(event \d+\), gate North</td>`).MatchString(list.Body) {
+	if !regexp.MustCompile(`<td class="door[^"]*">Swan Lake \(event \d+\), gate North <span class="badge test sandbox-door">SANDBOX — test tickets only</span></td>`).MatchString(list.Body) {
 		t.Fatalf("the key list does not show the door key's limits:\n%s", list.Body)
 	}
 
@@ -369,11 +369,11 @@ func TestCabinetCheckInPage(t *testing.T) {
 		return v
 	}
 	run("open the keys page", chromedp.Navigate(base+"/cabinet/keys"), chromedp.WaitVisible(chromedp.CSS("#create-key")))
-	if visible("#door-gate") || !visible("#scope-sandbox-orders\\:read") {
+	if visible("#door-gate") || !visible("#scope-production-orders\\:read") {
 		t.Fatal("a partner key's form shows the door fields or hides the scopes")
 	}
 	run("choose a door key", chromedp.Click(chromedp.CSS("#kind-door")))
-	if !visible("#door-gate") || !visible("#door-event") || visible("#scope-sandbox-orders\\:read") {
+	if !visible("#door-gate") || !visible("#door-event") || visible("#scope-production-orders\\:read") {
 		t.Fatal("a door key's form hides the door fields or shows the partner's scopes")
 	}
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))

@@ -222,7 +222,8 @@ func TestCabinetBannersShowNoQueryText(t *testing.T) {
 			t.Fatalf("keys?revoked=%s: %d, notice %q", q, p.Status, noticeOf(p))
 		}
 	}
-	if p := b.post(fmt.Sprintf("/cabinet/keys/%d/revoke", mine), nil); p.Status != http.StatusOK ||
+	prefix, _ := keyState(t, s, mine)
+	if p := b.post(fmt.Sprintf("/cabinet/keys/%d/revoke", mine), url.Values{"confirm": {prefix}}); p.Status != http.StatusOK ||
 		noticeOf(p) != fmt.Sprintf("Key %d is revoked: requests with it now get 401.", mine) {
 		t.Fatalf("after revoking: %d %s, notice %q", p.Status, p.URL, noticeOf(p))
 	}

@@ -741,9 +741,14 @@ func TestCabinetRoleLimits(t *testing.T) {
 			return "/cabinet/keys", url.Values{"token": {fmt.Sprintf("%032x", n)}, "environment": {"sandbox"}, "name": {"role test"},
 				"kind": {"partner"}, "scopes": {"orders:read"}}
 		}},
+		"GET /cabinet/keys/{id}/revoke": {perm: organizer.PermKeys, request: func(t *testing.T) (string, url.Values) {
+			_, id := f.Key(t, f.companyA, apikey.Sandbox)
+			return fmt.Sprintf("/cabinet/keys/%d/revoke", id), nil
+		}},
 		"POST /cabinet/keys/{id}/revoke": {perm: organizer.PermKeys, request: func(t *testing.T) (string, url.Values) {
 			_, id := f.Key(t, f.companyA, apikey.Sandbox)
-			return fmt.Sprintf("/cabinet/keys/%d/revoke", id), url.Values{}
+			prefix, _ := keyState(t, f.Stack, id) // the confirmation page's field
+			return fmt.Sprintf("/cabinet/keys/%d/revoke", id), url.Values{"confirm": {prefix}}
 		}},
 		"POST /cabinet/catalog": {perm: organizer.PermCatalog, request: func(*testing.T) (string, url.Values) {
 			return "/cabinet/catalog", url.Values{} // no file: refused as bad input when allowed

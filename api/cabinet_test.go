@@ -462,7 +462,8 @@ func TestCabinetInBrowser(t *testing.T) {
 	// Revoke it: the same api instance refuses it at once, though it
 	// cached the key a moment ago.
 	run("reload keys", chromedp.Navigate(base+"/cabinet/keys"), chromedp.WaitVisible(chromedp.CSS("#revoke-"+keyID)))
-	submit("revoke the key", "#revoke-"+keyID, 200)
+	run("open the revoke confirmation", chromedp.Click(chromedp.CSS("#revoke-"+keyID)), chromedp.WaitVisible(chromedp.CSS("#confirm-revoke")))
+	submit("revoke the key", "#confirm-revoke", 200)
 	if got := text("#notice"); !strings.Contains(got, "revoked") {
 		t.Fatalf("after revoking: %q", got)
 	}

@@ -130,6 +130,7 @@ func New(d Deps) http.Handler {
 	mux.Handle("GET /cabinet/keys", c.allow(organizer.PermKeys, c.keys))
 	mux.Handle("POST /cabinet/keys", c.allow(organizer.PermKeys, c.createKey))
 	mux.Handle("GET /cabinet/keys/created", c.allow(organizer.PermKeys, c.createdKey))
+	mux.Handle("GET /cabinet/keys/{id}/revoke", c.allow(organizer.PermKeys, c.revokeConfirm))
 	mux.Handle("POST /cabinet/keys/{id}/revoke", c.allow(organizer.PermKeys, c.revokeKey))
 	mux.Handle("GET /cabinet/requests", c.allow(organizer.PermRequests, c.requests))
 	mux.Handle("GET /cabinet/webhooks", c.allow(organizer.PermWebhooks, c.webhooks))

@@ -201,6 +201,15 @@ func (c *cabinet) keysPage(w http.ResponseWriter, r *http.Request, status int, d
 	if data.KeyForm.Kind == "" {
 		data.KeyForm.Kind = "partner"
 	}
+	if data.KeyForm.Env == "" {
+		// Production unless the role makes no production door key: a
+		// sandbox door key at the real door answers every ticket
+		// "unknown", so sandbox is chosen, never fallen into.
+		data.KeyForm.Env = apikey.Production
+		if !user(r).Role.MayGrantScope(apikey.Production, apikey.ScopeCheckin) {
+			data.KeyForm.Env = apikey.Sandbox
+		}
+	}
 	data.KeyForm.Token = newFormToken()
 	c.render(w, r, status, "keys", data)
 }
@@ -424,15 +433,84 @@ func fieldMessage(f errs.FieldError) string {
 	return f.Message
 }
 
-func (c *cabinet) revokeKey(w http.ResponseWriter, r *http.Request) {
-	u := user(r)
+// revokeView is the confirmation page before a key is revoked: the key
+// and what stops with it.
+type revokeView struct {
+	Key   apikey.CompanyKey
+	Stops string
+	// Confirm is the value the page's form sends as "confirm": the
+	// key's prefix, which a POST must carry to revoke.
+	Confirm string
+	Action  string
+}
+
+// companyKey finds the company's key of the path's id, else answers 404.
+func (c *cabinet) companyKey(w http.ResponseWriter, r *http.Request) (apikey.CompanyKey, bool) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
 		c.notFound(w, r)
+		return apikey.CompanyKey{}, false
+	}
+	keys, err := c.apiKeys.List(r.Context(), user(r).CompanyID)
+	if err != nil {
+		c.fail(w, r, err)
+		return apikey.CompanyKey{}, false
+	}
+	for _, k := range keys {
+		if k.ID == id {
+			return k, true
+		}
+	}
+	c.notFound(w, r)
+	return apikey.CompanyKey{}, false
+}
+
+// revokeStops says what stops when the key is revoked.
+func revokeStops(k apikey.CompanyKey) string {
+	switch {
+	case k.IsDoorKey() && k.Environment == apikey.Production:
+		return "Production door key: the scanners using it (" + doorOf(k) + ") stop admitting tickets at once."
+	case k.IsDoorKey():
+		return "Sandbox door key: the test scanners using it (" + doorOf(k) + ") stop scanning test tickets."
+	case k.Environment == apikey.Production:
+		return "Production key: every order, hold and read through it stops at once; a storefront or reseller using it stops selling."
+	}
+	return "Sandbox key: test orders and reads through it stop; nothing real is sold with it."
+}
+
+// revokeConfirm asks before revoking a key, naming it and what stops.
+func (c *cabinet) revokeConfirm(w http.ResponseWriter, r *http.Request) {
+	c.revokePage(w, r, http.StatusOK, "")
+}
+
+func (c *cabinet) revokePage(w http.ResponseWriter, r *http.Request, status int, message string) {
+	k, ok := c.companyKey(w, r)
+	if !ok {
+		return
+	}
+	if k.RevokedAt != nil {
+		c.done(w, r, "/cabinet/keys", "Key "+strconv.FormatInt(k.ID, 10)+" is already revoked.")
+		return
+	}
+	c.render(w, r, status, "key_revoke", pageData{Title: "Revoke a key", Nav: "keys", Message: message, Data: revokeView{
+		Key: k, Stops: revokeStops(k), Confirm: k.KeyPrefix, Action: fmt.Sprintf("/cabinet/keys/%d/revoke", k.ID)}})
+}
+
+// revokeKey revokes a key the confirmation page (revokeConfirm) names: a
+// POST without its "confirm" field (the key's prefix), as the list's old
+// one-click form sent, is refused with that page and changes nothing.
+func (c *cabinet) revokeKey(w http.ResponseWriter, r *http.Request) {
+	u := user(r)
+	k, ok := c.companyKey(w, r)
+	if !ok {
+		return
+	}
+	if k.RevokedAt == nil && r.PostFormValue("confirm") != k.KeyPrefix {
+		c.revokePage(w, r, http.StatusBadRequest, "Nothing was revoked: confirm below to revoke this key.")
 		return
 	}
 	// A key revoked here leaves the api's cache at once (Deps.Auth).
-	k, err := c.apiKeys.Revoke(r.Context(), u.CompanyID, id)
+	k2, err := c.apiKeys.Revoke(r.Context(), u.CompanyID, k.ID)
 	if errors.Is(err, errs.NotFound) {
 		c.notFound(w, r)
 		return
@@ -441,8 +519,8 @@ func (c *cabinet) revokeKey(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	c.Log.InfoContext(r.Context(), "cabinet: key revoked", "user_id", u.ID, "company_id", u.CompanyID, "key_id", k.ID)
-	http.Redirect(w, r, "/cabinet/keys?revoked="+strconv.FormatInt(k.ID, 10), http.StatusSeeOther)
+	c.Log.InfoContext(r.Context(), "cabinet: key revoked", "user_id", u.ID, "company_id", u.CompanyID, "key_id", k2.ID)
+	http.Redirect(w, r, "/cabinet/keys?revoked="+strconv.FormatInt(k2.ID, 10), http.StatusSeeOther)
 }
 
 // logFilter is the request log page's form, as given.

@@ -146,22 +146,9 @@ var funcs = template.FuncMap{
 	"duration": func(us int64) string {
 		return (time.Duration(us) * time.Microsecond).Round(time.Microsecond * 10).String()
 	},
-	"door": func(k apikey.CompanyKey) string {
-		if !k.IsDoorKey() {
-			return ""
-		}
-		event, gate := "any event", "any gate"
-		if k.CheckinEventID != nil {
-			event = "event " + strconv.FormatInt(*k.CheckinEventID, 10)
-			if k.CheckinEventTitle != nil {
-				event = *k.CheckinEventTitle + " (" + event + ")"
-			}
-		}
-		if k.CheckinGate != nil {
-			gate = "gate " + *k.CheckinGate
-		}
-		return event + ", " + gate
-	},
+	"door": doorOf,
+	// sandboxDoor: a sandbox door key, marked wherever it shows.
+	"sandboxDoor": func(k apikey.CompanyKey) bool { return k.IsDoorKey() && k.Environment == apikey.Sandbox },
 	"contains": func(list []string, s string) bool {
 		for _, x := range list {
 			if x == s {
@@ -401,4 +388,22 @@ func newArrivalsChart(bins []checkin.Arrivals, loc *time.Location) *arrivalsChar
 		})
 	}
 	return ch
+}
+
+// doorOf names where a door key scans ("" for another key).
+func doorOf(k apikey.CompanyKey) string {
+	if !k.IsDoorKey() {
+		return ""
+	}
+	event, gate := "any event", "any gate"
+	if k.CheckinEventID != nil {
+		event = "event " + strconv.FormatInt(*k.CheckinEventID, 10)
+		if k.CheckinEventTitle != nil {
+			event = *k.CheckinEventTitle + " (" + event + ")"
+		}
+	}
+	if k.CheckinGate != nil {
+		gate = "gate " + *k.CheckinGate
+	}
+	return event + ", " + gate
 }
