@@ -293,6 +293,11 @@ func withActions(v *Order, acts []store.CabinetAction, loc *time.Location) {
 			e.What = "Tickets e-mail sent again by " + a.UserEmail
 		case ActionCancel:
 			e.What = "Cancelled by " + a.UserEmail
+		case ActionEmail:
+			e.What = "Buyer's e-mail corrected by " + a.UserEmail
+			from, _ := a.Detail["from"].(string)
+			to, _ := a.Detail["to"].(string)
+			e.Detail = "from " + from + " to " + to
 		default:
 			e.What = a.Action + " by " + a.UserEmail
 		}
