@@ -91,12 +91,15 @@ func (s *Orders) CorrectEmail(ctx context.Context, a Actor, orderID int64, email
 		if from, err = store.LockOrderEmail(ctx, tx, a.CompanyID, orderID); err != nil {
 			return err
 		}
-		if from == email {
-			return &ErrBadInput{Why: fmt.Sprintf("The buyer's e-mail is %s already; nothing changed.", email)}
-		}
+		// The claim first: the same form sent again is ErrRepeated, even
+		// though the address is the new one by then. A refusal below
+		// rolls the claim back.
 		if err := claim(ctx, tx, &store.CabinetAction{CompanyID: a.CompanyID, UserID: a.UserID, OrderID: orderID, Action: ActionEmail,
 			Token: token, Detail: map[string]any{"from": from, "to": email}}); err != nil {
 			return err
+		}
+		if from == email {
+			return &ErrBadInput{Why: fmt.Sprintf("The buyer's e-mail is %s already; nothing changed.", email)}
 		}
 		return store.SetOrderEmail(ctx, tx, orderID, email)
 	})
