@@ -169,6 +169,9 @@ func TestCabinetCorrectEmailThenResend(t *testing.T) {
 	if !strings.Contains(tl, "Buyer's e-mail corrected by help@a.test") || !strings.Contains(tl, "from anna@example.com to boris@example.org") {
 		t.Fatalf("the timeline does not show the change:\n%s", tl)
 	}
+	if !regexp.MustCompile(`Tickets e-mailed</strong> <span class="detail">to anna@example.com</span>`).MatchString(tl) {
+		t.Fatalf("the first e-mail's line does not name the address it went to:\n%s", tl)
+	}
 
 	token, _ = actionToken(t, b, id, "resend")
 	if p := b.post(path+"/resend", url.Values{"token": {token}}); p.URL.Path != path {
