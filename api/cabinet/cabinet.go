@@ -151,6 +151,8 @@ func New(d Deps) http.Handler {
 	mux.Handle("POST /cabinet/orders/{id}/refund", c.allow(organizer.PermRefund, c.refundOrder))
 	mux.Handle("GET /cabinet/orders/{id}/resend", c.allow(organizer.PermResend, c.actionForm(actionResend)))
 	mux.Handle("POST /cabinet/orders/{id}/resend", c.allow(organizer.PermResend, c.resendTickets))
+	mux.Handle("POST /cabinet/orders/{id}/notes", c.allow(organizer.PermNotes, c.addNote))
+	mux.Handle("POST /cabinet/orders/{id}/email", c.allow(organizer.PermResend, c.correctEmail))
 	mux.Handle("GET /cabinet/orders/{id}/cancel", c.allow(organizer.PermCancel, c.actionForm(actionCancel)))
 	mux.Handle("POST /cabinet/orders/{id}/cancel", c.allow(organizer.PermCancel, c.cancelOrder))
 	mux.Handle("GET /cabinet/catalog/example.json", c.allow(organizer.PermCatalog, c.catalogExample))

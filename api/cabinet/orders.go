@@ -217,7 +217,12 @@ type orderPage struct {
 	EnvQuery string // "?env=sandbox" on a sandbox order's links
 	// WorkflowURL opens the order's workflow in the Temporal UI ("" none).
 	WorkflowURL string
-	ui, ns      string
+	// The note and e-mail forms (notes.go): their one-time tokens, what
+	// was typed (kept when refused) and why it was refused.
+	NoteToken, EmailToken string
+	NoteBody, NewEmail    string
+	NoteWhy, EmailWhy     string
+	ui, ns                string
 }
 
 // Workflow is the Temporal UI's link to a workflow ("" none).
@@ -233,6 +238,12 @@ func (c *cabinet) order(w http.ResponseWriter, r *http.Request) {
 		c.notFound(w, r)
 		return
 	}
+	c.showOrder(w, r, http.StatusOK, sandbox, id, &orderPage{})
+}
+
+// showOrder renders the order's page with status; view carries what the
+// note and e-mail forms keep (new tokens are made where none is kept).
+func (c *cabinet) showOrder(w http.ResponseWriter, r *http.Request, status int, sandbox bool, id int64, view *orderPage) {
 	o, err := organizer.GetOrder(r.Context(), c.DB, user(r).CompanyID, sandbox, id)
 	if errors.Is(err, errs.NotFound) {
 		c.notFound(w, r)
@@ -242,7 +253,13 @@ func (c *cabinet) order(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	view := &orderPage{Order: o, ListURL: "/cabinet/orders", ui: c.TemporalUIURL, ns: c.TemporalNamespace}
+	view.Order, view.ListURL, view.ui, view.ns = o, "/cabinet/orders", c.TemporalUIURL, c.TemporalNamespace
+	if view.NoteToken == "" {
+		view.NoteToken = newToken()
+	}
+	if view.EmailToken == "" {
+		view.EmailToken = newToken()
+	}
 	if sandbox {
 		view.ListURL, view.EnvQuery = "/cabinet/orders?env=sandbox", "?env=sandbox"
 	}
@@ -251,5 +268,6 @@ func (c *cabinet) order(w http.ResponseWriter, r *http.Request) {
 	if o.IsTest {
 		title += " (TEST)"
 	}
-	c.render(w, r, http.StatusOK, "order", pageData{Title: title, Nav: "orders", Data: view})
+	msg := strings.TrimSpace(view.NoteWhy + " " + view.EmailWhy)
+	c.render(w, r, status, "order", pageData{Title: title, Nav: "orders", Message: msg, Data: view})
 }

@@ -275,6 +275,20 @@ func (s *Orders) Cancel(ctx context.Context, a Actor, o *store.Order, token stri
 // withActions adds what the cabinet did to the order (cabinet_actions,
 // with who did it) to its timeline, in time order.
 func withActions(v *Order, acts []store.CabinetAction, loc *time.Location) {
+	// The tickets e-mail went to the address of its time: one corrected
+	// since (an 'email' action after it, oldest first) names the old one.
+	fixed := map[int]bool{}
+	for _, a := range acts {
+		from, _ := a.Detail["from"].(string)
+		if a.Action != ActionEmail || from == "" {
+			continue
+		}
+		for i, e := range v.Timeline {
+			if e.Kind == "emailed" && !fixed[i] && e.At.t.Before(a.CreatedAt) {
+				v.Timeline[i].Detail, fixed[i] = "to "+from, true
+			}
+		}
+	}
 	for _, a := range acts {
 		e := Entry{At: At(a.CreatedAt, loc), Kind: "action"}
 		switch a.Action {
@@ -293,6 +307,11 @@ func withActions(v *Order, acts []store.CabinetAction, loc *time.Location) {
 			e.What = "Tickets e-mail sent again by " + a.UserEmail
 		case ActionCancel:
 			e.What = "Cancelled by " + a.UserEmail
+		case ActionEmail:
+			e.What = "Buyer's e-mail corrected by " + a.UserEmail
+			from, _ := a.Detail["from"].(string)
+			to, _ := a.Detail["to"].(string)
+			e.Detail = "from " + from + " to " + to
 		default:
 			e.What = a.Action + " by " + a.UserEmail
 		}

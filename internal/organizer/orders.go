@@ -173,18 +173,20 @@ func channelLabel(ch states.Channel, prefix, name string) string {
 
 // Order is an order's page.
 type Order struct {
-	ID        int64
-	IsTest    bool
-	Status    states.OrderStatus
-	Zone      string // the event's time zone: every When of the page is in it
-	Buyer     Buyer
-	Event     Event
-	Channel   string
-	Tickets   []Ticket
-	Money     Money
-	Refunds   []Refund
-	CheckIns  []CheckIn
-	Timeline  []Entry
+	ID       int64
+	IsTest   bool
+	Status   states.OrderStatus
+	Zone     string // the event's time zone: every When of the page is in it
+	Buyer    Buyer
+	Event    Event
+	Channel  string
+	Tickets  []Ticket
+	Money    Money
+	Refunds  []Refund
+	CheckIns []CheckIn
+	Timeline []Entry
+	// Notes are the back office's notes on it, newest first (notes.go).
+	Notes     []Note
 	Created   When
 	Cancelled string // why, when cancelled
 	// WorkflowID is the order's workflow in Temporal.
@@ -281,6 +283,9 @@ func GetOrder(ctx context.Context, db *bun.DB, companyID int64, isTest bool, ord
 	}
 	loc, _ := zone(co.Event.TimeZone)
 	withActions(v, acts, loc)
+	if v.Notes, err = Notes(ctx, db, companyID, orderID, loc); err != nil {
+		return nil, err
+	}
 	return v, nil
 }
 

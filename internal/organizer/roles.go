@@ -27,11 +27,15 @@ type Perm string
 
 // The permissions every cabinet page and action is guarded by.
 const (
-	PermReport   Perm = "report"   // the sales report and its CSV
-	PermOrders   Perm = "orders"   // find orders and read them
-	PermRefund   Perm = "refund"   // refund tickets of an order
-	PermResend   Perm = "resend"   // send an order's tickets e-mail again
-	PermCancel   Perm = "cancel"   // cancel an unpaid order
+	PermReport Perm = "report" // the sales report and its CSV
+	PermOrders Perm = "orders" // find orders and read them
+	PermRefund Perm = "refund" // refund tickets of an order
+	PermResend Perm = "resend" // send an order's tickets e-mail again
+	PermCancel Perm = "cancel" // cancel an unpaid order
+	// PermNotes: write notes on an order (what was agreed with the buyer).
+	// Correcting the buyer's e-mail is PermResend's: it is done to make a
+	// resend reach the buyer.
+	PermNotes    Perm = "notes"
 	PermCheckIn  Perm = "checkin"  // the doors' live page
 	PermKeys     Perm = "keys"     // API keys, partner and door
 	PermRequests Perm = "requests" // the request log
@@ -51,7 +55,7 @@ const (
 // decide them; developers manage keys but do not change who sells what.
 var grants = map[Role][]Perm{
 	RoleFinance:   {PermReport, PermOrders, PermRefund, PermDistribution},
-	RoleSupport:   {PermOrders, PermResend, PermCancel},
+	RoleSupport:   {PermOrders, PermResend, PermCancel, PermNotes},
 	RoleDoor:      {PermCheckIn},
 	RoleDeveloper: {PermKeys, PermRequests, PermWebhooks},
 }

@@ -6,11 +6,11 @@ import "testing"
 // reads no orders, support moves no money, only owners manage the team.
 func TestRolesGrantWhatTheirWorkNeeds(t *testing.T) {
 	all := []Perm{PermReport, PermOrders, PermRefund, PermResend, PermCancel, PermCheckIn, PermKeys, PermRequests,
-		PermWebhooks, PermCatalog, PermTeam, PermDistribution}
+		PermWebhooks, PermCatalog, PermTeam, PermDistribution, PermNotes}
 	want := map[Role][]Perm{
 		RoleOwner:     all,
 		RoleFinance:   {PermReport, PermOrders, PermRefund, PermDistribution},
-		RoleSupport:   {PermOrders, PermResend, PermCancel},
+		RoleSupport:   {PermOrders, PermResend, PermCancel, PermNotes},
 		RoleDoor:      {PermCheckIn},
 		RoleDeveloper: {PermKeys, PermRequests, PermWebhooks},
 	}
