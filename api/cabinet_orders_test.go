@@ -296,7 +296,7 @@ func TestCabinetOrders(t *testing.T) {
 	money := func(minor int64) string { return fmt.Sprintf("%d.%02d RUB", minor/100, minor%100) }
 	for _, w := range []string{
 		"Times are in Europe/Moscow, the event's time zone.",
-		"Status partially_refunded", "Name Maria Ivanova", "E-mail Maria.Ivanova@shop.test", "Phone +7 912 000-11-22",
+		"Status Partly refunded", "Name Maria Ivanova", "E-mail Maria.Ivanova@shop.test", "Phone +7 912 000-11-22",
 		"Event Swan Lake", "Venue Grand Hall",
 		refunded.Seat.Label, admitted.Seat.Label, refunded.Barcode + " refunded", admitted.Barcode + " checked in",
 		"gate North", fmt.Sprintf("external payment id ext-%d", maria),
