@@ -641,7 +641,7 @@ var permNames = map[organizer.Perm]string{
 	organizer.PermReport: "PermReport", organizer.PermOrders: "PermOrders", organizer.PermRefund: "PermRefund",
 	organizer.PermResend: "PermResend", organizer.PermCancel: "PermCancel", organizer.PermCheckIn: "PermCheckIn",
 	organizer.PermKeys: "PermKeys", organizer.PermRequests: "PermRequests", organizer.PermWebhooks: "PermWebhooks",
-	organizer.PermCatalog: "PermCatalog", organizer.PermTeam: "PermTeam", organizer.PermDistribution: "PermDistribution",
+	organizer.PermCatalog: "PermCatalog", organizer.PermTeam: "PermTeam", organizer.PermDistribution: "PermDistribution", organizer.PermNotes: "PermNotes",
 }
 
 // TestCabinetRoleLimits: for every role, every cabinet page and action
@@ -699,6 +699,8 @@ func TestCabinetRoleLimits(t *testing.T) {
 		"POST /cabinet/orders/{id}/resend":              {perm: organizer.PermResend, request: post("/cabinet/orders/1/resend", url.Values{})},
 		"GET /cabinet/orders/{id}/cancel":               {perm: organizer.PermCancel, request: fixed("/cabinet/orders/1/cancel")},
 		"POST /cabinet/orders/{id}/cancel":              {perm: organizer.PermCancel, request: post("/cabinet/orders/1/cancel", url.Values{})},
+		"POST /cabinet/orders/{id}/notes":               {perm: organizer.PermNotes, request: post("/cabinet/orders/1/notes", url.Values{"note": {"Позвонить покупателю"}})},
+		"POST /cabinet/orders/{id}/email":               {perm: organizer.PermResend, request: post("/cabinet/orders/1/email", url.Values{"email": {"new@example.com"}})},
 		"POST /cabinet/report/timezone":                 {perm: organizer.PermTeam, request: post("/cabinet/report/timezone", url.Values{"timezone": {"Europe/Moscow"}})},
 		"GET /cabinet/keys":                             {perm: organizer.PermKeys, request: fixed("/cabinet/keys")},
 		"GET /cabinet/keys/created":                     {perm: organizer.PermKeys, request: fixed("/cabinet/keys/created")},
@@ -807,7 +809,8 @@ func TestCabinetRoleLimits(t *testing.T) {
 			(SELECT string_agg(ROW(email, password_hash)::text, ',' ORDER BY email) FROM cabinet_people),
 			(SELECT string_agg(ROW(encode(token_hash, 'hex'), used_at)::text, ',' ORDER BY token_hash) FROM cabinet_signin_links),
 			(SELECT string_agg(ROW(id, revoked_at)::text, ',' ORDER BY id) FROM api_keys),
-			(SELECT string_agg(ROW(id, status)::text, ',' ORDER BY id) FROM orders),
+			(SELECT string_agg(ROW(id, status, customer_email)::text, ',' ORDER BY id) FROM orders),
+			(SELECT count(*) FROM order_notes),
 			(SELECT string_agg(ROW(id, status)::text, ',' ORDER BY id) FROM tickets),
 			(SELECT count(*) FROM refunds),
 			(SELECT string_agg(e::text, ',' ORDER BY e.id) FROM events e),
@@ -860,7 +863,8 @@ func TestCabinetRoleLimits(t *testing.T) {
 				ok := []int{http.StatusOK, http.StatusSeeOther}
 				switch pattern {
 				case "GET /cabinet/orders/{id}", "GET /cabinet/orders/{id}/refund", "POST /cabinet/orders/{id}/refund", "GET /cabinet/orders/{id}/resend",
-					"POST /cabinet/orders/{id}/resend", "GET /cabinet/orders/{id}/cancel", "POST /cabinet/orders/{id}/cancel":
+					"POST /cabinet/orders/{id}/resend", "GET /cabinet/orders/{id}/cancel", "POST /cabinet/orders/{id}/cancel",
+					"POST /cabinet/orders/{id}/notes", "POST /cabinet/orders/{id}/email":
 					ok = []int{http.StatusNotFound}
 				case "GET /cabinet/channels/events/{id}", "POST /cabinet/channels/events/{id}/general-sale", "POST /cabinet/channels/events/{id}/terms",
 					"POST /cabinet/channels/events/{id}/allocate", "POST /cabinet/channels/events/{id}/release":
