@@ -91,18 +91,8 @@ func validToken(s string) bool {
 // either environment; else 404) and makes the confirm page of kind for it,
 // with a new token.
 func (c *cabinet) actionData(w http.ResponseWriter, r *http.Request, kind string) (*actionPage, bool) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		c.notFound(w, r)
-		return nil, false
-	}
-	o, err := c.office.GetOrder(r.Context(), user(r).CompanyID, id)
-	if errors.Is(err, errs.NotFound) {
-		c.notFound(w, r)
-		return nil, false
-	}
-	if err != nil {
-		c.fail(w, r, err)
+	o, ok := c.postedOrder(w, r)
+	if !ok {
 		return nil, false
 	}
 	p := &actionPage{Kind: kind, Order: o, OrderURL: orderURL(o), Token: newToken()}
