@@ -73,15 +73,14 @@ func seatWithheld(channelID int64) string {
 // counted, and gives the positions taken from a channel's quota back to
 // it: positions is a query of (category_id, quota_id, n) rows. Sold counts
 // drive "after_sold" prices and general-admission capacity. Categories are
-// locked in id order and changed before quotas, the order every order and
-// allocation change takes their locks in.
+// changed before quotas, the order every order and allocation change takes
+// their locks in. (Locking them first in id order, in the same statement,
+// deadlocked concurrent refunds of one category in the seat race.)
 func giveBackSold(ctx context.Context, db bun.IDB, positions string, args ...any) error {
-	_, err := db.NewRaw(`WITH x AS (`+positions+`), lkc AS (
-			SELECT id FROM ticket_categories WHERE id IN (SELECT category_id FROM x) ORDER BY id FOR NO KEY UPDATE
-		), cats AS (
+	_, err := db.NewRaw(`WITH x AS (`+positions+`), cats AS (
 			UPDATE ticket_categories c SET sold = c.sold - y.n
 			FROM (SELECT category_id, sum(n) AS n FROM x GROUP BY category_id) y
-			WHERE c.id = y.category_id AND (SELECT count(*) FROM lkc) >= 0 RETURNING 1
+			WHERE c.id = y.category_id RETURNING 1
 		)
 		`+giveBackQuotas+` AND (SELECT count(*) FROM cats) >= 0`, args...).Exec(ctx)
 	if err != nil {
