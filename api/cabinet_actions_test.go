@@ -310,6 +310,38 @@ func TestCabinetRefundCheckedInTicket(t *testing.T) {
 	if !strings.Contains(form.Body, "<strong>admitted</strong>") || !strings.Contains(form.Body, `id="checked-in"`) {
 		t.Fatalf("the refund page does not show the admitted ticket and the override:\n%s", form.Body)
 	}
+	// The admitted ticket is not ticked; the other is, and the page says
+	// its money before the button: its price, the fee staying.
+	if strings.Contains(form.Body, fmt.Sprintf(`id="ticket-%d" checked`, ts[0].ID)) ||
+		!strings.Contains(form.Body, fmt.Sprintf(`id="ticket-%d" checked`, ts[1].ID)) {
+		t.Fatalf("the refund page ticks the admitted ticket or not the other:\n%s", form.Body)
+	}
+	amount := func(body string) string {
+		t.Helper()
+		i := strings.Index(body, `id="refund-amount"`)
+		j := strings.Index(body, `id="confirm"`)
+		if i < 0 || j < i {
+			t.Fatalf("no amount before the button:\n%s", body)
+		}
+		return pageText(body[i:j])
+	}
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	if got, want := amount(form.Body), norm("Money back: "+money(ts[1].Price.Amount)+" for 1 ticket."); !strings.Contains(got, want) ||
+		!strings.Contains(got, "service fee is not returned now") {
+		t.Fatalf("the amount for the ticket not admitted: %q, want %q", got, want)
+	}
+	// Both ticked (the page's "Show the amount"): the order's whole amount,
+	// the fee with it, by the same rule the refund applies.
+	o := f.orderStatus(t, id)
+	both := b.get(fmt.Sprintf("/cabinet/orders/%d/refund?pick=1&ticket=%d&ticket=%d", id, ts[0].ID, ts[1].ID))
+	fee := o.Amount.Amount - ts[0].Price.Amount - ts[1].Price.Amount
+	if got := amount(both.Body); !strings.Contains(got, norm("Money back: "+money(o.Amount.Amount)+" for 2 tickets.")) ||
+		!strings.Contains(got, norm("the service fee of "+money(fee)+" included")) || fee <= 0 {
+		t.Fatalf("the amount for both tickets: %q (order %d, fee %d)", got, o.Amount.Amount, fee)
+	}
+	if none := b.get(fmt.Sprintf("/cabinet/orders/%d/refund?pick=1", id)); !strings.Contains(amount(none.Body), "No ticket chosen") {
+		t.Fatalf("the amount for no ticket: %q", amount(none.Body))
+	}
 	post := url.Values{"token": {token}, "ticket": {fmt.Sprint(ts[0].ID), fmt.Sprint(ts[1].ID)}, "reason": {"show moved"}}
 	p := b.post(fmt.Sprintf("/cabinet/orders/%d/refund", id), post)
 	if p.Status != http.StatusConflict || !strings.Contains(noticeOf(p), "Nothing was refunded") ||
@@ -733,6 +765,22 @@ func TestCabinetRefundInBrowser(t *testing.T) {
 	fits("order-refund")
 	run("keep the second ticket", chromedp.Click(chromedp.CSS(fmt.Sprintf("#ticket-%d", ts[1].ID))),
 		chromedp.SendKeys(chromedp.CSS("#reason"), "cannot come"))
+	// The money back follows the ticks before the button is pressed: the
+	// first ticket's price, the fee staying with the order.
+	want := strings.Join(strings.Fields("Money back: "+money(ts[0].Price.Amount)+" for 1 ticket."), " ")
+	var got string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#refund-amount")))
+		if err != nil {
+			t.Fatalf("the amount line: %v", err)
+		}
+		if got = strings.Join(strings.Fields(s), " "); strings.Contains(got, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after unticking, the amount says %q, want %q", got, want)
+		}
+	}
 	res, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS("#confirm")))
 	if err != nil {
 		t.Fatalf("confirm the refund: %v", err)

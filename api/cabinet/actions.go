@@ -14,6 +14,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/internal/refunds"
 	"github.com/ticketsales/ticketsales/internal/states"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Acting on an order (internal/organizer): refund tickets, send the
@@ -45,6 +46,46 @@ type actionPage struct {
 	Override bool
 	// Why says why the action cannot be done to the order now (no form).
 	Why string
+	// Amount is the money the chosen tickets' refund returns, by the
+	// refund rule itself (store.RefundAmount); WithFee says whether it is
+	// the order's rest, the service fee included.
+	Amount  int64
+	WithFee bool
+	FeeBack int64 // of Amount, what is beyond the chosen tickets' prices
+}
+
+// price sets p.Amount and p.WithFee for the tickets chosen now, by the
+// same rule the refund applies, so the page says the money before the
+// button.
+func (p *actionPage) price() {
+	var chosen []store.RefundCandidate
+	for _, t := range p.Tickets {
+		if t.Chosen {
+			chosen = append(chosen, store.RefundCandidate{ID: t.ID, Price: t.Price})
+		}
+	}
+	p.Amount, p.WithFee, p.FeeBack = 0, false, 0
+	if len(chosen) == 0 {
+		return
+	}
+	p.Amount, p.WithFee = store.RefundAmount(chosen, len(p.Tickets), p.Order.Amount, p.Order.Refunded)
+	if p.WithFee {
+		p.FeeBack = p.Amount
+		for _, t := range chosen {
+			p.FeeBack -= t.Price
+		}
+	}
+}
+
+// ChosenCount is how many tickets are ticked.
+func (p *actionPage) ChosenCount() int {
+	n := 0
+	for _, t := range p.Tickets {
+		if t.Chosen {
+			n++
+		}
+	}
+	return n
 }
 
 // actionTicket is a ticket the refund form lists.
@@ -134,9 +175,24 @@ func (c *cabinet) actionForm(kind string) http.HandlerFunc {
 		if !ok {
 			return
 		}
+		// Tickets not yet used at the door are ticked; an admitted one only
+		// when the organizer ticks it. A form sent back with pick=1 (the
+		// page's "Show the amount", or its script) chooses exactly its
+		// tickets: the page then shows their money.
+		picked := r.URL.Query().Get("pick") == "1"
 		for i := range p.Tickets {
-			p.Tickets[i].Chosen = true // all of them, unless the organizer unticks some
+			t := &p.Tickets[i]
+			if picked {
+				t.Chosen = slices.Contains(r.URL.Query()["ticket"], strconv.FormatInt(t.ID, 10))
+			} else {
+				t.Chosen = t.CheckedInAt == nil
+			}
 		}
+		if picked {
+			p.Override = r.URL.Query().Get("checked_in") == "yes"
+			p.Reason = r.URL.Query().Get("reason")
+		}
+		p.price()
 		c.confirmPage(w, r, http.StatusOK, p, "")
 	}
 }
@@ -185,6 +241,7 @@ func (c *cabinet) refundOrder(w http.ResponseWriter, r *http.Request) {
 	for i := range p.Tickets {
 		p.Tickets[i].Chosen = slices.Contains(ticketIDs, p.Tickets[i].ID)
 	}
+	p.price()
 	if !c.postedToken(w, r, p) {
 		return
 	}
@@ -213,6 +270,7 @@ func (c *cabinet) refundOrder(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		fresh.Reason, fresh.Override, fresh.Token = p.Reason, p.Override, p.Token
+		fresh.price()
 		c.confirmPage(w, r, http.StatusConflict, fresh,
 			"Nothing was refunded: some of the chosen tickets are refunded already or not tickets of this order. The list below is as it is now.")
 	case errors.Is(err, errs.NotFound):

@@ -46,3 +46,32 @@ document.addEventListener('click', (ev) => {
   setInterval(refresh, every * 1000);
   document.addEventListener('visibilitychange', refresh);
 })();
+
+// The refund form says the money back before its button: when a ticket is
+// ticked or unticked the same page is asked (GET, pick=1) for the amount
+// the refund rule gives, and its line swapped in. Without the script the
+// form's "Show the amount" button does the same.
+(() => {
+  const form = document.getElementById('refund-form');
+  if (!form || !window.fetch || !window.DOMParser) return;
+  const show = document.getElementById('show-amount');
+  let asked = 0;
+  form.addEventListener('change', async (ev) => {
+    if (!ev.target.matches('input[type=checkbox]')) return;
+    const q = new URLSearchParams(new FormData(form));
+    q.delete('token');
+    q.set('pick', '1');
+    const n = ++asked;
+    try {
+      const res = await fetch(form.getAttribute('action') + '?' + q, { credentials: 'same-origin', headers: { 'Accept': 'text/html' } });
+      if (!res.ok || n !== asked) return;
+      const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+      const fresh = doc.getElementById('refund-amount');
+      const now = document.getElementById('refund-amount');
+      if (fresh && now) now.replaceWith(document.importNode(fresh, true));
+    } catch (e) {
+      // Offline or signed out: the button still shows the amount.
+    }
+  });
+  if (show) show.hidden = true;
+})();
