@@ -918,6 +918,9 @@ func pageFits(t *testing.T, ctx context.Context, name string, check func(t *test
 		if check != nil {
 			check(t, vp.w)
 		}
+		if v := axeViolations(t, ctx); len(v) > 0 {
+			t.Errorf("the %s page at %d px breaks WCAG A/AA rules:\n%s", name, vp.w, strings.Join(v, "\n"))
+		}
 		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatalf("screenshot of %s at %d px: %v", name, vp.w, err)

@@ -47,6 +47,11 @@ if ! command -v npm >/dev/null 2>&1; then
 	fi
 fi
 
+# The cabinet's browser tests check every page with axe-core (WCAG A/AA),
+# fetched once into a cache outside the clone.
+AXE_CORE_JS="$(scripts/axe.sh)"
+export AXE_CORE_JS
+
 DATABASE_URL="$(scripts/postgres.sh)"
 export DATABASE_URL
 REDIS_URL="$(scripts/redis.sh)"
