@@ -160,6 +160,93 @@ func polishDocument(doc *huma.OpenAPI, publicBaseURL string) {
 			}
 		}
 	}
+	openResponses(doc)
+}
+
+// openResponses leaves every schema an answer uses open to members added
+// later (no additionalProperties: false), while the schemas of requests
+// stay closed: a partner who validates answers against the document keeps
+// working when the service adds a field (docs/api.md, Compatibility), and
+// a request with a member the service does not know is still refused. A
+// schema used by both would have to be one or the other: each is a type
+// of its own (UnavailableSeat beside SeatRef); TestOpenAPIAnswersAreOpen
+// fails on one that is not.
+func openResponses(doc *huma.OpenAPI) {
+	schemas := doc.Components.Schemas.Map()
+	var walk func(s *huma.Schema, seen map[string]bool, visit func(*huma.Schema) bool)
+	walk = func(s *huma.Schema, seen map[string]bool, visit func(*huma.Schema) bool) {
+		if s == nil {
+			return
+		}
+		if s.Ref != "" {
+			name := strings.TrimPrefix(s.Ref, "#/components/schemas/")
+			if seen[name] {
+				return
+			}
+			seen[name] = true
+			s = schemas[name]
+			if s == nil {
+				return
+			}
+		}
+		if !visit(s) {
+			return
+		}
+		for _, p := range s.Properties {
+			walk(p, seen, visit)
+		}
+		walk(s.Items, seen, visit)
+		if a, ok := s.AdditionalProperties.(*huma.Schema); ok {
+			walk(a, seen, visit)
+		}
+		for _, list := range [][]*huma.Schema{s.AllOf, s.AnyOf, s.OneOf} {
+			for _, x := range list {
+				walk(x, seen, visit)
+			}
+		}
+		walk(s.Not, seen, visit)
+	}
+	requestSide := map[string]bool{}
+	for _, item := range doc.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Put, item.Post, item.Delete, item.Patch} {
+			if op == nil {
+				continue
+			}
+			if op.RequestBody != nil {
+				for _, mt := range op.RequestBody.Content {
+					walk(mt.Schema, requestSide, func(*huma.Schema) bool { return true })
+				}
+			}
+			for _, p := range op.Parameters {
+				walk(p.Schema, requestSide, func(*huma.Schema) bool { return true })
+			}
+		}
+	}
+	closed := map[*huma.Schema]bool{}
+	for name := range requestSide {
+		closed[schemas[name]] = true
+	}
+	responseSide := map[string]bool{}
+	for _, item := range doc.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Put, item.Post, item.Delete, item.Patch} {
+			if op == nil {
+				continue
+			}
+			for _, res := range op.Responses {
+				for _, mt := range res.Content {
+					walk(mt.Schema, responseSide, func(s *huma.Schema) bool {
+						if closed[s] {
+							return false // a request's: stays closed
+						}
+						if allowed, ok := s.AdditionalProperties.(bool); ok && !allowed {
+							s.AdditionalProperties = nil
+						}
+						return true
+					})
+				}
+			}
+		}
+	}
 }
 
 // declareSuccesses gives every 2xx of op its body and headers. Huma derives

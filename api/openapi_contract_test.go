@@ -80,3 +80,83 @@ func TestOpenAPIDefaultsAreOptional(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPIAnswersAreOpen: no schema an answer uses is closed
+// (additionalProperties: false), so a partner who validates answers
+// against the document keeps working when the service adds a member; and
+// every schema a request body uses is closed, so a request's unknown
+// member is still refused (docs/api.md, Compatibility).
+func TestOpenAPIAnswersAreOpen(t *testing.T) {
+	doc := document(t)
+	schemas := doc.Components.Schemas.Map()
+	// each calls f on s and on every schema s leads to, through references.
+	var each func(s *huma.Schema, where string, seen map[string]bool, f func(*huma.Schema, string))
+	each = func(s *huma.Schema, where string, seen map[string]bool, f func(*huma.Schema, string)) {
+		if s == nil {
+			return
+		}
+		if s.Ref != "" {
+			name := strings.TrimPrefix(s.Ref, "#/components/schemas/")
+			if seen[name] {
+				return
+			}
+			seen[name] = true
+			s, where = schemas[name], name
+			if s == nil {
+				t.Errorf("%s refers to %s, which is not in the document", where, name)
+				return
+			}
+		}
+		f(s, where)
+		for p, ps := range s.Properties {
+			each(ps, where+"."+p, seen, f)
+		}
+		each(s.Items, where+"[]", seen, f)
+		if a, ok := s.AdditionalProperties.(*huma.Schema); ok {
+			each(a, where+"{}", seen, f)
+		}
+		for _, list := range [][]*huma.Schema{s.AllOf, s.AnyOf, s.OneOf} {
+			for _, x := range list {
+				each(x, where, seen, f)
+			}
+		}
+	}
+	answers, requests := 0, 0
+	for path, item := range doc.Paths {
+		for method, op := range map[string]*huma.Operation{"GET": item.Get, "POST": item.Post, "PUT": item.Put, "PATCH": item.Patch, "DELETE": item.Delete} {
+			if op == nil {
+				continue
+			}
+			for status, res := range op.Responses {
+				for _, mt := range res.Content {
+					each(mt.Schema, method+" "+path+" "+status, map[string]bool{}, func(s *huma.Schema, where string) {
+						answers++
+						if allowed, ok := s.AdditionalProperties.(bool); ok && !allowed {
+							t.Errorf("%s: closed (additionalProperties: false) in an answer", where)
+						}
+					})
+				}
+			}
+			if op.RequestBody == nil {
+				continue
+			}
+			for ct, mt := range op.RequestBody.Content {
+				if !strings.Contains(ct, "json") {
+					continue // a browser's form (the test payment page) is not an API request
+				}
+				each(mt.Schema, method+" "+path+" request", map[string]bool{}, func(s *huma.Schema, where string) {
+					if s.Type != "object" || len(s.Properties) == 0 {
+						return
+					}
+					requests++
+					if allowed, ok := s.AdditionalProperties.(bool); !ok || allowed {
+						t.Errorf("%s: a request's object open to unknown members", where)
+					}
+				})
+			}
+		}
+	}
+	if answers < 80 || requests < 15 {
+		t.Fatalf("checked %d answer schemas and %d request objects: the walk lost its way", answers, requests)
+	}
+}

@@ -19,6 +19,22 @@ import (
 	"github.com/ticketsales/ticketsales/internal/pricing"
 )
 
+// UnavailableSeat is a seat a problem refers to. It has the fields of the
+// requests' SeatRef but is a schema of its own: answers are open to new
+// fields (docs/api.md, Compatibility), requests are not.
+type UnavailableSeat struct {
+	ZoneID string `json:"zone_id"`
+	SeatID string `json:"seat_id"`
+}
+
+func unavailableSeats(refs []errs.SeatRef) []UnavailableSeat {
+	out := make([]UnavailableSeat, len(refs))
+	for i, r := range refs {
+		out[i] = UnavailableSeat{ZoneID: r.ZoneID, SeatID: r.SeatID}
+	}
+	return out
+}
+
 // Problem is the RFC 9457 problem details body of every error, Huma's model
 // extended with a machine-readable code, the request id and the members
 // particular errors carry.
@@ -32,7 +48,7 @@ type Problem struct {
 	Errors        []*huma.ErrorDetail `json:"errors,omitempty" doc:"Field errors of a validation_error."`
 	RequiredScope string              `json:"required_scope,omitempty" doc:"The scope an insufficient_scope error lacks."`
 
-	UnavailableSeats []errs.SeatRef `json:"unavailable_seats,omitempty" doc:"The seats a seat_taken or seat_not_for_sale error refers to."`
+	UnavailableSeats []UnavailableSeat `json:"unavailable_seats,omitempty" doc:"The seats a seat_taken or seat_not_for_sale error refers to."`
 	// The aggregator adapter names seats as its reserve takes them.
 	AggUnavailableSeats []string `json:"unavailableSeats,omitempty" doc:"Aggregator adapter: the seats a seat_taken error refers to, as <zone_id>|<seat_id>."`
 
@@ -215,7 +231,7 @@ func problemOf(ctx context.Context, log *slog.Logger, err error, coded errs.Code
 				p.AggUnavailableSeats = append(p.AggUnavailableSeats, s.ZoneID+"|"+s.SeatID)
 			}
 		} else {
-			p.UnavailableSeats = taken.Seats
+			p.UnavailableSeats = unavailableSeats(taken.Seats)
 		}
 	case errors.As(err, &withheld):
 		if ri := request.From(ctx); ri != nil && ri.Adapter {
@@ -223,7 +239,7 @@ func problemOf(ctx context.Context, log *slog.Logger, err error, coded errs.Code
 				p.AggUnavailableSeats = append(p.AggUnavailableSeats, s.ZoneID+"|"+s.SeatID)
 			}
 		} else {
-			p.UnavailableSeats = withheld.Seats
+			p.UnavailableSeats = unavailableSeats(withheld.Seats)
 		}
 	case errors.As(err, &window):
 		p.SalesOpenAt, p.SalesClosedAt = window.OpensAt, window.ClosedAt

@@ -1897,7 +1897,7 @@ type Problem struct {
 	UnavailableCategories *[]int64 `json:"unavailable_categories,omitempty"`
 
 	// UnavailableSeats The seats a seat_taken or seat_not_for_sale error refers to.
-	UnavailableSeats *[]SeatRef `json:"unavailable_seats,omitempty"`
+	UnavailableSeats *[]UnavailableSeat `json:"unavailable_seats,omitempty"`
 }
 
 // ProblemCode Machine-readable error code.
@@ -2116,6 +2116,12 @@ type TicketStatus string
 // TicketSeat defines model for TicketSeat.
 type TicketSeat struct {
 	Label  string `json:"label"`
+	SeatId string `json:"seat_id"`
+	ZoneId string `json:"zone_id"`
+}
+
+// UnavailableSeat defines model for UnavailableSeat.
+type UnavailableSeat struct {
 	SeatId string `json:"seat_id"`
 	ZoneId string `json:"zone_id"`
 }

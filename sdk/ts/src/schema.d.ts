@@ -1685,7 +1685,7 @@ export interface components {
             /** @description The ticket categories a sold_out error refers to. */
             unavailable_categories?: number[];
             /** @description The seats a seat_taken or seat_not_for_sale error refers to. */
-            unavailable_seats?: components["schemas"]["SeatRef"][];
+            unavailable_seats?: components["schemas"]["UnavailableSeat"][];
         };
         QuotaView: {
             /** Format: int64 */
@@ -1876,6 +1876,10 @@ export interface components {
         };
         TicketSeat: {
             label: string;
+            seat_id: string;
+            zone_id: string;
+        };
+        UnavailableSeat: {
             seat_id: string;
             zone_id: string;
         };
