@@ -114,6 +114,20 @@ func (s *Server) registerCatalog(api huma.API) {
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
+		OperationID: "get-event", Method: http.MethodGet, Path: "/events/{id}", Tags: tags,
+		Summary:     "Get one event",
+		Description: "The event as the list shows it, whatever its status (draft, published, archived): its price_from is the lowest current price this key may sell.",
+		Errors:      []int{http.StatusNotFound},
+	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *EventPath) (*dataOutput[*catalog.Event], error) {
+		p := request.Caller(ctx)
+		ev, err := s.deps.Catalog.GetEventFor(ctx, p.CompanyID, p.ChannelID, in.ID)
+		if err != nil {
+			return nil, err
+		}
+		return ok(ctx, ev), nil
+	})
+
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-event-categories", Method: http.MethodGet, Path: "/events/{id}/categories", Tags: tags,
 		Summary: "List an event's ticket categories with current prices and fee estimates", Errors: []int{http.StatusNotFound},
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *EventPath) (*dataOutput[[]catalog.Category], error) {

@@ -411,3 +411,35 @@ func TestAvailabilityCacheFollowsAnotherInstancesHolds(t *testing.T) {
 		t.Fatalf("instance b shows the held seat %s", st)
 	}
 }
+
+// TestGetOneEvent: GET /v1/events/{id} answers the event as the list
+// shows it (the same members and price_from), a draft too; another
+// company's event and an unknown id are 404; a key without catalog:read
+// is 403.
+func TestGetOneEvent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	all := f.events(t, f.keyA, "")
+	for _, listed := range all.Data {
+		res := f.Get(t, fmt.Sprintf("/v1/events/%d", listed.ID), f.keyA)
+		if res.Status != http.StatusOK {
+			t.Fatalf("GET /v1/events/%d: %d %s", listed.ID, res.Status, res.Body)
+		}
+		var one struct{ Data event }
+		res.Decode(t, &one)
+		if one.Data != listed {
+			t.Errorf("event %d: %+v, the list says %+v", listed.ID, one.Data, listed)
+		}
+	}
+	draft := f.events(t, f.keyA, "?filter.status=draft").Data[0]
+	var one struct{ Data event }
+	if res := f.Get(t, fmt.Sprintf("/v1/events/%d", draft.ID), f.keyA); res.Status != http.StatusOK {
+		t.Fatalf("a draft: %d %s", res.Status, res.Body)
+	} else if res.Decode(t, &one); one.Data.Status != "draft" || one.Data.Slug != "nutcracker" {
+		t.Fatalf("a draft: %+v", one.Data)
+	}
+	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d", f.foreignID), f.keyA), http.StatusNotFound, "not_found")
+	expectProblem(t, f.Get(t, "/v1/events/987654321", f.keyA), http.StatusNotFound, "not_found")
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d", draft.ID), door), http.StatusForbidden, "insufficient_scope")
+}

@@ -82,8 +82,9 @@ go test -count=1 -timeout 12m ./...
 # stack in test/sdk, above.
 (cd sdk/go && go test -count=1 ./...)
 
-# The served OpenAPI document passes Spectral (spectral:oas) with no errors.
-scripts/spectral.sh
+# The served OpenAPI document passes Spectral (spectral:oas) with no errors
+# and Redocly's recommended rules with no error or warning.
+scripts/openapi-lint.sh
 # The published clients (sdk/: the document, the Go SDK's generated client, the
 # TypeScript types) are what the code generates now.
 scripts/clients.sh check

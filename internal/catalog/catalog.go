@@ -76,17 +76,39 @@ func (s *Service) ListEventsFor(ctx context.Context, companyID, channelID int64,
 	if err != nil {
 		return nil, 0, err
 	}
+	out, err := s.eventsFor(ctx, rows, channelID)
+	return out, total, err
+}
+
+// GetEventFor returns one of the company's events, of any status, as a
+// key of channelID sees it (its price_from is the caller's own, as in the
+// list).
+func (s *Service) GetEventFor(ctx context.Context, companyID, channelID, eventID int64) (*Event, error) {
+	row, err := store.GetEvent(ctx, s.db, companyID, eventID)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.eventsFor(ctx, []store.Event{*row}, channelID)
+	if err != nil {
+		return nil, err
+	}
+	return &out[0], nil
+}
+
+// eventsFor makes partners' events of rows: price_from is the lowest
+// current price of a category the caller's channel may sell.
+func (s *Service) eventsFor(ctx context.Context, rows []store.Event, channelID int64) ([]Event, error) {
 	ids := make([]int64, len(rows))
 	for i, e := range rows {
 		ids[i] = e.ID
 	}
 	cats, err := store.ListCategories(ctx, s.db, ids...)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	withheld, err := store.WithheldCategories(ctx, s.db, ids, channelID)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	now := s.now()
 	minPrice := map[int64]int64{}
@@ -108,7 +130,7 @@ func (s *Service) ListEventsFor(ctx context.Context, companyID, channelID int64,
 			out[i].PriceFrom = &pricing.Money{Amount: p, Currency: e.Currency}
 		}
 	}
-	return out, total, nil
+	return out, nil
 }
 
 // Categories returns an event's categories with current prices.

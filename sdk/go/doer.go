@@ -38,7 +38,7 @@ const (
 // never does a thing twice. The request's context bounds it all: cancelled,
 // Do returns the context's error at once.
 type Doer struct {
-	Next        HttpRequestDoer // sends the requests; an *http.Client when nil
+	Next        HttpRequestDoer // sends the requests; an *http.Client with DefaultTimeout when nil
 	APIKey      string          // New sets it
 	MaxAttempts int             // attempts in all; DefaultMaxAttempts when 0, 1 for no retries
 	MaxWait     time.Duration   // the longest wait before a retry; DefaultMaxWait when 0
@@ -55,7 +55,7 @@ const idempotencyHeader = "Idempotency-Key"
 func (d *Doer) Do(req *http.Request) (*http.Response, error) {
 	next := d.Next
 	if next == nil {
-		next = http.DefaultClient
+		next = defaultHTTPClient
 	}
 	attempts := d.MaxAttempts
 	if attempts <= 0 {

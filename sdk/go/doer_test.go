@@ -289,3 +289,24 @@ func TestInProgressRetried(t *testing.T) {
 		t.Fatalf("%v; %d requests", err, len(rec.all()))
 	}
 }
+
+// TestDefaultClientHasATimeout: a client of New without an HTTP client of
+// its own, and a Doer without Next, bound each attempt by DefaultTimeout,
+// so a connection gone silent does not hang the partner's request forever.
+func TestDefaultClientHasATimeout(t *testing.T) {
+	c, err := New("http://127.0.0.1:1", "tk_sandbox_x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := c.ClientInterface.(*Client).Client.(*Doer)
+	if !ok {
+		t.Fatalf("New's client sends through %T, want a *Doer", c.ClientInterface.(*Client).Client)
+	}
+	hc, ok := d.Next.(*http.Client)
+	if !ok || hc.Timeout != DefaultTimeout || DefaultTimeout <= 15*time.Second {
+		t.Fatalf("New's HTTP client: %#v, want a timeout of DefaultTimeout (%s) above the service's longest wait", d.Next, DefaultTimeout)
+	}
+	if defaultHTTPClient.Timeout != DefaultTimeout {
+		t.Fatalf("a Doer without Next sends with timeout %s", defaultHTTPClient.Timeout)
+	}
+}

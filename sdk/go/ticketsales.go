@@ -23,6 +23,7 @@ package ticketsales
 
 import (
 	"net/http"
+	"time"
 )
 
 const (
@@ -33,6 +34,17 @@ const (
 	// patch of its own for fixes of the hand-written layer.
 	Version = "1.0.0"
 )
+
+// DefaultTimeout bounds each attempt of a request made through a client of
+// [New] without an HTTP client of its own: the service answers within it
+// (its longest wait, a confirm or a refund waiting for its workflow, is 15
+// s), so an attempt that takes longer is a connection gone silent, which
+// the Doer retries when that is safe. Bring an *http.Client of your own
+// (Doer.Next) for another bound; the request's context bounds all attempts.
+const DefaultTimeout = 30 * time.Second
+
+// defaultHTTPClient sends requests for a Doer without Next.
+var defaultHTTPClient = &http.Client{Timeout: DefaultTimeout}
 
 // userAgent names the SDK in every request, so the service's request log
 // tells which release a partner runs.
@@ -54,7 +66,7 @@ func New(baseURL, apiKey string, opts ...ClientOption) (*ClientWithResponses, er
 			d.APIKey = apiKey
 		}
 		if d.Next == nil {
-			d.Next = &http.Client{}
+			d.Next = &http.Client{Timeout: DefaultTimeout}
 		}
 		return nil
 	})
