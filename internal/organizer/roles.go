@@ -37,6 +37,12 @@ const (
 	// resend reach the buyer.
 	PermNotes    Perm = "notes"
 	PermCheckIn  Perm = "checkin"  // the doors' live page
+	// PermDoorDesk: the door desk. Look a ticket up by number, barcode or
+	// buyer's name (the name only: no e-mail, no phone, no money), admit it
+	// or undo its admission by hand with a reason, read the refused scans,
+	// and replace a lost scanner's door key (door keys only: the new key
+	// has the old one's event, gate and environment, nothing more).
+	PermDoorDesk Perm = "door_desk"
 	PermKeys     Perm = "keys"     // API keys, partner and door
 	PermRequests Perm = "requests" // the request log
 	PermWebhooks Perm = "webhooks" // webhook endpoints and deliveries
@@ -56,7 +62,7 @@ const (
 var grants = map[Role][]Perm{
 	RoleFinance:   {PermReport, PermOrders, PermRefund, PermDistribution},
 	RoleSupport:   {PermOrders, PermResend, PermCancel, PermNotes},
-	RoleDoor:      {PermCheckIn},
+	RoleDoor:      {PermCheckIn, PermDoorDesk},
 	RoleDeveloper: {PermKeys, PermRequests, PermWebhooks},
 }
 
