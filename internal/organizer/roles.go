@@ -35,8 +35,8 @@ const (
 	// PermNotes: write notes on an order (what was agreed with the buyer).
 	// Correcting the buyer's e-mail is PermResend's: it is done to make a
 	// resend reach the buyer.
-	PermNotes    Perm = "notes"
-	PermCheckIn  Perm = "checkin"  // the doors' live page
+	PermNotes   Perm = "notes"
+	PermCheckIn Perm = "checkin" // the doors' live page
 	// PermDoorDesk: the door desk. Look a ticket up by number, barcode or
 	// buyer's name (the name only: no e-mail, no phone, no money), admit it
 	// or undo its admission by hand with a reason, read the refused scans,
