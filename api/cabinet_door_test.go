@@ -179,11 +179,11 @@ func TestCabinetDoorDesk(t *testing.T) {
 	}
 
 	// The refused scans: each outcome in words, filtered.
-	f.scan(t, door, event, ts[0].Barcode, "South")                                         // already_checked_in
-	f.scan(t, door, event, "4006381333931", "South")                                       // unknown
-	f.scan(t, door, f.ids["standup"], ts[1].Barcode, "South")                              // wrong_event at another event
-	f.scan(t, door, event, ts[1].Barcode, "South")                                         // admitted: not listed
-	f.scan(t, prodDoor, event, ts[1].Barcode, "Production gate")                           // sandbox, at the real door
+	f.scan(t, door, event, ts[0].Barcode, "South")               // already_checked_in
+	f.scan(t, door, event, "4006381333931", "South")             // unknown
+	f.scan(t, door, f.ids["standup"], ts[1].Barcode, "South")    // wrong_event at another event
+	f.scan(t, door, event, ts[1].Barcode, "South")               // admitted: not listed
+	f.scan(t, prodDoor, event, ts[1].Barcode, "Production gate") // sandbox, at the real door
 	log := deskText(b.get(desk).Body)
 	for _, want := range []string{
 		"Already admitted: the ticket is inside", "Unknown: no ticket of yours has this code", "4006381333931",
