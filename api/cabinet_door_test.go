@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/organizer"
@@ -408,4 +409,50 @@ func TestCabinetDoorKeyReplace(t *testing.T) {
 	}
 	expectProblem(t, f.Do(t, http.MethodPost, "/v1/check-ins", m[1], fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "Юг"}`, ts[1].Barcode, event), idemKey(t)),
 		http.StatusForbidden, "door_key_elsewhere")
+}
+
+// TestDoorUndoBeforeOfflineUpload: an offline entry made before an undo
+// and uploaded after it is recorded, but neither puts the ticket back
+// inside nor sets its first admission; one made after the undo admits.
+func TestDoorUndoBeforeOfflineUpload(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	ctx := context.Background()
+	event := f.ids["swan-lake"]
+	door, doorID := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	_, ts := f.paidTickets(t, f.keyA, "parterre-2-17")
+	u, _, err := organizer.New(f.DB, nil, organizer.Limits{}).CreateUser(ctx, f.companyA, "door@a.test", organizer.RoleDoor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.scan(t, door, event, ts[0].Barcode, "North"); got.Data.Outcome != "admitted" {
+		t.Fatalf("scan: %+v", got.Data)
+	}
+	if _, err := store.UndoCheckIn(ctx, f.DB, store.Undo{CompanyID: f.companyA, IsTest: true, EventID: event, TicketID: ts[0].ID,
+		UserID: u.ID, Reason: "впустили по ошибке"}); err != nil {
+		t.Fatal(err)
+	}
+	state := func() (bool, bool) {
+		var inside, admitted bool
+		if err := f.DB.NewRaw("SELECT inside, checked_in_at IS NOT NULL FROM tickets WHERE id = ?", ts[0].ID).Scan(ctx, &inside, &admitted); err != nil {
+			t.Fatal(err)
+		}
+		return inside, admitted
+	}
+	old, err := store.CheckIn(ctx, f.DB, store.Scan{CompanyID: f.companyA, APIKeyID: doorID, IsTest: true, EventID: event, Barcode: ts[0].Barcode,
+		Gate: "East", DeviceID: "dev-5", Direction: "in", ScannedAt: time.Now().Add(-time.Minute), Offline: true})
+	if err != nil || old.First {
+		t.Fatalf("offline entry before the undo: %+v %v", old, err)
+	}
+	if inside, admitted := state(); inside || admitted {
+		t.Fatalf("an entry made before the undo moved the ticket: inside %v, admitted %v", inside, admitted)
+	}
+	later, err := store.CheckIn(ctx, f.DB, store.Scan{CompanyID: f.companyA, APIKeyID: doorID, IsTest: true, EventID: event, Barcode: ts[0].Barcode,
+		Gate: "East", DeviceID: "dev-5", Direction: "in", ScannedAt: time.Now().Add(time.Second), Offline: true})
+	if err != nil || later.Outcome != "admitted" || !later.First {
+		t.Fatalf("offline entry after the undo: %+v %v", later, err)
+	}
+	if inside, admitted := state(); !inside || !admitted {
+		t.Fatalf("the entry after the undo did not admit: inside %v, admitted %v", inside, admitted)
+	}
 }

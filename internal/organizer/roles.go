@@ -54,7 +54,7 @@ const (
 )
 
 // grants is what each role may do besides owner's everything. A door
-// keeper reads no buyer's data; support finds orders and helps buyers but
+// keeper reads no buyer's data but the holder's name at the door desk; support finds orders and helps buyers but
 // moves no money; finance reads and returns money; developers keep the
 // integration running. Allocations and presale terms are commercial
 // agreements with partners: those who settle with them (owner, finance)
