@@ -18,7 +18,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/checkin"
 	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/internal/states"
 	"github.com/ticketsales/ticketsales/store"
 )
 
@@ -48,7 +50,8 @@ var fitWidths = []struct {
 var fitMustVisit = []string{
 	"/cabinet/link/{id}", "/cabinet/report", "/cabinet/checkin", "/cabinet/catalog", "/cabinet/keys",
 	"/cabinet/requests", "/cabinet/webhooks", "/cabinet/webhooks/{id}", "/cabinet/signin",
-	"POST /cabinet/keys", "POST /cabinet/catalog", "404",
+	"POST /cabinet/keys", "POST /cabinet/catalog", "404", "/cabinet/door", "/cabinet/door/keys/{id}/replace",
+	"/cabinet/door/keys/created",
 }
 
 // fitViolation is one thing that does not fit, as measureFit finds it.
@@ -559,6 +562,36 @@ func TestCabinetPagesFit(t *testing.T) {
 		measured[routePattern(ru)] = true
 	}
 	measure("POST /cabinet/keys")
+
+	// The door desk with tickets found: one admitted (the undo form),
+	// others valid (the admit form), one refunded; and in the refused
+	// scans a manual admission of the refunded one, with a long reason.
+	var ownerID int64
+	if err := f.DB.NewRaw("SELECT id FROM cabinet_users WHERE company_id = ? AND role = 'owner' ORDER BY id LIMIT 1", a).Scan(ctx, &ownerID); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := checkin.Admit(ctx, f.DB, checkin.ManualInput{CompanyID: a, UserID: ownerID, EventID: event, TicketID: tickets[4].ID,
+		Gate: fitGate, Reason: "Покупатель показал чек и паспорт, сканер на северном входе не читает экран телефона — впустить по списку"}); err != nil ||
+		res.Outcome != states.ScanVoid {
+		t.Fatalf("manual admission of the refunded ticket: %+v %v", res, err)
+	}
+	if open(fmt.Sprintf("%s/cabinet/door?event=%d&q=%s", base, event, url.QueryEscape(fitBuyerLast))) != http.StatusOK {
+		t.Fatal("door desk")
+	}
+	measure("/cabinet/door")
+	// A lost scanner's key replaced: the confirmation, then the new key.
+	run("open the replacement", chromedp.Navigate(base+"/cabinet/door"), chromedp.WaitVisible(chromedp.CSS("#door-keys")))
+	href, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('#door-keys a[id^="replace-"]').href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if open(href) != http.StatusOK {
+		t.Fatal("replace confirmation")
+	}
+	if res, err := chromedp.RunResponse(bctx, chromedp.Click(chromedp.CSS("#confirm-replace"))); err != nil || res.Status != http.StatusOK {
+		t.Fatalf("replace a door key: %v %v", res, err)
+	}
+	measure("/cabinet/door/keys/created")
 	bad := filepath.Join(t.TempDir(), "bad-catalog.json")
 	if err := os.WriteFile(bad, []byte(`{"cities": [{"ref": "ekb", "name": "Yekaterinburg"}],
 	  "events": [{"ref": "new-show-with-a-long-reference-that-goes-on", "title": "", "slug": "new-show", "status": "published", "starts_at": "2030-01-01T20:00:00+05:00",

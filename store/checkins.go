@@ -40,6 +40,10 @@ type Scan struct {
 	// scan settles: an admission elsewhere after it is the holder coming
 	// back, not a second holder.
 	LeftAt time.Time
+	// UserID and Reason: an admission by hand at the cabinet's door desk
+	// (APIKeyID 0), by that user, for that reason.
+	UserID int64
+	Reason string
 }
 
 // ScannedTicket is what a door may know of a ticket: no buyer.
@@ -128,8 +132,18 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 		if err != nil {
 			return err
 		}
+		// An offline entry made before an undo of the ticket's admission
+		// (the door desk's) changes nothing of the ticket: the undo, a
+		// person's decision recorded later, is the last word.
+		undone, err := undoneSince(ctx, tx, t, s)
+		if err != nil {
+			return err
+		}
 		switch out.Outcome {
 		case states.ScanAdmitted:
+			if undone {
+				break
+			}
 			out.First = t.CheckedInAt == nil
 			// The first admission's time and gate are kept. Its time is
 			// Postgres's for a scan online (a device's clock may be off,
@@ -165,10 +179,12 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 			return err
 		}
 		if err := tx.NewRaw(`INSERT INTO check_ins (company_id, event_id, session_id, ticket_id, barcode, gate, device_id,
-				direction, outcome, api_key_id, scanned_at, offline, is_test, door_outcome, conflict, conflict_with)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, now()), ?, ?, nullif(?, ''), nullif(?, ''), ?) RETURNING id`,
+				direction, outcome, api_key_id, scanned_at, offline, is_test, door_outcome, conflict, conflict_with,
+				cabinet_user_id, reason)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, now()), ?, ?, nullif(?, ''), nullif(?, ''), ?, ?, nullif(?, '')) RETURNING id`,
 			s.CompanyID, s.EventID, nullID(s.SessionID), ticketID, s.Barcode, s.Gate, s.DeviceID, s.Direction,
-			out.Outcome, s.APIKeyID, nullTime(s.ScannedAt), s.Offline, s.IsTest, s.DoorOutcome, out.Conflict, with).Scan(ctx, &out.CheckInID); err != nil {
+			out.Outcome, nullID(s.APIKeyID), nullTime(s.ScannedAt), s.Offline, s.IsTest, s.DoorOutcome, out.Conflict, with,
+			nullID(s.UserID), s.Reason).Scan(ctx, &out.CheckInID); err != nil {
 			return fmt.Errorf("record scan: %w", err)
 		}
 		if out.Conflict != "" {
@@ -218,6 +234,21 @@ func isStale(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan) (bool, er
 		return false, fmt.Errorf("scans of ticket %d after %s: %w", t.ID, s.ScannedAt, err)
 	}
 	return stale, nil
+}
+
+// undoneSince tells whether an offline scan was made before an undo of
+// the ticket's admission recorded since (by the service's clock: an undo
+// is made online, at the desk).
+func undoneSince(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan) (bool, error) {
+	if !s.Offline || t == nil || s.ScannedAt.IsZero() {
+		return false, nil
+	}
+	var undone bool
+	if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM check_ins WHERE ticket_id = ? AND outcome = ? AND received_at > ?)`,
+		t.ID, states.ScanUndone, s.ScannedAt).Scan(ctx, &undone); err != nil {
+		return false, fmt.Errorf("undos of ticket %d after %s: %w", t.ID, s.ScannedAt, err)
+	}
+	return undone, nil
 }
 
 // lockScannedTicket finds the company's ticket of the door's environment

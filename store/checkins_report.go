@@ -33,8 +33,9 @@ type CheckInCategory struct {
 	Inside   int64  `bun:"inside" json:"inside"`
 }
 
-// CheckInGate is one gate's scans: the tickets admitted there, every scan,
-// and the scans refused (anything but admitted and exited).
+// CheckInGate is one gate's scans: the tickets admitted there (but for
+// admissions undone at the door desk), every scan, and the scans refused
+// (anything but admitted and exited; an undo is no scan).
 type CheckInGate struct {
 	Gate     string    `bun:"gate" json:"gate"`
 	Admitted int64     `bun:"admitted" json:"admitted"`
@@ -102,12 +103,12 @@ func GetCheckInFigures(ctx context.Context, db *bun.DB, f CheckInFilter) (*Check
 		// A scan's environment is its door's (check_ins.is_test): unknown
 		// barcodes have no ticket to tell it.
 		if err := tx.NewRaw(`
-			SELECT ci.gate, count(DISTINCT ci.ticket_id) FILTER (WHERE ci.outcome = ?) AS admitted, count(*) AS scans,
+			SELECT ci.gate, count(DISTINCT ci.ticket_id) FILTER (WHERE ci.outcome = ? AND ci.undone_by IS NULL) AS admitted, count(*) AS scans,
 				count(*) FILTER (WHERE ci.outcome NOT IN (?, ?)) AS refused, max(ci.scanned_at) AS last_scan
 			FROM check_ins ci
-			WHERE ci.company_id = ? AND ci.event_id = ? AND ci.is_test = ?
+			WHERE ci.company_id = ? AND ci.event_id = ? AND ci.is_test = ? AND ci.outcome <> ?
 			GROUP BY ci.gate ORDER BY ci.gate`,
-			states.ScanAdmitted, states.ScanAdmitted, states.ScanExited, f.CompanyID, f.EventID, f.IsTest).Scan(ctx, &out.Gates); err != nil {
+			states.ScanAdmitted, states.ScanAdmitted, states.ScanExited, f.CompanyID, f.EventID, f.IsTest, states.ScanUndone).Scan(ctx, &out.Gates); err != nil {
 			return fmt.Errorf("gates: %w", err)
 		}
 		if err := tx.NewRaw(`

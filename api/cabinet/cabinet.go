@@ -144,6 +144,14 @@ func New(d Deps) http.Handler {
 	mux.Handle("GET /cabinet/webhooks/{id}/deliveries/{event}", c.allow(organizer.PermWebhooks, c.webhookDeliveryPage))
 	mux.Handle("POST /cabinet/webhooks/{id}/deliveries/{event}/redeliver", c.allow(organizer.PermWebhooks, c.redeliver))
 	mux.Handle("GET /cabinet/checkin", c.allow(organizer.PermCheckIn, c.checkinPage))
+	// The door desk: look a ticket up, admit or undo by hand, the
+	// refused scans, and a lost scanner's key replaced.
+	mux.Handle("GET /cabinet/door", c.allow(organizer.PermDoorDesk, c.doorDesk))
+	mux.Handle("POST /cabinet/door/admit", c.allow(organizer.PermDoorDesk, c.deskAdmit))
+	mux.Handle("POST /cabinet/door/undo", c.allow(organizer.PermDoorDesk, c.deskUndo))
+	mux.Handle("GET /cabinet/door/keys/{id}/replace", c.allow(organizer.PermDoorDesk, c.replaceKeyConfirm))
+	mux.Handle("POST /cabinet/door/keys/{id}/replace", c.allow(organizer.PermDoorDesk, c.replaceKey))
+	mux.Handle("GET /cabinet/door/keys/created", c.allow(organizer.PermDoorDesk, c.createdDoorKey))
 	mux.Handle("GET /cabinet/catalog", c.allow(organizer.PermCatalog, c.catalog))
 	mux.Handle("POST /cabinet/catalog", c.allow(organizer.PermCatalog, c.uploadCatalog))
 	// Acting on an order: a confirm page, then the POST (once per page).

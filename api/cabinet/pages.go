@@ -343,13 +343,14 @@ func (c *cabinet) createKey(w http.ResponseWriter, r *http.Request) {
 	default:
 		c.Log.InfoContext(r.Context(), "cabinet: key created", "user_id", u.ID, "company_id", u.CompanyID, "key_id", k.ID, "environment", env)
 	}
-	http.SetCookie(w, c.newKeyCookie(token, int(apikey.RevealMaxAge.Seconds())))
+	http.SetCookie(w, c.keyCookie(createdKeysPath, token, int(apikey.RevealMaxAge.Seconds())))
 	http.Redirect(w, r, createdKeysPath, http.StatusSeeOther)
 }
 
-// newKeyCookie carries the form's token to the created page alone.
-func (c *cabinet) newKeyCookie(token string, maxAge int) *http.Cookie {
-	return &http.Cookie{Name: newKeyCookie, Value: token, Path: createdKeysPath, MaxAge: maxAge, HttpOnly: true,
+// keyCookie carries the form's token to the created page at path alone
+// (the keys page's, or the door desk's).
+func (c *cabinet) keyCookie(path, token string, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: newKeyCookie, Value: token, Path: path, MaxAge: maxAge, HttpOnly: true,
 		Secure: c.sessions.Cookie.Secure, SameSite: http.SameSiteLaxMode}
 }
 
@@ -370,7 +371,7 @@ func (c *cabinet) createdKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key, id, err := c.apiKeys.TakeReveal(r.Context(), user(r).CompanyID, ck.Value)
-	http.SetCookie(w, c.newKeyCookie("", -1))
+	http.SetCookie(w, c.keyCookie(createdKeysPath, "", -1))
 	if errors.Is(err, errs.NotFound) {
 		c.done(w, r, "/cabinet/keys", keyShownOnlyOnce)
 		return

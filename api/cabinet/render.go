@@ -143,6 +143,19 @@ var funcs = template.FuncMap{
 		return strconv.FormatInt(*id, 10)
 	},
 	"derefID": func(p *int64) string { return idOrDash(p) },
+	"derefStr": func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	},
+	// refusal is why a door refused a scan, in words (the door desk's).
+	"refusal": func(o states.ScanOutcome) string {
+		if w, ok := refusedWords[o]; ok {
+			return w
+		}
+		return string(o)
+	},
 	"duration": func(us int64) string {
 		return (time.Duration(us) * time.Microsecond).Round(time.Microsecond * 10).String()
 	},

@@ -2,6 +2,7 @@ package apikey
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -217,6 +218,36 @@ func (s *Keys) Revoke(ctx context.Context, companyID, keyID int64) (*Key, error)
 	}
 	s.forget(k)
 	return keyOf(k), nil
+}
+
+// ReplaceDoorKey revokes the company's door key keyID and makes its
+// replacement in one transaction (store.ReplaceDoorKey): the same
+// environment, name, event, gate and scope checkin, nothing more, so it
+// needs no grantor: whoever may replace a lost scanner's key (the cabinet's
+// door desk) gives the new key exactly what the old one had. The new key
+// waits, sealed under the form's token, for TakeReveal, as Create's does;
+// the form sent again answers KeyMadeBefore. The old key leaves the
+// authenticator's cache at once.
+func (s *Keys) ReplaceDoorKey(ctx context.Context, companyID, keyID int64, token string) (old, made *Key, err error) {
+	var env string
+	if err := s.DB.NewRaw(`SELECT a.environment FROM api_keys k JOIN applications a ON a.id = k.application_id
+		WHERE k.id = ? AND a.company_id = ?`, keyID, companyID).Scan(ctx, &env); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil, fmt.Errorf("door key %d: %w", keyID, errs.NotFound)
+		}
+		return nil, nil, err
+	}
+	key, hash, prefix := Generate(env)
+	claim, err := sealForForm(token, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	o, m, err := store.ReplaceDoorKey(ctx, s.DB, companyID, keyID, hash, prefix, claim)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.forget(o)
+	return keyOf(o), keyOf(m), nil
 }
 
 // RevokeAny revokes a key of any company (the operator's ticketctl).

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -193,4 +195,67 @@ func checkScannedAt(at, now time.Time) error {
 		return nil
 	}
 	return errs.Invalid("body.scanned_at", "the device's clock is off: a scan's time is within the last 7 days and at most 5 minutes ahead", at)
+}
+
+// ManualInput is an admission by hand at the cabinet's door desk: a
+// person lets the holder of a ticket they looked up in (its scanner
+// broken, a phone's screen unreadable), for a reason.
+type ManualInput struct {
+	CompanyID int64
+	UserID    int64
+	IsTest    bool // the desk's environment
+	EventID   int64
+	SessionID int64 // the desk's session of a scheduled event; 0: any
+	TicketID  int64
+	Gate      string
+	Reason    string
+}
+
+// MaxReason bounds a manual admission's or an undo's reason.
+const MaxReason = 500
+
+// Admit admits a ticket by hand: the same scan a door makes (store.CheckIn,
+// the door's rules), of the ticket's barcode at the desk's event, session
+// and gate, recorded with the user and the reason instead of a key. A
+// refunded ticket is void, one inside already_checked_in, exactly as a
+// scanner is answered; an admission announces ticket.checked_in as a
+// scan's does. A ticket not the company's is errs.NotFound.
+func Admit(ctx context.Context, db bun.IDB, in ManualInput) (store.ScanResult, error) {
+	in.Gate, in.Reason = strings.TrimSpace(in.Gate), strings.TrimSpace(in.Reason)
+	if err := checkScan("form", "-", in.Gate, "", states.ScanIn); err != nil {
+		return store.ScanResult{}, err
+	}
+	if in.Gate == "" {
+		return store.ScanResult{}, errs.Invalid("gate", "name the gate the holder goes in at", "")
+	}
+	if err := CheckReason(in.Reason); err != nil {
+		return store.ScanResult{}, err
+	}
+	door, err := store.GetDoorEvent(ctx, db, in.CompanyID, in.EventID, in.SessionID)
+	if err != nil {
+		return store.ScanResult{}, err
+	}
+	if in.SessionID != 0 && !door.SessionFound {
+		return store.ScanResult{}, errs.Invalid("session", "not a session of the event", in.SessionID)
+	}
+	barcode, err := store.GetDeskBarcode(ctx, db, in.CompanyID, in.TicketID)
+	if err != nil {
+		return store.ScanResult{}, err
+	}
+	return store.CheckIn(ctx, db, store.Scan{CompanyID: in.CompanyID, IsTest: in.IsTest, EventID: in.EventID, SessionID: in.SessionID,
+		Barcode: barcode, Gate: in.Gate, Direction: states.ScanIn, UserID: in.UserID, Reason: in.Reason})
+}
+
+// CheckReason refuses a manual admission's or an undo's reason that is
+// empty, longer than MaxReason characters or has control characters.
+func CheckReason(reason string) error {
+	switch {
+	case strings.TrimSpace(reason) == "":
+		return errs.Invalid("reason", "say why (for example “scanner broken”, “admitted by mistake”)", "")
+	case utf8.RuneCountInString(reason) > MaxReason:
+		return errs.Invalid("reason", fmt.Sprintf("the reason has at most %d characters", MaxReason), "")
+	case !utf8.ValidString(reason) || strings.ContainsFunc(reason, unicode.IsControl):
+		return errs.Invalid("reason", "the reason is text without control characters", "")
+	}
+	return nil
 }

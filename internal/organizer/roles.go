@@ -35,8 +35,14 @@ const (
 	// PermNotes: write notes on an order (what was agreed with the buyer).
 	// Correcting the buyer's e-mail is PermResend's: it is done to make a
 	// resend reach the buyer.
-	PermNotes    Perm = "notes"
-	PermCheckIn  Perm = "checkin"  // the doors' live page
+	PermNotes   Perm = "notes"
+	PermCheckIn Perm = "checkin" // the doors' live page
+	// PermDoorDesk: the door desk. Look a ticket up by number, barcode or
+	// buyer's name (the name only: no e-mail, no phone, no money), admit it
+	// or undo its admission by hand with a reason, read the refused scans,
+	// and replace a lost scanner's door key (door keys only: the new key
+	// has the old one's event, gate and environment, nothing more).
+	PermDoorDesk Perm = "door_desk"
 	PermKeys     Perm = "keys"     // API keys, partner and door
 	PermRequests Perm = "requests" // the request log
 	PermWebhooks Perm = "webhooks" // webhook endpoints and deliveries
@@ -48,7 +54,7 @@ const (
 )
 
 // grants is what each role may do besides owner's everything. A door
-// keeper reads no buyer's data; support finds orders and helps buyers but
+// keeper reads no buyer's data but the holder's name at the door desk; support finds orders and helps buyers but
 // moves no money; finance reads and returns money; developers keep the
 // integration running. Allocations and presale terms are commercial
 // agreements with partners: those who settle with them (owner, finance)
@@ -56,7 +62,7 @@ const (
 var grants = map[Role][]Perm{
 	RoleFinance:   {PermReport, PermOrders, PermRefund, PermDistribution},
 	RoleSupport:   {PermOrders, PermResend, PermCancel, PermNotes},
-	RoleDoor:      {PermCheckIn},
+	RoleDoor:      {PermCheckIn, PermDoorDesk},
 	RoleDeveloper: {PermKeys, PermRequests, PermWebhooks},
 }
 

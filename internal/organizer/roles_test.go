@@ -6,12 +6,12 @@ import "testing"
 // reads no orders, support moves no money, only owners manage the team.
 func TestRolesGrantWhatTheirWorkNeeds(t *testing.T) {
 	all := []Perm{PermReport, PermOrders, PermRefund, PermResend, PermCancel, PermCheckIn, PermKeys, PermRequests,
-		PermWebhooks, PermCatalog, PermTeam, PermDistribution, PermNotes}
+		PermWebhooks, PermCatalog, PermTeam, PermDistribution, PermNotes, PermDoorDesk}
 	want := map[Role][]Perm{
 		RoleOwner:     all,
 		RoleFinance:   {PermReport, PermOrders, PermRefund, PermDistribution},
 		RoleSupport:   {PermOrders, PermResend, PermCancel, PermNotes},
-		RoleDoor:      {PermCheckIn},
+		RoleDoor:      {PermCheckIn, PermDoorDesk},
 		RoleDeveloper: {PermKeys, PermRequests, PermWebhooks},
 	}
 	for _, r := range Roles {

@@ -201,6 +201,11 @@ const (
 	ScanExited           ScanOutcome = "exited"             // let out (events that allow re-entry)
 )
 
+// ScanUndone is the record of an admission undone at the cabinet's door
+// desk (by a person, with a reason): no door is told it, so it is not one
+// of ScanOutcomes.
+const ScanUndone ScanOutcome = "undone"
+
 // ConflictKind is how a door's admission made offline contradicts what the
 // service had recorded of the ticket when the scan was uploaded: the
 // holder is inside, and the organizer decides what to do.
