@@ -62,6 +62,9 @@ type pageData struct {
 	EventID    int64
 	From, To   string
 	CSVURL     string
+	// Downloads are the page's exports (the report's, the check-in
+	// page's), one link per format.
+	Downloads downloadLine
 	Currencies string
 
 	// Keys
