@@ -308,8 +308,8 @@ func TestCabinetExports(t *testing.T) {
 
 	// Filters: the search and the status narrow the export as the list.
 	for q, want := range map[string][]string{
-		url.Values{"q": {"Анна"}}.Encode():                                  {strconv.FormatInt(anna.ID, 10)},
-		url.Values{"status": {"partially_refunded"}}.Encode():               {strconv.FormatInt(anna.ID, 10)},
+		url.Values{"q": {"Анна"}}.Encode():                                        {strconv.FormatInt(anna.ID, 10)},
+		url.Values{"status": {"partially_refunded"}}.Encode():                     {strconv.FormatInt(anna.ID, 10)},
 		url.Values{"event": {strconv.FormatInt(f.ids["swan-lake"], 10)}}.Encode(): nil,
 	} {
 		if got := readExport(t, owner, "/cabinet/export/orders.csv?"+q).col("order_id"); !slices.Equal(got, want) {

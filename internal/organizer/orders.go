@@ -161,7 +161,9 @@ func EventOptions(ctx context.Context, db bun.IDB, companyID int64) ([]EventOpti
 
 // ChannelLabel is the route and key an order was sold through, as the
 // order list shows it ("API · ab12… Box office").
-func ChannelLabel(ch states.Channel, prefix, name string) string { return channelLabel(ch, prefix, name) }
+func ChannelLabel(ch states.Channel, prefix, name string) string {
+	return channelLabel(ch, prefix, name)
+}
 
 func channelLabel(ch states.Channel, prefix, name string) string {
 	kind := "API"

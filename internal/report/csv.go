@@ -114,4 +114,3 @@ func Units(minor int64) string { return export.Units(minor) }
 // cell keeps a text cell (a title, a name) from being read as a formula by
 // a spreadsheet that opens the file (export.Cell).
 func cell(s string) string { return export.Cell(s) }
-
