@@ -740,6 +740,19 @@ func TestCabinetRoleLimits(t *testing.T) {
 		"GET /cabinet/catalog/format":       {perm: organizer.PermCatalog, request: fixed("/cabinet/catalog/format")},
 		"GET /cabinet/catalog/example.json": {perm: organizer.PermCatalog, request: fixed("/cabinet/catalog/example.json")},
 		"GET /cabinet/team":                 {perm: organizer.PermTeam, request: fixed("/cabinet/team")},
+		// Exports: company A has no orders or events here, each file is its header.
+		"GET /cabinet/export/orders.xlsx":         {perm: organizer.PermOrders, request: fixed("/cabinet/export/orders.xlsx")},
+		"GET /cabinet/export/orders-excel.csv":    {perm: organizer.PermOrders, request: fixed("/cabinet/export/orders-excel.csv")},
+		"GET /cabinet/export/orders.csv":          {perm: organizer.PermOrders, request: fixed("/cabinet/export/orders.csv")},
+		"GET /cabinet/export/attendees.xlsx":      {perm: organizer.PermOrders, request: fixed("/cabinet/export/attendees.xlsx")},
+		"GET /cabinet/export/attendees-excel.csv": {perm: organizer.PermOrders, request: fixed("/cabinet/export/attendees-excel.csv")},
+		"GET /cabinet/export/attendees.csv":       {perm: organizer.PermOrders, request: fixed("/cabinet/export/attendees.csv")},
+		"GET /cabinet/export/checkins.xlsx":       {perm: organizer.PermCheckIn, request: fixed("/cabinet/export/checkins.xlsx")},
+		"GET /cabinet/export/checkins-excel.csv":  {perm: organizer.PermCheckIn, request: fixed("/cabinet/export/checkins-excel.csv")},
+		"GET /cabinet/export/checkins.csv":        {perm: organizer.PermCheckIn, request: fixed("/cabinet/export/checkins.csv")},
+		"GET /cabinet/export/report.xlsx":         {perm: organizer.PermReport, request: fixed("/cabinet/export/report.xlsx")},
+		"GET /cabinet/export/report-excel.csv":    {perm: organizer.PermReport, request: fixed("/cabinet/export/report-excel.csv")},
+		"GET /cabinet/export/report.csv":          {perm: organizer.PermReport, request: fixed("/cabinet/export/report.csv")},
 		// Company A has no events here: an event's page and forms are 404
 		// when allowed; the others' empty forms are refused as bad input.
 		"GET /cabinet/channels":                           {perm: organizer.PermDistribution, request: fixed("/cabinet/channels")},

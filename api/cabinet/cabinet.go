@@ -26,6 +26,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/distribution"
 	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/export"
 	"github.com/ticketsales/ticketsales/internal/mail"
 	"github.com/ticketsales/ticketsales/internal/orders"
 	"github.com/ticketsales/ticketsales/internal/organizer"
@@ -152,6 +153,19 @@ func New(d Deps) http.Handler {
 	mux.Handle("GET /cabinet/door/keys/{id}/replace", c.allow(organizer.PermDoorDesk, c.replaceKeyConfirm))
 	mux.Handle("POST /cabinet/door/keys/{id}/replace", c.allow(organizer.PermDoorDesk, c.replaceKey))
 	mux.Handle("GET /cabinet/door/keys/created", c.allow(organizer.PermDoorDesk, c.createdDoorKey))
+	// Exports (exports.go): each in XLSX, CSV for Excel and plain CSV.
+	mux.Handle("GET /cabinet/export/orders.xlsx", c.allow(organizer.PermOrders, c.exportOrders(export.XLSX)))
+	mux.Handle("GET /cabinet/export/orders-excel.csv", c.allow(organizer.PermOrders, c.exportOrders(export.ExcelCSV)))
+	mux.Handle("GET /cabinet/export/orders.csv", c.allow(organizer.PermOrders, c.exportOrders(export.CSV)))
+	mux.Handle("GET /cabinet/export/attendees.xlsx", c.allow(organizer.PermOrders, c.exportAttendees(export.XLSX)))
+	mux.Handle("GET /cabinet/export/attendees-excel.csv", c.allow(organizer.PermOrders, c.exportAttendees(export.ExcelCSV)))
+	mux.Handle("GET /cabinet/export/attendees.csv", c.allow(organizer.PermOrders, c.exportAttendees(export.CSV)))
+	mux.Handle("GET /cabinet/export/checkins.xlsx", c.allow(organizer.PermCheckIn, c.exportCheckIns(export.XLSX)))
+	mux.Handle("GET /cabinet/export/checkins-excel.csv", c.allow(organizer.PermCheckIn, c.exportCheckIns(export.ExcelCSV)))
+	mux.Handle("GET /cabinet/export/checkins.csv", c.allow(organizer.PermCheckIn, c.exportCheckIns(export.CSV)))
+	mux.Handle("GET /cabinet/export/report.xlsx", c.allow(organizer.PermReport, c.exportReport(export.XLSX)))
+	mux.Handle("GET /cabinet/export/report-excel.csv", c.allow(organizer.PermReport, c.exportReport(export.ExcelCSV)))
+	mux.Handle("GET /cabinet/export/report.csv", c.allow(organizer.PermReport, c.exportReport(export.CSV)))
 	mux.Handle("GET /cabinet/catalog", c.allow(organizer.PermCatalog, c.catalog))
 	mux.Handle("POST /cabinet/catalog", c.allow(organizer.PermCatalog, c.uploadCatalog))
 	// Acting on an order: a confirm page, then the POST (once per page).

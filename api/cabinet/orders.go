@@ -49,6 +49,9 @@ type ordersPage struct {
 	Count                         string
 	ProductionURL, SandboxURL     string
 	NewestURL, NewerURL, OlderURL string
+	// Downloads export the orders the form selects (all of them, not
+	// only this page); TicketDownloads their tickets, one row each.
+	Downloads, TicketDownloads downloadLine
 }
 
 // envOf reads ?env: production (the default) or sandbox; anything else is
@@ -63,28 +66,32 @@ func envOf(r *http.Request) (sandbox, ok bool) {
 	return false, false
 }
 
-// orders lists the company's orders of one environment, newest first,
-// found by the search box and narrowed by the filters.
-func (c *cabinet) orders(w http.ResponseWriter, r *http.Request) {
+// ordersQuery reads the order list's search and filters from the query
+// (the list's and its exports'): the form as given, the filter, the
+// company's events and the environment's partner keys the form offers,
+// and what is wrong with the form (nothing filtered by it is then shown).
+// ok is false when the answer is sent already (404: not an environment,
+// another company's event).
+func (c *cabinet) ordersQuery(w http.ResponseWriter, r *http.Request) (view *ordersPage, f organizer.Filter, problems []string, ok bool) {
 	u := user(r)
 	q := r.URL.Query()
 	sandbox, ok := envOf(r)
 	if !ok {
 		c.notFound(w, r)
-		return
+		return nil, f, nil, false
 	}
 	form := ordersForm{Q: strings.TrimSpace(q.Get("q")), Event: q.Get("event"), Status: q.Get("status"), Channel: q.Get("channel"),
 		From: q.Get("from"), To: q.Get("to"), Sandbox: sandbox}
-	view := &ordersPage{Form: form, Statuses: states.OrderStatuses}
+	view = &ordersPage{Form: form, Statuses: states.OrderStatuses}
 	events, err := organizer.EventOptions(r.Context(), c.DB, u.CompanyID)
 	if err != nil {
 		c.fail(w, r, err)
-		return
+		return nil, f, nil, false
 	}
 	keys, err := c.apiKeys.List(r.Context(), u.CompanyID)
 	if err != nil {
 		c.fail(w, r, err)
-		return
+		return nil, f, nil, false
 	}
 	env := apikey.Production
 	if sandbox {
@@ -96,10 +103,8 @@ func (c *cabinet) orders(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	view.Events = events
-	data := pageData{Title: "Orders", Nav: "orders", Data: view}
 
-	f := organizer.Filter{CompanyID: u.CompanyID, IsTest: sandbox, Limit: ordersPerPage, Search: organizer.ParseSearch(form.Q)}
-	var problems []string
+	f = organizer.Filter{CompanyID: u.CompanyID, IsTest: sandbox, Limit: ordersPerPage, Search: organizer.ParseSearch(form.Q)}
 	if form.Q != "" && f.Search.Empty() {
 		problems = append(problems, "Search for an order id, a ticket's barcode or number, a payment id, an e-mail, or at least two letters of a name.")
 	}
@@ -107,7 +112,7 @@ func (c *cabinet) orders(w http.ResponseWriter, r *http.Request) {
 		id, err := strconv.ParseInt(form.Event, 10, 64)
 		if err != nil || !slices.ContainsFunc(events, func(e organizer.EventOption) bool { return e.ID == id }) {
 			c.notFound(w, r) // another company's event is not there
-			return
+			return nil, f, nil, false
 		}
 		f.EventID = id
 	}
@@ -143,6 +148,21 @@ func (c *cabinet) orders(w http.ResponseWriter, r *http.Request) {
 	if !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
 		problems = append(problems, "“Created to” is before “Created from”.")
 	}
+	return view, f, problems, true
+}
+
+// orders lists the company's orders of one environment, newest first,
+// found by the search box and narrowed by the filters.
+func (c *cabinet) orders(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	view, f, problems, ok := c.ordersQuery(w, r)
+	if !ok {
+		return
+	}
+	form, sandbox := view.Form, view.Form.Sandbox
+	data := pageData{Title: "Orders", Nav: "orders", Data: view}
+	view.Downloads = downloads("orders-downloads", "these orders", "/cabinet/export/orders", form.query())
+	view.TicketDownloads = downloads("attendees-downloads", "their tickets (attendees)", "/cabinet/export/attendees", form.query())
 	switchTo := func(sandbox bool) string {
 		v := url.Values{}
 		if sandbox {

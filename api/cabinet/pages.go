@@ -97,6 +97,7 @@ func (c *cabinet) reportPage(w http.ResponseWriter, r *http.Request, status int,
 		q.Set("event", strconv.FormatInt(f.EventID, 10))
 	}
 	data.CSVURL = "/cabinet/report.csv?" + q.Encode()
+	data.Downloads = downloads("report-downloads", "this report", "/cabinet/export/report", q)
 	data.Events = events
 	view := reportView{TimeZone: f.TimeZone, CanSetTZ: user(r).Can(organizer.PermTeam), Zones: report.CommonZones, ZoneValue: f.TimeZone}
 	if c.Distribution != nil {
@@ -639,32 +640,12 @@ const checkinRefresh = 20
 // event is 404. ?env=sandbox shows sandbox tickets and scans.
 func (c *cabinet) checkinPage(w http.ResponseWriter, r *http.Request) {
 	u := user(r)
-	q := r.URL.Query()
 	data := pageData{Title: "Check-in", Nav: "checkin"}
-	events, err := report.Inventory(r.Context(), c.DB, u.CompanyID, c.Now())
-	if err != nil {
-		c.fail(w, r, err)
+	events, id, sandbox, ok := c.checkinQuery(w, r)
+	if !ok {
 		return
 	}
 	data.Events = events
-	sandbox := false
-	switch q.Get("env") {
-	case "", apikey.Production:
-	case apikey.Sandbox:
-		sandbox = true
-	default:
-		c.notFound(w, r)
-		return
-	}
-	var id int64
-	if v := q.Get("event"); v != "" {
-		if id, err = strconv.ParseInt(v, 10, 64); err != nil || !report.HasEvent(events, id) {
-			c.notFound(w, r) // another company's event is not there
-			return
-		}
-	} else if len(events) > 0 {
-		id = nearestEvent(events, c.Now())
-	}
 	if id == 0 {
 		c.render(w, r, http.StatusOK, "checkin", data)
 		return
@@ -679,8 +660,44 @@ func (c *cabinet) checkinPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data.Door, data.EventID, data.Refresh = rep, id, checkinRefresh
+	q := url.Values{"event": {strconv.FormatInt(id, 10)}}
+	if sandbox {
+		q.Set("env", apikey.Sandbox)
+	}
+	data.Downloads = downloads("checkin-downloads", "every scan of this event", "/cabinet/export/checkins", q)
 	data.Arrivals = newArrivalsChart(rep.Arrivals, location(rep.Timezone))
 	c.render(w, r, http.StatusOK, "checkin", data)
+}
+
+// checkinQuery reads the check-in page's event and environment (its
+// exports' too): ?event, else the company's event nearest to now (0: the
+// company has none); ?env=sandbox for sandbox tickets and scans. ok is
+// false when the answer is sent already (404: another company's event,
+// no such environment).
+func (c *cabinet) checkinQuery(w http.ResponseWriter, r *http.Request) (events []report.EventInventory, id int64, sandbox, ok bool) {
+	q := r.URL.Query()
+	events, err := report.Inventory(r.Context(), c.DB, user(r).CompanyID, c.Now())
+	if err != nil {
+		c.fail(w, r, err)
+		return nil, 0, false, false
+	}
+	switch q.Get("env") {
+	case "", apikey.Production:
+	case apikey.Sandbox:
+		sandbox = true
+	default:
+		c.notFound(w, r)
+		return nil, 0, false, false
+	}
+	if v := q.Get("event"); v != "" {
+		if id, err = strconv.ParseInt(v, 10, 64); err != nil || !report.HasEvent(events, id) {
+			c.notFound(w, r) // another company's event is not there
+			return nil, 0, false, false
+		}
+	} else if len(events) > 0 {
+		id = nearestEvent(events, c.Now())
+	}
+	return events, id, sandbox, true
 }
 
 // nearestEvent is the event starting nearest to now: tonight's show.

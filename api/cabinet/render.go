@@ -56,12 +56,15 @@ type pageData struct {
 	Data any
 
 	// Report
-	Report     *report.SalesReport
-	Chart      *chart
-	Events     []report.EventInventory
-	EventID    int64
-	From, To   string
-	CSVURL     string
+	Report   *report.SalesReport
+	Chart    *chart
+	Events   []report.EventInventory
+	EventID  int64
+	From, To string
+	CSVURL   string
+	// Downloads are the page's exports (the report's, the check-in
+	// page's), one link per format.
+	Downloads  downloadLine
 	Currencies string
 
 	// Keys

@@ -159,6 +159,12 @@ func EventOptions(ctx context.Context, db bun.IDB, companyID int64) ([]EventOpti
 	return store.ListOrderEventOptions(ctx, db, companyID)
 }
 
+// ChannelLabel is the route and key an order was sold through, as the
+// order list shows it ("API · ab12… Box office").
+func ChannelLabel(ch states.Channel, prefix, name string) string {
+	return channelLabel(ch, prefix, name)
+}
+
 func channelLabel(ch states.Channel, prefix, name string) string {
 	kind := "API"
 	if ch == states.ChannelAggregator {

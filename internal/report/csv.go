@@ -1,90 +1,116 @@
 package report
 
 import (
-	"encoding/csv"
 	"io"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/ticketsales/ticketsales/internal/export"
 )
 
 // FileName names the CSV download of a filter set by Days.
-func FileName(f Filter) string {
-	return "sales-" + FirstDay(f).Format(time.DateOnly) + "-" + LastDay(f).Format(time.DateOnly) + ".csv"
+func FileName(f Filter) string { return BaseName(f) + ".csv" }
+
+// BaseName is a download's name without its ending: the report's days.
+func BaseName(f Filter) string {
+	return "sales-" + FirstDay(f).Format(time.DateOnly) + "-" + LastDay(f).Format(time.DateOnly)
 }
 
-// csvHeader is the CSV's columns (docs/cabinet.md lists them): what a row
-// is, what it is of, then its figures. Money columns are currency units
-// with two decimals, dot decimal, no thousands separator.
-var csvHeader = []string{"section", "event_id", "event", "session_id", "session", "session_starts_at",
-	"category_id", "category", "channel", "api_key_id", "api_key", "application", "day", "time_zone", "currency",
-	"tickets_sold", "tickets_refunded", "tickets_net", "orders",
-	"face_value", "service_fees", "fees_in_price", "gross", "face_value_refunded", "fee_refunded", "refunds",
-	"fees_returned", "fees_kept", "net_to_organizer"}
+// columns are the report's columns (docs/cabinet.md lists them): what a
+// row is, what it is of, then its figures. Key is the plain CSV's header;
+// the title the spreadsheets' (XLSX, CSV for Excel). Money columns are
+// currency units with two decimals.
+func columns(rep *SalesReport) []export.Column {
+	m := func(key, title string) export.Column {
+		return export.Column{Key: key, Title: title + ", " + rep.Currency, Kind: export.Money}
+	}
+	n := func(key, title string) export.Column { return export.Column{Key: key, Title: title, Kind: export.Int} }
+	t := func(key, title string, w float64) export.Column {
+		return export.Column{Key: key, Title: title, Kind: export.Text, Width: w}
+	}
+	return []export.Column{t("section", "Row", 10), n("event_id", "Event id"), t("event", "Event", 40),
+		n("session_id", "Session id"), t("session", "Session", 16),
+		{Key: "session_starts_at", Title: "Session starts (event's time zone)", Kind: export.Time},
+		n("category_id", "Category id"), t("category", "Category", 24), t("channel", "Channel", 12), n("api_key_id", "Key id"),
+		t("api_key", "Key", 28), t("application", "Application", 24),
+		{Key: "day", Title: "Day (" + rep.TimeZone + ")", Kind: export.Date}, t("time_zone", "Time zone", 16), t("currency", "Currency", 9),
+		n("tickets_sold", "Tickets sold"), n("tickets_refunded", "Tickets refunded"), n("tickets_net", "Tickets net"), n("orders", "Orders"),
+		m("face_value", "Face value"), m("service_fees", "Service fees"), m("fees_in_price", "Fees in price"), m("gross", "Gross"),
+		m("face_value_refunded", "Face value refunded"), m("fee_refunded", "Fee refunded"), m("refunds", "Refunds"),
+		m("fees_returned", "Fees returned"), m("fees_kept", "Fees kept"), m("net_to_organizer", "Net to organizer")}
+}
 
-// WriteCSV writes a report as CSV rows: the total, then each event (and
-// each session of a scheduled one), ticket category, channel and day, with
-// the same figures as the cabinet's page.
-func WriteCSV(w io.Writer, rep *SalesReport) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write(csvHeader)
+// WriteCSV writes a report as plain CSV (export.CSV): the rows of Write.
+func WriteCSV(w io.Writer, rep *SalesReport) error { return Write(w, export.CSV, rep) }
+
+// Write writes a report in format f: the total, then each event (and each
+// session of a scheduled one), ticket category, channel and day, with the
+// same figures as the cabinet's page.
+func Write(w io.Writer, f export.Format, rep *SalesReport) error {
+	out, err := export.New(w, f, "Sales "+rep.TimeZone, columns(rep))
+	if err != nil {
+		return err
+	}
 	cur := rep.Currency
-	// row is a row's 15 describing cells (from section to currency).
-	row := func(section, eventID, event, sessionID, session, sessionStarts, categoryID, category, channel, keyID, key, app, day, tz string) []string {
-		return []string{section, eventID, event, sessionID, session, sessionStarts, categoryID, category, channel, keyID, key, app, day, tz, cur}
-	}
-	fig := func(s SalesFigures) []string {
-		return []string{i64(s.TicketsSold), i64(s.TicketsRefunded), i64(s.TicketsNet), i64(s.Orders),
-			Units(s.FaceValue), Units(s.ServiceFees), Units(s.FeesInPrice), Units(s.Gross),
-			Units(s.FaceValueRefunded), Units(s.FeeRefunded), Units(s.Refunds),
-			Units(s.FeesReturned), Units(s.FeesKept), Units(s.NetToOrganizer)}
-	}
-	_ = cw.Write(append(row("total", "", "", "", "", "", "", "", "", "", "", "", "", rep.TimeZone), fig(rep.Total)...))
-	for _, e := range rep.Events {
-		_ = cw.Write(append(row("event", i64(e.EventID), cell(e.Title), "", "", "", "", "", "", "", "", "", "", ""), fig(e.SalesFigures)...))
-		for _, s := range e.Sessions {
-			id, starts := "", "" // the orders that name no session
-			if s.SessionID != 0 {
-				id, starts = i64(s.SessionID), s.StartsAt.Format(time.RFC3339)
+	// row is a row's 15 describing cells (from section to currency); ""
+	// text and 0 ids are empty cells.
+	row := func(section string, eventID int64, event string, sessionID int64, session string, sessionStarts any, categoryID int64,
+		category, channel string, keyID int64, key, app, day, tz string) []any {
+		id := func(v int64) any {
+			if v == 0 {
+				return nil
 			}
-			_ = cw.Write(append(row("session", i64(e.EventID), cell(e.Title), id, cell(s.Ref), starts,
-				"", "", "", "", "", "", "", e.TimeZone), fig(s.SalesFigures)...))
+			return v
+		}
+		var d any
+		if day != "" {
+			d = day
+		}
+		return []any{section, id(eventID), event, id(sessionID), session, sessionStarts, id(categoryID), category, channel, id(keyID),
+			key, app, d, tz, cur}
+	}
+	fig := func(s SalesFigures) []any {
+		return []any{s.TicketsSold, s.TicketsRefunded, s.TicketsNet, s.Orders,
+			s.FaceValue, s.ServiceFees, s.FeesInPrice, s.Gross, s.FaceValueRefunded, s.FeeRefunded, s.Refunds,
+			s.FeesReturned, s.FeesKept, s.NetToOrganizer}
+	}
+	put := func(a, b []any) {
+		if err == nil {
+			err = out.Row(append(a, b...)...)
+		}
+	}
+	put(row("total", 0, "", 0, "", nil, 0, "", "", 0, "", "", "", rep.TimeZone), fig(rep.Total))
+	for _, e := range rep.Events {
+		put(row("event", e.EventID, e.Title, 0, "", nil, 0, "", "", 0, "", "", "", ""), fig(e.SalesFigures))
+		for _, s := range e.Sessions {
+			var starts any // the orders that name no session
+			if s.SessionID != 0 {
+				starts = s.StartsAt
+			}
+			put(row("session", e.EventID, e.Title, s.SessionID, s.Ref, starts, 0, "", "", 0, "", "", "", e.TimeZone), fig(s.SalesFigures))
 		}
 	}
 	for _, k := range rep.Categories {
-		_ = cw.Write(append(row("category", i64(k.EventID), cell(k.EventTitle), "", "", "", i64(k.CategoryID), cell(k.Name), "", "", "", "", "", ""),
-			i64(k.TicketsSold), i64(k.TicketsRefunded), i64(k.TicketsNet), "",
-			Units(k.FaceValueSold), "", "", "", Units(k.FaceValueRefund), "", "", "", "", ""))
+		put(row("category", k.EventID, k.EventTitle, 0, "", nil, k.CategoryID, k.Name, "", 0, "", "", "", ""),
+			[]any{k.TicketsSold, k.TicketsRefunded, k.TicketsNet, nil, k.FaceValueSold, nil, nil, nil, k.FaceValueRefund, nil, nil, nil, nil, nil})
 	}
 	for _, ch := range rep.Channels {
-		_ = cw.Write(append(row("channel", "", "", "", "", "", "", "", string(ch.Channel), i64(ch.APIKeyID), cell(ch.KeyName)+" ("+ch.KeyPrefix+"…)",
-			cell(ch.ApplicationName), "", ""), fig(ch.SalesFigures)...))
+		put(row("channel", 0, "", 0, "", nil, 0, "", string(ch.Channel), ch.APIKeyID, ch.KeyName+" ("+ch.KeyPrefix+"…)", ch.ApplicationName, "", ""),
+			fig(ch.SalesFigures))
 	}
 	for _, d := range rep.Days {
-		_ = cw.Write(append(row("day", "", "", "", "", "", "", "", "", "", "", "", d.Day, rep.TimeZone), fig(d.SalesFigures)...))
+		put(row("day", 0, "", 0, "", nil, 0, "", "", 0, "", "", d.Day, rep.TimeZone), fig(d.SalesFigures))
 	}
-	cw.Flush()
-	return cw.Error()
+	if err != nil {
+		_ = out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // Units writes minor units as currency units with two decimals, dot
 // decimal, no thousands separator: 123456 → "1234.56", -5 → "-0.05".
-func Units(minor int64) string {
-	sign := ""
-	if minor < 0 {
-		sign, minor = "-", -minor
-	}
-	return sign + strconv.FormatInt(minor/100, 10) + "." + strconv.FormatInt(minor%100/10, 10) + strconv.FormatInt(minor%10, 10)
-}
-
-func i64(v int64) string { return strconv.FormatInt(v, 10) }
+func Units(minor int64) string { return export.Units(minor) }
 
 // cell keeps a text cell (a title, a name) from being read as a formula by
-// a spreadsheet that opens the file: one starting with = + - @ or a control
-// character gets a leading apostrophe.
-func cell(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
+// a spreadsheet that opens the file (export.Cell).
+func cell(s string) string { return export.Cell(s) }
