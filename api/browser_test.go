@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -280,4 +281,46 @@ func TestDocsRenderOffline(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "docs.png"), shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestProblemTypesPage: every problem's type links to a section of
+// /docs/problems: the page has one for each code the document declares,
+// naming its status, meaning and what to do; it fits 1280 and 390 px,
+// passes the WCAG A/AA check and loads nothing from elsewhere.
+func TestProblemTypesPage(t *testing.T) {
+	s := testenv.NewStack(t)
+	res := s.Get(t, "/v1/no-such-route", "")
+	p := expectProblem(t, res, http.StatusNotFound, "not_found")
+	ctx := newBrowser(t, 60*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+"/v1/no-such-route")); err != nil {
+		t.Fatal(err)
+	}
+	// The type, resolved against the request's URL as RFC 9457 says.
+	target := s.URL + p.Type
+	if err := chromedp.Do(ctx, chromedp.Navigate(target)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector(':target h2') || {}).textContent || ''`))
+	if err != nil || !strings.Contains(got, "not_found") || !strings.Contains(got, "404 Not Found") {
+		t.Fatalf("%s: the targeted section says %q (%v)", target, got, err)
+	}
+	ids, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('main section[id]'), s => s.id)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct {
+					Enum []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	s.Get(t, "/openapi.json", "").Decode(t, &doc)
+	codes := doc.Components.Schemas["Problem"].Properties["code"].Enum
+	if len(codes) < 30 || !slices.Equal(ids, codes) {
+		t.Fatalf("the page documents %v, the document declares %v", ids, codes)
+	}
+	pageFits(t, ctx, "problem-types", nil)
 }

@@ -29,6 +29,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/ticketsales/ticketsales/api"
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
 	"github.com/ticketsales/ticketsales/internal/organizer"
@@ -91,6 +92,7 @@ type listBody[T any] struct {
 }
 
 type problem struct {
+	Type          string `json:"type"`
 	Status        int    `json:"status"`
 	Code          string `json:"code"`
 	Detail        string `json:"detail"`
@@ -116,6 +118,10 @@ func expectProblem(t *testing.T, res *testenv.Response, status int, code string)
 	}
 	if p.RequestID == "" || p.RequestID != res.Header.Get("X-Request-Id") {
 		t.Fatalf("problem request_id %q must equal X-Request-Id %q", p.RequestID, res.Header.Get("X-Request-Id"))
+	}
+	// Its type links to the code's documentation.
+	if p.Type != api.ProblemTypesPath+"#"+code {
+		t.Fatalf("problem type %q, want %s#%s", p.Type, api.ProblemTypesPath, code)
 	}
 	return p
 }

@@ -9,35 +9,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 )
 
-// problemCodes are the codes a Problem may carry: the document declares
-// them as an enum, so a generated client can switch on them.
-var problemCodes = []string{
-	"amount_mismatch", "api_key_malformed", "api_key_missing", "api_key_unknown", "client_closed_request",
-	"door_key_elsewhere", "gateway_unavailable", "idempotency_key_required",
-	"idempotency_key_reused", "idempotency_request_in_progress", "insufficient_scope", "internal",
-	"invalid_state", "limit_reached", "malformed_request", "method_not_allowed", "not_acceptable", "not_found",
-	"order_expired", "order_paid", "rate_limited", "request_timeout", "request_too_large",
-	"reservation_expired", "sales_closed", "sales_not_open", "seat_not_for_sale", "seat_taken", "sold_out", "ticket_checked_in", "unauthenticated", "unavailable",
-	"unsupported_media_type", "validation_error", "error",
-}
-
-// codesByStatus says which problem codes each failure status carries; the
-// document lists them in that response's description.
-var codesByStatus = map[string][]string{
-	"400": {"malformed_request", "idempotency_key_required"},
-	"401": {"api_key_missing", "api_key_malformed", "api_key_unknown"},
-	"403": {"insufficient_scope", "door_key_elsewhere"},
-	"404": {"not_found"},
-	"405": {"method_not_allowed"},
-	"409": {"seat_taken", "seat_not_for_sale", "sales_not_open", "sales_closed", "sold_out", "invalid_state", "order_paid", "reservation_expired", "order_expired", "limit_reached", "ticket_checked_in", "idempotency_request_in_progress"},
-	"413": {"request_too_large"},
-	"415": {"unsupported_media_type"},
-	"422": {"validation_error", "amount_mismatch", "gateway_unavailable", "idempotency_key_reused"},
-	"429": {"rate_limited"},
-	"500": {"internal"},
-	"503": {"unavailable"},
-}
-
 // nullable lists properties the service answers with null (a ticket
 // without a seat, an event without prices): Huma cannot mark a $ref
 // nullable, so the document says anyOf [ref, null].

@@ -39,7 +39,7 @@ func unavailableSeats(refs []errs.SeatRef) []UnavailableSeat {
 // extended with a machine-readable code, the request id and the members
 // particular errors carry.
 type Problem struct {
-	Type          string              `json:"type" doc:"A URI reference identifying the problem type."`
+	Type          string              `json:"type" doc:"The problem type: /docs/problems#<code>, a reference to the section documenting the code (resolve it against the request URL)."`
 	Title         string              `json:"title"`
 	Status        int                 `json:"status"`
 	Detail        string              `json:"detail,omitempty"`
@@ -100,7 +100,7 @@ func newProblem(ctx context.Context, status int, code, detail string) *Problem {
 			code = "error"
 		}
 	}
-	return &Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail,
+	return &Problem{Type: problemTypeURI(code), Title: http.StatusText(status), Status: status, Detail: detail,
 		Code: code, RequestID: request.ID(ctx)}
 }
 

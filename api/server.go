@@ -196,6 +196,7 @@ func New(deps Deps) *Server {
 		mux.Handle("/cabinet/", deps.Cabinet)
 	}
 	reference.Register(mux, cfg.Info.Title+" Reference", "/openapi.yaml")
+	reference.RegisterProblems(mux, ProblemTypesPath, cfg.Info.Title+": problem types", referenceProblemTypes())
 	if deps.Gateway != nil {
 		mux.Handle("/pay/", deps.Gateway.Handler())
 	}

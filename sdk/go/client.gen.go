@@ -1896,7 +1896,7 @@ type Problem struct {
 	Status      int64  `json:"status"`
 	Title       string `json:"title"`
 
-	// Type A URI reference identifying the problem type.
+	// Type The problem type: /docs/problems#<code>, a reference to the section documenting the code (resolve it against the request URL).
 	Type string `json:"type"`
 
 	// AggregatorUnavailableSeats Aggregator adapter: the seats a seat_taken error refers to, as <zone_id>|<seat_id>.

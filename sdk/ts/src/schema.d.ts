@@ -1682,7 +1682,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "amount_mismatch" | "api_key_malformed" | "api_key_missing" | "api_key_unknown" | "client_closed_request" | "door_key_elsewhere" | "gateway_unavailable" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_request_in_progress" | "insufficient_scope" | "internal" | "invalid_state" | "limit_reached" | "malformed_request" | "method_not_allowed" | "not_acceptable" | "not_found" | "order_expired" | "order_paid" | "rate_limited" | "request_timeout" | "request_too_large" | "reservation_expired" | "sales_closed" | "sales_not_open" | "seat_not_for_sale" | "seat_taken" | "sold_out" | "ticket_checked_in" | "unauthenticated" | "unavailable" | "unsupported_media_type" | "validation_error" | "error";
+            code: "malformed_request" | "idempotency_key_required" | "api_key_missing" | "api_key_malformed" | "api_key_unknown" | "unauthenticated" | "insufficient_scope" | "door_key_elsewhere" | "not_found" | "method_not_allowed" | "not_acceptable" | "request_timeout" | "seat_taken" | "seat_not_for_sale" | "sales_not_open" | "sales_closed" | "sold_out" | "invalid_state" | "order_paid" | "reservation_expired" | "order_expired" | "limit_reached" | "ticket_checked_in" | "idempotency_request_in_progress" | "request_too_large" | "unsupported_media_type" | "validation_error" | "amount_mismatch" | "gateway_unavailable" | "idempotency_key_reused" | "rate_limited" | "client_closed_request" | "internal" | "unavailable" | "error";
             detail?: string;
             /** @description Field errors of a validation_error. */
             errors?: components["schemas"]["ErrorDetail"][];
@@ -1706,7 +1706,7 @@ export interface components {
             /** Format: int64 */
             status: number;
             title: string;
-            /** @description A URI reference identifying the problem type. */
+            /** @description The problem type: /docs/problems#<code>, a reference to the section documenting the code (resolve it against the request URL). */
             type: string;
             /** @description Aggregator adapter: the seats a seat_taken error refers to, as <zone_id>|<seat_id>. */
             unavailableSeats?: string[];
