@@ -65,9 +65,12 @@ func TestConfirmWithoutAWorkerIsAccepted(t *testing.T) {
 	if again := f.confirmWith(t, o, "pay-accepted", key); again.Status != http.StatusAccepted || again.Header.Get("Idempotent-Replayed") != "" {
 		t.Errorf("repeat under the same key: %d replayed=%q", again.Status, again.Header.Get("Idempotent-Replayed"))
 	}
-	// Another payment is not accepted beside it.
+	// Another payment is not accepted beside it; the order says which was.
 	if other := f.confirmWith(t, o, "pay-other", idemKey(t)); other.Status != http.StatusConflict || other.JSON(t)["code"] != "invalid_state" {
 		t.Errorf("confirm with another payment: %d %s", other.Status, other.Body)
+	}
+	if got := f.orderStatus(t, o.ID); got.PaymentID == nil || *got.PaymentID != "pay-accepted" {
+		t.Errorf("the order's payment_id after a refused second payment: %v, want pay-accepted", got.PaymentID)
 	}
 	// A partner cannot cancel it: its payment pays it.
 	if c := f.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/cancel", o.ID), f.keyA, ""); c.Status != http.StatusConflict {

@@ -270,6 +270,7 @@ type order struct {
 	Total      struct{ Amount int64 } `json:"total"`
 	ExpiresAt  time.Time              `json:"expires_at"`
 	PaidAt     *time.Time             `json:"paid_at"`
+	PaymentID  *string                `json:"payment_id"`
 }
 
 type orderBody struct {

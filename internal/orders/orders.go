@@ -126,6 +126,7 @@ type Order struct {
 	ExpiresAt      time.Time            `json:"expires_at" doc:"End of the payment window."`
 	PaidAt         *time.Time           `json:"paid_at,omitempty"`
 	// PaymentAcceptedAt marks "payment accepted, tickets follow".
+	PaymentID         *string    `json:"payment_id,omitempty" doc:"The payment on record for the order: for payment=external the external_payment_id of the confirm that was applied (after a 409 naming another payment id, this is the one applied); for payment=gateway the gateway's payment id. Absent until there is one."`
 	PaymentAcceptedAt *time.Time `json:"payment_accepted_at,omitempty" doc:"payment=external: when the confirm's payment was accepted. On a pending_payment order it means the payment is on record and the order will be paid with it (its seats are kept, the payment window no longer applies): the tickets follow, read the order again."`
 }
 
@@ -163,8 +164,8 @@ func (s *Service) View(o *store.Order) *Order {
 	out := &Order{ID: o.ID, Status: o.Status, CancelReason: o.CancelReason, EventID: o.EventID, ReservationID: o.ReservationID,
 		ScheduleSlotID: o.ScheduleSlotID, Payment: o.Payment, Amount: money(o.Amount), Total: money(o.Total),
 		ServiceFee: money(o.ServiceFee), IsTest: o.IsTest, CreatedAt: o.CreatedAt, ExpiresAt: o.ExpiresAt, PaidAt: o.PaidAt,
-		PaymentAcceptedAt: o.PaymentAcceptedAt,
-		Customer:          Buyer{Email: o.CustomerEmail, FirstName: o.CustomerFirstName, LastName: o.CustomerLastName, Phone: o.CustomerPhone}}
+		PaymentAcceptedAt: o.PaymentAcceptedAt, PaymentID: o.PaymentID,
+		Customer: Buyer{Email: o.CustomerEmail, FirstName: o.CustomerFirstName, LastName: o.CustomerLastName, Phone: o.CustomerPhone}}
 	if o.Status == states.OrderPendingPayment {
 		switch {
 		case o.PaymentURL != nil:

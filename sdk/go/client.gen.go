@@ -1838,6 +1838,9 @@ type Order struct {
 	// PaymentAcceptedAt payment=external: when the confirm's payment was accepted. On a pending_payment order it means the payment is on record and the order will be paid with it (its seats are kept, the payment window no longer applies): the tickets follow, read the order again.
 	PaymentAcceptedAt *time.Time `json:"payment_accepted_at,omitempty"`
 
+	// PaymentId The payment on record for the order: for payment=external the external_payment_id of the confirm that was applied (after a 409 naming another payment id, this is the one applied); for payment=gateway the gateway's payment id. Absent until there is one.
+	PaymentId *string `json:"payment_id,omitempty"`
+
 	// PaymentUrl Where the buyer pays, for payment=gateway.
 	PaymentUrl     *string `json:"payment_url,omitempty"`
 	ReservationId  *string `json:"reservation_id,omitempty"`

@@ -1654,6 +1654,8 @@ export interface components {
              * @description payment=external: when the confirm's payment was accepted. On a pending_payment order it means the payment is on record and the order will be paid with it (its seats are kept, the payment window no longer applies): the tickets follow, read the order again.
              */
             payment_accepted_at?: string;
+            /** @description The payment on record for the order: for payment=external the external_payment_id of the confirm that was applied (after a 409 naming another payment id, this is the one applied); for payment=gateway the gateway's payment id. Absent until there is one. */
+            payment_id?: string;
             /** @description Where the buyer pays, for payment=gateway. */
             payment_url?: string;
             reservation_id?: string;
