@@ -68,6 +68,16 @@ func (s *Server) registerRefunds(api huma.API) {
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
+		OperationID: "list-order-refunds", Method: http.MethodGet, Path: "/orders/{id}/refunds", Tags: []string{"Orders"},
+		Summary:     "List an order's refunds",
+		Description: "Every refund of the order, oldest first, as `GET /v1/refunds/{id}` answers each: its amount, tickets, status and who returns the money. An order's completed and pending refunds sum to at most its amount.",
+		Errors:      []int{http.StatusNotFound},
+	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *OrderPath) (*dataOutput[[]*refunds.Refund], error) {
+		rs, err := s.deps.Refunds.OfOrder(ctx, request.Caller(ctx), in.ID)
+		return reply(ctx, rs, err)
+	})
+
+	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "get-refund", Method: http.MethodGet, Path: "/refunds/{id}", Tags: []string{"Orders"},
 		Summary: "Get a refund", Description: "Its status moves from `pending` to `completed` once the gateway returned the money.",
 		Errors: []int{http.StatusNotFound},

@@ -57,6 +57,26 @@ func TestRefundsOfAnExternalOrder(t *testing.T) {
 	if err := f.DB.NewRaw("SELECT sum(amount) FROM refunds WHERE order_id = ?", id).Scan(context.Background(), &sum); err != nil || sum != o.Amount.Amount {
 		t.Fatalf("refunds sum to %d, order amount %d (%v)", sum, o.Amount.Amount, err)
 	}
+	// The order lists both refunds, oldest first, as each is read alone.
+	var list struct {
+		Data []struct {
+			ID      string `json:"id"`
+			Amount  struct{ Amount int64 }
+			Tickets []ticket `json:"tickets"`
+		} `json:"data"`
+	}
+	f.Get(t, fmt.Sprintf("/v1/orders/%d/refunds", id), f.keyA).Decode(t, &list)
+	if len(list.Data) != 2 || list.Data[0].Amount.Amount != 300000 || len(list.Data[0].Tickets) != 1 || list.Data[0].Tickets[0].ID != stalls.ID ||
+		list.Data[1].ID != rb.Data.ID || list.Data[1].Amount.Amount != 525000 || len(list.Data[1].Tickets) != 2 {
+		t.Fatalf("the order's refunds: %+v", list.Data)
+	}
+	var none struct{ Data []any }
+	if res := f.Get(t, fmt.Sprintf("/v1/orders/%d/refunds", other), f.keyA); res.Status != http.StatusOK {
+		t.Fatalf("refunds of an order with none: %d %s", res.Status, res.Body)
+	} else if res.Decode(t, &none); none.Data == nil || len(none.Data) != 0 {
+		t.Fatalf("refunds of an order with none: %s", res.Body)
+	}
+	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/orders/%d/refunds", id), f.keyB), http.StatusNotFound, "not_found")
 	st := f.seatStates(t)
 	for _, seat := range []string{"parterre-1-1", "parterre-1-2", "balcony-1-1"} {
 		if st[seat] != "free" {

@@ -294,6 +294,34 @@ func RefundsToResume(ctx context.Context, db bun.IDB, pendingBefore, failedBefor
 	return ids, nil
 }
 
+// OrderRefunds returns an order's refunds, oldest first, with their
+// ticket ids.
+func OrderRefunds(ctx context.Context, db bun.IDB, orderID int64) ([]Refund, error) {
+	var out []Refund
+	if err := db.NewSelect().Model(&out).Where("order_id = ?", orderID).OrderExpr("created_at, id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("refunds of order %d: %w", orderID, err)
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		RefundID string `bun:"refund_id"`
+		TicketID int64  `bun:"ticket_id"`
+	}
+	if err := db.NewRaw(`SELECT rt.refund_id, rt.ticket_id FROM refund_tickets rt JOIN refunds r ON r.id = rt.refund_id
+		WHERE r.order_id = ? ORDER BY rt.ticket_id`, orderID).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("tickets of order %d's refunds: %w", orderID, err)
+	}
+	for i := range out {
+		for _, row := range rows {
+			if row.RefundID == out[i].ID {
+				out[i].TicketIDs = append(out[i].TicketIDs, row.TicketID)
+			}
+		}
+	}
+	return out, nil
+}
+
 // GetRefund returns a refund with its ticket ids.
 func GetRefund(ctx context.Context, db bun.IDB, id string) (*Refund, error) {
 	r := new(Refund)

@@ -426,16 +426,41 @@ func (s *Service) View(ctx context.Context, p *apikey.Principal, r *store.Refund
 	if err != nil {
 		return nil, err
 	}
-	view := &Refund{ID: r.ID, OrderID: r.OrderID, Status: r.Status, Amount: pricing.Money{Amount: r.Amount, Currency: o.Currency},
+	return view(o, all, r), nil
+}
+
+// OfOrder lists the refunds of one of the caller's orders, oldest first
+// (errs.NotFound: not the caller's order).
+func (s *Service) OfOrder(ctx context.Context, p *apikey.Principal, orderID int64) ([]*Refund, error) {
+	o, err := store.GetOrder(ctx, s.db, p.CompanyID, p.IsTest(), orderID)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := store.OrderRefunds(ctx, s.db, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	all, err := s.orders.TicketsOf(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Refund, len(rs))
+	for i := range rs {
+		out[i] = view(o, all, &rs[i])
+	}
+	return out, nil
+}
+
+// view is refund r of order o, whose tickets are all.
+func view(o *store.Order, all []orders.Ticket, r *store.Refund) *Refund {
+	v := &Refund{ID: r.ID, OrderID: r.OrderID, Status: r.Status, Amount: pricing.Money{Amount: r.Amount, Currency: o.Currency},
 		MoneyReturnedBy: r.MoneyReturnedBy, Reason: r.Reason, OrderStatus: o.Status, CreatedAt: r.CreatedAt, Tickets: []orders.Ticket{}}
 	for _, t := range all {
-		for _, tid := range r.TicketIDs {
-			if t.ID == tid {
-				view.Tickets = append(view.Tickets, t)
-			}
+		if slices.Contains(r.TicketIDs, t.ID) {
+			v.Tickets = append(v.Tickets, t)
 		}
 	}
-	return view, nil
+	return v
 }
 
 func refundError(err error) error {

@@ -650,6 +650,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/orders/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an order's refunds
+         * @description Every refund of the order, oldest first, as `GET /v1/refunds/{id}` answers each: its amount, tickets, status and who returns the money. An order's completed and pending refunds sum to at most its amount.
+         *
+         *     Requires an API key with the scope `orders:read`.
+         */
+        get: operations["list-order-refunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orders/{id}/tickets": {
         parameters: {
             query?: never;
@@ -1401,6 +1423,12 @@ export interface components {
         };
         EnvelopeListOrder: {
             data: components["schemas"]["Order"][];
+            meta?: components["schemas"]["Meta"];
+            /** @description Log it for support lookups; equals the X-Request-Id header. */
+            request_id: string;
+        };
+        EnvelopeListRefundView: {
+            data: components["schemas"]["RefundView"][];
             meta?: components["schemas"]["Meta"];
             /** @description Log it for support lookups; equals the X-Request-Id header. */
             request_id: string;
@@ -7073,6 +7101,159 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "list-order-refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Order id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeListRefundView"];
+                };
+            };
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            401: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            403: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found. Problem codes: `not_found`. */
+            404: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Method Not Allowed. Problem codes: `method_not_allowed`. */
+            405: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error. Problem codes: `internal`. */
+            500: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure, as a problem (RFC 9457) with its code. */
+            default: {
+                headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
