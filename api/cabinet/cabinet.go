@@ -31,6 +31,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/internal/ratelimit"
 	"github.com/ticketsales/ticketsales/internal/refunds"
+	"github.com/ticketsales/ticketsales/internal/report"
 	"github.com/ticketsales/ticketsales/internal/webhooks"
 )
 
@@ -84,7 +85,7 @@ const (
 type cabinet struct {
 	Deps
 	sessions *scs.SessionManager
-	pages    *pages
+	pages    *zonedPages
 	apiKeys  *apikey.Keys
 	// office acts on orders (refund, resend, cancel) as the API does.
 	office *organizer.Orders
@@ -110,7 +111,7 @@ func New(d Deps) http.Handler {
 		d.Log.ErrorContext(r.Context(), "cabinet session", "err", err)
 		http.Error(w, "The cabinet could not load your session; try again.", http.StatusInternalServerError)
 	}
-	c := &cabinet{Deps: d, sessions: sm, pages: parsePages(), apiKeys: &apikey.Keys{DB: d.DB, Auth: d.Auth},
+	c := &cabinet{Deps: d, sessions: sm, pages: &zonedPages{}, apiKeys: &apikey.Keys{DB: d.DB, Auth: d.Auth},
 		office: &organizer.Orders{DB: d.DB, Orders: d.Orders, Refunds: d.Refunds, Temporal: d.Temporal}}
 
 	mux := http.NewServeMux()
@@ -273,7 +274,15 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 			c.fail(w, r, err)
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+		// The company's time zone, once per request: every time the
+		// page prints that is not an event's is in it (zone.go).
+		loc, err := report.Zone(r.Context(), c.DB, u.CompanyID)
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		ctx := context.WithValue(context.WithValue(r.Context(), userKey{}, u), zoneKey{}, loc)
+		h(w, r.WithContext(ctx))
 	})
 }
 

@@ -573,11 +573,11 @@ func (c *cabinet) requests(w http.ResponseWriter, r *http.Request) {
 			return time.Time{}
 		}
 		for _, layout := range []string{"2006-01-02T15:04", time.RFC3339, time.DateOnly} {
-			if t, err := time.ParseInLocation(layout, v, time.UTC); err == nil {
+			if t, err := time.ParseInLocation(layout, v, companyZone(r)); err == nil {
 				return t
 			}
 		}
-		problems = append(problems, what+" must be a date and time (YYYY-MM-DDTHH:MM, UTC).")
+		problems = append(problems, what+" must be a date and time (YYYY-MM-DDTHH:MM, "+companyZone(r).String()+").")
 		return time.Time{}
 	}
 	f.Since, f.Until = parseTime(lf.From, "From"), parseTime(lf.To, "To")
