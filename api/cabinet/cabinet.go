@@ -578,7 +578,13 @@ func (c *cabinet) forgotPassword(w http.ResponseWriter, r *http.Request, token s
 		c.fail(w, r, err)
 		return
 	}
-	msg := organizer.ResetMail(reset.User.Email, company, strings.TrimSuffix(c.PublicBaseURL, "/")+reset.Path, reset.ExpiresAt,
+	// No one is signed in here: the company's zone is read for the mail.
+	loc, err := report.Zone(r.Context(), c.DB, reset.User.CompanyID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	msg := organizer.ResetMail(reset.User.Email, company, strings.TrimSuffix(c.PublicBaseURL, "/")+reset.Path, reset.ExpiresAt.In(loc),
 		fmt.Sprintf("reset-%d-%d@ticketsales", reset.User.ID, reset.ExpiresAt.UnixNano()))
 	if err := c.Mail.Send(r.Context(), msg); err != nil {
 		c.Log.WarnContext(r.Context(), "cabinet reset link not sent", "user_id", reset.User.ID, "err", err)
