@@ -256,7 +256,9 @@ func TestCabinetTimesOneRule(t *testing.T) {
 	if err := chromedp.Do(bctx, chromedp.Navigate(f.URL+"/cabinet/report?from=2026-11-01&to=2026-11-30"), chromedp.WaitVisible(chromedp.CSS("#chart"))); err != nil {
 		t.Fatal(err)
 	}
-	pageFits(t, bctx, "times-report", func(t *testing.T, width int64) { chartReadable(t, bctx, "#chart", "#chart-days", width) })
+	pageFits(t, bctx, "times-report", func(t *testing.T, width int64) {
+		chartReadable(t, bctx, "#chart", "#chart-scale", "#chart-days", width)
+	})
 	if err := chromedp.Do(bctx, chromedp.Navigate(f.URL+"/cabinet/orders?by=paid&from=2026-11-28&to=2026-11-29"), chromedp.WaitVisible(chromedp.CSS("#orders"))); err != nil {
 		t.Fatal(err)
 	}
@@ -285,13 +287,13 @@ type chartMeasure struct {
 	Scale   []string `json:"scale"`
 }
 
-// chartReadable checks a chart (its SVG and the one of its axis labels) as
-// drawn at width: every label at least 11 px tall on screen, a scale of 2
-// to 4 gridlines each labelled with a value.
-func chartReadable(t *testing.T, ctx context.Context, chart, axis string, width int64) {
+// chartReadable checks a chart (its plot's SVG, its scale's and its axis
+// labels') as drawn at width: every label at least 11 px tall on screen, a
+// scale of 2 to 4 gridlines each labelled with a value.
+func chartReadable(t *testing.T, ctx context.Context, chart, scale, axis string, width int64) {
 	t.Helper()
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[chartMeasure](fmt.Sprintf(`(() => {
-		const texts = [...document.querySelectorAll(%[1]q + ' text'), ...document.querySelectorAll(%[2]q + ' text')];
+		const texts = [%[1]q, %[2]q, %[3]q].flatMap(s => [...document.querySelectorAll(s + ' text')]);
 		// The size as drawn: the font's computed size times the SVG's
 		// scale on screen (1 without a viewBox).
 		const drawn = t => {
@@ -303,9 +305,9 @@ func chartReadable(t *testing.T, ctx context.Context, chart, axis string, width 
 			minBox: Math.min(...texts.map(t => t.getBoundingClientRect().height)),
 			labels: texts.length,
 			lines: document.querySelectorAll(%[1]q + ' line.grid').length,
-			scale: Array.from(document.querySelectorAll(%[1]q + ' .scale text'), t => t.textContent),
+			scale: Array.from(document.querySelectorAll(%[2]q + ' text'), t => t.textContent),
 		};
-	})()`, chart, axis)))
+	})()`, chart, scale, axis)))
 	if err != nil {
 		t.Fatalf("measure %s at %d px: %v", chart, width, err)
 	}

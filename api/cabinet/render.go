@@ -329,7 +329,8 @@ type tick struct {
 }
 
 // axisLabel is a label under the bars, X in percent of the width, with
-// its text-anchor (start and end keep the outermost inside the chart).
+// its text-anchor (end keeps the last inside the chart; the first may
+// reach into the scale's column on the left).
 type axisLabel struct {
 	X      float64
 	Label  string
@@ -378,10 +379,7 @@ func axisLabels(labels []string, slot float64) []axisLabel {
 	var out []axisLabel
 	for i := 0; i < len(labels); i += every {
 		x, anchor := (float64(i)+0.5)*slot, "middle"
-		switch {
-		case x < 6:
-			x, anchor = float64(i)*slot, "start"
-		case x > 94:
+		if x > 94 {
 			x, anchor = float64(i+1)*slot, "end"
 		}
 		out = append(out, axisLabel{X: x, Label: labels[i], Anchor: anchor})
