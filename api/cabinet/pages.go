@@ -33,11 +33,7 @@ func (c *cabinet) reportQuery(w http.ResponseWriter, r *http.Request) (report.Fi
 		c.fail(w, r, err)
 		return report.Filter{}, nil, data, false
 	}
-	loc, err := report.Zone(r.Context(), c.DB, u.CompanyID)
-	if err != nil {
-		c.fail(w, r, err)
-		return report.Filter{}, nil, data, false
-	}
+	loc := companyZone(r) // read once per request, by signedIn
 	f := report.Filter{CompanyID: u.CompanyID}
 	if v := q.Get("event"); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
