@@ -356,7 +356,10 @@ func TestCabinetCheckInPage(t *testing.T) {
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	pageFits(t, ctx, "checkin", nil)
+	// The arrivals chart reads on a phone: labels at least 11 px, a scale.
+	pageFits(t, ctx, "checkin", func(t *testing.T, width int64) {
+		chartReadable(t, ctx, "#arrivals", "#arrivals-scale", "#arrivals-times", width)
+	})
 
 	// The key form shows a door key's fields once "Door key" is chosen,
 	// and hides the partner's scopes.

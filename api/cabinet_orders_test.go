@@ -66,11 +66,16 @@ func pageText(body string) string {
 // orders only under the switch, marked TEST; another company's orders
 // neither found nor opened. The order page shows the buyer, the tickets
 // (refunded, checked in), the money and a timeline of payment, issue,
-// e-mail, refund and check-in in the event's time zone. A finance user
+// e-mail, refund and check-in in the company's time zone. A finance user
 // reads orders; a door keeper gets 403.
 func TestCabinetOrders(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
+	// The company's days are Moscow's, as its events' (the list's dates
+	// and the page's times are the company's).
+	if _, err := f.DB.NewRaw("UPDATE companies SET timezone = 'Europe/Moscow' WHERE id = ?", f.companyA).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	outbox, err := mail.New("", t.TempDir(), "tickets@ticketsales.test")
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +300,8 @@ func TestCabinetOrders(t *testing.T) {
 	local := func(at time.Time) string { return at.In(moscow(t)).Format("2006-01-02 15:04:05") + " MSK" }
 	money := func(minor int64) string { return fmt.Sprintf("%d.%02d RUB", minor/100, minor%100) }
 	for _, w := range []string{
-		"Times are in Europe/Moscow, the event's time zone.",
+		"The event's times (its start, session, and the scans at its door) are in the venue's time zone, Europe/Moscow",
+		"the rest in the company's, Europe/Moscow",
 		"Status Partly refunded", "Name Maria Ivanova", "E-mail Maria.Ivanova@shop.test", "Phone +7 912 000-11-22",
 		"Event Swan Lake", "Venue Grand Hall",
 		refunded.Seat.Label, admitted.Seat.Label, refunded.Barcode + " refunded", admitted.Barcode + " checked in",

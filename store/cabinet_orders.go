@@ -135,9 +135,13 @@ type CabinetOrderFilter struct {
 	Status    states.OrderStatus
 	Channel   states.Channel // "": any
 	APIKeyID  int64          // 0: any key
-	// From and To are dates of creation, both included, in the time zone
-	// of each order's event (as the list shows its times); zero: open.
+	// From and To are days, both included, in Zone (the company's time
+	// zone, as the list shows its times; nil: UTC); zero: open. ByPaid
+	// makes them the days the orders were paid (as the sales report counts
+	// them), else the days they were created.
 	From, To time.Time
+	Zone     *time.Location
+	ByPaid   bool
 	// After lists the orders older than it; Before the ones newer (the
 	// page before), both newest first.
 	After, Before *OrderCursor
@@ -172,12 +176,15 @@ type CabinetOrderRow struct {
 // says "more than", and the count never reads a whole large table.
 const MaxOrderCount = 1000
 
-// Time zones are between UTC−12 and UTC+14: a local date's orders were
-// created between its midnight UTC − 14 h and its end UTC + 12 h.
-const (
-	zoneAhead  = 14 * time.Hour
-	zoneBehind = 12 * time.Hour
-)
+// midnight is the start of day's date plus days in the filter's zone.
+func (f CabinetOrderFilter) midnight(day time.Time, days int) time.Time {
+	loc := f.Zone
+	if loc == nil {
+		loc = time.UTC
+	}
+	y, m, d := day.Date()
+	return time.Date(y, m, d+days, 0, 0, 0, 0, loc)
+}
 
 // where is the filter as SQL over orders o joined to venues v, and its
 // arguments; with the cursor or not (the count has none).
@@ -228,14 +235,17 @@ func (f CabinetOrderFilter) where(cursor bool) (string, []any) {
 	if f.APIKeyID != 0 {
 		w, args = append(w, "o.api_key_id = ?"), append(args, f.APIKeyID)
 	}
-	// The UTC bound keeps the index's range; the local date decides.
+	// A day is from its midnight in the zone to the next (a range of the
+	// column's index), as the report's days are.
+	col := "o.created_at"
+	if f.ByPaid {
+		col = "o.paid_at"
+	}
 	if !f.From.IsZero() {
-		w = append(w, "o.created_at >= ?", "(o.created_at AT TIME ZONE v.timezone)::date >= ?::date")
-		args = append(args, f.From.Add(-zoneAhead), f.From.Format(time.DateOnly))
+		w, args = append(w, col+" >= ?"), append(args, f.midnight(f.From, 0))
 	}
 	if !f.To.IsZero() {
-		w = append(w, "o.created_at < ?", "(o.created_at AT TIME ZONE v.timezone)::date <= ?::date")
-		args = append(args, f.To.AddDate(0, 0, 1).Add(zoneBehind), f.To.Format(time.DateOnly))
+		w, args = append(w, col+" < ?"), append(args, f.midnight(f.To, 1))
 	}
 	if cursor && f.After != nil {
 		w = append(w, "o.created_at <= ?", "(o.created_at < ? OR o.id < ?)")

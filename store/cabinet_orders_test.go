@@ -114,9 +114,10 @@ func seedOrders(t testing.TB, n int) (*testenv.Stack, int64) {
 	_, prod := s.Key(t, company, "production")
 	for _, q := range []string{
 		`INSERT INTO orders (company_id, api_key_id, is_test, event_id, status, payment, payment_id, currency, total, service_fee, amount,
-			customer_email, customer_first_name, customer_last_name, customer_phone, access_token_hash, expires_at, created_at, channel)
+			customer_email, customer_first_name, customer_last_name, customer_phone, access_token_hash, expires_at, created_at, paid_at, channel)
 		SELECT ?0, ?1, g % 50 = 0, e.id, CASE WHEN g % 100 = 1 THEN 'refunded' ELSE 'paid' END, 'external', 'ext-' || g, 'RUB', 300000, 30000, 330000,
-			'buyer' || g || '@x.test', 'First' || g, 'Last' || g, '', '\x01', now(), now() - g * interval '1 minute', 'api'
+			'buyer' || g || '@x.test', 'First' || g, 'Last' || g, '', '\x01', now(), now() - g * interval '1 minute',
+			now() - g * interval '1 minute' + interval '30 seconds', 'api'
 		FROM generate_series(1, ?2) g JOIN events e ON e.company_id = ?0 AND e.ref = 'swan-lake'`,
 		`INSERT INTO order_items (order_id, position, category_id, price)
 		SELECT o.id, 0, c.id, 100000 FROM orders o JOIN ticket_categories c ON c.event_id = o.event_id AND c.ref = 'stalls'`,
@@ -148,6 +149,8 @@ func BenchmarkCabinetOrders(b *testing.B) {
 		{"name prefix, 111k matches", store.CabinetOrderFilter{Search: store.ParseOrderSearch("first1")}},
 		{"status refunded, 1%", store.CabinetOrderFilter{Status: "refunded"}},
 		{"yesterday", store.CabinetOrderFilter{From: today.AddDate(0, 0, -1), To: today.AddDate(0, 0, -1)}},
+		// A day of the report: the orders paid on it.
+		{"paid yesterday", store.CabinetOrderFilter{ByPaid: true, From: today.AddDate(0, 0, -1), To: today.AddDate(0, 0, -1)}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			f := bc.f

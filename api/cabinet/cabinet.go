@@ -32,6 +32,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/internal/ratelimit"
 	"github.com/ticketsales/ticketsales/internal/refunds"
+	"github.com/ticketsales/ticketsales/internal/report"
 	"github.com/ticketsales/ticketsales/internal/webhooks"
 )
 
@@ -85,7 +86,7 @@ const (
 type cabinet struct {
 	Deps
 	sessions *scs.SessionManager
-	pages    *pages
+	pages    *zonedPages
 	apiKeys  *apikey.Keys
 	// office acts on orders (refund, resend, cancel) as the API does.
 	office *organizer.Orders
@@ -111,7 +112,7 @@ func New(d Deps) http.Handler {
 		d.Log.ErrorContext(r.Context(), "cabinet session", "err", err)
 		http.Error(w, "The cabinet could not load your session; try again.", http.StatusInternalServerError)
 	}
-	c := &cabinet{Deps: d, sessions: sm, pages: parsePages(), apiKeys: &apikey.Keys{DB: d.DB, Auth: d.Auth},
+	c := &cabinet{Deps: d, sessions: sm, pages: &zonedPages{}, apiKeys: &apikey.Keys{DB: d.DB, Auth: d.Auth},
 		office: &organizer.Orders{DB: d.DB, Orders: d.Orders, Refunds: d.Refunds, Temporal: d.Temporal}}
 
 	mux := http.NewServeMux()
@@ -295,7 +296,15 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 			c.fail(w, r, err)
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+		// The company's time zone, once per request: every time the
+		// page prints that is not an event's is in it (zone.go).
+		loc, err := report.Zone(r.Context(), c.DB, u.CompanyID)
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		ctx := context.WithValue(context.WithValue(r.Context(), userKey{}, u), zoneKey{}, loc)
+		h(w, r.WithContext(ctx))
 	})
 }
 
@@ -591,7 +600,13 @@ func (c *cabinet) forgotPassword(w http.ResponseWriter, r *http.Request, token s
 		c.fail(w, r, err)
 		return
 	}
-	msg := organizer.ResetMail(reset.User.Email, company, strings.TrimSuffix(c.PublicBaseURL, "/")+reset.Path, reset.ExpiresAt,
+	// No one is signed in here: the company's zone is read for the mail.
+	loc, err := report.Zone(r.Context(), c.DB, reset.User.CompanyID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	msg := organizer.ResetMail(reset.User.Email, company, strings.TrimSuffix(c.PublicBaseURL, "/")+reset.Path, reset.ExpiresAt.In(loc),
 		fmt.Sprintf("reset-%d-%d@ticketsales", reset.User.ID, reset.ExpiresAt.UnixNano()))
 	if err := c.Mail.Send(r.Context(), msg); err != nil {
 		c.Log.WarnContext(r.Context(), "cabinet reset link not sent", "user_id", reset.User.ID, "err", err)

@@ -21,13 +21,15 @@ const ordersPerPage = 50
 // ordersForm is the order list's search and filters, as given.
 type ordersForm struct {
 	Q, Event, Status, Channel, From, To string
-	Sandbox                             bool
+	// By is what From and To are days of: "created" (or "") or "paid".
+	By      string
+	Sandbox bool
 }
 
 // query is the form as a URL query, without its cursor.
 func (f ordersForm) query() url.Values {
 	v := url.Values{}
-	for k, s := range map[string]string{"q": f.Q, "event": f.Event, "status": f.Status, "channel": f.Channel, "from": f.From, "to": f.To} {
+	for k, s := range map[string]string{"q": f.Q, "event": f.Event, "status": f.Status, "channel": f.Channel, "from": f.From, "to": f.To, "by": f.By} {
 		if s != "" {
 			v.Set(k, s)
 		}
@@ -81,7 +83,7 @@ func (c *cabinet) ordersQuery(w http.ResponseWriter, r *http.Request) (view *ord
 		return nil, f, nil, false
 	}
 	form := ordersForm{Q: strings.TrimSpace(q.Get("q")), Event: q.Get("event"), Status: q.Get("status"), Channel: q.Get("channel"),
-		From: q.Get("from"), To: q.Get("to"), Sandbox: sandbox}
+		From: q.Get("from"), To: q.Get("to"), By: q.Get("by"), Sandbox: sandbox}
 	view = &ordersPage{Form: form, Statuses: states.OrderStatuses}
 	events, err := organizer.EventOptions(r.Context(), c.DB, u.CompanyID)
 	if err != nil {
@@ -104,7 +106,16 @@ func (c *cabinet) ordersQuery(w http.ResponseWriter, r *http.Request) (view *ord
 	}
 	view.Events = events
 
-	f = organizer.Filter{CompanyID: u.CompanyID, IsTest: sandbox, Limit: ordersPerPage, Search: organizer.ParseSearch(form.Q)}
+	// The days are the company's, as the report's (zone.go).
+	f = organizer.Filter{CompanyID: u.CompanyID, IsTest: sandbox, Limit: ordersPerPage, Search: organizer.ParseSearch(form.Q),
+		Zone: companyZone(r)}
+	switch form.By {
+	case "", "created":
+	case "paid":
+		f.ByPaid = true
+	default:
+		problems = append(problems, "Choose whether the dates are of creation or of payment.")
+	}
 	if form.Q != "" && f.Search.Empty() {
 		problems = append(problems, "Search for an order id, a ticket's barcode or number, a payment id, an e-mail, or at least two letters of a name.")
 	}
@@ -137,16 +148,16 @@ func (c *cabinet) ordersQuery(w http.ResponseWriter, r *http.Request) (view *ord
 	}
 	if form.From != "" {
 		if f.From, err = time.Parse(time.DateOnly, form.From); err != nil {
-			problems = append(problems, "“Created from” must be a date (YYYY-MM-DD).")
+			problems = append(problems, "“From” must be a date (YYYY-MM-DD).")
 		}
 	}
 	if form.To != "" {
 		if f.To, err = time.Parse(time.DateOnly, form.To); err != nil {
-			problems = append(problems, "“Created to” must be a date (YYYY-MM-DD).")
+			problems = append(problems, "“To” must be a date (YYYY-MM-DD).")
 		}
 	}
 	if !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
-		problems = append(problems, "“Created to” is before “Created from”.")
+		problems = append(problems, "“To” is before “From”.")
 	}
 	return view, f, problems, true
 }
@@ -264,7 +275,7 @@ func (c *cabinet) order(w http.ResponseWriter, r *http.Request) {
 // showOrder renders the order's page with status; view carries what the
 // note and e-mail forms keep (new tokens are made where none is kept).
 func (c *cabinet) showOrder(w http.ResponseWriter, r *http.Request, status int, sandbox bool, id int64, view *orderPage) {
-	o, err := organizer.GetOrder(r.Context(), c.DB, user(r).CompanyID, sandbox, id)
+	o, err := organizer.GetOrder(r.Context(), c.DB, user(r).CompanyID, sandbox, id, companyZone(r))
 	if errors.Is(err, errs.NotFound) {
 		c.notFound(w, r)
 		return

@@ -33,11 +33,7 @@ func (c *cabinet) reportQuery(w http.ResponseWriter, r *http.Request) (report.Fi
 		c.fail(w, r, err)
 		return report.Filter{}, nil, data, false
 	}
-	loc, err := report.Zone(r.Context(), c.DB, u.CompanyID)
-	if err != nil {
-		c.fail(w, r, err)
-		return report.Filter{}, nil, data, false
-	}
+	loc := companyZone(r) // read once per request, by signedIn
 	f := report.Filter{CompanyID: u.CompanyID}
 	if v := q.Get("event"); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
@@ -575,11 +571,11 @@ func (c *cabinet) requests(w http.ResponseWriter, r *http.Request) {
 			return time.Time{}
 		}
 		for _, layout := range []string{"2006-01-02T15:04", time.RFC3339, time.DateOnly} {
-			if t, err := time.ParseInLocation(layout, v, time.UTC); err == nil {
+			if t, err := time.ParseInLocation(layout, v, companyZone(r)); err == nil {
 				return t
 			}
 		}
-		problems = append(problems, what+" must be a date and time (YYYY-MM-DDTHH:MM, UTC).")
+		problems = append(problems, what+" must be a date and time (YYYY-MM-DDTHH:MM, "+companyZone(r).String()+").")
 		return time.Time{}
 	}
 	f.Since, f.Until = parseTime(lf.From, "From"), parseTime(lf.To, "To")

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"math"
 	"net/http"
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -51,6 +53,9 @@ type pageData struct {
 	Next        string // the sign-in form's page to open afterwards
 	MinPassword int
 	User        *organizer.User
+	// Loc is the company's time zone (companyZone): the funcs time,
+	// timep, day and hms print in it.
+	Loc *time.Location
 	// Data is a page's own view (the cabinet's order pages keep theirs in
 	// their own types instead of growing this one).
 	Data any
@@ -108,20 +113,6 @@ var funcs = template.FuncMap{
 	// abs is a figure without its sign, for a statement's line whose
 	// label says which way the money went.
 	"abs": func(a int64) int64 { return max(a, -a) },
-	"time": func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		return t.UTC().Format("2006-01-02 15:04:05 UTC")
-	},
-	"timep": func(t *time.Time) string {
-		if t == nil {
-			return "—"
-		}
-		return t.UTC().Format("2006-01-02 15:04 UTC")
-	},
-	"day": func(t time.Time) string { return t.UTC().Format("2006-01-02") },
-	"hms": func(t time.Time) string { return t.UTC().Format("15:04:05") },
 	// pct is part of whole in whole percent ("—" of nothing).
 	"pct": func(part, whole int64) string {
 		if whole == 0 {
@@ -220,8 +211,14 @@ func idOrDash(p *int64) string {
 	return strconv.FormatInt(*p, 10)
 }
 
-func parsePages() *pages {
-	layout := template.Must(template.New("layout.html").Funcs(funcs).Funcs(zoneFuncs).ParseFS(templateFS, "templates/layout.html"))
+// parsePages parses the pages with the company funcs in UTC (tests).
+func parsePages() *pages { return parsePagesIn(time.UTC) }
+
+// parsePagesIn parses every page with the company funcs (companyFuncs) in
+// loc: a page's times come out in the company's zone without any template
+// passing it.
+func parsePagesIn(loc *time.Location) *pages {
+	layout := template.Must(template.New("layout.html").Funcs(funcs).Funcs(zoneFuncs).Funcs(companyFuncs(loc)).ParseFS(templateFS, "templates/layout.html"))
 	p := &pages{byName: map[string]*template.Template{}}
 	files, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
@@ -241,6 +238,22 @@ func parsePages() *pages {
 		p.byName[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, f))
 	}
 	return p
+}
+
+// zonedPages are the pages parsed once per company time zone in use, on
+// first need (a parsed template's funcs are fixed; a company's zone is one
+// of a few).
+type zonedPages struct{ byZone sync.Map } // zone name → *pages
+
+func (z *zonedPages) in(loc *time.Location) *pages {
+	if loc == nil {
+		loc = time.UTC
+	}
+	if p, ok := z.byZone.Load(loc.String()); ok {
+		return p.(*pages)
+	}
+	p, _ := z.byZone.LoadOrStore(loc.String(), parsePagesIn(loc))
+	return p.(*pages)
 }
 
 const flashKey = "flash"
@@ -273,6 +286,9 @@ func (c *cabinet) renderThen(w http.ResponseWriter, r *http.Request, status int,
 	if u, ok := r.Context().Value(userKey{}).(*organizer.User); ok && data.User == nil {
 		data.User = u
 	}
+	if data.Loc == nil {
+		data.Loc = companyZone(r)
+	}
 	flashed := false
 	if data.Notice == "" && data.User != nil {
 		// The notice an action left before redirecting here (POST,
@@ -281,7 +297,7 @@ func (c *cabinet) renderThen(w http.ResponseWriter, r *http.Request, status int,
 		flashed = data.Notice != ""
 	}
 	var buf bytes.Buffer
-	if err := c.pages.byName[name].ExecuteTemplate(&buf, "layout.html", data); err != nil {
+	if err := c.pages.in(data.Loc).byName[name].ExecuteTemplate(&buf, "layout.html", data); err != nil {
 		c.Log.ErrorContext(r.Context(), "cabinet template", "page", name, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
@@ -301,108 +317,184 @@ func (c *cabinet) renderThen(w http.ResponseWriter, r *http.Request, status int,
 var money = pricing.Format
 
 // chart is the sales-per-day bar chart, laid out here and drawn as inline
-// SVG by the template: no script, no outside asset.
+// SVG by the template: no script, no outside asset. The SVG has no viewBox:
+// its shapes are placed in percent of its box and its text is in CSS
+// pixels, so labels keep their size on a phone's narrow chart instead of
+// shrinking with it.
 type chart struct {
-	Width, Height int
-	Bars          []bar
-	Ticks         []tick
-	Max           string
-	Label         string
+	Bars  []bar
+	Ticks []tick      // the value scale: its gridlines, baseline first
+	Days  []axisLabel // the dates under the bars
+	Max   string      // the scale's top, in money
+	Label string
 }
 
+// bar is one day: X and W (and the refund bar's RX) in percent of the
+// chart's width, Y and H (RY, RH) in percent of its height.
 type bar struct {
-	X, Y, W, H   float64
-	RX, RY, RH   float64 // the refund bar
-	Label, Title string
-	ShowLabel    bool
+	X, Y, W, H float64
+	RX, RY, RH float64 // the refund bar
+	Title      string
 }
 
+// tick is a gridline of the scale, Y in percent of the height from the
+// top, labelled with its value.
 type tick struct {
 	Y     float64
 	Label string
 }
 
+// axisLabel is a label under the bars, X in percent of the width, with
+// its text-anchor (end keeps the last inside the chart; the first may
+// reach into the scale's column on the left).
+type axisLabel struct {
+	X      float64
+	Label  string
+	Anchor string
+}
+
+// plotTop is the headroom above the scale's top, in percent of the height.
+const plotTop = 8.0
+
+// maxAxisLabels bounds the labels under the bars: at about 40 px each they
+// fit a phone's 330 px chart.
+const maxAxisLabels = 7
+
+// scale is a value scale for a peak: a round step (1, 2, 2.5 or 5 times a
+// power of ten) and its top, a multiple of it, at most three steps up.
+func scale(peak int64) (step, top int64) {
+	peak = max(peak, 1)
+	raw := float64(peak) / 3
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			step = max(int64(math.Ceil(m*mag)), 1)
+			break
+		}
+	}
+	top = (peak + step - 1) / step * step
+	return step, top
+}
+
+// ticksOf is the scale's gridlines from 0 to top by step, labelled by label.
+func ticksOf(step, top int64, label func(int64) string) []tick {
+	var ts []tick
+	for v := int64(0); v <= top; v += step {
+		ts = append(ts, tick{Y: yOf(v, top), Label: label(v)})
+	}
+	return ts
+}
+
+// yOf is a value's height on a scale to top, in percent from the top.
+func yOf(v, top int64) float64 { return plotTop + (100-plotTop)*(1-float64(v)/float64(top)) }
+
+// axisLabels places every n-th of labels (at most maxAxisLabels) at its
+// slot's middle, slot being the share of the width of one.
+func axisLabels(labels []string, slot float64) []axisLabel {
+	every := (len(labels) + maxAxisLabels - 1) / maxAxisLabels
+	var out []axisLabel
+	for i := 0; i < len(labels); i += every {
+		x, anchor := (float64(i)+0.5)*slot, "middle"
+		if x > 94 {
+			x, anchor = float64(i+1)*slot, "end"
+		}
+		out = append(out, axisLabel{X: x, Label: labels[i], Anchor: anchor})
+	}
+	return out
+}
+
+// compact is an amount in minor units as a scale says it: major units,
+// thousands as k and millions as M ("2.5M", "750k", "40").
+func compact(minor int64) string {
+	v := float64(minor) / 100
+	switch {
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'f', -1, 64) + "M"
+	case v >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'f', -1, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
 // newChart lays out one bar per day for the gross sales, with the day's
-// refunds beside it, scaled to the largest.
+// refunds beside it, on a round scale above the largest.
 func newChart(days []report.DaySales, currency, tz string) *chart {
 	if len(days) == 0 {
 		return nil
 	}
-	const w, h, left, bottom, top = 720, 240, 8, 24, 12
 	var peak int64 = 1
 	for _, d := range days {
 		peak = max(peak, d.Gross, d.Refunds)
 	}
-	ch := &chart{Width: w, Height: h, Max: money(peak, currency),
+	step, top := scale(peak)
+	ch := &chart{Max: money(top, currency), Ticks: ticksOf(step, top, compact),
 		Label: fmt.Sprintf("Sales per day (%s), %s to %s", tz, days[0].Day, days[len(days)-1].Day)}
-	plotH := float64(h - bottom - top)
-	slot := float64(w-left) / float64(len(days))
-	every := max(1, len(days)/8) // at most about eight date labels
+	slot := 100 / float64(len(days))
+	base := yOf(0, top)
+	labels := make([]string, len(days))
 	for i, d := range days {
-		gh := plotH * float64(d.Gross) / float64(peak)
-		rh := plotH * float64(d.Refunds) / float64(peak)
-		x := float64(left) + float64(i)*slot
+		gy, ry := yOf(d.Gross, top), yOf(d.Refunds, top)
+		x := float64(i) * slot
 		bw := slot * 0.4
 		ch.Bars = append(ch.Bars, bar{
-			X: x + slot*0.1, Y: float64(top) + plotH - gh, W: bw, H: gh,
-			RX: x + slot*0.1 + bw, RY: float64(top) + plotH - rh, RH: rh,
-			Label:     d.Day[5:],
-			Title:     fmt.Sprintf("%s: %d tickets, gross %s, refunds %s", d.Day, d.TicketsSold, money(d.Gross, currency), money(d.Refunds, currency)),
-			ShowLabel: i%every == 0,
+			X: x + slot*0.1, Y: gy, W: bw, H: base - gy,
+			RX: x + slot*0.1 + bw, RY: ry, RH: base - ry,
+			Title: fmt.Sprintf("%s: %d tickets, gross %s, refunds %s", d.Day, d.TicketsSold, money(d.Gross, currency), money(d.Refunds, currency)),
 		})
+		labels[i] = d.Day[5:]
 	}
-	ch.Ticks = []tick{{Y: float64(top), Label: money(peak, currency)}, {Y: float64(top) + plotH/2, Label: money(peak/2, currency)}}
+	ch.Days = axisLabels(labels, slot)
 	return ch
 }
 
 // arrivalsChart is the check-in page's arrivals per 10 minutes, laid out
-// here and drawn as inline SVG by the template, like the sales chart.
+// here and drawn as inline SVG by the template, as the sales chart.
 type arrivalsChart struct {
-	Width, Height int
-	Bars          []arrivalBar
-	Max           int64
-	Label         string
-	BaseY, TopY   float64
+	Bars  []arrivalBar
+	Ticks []tick
+	Times []axisLabel
+	Max   int64 // the scale's top, in tickets
+	Label string
 }
 
+// arrivalBar is one bin, in percent as a bar.
 type arrivalBar struct {
 	X, Y, W, H float64
-	Label      string
-	LabelX     float64
 	Title      string
-	ShowLabel  bool
 	Admitted   int64
 }
 
-// newArrivalsChart lays out one bar per bin, scaled to the busiest.
+// newArrivalsChart lays out one bar per bin on a round scale above the
+// busiest.
 func newArrivalsChart(bins []checkin.Arrivals, loc *time.Location) *arrivalsChart {
 	if len(bins) == 0 {
 		return nil
 	}
-	const w, h, left, bottom, top = 720, 200, 4, 22, 14
 	var peak int64 = 1
 	for _, b := range bins {
 		peak = max(peak, b.Admitted)
 	}
-	ch := &arrivalsChart{Width: w, Height: h, Max: peak, BaseY: float64(h - bottom), TopY: float64(top),
+	step, top := scale(peak)
+	ch := &arrivalsChart{Max: top, Ticks: ticksOf(step, top, func(v int64) string { return strconv.FormatInt(v, 10) }),
 		Label: fmt.Sprintf("Arrivals per %d minutes, %s to %s (%s)", int(checkin.ArrivalBin.Minutes()),
 			bins[0].Start.In(loc).Format("15:04"), bins[len(bins)-1].Start.Add(checkin.ArrivalBin).In(loc).Format("15:04 MST"), loc)}
-	plotH := float64(h - bottom - top)
 	// At least minArrivalSlots slots: the first bars of the evening are
 	// bars, not a wall.
 	const minArrivalSlots = 18
-	slot := float64(w-left) / float64(max(len(bins), minArrivalSlots))
-	every := max(1, len(bins)/8)
+	slot := 100 / float64(max(len(bins), minArrivalSlots))
+	base := yOf(0, top)
+	labels := make([]string, len(bins))
 	for i, b := range bins {
-		bh := plotH * float64(b.Admitted) / float64(peak)
-		x := float64(left) + float64(i)*slot
+		y := yOf(b.Admitted, top)
+		x := float64(i) * slot
 		ch.Bars = append(ch.Bars, arrivalBar{
-			X: x + slot*0.1, Y: float64(top) + plotH - bh, W: slot * 0.8, H: bh, LabelX: x + slot*0.1,
-			Label:     b.Start.In(loc).Format("15:04"),
-			Title:     fmt.Sprintf("%s–%s: %d admitted", b.Start.In(loc).Format("15:04"), b.Start.Add(checkin.ArrivalBin).In(loc).Format("15:04 MST"), b.Admitted),
-			ShowLabel: i%every == 0, Admitted: b.Admitted,
+			X: x + slot*0.1, Y: y, W: slot * 0.8, H: base - y,
+			Title:    fmt.Sprintf("%s–%s: %d admitted", b.Start.In(loc).Format("15:04"), b.Start.Add(checkin.ArrivalBin).In(loc).Format("15:04 MST"), b.Admitted),
+			Admitted: b.Admitted,
 		})
+		labels[i] = b.Start.In(loc).Format("15:04")
 	}
+	ch.Times = axisLabels(labels, slot)
 	return ch
 }
 

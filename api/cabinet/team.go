@@ -129,7 +129,7 @@ func (c *cabinet) sendInvitation(r *http.Request, inv *organizer.Invitation) err
 		return err
 	}
 	base := strings.TrimSuffix(c.PublicBaseURL, "/")
-	msg := organizer.InvitationMail(inv.User.Email, by.Email, company, inv.User.Role, base+inv.Path, inv.ExpiresAt,
+	msg := organizer.InvitationMail(inv.User.Email, by.Email, company, inv.User.Role, base+inv.Path, inv.ExpiresAt.In(companyZone(r)),
 		fmt.Sprintf("invitation-%d-%d@ticketsales", inv.User.ID, inv.ExpiresAt.UnixNano()))
 	if err := c.Mail.Send(r.Context(), msg); err != nil {
 		c.Log.WarnContext(r.Context(), "cabinet invitation not sent", "user_id", inv.User.ID, "err", err)

@@ -335,7 +335,7 @@ func (c *cabinet) webhookEndpointPage(w http.ResponseWriter, r *http.Request) {
 	}
 	message := ""
 	if r.URL.Query().Get("rotate") == "refused" {
-		message = overlapNotice(ep)
+		message = overlapNotice(ep, companyZone(r))
 	}
 	c.endpointPage(w, r, http.StatusOK, message, ep, v, shown)
 }
@@ -489,10 +489,10 @@ func (c *cabinet) rotateSecret(w http.ResponseWriter, r *http.Request, p *apikey
 }
 
 // overlapNotice says why the secret was not rotated, and until when.
-func overlapNotice(ep *webhooks.CompanyEndpoint) string {
+func overlapNotice(ep *webhooks.CompanyEndpoint, loc *time.Location) string {
 	until := "its overlap ends"
 	if ep.PreviousSecretExpiresAt != nil {
-		until = ep.PreviousSecretExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
+		until = inZone(*ep.PreviousSecretExpiresAt, loc, "2006-01-02 15:04")
 	}
 	return fmt.Sprintf("Not rotated again: the secret was rotated less than %d hours ago, and the one it replaced still signs "+
 		"beside it. Rotate again after %s.", int(webhooks.SecretOverlap.Hours()), until)

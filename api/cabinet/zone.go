@@ -1,12 +1,53 @@
 package cabinet
 
 import (
+	"net/http"
 	"sync"
 	"time"
 )
 
-// Event times show in the event's venue time zone, labelled with it: a
-// door manager in Yekaterinburg reads 19:03 +05, not 14:03 UTC.
+// The cabinet's one rule for times. An event's times (its start, a
+// session's, its sales windows, the scans at its door) show in the event's
+// venue time zone: a door manager in Yekaterinburg reads 19:03 +05, not
+// 14:03 UTC (the funcs at, atSec, clock, dayIn and the zone of the
+// event). Everything else (an order's created and paid, refunds, its
+// timeline and notes, keys, the team, the request log, webhooks, and
+// every "day") shows in the company's time zone (report.Zone, the owner
+// sets it on the report page), which signedIn loads once per request and
+// render gives every page: the funcs time, timep, day and hms print in it.
+// Both always print the zone ("2026-11-28 14:03 MSK"), but for a bare day.
+
+// zoneKey is the context key of the company's time zone.
+type zoneKey struct{}
+
+// companyZone is the signed-in user's company's time zone (UTC outside
+// signedIn).
+func companyZone(r *http.Request) *time.Location {
+	if loc, ok := r.Context().Value(zoneKey{}).(*time.Location); ok && loc != nil {
+		return loc
+	}
+	return time.UTC
+}
+
+// companyFuncs are the template funcs of times in the company's zone loc.
+func companyFuncs(loc *time.Location) map[string]any {
+	return map[string]any{
+		"time": func(t time.Time) string {
+			if t.IsZero() {
+				return ""
+			}
+			return inZone(t, loc, "2006-01-02 15:04:05")
+		},
+		"timep": func(t *time.Time) string {
+			if t == nil {
+				return "—"
+			}
+			return inZone(*t, loc, "2006-01-02 15:04")
+		},
+		"day": func(t time.Time) string { return t.In(loc).Format("2006-01-02") },
+		"hms": func(t time.Time) string { return inZone(t, loc, "15:04:05") },
+	}
+}
 
 var zones sync.Map // time zone name → *time.Location
 

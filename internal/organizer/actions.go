@@ -66,7 +66,8 @@ type Actor struct {
 type ActionOrder struct {
 	*store.Order
 	Event    string
-	Refunded int64 // Σ of its refunds
+	TimeZone string // the event's: its door's scans are in it
+	Refunded int64  // Σ of its refunds
 	// Tickets are its active tickets (what a refund may void).
 	Tickets []store.Ticket
 }
@@ -88,7 +89,7 @@ func (s *Orders) GetOrder(ctx context.Context, companyID, orderID int64) (*Actio
 	if err != nil {
 		return nil, err
 	}
-	out := &ActionOrder{Order: o, Event: ev.Title}
+	out := &ActionOrder{Order: o, Event: ev.Title, TimeZone: ev.Timezone}
 	if out.Refunded, err = store.RefundedAmount(ctx, s.DB, o.ID); err != nil {
 		return nil, err
 	}

@@ -2,7 +2,9 @@ package organizer
 
 // What the cabinet shows of a company's orders: the list a search and
 // filters select, and an order's page (buyer, tickets, money and its
-// timeline), with every time in the event's time zone.
+// timeline). An event's times (its start, its session, the scans at its
+// door) are in the event's time zone; the rest (created, paid, refunds, the
+// timeline, notes) in the company's, which the caller gives.
 
 import (
 	"cmp"
@@ -39,7 +41,7 @@ var (
 // MaxCount bounds the matches counted (past it: "more than").
 const MaxCount = store.MaxOrderCount
 
-// When is a moment as the cabinet shows it, in the event's time zone
+// When is a moment as the cabinet shows it, in the time zone it was put in
 // (zero: not happened).
 type When struct{ t time.Time }
 
@@ -84,6 +86,7 @@ type Row struct {
 	ID       int64
 	IsTest   bool
 	Created  When
+	Paid     When
 	Zone     string
 	Event    string
 	Buyer    string
@@ -122,7 +125,8 @@ func ExactOrder(ctx context.Context, db bun.IDB, f Filter) (id int64, ok bool, e
 }
 
 // ListOrders reads a page of the company's orders f selects, newest first,
-// and how many match. f.Limit is the page's length.
+// and how many match. f.Limit is the page's length; f.Zone the company's
+// time zone, which the rows' times and the filter's days are in.
 func ListOrders(ctx context.Context, db bun.IDB, f Filter) (*List, error) {
 	rows, more, err := store.ListCabinetOrders(ctx, db, f)
 	if err != nil {
@@ -134,8 +138,11 @@ func ListOrders(ctx context.Context, db bun.IDB, f Filter) (*List, error) {
 	}
 	l := &List{Count: n}
 	for _, r := range rows {
-		loc, name := zone(r.TimeZone)
-		l.Rows = append(l.Rows, Row{ID: r.ID, IsTest: r.IsTest, Created: At(r.CreatedAt, loc), Zone: name, Event: r.EventTitle,
+		loc := f.Zone
+		if loc == nil {
+			loc = time.UTC
+		}
+		l.Rows = append(l.Rows, Row{ID: r.ID, IsTest: r.IsTest, Created: At(r.CreatedAt, loc), Paid: atp(r.PaidAt, loc), Zone: loc.String(), Event: r.EventTitle,
 			Buyer: strings.TrimSpace(r.CustomerFirstName + " " + r.CustomerLastName), Email: r.CustomerEmail, Status: r.Status,
 			Channel: channelLabel(r.Channel, r.KeyPrefix, r.KeyName), Amount: r.Amount, Currency: r.Currency, Tickets: r.Tickets})
 	}
@@ -179,21 +186,25 @@ func channelLabel(ch states.Channel, prefix, name string) string {
 
 // Order is an order's page.
 type Order struct {
-	ID       int64
-	IsTest   bool
-	Status   states.OrderStatus
-	Zone     string // the event's time zone: every When of the page is in it
-	Buyer    Buyer
-	Event    Event
-	Channel  string
-	Tickets  []Ticket
-	Money    Money
-	Refunds  []Refund
-	CheckIns []CheckIn
-	Timeline []Entry
+	ID     int64
+	IsTest bool
+	Status states.OrderStatus
+	// Zone is the company's time zone: the page's times are in it, but
+	// for the event's (EventZone): its start, session and door scans.
+	Zone      string
+	EventZone string
+	Buyer     Buyer
+	Event     Event
+	Channel   string
+	Tickets   []Ticket
+	Money     Money
+	Refunds   []Refund
+	CheckIns  []CheckIn
+	Timeline  []Entry
 	// Notes are the back office's notes on it, newest first (notes.go).
 	Notes     []Note
 	Created   When
+	Paid      When
 	Cancelled string // why, when cancelled
 	// WorkflowID is the order's workflow in Temporal.
 	WorkflowID string
@@ -275,21 +286,23 @@ type Entry struct {
 
 // GetOrder reads the company's order of one environment and shapes its
 // page; another company's order, or one of the other environment, is
-// errs.NotFound.
-func GetOrder(ctx context.Context, db *bun.DB, companyID int64, isTest bool, orderID int64) (*Order, error) {
+// errs.NotFound. company is the company's time zone.
+func GetOrder(ctx context.Context, db *bun.DB, companyID int64, isTest bool, orderID int64, company *time.Location) (*Order, error) {
 	co, err := store.GetCabinetOrder(ctx, db, companyID, isTest, orderID)
 	if err != nil {
 		return nil, err
 	}
-	v := shape(co)
+	if company == nil {
+		company = time.UTC
+	}
+	v := shape(co, company)
 	// What the cabinet did to it, and who (actions.go).
 	acts, err := store.ListCabinetActions(ctx, db, companyID, orderID)
 	if err != nil {
 		return nil, err
 	}
-	loc, _ := zone(co.Event.TimeZone)
-	withActions(v, acts, loc)
-	if v.Notes, err = Notes(ctx, db, companyID, orderID, loc); err != nil {
+	withActions(v, acts, company)
+	if v.Notes, err = Notes(ctx, db, companyID, orderID, company); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -328,12 +341,15 @@ var returnText = map[states.ReturnReason]string{
 	states.ReturnSeatsLost:      "the seats were lost",
 }
 
-func shape(co *store.CabinetOrder) *Order {
+// shape is the order's page: the event's times in its zone (ev), the
+// rest in the company's (loc).
+func shape(co *store.CabinetOrder, loc *time.Location) *Order {
 	o := co.Order
-	loc, zoneName := zone(co.Event.TimeZone)
-	v := &Order{ID: o.ID, IsTest: o.IsTest, Status: o.Status, Zone: zoneName, Created: At(o.CreatedAt, loc),
+	ev, evName := zone(co.Event.TimeZone)
+	v := &Order{ID: o.ID, IsTest: o.IsTest, Status: o.Status, Zone: loc.String(), EventZone: evName,
+		Created: At(o.CreatedAt, loc), Paid: atp(o.PaidAt, loc),
 		Buyer:      Buyer{Name: strings.TrimSpace(o.CustomerFirstName + " " + o.CustomerLastName), Email: o.CustomerEmail, Phone: o.CustomerPhone},
-		Event:      Event{ID: o.EventID, Title: co.Event.Title, Venue: co.Event.VenueName, Starts: At(co.Event.StartsAt, loc)},
+		Event:      Event{ID: o.EventID, Title: co.Event.Title, Venue: co.Event.VenueName, Starts: At(co.Event.StartsAt, ev)},
 		Channel:    channelLabel(o.Channel, co.Key.Prefix, co.Key.Name),
 		WorkflowID: contract.OrderWorkflowID(o.ID),
 	}
@@ -341,7 +357,7 @@ func shape(co *store.CabinetOrder) *Order {
 		v.Channel += " (" + co.Key.ApplicationName + ")"
 	}
 	if co.Event.SessionStartsAt != nil {
-		v.Event.Session = At(*co.Event.SessionStartsAt, loc).String()
+		v.Event.Session = At(*co.Event.SessionStartsAt, ev).String()
 		if co.Event.SessionRef != nil {
 			v.Event.Session = *co.Event.SessionRef + ", " + v.Event.Session
 		}
@@ -403,7 +419,7 @@ func shape(co *store.CabinetOrder) *Order {
 		}
 		if p.TicketID != nil {
 			t.Number, t.Barcode = deref(p.Number), deref(p.Barcode)
-			t.CheckedIn, t.Gate = atp(p.CheckedInAt, loc), deref(p.CheckedInGate)
+			t.CheckedIn, t.Gate = atp(p.CheckedInAt, ev), deref(p.CheckedInGate)
 			switch {
 			case p.Status != nil && *p.Status == states.TicketRefunded:
 				t.State = "refunded"
@@ -457,16 +473,18 @@ func shape(co *store.CabinetOrder) *Order {
 	}
 	for _, c := range co.CheckIns {
 		ci := CheckIn{Ticket: c.TicketNumber, Gate: c.Gate, Device: c.DeviceID, Direction: c.Direction, Outcome: c.Outcome,
-			At: At(c.ScannedAt, loc), Offline: c.Offline}
+			At: At(c.ScannedAt, ev), Offline: c.Offline}
 		v.CheckIns = append(v.CheckIns, ci)
 		detail := "gate " + c.Gate
 		if c.DeviceID != "" {
 			detail += ", device " + c.DeviceID
 		}
 		if c.Offline {
-			detail += ", scanned offline (uploaded " + At(c.ReceivedAt, loc).String() + ")"
+			detail += ", scanned offline (uploaded " + At(c.ReceivedAt, ev).String() + ")"
 		}
-		add(ci.At, "checkin", "Ticket "+c.TicketNumber+" "+OutcomeText(c.Outcome), detail)
+		// The timeline is in the company's zone, as the rest of it; the
+		// check-ins table says the door's time.
+		add(At(c.ScannedAt, loc), "checkin", "Ticket "+c.TicketNumber+" "+OutcomeText(c.Outcome), detail)
 	}
 	v.Money = m
 	// In time order; what happened at one moment keeps the order above

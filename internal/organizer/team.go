@@ -175,7 +175,8 @@ func (s *Service) ChangePassword(ctx context.Context, addr string, u *User, curr
 }
 
 // InvitationMail is the e-mail that invites a person to the company's
-// cabinet; link is the absolute link to accept it.
+// cabinet; link is the absolute link to accept it, expires when it ends,
+// in the company's time zone (the mail says it so).
 func InvitationMail(to, inviter, company string, role Role, link string, expires time.Time, id string) mail.Message {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Hello,\n\n%s invited you to the organizer's cabinet of %s, as %s.\n\n", inviter, company, role)
@@ -184,19 +185,20 @@ func InvitationMail(to, inviter, company string, role Role, link string, expires
 	// new one.
 	fmt.Fprintf(&b, "To accept, open this link and sign in with your cabinet password, or choose one if you have none yet:\n\n%s\n\n", link)
 	fmt.Fprintf(&b, "The link works once, until %s. If you did not expect this invitation, ignore this e-mail.\n",
-		expires.UTC().Format("2006-01-02 15:04 UTC"))
+		expires.Format("2006-01-02 15:04 MST"))
 	return mail.Message{To: to, Subject: "You are invited to the organizer's cabinet of " + company, Text: b.String(), MessageID: id}
 }
 
 // ResetMail is the e-mail with a link that sets a new password and
-// accepts the invitation to the company (ForgotPassword); link is absolute.
+// accepts the invitation to the company (ForgotPassword); link is absolute,
+// expires in the company's time zone.
 func ResetMail(to, company string, link string, expires time.Time, id string) mail.Message {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Hello,\n\nOn the page of your invitation to the organizer's cabinet of %s, someone asked for a link to set a new password.\n\n", company)
 	fmt.Fprintf(&b, "To choose a new password and accept the invitation, open this link (the invitation's own link no longer works):\n\n%s\n\n", link)
 	fmt.Fprintf(&b, "The new password replaces the one you had, for every organizer whose team you are in, and signs out your other sessions. ")
 	fmt.Fprintf(&b, "The link works once, until %s. If you did not ask for it, ignore this e-mail: your password stays as it is.\n",
-		expires.UTC().Format("2006-01-02 15:04 UTC"))
+		expires.Format("2006-01-02 15:04 MST"))
 	return mail.Message{To: to, Subject: "Set a new password for the organizer's cabinet of " + company, Text: b.String(), MessageID: id}
 }
 
