@@ -83,7 +83,7 @@ func TestCabinetSmallThings(t *testing.T) {
 		t.Errorf("favicon: %d %.100s", st, body)
 	}
 	list := b.get("/cabinet/orders")
-	if !strings.Contains(list.Body, `<td class="text" lang="ru">Мария Иванова</td>`) || strings.Contains(list.Body, `lang="ru">Boris`) {
+	if !strings.Contains(list.Body, `<td class="buyer"><span lang="ru">Мария Иванова</span>`) || strings.Contains(list.Body, `lang="ru">Boris`) || !strings.Contains(list.Body, `<td class="buyer"><span>Boris`) {
 		t.Errorf("the orders list marks Cyrillic names wrongly:\n%s", list.Body)
 	}
 

@@ -983,7 +983,7 @@ func TestCabinetTeamInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#password_again"), cabinetPassword))
 	submit(door, "accept", "#set-password", 200)
 	menu, err := chromedp.Run(door, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('header nav a'), a => a.getAttribute('href'))`))
-	if err != nil || !slices.Equal(menu, []string{"/cabinet/checkin", "/cabinet/account"}) {
+	if err != nil || !slices.Equal(menu, []string{"/cabinet/checkin", "/cabinet/door", "/cabinet/account"}) {
 		t.Fatalf("the door keeper's menu: %v %v", menu, err)
 	}
 	if got := text(door, ".who"); got != "door@acme.test · door" {
