@@ -78,6 +78,21 @@ func TestBestAvailable(t *testing.T) {
 	if o.Status != "RESERVED" || o.Amount.Value != 990000 {
 		t.Fatalf("aggregator reserve by quantity: %s", res.Body)
 	}
+	// It says which seats it held: three of the stalls, side by side,
+	// each as reserve takes them, and those seats are now reserved.
+	if len(o.Seats) != 3 {
+		t.Fatalf("the reserve by quantity names %d seats: %s", len(o.Seats), res.Body)
+	}
+	states := f.seatStates(t)
+	for i, s := range o.Seats {
+		zone, id, _ := strings.Cut(s.ID, "|")
+		if zone != "parterre" || s.Sector != zone || s.Row != o.Seats[0].Row || states[id] != "reserved" {
+			t.Fatalf("held seat %d: %+v (%s)", i, s, states[id])
+		}
+	}
+	if again := f.aggGet(t, o.OrderID); len(again.Seats) != 3 || again.Seats[0] != o.Seats[0] {
+		t.Fatalf("the order read again names %+v", again.Seats)
+	}
 }
 
 // TestBestAvailableRush: 40 buyers ask for two seats each at once; every

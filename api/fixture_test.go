@@ -455,6 +455,9 @@ type aggOrder struct {
 	Tickets         []struct {
 		Barcode, Sector, Row, Seat string
 	} `json:"tickets"`
+	Seats []struct {
+		ID, Sector, Row, Seat string
+	} `json:"seats"`
 }
 
 func (f *fixture) aggReserve(t *testing.T, seats ...string) *testenv.Response {

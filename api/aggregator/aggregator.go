@@ -77,6 +77,17 @@ type aggOrder struct {
 	// PaymentAccepted marks "payment accepted, tickets follow".
 	PaymentAccepted bool        `json:"paymentAccepted,omitempty" doc:"true while the status is still RESERVED after a confirm whose payment is accepted: the order will be APPROVED with that payment and its tickets follow (read the order again, or repeat the confirm with the same paymentId)."`
 	Tickets         []aggTicket `json:"tickets,omitempty"`
+	// Seats says which seats the hold has, so a reserve by quantity tells
+	// the aggregator what it chose.
+	Seats []aggHeldSeat `json:"seats,omitempty" doc:"The seats the order holds (a reserve by quantity: the seats the service chose), each as reserve takes them."`
+}
+
+type aggHeldSeat struct {
+	ID     string   `json:"id" doc:"<zone_id>|<seat_id>, as reserve's seats."`
+	Sector string   `json:"sector"`
+	Row    string   `json:"row"`
+	Seat   string   `json:"seat"`
+	Price  aggMoney `json:"price"`
 }
 
 type aggTicket struct {
@@ -337,6 +348,10 @@ func aggOrderOf(r *holds.Reservation, o *orders.Order, ts []orders.Ticket) aggOr
 	}
 	out.Status = aggregatorStatus(r.Status, orderStatus)
 	out.PaymentAccepted = o != nil && o.Status == states.OrderPendingPayment && o.PaymentAcceptedAt != nil
+	for _, s := range r.Seats {
+		out.Seats = append(out.Seats, aggHeldSeat{ID: s.ZoneID + "|" + s.SeatID, Sector: s.ZoneID, Row: s.Row, Seat: s.Number,
+			Price: aggMoney{Value: s.Price.Amount, Currency: s.Price.Currency}})
+	}
 	for _, t := range ts {
 		if t.Status != states.TicketActive || t.Seat == nil {
 			continue

@@ -1018,6 +1018,16 @@ type AggConfirmInputBody struct {
 	PaymentId string         `json:"paymentId"`
 }
 
+// AggHeldSeat defines model for AggHeldSeat.
+type AggHeldSeat struct {
+	// Id <zone_id>|<seat_id>, as reserve's seats.
+	Id     string   `json:"id"`
+	Price  AggMoney `json:"price"`
+	Row    string   `json:"row"`
+	Seat   string   `json:"seat"`
+	Sector string   `json:"sector"`
+}
+
 // AggMoney defines model for AggMoney.
 type AggMoney struct {
 	Currency string `json:"currency"`
@@ -1038,9 +1048,12 @@ type AggOrder struct {
 	OrderId string `json:"orderId"`
 
 	// PaymentAccepted true while the status is still RESERVED after a confirm whose payment is accepted: the order will be APPROVED with that payment and its tickets follow (read the order again, or repeat the confirm with the same paymentId).
-	PaymentAccepted *bool          `json:"paymentAccepted,omitempty"`
-	Status          AggOrderStatus `json:"status"`
-	Tickets         *[]AggTicket   `json:"tickets,omitempty"`
+	PaymentAccepted *bool `json:"paymentAccepted,omitempty"`
+
+	// Seats The seats the order holds (a reserve by quantity: the seats the service chose), each as reserve takes them.
+	Seats   *[]AggHeldSeat `json:"seats,omitempty"`
+	Status  AggOrderStatus `json:"status"`
+	Tickets *[]AggTicket   `json:"tickets,omitempty"`
 }
 
 // AggOrderStatus defines model for AggOrder.Status.

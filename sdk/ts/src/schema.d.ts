@@ -966,6 +966,14 @@ export interface components {
             customer: components["schemas"]["CustomerStruct"];
             paymentId: string;
         };
+        AggHeldSeat: {
+            /** @description <zone_id>|<seat_id>, as reserve's seats. */
+            id: string;
+            price: components["schemas"]["AggMoney"];
+            row: string;
+            seat: string;
+            sector: string;
+        };
         AggMoney: {
             currency: string;
             /**
@@ -984,6 +992,8 @@ export interface components {
             orderId: string;
             /** @description true while the status is still RESERVED after a confirm whose payment is accepted: the order will be APPROVED with that payment and its tickets follow (read the order again, or repeat the confirm with the same paymentId). */
             paymentAccepted?: boolean;
+            /** @description The seats the order holds (a reserve by quantity: the seats the service chose), each as reserve takes them. */
+            seats?: components["schemas"]["AggHeldSeat"][];
             /** @enum {string} */
             status: "CREATED" | "RESERVED" | "APPROVED" | "CANCELLED";
             tickets?: components["schemas"]["AggTicket"][];
