@@ -98,6 +98,21 @@ func TestCabinetDoorDesk(t *testing.T) {
 			t.Fatalf("the door desk shows the buyer's e-mail or phone:\n%s", p.Body)
 		}
 	}
+	// A buyer of the same name in the other environment: not found by
+	// name; by number the ticket is marked, its holder not shown.
+	prodSales, _ := f.Key(t, f.companyA, apikey.Production)
+	prodOrder, pts := f.paidTickets(t, prodSales, "parterre-3-5")
+	if _, err := f.DB.NewRaw(`UPDATE orders SET customer_first_name = 'Анастасия', customer_last_name = 'Волконская-Трубецкая' WHERE id = ?`,
+		prodOrder).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get(desk + "&q=" + url.QueryEscape("анаст")); strings.Contains(p.Body, `data-ticket="`+pts[0].Number+`"`) {
+		t.Errorf("the sandbox desk finds a real buyer by name:\n%s", deskText(p.Body))
+	}
+	if card := deskText(ticketCard(t, b.get(desk+"&q="+pts[0].Number).Body, pts[0].Number)); !strings.Contains(card, "A real ticket") ||
+		strings.Contains(card, "Анастасия") || strings.Contains(card, "Волконская") || !strings.Contains(card, "not shown") {
+		t.Errorf("the real ticket on the sandbox desk: %q", card)
+	}
 	if p := b.get(desk + "&q=" + rts[0].Number); !strings.Contains(deskText(ticketCard(t, p.Body, rts[0].Number)), "Refunded: do not admit") {
 		t.Errorf("the refunded ticket's card:\n%s", ticketCard(t, p.Body, rts[0].Number))
 	}
@@ -399,6 +414,22 @@ func TestCabinetDoorKeyReplace(t *testing.T) {
 		strings.Contains(p.Body, m[1]) {
 		t.Fatalf("the form sent again: %d, %d keys, %d before", p.Status, count(), before)
 	}
+	// The same form sent for another door key: refused in words, the key
+	// stays live, nothing is made.
+	_, hash2, prefix2 := apikey.Generate(apikey.Production)
+	k2, err := store.CreateAPIKey(ctx, f.DB, f.companyA, apikey.Production, "Сканер 4", hash2, prefix2,
+		[]string{apikey.ScopeCheckin}, store.DoorLimits{EventID: &event, Gate: &gate}, store.KeyClaim{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = count()
+	if p := b.post(fmt.Sprintf("/cabinet/door/keys/%d/replace", k2.ID), url.Values{"token": {token[1]}, "confirm": {k2.KeyPrefix}}); p.Status != http.StatusConflict ||
+		!strings.Contains(deskText(p.Body), "that form replaced another key already") || count() != before {
+		t.Fatalf("the form sent for another key: %d, %d keys, %d before\n%s", p.Status, count(), before, deskText(p.Body))
+	}
+	if _, revoked := keyState(t, f.Stack, k2.ID); revoked {
+		t.Fatal("the refused replacement revoked the other key")
+	}
 	// The old key is refused, the new one scans at the same door.
 	res := f.Do(t, http.MethodPost, "/v1/check-ins", old, fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": %q}`, ts[1].Barcode, event, gate), idemKey(t))
 	if res.Status != http.StatusUnauthorized {
@@ -412,13 +443,19 @@ func TestCabinetDoorKeyReplace(t *testing.T) {
 }
 
 // TestDoorUndoBeforeOfflineUpload: an offline entry made before an undo
-// and uploaded after it is recorded, but neither puts the ticket back
-// inside nor sets its first admission; one made after the undo admits.
+// and uploaded after it is recorded, as the undo withdrew it: it puts the
+// ticket neither back inside nor sets its first admission, counts in no
+// figure and conflicts with nothing. That holds for one made while the
+// undone admission stood (between its receipt and the undo's) and for
+// one older than that admission; one made after the undo admits, and is
+// the first admission, also when its device asks again.
 func TestDoorUndoBeforeOfflineUpload(t *testing.T) {
 	f := newFixture(t)
 	f.StartWorker(t)
 	ctx := context.Background()
 	event := f.ids["swan-lake"]
+	r := newReceiver(t)
+	f.subscribe(t, f.keyA, r)
 	door, doorID := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
 	_, ts := f.paidTickets(t, f.keyA, "parterre-2-17")
 	u, _, err := organizer.New(f.DB, nil, organizer.Limits{}).CreateUser(ctx, f.companyA, "door@a.test", organizer.RoleDoor)
@@ -428,31 +465,234 @@ func TestDoorUndoBeforeOfflineUpload(t *testing.T) {
 	if got := f.scan(t, door, event, ts[0].Barcode, "North"); got.Data.Outcome != "admitted" {
 		t.Fatalf("scan: %+v", got.Data)
 	}
+	// Made while the North admission stood.
+	between := time.Now().Truncate(time.Microsecond)
+	time.Sleep(20 * time.Millisecond)
+	undo, err := store.UndoCheckIn(ctx, f.DB, store.Undo{CompanyID: f.companyA, IsTest: true, EventID: event, TicketID: ts[0].ID,
+		UserID: u.ID, Reason: "впустили по ошибке"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	offline := func(at time.Time) store.ScanResult {
+		t.Helper()
+		res, err := store.CheckIn(ctx, f.DB, store.Scan{CompanyID: f.companyA, APIKeyID: doorID, IsTest: true, EventID: event, Barcode: ts[0].Barcode,
+			Gate: "East", DeviceID: "dev-5", Direction: "in", ScannedAt: at, Offline: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	recorded := func(at time.Time) *store.RecordedScan {
+		t.Helper()
+		rec, err := store.GetOfflineCheckIn(ctx, f.DB, f.companyA, true, event, "dev-5", ts[0].Barcode, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	for _, at := range []time.Time{between, time.Now().Add(-time.Minute).Truncate(time.Microsecond)} {
+		res := offline(at)
+		if res.Outcome != "admitted" || res.First || res.Conflict != "" {
+			t.Fatalf("offline entry at %s, before the undo: %+v", at, res)
+		}
+		var undoneBy *int64
+		if err := f.DB.NewRaw("SELECT undone_by FROM check_ins WHERE id = ?", res.CheckInID).Scan(ctx, &undoneBy); err != nil {
+			t.Fatal(err)
+		}
+		if undoneBy == nil || *undoneBy != undo {
+			t.Fatalf("offline entry at %s: undone by %v, want the undo %d", at, undoneBy, undo)
+		}
+		if s := readDoorState(t, f, event, ts[0].ID, true); s.inside || s.admitted || s.category != 0 || s.gates["East"] != 0 || s.conflicts != 0 {
+			t.Fatalf("an entry made before the undo moved the ticket or the figures: %+v", s)
+		}
+		if rec := recorded(at); rec.First || rec.Conflict != "" {
+			t.Fatalf("offline entry at %s as recorded: %+v", at, rec)
+		}
+	}
+	var events int
+	if err := f.DB.NewRaw(`SELECT count(*) FROM webhook_events WHERE type = 'ticket.check_in_conflict'`).Scan(ctx, &events); err != nil || events != 0 {
+		t.Fatalf("%d conflicts announced (%v)", events, err)
+	}
+	after := time.Now().Add(time.Second).Truncate(time.Microsecond)
+	later := offline(after)
+	if later.Outcome != "admitted" || !later.First || later.Conflict != "" {
+		t.Fatalf("offline entry after the undo: %+v", later)
+	}
+	if s := readDoorState(t, f, event, ts[0].ID, true); !s.inside || !s.admitted || s.category != 1 || s.gates["East"] != 1 {
+		t.Fatalf("the entry after the undo did not admit: %+v", s)
+	}
+	// The device uploads it again: the same answer, the first admission.
+	if rec := recorded(after); rec.Outcome != "admitted" || !rec.First {
+		t.Fatalf("the entry after the undo as recorded: %+v", rec)
+	}
+}
+
+// doorState is a ticket's state at the door and its figures: inside,
+// admitted (checked_in_at set), and its event's admitted figures per
+// category and per gate.
+type doorState struct {
+	inside, admitted bool
+	category         int64
+	gates            map[string]int64
+	conflicts        int
+}
+
+func readDoorState(t *testing.T, f *fixture, event, ticket int64, isTest bool) doorState {
+	t.Helper()
+	ctx := context.Background()
+	var s doorState
+	if err := f.DB.NewRaw("SELECT inside, checked_in_at IS NOT NULL FROM tickets WHERE id = ?", ticket).Scan(ctx, &s.inside, &s.admitted); err != nil {
+		t.Fatal(err)
+	}
+	fg, err := store.GetCheckInFigures(ctx, f.DB, store.CheckInFilter{CompanyID: f.companyA, EventID: event, IsTest: isTest,
+		Bin: time.Hour, ConflictWindow: time.Hour, MaxConflicts: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range fg.Categories {
+		s.category += c.Admitted
+	}
+	s.gates = map[string]int64{}
+	for _, g := range fg.Gates {
+		s.gates[g.Gate] = g.Admitted
+	}
+	s.conflicts = len(fg.Conflicts)
+	return s
+}
+
+// TestDoorUndoneAdmissionIsNoPass: an admission undone at the desk is no
+// pass a later scan is judged against: the copy refused beside it is no
+// conflict any more, and an offline entry made after the undo is no
+// admitted_while_inside conflict, announced to nobody.
+func TestDoorUndoneAdmissionIsNoPass(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	ctx := context.Background()
+	event := f.ids["swan-lake"]
+	r := newReceiver(t)
+	f.subscribe(t, f.keyA, r)
+	door, doorID := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	_, ts := f.paidTickets(t, f.keyA, "parterre-2-18")
+	u, _, err := organizer.New(f.DB, nil, organizer.Limits{}).CreateUser(ctx, f.companyA, "door@a.test", organizer.RoleDoor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.scan(t, door, event, ts[0].Barcode, "North"); got.Data.Outcome != "admitted" {
+		t.Fatalf("scan: %+v", got.Data)
+	}
+	if got := f.scan(t, door, event, ts[0].Barcode, "South"); got.Data.Outcome != "already_checked_in" {
+		t.Fatalf("second scan: %+v", got.Data)
+	}
+	if s := readDoorState(t, f, event, ts[0].ID, true); s.conflicts != 1 {
+		t.Fatalf("the copy before the undo: %+v", s)
+	}
 	if _, err := store.UndoCheckIn(ctx, f.DB, store.Undo{CompanyID: f.companyA, IsTest: true, EventID: event, TicketID: ts[0].ID,
 		UserID: u.ID, Reason: "впустили по ошибке"}); err != nil {
 		t.Fatal(err)
 	}
-	state := func() (bool, bool) {
-		var inside, admitted bool
-		if err := f.DB.NewRaw("SELECT inside, checked_in_at IS NOT NULL FROM tickets WHERE id = ?", ts[0].ID).Scan(ctx, &inside, &admitted); err != nil {
-			t.Fatal(err)
-		}
-		return inside, admitted
+	if s := readDoorState(t, f, event, ts[0].ID, true); s.conflicts != 0 || s.inside || s.admitted || s.category != 0 || s.gates["North"] != 0 {
+		t.Fatalf("after the undo: %+v", s)
 	}
-	old, err := store.CheckIn(ctx, f.DB, store.Scan{CompanyID: f.companyA, APIKeyID: doorID, IsTest: true, EventID: event, Barcode: ts[0].Barcode,
-		Gate: "East", DeviceID: "dev-5", Direction: "in", ScannedAt: time.Now().Add(-time.Minute), Offline: true})
-	if err != nil || old.First {
-		t.Fatalf("offline entry before the undo: %+v %v", old, err)
+	east, err := store.CheckIn(ctx, f.DB, store.Scan{CompanyID: f.companyA, APIKeyID: doorID, IsTest: true, EventID: event, Barcode: ts[0].Barcode,
+		Gate: "East", DeviceID: "dev-7", Direction: "in", ScannedAt: time.Now().Add(time.Second), Offline: true})
+	if err != nil || east.Outcome != "admitted" || !east.First || east.Conflict != "" {
+		t.Fatalf("the offline entry after the undo: %+v %v", east, err)
 	}
-	if inside, admitted := state(); inside || admitted {
-		t.Fatalf("an entry made before the undo moved the ticket: inside %v, admitted %v", inside, admitted)
+	var conflicts, events int
+	if err := f.DB.NewRaw(`SELECT (SELECT count(*) FROM check_ins WHERE ticket_id = ? AND conflict IS NOT NULL),
+			(SELECT count(*) FROM webhook_events WHERE type = 'ticket.check_in_conflict')`, ts[0].ID).Scan(ctx, &conflicts, &events); err != nil {
+		t.Fatal(err)
 	}
-	later, err := store.CheckIn(ctx, f.DB, store.Scan{CompanyID: f.companyA, APIKeyID: doorID, IsTest: true, EventID: event, Barcode: ts[0].Barcode,
-		Gate: "East", DeviceID: "dev-5", Direction: "in", ScannedAt: time.Now().Add(time.Second), Offline: true})
-	if err != nil || later.Outcome != "admitted" || !later.First {
-		t.Fatalf("offline entry after the undo: %+v %v", later, err)
+	if conflicts != 0 || events != 0 {
+		t.Fatalf("%d conflicts recorded, %d announced", conflicts, events)
 	}
-	if inside, admitted := state(); !inside || !admitted {
-		t.Fatalf("the entry after the undo did not admit: inside %v, admitted %v", inside, admitted)
+	if s := readDoorState(t, f, event, ts[0].ID, true); !s.inside || !s.admitted || s.category != 1 || s.gates["East"] != 1 || s.conflicts != 0 {
+		t.Fatalf("after the entry at East: %+v", s)
+	}
+}
+
+// TestDoorUndoAfterLateExit: an offline exit uploaded late, made before
+// the ticket's current admission (it moved nothing), does not hide that
+// admission from an undo: the undo withdraws it, and the figures drop it.
+func TestDoorUndoAfterLateExit(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	ctx := context.Background()
+	event := f.ids["swan-lake"]
+	door, doorID := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	_, ts := f.paidTickets(t, f.keyA, "parterre-2-19")
+	u, _, err := organizer.New(f.DB, nil, organizer.Limits{}).CreateUser(ctx, f.companyA, "door@a.test", organizer.RoleDoor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.scan(t, door, event, ts[0].Barcode, "North"); got.Data.Outcome != "admitted" {
+		t.Fatalf("scan: %+v", got.Data)
+	}
+	exit, err := store.CheckIn(ctx, f.DB, store.Scan{CompanyID: f.companyA, APIKeyID: doorID, IsTest: true, EventID: event, Barcode: ts[0].Barcode,
+		Gate: "East", DeviceID: "dev-9", Direction: "out", ScannedAt: time.Now().Add(-time.Minute), Offline: true})
+	if err != nil || exit.Outcome != "exited" {
+		t.Fatalf("the late exit: %+v %v", exit, err)
+	}
+	if s := readDoorState(t, f, event, ts[0].ID, true); !s.inside || !s.admitted {
+		t.Fatalf("the late exit moved the ticket: %+v", s)
+	}
+	undo, err := store.UndoCheckIn(ctx, f.DB, store.Undo{CompanyID: f.companyA, IsTest: true, EventID: event, TicketID: ts[0].ID,
+		UserID: u.ID, Reason: "впустили по ошибке"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var undoneBy *int64
+	if err := f.DB.NewRaw("SELECT undone_by FROM check_ins WHERE ticket_id = ? AND outcome = 'admitted'", ts[0].ID).Scan(ctx, &undoneBy); err != nil {
+		t.Fatal(err)
+	}
+	if s := readDoorState(t, f, event, ts[0].ID, true); s.inside || s.admitted || s.category != 0 || s.gates["North"] != 0 ||
+		undoneBy == nil || *undoneBy != undo {
+		t.Fatalf("after the undo: %+v, the admission undone by %v (the undo %d)", s, undoneBy, undo)
+	}
+}
+
+// TestDoorUndoOtherSession: the desk of one session of a scheduled event
+// does not undo the admission of a ticket of another session.
+func TestDoorUndoOtherSession(t *testing.T) {
+	f := newFixture(t)
+	f.StartWorker(t)
+	ctx := context.Background()
+	event := f.ids["expo"]
+	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
+	var sessions struct{ Data []struct{ ID int64 } }
+	f.Get(t, fmt.Sprintf("/v1/sessions?filter.event_id=%d", event), f.keyA).Decode(t, &sessions)
+	var cats struct{ Data []category }
+	f.Get(t, fmt.Sprintf("/v1/events/%d/categories", event), f.keyA).Decode(t, &cats)
+	first, second := sessions.Data[0].ID, sessions.Data[1].ID
+	res := f.Do(t, http.MethodPost, "/v1/orders", f.keyA, fmt.Sprintf(`{"event_id": %d, "schedule_slot_id": %d,
+		"items": [{"ticket_category_id": %d, "quantity": 1}], "customer": %s, "payment": "external"}`,
+		event, first, cats.Data[0].ID, customer), idemKey(t))
+	var ob orderBody
+	res.Decode(t, &ob)
+	if res := f.confirm(t, f.keyA, ob.Data.ID, ob.Data.Amount.Amount); res.Status != http.StatusOK {
+		t.Fatalf("confirm: %d %s", res.Status, res.Body)
+	}
+	var ts struct{ Data []ticket }
+	f.Get(t, fmt.Sprintf("/v1/orders/%d/tickets", ob.Data.ID), f.keyA).Decode(t, &ts)
+	if got := f.scan(t, door, event, ts.Data[0].Barcode, "Hall"); got.Data.Outcome != "admitted" {
+		t.Fatalf("scan: %+v", got.Data)
+	}
+	u, _, err := organizer.New(f.DB, nil, organizer.Limits{}).CreateUser(ctx, f.companyA, "door@a.test", organizer.RoleDoor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo := func(session int64) error {
+		_, err := store.UndoCheckIn(ctx, f.DB, store.Undo{CompanyID: f.companyA, IsTest: true, EventID: event, SessionID: session,
+			TicketID: ts.Data[0].ID, UserID: u.ID, Reason: "не тот сеанс"})
+		return err
+	}
+	if err := undo(second); !errors.Is(err, store.ErrOtherSession) {
+		t.Fatalf("the second session's desk: %v", err)
+	}
+	if s := readDoorState(t, f, event, ts.Data[0].ID, true); !s.inside || !s.admitted {
+		t.Fatalf("the refused undo moved the ticket: %+v", s)
+	}
+	if err := undo(first); err != nil {
+		t.Fatalf("its own session's desk: %v", err)
 	}
 }

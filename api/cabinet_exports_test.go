@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/export"
 	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // exportGalaTitle is an event's title as organizers write them: Russian,
@@ -203,6 +205,26 @@ func TestCabinetExports(t *testing.T) {
 	owner := newBrowserless(t, f.URL, nil)
 	owner.setPassword(cabinetUser(t, f.Stack, f.URL, f.companyA, "owner@a.test"))
 
+	// The door desk admits the other buyer's ticket by hand, then undoes
+	// the admission.
+	var evilTicket int64
+	if err := f.DB.NewRaw("SELECT id FROM tickets WHERE order_id = ?", evil.ID).Scan(ctx, &evilTicket); err != nil {
+		t.Fatal(err)
+	}
+	deskForm := func(kv ...string) url.Values {
+		v := url.Values{"event": {strconv.FormatInt(gala, 10)}, "ticket": {strconv.FormatInt(evilTicket, 10)}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			v.Set(kv[i], kv[i+1])
+		}
+		return v
+	}
+	if p := owner.post("/cabinet/door/admit", deskForm("gate", "Касса", "reason", "сканер сломался")); p.Status != http.StatusOK {
+		t.Fatalf("manual admission: %d %s", p.Status, p.Body)
+	}
+	if p := owner.post("/cabinet/door/undo", deskForm("reason", "впустили по ошибке")); p.Status != http.StatusOK {
+		t.Fatalf("undo: %d %s", p.Status, p.Body)
+	}
+
 	// The orders list's filter, and the page's links with it.
 	filter := url.Values{"event": {strconv.FormatInt(gala, 10)}}
 	list := owner.get("/cabinet/orders?" + filter.Encode())
@@ -344,17 +366,36 @@ func TestCabinetExports(t *testing.T) {
 				return key
 			}
 			tb := readExport(t, owner, path)
-			if len(tb.Rows) != 2 {
-				t.Fatalf("%d scans, want 2: %v", len(tb.Rows), tb.Rows)
+			if len(tb.Rows) != 4 {
+				t.Fatalf("%d scans, want 4: %v", len(tb.Rows), tb.Rows)
 			}
-			in, unknown := tb.Rows[0], tb.Rows[1]
+			yes, no := "yes", "no"
+			if fm.name == "csv" {
+				yes, no = "true", "false"
+			}
+			in, unknown, manual, undo := tb.Rows[0], tb.Rows[1], tb.Rows[2], tb.Rows[3]
 			if in[k("Ticket", "ticket_number")] != ts.Data[1].Number || in[k("Outcome", "outcome")] != "admitted" ||
-				in[k("Reason", "reason")] != "admitted" || in[k("Gate", "gate")] != "Главный вход" || in[k("E-mail", "email")] != annaEmail ||
-				in[k("Buyer", "buyer")] != "Анна Иванова-Петрова" || in[k("Category", "category")] != "Партер, VIP-ложа" {
+				in[k("Outcome in words", "outcome_words")] != "admitted" || in[k("Gate", "gate")] != "Главный вход" || in[k("E-mail", "email")] != annaEmail ||
+				in[k("Buyer", "buyer")] != "Анна Иванова-Петрова" || in[k("Category", "category")] != "Партер, VIP-ложа" ||
+				in[k("Admission undone", "undone")] != no || in[k("Door desk user", "desk_user")] != "" || in[k("Door desk reason", "reason")] != "" ||
+				in[k("Direction", "direction")] != "in" {
 				t.Errorf("the admission: %v", in)
 			}
-			if unknown[k("Reason", "reason")] != "refused: unknown" || unknown[k("Ticket", "ticket_number")] != "" {
+			if unknown[k("Outcome in words", "outcome_words")] != "refused: unknown" || unknown[k("Ticket", "ticket_number")] != "" ||
+				unknown[k("Admission undone", "undone")] != "" {
 				t.Errorf("the unknown scan: %v", unknown)
+			}
+			// The door desk's: by whom and why; the admission marked
+			// undone; the undo no pass through the door.
+			if manual[k("Outcome", "outcome")] != "admitted" || manual[k("Admission undone", "undone")] != yes ||
+				manual[k("Door desk user", "desk_user")] != "owner@a.test" || manual[k("Door desk reason", "reason")] != "сканер сломался" ||
+				manual[k("Gate", "gate")] != "Касса" || manual[k("E-mail", "email")] != evilEmail {
+				t.Errorf("the manual admission: %v", manual)
+			}
+			if undo[k("Outcome", "outcome")] != "undone" || undo[k("Outcome in words", "outcome_words")] != "admission undone at the door desk" ||
+				undo[k("Door desk user", "desk_user")] != "owner@a.test" || undo[k("Door desk reason", "reason")] != "впустили по ошибке" ||
+				undo[k("Direction", "direction")] != "" || undo[k("Admission undone", "undone")] != "" {
+				t.Errorf("the undo: %v", undo)
 			}
 			if fm.titles && !slices.Contains(tb.Header, "Scanned (Europe/Moscow, the device's clock)") {
 				t.Errorf("header %v: no zone", tb.Header)
@@ -364,7 +405,8 @@ func TestCabinetExports(t *testing.T) {
 			}
 			p := doorUser.get(path)
 			dt := readExport(t, doorUser, path)
-			if len(dt.Rows) != 2 || dt.Rows[0][k("Ticket", "ticket_number")] != ts.Data[1].Number {
+			if len(dt.Rows) != 4 || dt.Rows[0][k("Ticket", "ticket_number")] != ts.Data[1].Number ||
+				dt.Rows[3][k("Door desk user", "desk_user")] != "owner@a.test" {
 				t.Errorf("the door keeper's scans: %v", dt.Rows)
 			}
 			for _, h := range dt.Header {
@@ -464,5 +506,65 @@ func TestCabinetExports(t *testing.T) {
 	}
 	if p := bOwner.get(fmt.Sprintf("/cabinet/export/checkins.csv?event=%d", gala)); p.Status != http.StatusNotFound {
 		t.Errorf("company A's scans to company B: %d", p.Status)
+	}
+}
+
+// TestCabinetExportFails: an export whose reading fails is never a file
+// that looks complete: failing before its first byte (an XLSX workbook
+// is written at its end; a CSV's first rows are buffered) it is an error
+// page, 500, no attachment; failing mid-file (a CSV past its first
+// rows) the response is cut, so the browser marks the download failed.
+func TestCabinetExportFails(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	event := f.ids["swan-lake"]
+	_, doorID := f.Key(t, f.companyA, apikey.Production, apikey.ScopeCheckin)
+	// A batch of scans and more, then one the export cannot read (a
+	// time out of range): the second batch's query fails.
+	if _, err := f.DB.NewRaw(`INSERT INTO check_ins (company_id, event_id, barcode, gate, device_id, direction, outcome, api_key_id, scanned_at, is_test)
+		SELECT ?, ?, lpad(g::text, 13, '0'), 'Северный вход', 'dev-1', 'in', 'unknown', ?, now(), false FROM generate_series(1, ?) g`,
+		f.companyA, event, doorID, store.ExportBatch+100).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.DB.NewRaw(`INSERT INTO check_ins (company_id, event_id, barcode, gate, device_id, direction, outcome, api_key_id, scanned_at, is_test)
+		VALUES (?, ?, '0000000000000', 'Северный вход', 'dev-1', 'in', 'unknown', ?, 'infinity', false)`,
+		f.companyA, event, doorID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	owner := newBrowserless(t, f.URL, nil)
+	owner.setPassword(cabinetUser(t, f.Stack, f.URL, f.companyA, "owner@a.test"))
+	get := func(path string) (*http.Response, []byte, error) {
+		t.Helper()
+		res, err := owner.c.Get(owner.abs(path))
+		if err != nil {
+			return nil, nil, err
+		}
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		return res, body, err
+	}
+	base := fmt.Sprintf("/cabinet/export/checkins%%s?event=%d", event)
+	// XLSX: nothing is sent before the workbook's end.
+	res, body, err := get(fmt.Sprintf(base, ".xlsx"))
+	if err != nil || res.StatusCode != http.StatusInternalServerError || res.Header.Get("Content-Disposition") != "" ||
+		!strings.Contains(string(body), "Something went wrong") {
+		t.Fatalf("the failed XLSX: %v %v %v\n%.300s", res.StatusCode, res.Header, err, body)
+	}
+	// CSV past its first rows: cut short.
+	for _, suffix := range []string{".csv", "-excel.csv"} {
+		res, body, err := get(fmt.Sprintf(base, suffix))
+		if err == nil {
+			t.Fatalf("the failed CSV %s reads whole: %d, %d bytes", suffix, res.StatusCode, len(body))
+		}
+	}
+	// CSV failing in its first rows: an error page.
+	if _, err := f.DB.NewRaw(`DELETE FROM check_ins WHERE scanned_at <> 'infinity'`).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{".csv", "-excel.csv"} {
+		res, body, err := get(fmt.Sprintf(base, suffix))
+		if err != nil || res.StatusCode != http.StatusInternalServerError || res.Header.Get("Content-Disposition") != "" {
+			t.Fatalf("the early failed CSV %s: %v %v\n%.300s", suffix, res, err, body)
+		}
 	}
 }

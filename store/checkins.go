@@ -134,14 +134,19 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 		}
 		// An offline entry made before an undo of the ticket's admission
 		// (the door desk's) changes nothing of the ticket: the undo, a
-		// person's decision recorded later, is the last word.
-		undone, err := undoneSince(ctx, tx, t, s)
+		// person's decision recorded later, is the last word. An admission
+		// it decides is recorded as that undo withdrew it (undone_by), as
+		// the undo would have had it been uploaded first: it counts in no
+		// figure, conflicts with nothing, and is no first admission.
+		undoneBy, err := undoneSince(ctx, tx, t, s)
 		if err != nil {
 			return err
 		}
+		var undone *int64
 		switch out.Outcome {
 		case states.ScanAdmitted:
-			if undone {
+			if undoneBy != nil {
+				undone = undoneBy
 				break
 			}
 			out.First = t.CheckedInAt == nil
@@ -174,17 +179,19 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 			ticketID = &t.ID
 		}
 		var with *int64
-		out.Conflict, with, err = findConflict(ctx, tx, t, s, out.Outcome)
-		if err != nil {
-			return err
+		if undone == nil {
+			out.Conflict, with, err = findConflict(ctx, tx, t, s, out.Outcome)
+			if err != nil {
+				return err
+			}
 		}
 		if err := tx.NewRaw(`INSERT INTO check_ins (company_id, event_id, session_id, ticket_id, barcode, gate, device_id,
 				direction, outcome, api_key_id, scanned_at, offline, is_test, door_outcome, conflict, conflict_with,
-				cabinet_user_id, reason)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, now()), ?, ?, nullif(?, ''), nullif(?, ''), ?, ?, nullif(?, '')) RETURNING id`,
+				cabinet_user_id, reason, undone_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, now()), ?, ?, nullif(?, ''), nullif(?, ''), ?, ?, nullif(?, ''), ?) RETURNING id`,
 			s.CompanyID, s.EventID, nullID(s.SessionID), ticketID, s.Barcode, s.Gate, s.DeviceID, s.Direction,
 			out.Outcome, nullID(s.APIKeyID), nullTime(s.ScannedAt), s.Offline, s.IsTest, s.DoorOutcome, out.Conflict, with,
-			nullID(s.UserID), s.Reason).Scan(ctx, &out.CheckInID); err != nil {
+			nullID(s.UserID), s.Reason, undone).Scan(ctx, &out.CheckInID); err != nil {
 			return fmt.Errorf("record scan: %w", err)
 		}
 		if out.Conflict != "" {
@@ -236,19 +243,23 @@ func isStale(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan) (bool, er
 	return stale, nil
 }
 
-// undoneSince tells whether an offline scan was made before an undo of
-// the ticket's admission recorded since (by the service's clock: an undo
-// is made online, at the desk).
-func undoneSince(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan) (bool, error) {
+// undoneSince is the undo of the ticket's admission recorded first after
+// an offline scan was made (by the service's clock: an undo is made
+// online, at the desk), nil: none. The scan belongs to the stay it
+// withdrew, or to one before.
+func undoneSince(ctx context.Context, tx bun.Tx, t *ScannedTicket, s Scan) (*int64, error) {
 	if !s.Offline || t == nil || s.ScannedAt.IsZero() {
-		return false, nil
+		return nil, nil
 	}
-	var undone bool
-	if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM check_ins WHERE ticket_id = ? AND outcome = ? AND received_at > ?)`,
-		t.ID, states.ScanUndone, s.ScannedAt).Scan(ctx, &undone); err != nil {
-		return false, fmt.Errorf("undos of ticket %d after %s: %w", t.ID, s.ScannedAt, err)
+	var ids []int64
+	if err := tx.NewRaw(`SELECT id FROM check_ins WHERE ticket_id = ? AND outcome = ? AND received_at > ? ORDER BY received_at, id LIMIT 1`,
+		t.ID, states.ScanUndone, s.ScannedAt).Scan(ctx, &ids); err != nil {
+		return nil, fmt.Errorf("undos of ticket %d after %s: %w", t.ID, s.ScannedAt, err)
 	}
-	return undone, nil
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return &ids[0], nil
 }
 
 // lockScannedTicket finds the company's ticket of the door's environment
@@ -268,9 +279,12 @@ func lockScannedTicket(ctx context.Context, tx bun.Tx, s Scan) (*ScannedTicket, 
 }
 
 // doorPasses selects a ticket's passes (door.Pass), timed as isStale times
-// scans; its argument is the ticket's id.
+// scans; its argument is the ticket's id. An admission the door desk
+// undid is none (the desk said the holder was not let in), and the undo
+// ends the stay as an exit does.
 const doorPasses = `SELECT id, outcome, gate, device_id, CASE WHEN offline THEN scanned_at ELSE received_at END AS at
-	FROM check_ins WHERE ticket_id = ? AND (outcome IN ('` + string(states.ScanAdmitted) + `', '` + string(states.ScanExited) + `')
+	FROM check_ins WHERE ticket_id = ? AND (outcome IN ('` + string(states.ScanAdmitted) + `', '` + string(states.ScanExited) + `', '` + string(states.ScanUndone) + `')
+			AND undone_by IS NULL
 		OR offline AND direction = '` + string(states.ScanIn) + `' AND outcome = '` + string(states.ScanAlreadyCheckedIn) + `'
 			AND coalesce(door_outcome, '` + string(states.ScanAdmitted) + `') = '` + string(states.ScanAdmitted) + `')`
 

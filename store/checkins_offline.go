@@ -137,9 +137,9 @@ func GetOfflineCheckIn(ctx context.Context, db bun.IDB, companyID int64, isTest 
 	// A ticket's admissions are recorded under its row's lock, so the
 	// first admission is its admitted scan of the lowest id, not counting
 	// those an undo withdrew (after an undo, the next admission is a
-	// first one again).
+	// first one again; one withdrawn is no first admission itself).
 	err := db.NewRaw(`SELECT c.id, c.ticket_id, c.outcome, coalesce(c.conflict, '') AS conflict, t.checked_in_at, t.checked_in_gate,
-			c.outcome = ? AND NOT EXISTS (SELECT 1 FROM check_ins a WHERE a.ticket_id = c.ticket_id AND a.outcome = ? AND a.id < c.id AND a.undone_by IS NULL) AS first
+			c.outcome = ? AND c.undone_by IS NULL AND NOT EXISTS (SELECT 1 FROM check_ins a WHERE a.ticket_id = c.ticket_id AND a.outcome = ? AND a.id < c.id AND a.undone_by IS NULL) AS first
 		FROM check_ins c LEFT JOIN tickets t ON t.id = c.ticket_id
 		WHERE c.company_id = ? AND c.is_test = ? AND c.event_id = ? AND c.device_id = ? AND c.barcode = ? AND c.scanned_at = ? AND c.offline`,
 		states.ScanAdmitted, states.ScanAdmitted, companyID, isTest, eventID, deviceID, barcode, scannedAt).Scan(ctx, r)

@@ -123,7 +123,8 @@ func GetCheckInFigures(ctx context.Context, db *bun.DB, f CheckInFilter) (*Check
 		// they settled), and the copies refused: each other
 		// already_checked_in scan paired with the admission recorded just
 		// before it (ids, not device clocks: the ticket's row lock orders
-		// them), at another gate or device. The window is the service's
+		// them), at another gate or device; an admission the door desk
+		// undid, and the stay it ended, pair with none. The window is the service's
 		// clock; a scan made offline is a copy at any time, if its device
 		// refused it (one it let in and no conflict is the holder back).
 		// The newest recorded first.
@@ -145,12 +146,14 @@ func GetCheckInFigures(ctx context.Context, db *bun.DB, f CheckInFilter) (*Check
 					a.gate AS first_gate, a.device_id AS first_device, a.scanned_at AS first_at, a.offline AS first_offline,
 					b.gate AS second_gate, b.device_id AS second_device, b.scanned_at AS second_at, b.offline AS second_offline
 				FROM check_ins b
-				JOIN check_ins a ON a.ticket_id = b.ticket_id AND a.id < b.id AND a.outcome = ?
+				JOIN check_ins a ON a.ticket_id = b.ticket_id AND a.id < b.id AND a.outcome = ? AND a.undone_by IS NULL
 				JOIN tickets t ON t.id = b.ticket_id
 				WHERE b.company_id = ? AND b.event_id = ? AND b.outcome = ? AND b.is_test = ? AND b.conflict IS NULL
 					AND NOT (b.offline AND coalesce(b.door_outcome, ?) = ?)
 					AND (a.gate <> b.gate OR (a.device_id <> '' AND b.device_id <> '' AND a.device_id <> b.device_id))
 					AND (b.received_at - a.received_at <= ? * interval '1 second' OR a.offline OR b.offline)
+					AND NOT EXISTS (SELECT 1 FROM check_ins u WHERE u.ticket_id = b.ticket_id AND u.id > a.id AND u.id < b.id
+						AND u.outcome = a.outcome AND u.undone_by IS NOT NULL)
 				ORDER BY b.id DESC, a.id DESC LIMIT ?)
 			) x ORDER BY id DESC LIMIT ?`,
 			f.CompanyID, f.EventID, f.IsTest, f.MaxConflicts,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
 	"github.com/ticketsales/ticketsales/internal/errs"
@@ -42,9 +43,10 @@ type DeskTicket struct {
 }
 
 // DeskSearch is what the desk's search box looks for: a ticket's barcode
-// or number (any of the company's events: a ticket of another event is
-// shown as such), or the beginning of the buyer's first or last name
-// (lower case; the desk's event only).
+// or number (any of the company's events and either environment: a
+// ticket of another event is shown as such, one of the other environment
+// marked, without its holder's name), or the beginning of the buyer's
+// first or last name (lower case; the desk's event and environment only).
 type DeskSearch struct {
 	Barcode, TicketNumber, NamePrefix string
 }
@@ -56,9 +58,11 @@ func ParseDeskSearch(q string) DeskSearch {
 	return DeskSearch{Barcode: s.Barcode, TicketNumber: s.TicketNumber, NamePrefix: s.NamePrefix}
 }
 
-// FindDeskTickets finds up to limit of the company's tickets s names, of
-// either environment (the desk marks a sandbox one), by buyer and number.
-func FindDeskTickets(ctx context.Context, db bun.IDB, companyID, eventID int64, s DeskSearch, limit int) ([]DeskTicket, error) {
+// FindDeskTickets finds up to limit of the company's tickets s names (the
+// desk works at eventID in the environment isTest), by buyer and number.
+// A ticket of the other environment (found by its barcode or number: the
+// desk marks it) comes without its holder's name.
+func FindDeskTickets(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, s DeskSearch, limit int) ([]DeskTicket, error) {
 	var or []string
 	var args []any
 	if s.Barcode != "" {
@@ -69,8 +73,8 @@ func FindDeskTickets(ctx context.Context, db bun.IDB, companyID, eventID int64, 
 	}
 	if s.NamePrefix != "" {
 		// The expressions are the order search's indexes'.
-		or = append(or, "o.event_id = ? AND (lower(o.customer_first_name || ' ' || o.customer_last_name) LIKE ? OR lower(o.customer_last_name || ' ' || o.customer_first_name) LIKE ?)")
-		args = append(args, eventID, likePrefix(s.NamePrefix), likePrefix(s.NamePrefix))
+		or = append(or, "o.event_id = ? AND o.is_test = ? AND (lower(o.customer_first_name || ' ' || o.customer_last_name) LIKE ? OR lower(o.customer_last_name || ' ' || o.customer_first_name) LIKE ?)")
+		args = append(args, eventID, isTest, likePrefix(s.NamePrefix), likePrefix(s.NamePrefix))
 	}
 	if len(or) == 0 {
 		return nil, nil
@@ -78,7 +82,9 @@ func FindDeskTickets(ctx context.Context, db bun.IDB, companyID, eventID int64, 
 	var out []DeskTicket
 	err := db.NewRaw(`SELECT t.id, t.number, t.order_id, o.event_id, e.title AS event_title, o.schedule_slot_id AS session_id,
 			t.status, o.status AS order_status, o.is_test, c.name AS category, es.label,
-			t.checked_in_at, t.checked_in_gate, t.inside, o.customer_first_name, o.customer_last_name
+			t.checked_in_at, t.checked_in_gate, t.inside,
+			CASE WHEN o.is_test = ? THEN o.customer_first_name ELSE '' END AS customer_first_name,
+			CASE WHEN o.is_test = ? THEN o.customer_last_name ELSE '' END AS customer_last_name
 		FROM orders o JOIN tickets t ON t.order_id = o.id
 		JOIN events e ON e.id = o.event_id
 		JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position
@@ -86,7 +92,7 @@ func FindDeskTickets(ctx context.Context, db bun.IDB, companyID, eventID int64, 
 		LEFT JOIN event_seats es ON es.event_id = o.event_id AND es.seat_id = i.seat_id
 		WHERE o.company_id = ? AND ((`+strings.Join(or, ") OR (")+`))
 		ORDER BY lower(o.customer_last_name), lower(o.customer_first_name), t.number LIMIT ?`,
-		append(append([]any{companyID}, args...), limit)...).Scan(ctx, &out)
+		append(append([]any{isTest, isTest, companyID}, args...), limit)...).Scan(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("door desk search at event %d: %w", eventID, err)
 	}
@@ -110,10 +116,21 @@ type Undo struct {
 	CompanyID int64
 	IsTest    bool // the desk's environment: another's ticket is not found
 	EventID   int64
+	// SessionID is the desk's session of a scheduled event (0: any): a
+	// ticket of another session is ErrOtherSession.
+	SessionID int64
 	TicketID  int64
 	UserID    int64
 	Reason    string
 }
+
+// ErrOtherSession: the ticket is of another session of the event than the
+// desk's; nothing was undone.
+var ErrOtherSession = errors.New("the ticket is of another session")
+
+// passTime is a check-in's time as the door orders passes (doorPasses):
+// an offline scan's device clock, else its receipt.
+const passTime = `CASE WHEN offline THEN scanned_at ELSE received_at END`
 
 // ErrNotAdmitted: the ticket is not inside now; nothing was undone (an
 // undo of its admission came first, or it was let out, or never in).
@@ -129,7 +146,8 @@ var ErrNotAdmitted = errors.New("the ticket is not admitted now")
 // too (checked_in_at: the figures' "admitted" and the arrivals drop it,
 // and its next admission is a first one, announced again), while an
 // earlier stay, let out since (re-entry), stands. A ticket not the
-// company's, of another event or environment is errs.NotFound.
+// company's, of another event or environment is errs.NotFound; of another
+// session than the desk's, ErrOtherSession.
 func UndoCheckIn(ctx context.Context, db bun.IDB, u Undo) (int64, error) {
 	var undoID int64
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -146,9 +164,13 @@ func UndoCheckIn(ctx context.Context, db bun.IDB, u Undo) (int64, error) {
 		if err != nil {
 			return fmt.Errorf("lock ticket %d: %w", u.TicketID, err)
 		}
+		if u.SessionID != 0 && (t.SessionID == nil || *t.SessionID != u.SessionID) {
+			return ErrOtherSession
+		}
 		var gate string
 		err = tx.NewRaw(`UPDATE tickets SET inside = false WHERE id = ? AND inside
-			RETURNING coalesce((SELECT gate FROM check_ins WHERE ticket_id = ? AND outcome = ? ORDER BY id DESC LIMIT 1), '')`,
+			RETURNING coalesce((SELECT gate FROM check_ins WHERE ticket_id = ? AND outcome = ? AND undone_by IS NULL
+				ORDER BY `+passTime+` DESC, id DESC LIMIT 1), '')`,
 			u.TicketID, u.TicketID, states.ScanAdmitted).Scan(ctx, &gate)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotAdmitted
@@ -164,10 +186,12 @@ func UndoCheckIn(ctx context.Context, db bun.IDB, u Undo) (int64, error) {
 			return fmt.Errorf("record undo of ticket %d: %w", u.TicketID, err)
 		}
 		// The admissions withdrawn: the current stay's, since the last
-		// exit or undo.
+		// exit or undo, in the time the door orders passes by (doorPasses):
+		// an offline exit uploaded late is recorded after the stay's
+		// admission but made before it.
 		if _, err := tx.NewRaw(`UPDATE check_ins SET undone_by = ?
-			WHERE ticket_id = ? AND outcome = ? AND undone_by IS NULL AND id > coalesce((SELECT max(id) FROM check_ins
-				WHERE ticket_id = ? AND outcome IN (?, ?) AND id <> ?), 0)`,
+			WHERE ticket_id = ? AND outcome = ? AND undone_by IS NULL AND `+passTime+` > coalesce((SELECT max(`+passTime+`) FROM check_ins
+				WHERE ticket_id = ? AND outcome IN (?, ?) AND id <> ?), '-infinity')`,
 			undoID, u.TicketID, states.ScanAdmitted, u.TicketID, states.ScanExited, states.ScanUndone, undoID).Exec(ctx); err != nil {
 			return fmt.Errorf("mark admissions of ticket %d undone: %w", u.TicketID, err)
 		}
@@ -258,8 +282,9 @@ type EventSession struct {
 // one guarded statement (a live door key of the company: scopes exactly
 // checkin), so of two replacements racing one makes a key; the other, the
 // same form sent again, is *KeyMadeBefore (the same token), else
-// ErrKeyNotLive. Another company's key and a partner key are
-// errs.NotFound.
+// ErrKeyNotLive. A form whose token made the replacement of another key
+// is ErrFormUsed, and nothing changes. Another company's key and a
+// partner key are errs.NotFound.
 func ReplaceDoorKey(ctx context.Context, db *bun.DB, companyID, keyID int64, hash []byte, prefix string, claim KeyClaim) (old, made *APIKey, err error) {
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		old = new(APIKey)
@@ -296,6 +321,12 @@ func ReplaceDoorKey(ctx context.Context, db *bun.DB, companyID, keyID int64, has
 			RateLimitRPS: old.RateLimitRPS, RateLimitBurst: old.RateLimitBurst, CheckinEventID: old.CheckinEventID,
 			CheckinGate: old.CheckinGate, CreationToken: claim.TokenHash, Reveal: claim.Reveal}
 		if _, err := tx.NewInsert().Model(made).Returning("*").Exec(ctx); err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "api_keys_creation_token" {
+				// The form's token made a key already, a replacement of
+				// another key: the revocation is rolled back with this.
+				return ErrFormUsed
+			}
 			return fmt.Errorf("replacement of door key %d: %w", keyID, err)
 		}
 		return nil
@@ -308,3 +339,7 @@ func ReplaceDoorKey(ctx context.Context, db *bun.DB, companyID, keyID int64, has
 
 // ErrKeyNotLive: the key is revoked already; nothing was made.
 var ErrKeyNotLive = errors.New("the key is revoked already")
+
+// ErrFormUsed: the form's token made another key's replacement already;
+// nothing was revoked or made.
+var ErrFormUsed = errors.New("the form was used for another key")

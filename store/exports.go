@@ -154,6 +154,11 @@ type ExportCheckInRow struct {
 	Category   *string              `bun:"category"`
 	SeatID     *string              `bun:"seat_id"`
 	SeatLabel  *string              `bun:"label"`
+	// The door desk's: the user who admitted by hand or undid (their
+	// e-mail), and why; an admission undone, the undo's id.
+	UserEmail *string `bun:"user_email"`
+	Reason    *string `bun:"reason"`
+	UndoneBy  *int64  `bun:"undone_by"`
 	// The buyer's, read only when asked (WithBuyer).
 	BuyerFirstName *string `bun:"customer_first_name"`
 	BuyerLastName  *string `bun:"customer_last_name"`
@@ -182,8 +187,10 @@ func EachExportCheckIn(ctx context.Context, db bun.IDB, f CheckInExportFilter, f
 	for {
 		var rows []ExportCheckInRow
 		if err := db.NewRaw(`SELECT ci.id, ci.scanned_at, ci.received_at, ci.gate, ci.device_id, ci.direction, ci.outcome, ci.offline,
-				ci.conflict, t.number, t.order_id, c.name AS category, i.seat_id, es.label, `+buyer+`
+				ci.conflict, t.number, t.order_id, c.name AS category, i.seat_id, es.label,
+				u.email AS user_email, ci.reason, ci.undone_by, `+buyer+`
 			FROM check_ins ci
+			LEFT JOIN cabinet_users u ON u.id = ci.cabinet_user_id
 			LEFT JOIN tickets t ON t.id = ci.ticket_id
 			LEFT JOIN orders o ON o.id = t.order_id AND o.company_id = ci.company_id
 			LEFT JOIN order_items i ON i.order_id = t.order_id AND i.position = t.position

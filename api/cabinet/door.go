@@ -243,7 +243,7 @@ func (c *cabinet) deskPage(w http.ResponseWriter, r *http.Request, status int, m
 	}
 	if d.Q != "" {
 		view.Searched = true
-		found, err := store.FindDeskTickets(ctx, c.DB, u.CompanyID, d.EventID, store.ParseDeskSearch(d.Q), deskResults+1)
+		found, err := store.FindDeskTickets(ctx, c.DB, u.CompanyID, d.Sandbox, d.EventID, store.ParseDeskSearch(d.Q), deskResults+1)
 		if err != nil {
 			c.fail(w, r, err)
 			return
@@ -362,10 +362,13 @@ func (c *cabinet) deskUndo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	undo, err := store.UndoCheckIn(r.Context(), c.DB, store.Undo{CompanyID: u.CompanyID, IsTest: d.Sandbox, EventID: d.EventID,
-		TicketID: id, UserID: u.ID, Reason: reason})
+		SessionID: d.SessionID, TicketID: id, UserID: u.ID, Reason: reason})
 	switch {
 	case errors.Is(err, errs.NotFound):
 		c.notFound(w, r)
+		return
+	case errors.Is(err, store.ErrOtherSession):
+		c.deskPage(w, r, http.StatusConflict, "Not undone: the ticket is of another session of the event than this desk's.", d, events)
 		return
 	case errors.Is(err, store.ErrNotAdmitted):
 		c.deskPage(w, r, http.StatusConflict, "Not undone: the ticket is not admitted now (undone already, or let out).", d, events)
@@ -457,6 +460,11 @@ func (c *cabinet) replaceKey(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.Is(err, store.ErrKeyNotLive):
 		c.done(w, r, deskPath, "Door key "+strconv.FormatInt(k.ID, 10)+" is revoked already: nothing was made.")
+		return
+	case errors.Is(err, store.ErrFormUsed):
+		// A page's form sent for another key (a token copied, or the
+		// browser's history): this page's new form replaces this key.
+		c.replacePage(w, r, http.StatusConflict, "Nothing was replaced: that form replaced another key already. Confirm again below to replace this one.")
 		return
 	case err != nil:
 		c.fail(w, r, err)

@@ -7,6 +7,7 @@ package cabinet
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -20,8 +21,8 @@ import (
 	"github.com/ticketsales/ticketsales/store"
 )
 
-// download is one link to an export in one format.
-type download struct {
+// downloadLink is one link to an export in one format.
+type downloadLink struct {
 	Label, URL string
 	Format     export.Format
 }
@@ -30,28 +31,41 @@ type download struct {
 // (template "downloads"): ID names the line, What says what it exports.
 type downloadLine struct {
 	ID, What string
-	Links    []download
+	Links    []downloadLink
 }
 
 // downloads is the line of links to base's export in every format, with
 // the page's filters (q).
 func downloads(id, what, base string, q url.Values) downloadLine {
-	var out []download
+	var out []downloadLink
 	for _, f := range export.Formats {
 		u := base + f.Suffix()
 		if len(q) > 0 {
 			u += "?" + q.Encode()
 		}
-		out = append(out, download{Label: f.Label(), URL: u, Format: f})
+		out = append(out, downloadLink{Label: f.Label(), URL: u, Format: f})
 	}
 	return downloadLine{ID: id, What: what, Links: out}
 }
 
-// startFile sends the headers of a download named name (without its
-// ending) in format f.
-func startFile(w http.ResponseWriter, f export.Format, name string) {
+// startFile sets the headers of a download named name (without its
+// ending) in format f. They go out with the file's first byte (download):
+// a table failing before it gets an error page instead.
+func startFile(w http.ResponseWriter, f export.Format, name string) *download {
 	w.Header().Set("Content-Type", f.ContentType())
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+f.Suffix()+`"`)
+	return &download{ResponseWriter: w}
+}
+
+// download is a file's response: whether any of it was sent.
+type download struct {
+	http.ResponseWriter
+	started bool
+}
+
+func (d *download) Write(p []byte) (int, error) {
+	d.started = true
+	return d.ResponseWriter.Write(p)
 }
 
 // companyZone is the company's time zone (report.Zone): the zone of the
@@ -60,12 +74,34 @@ func (c *cabinet) companyZone(r *http.Request) (*time.Location, error) {
 	return report.Zone(r.Context(), c.DB, user(r).CompanyID)
 }
 
-// endExport logs an export that failed after its file began: its
-// headers are sent, so the download ends short instead of an error page.
-func (c *cabinet) endExport(r *http.Request, what string, err error) {
-	if err != nil {
-		c.Log.WarnContext(r.Context(), "cabinet export", "export", what, "err", err)
+// endExport finishes an export whose rows ended with err (nil: all
+// written): it closes the table, or gives it up (export.Writer.Abort). A
+// failure before the file's first byte (an XLSX workbook is written at its
+// Close only; CSV after a buffer of rows) is an error page, 500, and no
+// file. After it, the response is aborted (http.ErrAbortHandler): the
+// connection is cut mid-file, so the browser marks the download failed
+// rather than keeping a file that looks complete.
+func (c *cabinet) endExport(w *download, r *http.Request, what string, out export.Writer, err error) {
+	if err == nil {
+		if err = out.Close(); err == nil {
+			return
+		}
+	} else {
+		out.Abort()
 	}
+	c.failExport(w, r, what, err)
+}
+
+// failExport answers an export that failed (endExport).
+func (c *cabinet) failExport(w *download, r *http.Request, what string, err error) {
+	err = fmt.Errorf("export %s: %w", what, err)
+	if !w.started {
+		w.Header().Del("Content-Disposition")
+		c.fail(w.ResponseWriter, r, err)
+		return
+	}
+	c.Log.WarnContext(r.Context(), "cabinet export cut short", "export", what, "err", err)
+	panic(http.ErrAbortHandler)
 }
 
 // exportOrders writes the orders the order list's search and filters
@@ -114,10 +150,10 @@ func (c *cabinet) exportOrders(f export.Format) http.HandlerFunc {
 		if view.Form.Sandbox {
 			name = "sandbox-" + name
 		}
-		startFile(w, f, name)
-		out, err := export.New(w, f, "Orders", cols)
+		dl := startFile(w, f, name)
+		out, err := export.New(dl, f, "Orders", cols)
 		if err != nil {
-			c.endExport(r, "orders", err)
+			c.failExport(dl, r, "orders", err)
 			return
 		}
 		err = store.EachExportOrder(r.Context(), c.DB, filter, func(o store.ExportOrderRow) error {
@@ -126,7 +162,7 @@ func (c *cabinet) exportOrders(f export.Format) http.HandlerFunc {
 				o.CustomerEmail, o.CustomerPhone, organizer.ChannelLabel(o.Channel, o.KeyPrefix, o.KeyName), string(o.Payment),
 				deref(o.PaymentID), o.Tickets, o.TicketsRefunded, o.Currency, o.Total, o.ServiceFee, o.Amount, o.Refunded, o.RefundPending)
 		})
-		c.endExport(r, "orders", errors.Join(err, out.Close()))
+		c.endExport(dl, r, "orders", out, err)
 	}
 }
 
@@ -172,10 +208,10 @@ func (c *cabinet) exportAttendees(f export.Format) http.HandlerFunc {
 		if view.Form.Sandbox {
 			name = "sandbox-" + name
 		}
-		startFile(w, f, name)
-		out, err := export.New(w, f, "Attendees", cols)
+		dl := startFile(w, f, name)
+		out, err := export.New(dl, f, "Attendees", cols)
 		if err != nil {
-			c.endExport(r, "attendees", err)
+			c.failExport(dl, r, "attendees", err)
 			return
 		}
 		err = store.EachExportTicket(r.Context(), c.DB, filter, func(o store.ExportOrderRow, t store.ExportTicketRow) error {
@@ -185,12 +221,14 @@ func (c *cabinet) exportAttendees(f export.Format) http.HandlerFunc {
 				session(o.SessionRef, o.SessionStartsAt, o.TimeZone), t.Category, seat(t.SeatLabel, t.SeatID), o.Currency, t.Price,
 				timeIn(t.CheckedInAt, evLoc), deref(t.CheckedInGate), evLoc.String())
 		})
-		c.endExport(r, "attendees", errors.Join(err, out.Close()))
+		c.endExport(dl, r, "attendees", out, err)
 	}
 }
 
 // exportCheckIns writes every scan at the doors of the check-in page's
-// event and environment, as recorded, in the venue's time zone. Only a
+// event and environment, as recorded, in the venue's time zone, with the
+// door desk's admissions by hand and undos (who, why; an admission
+// undone is marked). Only a
 // role that reads orders gets the buyer's name and e-mail: a door keeper
 // reads no buyer's data.
 func (c *cabinet) exportCheckIns(f export.Format) http.HandlerFunc {
@@ -215,7 +253,10 @@ func (c *cabinet) exportCheckIns(f export.Format) http.HandlerFunc {
 			{Key: "device", Title: "Device", Kind: export.Text, Width: 16},
 			{Key: "direction", Title: "Direction", Kind: export.Text, Width: 9},
 			{Key: "outcome", Title: "Outcome", Kind: export.Text, Width: 18},
-			{Key: "reason", Title: "Reason", Kind: export.Text, Width: 30},
+			{Key: "outcome_words", Title: "Outcome in words", Kind: export.Text, Width: 30},
+			{Key: "undone", Title: "Admission undone", Kind: export.Bool},
+			{Key: "desk_user", Title: "Door desk user", Kind: export.Text, Width: 24},
+			{Key: "reason", Title: "Door desk reason", Kind: export.Text, Width: 30},
 			{Key: "offline", Title: "Offline", Kind: export.Bool},
 			{Key: "conflict", Title: "Conflict", Kind: export.Text, Width: 18},
 			{Key: "ticket_number", Title: "Ticket", Kind: export.Text, Width: 14},
@@ -231,17 +272,27 @@ func (c *cabinet) exportCheckIns(f export.Format) http.HandlerFunc {
 		if sandbox {
 			name = "sandbox-" + name
 		}
-		startFile(w, f, name)
-		out, err := export.New(w, f, "Check-ins "+title, cols)
+		dl := startFile(w, f, name)
+		out, err := export.New(dl, f, "Check-ins "+title, cols)
 		if err != nil {
-			c.endExport(r, "checkins", err)
+			c.failExport(dl, r, "checkins", err)
 			return
 		}
 		if id != 0 { // a company without events: the header alone
 			err = store.EachExportCheckIn(r.Context(), c.DB, store.CheckInExportFilter{CompanyID: u.CompanyID, EventID: id,
 				IsTest: sandbox, WithBuyer: withBuyer}, func(s store.ExportCheckInRow) error {
-				row := []any{s.ScannedAt.In(loc), s.ReceivedAt.In(loc), s.Gate, s.DeviceID, string(s.Direction), string(s.Outcome),
-					organizer.OutcomeText(s.Outcome), s.Offline, deref(s.Conflict), deref(s.Number), deref(s.Category), seat(s.SeatLabel, s.SeatID)}
+				// An undo is no pass through the door: no direction. Only
+				// an admission can be undone.
+				direction, undone := string(s.Direction), any(nil)
+				switch s.Outcome {
+				case states.ScanUndone:
+					direction = ""
+				case states.ScanAdmitted:
+					undone = s.UndoneBy != nil
+				}
+				row := []any{s.ScannedAt.In(loc), s.ReceivedAt.In(loc), s.Gate, s.DeviceID, direction, string(s.Outcome),
+					organizer.OutcomeText(s.Outcome), undone, deref(s.UserEmail), deref(s.Reason), s.Offline, deref(s.Conflict),
+					deref(s.Number), deref(s.Category), seat(s.SeatLabel, s.SeatID)}
 				if withBuyer {
 					var order any
 					if s.OrderID != nil {
@@ -252,7 +303,7 @@ func (c *cabinet) exportCheckIns(f export.Format) http.HandlerFunc {
 				return out.Row(row...)
 			})
 		}
-		c.endExport(r, "checkins", errors.Join(err, out.Close()))
+		c.endExport(dl, r, "checkins", out, err)
 	}
 }
 
@@ -274,8 +325,10 @@ func (c *cabinet) exportReport(f export.Format) http.HandlerFunc {
 			c.fail(w, r, err)
 			return
 		}
-		startFile(w, f, report.BaseName(filter))
-		c.endExport(r, "report", report.Write(w, f, rep))
+		dl := startFile(w, f, report.BaseName(filter))
+		if err := report.Write(dl, f, rep); err != nil {
+			c.failExport(dl, r, "report", err)
+		}
 	}
 }
 

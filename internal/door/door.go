@@ -77,7 +77,8 @@ func Decide(t *Ticket, s Scan) states.ScanOutcome {
 
 // Pass is a recorded scan that let a ticket's holder in or out, as a
 // conflict is judged against it: an admission, an offline entry its
-// device let in although the record had the ticket inside, or an exit.
+// device let in although the record had the ticket inside, or an exit
+// (an undo at the door desk too: it ends the stay).
 type Pass struct {
 	ID       int64              `bun:"id"`
 	Side     string             `bun:"side"` // before or after the scan judged, in time
@@ -89,8 +90,9 @@ type Pass struct {
 	At time.Time `bun:"at"`
 }
 
-// Entry tells whether p let the holder in (else it let them out).
-func (p *Pass) Entry() bool { return p.Outcome != states.ScanExited }
+// Entry tells whether p let the holder in (else it let them out: an exit,
+// or an admission undone at the door desk).
+func (p *Pass) Entry() bool { return p.Outcome != states.ScanExited && p.Outcome != states.ScanUndone }
 
 // OtherDoor tells whether p was made at another door than s: another
 // device, or another gate when p names no device (an online scan may not).

@@ -4,10 +4,12 @@
 // byte order mark, semicolons, decimal commas), and plain RFC 4180 CSV for
 // programs (commas, dot decimals, no byte order mark). A table is its
 // columns, then its rows one at a time: the writers keep no rows (XLSX's
-// own stream spills to a temporary file past its buffer).
+// own stream spills to a temporary file past its buffer, and its Close
+// zips the workbook straight to the output, not into memory first).
 package export
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -112,10 +114,13 @@ func (c Column) title() string {
 
 // Writer takes a table's rows, one Row call each, values in the order of
 // the columns; nil (or a zero time) is an empty cell. Close finishes the
-// file; nothing is complete before it.
+// file; nothing is complete before it. Abort, instead of Close, gives up a
+// table whose rows failed: it writes nothing more (XLSX: nothing at all,
+// its workbook is written at Close only) and frees what the table held.
 type Writer interface {
 	Row(values ...any) error
 	Close() error
+	Abort()
 }
 
 // New starts a table of cols in format f on w; sheet names the XLSX sheet.
@@ -149,7 +154,11 @@ type csvWriter struct {
 }
 
 func newCSV(w io.Writer, f Format, cols []Column) (*csvWriter, error) {
-	cw := &csvWriter{w: csv.NewWriter(w), f: f}
+	// The byte order mark goes through the CSV writer's buffer (csv takes
+	// a bufio.Writer as its own): nothing reaches w before a buffer's
+	// worth of rows, so a table failing early has written nothing.
+	bw := bufio.NewWriter(w)
+	cw := &csvWriter{w: csv.NewWriter(bw), f: f}
 	cw.w.UseCRLF = true
 	header := make([]string, len(cols))
 	for i, c := range cols {
@@ -161,7 +170,7 @@ func newCSV(w io.Writer, f Format, cols []Column) (*csvWriter, error) {
 	}
 	if f == ExcelCSV {
 		cw.w.Comma = ';'
-		if _, err := io.WriteString(w, BOM); err != nil {
+		if _, err := bw.WriteString(BOM); err != nil {
 			return nil, err
 		}
 	}
@@ -235,6 +244,9 @@ func (c *csvWriter) Close() error {
 	c.w.Flush()
 	return c.w.Error()
 }
+
+// Abort drops the rows not flushed yet.
+func (c *csvWriter) Abort() {}
 
 func integer(v any) (int64, error) {
 	switch n := v.(type) {

@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"encoding/csv"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -152,4 +153,67 @@ func flat(rows [][]string) []string {
 		out = append(out, strings.Join(r, "¦"))
 	}
 	return out
+}
+
+// countingWriter counts the bytes written to it, and the writes.
+type countingWriter struct{ n, writes int }
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n += len(p)
+	c.writes++
+	return len(p), nil
+}
+
+// TestAbortWritesNothing: a table given up before its Close has written
+// nothing: XLSX writes its workbook at Close only, CSV keeps its first
+// rows (and Excel CSV its byte order mark) in its buffer; so a download
+// failing early can still be answered with an error page.
+func TestAbortWritesNothing(t *testing.T) {
+	for _, f := range Formats {
+		var out countingWriter
+		w, err := New(&out, f, "Лист", testCols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 10 {
+			if err := w.Row("Анна", 2, int64(100), time.Now(), "2026-11-29", true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Abort()
+		if out.n != 0 {
+			t.Errorf("%s: %d bytes written before the table failed", f, out.n)
+		}
+	}
+}
+
+// TestXLSXStreams: the workbook is zipped straight to the output in many
+// writes (not a buffer of the whole file written once), and opens.
+func TestXLSXStreams(t *testing.T) {
+	var buf bytes.Buffer
+	var count countingWriter
+	w, err := New(io.MultiWriter(&buf, &count), XLSX, "Лист", testCols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20000 {
+		if err := w.Row(strings.Repeat("Анна Иванова ", 1+i%5), i, int64(i)*100, time.Now(), "2026-11-29", i%2 == 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if count.writes < 10 {
+		t.Errorf("the workbook of %d bytes came in %d writes", count.n, count.writes)
+	}
+	f, err := excelize.OpenReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := f.GetRows("Лист")
+	if err != nil || len(rows) != 20001 {
+		t.Fatalf("%d rows (%v)", len(rows), err)
+	}
 }

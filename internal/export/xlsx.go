@@ -1,6 +1,7 @@
 package export
 
 import (
+	"archive/zip"
 	"fmt"
 	"io"
 	"strings"
@@ -47,6 +48,12 @@ func sheetName(s string) string {
 
 func newXLSX(w io.Writer, sheet string, cols []Column) (*xlsxWriter, error) {
 	f := excelize.NewFile()
+	// The workbook's zip goes straight to w: excelize's WriteTo would zip
+	// it into a buffer of the whole file first (WriteToBuffer), the
+	// buffer it hands the zip writer, which stays empty. Its zip64 header
+	// fix-up (entries past 4 GiB, far beyond a sheet's million rows) reads
+	// that buffer and so does nothing.
+	f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return zip.NewWriter(w) })
 	x := &xlsxWriter{out: w, file: f, cols: cols, styles: map[Kind]int{}}
 	fail := func(err error) (*xlsxWriter, error) {
 		_ = f.Close()
@@ -165,6 +172,7 @@ func (x *xlsxWriter) cell(k Kind, v any) (any, error) {
 	return nil, fmt.Errorf("kind %d", k)
 }
 
+// Close writes the workbook: nothing reaches the output before it.
 func (x *xlsxWriter) Close() error {
 	defer x.file.Close()
 	if err := x.stream.Flush(); err != nil {
@@ -175,3 +183,6 @@ func (x *xlsxWriter) Close() error {
 	}
 	return nil
 }
+
+// Abort discards the workbook and its temporary files.
+func (x *xlsxWriter) Abort() { _ = x.file.Close() }

@@ -317,6 +317,7 @@ var outcomeText = map[states.ScanOutcome]string{
 	states.ScanUnknown:          "refused: unknown",
 	states.ScanSandbox:          "refused: sandbox ticket",
 	states.ScanExited:           "let out",
+	states.ScanUndone:           "admission undone at the door desk",
 }
 
 // OutcomeText is a scan's outcome as the page words it.

@@ -101,7 +101,7 @@ func Write(w io.Writer, f export.Format, rep *SalesReport) error {
 		put(row("day", 0, "", 0, "", nil, 0, "", "", 0, "", "", d.Day, rep.TimeZone), fig(d.SalesFigures))
 	}
 	if err != nil {
-		_ = out.Close()
+		out.Abort()
 		return err
 	}
 	return out.Close()
