@@ -250,3 +250,81 @@ func TestConfirmedOrderHistoryIsLean(t *testing.T) {
 		t.Fatalf("%d events, %d local activities, %d activities; want at most 19, 1 (paid and issued) and 1 (the e-mail)", events, localActivities, activities)
 	}
 }
+
+// TestSandboxSimulations: with a sandbox key, Sandbox-Simulate makes the
+// slow paths happen now: payment_timeout gives the order a 10-second
+// window, so it expires as an unpaid order does (cancelled,
+// payment_timeout, seats back); confirm_accepted answers 202 at once
+// (payment accepted, still pending), and the order is paid right after. A
+// production key asking for either, or an unknown simulation, is 422 and
+// nothing is made.
+func TestSandboxSimulations(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.StartWorker(t)
+	event := f.ids["swan-lake"]
+	order := func(key, seat string, headers ...string) *testenv.Response {
+		t.Helper()
+		var r reservationBody
+		if res := f.reserve(t, key, seat); res.Status != http.StatusCreated {
+			t.Fatalf("reserve %s: %d %s", seat, res.Status, res.Body)
+		} else {
+			res.Decode(t, &r)
+		}
+		return f.Do(t, http.MethodPost, "/v1/orders", key, fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "payment": "external",
+		  "customer": {"email": "sim@shop.test", "first_name": "Sim", "last_name": "Ulation", "phone": "+7 900 000-00-00"}}`, event, r.Data.ID),
+			append(headers, idemKey(t))...)
+	}
+
+	// payment_timeout: expires in seconds, not minutes.
+	res := order(f.keyA, "parterre-1-1", "Sandbox-Simulate: payment_timeout")
+	if res.Status != http.StatusCreated {
+		t.Fatalf("order with payment_timeout: %d %s", res.Status, res.Body)
+	}
+	var ob orderBody
+	res.Decode(t, &ob)
+	created := time.Now()
+	if w := time.Until(ob.Data.ExpiresAt); w > 15*time.Second || w < 0 {
+		t.Fatalf("a payment_timeout order expires in %s", w)
+	}
+	got := f.awaitOrderStatus(t, f.keyA, ob.Data.ID, "cancelled")
+	if got.CancelReason == nil || *got.CancelReason != "payment_timeout" {
+		t.Fatalf("the simulated timeout: %+v", got)
+	}
+	if st := f.awaitSeatStatus(t, f.URL, "parterre-1-1", "reserved"); st != "free" {
+		t.Fatalf("the timed-out order's seat is %s", st)
+	}
+	t.Logf("the simulated payment timeout cancelled the order %s after it was made", time.Since(created).Round(time.Second))
+
+	// confirm_accepted: 202 now, paid next.
+	res = order(f.keyA, "parterre-1-2")
+	res.Decode(t, &ob)
+	conf := f.Do(t, http.MethodPost, fmt.Sprintf("/v1/orders/%d/confirm", ob.Data.ID), f.keyA,
+		fmt.Sprintf(`{"external_payment_id": "sim-pay-1", "paid_amount": %d}`, ob.Data.Amount.Amount), "Sandbox-Simulate: confirm_accepted", idemKey(t))
+	var acc acceptedOrder
+	conf.Decode(t, &acc)
+	if conf.Status != http.StatusAccepted || acc.Data.Status != "pending_payment" || acc.Data.PaymentAcceptedAt == nil || conf.Header.Get("Location") == "" {
+		t.Fatalf("confirm with confirm_accepted: %d %s", conf.Status, conf.Body)
+	}
+	if paid := f.awaitOrderStatus(t, f.keyA, ob.Data.ID, "paid"); paid.PaymentID == nil || *paid.PaymentID != "sim-pay-1" {
+		t.Fatalf("after confirm_accepted the order is %+v", paid)
+	}
+
+	// Production keys and unknown simulations: refused, nothing made.
+	prod, _ := f.Key(t, f.companyA, apikey.Production)
+	countOrders := func() (n int) {
+		if err := f.DB.NewRaw("SELECT count(*) FROM orders WHERE company_id = ?", f.companyA).Scan(context.Background(), &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := countOrders()
+	p := expectProblem(t, order(prod, "parterre-1-3", "Sandbox-Simulate: payment_timeout"), http.StatusUnprocessableEntity, "validation_error")
+	if len(p.Errors) == 0 || p.Errors[0].Location != "header.Sandbox-Simulate" {
+		t.Fatalf("a production simulation: %+v", p)
+	}
+	expectProblem(t, order(f.keyA, "parterre-1-4", "Sandbox-Simulate: gateway_down"), http.StatusUnprocessableEntity, "validation_error")
+	if after := countOrders(); after != before {
+		t.Fatalf("refused simulations made %d orders", after-before)
+	}
+}

@@ -16,7 +16,8 @@ import (
 )
 
 type createOrderInput struct {
-	Body struct {
+	Simulate string `header:"Sandbox-Simulate" enum:"payment_timeout" doc:"Sandbox keys only: payment_timeout makes the order's payment window 10 seconds, so it expires (cancel_reason payment_timeout, seats back, order.cancelled) as an unpaid order does after 15 minutes. A production key is refused (422)."`
+	Body     struct {
 		EventID        int64                `json:"event_id" minimum:"1"`
 		ReservationID  string               `json:"reservation_id,omitempty" maxLength:"64" doc:"For events with a scheme."`
 		Items          []orders.Item        `json:"items,omitempty" maxItems:"20" doc:"For events without a scheme."`
@@ -33,7 +34,8 @@ type OrderPath struct {
 
 type confirmInput struct {
 	OrderPath
-	Body struct {
+	Simulate string `header:"Sandbox-Simulate" enum:"confirm_accepted" doc:"Sandbox keys only: confirm_accepted answers 202 at once (payment accepted, still pending_payment, tickets follow within seconds), as when the order's workflow is slow. A production key is refused (422)."`
+	Body     struct {
 		ExternalPaymentID string `json:"external_payment_id" minLength:"1" maxLength:"200" doc:"The partner's payment reference."`
 		PaidAmount        int64  `json:"paid_amount" minimum:"0" doc:"Minor units; must equal the order amount."`
 	}
@@ -87,7 +89,7 @@ func (s *Server) registerOrders(api huma.API) {
 	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *createOrderInput) (*orderOutput, error) {
 		b := in.Body
 		o, err := s.deps.Orders.CreateOrder(ctx, request.Caller(ctx), orders.CreateOrderInput{EventID: b.EventID,
-			ReservationID: b.ReservationID, Items: b.Items, ScheduleSlotID: b.ScheduleSlotID, Customer: b.Customer, Payment: b.Payment})
+			ReservationID: b.ReservationID, Items: b.Items, ScheduleSlotID: b.ScheduleSlotID, Customer: b.Customer, Payment: b.Payment, Simulate: in.Simulate})
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +129,7 @@ func (s *Server) registerOrders(api huma.API) {
 		Responses:     map[string]*huma.Response{"202": {Description: "Accepted: the payment is on record, the tickets follow."}},
 		Errors:        []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	}, apikey.ScopeOrdersWrite))), func(ctx context.Context, in *confirmInput) (*confirmOutput, error) {
-		o, err := s.deps.Orders.Confirm(ctx, request.Caller(ctx), in.ID, in.Body.PaidAmount, in.Body.ExternalPaymentID)
+		o, err := s.deps.Orders.Confirm(ctx, request.Caller(ctx), in.ID, in.Body.PaidAmount, in.Body.ExternalPaymentID, in.Simulate)
 		if err != nil {
 			return nil, err
 		}

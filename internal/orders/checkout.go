@@ -51,7 +51,7 @@ func (s *Service) CheckoutReservation(ctx context.Context, p *apikey.Principal, 
 		return nil, fmt.Errorf("order %d: %w", o.ID, errs.OrderExpired)
 	}
 	if o.Status == states.OrderPendingPayment {
-		return s.Confirm(ctx, p, o.ID, o.Amount.Amount, paymentID)
+		return s.Confirm(ctx, p, o.ID, o.Amount.Amount, paymentID, "")
 	}
 	return s.paidWith(ctx, p, o.ID, paymentID)
 }

@@ -45,7 +45,14 @@ const defaultConfirmWait = 20 * time.Second
 // returned still pending_payment with PaymentAcceptedAt set: the tickets
 // follow, and a repeat returns the paid order. Nothing is recorded only
 // when the answer is an error.
-func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, paidAmount int64, externalID string) (*Order, error) {
+//
+// simulate SimulateConfirmAccepted (sandbox keys only) hands the payment
+// without waiting and returns the order as accepted: the 202 a slow
+// workflow gives.
+func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, paidAmount int64, externalID, simulate string) (*Order, error) {
+	if err := sandboxOnly(p, simulate); err != nil {
+		return nil, err
+	}
 	if err := checkPaymentRef(externalID); err != nil {
 		return nil, err
 	}
@@ -67,6 +74,12 @@ func (s *Service) Confirm(ctx context.Context, p *apikey.Principal, id int64, pa
 		return nil, err
 	} else if paid {
 		return s.View(o), nil // paid with this payment: a safe repeat
+	}
+	if simulate == SimulateConfirmAccepted {
+		if err := s.handPaymentNoWait(ctx, o, paidAmount, externalID); err != nil {
+			s.log.WarnContext(ctx, "sandbox confirm_accepted: the payment is on record; the workflow was not told", "order_id", id, "err", err)
+		}
+		return s.View(o), nil // as accepted, before the workflow pays it
 	}
 	if err := s.handPayment(ctx, o, paidAmount, externalID); err != nil {
 		// The payment is on record and the order will be paid with it: the
@@ -116,15 +129,25 @@ func paidWithPayment(o *store.Order, externalID string) (paid bool, err error) {
 // that was never started (its api died after the order's commit) is
 // started first.
 func (s *Service) handPayment(ctx context.Context, o *store.Order, paidAmount int64, externalID string) error {
+	return s.hand(ctx, o, paidAmount, externalID, client.WorkflowUpdateStageCompleted)
+}
+
+// handPaymentNoWait hands the payment as handPayment does but waits only
+// until the workflow has accepted the update, not until the order is paid.
+func (s *Service) handPaymentNoWait(ctx context.Context, o *store.Order, paidAmount int64, externalID string) error {
+	return s.hand(ctx, o, paidAmount, externalID, client.WorkflowUpdateStageAccepted)
+}
+
+func (s *Service) hand(ctx context.Context, o *store.Order, paidAmount int64, externalID string, stage client.WorkflowUpdateStage) error {
 	uctx, cancel := context.WithTimeout(ctx, cmp.Or(s.Settings.ConfirmWait, defaultConfirmWait))
 	defer cancel()
 	update := func() error {
 		h, err := s.temporal.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
 			WorkflowID: contract.OrderWorkflowID(o.ID), UpdateName: contract.ConfirmUpdate,
 			Args:         []any{contract.ConfirmInput{PaidAmount: paidAmount, ExternalPaymentID: externalID}},
-			WaitForStage: client.WorkflowUpdateStageCompleted,
+			WaitForStage: stage,
 		})
-		if err == nil {
+		if err == nil && stage == client.WorkflowUpdateStageCompleted {
 			err = h.Get(uctx, nil)
 		}
 		return err

@@ -80,7 +80,7 @@ func TestConfirmChecksThePaymentReference(t *testing.T) {
 		"201 characters":    strings.Repeat("п", 201),
 		"with a line break": "pay-1\r\npay-2",
 	} {
-		_, err := (&Service{}).Confirm(context.Background(), sandbox, 1, 100, id)
+		_, err := (&Service{}).Confirm(context.Background(), sandbox, 1, 100, id, "")
 		if _, ok := problems.Fields(t, err)["body.external_payment_id"]; !ok {
 			t.Errorf("%s: refused with %v", name, err)
 		}

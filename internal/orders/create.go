@@ -39,6 +39,9 @@ func (s *Service) gatewayFor(p *apikey.Principal) (string, error) {
 // from items (general admission, with a schedule slot for scheduled events),
 // then starts its saga.
 func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in CreateOrderInput) (*Order, error) {
+	if err := sandboxOnly(p, in.Simulate); err != nil {
+		return nil, err
+	}
 	in.Customer = in.Customer.Trimmed()
 	verr := &errs.ValidationError{}
 	switch {
@@ -87,6 +90,9 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 		CustomerLastName: in.Customer.LastName, CustomerPhone: in.Customer.Phone,
 		PaymentWindow:   s.Settings.PaymentWindow, // its deadline is set by Postgres's clock
 		AccessTokenHash: tokenHash, AccessTokenSealed: tokenSealed, Channel: cmp.Or(in.Channel, states.ChannelAPI),
+	}
+	if in.Simulate == SimulatePaymentTimeout {
+		o.PaymentWindow = SimulatedPaymentWindow
 	}
 	if in.ReservationID != "" {
 		// Priced as the reservation quoted, whatever the event's fee is now.

@@ -105,6 +105,36 @@ type CreateOrderInput struct {
 	// Channel is the sales channel reported to the organizer: the API
 	// (the default) or the aggregator adapter.
 	Channel states.Channel
+	// Simulate is a sandbox order's simulation (SimulatePaymentTimeout);
+	// "" for none. Production keys are refused one.
+	Simulate string
+}
+
+// The sandbox's simulations of the slow paths (docs/api.md, Sandbox), named
+// by the Sandbox-Simulate header: a partner tests its handling of them
+// without waiting 15 minutes or stopping the service.
+const (
+	// SimulatePaymentTimeout: the order's payment window is
+	// SimulatedPaymentWindow, so it expires (and its seats go back) in
+	// seconds, as an unpaid order does after 15 minutes.
+	SimulatePaymentTimeout = "payment_timeout"
+	// SimulateConfirmAccepted: a confirm hands the payment to the order's
+	// workflow without waiting for it and answers 202 (payment accepted,
+	// tickets follow), as when the workflow is slow.
+	SimulateConfirmAccepted = "confirm_accepted"
+	// SimulatedPaymentWindow is a payment_timeout order's window.
+	SimulatedPaymentWindow = 10 * time.Second
+)
+
+// sandboxOnly refuses a simulation asked with a production key: it would
+// change a real order's course.
+func sandboxOnly(p *apikey.Principal, simulate string) error {
+	if simulate == "" || p.IsTest() {
+		return nil
+	}
+	verr := &errs.ValidationError{}
+	verr.Add("header.Sandbox-Simulate", "simulations are for sandbox keys only: send it with a tk_sandbox_ key", simulate)
+	return verr
 }
 
 // Order is an order as partners see it.

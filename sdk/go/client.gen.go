@@ -991,6 +991,36 @@ func (e ListOrdersParamsFilterStatus) Valid() bool {
 	}
 }
 
+// Defines values for CreateOrderParamsSandboxSimulate.
+const (
+	CreateOrderParamsSandboxSimulatePaymentTimeout CreateOrderParamsSandboxSimulate = "payment_timeout"
+)
+
+// Valid indicates whether the value is a known member of the CreateOrderParamsSandboxSimulate enum.
+func (e CreateOrderParamsSandboxSimulate) Valid() bool {
+	switch e {
+	case CreateOrderParamsSandboxSimulatePaymentTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConfirmOrderParamsSandboxSimulate.
+const (
+	ConfirmAccepted ConfirmOrderParamsSandboxSimulate = "confirm_accepted"
+)
+
+// Valid indicates whether the value is a known member of the ConfirmOrderParamsSandboxSimulate enum.
+func (e ConfirmOrderParamsSandboxSimulate) Valid() bool {
+	switch e {
+	case ConfirmAccepted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListWebhookDeliveriesParamsFilterStatus.
 const (
 	ListWebhookDeliveriesParamsFilterStatusDelivered ListWebhookDeliveriesParamsFilterStatus = "delivered"
@@ -2404,13 +2434,25 @@ type ListOrdersParamsFilterStatus string
 type CreateOrderParams struct {
 	// IdempotencyKey A unique key per creating request, in UTF-8 (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again.
 	IdempotencyKey string `json:"Idempotency-Key"`
+
+	// SandboxSimulate Sandbox keys only: payment_timeout makes the order's payment window 10 seconds, so it expires (cancel_reason payment_timeout, seats back, order.cancelled) as an unpaid order does after 15 minutes. A production key is refused (422).
+	SandboxSimulate *CreateOrderParamsSandboxSimulate `json:"Sandbox-Simulate,omitempty"`
 }
+
+// CreateOrderParamsSandboxSimulate defines parameters for CreateOrder.
+type CreateOrderParamsSandboxSimulate string
 
 // ConfirmOrderParams defines parameters for ConfirmOrder.
 type ConfirmOrderParams struct {
 	// IdempotencyKey A unique key per creating request, in UTF-8 (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again.
 	IdempotencyKey string `json:"Idempotency-Key"`
+
+	// SandboxSimulate Sandbox keys only: confirm_accepted answers 202 at once (payment accepted, still pending_payment, tickets follow within seconds), as when the order's workflow is slow. A production key is refused (422).
+	SandboxSimulate *ConfirmOrderParamsSandboxSimulate `json:"Sandbox-Simulate,omitempty"`
 }
+
+// ConfirmOrderParamsSandboxSimulate defines parameters for ConfirmOrder.
+type ConfirmOrderParamsSandboxSimulate string
 
 // RefundOrderParams defines parameters for RefundOrder.
 type RefundOrderParams struct {
@@ -5753,6 +5795,17 @@ func NewCreateOrderRequestWithBody(server string, params *CreateOrderParams, con
 
 		req.Header.Set("Idempotency-Key", headerParam0)
 
+		if params.SandboxSimulate != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Sandbox-Simulate", *params.SandboxSimulate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Sandbox-Simulate", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -5880,6 +5933,17 @@ func NewConfirmOrderRequestWithBody(server string, id int64, params *ConfirmOrde
 		}
 
 		req.Header.Set("Idempotency-Key", headerParam0)
+
+		if params.SandboxSimulate != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Sandbox-Simulate", *params.SandboxSimulate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Sandbox-Simulate", headerParam1)
+		}
 
 	}
 

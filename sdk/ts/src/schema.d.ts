@@ -5974,6 +5974,8 @@ export interface operations {
             header: {
                 /** @description A unique key per creating request, in UTF-8 (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
                 "Idempotency-Key": string;
+                /** @description Sandbox keys only: payment_timeout makes the order's payment window 10 seconds, so it expires (cancel_reason payment_timeout, seats back, order.cancelled) as an unpaid order does after 15 minutes. A production key is refused (422). */
+                "Sandbox-Simulate"?: "payment_timeout";
             };
             path?: never;
             cookie?: never;
@@ -6559,6 +6561,8 @@ export interface operations {
             header: {
                 /** @description A unique key per creating request, in UTF-8 (a UUID is fine). A repeat with the same key and body replays the first response with `Idempotent-Replayed: true`; keys are kept 24 hours. A hold refused at once because its seats are known taken (409 `seat_taken` in an on-sale rush) is not kept: a retry with the same key asks again. */
                 "Idempotency-Key": string;
+                /** @description Sandbox keys only: confirm_accepted answers 202 at once (payment accepted, still pending_payment, tickets follow within seconds), as when the order's workflow is slow. A production key is refused (422). */
+                "Sandbox-Simulate"?: "confirm_accepted";
             };
             path: {
                 /** @description Order id. */
