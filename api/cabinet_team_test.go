@@ -642,6 +642,7 @@ var permNames = map[organizer.Perm]string{
 	organizer.PermResend: "PermResend", organizer.PermCancel: "PermCancel", organizer.PermCheckIn: "PermCheckIn",
 	organizer.PermKeys: "PermKeys", organizer.PermRequests: "PermRequests", organizer.PermWebhooks: "PermWebhooks",
 	organizer.PermCatalog: "PermCatalog", organizer.PermTeam: "PermTeam", organizer.PermDistribution: "PermDistribution", organizer.PermNotes: "PermNotes",
+	organizer.PermAudit: "PermAudit",
 }
 
 // TestCabinetRoleLimits: for every role, every cabinet page and action
@@ -733,6 +734,7 @@ func TestCabinetRoleLimits(t *testing.T) {
 		"POST /cabinet/channels/events/{id}/terms":        {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/terms", url.Values{})},
 		"POST /cabinet/channels/events/{id}/allocate":     {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/allocate", url.Values{})},
 		"POST /cabinet/channels/events/{id}/release":      {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/release", url.Values{})},
+		"GET /cabinet/audit":                              {perm: organizer.PermAudit, request: fixed("/cabinet/audit")},
 		"GET /cabinet/account":                            {request: fixed("/cabinet/account")},
 		"GET /cabinet/account/leave":                      {request: fixed("/cabinet/account/leave")},
 		"GET /cabinet/team/{id}/remove": {perm: organizer.PermTeam, request: func(t *testing.T) (string, url.Values) {

@@ -94,7 +94,11 @@ func InviteCabinetUser(ctx context.Context, db *bun.DB, companyID int64, email, 
 			now, u.ID).Exec(ctx); err != nil {
 			return err
 		}
-		return CreateSignInLink(ctx, tx, u.ID, tokenHash, expires)
+		if err := CreateSignInLink(ctx, tx, u.ID, tokenHash, expires); err != nil {
+			return err
+		}
+		return Audit(ctx, tx, AuditEntry{CompanyID: companyID, Action: AuditTeamInvite, Subject: email,
+			Detail: map[string]any{"user_id": u.ID, "role": role}})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("invite %s to company %d: %w", email, companyID, err)
@@ -117,7 +121,11 @@ func ReinviteCabinetUser(ctx context.Context, db *bun.DB, companyID, userID int6
 			now, userID).Exec(ctx); err != nil {
 			return err
 		}
-		return CreateSignInLink(ctx, tx, userID, tokenHash, expires)
+		if err := CreateSignInLink(ctx, tx, userID, tokenHash, expires); err != nil {
+			return err
+		}
+		return Audit(ctx, tx, AuditEntry{CompanyID: companyID, Action: AuditTeamReinvite, Subject: u.Email,
+			Detail: map[string]any{"user_id": u.ID, "role": u.Role}})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("invite user %d again: %w", userID, err)
@@ -173,7 +181,12 @@ func ChangeCabinetRole(ctx context.Context, db *bun.DB, companyID, userID int64,
 			if u.DisabledAt != nil {
 				return ErrRemoved
 			}
-			return tx.NewRaw("UPDATE cabinet_users SET role = ?, updated_at = ? WHERE id = ? RETURNING *", role, now, u.ID).Scan(ctx, u)
+			from := u.Role
+			if err := tx.NewRaw("UPDATE cabinet_users SET role = ?, updated_at = ? WHERE id = ? RETURNING *", role, now, u.ID).Scan(ctx, u); err != nil {
+				return err
+			}
+			return Audit(ctx, tx, AuditEntry{CompanyID: companyID, Action: AuditTeamRole, Subject: u.Email,
+				Detail: map[string]any{"user_id": u.ID, "from": from, "to": role}})
 		})
 }
 
@@ -191,8 +204,10 @@ func RemoveCabinetUser(ctx context.Context, db *bun.DB, companyID, userID int64,
 				WHERE id = ? RETURNING *`, now, now, u.ID).Scan(ctx, u); err != nil {
 				return err
 			}
-			_, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL", now, u.ID).Exec(ctx)
-			return err
+			if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL", now, u.ID).Exec(ctx); err != nil {
+				return err
+			}
+			return auditRemoval(ctx, tx, u)
 		})
 }
 
@@ -242,4 +257,15 @@ func GetCompanyName(ctx context.Context, db bun.IDB, companyID int64) (string, e
 		return "", notFound(err, fmt.Sprintf("company %d", companyID))
 	}
 	return name, nil
+}
+
+// auditRemoval records a member's removal: leaving, when the actor is the
+// member.
+func auditRemoval(ctx context.Context, tx bun.IDB, u *CabinetUser) error {
+	action := AuditTeamRemove
+	if a := ActorOf(ctx); a.Kind == ActorUser && a.UserID == u.ID {
+		action = AuditTeamLeave
+	}
+	return Audit(ctx, tx, AuditEntry{CompanyID: u.CompanyID, Action: action, Subject: u.Email,
+		Detail: map[string]any{"user_id": u.ID, "role": u.Role}})
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/ratelimit"
 	"github.com/ticketsales/ticketsales/internal/refunds"
 	"github.com/ticketsales/ticketsales/internal/webhooks"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Deps are what the cabinet serves from.
@@ -166,6 +167,7 @@ func New(d Deps) http.Handler {
 	mux.Handle("POST /cabinet/channels/events/{id}/terms", c.allow(organizer.PermDistribution, c.distributed(c.setTerms)))
 	mux.Handle("POST /cabinet/channels/events/{id}/allocate", c.allow(organizer.PermDistribution, c.distributed(c.allocate)))
 	mux.Handle("POST /cabinet/channels/events/{id}/release", c.allow(organizer.PermDistribution, c.distributed(c.release)))
+	mux.Handle("GET /cabinet/audit", c.allow(organizer.PermAudit, c.audit))
 	mux.Handle("GET /cabinet/team", c.allow(organizer.PermTeam, c.team))
 	mux.Handle("POST /cabinet/team/invite", c.allow(organizer.PermTeam, c.invite))
 	mux.Handle("POST /cabinet/team/{id}/resend", c.allow(organizer.PermTeam, c.resendInvitation))
@@ -273,7 +275,11 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 			c.fail(w, r, err)
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+		// Whatever the user changes is theirs in the company's audit
+		// log (store.Audit takes the actor from the context).
+		ctx := store.WithActor(context.WithValue(r.Context(), userKey{}, u),
+			store.Actor{Kind: store.ActorUser, UserID: u.ID, Label: u.Email})
+		h(w, r.WithContext(ctx))
 	})
 }
 

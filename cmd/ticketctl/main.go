@@ -33,6 +33,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	// What the operator changes is ticketctl's in the companies' audit
+	// logs.
+	ctx = store.WithActor(ctx, store.Actor{Kind: store.ActorTicketctl, Label: "ticketctl"})
 	if err := newRoot(os.Stdout).ExecuteContext(ctx); err != nil {
 		var ce catalogfile.Errors
 		if errors.As(err, &ce) && jsonOut {

@@ -572,6 +572,9 @@ func (s *Service) checkPassword(ctx context.Context, client, email, password str
 		return nil, 0, fmt.Errorf("check a person's password: %w", err)
 	}
 	if !ok {
+		// The person's companies see it in their audit logs; a failure
+		// to record it is the log's, not the answer's.
+		_ = store.AuditFailedSignIn(ctx, s.db, p.Email, client, store.AuditSignInFailed, "password")
 		return nil, 0, ErrBadCredentials
 	}
 	u, err := accepted(p)
@@ -761,7 +764,7 @@ func (s *Service) Switch(ctx context.Context, addr string, u *User, targetID int
 	if t.Email != u.Email || t.JoinedAt == nil || t.DisabledAt != nil {
 		return nil, fmt.Errorf("switch to user %d: %w", targetID, errs.NotFound)
 	}
-	if err := store.RecordCabinetSignIn(ctx, s.db, t.ID, ratelimit.AddressGroup(addr), s.now()); err != nil {
+	if err := store.RecordCabinetSignInVia(ctx, s.db, t.ID, ratelimit.AddressGroup(addr), s.now(), "switch"); err != nil {
 		return nil, err
 	}
 	return view(t), nil
