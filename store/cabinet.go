@@ -74,7 +74,11 @@ func CreateCabinetUser(ctx context.Context, db *bun.DB, companyID int64, email, 
 		if errors.As(err, &pe) && pe.Code == "23505" {
 			return ErrAlreadyMember
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return Audit(ctx, tx, AuditEntry{CompanyID: companyID, Action: AuditTeamInvite, Subject: email,
+			Detail: map[string]any{"user_id": u.ID, "role": role}})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create cabinet user %s: %w", email, err)
