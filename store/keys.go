@@ -20,8 +20,10 @@ type Company struct {
 	ID            int64  `bun:"id,pk,autoincrement" json:"id"`
 	Name          string `bun:"name" json:"name"`
 	// Timezone is the IANA zone the company's report days are in.
-	Timezone  string    `bun:"timezone,nullzero,default:'UTC'" json:"timezone"`
-	CreatedAt time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	Timezone string `bun:"timezone,nullzero,default:'UTC'" json:"timezone"`
+	// TwoFactorRequired: owners and finance sign in with a second factor.
+	TwoFactorRequired bool      `bun:"two_factor_required" json:"two_factor_required"`
+	CreatedAt         time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
 }
 
 // CreateCompany stores a new company (its report days in UTC).

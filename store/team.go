@@ -41,6 +41,8 @@ type TeamMember struct {
 	// working (an invitation while not joined), or nil.
 	LinkExpiresAt *time.Time `bun:"link_expires_at"`
 	InvitedBy     *string    `bun:"invited_by"`
+	// TwoFactor: the person has a confirmed authenticator.
+	TwoFactor bool `bun:"two_factor"`
 }
 
 // ListTeam returns the company's cabinet users: members first, by e-mail,
@@ -49,7 +51,8 @@ func ListTeam(ctx context.Context, db bun.IDB, companyID int64, now time.Time) (
 	var out []TeamMember
 	err := db.NewRaw(`SELECT u.id, u.email, u.role, u.joined_at IS NOT NULL AS joined, u.disabled_at, u.created_at, u.last_sign_in_at,
 			(SELECT max(l.expires_at) FROM cabinet_signin_links l WHERE l.user_id = u.id AND l.used_at IS NULL AND l.expires_at > ?) AS link_expires_at,
-			i.email AS invited_by
+			i.email AS invited_by,
+			EXISTS (SELECT 1 FROM cabinet_two_factor tf WHERE tf.email = u.email AND tf.confirmed_at IS NOT NULL) AS two_factor
 		FROM cabinet_users u LEFT JOIN cabinet_users i ON i.id = u.invited_by
 		WHERE u.company_id = ?
 		ORDER BY u.disabled_at IS NOT NULL, u.email`, now, companyID).Scan(ctx, &out)

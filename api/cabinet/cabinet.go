@@ -118,6 +118,10 @@ func New(d Deps) http.Handler {
 	mux.Handle("GET /cabinet/{$}", c.signedIn(c.home))
 	mux.HandleFunc("GET /cabinet/signin", c.signInPage)
 	mux.HandleFunc("POST /cabinet/signin", c.signIn)
+	// The second factor of a sign-in whose first passed (no one is
+	// signed in yet: the session only holds who waits for the code).
+	mux.HandleFunc("GET /cabinet/signin/code", c.codePage)
+	mux.HandleFunc("POST /cabinet/signin/code", c.signInCode)
 	mux.HandleFunc("GET /cabinet/link/{token}", c.linkPage)
 	mux.HandleFunc("POST /cabinet/link/{token}", c.useLink)
 	mux.HandleFunc("POST /cabinet/signout", c.signOut)
@@ -174,9 +178,16 @@ func New(d Deps) http.Handler {
 	mux.Handle("POST /cabinet/team/{id}/role", c.allow(organizer.PermTeam, c.changeRole))
 	mux.Handle("GET /cabinet/team/{id}/remove", c.allow(organizer.PermTeam, c.removeConfirm))
 	mux.Handle("POST /cabinet/team/{id}/remove", c.allow(organizer.PermTeam, c.removeMember))
+	mux.Handle("POST /cabinet/team/{id}/two-factor/reset", c.allow(organizer.PermTeam, c.resetTwoFactor))
+	mux.Handle("POST /cabinet/team/two-factor", c.allow(organizer.PermTeam, c.setTwoFactorPolicy))
 	// Everyone's own account: the password, and leaving the team.
 	mux.Handle("GET /cabinet/account", c.signedIn(c.account))
 	mux.Handle("POST /cabinet/account/password", c.signedIn(c.changePassword))
+	// Two-factor sign-in: enrolment (a QR code, then a code confirms),
+	// and turning it off.
+	mux.Handle("GET /cabinet/account/two-factor", c.signedIn(c.twoFactorPage))
+	mux.Handle("POST /cabinet/account/two-factor", c.signedIn(c.confirmTwoFactor))
+	mux.Handle("POST /cabinet/account/two-factor/disable", c.signedIn(c.disableTwoFactor))
 	// A person in several companies' teams moves between them.
 	mux.Handle("POST /cabinet/account/switch", c.signedIn(c.switchCompany))
 	mux.Handle("GET /cabinet/account/leave", c.signedIn(c.leaveConfirm))
@@ -273,6 +284,9 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 		}
 		if err != nil {
 			c.fail(w, r, err)
+			return
+		}
+		if !c.enforceTwoFactor(w, r, u) {
 			return
 		}
 		// Whatever the user changes is theirs in the company's audit
@@ -398,6 +412,10 @@ func (c *cabinet) signIn(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
+	if u.SecondFactor {
+		c.secondStep(w, r, u, next)
+		return
+	}
 	c.startSession(w, r, u, next)
 }
 
@@ -414,6 +432,7 @@ func (c *cabinet) startSession(w http.ResponseWriter, r *http.Request, u *organi
 	for _, k := range []string{flashKey, webhookSecretReveal("").session, secretEndpointKey, formTokenKey} {
 		c.sessions.Remove(r.Context(), k)
 	}
+	c.clearPending(r)
 	c.sessions.Put(r.Context(), "user_id", u.ID)
 	c.sessions.Put(r.Context(), "session_version", u.SessionVersion)
 	c.Log.InfoContext(r.Context(), "cabinet sign-in", "user_id", u.ID, "company_id", u.CompanyID, "role", u.Role)
@@ -550,6 +569,12 @@ func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 		return
 	case err != nil:
 		c.fail(w, r, err)
+		return
+	}
+	if u.SecondFactor {
+		// The link was the first factor (spent now); the person's
+		// authenticator is the second.
+		c.secondStep(w, r, u, "")
 		return
 	}
 	c.startSession(w, r, u, "")

@@ -51,6 +51,8 @@ type Member struct {
 	// again.
 	InvitationExpiresAt *time.Time `json:"invitation_expires_at,omitempty"`
 	InvitedBy           string     `json:"invited_by,omitempty"`
+	// TwoFactor: the member signs in with a second factor.
+	TwoFactor bool `json:"two_factor"`
 }
 
 // Team lists the company's users, members first, then removed ones.
@@ -61,7 +63,8 @@ func (s *Service) Team(ctx context.Context, companyID int64) ([]Member, error) {
 	}
 	out := make([]Member, len(rows))
 	for i, r := range rows {
-		m := Member{ID: r.ID, Email: r.Email, Role: Role(r.Role), Status: StatusActive, CreatedAt: r.CreatedAt, LastSignInAt: r.LastSignInAt}
+		m := Member{ID: r.ID, Email: r.Email, Role: Role(r.Role), Status: StatusActive, CreatedAt: r.CreatedAt, LastSignInAt: r.LastSignInAt,
+			TwoFactor: r.TwoFactor}
 		if r.InvitedBy != nil {
 			m.InvitedBy = *r.InvitedBy
 		}
