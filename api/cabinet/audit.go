@@ -2,6 +2,7 @@ package cabinet
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -126,6 +127,14 @@ func (c *cabinet) audit(w http.ResponseWriter, r *http.Request) {
 // auditDetails lists a row's detail by key, each value as plain text.
 func auditDetails(d map[string]any, loc *time.Location) []auditDetail {
 	out := make([]auditDetail, 0, len(d))
+	// An amount is in the currency's minor units: shown as money.
+	if cur, ok := d["currency"].(string); ok {
+		if a, ok := d["amount"].(float64); ok {
+			d = maps.Clone(d)
+			d["amount"] = money(int64(a), cur)
+			delete(d, "currency")
+		}
+	}
 	for k, x := range d {
 		var s string
 		switch x := x.(type) {
@@ -137,11 +146,38 @@ func auditDetails(d map[string]any, loc *time.Location) []auditDetail {
 				s = inZone(t, loc, "2006-01-02 15:04")
 			}
 		default:
-			b, _ := json.Marshal(x)
-			s = string(b)
+			s = detailText(x)
 		}
 		out = append(out, auditDetail{Key: strings.ReplaceAll(k, "_", " "), Value: s})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
+}
+
+// detailText is a detail's value in words: a list joined with commas, an
+// object as its keys and values, anything else as JSON.
+func detailText(x any) string {
+	switch x := x.(type) {
+	case []any:
+		parts := make([]string, len(x))
+		for i, v := range x {
+			parts[i] = detailText(v)
+		}
+		return strings.Join(parts, ", ")
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = strings.ReplaceAll(k, "_", " ") + " " + detailText(x[k])
+		}
+		return strings.Join(parts, ", ")
+	case string:
+		return x
+	}
+	b, _ := json.Marshal(x)
+	return string(b)
 }

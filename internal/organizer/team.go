@@ -208,7 +208,7 @@ func ResetMail(to, company string, link string, expires time.Time, id string) ma
 func RoleSummary(r Role) string {
 	switch r {
 	case RoleOwner:
-		return "everything: report, orders and refunds, check-in, catalog, keys, request log, webhooks, and the team"
+		return "everything: report, orders and refunds, check-in, catalog, keys, request log, webhooks, the team, and the audit log"
 	case RoleFinance:
 		return "sales report, orders, refunds"
 	case RoleSupport:
