@@ -277,11 +277,13 @@ func (e *KeyMadeBefore) Error() string {
 func RevokeAPIKey(ctx context.Context, db bun.IDB, keyID int64) (*APIKey, error) {
 	key := &APIKey{}
 	err := audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
-		var companyID int64
-		err := tx.NewRaw(`WITH k AS (UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = ? RETURNING *)
-			SELECT k.*, a.company_id FROM k JOIN applications a ON a.id = k.application_id`, keyID).Scan(ctx, key, &companyID)
+		err := tx.NewRaw(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = ? RETURNING *`, keyID).Scan(ctx, key)
 		if err != nil {
 			return AuditEntry{}, notFound(err, fmt.Sprintf("revoke key %d", keyID))
+		}
+		var companyID int64
+		if err := tx.NewRaw("SELECT company_id FROM applications WHERE id = ?", key.ApplicationID).Scan(ctx, &companyID); err != nil {
+			return AuditEntry{}, err
 		}
 		return AuditEntry{CompanyID: companyID, Action: AuditKeyRevoke, Subject: keySubject(key), Detail: map[string]any{"key_id": key.ID}}, nil
 	})

@@ -33,9 +33,6 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	// What the operator changes is ticketctl's in the companies' audit
-	// logs.
-	ctx = store.WithActor(ctx, store.Actor{Kind: store.ActorTicketctl, Label: "ticketctl"})
 	if err := newRoot(os.Stdout).ExecuteContext(ctx); err != nil {
 		var ce catalogfile.Errors
 		if errors.As(err, &ce) && jsonOut {
@@ -89,6 +86,11 @@ func newRoot(out io.Writer) *cobra.Command {
 		Short:         "Administer the ticket sales service: companies, API keys, catalog, request log",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// What the operator changes is ticketctl's in the companies'
+		// audit logs.
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			cmd.SetContext(store.WithActor(cmd.Context(), store.Actor{Kind: store.ActorTicketctl, Label: "ticketctl"}))
+		},
 		PersistentPostRun: func(*cobra.Command, []string) {
 			if c.db != nil {
 				_ = c.db.Close()
