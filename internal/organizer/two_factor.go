@@ -178,11 +178,25 @@ func otpauthURL(email, secret string) string {
 	return (&url.URL{Scheme: "otpauth", Host: "totp", Path: "/" + TwoFactorIssuer + ":" + email, RawQuery: v.Encode()}).String()
 }
 
+// isCode: six digits, an authenticator's code (anything else may be a
+// recovery code).
+func isCode(s string) bool {
+	if len(s) != 6 {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // matchStep is the time step (within one either side of now) whose code
 // is code, or ok false.
 func matchStep(secret, code string, now time.Time) (step int64, ok bool) {
-	code = strings.TrimSpace(code)
-	if len(code) != 6 {
+	code = strings.ReplaceAll(strings.TrimSpace(code), " ", "")
+	if !isCode(code) {
 		return 0, false
 	}
 	for _, d := range []int64{0, -1, 1} {
@@ -280,7 +294,10 @@ func (s *Service) checkSecondFactor(ctx context.Context, addr, email, code strin
 		return "", 0, fmt.Errorf("two-factor of %s: %w", email, errs.NotFound)
 	}
 	code = strings.TrimSpace(code)
-	if len(code) > 6 {
+	if digits := strings.ReplaceAll(code, " ", ""); isCode(digits) {
+		code = digits // "123 456", as some apps show it
+	}
+	if !isCode(code) {
 		if len(code) <= 40 {
 			_, err := store.SpendRecoveryCode(ctx, s.db, email, recoveryHash(code), s.now())
 			if err == nil {
