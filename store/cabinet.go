@@ -307,7 +307,7 @@ func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHa
 			now, now, userID).Scan(ctx, u); err != nil {
 			return err
 		}
-		if err := Audit(ctx, tx, SignInEntry(u, AuditSignIn, map[string]any{"via": "link", "client": address, "password_set": true})); err != nil {
+		if err := auditLinkSignIn(ctx, tx, u, map[string]any{"via": "link", "client": address, "password_set": true}); err != nil {
 			return err
 		}
 		if _, err := tx.NewRaw("DELETE FROM cabinet_known_addresses WHERE email = ? AND address <> ?", email, address).Exec(ctx); err != nil {
@@ -402,7 +402,7 @@ func JoinWithSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, email
 			now, now, userID).Scan(ctx, u); err != nil {
 			return err
 		}
-		if err := Audit(ctx, tx, SignInEntry(u, AuditSignIn, map[string]any{"via": "invitation", "client": address})); err != nil {
+		if err := auditLinkSignIn(ctx, tx, u, map[string]any{"via": "invitation", "client": address}); err != nil {
 			return err
 		}
 		return RememberCabinetAddress(ctx, tx, email, address, now)
@@ -462,6 +462,21 @@ func RecordCabinetSignInVia(ctx context.Context, db bun.IDB, userID int64, addre
 		return fmt.Errorf("record the sign-in of user %d: %w", userID, err)
 	}
 	return nil
+}
+
+// auditLinkSignIn records a sign-in through a link, unless the person
+// has an authenticator: then the link was the first factor, and the
+// sign-in is recorded when its code is given (RecordCabinetSignInVia).
+func auditLinkSignIn(ctx context.Context, tx bun.IDB, u *CabinetUser, detail map[string]any) error {
+	var second bool
+	if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM cabinet_two_factor WHERE email = ? AND confirmed_at IS NOT NULL)", u.Email).
+		Scan(ctx, &second); err != nil {
+		return err
+	}
+	if second {
+		return nil
+	}
+	return Audit(ctx, tx, SignInEntry(u, AuditSignIn, detail))
 }
 
 // SignInEntry is an audit row of the membership u's own: its sign-in, a

@@ -204,6 +204,27 @@ func ResetMemberTwoFactor(ctx context.Context, db *bun.DB, companyID, userID int
 	return u, nil
 }
 
+// ResetPersonTwoFactor is the operator's reset of a person's
+// authenticator (ticketctl user reset-two-factor): removed, with its
+// recovery codes, and every session of the person ended, with a row in
+// each company the person may sign in to; errs.NotFound when there is
+// none. One transaction.
+func ResetPersonTwoFactor(ctx context.Context, db *bun.DB, email string, now time.Time) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewRaw("DELETE FROM cabinet_two_factor WHERE email = ?", email).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("two-factor of %s: %w", email, errs.NotFound)
+		}
+		if _, err := tx.NewRaw("UPDATE cabinet_users SET session_version = session_version + 1, updated_at = ? WHERE email = ?", now, email).Exec(ctx); err != nil {
+			return err
+		}
+		return auditPerson(ctx, tx, email, AuditTwoFactorReset, nil)
+	})
+}
+
 // SetTwoFactorRequired sets the company's policy, audited.
 func SetTwoFactorRequired(ctx context.Context, db bun.IDB, companyID int64, required bool) error {
 	return audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
@@ -228,9 +249,9 @@ func auditPerson(ctx context.Context, tx bun.IDB, email, action string, detail m
 	if detail == nil {
 		detail = map[string]any{}
 	}
-	if a := ActorOf(ctx); a.Kind == ActorUser {
-		// An owner's reset names who did it; the person's own step is
-		// the person's.
+	if a := ActorOf(ctx); a.Kind != ActorSystem {
+		// Who did it (the person, or the operator's reset); the row's
+		// actor is the membership whose authenticator it is.
 		detail["by"] = a.Label
 	}
 	b, err := json.Marshal(detail)

@@ -402,6 +402,16 @@ func (s *Service) ResetTwoFactor(ctx context.Context, companyID, userID int64) (
 	return userOf(store.ResetMemberTwoFactor(ctx, s.db, companyID, userID, s.now()))
 }
 
+// ResetPersonTwoFactor is the operator's reset of a person's
+// authenticator, in every company (store.ResetPersonTwoFactor).
+func (s *Service) ResetPersonTwoFactor(ctx context.Context, email string) error {
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return err
+	}
+	return store.ResetPersonTwoFactor(ctx, s.db, email, s.now())
+}
+
 // SetTwoFactorRequired sets the company's policy (owner and finance must
 // sign in with a second factor).
 func (s *Service) SetTwoFactorRequired(ctx context.Context, companyID int64, required bool) error {
