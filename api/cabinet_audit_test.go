@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/organizer"
@@ -115,9 +116,18 @@ func TestCabinetAuditLog(t *testing.T) {
 	must("rotate", dev.post(endpointPath+"/rotate-secret", nil), "")
 	must("disable", dev.post(endpointPath+"/disable", nil), "")
 	must("enable", dev.post(endpointPath+"/enable", nil), "")
+	must("edit", dev.post(endpointPath, url.Values{"url": {"https://hooks.example.org/audit"}, "description": {"Партнёр, правка"},
+		"event_types": {"order.paid"}}), endpointPath)
 
 	// Channels: finance; the catalog, the zone and the team: the owner.
 	must("a channel", finance.post("/cabinet/channels", url.Values{"ref": {"kassir"}, "name": {"Кассир.ру"}}), "")
+	f.KeyIn(t, f.companyA, apikey.Sandbox, "kassir-shop")
+	ch := f.channelID(t, "kassir")
+	must("an application", finance.post("/cabinet/channels/applications", url.Values{"application": {fmt.Sprint(f.applicationID(t, apikey.Sandbox, "kassir-shop"))},
+		"channel": {fmt.Sprint(ch)}}), "")
+	ev := fmt.Sprintf("/cabinet/channels/events/%d", f.ids["swan-lake"])
+	must("allocate", finance.post(ev+"/allocate", url.Values{"channel": {fmt.Sprint(ch)}, "kind": {"seats"}, "zones": {"balcony"}}), "")
+	must("terms", finance.post(ev+"/terms", url.Values{"channel": {fmt.Sprint(ch)}, "end": {time.Now().Add(48 * time.Hour).Format("2006-01-02T15:04")}}), "")
 	example := owner.get("/cabinet/catalog/example.json")
 	must("upload", owner.upload("example.json", []byte(example.Body)), "")
 	must("zone", owner.post("/cabinet/report/timezone", url.Values{"timezone": {"Asia/Yekaterinburg"}}), "")
@@ -145,6 +155,10 @@ func TestCabinetAuditLog(t *testing.T) {
 		{"webhook.disable", "dev@a.test", "https://hooks.example.org/audit"},
 		{"webhook.enable", "dev@a.test", "https://hooks.example.org/audit"},
 		{"channel.save", "money@a.test", "channel kassir"},
+		{"channel.application", "money@a.test", "kassir-shop"},
+		{"channel.allocate", "money@a.test", fmt.Sprintf("event %d, channel %d", f.ids["swan-lake"], ch)},
+		{"channel.terms", "money@a.test", fmt.Sprintf("event %d, channel %d", f.ids["swan-lake"], ch)},
+		{"webhook.edit", "dev@a.test", "https://hooks.example.org/audit"},
 		{"catalog.upload", "owner@a.test", "catalog"},
 		{"company.timezone", "owner@a.test", "Asia/Yekaterinburg"},
 		{"team.invite", "owner@a.test", "new@a.test"},
