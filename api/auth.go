@@ -13,6 +13,7 @@ import (
 	"github.com/ticketsales/ticketsales/api/request"
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/ratelimit"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // authenticate resolves the Bearer key to a principal and checks the
@@ -69,7 +70,12 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		s.writeErr(ctx, prob.withHeader("WWW-Authenticate", `Bearer realm="ticketsales", error="insufficient_scope", scope="`+scope+`"`))
 		return
 	}
-	next(ctx)
+	// What the key changes (a refund, a webhook endpoint) is the key's in
+	// the company's audit log: its listing prefix names it (never more of
+	// the key).
+	prefix := key[:strings.LastIndexByte(key, '_')+7]
+	next(huma.WithContext(ctx, store.WithActor(ctx.Context(), store.Actor{Kind: store.ActorKey, KeyID: p.KeyID,
+		Label: "API key " + prefix + "…"})))
 }
 
 func (s *Server) authFailed(ctx context.Context, client string) {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/checkin"
@@ -411,6 +413,13 @@ func TestCabinetPagesFit(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// The audit log with long, Cyrillic rows.
+	actx := store.WithActor(ctx, store.Actor{Kind: store.ActorTicketctl, Label: "ticketctl"})
+	if err := store.Audit(actx, f.DB, store.AuditEntry{CompanyID: a, Action: store.AuditOrderRefund, Subject: "order 987654321012 " + fitEventTitle,
+		Detail: map[string]any{"reason": "Покупатель не может прийти: заболел ребёнок, просит вернуть деньги за оба билета в партер", "amount": 1250000000,
+			"ticket_ids": []int64{1234567, 1234568, 1234569, 1234570}, "refund_id": "rf_0123456789abcdef0123456789abcdef"}}); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("fixture ready in %s", time.Since(start).Round(time.Millisecond))
 
 	base := f.ProductionLikeAPI(t)
@@ -418,6 +427,12 @@ func TestCabinetPagesFit(t *testing.T) {
 	link := cabinetUser(t, f.Stack, base, a, "owner.with.a.rather.long.address@festival-productions.example.com")
 	// A second member, so the team page has a Remove link and its form.
 	_ = cabinetUserAs(t, f.Stack, base, a, "box-office.support.desk@festival-productions.example.com", organizer.RoleSupport)
+	// The support member has an authenticator: the team page shows it
+	// and its Reset.
+	if _, err := f.DB.ExecContext(ctx, `INSERT INTO cabinet_two_factor (email, sealed_secret, confirmed_at)
+		VALUES ('box-office.support.desk@festival-productions.example.com', '\x00', now())`); err != nil {
+		t.Fatal(err)
+	}
 	bctx := newBrowser(t, 3*time.Minute)
 	artifacts := filepath.Join("..", ".data", "artifacts", "cabinet", "fit")
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
@@ -611,6 +626,24 @@ func TestCabinetPagesFit(t *testing.T) {
 		t.Fatalf("an unknown page: %d", st)
 	}
 	measure("404")
+	// Two-factor sign-in: enrolment confirmed shows the recovery codes
+	// once; then signing in asks for a code.
+	if open(base+"/cabinet/account/two-factor") != http.StatusOK {
+		t.Fatal("the two-factor page")
+	}
+	secret, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('#two-factor-secret').textContent.replaceAll(' ', '')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := totp.GenerateCodeCustom(secret, time.Now(), totp.ValidateOpts{Period: 30, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run("the app's code", chromedp.SendKeys(chromedp.CSS("#code"), code))
+	if res, err := chromedp.RunResponse(bctx, chromedp.Click(chromedp.CSS("#two-factor-confirm-button"))); err != nil || res.Status != http.StatusOK {
+		t.Fatalf("confirm two-factor: %v %v", res, err)
+	}
+	measure("POST /cabinet/account/two-factor")
 	if open(base+"/cabinet/report") != http.StatusOK {
 		t.Fatal("report page")
 	}
@@ -618,6 +651,13 @@ func TestCabinetPagesFit(t *testing.T) {
 		t.Fatalf("sign out: %v %v", res, err)
 	}
 	measure("/cabinet/signin")
+	run("sign in again", chromedp.SendKeys(chromedp.CSS("#email"), "owner.with.a.rather.long.address@festival-productions.example.com"),
+		chromedp.SendKeys(chromedp.CSS("#password"), cabinetPassword))
+	if res, err := chromedp.RunResponse(bctx, chromedp.Click(chromedp.CSS("#signin"))); err != nil || res.Status != http.StatusOK ||
+		!strings.HasSuffix(res.URL, "/cabinet/signin/code") {
+		t.Fatalf("sign in with two-factor: %v %v", res, err)
+	}
+	measure("/cabinet/signin/code")
 
 	// Every page the cabinet has was measured.
 	var missed []string

@@ -643,6 +643,7 @@ var permNames = map[organizer.Perm]string{
 	organizer.PermKeys: "PermKeys", organizer.PermRequests: "PermRequests", organizer.PermWebhooks: "PermWebhooks",
 	organizer.PermCatalog: "PermCatalog", organizer.PermTeam: "PermTeam", organizer.PermDistribution: "PermDistribution", organizer.PermNotes: "PermNotes",
 	organizer.PermDoorDesk: "PermDoorDesk",
+	organizer.PermAudit: "PermAudit",
 }
 
 // TestCabinetRoleLimits: for every role, every cabinet page and action
@@ -688,6 +689,8 @@ func TestCabinetRoleLimits(t *testing.T) {
 		"GET /cabinet/link/{token}":                     {public: true},
 		"POST /cabinet/link/{token}":                    {public: true},
 		"POST /cabinet/signout":                         {public: true},
+		"GET /cabinet/signin/code":                      {public: true},
+		"POST /cabinet/signin/code":                     {public: true},
 		"/cabinet/":                                     {public: true},
 		"GET /cabinet/{$}":                              {request: fixed("/cabinet/")},
 		"GET /cabinet/report":                           {perm: organizer.PermReport, request: fixed("/cabinet/report")},
@@ -763,8 +766,18 @@ func TestCabinetRoleLimits(t *testing.T) {
 		"POST /cabinet/channels/events/{id}/terms":        {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/terms", url.Values{})},
 		"POST /cabinet/channels/events/{id}/allocate":     {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/allocate", url.Values{})},
 		"POST /cabinet/channels/events/{id}/release":      {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/release", url.Values{})},
-		"GET /cabinet/account":                            {request: fixed("/cabinet/account")},
-		"GET /cabinet/account/leave":                      {request: fixed("/cabinet/account/leave")},
+		"GET /cabinet/audit":                              {perm: organizer.PermAudit, request: fixed("/cabinet/audit")},
+		"GET /cabinet/account/two-factor":                 {request: fixed("/cabinet/account/two-factor")},
+		// A wrong code changes nothing (no authenticator begun is
+		// confirmed, none on is turned off).
+		"POST /cabinet/account/two-factor":         {request: post("/cabinet/account/two-factor", url.Values{"code": {"000000"}})},
+		"POST /cabinet/account/two-factor/disable": {request: post("/cabinet/account/two-factor/disable", url.Values{"code": {"000000"}})},
+		"POST /cabinet/team/two-factor":            {perm: organizer.PermTeam, request: post("/cabinet/team/two-factor", url.Values{})},
+		"POST /cabinet/team/{id}/two-factor/reset": {perm: organizer.PermTeam, request: func(t *testing.T) (string, url.Values) {
+			return fmt.Sprintf("/cabinet/team/%d/two-factor/reset", fresh(t)), url.Values{}
+		}},
+		"GET /cabinet/account":       {request: fixed("/cabinet/account")},
+		"GET /cabinet/account/leave": {request: fixed("/cabinet/account/leave")},
 		"GET /cabinet/team/{id}/remove": {perm: organizer.PermTeam, request: func(t *testing.T) (string, url.Values) {
 			return fmt.Sprintf("/cabinet/team/%d/remove", fresh(t)), nil
 		}},
@@ -837,6 +850,7 @@ func TestCabinetRoleLimits(t *testing.T) {
 		err := f.DB.NewRaw(`SELECT md5(concat_ws('|',
 			(SELECT string_agg(ROW(id, role, disabled_at, session_version, joined_at)::text, ',' ORDER BY id) FROM cabinet_users),
 			(SELECT string_agg(ROW(email, password_hash)::text, ',' ORDER BY email) FROM cabinet_people),
+			(SELECT string_agg(ROW(email, confirmed_at, last_step)::text, ',' ORDER BY email) FROM cabinet_two_factor),
 			(SELECT string_agg(ROW(encode(token_hash, 'hex'), used_at)::text, ',' ORDER BY token_hash) FROM cabinet_signin_links),
 			(SELECT string_agg(ROW(id, revoked_at)::text, ',' ORDER BY id) FROM api_keys),
 			(SELECT string_agg(ROW(id, status, customer_email)::text, ',' ORDER BY id) FROM orders),
@@ -903,8 +917,10 @@ func TestCabinetRoleLimits(t *testing.T) {
 					ok = []int{http.StatusUnprocessableEntity}
 				case "POST /cabinet/catalog":
 					ok = []int{http.StatusBadRequest, http.StatusUnprocessableEntity}
-				case "POST /cabinet/account/switch", "POST /cabinet/door/admit", "POST /cabinet/door/undo":
+				case "POST /cabinet/account/switch", "POST /cabinet/door/admit", "POST /cabinet/door/undo", "POST /cabinet/team/{id}/two-factor/reset":
 					ok = []int{http.StatusNotFound}
+				case "POST /cabinet/account/two-factor":
+					ok = []int{http.StatusUnprocessableEntity}
 				}
 				if !slices.Contains(ok, status) {
 					t.Errorf("%s as %s: %d %s, want one of %v\n%.500s", pattern, role, status, loc, ok, body)

@@ -157,7 +157,10 @@ func NewProcess(ctx context.Context, cfg config.Config, opt ProcessOptions) (_ *
 	if cfg.AuthFailureRPS > 0 {
 		authFailures = budgets.Budget("auth", ratelimit.Limit{Rate: cfg.AuthFailureRPS, Burst: cfg.AuthFailureBurst})
 	}
-	a.Users = organizer.New(c.DB, opt.Now, organizer.Limits{Budgets: budgets, PasswordChecks: cfg.CabinetPasswordChecks})
+	// Authenticators' secrets are sealed under the order token secret (a
+	// key derived for that use alone), as events' signing keys are.
+	a.Users = organizer.New(c.DB, opt.Now, organizer.Limits{Budgets: budgets, PasswordChecks: cfg.CabinetPasswordChecks,
+		SealSecrets: append([]string{cfg.OrderTokenSecret}, cfg.OrderTokenPreviousSecret...)})
 	auth := apikey.NewAuthenticator(c.DB, cfg.AuthCacheTTL)
 	hooks := &webhooks.Service{DB: c.DB, Temporal: c.Temporal, TaskQueue: cfg.WebhookTaskQueue, Rules: app.WebhookRules(cfg),
 		Retry: app.WebhookRetry(cfg), Limits: app.WebhookLimits(cfg), Limiter: limiter, Log: c.Log}

@@ -74,7 +74,11 @@ func CreateCabinetUser(ctx context.Context, db *bun.DB, companyID int64, email, 
 		if errors.As(err, &pe) && pe.Code == "23505" {
 			return ErrAlreadyMember
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return Audit(ctx, tx, AuditEntry{CompanyID: companyID, Action: AuditTeamInvite, Subject: email,
+			Detail: map[string]any{"user_id": u.ID, "role": role}})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create cabinet user %s: %w", email, err)
@@ -303,6 +307,9 @@ func UseSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, passwordHa
 			now, now, userID).Scan(ctx, u); err != nil {
 			return err
 		}
+		if err := auditLinkSignIn(ctx, tx, u, map[string]any{"via": "link", "client": address, "password_set": true}); err != nil {
+			return err
+		}
 		if _, err := tx.NewRaw("DELETE FROM cabinet_known_addresses WHERE email = ? AND address <> ?", email, address).Exec(ctx); err != nil {
 			return err
 		}
@@ -395,6 +402,9 @@ func JoinWithSignInLink(ctx context.Context, db *bun.DB, tokenHash []byte, email
 			now, now, userID).Scan(ctx, u); err != nil {
 			return err
 		}
+		if err := auditLinkSignIn(ctx, tx, u, map[string]any{"via": "invitation", "client": address}); err != nil {
+			return err
+		}
 		return RememberCabinetAddress(ctx, tx, email, address, now)
 	})
 	if err != nil {
@@ -430,12 +440,64 @@ func RememberCabinetAddress(ctx context.Context, db bun.IDB, email, address stri
 // from address at now: the membership's last sign-in and the person's
 // known address, in one statement.
 func RecordCabinetSignIn(ctx context.Context, db bun.IDB, userID int64, address string, now time.Time) error {
-	_, err := db.NewRaw(`WITH m AS (UPDATE cabinet_users SET last_sign_in_at = greatest(last_sign_in_at, ?) WHERE id = ? RETURNING email)
-		INSERT INTO cabinet_known_addresses (email, address, signed_in_at) SELECT email, ?, ? FROM m
-		ON CONFLICT (email, address) DO UPDATE SET signed_in_at = greatest(cabinet_known_addresses.signed_in_at, excluded.signed_in_at)`,
-		now, userID, address, now).Exec(ctx)
+	return RecordCabinetSignInVia(ctx, db, userID, address, now, "password")
+}
+
+// RecordCabinetSignInVia is RecordCabinetSignIn with how the session began
+// ("password", "switch", "two_factor", "recovery_code") for the audit
+// log's row, written in the same transaction.
+func RecordCabinetSignInVia(ctx context.Context, db bun.IDB, userID int64, address string, now time.Time, via string) error {
+	err := audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		u := new(CabinetUser)
+		if err := tx.NewRaw(`UPDATE cabinet_users SET last_sign_in_at = greatest(last_sign_in_at, ?) WHERE id = ? RETURNING *`,
+			now, userID).Scan(ctx, u); err != nil {
+			return AuditEntry{}, notFound(err, fmt.Sprintf("cabinet user %d", userID))
+		}
+		if err := RememberCabinetAddress(ctx, tx, u.Email, address, now); err != nil {
+			return AuditEntry{}, err
+		}
+		return SignInEntry(u, AuditSignIn, map[string]any{"via": via, "client": address}), nil
+	})
 	if err != nil {
 		return fmt.Errorf("record the sign-in of user %d: %w", userID, err)
+	}
+	return nil
+}
+
+// auditLinkSignIn records a sign-in through a link, unless the person
+// has an authenticator: then the link was the first factor, and the
+// sign-in is recorded when its code is given (RecordCabinetSignInVia).
+func auditLinkSignIn(ctx context.Context, tx bun.IDB, u *CabinetUser, detail map[string]any) error {
+	var second bool
+	if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM cabinet_two_factor WHERE email = ? AND confirmed_at IS NOT NULL)", u.Email).
+		Scan(ctx, &second); err != nil {
+		return err
+	}
+	if second {
+		return nil
+	}
+	return Audit(ctx, tx, SignInEntry(u, AuditSignIn, detail))
+}
+
+// SignInEntry is an audit row of the membership u's own: its sign-in, a
+// failed one, a second factor's step. The actor is u whatever the
+// context says (no one is signed in yet).
+func SignInEntry(u *CabinetUser, action string, detail map[string]any) AuditEntry {
+	id := u.ID
+	return AuditEntry{CompanyID: u.CompanyID, ActorKind: ActorUser, ActorUserID: &id, Actor: u.Email, Action: action,
+		Subject: u.Email, Detail: detail}
+}
+
+// AuditFailedSignIn records a failed sign-in of the person email from
+// address (a wrong password, or a wrong second factor: action) in the
+// audit log of each company the person may sign in to, as that
+// membership's: one statement. An unknown address records nothing.
+func AuditFailedSignIn(ctx context.Context, db bun.IDB, email, address, action, reason string) error {
+	_, err := db.NewRaw(`INSERT INTO audit_log (company_id, actor_kind, actor_user_id, actor, action, subject, detail)
+		SELECT company_id, 'user', id, email, ?, email, jsonb_build_object('client', ?::text, 'reason', ?::text) FROM cabinet_users
+		WHERE email = ? AND joined_at IS NOT NULL AND disabled_at IS NULL`, action, address, reason, email).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("audit a failed sign-in: %w", err)
 	}
 	return nil
 }
@@ -479,8 +541,10 @@ func DisableCabinetUser(ctx context.Context, db *bun.DB, id int64, now time.Time
 			if err != nil {
 				return err
 			}
-			_, err = tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL", now, id).Exec(ctx)
-			return err
+			if _, err = tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL", now, id).Exec(ctx); err != nil {
+				return err
+			}
+			return auditRemoval(ctx, tx, u)
 		})
 	if err != nil {
 		return nil, fmt.Errorf("disable cabinet user: %w", err)

@@ -51,7 +51,14 @@ func ClaimCabinetAction(ctx context.Context, db bun.IDB, a *CabinetAction) error
 	if n != 1 {
 		return fmt.Errorf("cabinet action %s of order %d: %w", a.Action, a.OrderID, ErrActionClaimed)
 	}
-	return nil
+	// A refund's row is the refund's own (CreateRefundTx: the API's
+	// refunds too); the others are recorded with their claim, in the
+	// action's transaction.
+	action, ok := map[string]string{"resend": AuditOrderResend, "cancel": AuditOrderCancel, "email": AuditOrderEmail}[a.Action]
+	if !ok {
+		return nil
+	}
+	return Audit(ctx, db, AuditEntry{CompanyID: a.CompanyID, Action: action, Subject: fmt.Sprintf("order %d", a.OrderID), Detail: a.Detail})
 }
 
 // GetCabinetAction returns the company's action claimed with token.

@@ -135,7 +135,17 @@ func ImportCatalog(ctx context.Context, db *bun.DB, companyID int64, plan *Catal
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		im.tx = tx
 		im.result = ImportResult{}
-		return im.run(ctx, plan)
+		if err := im.run(ctx, plan); err != nil {
+			return err
+		}
+		counts := map[string]int{}
+		for _, r := range im.result.Records {
+			if r.Action != Unchanged {
+				counts[r.Kind+"_"+string(r.Action)]++
+			}
+		}
+		return Audit(ctx, tx, AuditEntry{CompanyID: companyID, Action: AuditCatalogUpload, Subject: "catalog",
+			Detail: map[string]any{"changed": counts, "records": len(im.result.Records), "seats_changed": im.result.SeatsChanged}})
 	})
 	if err != nil {
 		return ImportResult{}, fmt.Errorf("import catalog for company %d: %w", companyID, err)

@@ -34,7 +34,18 @@ type ChannelMember struct {
 }
 
 // UpsertChannel creates the company's channel of ref, or renames it.
-func UpsertChannel(ctx context.Context, db bun.IDB, companyID int64, ref, name string) (*Channel, error) {
+func UpsertChannel(ctx context.Context, db bun.IDB, companyID int64, ref, name string) (c *Channel, err error) {
+	err = audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		if c, err = upsertChannel(ctx, tx, companyID, ref, name); err != nil {
+			return AuditEntry{}, err
+		}
+		return AuditEntry{CompanyID: companyID, Action: AuditChannelSave, Subject: "channel " + ref,
+			Detail: map[string]any{"channel_id": c.ID, "name": name}}, nil
+	})
+	return c, err
+}
+
+func upsertChannel(ctx context.Context, db bun.IDB, companyID int64, ref, name string) (*Channel, error) {
 	c := &Channel{CompanyID: companyID, Ref: ref, Name: name}
 	_, err := db.NewInsert().Model(c).On("CONFLICT (company_id, ref) DO UPDATE").Set("name = EXCLUDED.name").
 		Returning("*").Exec(ctx)
@@ -83,6 +94,17 @@ func GetChannel(ctx context.Context, db bun.IDB, companyID, id int64) (*Channel,
 // general sale only. Keys are answered from the api's cache for up to its
 // TTL, so a change reaches every instance within it.
 func SetApplicationChannel(ctx context.Context, db bun.IDB, companyID int64, environment, application string, channelID int64) (applicationID int64, err error) {
+	err = audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		if applicationID, err = setApplicationChannel(ctx, tx, companyID, environment, application, channelID); err != nil {
+			return AuditEntry{}, err
+		}
+		return AuditEntry{CompanyID: companyID, Action: AuditChannelApp, Subject: auditSubject(environment, "application", application),
+			Detail: map[string]any{"application_id": applicationID, "channel_id": channelID}}, nil
+	})
+	return applicationID, err
+}
+
+func setApplicationChannel(ctx context.Context, db bun.IDB, companyID int64, environment, application string, channelID int64) (applicationID int64, err error) {
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewRaw(`SELECT id FROM applications WHERE company_id = ? AND environment = ? AND name = ?`,
 			companyID, environment, application).Scan(ctx, &applicationID); err != nil {
@@ -137,6 +159,16 @@ var ErrEventNotCompany = errors.New("event is not the company's")
 // window or the release time changed, the channel's applications are told
 // (allocation.changed) in the same transaction.
 func SetChannelTerms(ctx context.Context, db bun.IDB, companyID, eventID, channelID int64, w window.Window, releaseAt *time.Time) error {
+	return audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		if err := setChannelTerms(ctx, tx, companyID, eventID, channelID, w, releaseAt); err != nil {
+			return AuditEntry{}, err
+		}
+		return AuditEntry{CompanyID: companyID, Action: AuditChannelTerms, Subject: fmt.Sprintf("event %d, channel %d", eventID, channelID),
+			Detail: map[string]any{"event_id": eventID, "channel_id": channelID, "window": w, "release_at": releaseAt}}, nil
+	})
+}
+
+func setChannelTerms(ctx context.Context, db bun.IDB, companyID, eventID, channelID int64, w window.Window, releaseAt *time.Time) error {
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		// The row as it was, locked until the change commits, so the
 		// comparison below is with what this change replaced.
@@ -184,6 +216,16 @@ func sameTime(a, b *time.Time) bool {
 
 // SetGeneralSale sets the window of general sale of the company's event.
 func SetGeneralSale(ctx context.Context, db bun.IDB, companyID, eventID int64, w window.Window) error {
+	return audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		if err := setGeneralSale(ctx, tx, companyID, eventID, w); err != nil {
+			return AuditEntry{}, err
+		}
+		return AuditEntry{CompanyID: companyID, Action: AuditChannelSale, Subject: fmt.Sprintf("event %d", eventID),
+			Detail: map[string]any{"event_id": eventID, "window": w}}, nil
+	})
+}
+
+func setGeneralSale(ctx context.Context, db bun.IDB, companyID, eventID int64, w window.Window) error {
 	res, err := db.NewRaw("UPDATE events SET sales_start = ?, sales_end = ? WHERE id = ? AND company_id = ?",
 		w.Start, w.End, eventID, companyID).Exec(ctx)
 	if err != nil {
@@ -266,7 +308,18 @@ type SeatMove struct {
 // sale move, locked in seat order, each checked again under its lock, so
 // a seat a hold takes meanwhile stays the hold's and no seat is ever held
 // or sold outside the channel it belongs to at that moment.
-func AllocateSeats(ctx context.Context, db bun.IDB, companyID, eventID, channelID int64, seatIDs []string) (SeatMove, error) {
+func AllocateSeats(ctx context.Context, db bun.IDB, companyID, eventID, channelID int64, seatIDs []string) (m SeatMove, err error) {
+	err = audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		if m, err = allocateSeats(ctx, tx, companyID, eventID, channelID, seatIDs); err != nil {
+			return AuditEntry{}, err
+		}
+		return AuditEntry{CompanyID: companyID, Action: AuditChannelAllocate, Subject: fmt.Sprintf("event %d, channel %d", eventID, channelID),
+			Detail: map[string]any{"event_id": eventID, "channel_id": channelID, "asked": len(seatIDs), "moved": len(m.Moved), "left": len(m.Left)}}, nil
+	})
+	return m, err
+}
+
+func allocateSeats(ctx context.Context, db bun.IDB, companyID, eventID, channelID int64, seatIDs []string) (SeatMove, error) {
 	var out SeatMove
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := checkCompanyEvent(ctx, tx, companyID, eventID, channelID); err != nil {
@@ -383,7 +436,18 @@ const slotLeftSQL = `sl.capacity - sl.sold - (SELECT coalesce(sum(q.allocated - 
 // order of it takes: it grows only by what general sale has left, and
 // shrinks only by what the channel has not sold (the rest returns to
 // general sale).
-func SetQuota(ctx context.Context, db bun.IDB, companyID, eventID, channelID, categoryID int64, sessionID *int64, allocated int) (*Quota, error) {
+func SetQuota(ctx context.Context, db bun.IDB, companyID, eventID, channelID, categoryID int64, sessionID *int64, allocated int) (q *Quota, err error) {
+	err = audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		if q, err = setQuota(ctx, tx, companyID, eventID, channelID, categoryID, sessionID, allocated); err != nil {
+			return AuditEntry{}, err
+		}
+		return AuditEntry{CompanyID: companyID, Action: AuditChannelQuota, Subject: fmt.Sprintf("event %d, channel %d", eventID, channelID),
+			Detail: map[string]any{"event_id": eventID, "channel_id": channelID, "category_id": categoryID, "session_id": sessionID, "allocated": allocated}}, nil
+	})
+	return q, err
+}
+
+func setQuota(ctx context.Context, db bun.IDB, companyID, eventID, channelID, categoryID int64, sessionID *int64, allocated int) (*Quota, error) {
 	q := new(Quota)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := checkCompanyEvent(ctx, tx, companyID, eventID, channelID); err != nil {
@@ -528,7 +592,19 @@ type Released struct {
 // (event, categories, quotas, seats): a hold or order in flight on the
 // same seats or quotas either commits first, and keeps what it took, or
 // finds them released.
-func ReleaseAllocation(ctx context.Context, db bun.IDB, companyID int64, r Release) (Released, error) {
+func ReleaseAllocation(ctx context.Context, db bun.IDB, companyID int64, r Release) (out Released, err error) {
+	err = audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		if out, err = releaseAllocation(ctx, tx, companyID, r); err != nil || out.NotDue {
+			return AuditEntry{}, err
+		}
+		return AuditEntry{CompanyID: companyID, Action: AuditChannelRelease, Subject: fmt.Sprintf("event %d, channel %d", r.EventID, r.ChannelID),
+			Detail: map[string]any{"event_id": r.EventID, "channel_id": r.ChannelID, "whole": r.Whole, "due": r.Due,
+				"seats": len(out.Seats), "quantities": out.Quantities, "not_due": out.NotDue}}, nil
+	})
+	return out, err
+}
+
+func releaseAllocation(ctx context.Context, db bun.IDB, companyID int64, r Release) (Released, error) {
 	out := Released{Quantities: map[int64]int{}}
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := checkCompanyEvent(ctx, tx, companyID, r.EventID, r.ChannelID); err != nil {

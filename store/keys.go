@@ -20,8 +20,10 @@ type Company struct {
 	ID            int64  `bun:"id,pk,autoincrement" json:"id"`
 	Name          string `bun:"name" json:"name"`
 	// Timezone is the IANA zone the company's report days are in.
-	Timezone  string    `bun:"timezone,nullzero,default:'UTC'" json:"timezone"`
-	CreatedAt time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	Timezone string `bun:"timezone,nullzero,default:'UTC'" json:"timezone"`
+	// TwoFactorRequired: owners and finance sign in with a second factor.
+	TwoFactorRequired bool      `bun:"two_factor_required" json:"two_factor_required"`
+	CreatedAt         time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
 }
 
 // CreateCompany stores a new company (its report days in UTC).
@@ -59,18 +61,23 @@ func (e *UnknownTimezoneError) Error() string {
 // Postgres does not know is refused by the column's check:
 // *UnknownTimezoneError).
 func SetCompanyTimezone(ctx context.Context, db bun.IDB, companyID int64, tz string) error {
-	res, err := db.NewRaw("UPDATE companies SET timezone = ? WHERE id = ?", tz, companyID).Exec(ctx)
-	if err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "22023" { // invalid_parameter_value: time zone not recognized
-			return &UnknownTimezoneError{Name: tz}
+	return audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		var from string
+		err := tx.NewRaw(`WITH old AS (SELECT timezone FROM companies WHERE id = ? FOR UPDATE)
+			UPDATE companies c SET timezone = ? FROM old WHERE c.id = ? RETURNING old.timezone`, companyID, tz, companyID).Scan(ctx, &from)
+		if err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "22023" { // invalid_parameter_value: time zone not recognized
+				return AuditEntry{}, &UnknownTimezoneError{Name: tz}
+			}
+			if errors.Is(err, sql.ErrNoRows) {
+				return AuditEntry{}, fmt.Errorf("company %d: %w", companyID, errs.NotFound)
+			}
+			return AuditEntry{}, fmt.Errorf("set time zone of company %d: %w", companyID, err)
 		}
-		return fmt.Errorf("set time zone of company %d: %w", companyID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("company %d: %w", companyID, errs.NotFound)
-	}
-	return nil
+		return AuditEntry{CompanyID: companyID, Action: AuditCompanyZone, Subject: "time zone " + tz,
+			Detail: map[string]any{"from": from, "to": tz}}, nil
+	})
 }
 
 // GetCompanyByName returns the oldest company of that name (errs.NotFound: none).
@@ -177,9 +184,15 @@ func CreateAPIKeyIn(ctx context.Context, db *bun.DB, companyID int64, env, appli
 		if err != nil {
 			return fmt.Errorf("the %s application: %w", env, err)
 		}
+		made := func() error {
+			return Audit(ctx, tx, AuditEntry{CompanyID: companyID, Action: AuditKeyCreate, Subject: keySubject(key),
+				Detail: map[string]any{"key_id": key.ID, "environment": env, "application": application, "scopes": scopes}})
+		}
 		if claim.TokenHash == nil {
-			_, err = tx.NewInsert().Model(key).Returning("*").Exec(ctx)
-			return err
+			if _, err = tx.NewInsert().Model(key).Returning("*").Exec(ctx); err != nil {
+				return err
+			}
+			return made()
 		}
 		// The unique index on creation_token is the claim: a second
 		// submission of the form waits for the first and then inserts
@@ -190,8 +203,10 @@ func CreateAPIKeyIn(ctx context.Context, db *bun.DB, companyID int64, env, appli
 		case err != nil:
 			return err
 		default:
-			if n, err := res.RowsAffected(); err != nil || n == 1 {
+			if n, err := res.RowsAffected(); err != nil {
 				return err
+			} else if n == 1 {
+				return made()
 			}
 		}
 		var before KeyMadeBefore
@@ -261,11 +276,26 @@ func (e *KeyMadeBefore) Error() string {
 // RevokeAPIKey marks a key revoked; revoking twice is harmless.
 func RevokeAPIKey(ctx context.Context, db bun.IDB, keyID int64) (*APIKey, error) {
 	key := &APIKey{}
-	err := db.NewRaw(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = ? RETURNING *`, keyID).Scan(ctx, key)
+	err := audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		err := tx.NewRaw(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = ? RETURNING *`, keyID).Scan(ctx, key)
+		if err != nil {
+			return AuditEntry{}, notFound(err, fmt.Sprintf("revoke key %d", keyID))
+		}
+		var companyID int64
+		if err := tx.NewRaw("SELECT company_id FROM applications WHERE id = ?", key.ApplicationID).Scan(ctx, &companyID); err != nil {
+			return AuditEntry{}, err
+		}
+		return AuditEntry{CompanyID: companyID, Action: AuditKeyRevoke, Subject: keySubject(key), Detail: map[string]any{"key_id": key.ID}}, nil
+	})
 	if err != nil {
-		return nil, notFound(err, fmt.Sprintf("revoke key %d", keyID))
+		return nil, err
 	}
 	return key, nil
+}
+
+// keySubject names a key in the audit log: its prefix and name.
+func keySubject(k *APIKey) string {
+	return auditSubject("key", k.KeyPrefix, "("+k.Name+")")
 }
 
 // KeyOwner is what authentication needs to know about a key.
@@ -342,11 +372,17 @@ func ListCompanyKeys(ctx context.Context, db bun.IDB, companyID int64) ([]Compan
 // is errs.NotFound, as if it did not exist.
 func RevokeCompanyAPIKey(ctx context.Context, db bun.IDB, companyID, keyID int64) (*APIKey, error) {
 	key := &APIKey{}
-	err := db.NewRaw(`UPDATE api_keys k SET revoked_at = COALESCE(k.revoked_at, now())
-		FROM applications a WHERE a.id = k.application_id AND a.company_id = ? AND k.id = ? RETURNING k.*`,
-		companyID, keyID).Scan(ctx, key)
+	err := audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		err := tx.NewRaw(`UPDATE api_keys k SET revoked_at = COALESCE(k.revoked_at, now())
+			FROM applications a WHERE a.id = k.application_id AND a.company_id = ? AND k.id = ? RETURNING k.*`,
+			companyID, keyID).Scan(ctx, key)
+		if err != nil {
+			return AuditEntry{}, notFound(err, fmt.Sprintf("revoke key %d of company %d", keyID, companyID))
+		}
+		return AuditEntry{CompanyID: companyID, Action: AuditKeyRevoke, Subject: keySubject(key), Detail: map[string]any{"key_id": key.ID}}, nil
+	})
 	if err != nil {
-		return nil, notFound(err, fmt.Sprintf("revoke key %d of company %d", keyID, companyID))
+		return nil, err
 	}
 	return key, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -30,16 +31,19 @@ type OrderNote struct {
 // company's token was claimed already: then it is ErrActionClaimed and
 // nothing is written.
 func AddOrderNote(ctx context.Context, db bun.IDB, n *OrderNote) error {
-	res, err := db.NewInsert().Model(n).On("CONFLICT (company_id, token) DO NOTHING").Returning("id, created_at").Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("add a note to order %d: %w", n.OrderID, err)
-	}
-	if k, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("add a note to order %d: %w", n.OrderID, err)
-	} else if k != 1 {
-		return fmt.Errorf("note on order %d: %w", n.OrderID, ErrActionClaimed)
-	}
-	return nil
+	return audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		res, err := tx.NewInsert().Model(n).On("CONFLICT (company_id, token) DO NOTHING").Returning("id, created_at").Exec(ctx)
+		if err != nil {
+			return AuditEntry{}, fmt.Errorf("add a note to order %d: %w", n.OrderID, err)
+		}
+		if k, err := res.RowsAffected(); err != nil {
+			return AuditEntry{}, fmt.Errorf("add a note to order %d: %w", n.OrderID, err)
+		} else if k != 1 {
+			return AuditEntry{}, fmt.Errorf("note on order %d: %w", n.OrderID, ErrActionClaimed)
+		}
+		return AuditEntry{CompanyID: n.CompanyID, Action: AuditOrderNote, Subject: fmt.Sprintf("order %d", n.OrderID),
+			Detail: map[string]any{"note_id": n.ID, "characters": utf8.RuneCountInString(n.Body)}}, nil
+	})
 }
 
 // ListOrderNotes lists the notes on one of the company's orders, newest

@@ -241,6 +241,13 @@ func CreateRefundTx(ctx context.Context, tx bun.Tx, r *Refund) error {
 	if _, err = tx.NewRaw("UPDATE orders SET status = ?, updated_at = now() WHERE id = ?", status, o.ID).Exec(ctx); err != nil {
 		return err
 	}
+	// Whoever asked (the cabinet's user, a partner's key: the context's
+	// actor), with the refund, in its transaction.
+	if err := Audit(ctx, tx, AuditEntry{CompanyID: o.CompanyID, Action: AuditOrderRefund, Subject: fmt.Sprintf("order %d", o.ID),
+		Detail: map[string]any{"refund_id": r.ID, "ticket_ids": r.TicketIDs, "amount": r.Amount, "currency": o.Currency,
+			"reason": r.Reason, "checked_in_override": r.AllowCheckedIn, "sandbox": o.IsTest}}); err != nil {
+		return err
+	}
 	return orderEvent(ctx, tx, states.EventOrderRefunded, o.ID, &r.ID)
 }
 

@@ -41,6 +41,8 @@ type TeamMember struct {
 	// working (an invitation while not joined), or nil.
 	LinkExpiresAt *time.Time `bun:"link_expires_at"`
 	InvitedBy     *string    `bun:"invited_by"`
+	// TwoFactor: the person has a confirmed authenticator.
+	TwoFactor bool `bun:"two_factor"`
 }
 
 // ListTeam returns the company's cabinet users: members first, by e-mail,
@@ -49,7 +51,8 @@ func ListTeam(ctx context.Context, db bun.IDB, companyID int64, now time.Time) (
 	var out []TeamMember
 	err := db.NewRaw(`SELECT u.id, u.email, u.role, u.joined_at IS NOT NULL AS joined, u.disabled_at, u.created_at, u.last_sign_in_at,
 			(SELECT max(l.expires_at) FROM cabinet_signin_links l WHERE l.user_id = u.id AND l.used_at IS NULL AND l.expires_at > ?) AS link_expires_at,
-			i.email AS invited_by
+			i.email AS invited_by,
+			EXISTS (SELECT 1 FROM cabinet_two_factor tf WHERE tf.email = u.email AND tf.confirmed_at IS NOT NULL) AS two_factor
 		FROM cabinet_users u LEFT JOIN cabinet_users i ON i.id = u.invited_by
 		WHERE u.company_id = ?
 		ORDER BY u.disabled_at IS NOT NULL, u.email`, now, companyID).Scan(ctx, &out)
@@ -94,7 +97,11 @@ func InviteCabinetUser(ctx context.Context, db *bun.DB, companyID int64, email, 
 			now, u.ID).Exec(ctx); err != nil {
 			return err
 		}
-		return CreateSignInLink(ctx, tx, u.ID, tokenHash, expires)
+		if err := CreateSignInLink(ctx, tx, u.ID, tokenHash, expires); err != nil {
+			return err
+		}
+		return Audit(ctx, tx, AuditEntry{CompanyID: companyID, Action: AuditTeamInvite, Subject: email,
+			Detail: map[string]any{"user_id": u.ID, "role": role}})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("invite %s to company %d: %w", email, companyID, err)
@@ -117,7 +124,11 @@ func ReinviteCabinetUser(ctx context.Context, db *bun.DB, companyID, userID int6
 			now, userID).Exec(ctx); err != nil {
 			return err
 		}
-		return CreateSignInLink(ctx, tx, userID, tokenHash, expires)
+		if err := CreateSignInLink(ctx, tx, userID, tokenHash, expires); err != nil {
+			return err
+		}
+		return Audit(ctx, tx, AuditEntry{CompanyID: companyID, Action: AuditTeamReinvite, Subject: u.Email,
+			Detail: map[string]any{"user_id": u.ID, "role": u.Role}})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("invite user %d again: %w", userID, err)
@@ -173,7 +184,12 @@ func ChangeCabinetRole(ctx context.Context, db *bun.DB, companyID, userID int64,
 			if u.DisabledAt != nil {
 				return ErrRemoved
 			}
-			return tx.NewRaw("UPDATE cabinet_users SET role = ?, updated_at = ? WHERE id = ? RETURNING *", role, now, u.ID).Scan(ctx, u)
+			from := u.Role
+			if err := tx.NewRaw("UPDATE cabinet_users SET role = ?, updated_at = ? WHERE id = ? RETURNING *", role, now, u.ID).Scan(ctx, u); err != nil {
+				return err
+			}
+			return Audit(ctx, tx, AuditEntry{CompanyID: companyID, Action: AuditTeamRole, Subject: u.Email,
+				Detail: map[string]any{"user_id": u.ID, "from": from, "to": role}})
 		})
 }
 
@@ -191,8 +207,10 @@ func RemoveCabinetUser(ctx context.Context, db *bun.DB, companyID, userID int64,
 				WHERE id = ? RETURNING *`, now, now, u.ID).Scan(ctx, u); err != nil {
 				return err
 			}
-			_, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL", now, u.ID).Exec(ctx)
-			return err
+			if _, err := tx.NewRaw("UPDATE cabinet_signin_links SET used_at = ? WHERE user_id = ? AND used_at IS NULL", now, u.ID).Exec(ctx); err != nil {
+				return err
+			}
+			return auditRemoval(ctx, tx, u)
 		})
 }
 
@@ -242,4 +260,15 @@ func GetCompanyName(ctx context.Context, db bun.IDB, companyID int64) (string, e
 		return "", notFound(err, fmt.Sprintf("company %d", companyID))
 	}
 	return name, nil
+}
+
+// auditRemoval records a member's removal: leaving, when the actor is the
+// member.
+func auditRemoval(ctx context.Context, tx bun.IDB, u *CabinetUser) error {
+	action := AuditTeamRemove
+	if a := ActorOf(ctx); a.Kind == ActorUser && a.UserID == u.ID {
+		action = AuditTeamLeave
+	}
+	return Audit(ctx, tx, AuditEntry{CompanyID: u.CompanyID, Action: action, Subject: u.Email,
+		Detail: map[string]any{"user_id": u.ID, "role": u.Role}})
 }

@@ -214,8 +214,11 @@ func CreateWebhookEndpoint(ctx context.Context, db bun.IDB, e *WebhookEndpoint, 
 		}
 		// The unique (company_id, creation_token) index is the claim's
 		// last word, should a submission ever not wait on the row above.
-		_, err := tx.NewInsert().Model(e).Returning("*").Exec(ctx)
-		return err
+		if _, err := tx.NewInsert().Model(e).Returning("*").Exec(ctx); err != nil {
+			return err
+		}
+		return Audit(ctx, tx, AuditEntry{CompanyID: e.CompanyID, Action: AuditWebhookCreate, Subject: endpointSubject(e),
+			Detail: map[string]any{"endpoint_id": e.ID, "url": e.URL, "event_types": e.EventTypes}})
 	})
 	if err != nil {
 		return fmt.Errorf("create webhook endpoint: %w", err)
@@ -298,24 +301,56 @@ func UpdateWebhookEndpoint(ctx context.Context, db bun.IDB, e *WebhookEndpoint, 
 			q.Set("disabled_at = now(), disabled_reason = ?", reason)
 		}
 	}
-	if _, err := q.Exec(ctx); err != nil {
-		return notFound(err, fmt.Sprintf("webhook endpoint %d", e.ID))
+	return audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		if _, err := q.Conn(tx).Exec(ctx); err != nil {
+			return AuditEntry{}, notFound(err, fmt.Sprintf("webhook endpoint %d", e.ID))
+		}
+		action, detail := AuditWebhookEdit, map[string]any{"endpoint_id": e.ID}
+		if c.URL != nil {
+			detail["url"] = *c.URL
+		}
+		if c.Description != nil {
+			detail["description"] = *c.Description
+		}
+		if c.EventTypes != nil {
+			detail["event_types"] = *c.EventTypes
+		}
+		if c.Enabled != nil {
+			if len(detail) == 1 {
+				action = map[bool]string{true: AuditWebhookEnable, false: AuditWebhookDisable}[*c.Enabled]
+			} else {
+				detail["enabled"] = *c.Enabled
+			}
+		}
+		return AuditEntry{CompanyID: e.CompanyID, Action: action, Subject: endpointSubject(e), Detail: detail}, nil
+	})
+}
+
+// endpointSubject names an endpoint in the audit log.
+func endpointSubject(e *WebhookEndpoint) string {
+	env := "production"
+	if e.IsTest {
+		env = "sandbox"
 	}
-	return nil
+	return fmt.Sprintf("%s webhook %d %s", env, e.ID, e.URL)
 }
 
 // DeleteWebhookEndpoint deletes an endpoint: it receives nothing more; its
 // deliveries stay listed.
 func DeleteWebhookEndpoint(ctx context.Context, db bun.IDB, companyID int64, isTest bool, id int64) error {
-	res, err := db.NewRaw(`UPDATE webhook_endpoints SET deleted_at = now(), enabled = false, updated_at = now()
-		WHERE id = ? AND company_id = ? AND is_test = ? AND deleted_at IS NULL`, id, companyID, isTest).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("delete webhook endpoint %d: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("webhook endpoint %d: %w", id, errs.NotFound)
-	}
-	return nil
+	return audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		e := new(WebhookEndpoint)
+		err := tx.NewRaw(`UPDATE webhook_endpoints SET deleted_at = now(), enabled = false, updated_at = now()
+			WHERE id = ? AND company_id = ? AND is_test = ? AND deleted_at IS NULL RETURNING *`, id, companyID, isTest).Scan(ctx, e)
+		if errors.Is(err, sql.ErrNoRows) {
+			return AuditEntry{}, fmt.Errorf("webhook endpoint %d: %w", id, errs.NotFound)
+		}
+		if err != nil {
+			return AuditEntry{}, fmt.Errorf("delete webhook endpoint %d: %w", id, err)
+		}
+		return AuditEntry{CompanyID: companyID, Action: AuditWebhookDelete, Subject: endpointSubject(e),
+			Detail: map[string]any{"endpoint_id": id}}, nil
+	})
 }
 
 // RotateWebhookSecret gives an endpoint a new secret; the current one keeps
@@ -325,6 +360,16 @@ func DeleteWebhookEndpoint(ctx context.Context, db bun.IDB, companyID int64, isT
 // signs: two rotations racing (a double click) make one, and the secret
 // they replace keeps its promised overlap.
 func RotateWebhookSecret(ctx context.Context, db bun.IDB, e *WebhookEndpoint, secret string, overlap time.Duration, afterOverlap bool) error {
+	return audited(ctx, db, func(tx bun.IDB) (AuditEntry, error) {
+		if err := rotateWebhookSecret(ctx, tx, e, secret, overlap, afterOverlap); err != nil {
+			return AuditEntry{}, err
+		}
+		return AuditEntry{CompanyID: e.CompanyID, Action: AuditWebhookRotate, Subject: endpointSubject(e),
+			Detail: map[string]any{"endpoint_id": e.ID, "overlap_seconds": int64(overlap.Seconds())}}, nil
+	})
+}
+
+func rotateWebhookSecret(ctx context.Context, db bun.IDB, e *WebhookEndpoint, secret string, overlap time.Duration, afterOverlap bool) error {
 	err := db.NewRaw(`UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_expires_at = now() + ?::interval,
 			secret = ?, updated_at = now()
 		WHERE id = ? AND deleted_at IS NULL

@@ -34,6 +34,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/refunds"
 	"github.com/ticketsales/ticketsales/internal/report"
 	"github.com/ticketsales/ticketsales/internal/webhooks"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // Deps are what the cabinet serves from.
@@ -119,6 +120,10 @@ func New(d Deps) http.Handler {
 	mux.Handle("GET /cabinet/{$}", c.signedIn(c.home))
 	mux.HandleFunc("GET /cabinet/signin", c.signInPage)
 	mux.HandleFunc("POST /cabinet/signin", c.signIn)
+	// The second factor of a sign-in whose first passed (no one is
+	// signed in yet: the session only holds who waits for the code).
+	mux.HandleFunc("GET /cabinet/signin/code", c.codePage)
+	mux.HandleFunc("POST /cabinet/signin/code", c.signInCode)
 	mux.HandleFunc("GET /cabinet/link/{token}", c.linkPage)
 	mux.HandleFunc("POST /cabinet/link/{token}", c.useLink)
 	mux.HandleFunc("POST /cabinet/signout", c.signOut)
@@ -189,15 +194,23 @@ func New(d Deps) http.Handler {
 	mux.Handle("POST /cabinet/channels/events/{id}/terms", c.allow(organizer.PermDistribution, c.distributed(c.setTerms)))
 	mux.Handle("POST /cabinet/channels/events/{id}/allocate", c.allow(organizer.PermDistribution, c.distributed(c.allocate)))
 	mux.Handle("POST /cabinet/channels/events/{id}/release", c.allow(organizer.PermDistribution, c.distributed(c.release)))
+	mux.Handle("GET /cabinet/audit", c.allow(organizer.PermAudit, c.audit))
 	mux.Handle("GET /cabinet/team", c.allow(organizer.PermTeam, c.team))
 	mux.Handle("POST /cabinet/team/invite", c.allow(organizer.PermTeam, c.invite))
 	mux.Handle("POST /cabinet/team/{id}/resend", c.allow(organizer.PermTeam, c.resendInvitation))
 	mux.Handle("POST /cabinet/team/{id}/role", c.allow(organizer.PermTeam, c.changeRole))
 	mux.Handle("GET /cabinet/team/{id}/remove", c.allow(organizer.PermTeam, c.removeConfirm))
 	mux.Handle("POST /cabinet/team/{id}/remove", c.allow(organizer.PermTeam, c.removeMember))
+	mux.Handle("POST /cabinet/team/{id}/two-factor/reset", c.allow(organizer.PermTeam, c.resetTwoFactor))
+	mux.Handle("POST /cabinet/team/two-factor", c.allow(organizer.PermTeam, c.setTwoFactorPolicy))
 	// Everyone's own account: the password, and leaving the team.
 	mux.Handle("GET /cabinet/account", c.signedIn(c.account))
 	mux.Handle("POST /cabinet/account/password", c.signedIn(c.changePassword))
+	// Two-factor sign-in: enrolment (a QR code, then a code confirms),
+	// and turning it off.
+	mux.Handle("GET /cabinet/account/two-factor", c.signedIn(c.twoFactorPage))
+	mux.Handle("POST /cabinet/account/two-factor", c.signedIn(c.confirmTwoFactor))
+	mux.Handle("POST /cabinet/account/two-factor/disable", c.signedIn(c.disableTwoFactor))
 	// A person in several companies' teams moves between them.
 	mux.Handle("POST /cabinet/account/switch", c.signedIn(c.switchCompany))
 	mux.Handle("GET /cabinet/account/leave", c.signedIn(c.leaveConfirm))
@@ -296,6 +309,9 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 			c.fail(w, r, err)
 			return
 		}
+		if !c.enforceTwoFactor(w, r, u) {
+			return
+		}
 		// The company's time zone, once per request: every time the
 		// page prints that is not an event's is in it (zone.go).
 		loc, err := report.Zone(r.Context(), c.DB, u.CompanyID)
@@ -303,7 +319,10 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 			c.fail(w, r, err)
 			return
 		}
-		ctx := context.WithValue(context.WithValue(r.Context(), userKey{}, u), zoneKey{}, loc)
+		// Whatever the user changes is theirs in the company's audit
+		// log (store.Audit takes the actor from the context).
+		ctx := store.WithActor(context.WithValue(context.WithValue(r.Context(), userKey{}, u), zoneKey{}, loc),
+			store.Actor{Kind: store.ActorUser, UserID: u.ID, Label: u.Email})
 		h(w, r.WithContext(ctx))
 	})
 }
@@ -423,6 +442,10 @@ func (c *cabinet) signIn(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
+	if u.SecondFactor {
+		c.secondStep(w, r, u, next)
+		return
+	}
 	c.startSession(w, r, u, next)
 }
 
@@ -439,6 +462,7 @@ func (c *cabinet) startSession(w http.ResponseWriter, r *http.Request, u *organi
 	for _, k := range []string{flashKey, webhookSecretReveal("").session, secretEndpointKey, formTokenKey} {
 		c.sessions.Remove(r.Context(), k)
 	}
+	c.clearPending(r)
 	c.sessions.Put(r.Context(), "user_id", u.ID)
 	c.sessions.Put(r.Context(), "session_version", u.SessionVersion)
 	c.Log.InfoContext(r.Context(), "cabinet sign-in", "user_id", u.ID, "company_id", u.CompanyID, "role", u.Role)
@@ -575,6 +599,12 @@ func (c *cabinet) useLink(w http.ResponseWriter, r *http.Request) {
 		return
 	case err != nil:
 		c.fail(w, r, err)
+		return
+	}
+	if u.SecondFactor {
+		// The link was the first factor (spent now); the person's
+		// authenticator is the second.
+		c.secondStep(w, r, u, "")
 		return
 	}
 	c.startSession(w, r, u, "")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 // teamView is the team page's own data.
@@ -17,6 +18,9 @@ type teamView struct {
 	Roles   []roleInfo
 	Self    int64
 	Form    inviteForm
+	// TwoFactorRequired: the company's policy (owner and finance sign in
+	// with a second factor).
+	TwoFactorRequired bool
 }
 
 type inviteForm struct {
@@ -45,6 +49,9 @@ type accountView struct {
 	Summary string
 	// Others are the person's other companies, to switch to.
 	Others []organizer.Membership
+	// TwoFactor: whether the person has an authenticator, and whether
+	// the company requires one of the role.
+	TwoFactor twoFactorView
 }
 
 // confirmView asks to confirm a destructive action: a POST to Action.
@@ -66,8 +73,13 @@ func (c *cabinet) teamPage(w http.ResponseWriter, r *http.Request, status int, m
 	if form.Role == "" {
 		form.Role = organizer.RoleSupport
 	}
+	_, required, err := store.TwoFactorState(r.Context(), c.DB, "", u.CompanyID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	c.render(w, r, status, "team", pageData{Title: "Team", Nav: "team", Message: message,
-		Data: teamView{Members: members, Roles: roleInfos(), Self: u.ID, Form: form}})
+		Data: teamView{Members: members, Roles: roleInfos(), Self: u.ID, Form: form, TwoFactorRequired: required}})
 }
 
 func (c *cabinet) team(w http.ResponseWriter, r *http.Request) {
@@ -275,8 +287,14 @@ func (c *cabinet) accountPage(w http.ResponseWriter, r *http.Request, status int
 			others = append(others, m)
 		}
 	}
+	enrolled, required, err := c.Users.TwoFactorState(r.Context(), u)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	c.render(w, r, status, "account", pageData{Title: "Account", Nav: "account", Message: message, MinPassword: organizer.MinPasswordLength,
-		Data: accountView{Company: company, Summary: organizer.RoleSummary(u.Role), Others: others}})
+		Data: accountView{Company: company, Summary: organizer.RoleSummary(u.Role), Others: others,
+			TwoFactor: twoFactorView{Enrolled: enrolled, Required: required}}})
 }
 
 // switchCompany signs the person in as their membership of another

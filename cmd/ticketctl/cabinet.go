@@ -178,7 +178,26 @@ func (c *cli) userCmd() *cobra.Command {
 	}
 	list.Flags().Int64Var(&listCompany, "company", 0, "company id")
 	_ = list.MarkFlagRequired("company")
-	cmd.AddCommand(create, link, disable, list)
+	var resetEmail string
+	resetTwoFactor := &cobra.Command{
+		Use:   "reset-two-factor --email E",
+		Short: "Remove a person's two-factor authenticator and recovery codes (a lost phone), in every company, and end their sessions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := c.open(cmd); err != nil {
+				return err
+			}
+			if err := organizer.New(c.db, nil, organizer.Limits{}).ResetPersonTwoFactor(cmd.Context(), resetEmail); err != nil {
+				return err
+			}
+			return c.print(map[string]any{"email": resetEmail, "two_factor": false}, func(w io.Writer) {
+				fmt.Fprintf(w, "%s's two-factor sign-in is removed and their sessions ended: they sign in with the password and set it up again\n", resetEmail)
+			})
+		},
+	}
+	resetTwoFactor.Flags().StringVar(&resetEmail, "email", "", "the person's e-mail address")
+	_ = resetTwoFactor.MarkFlagRequired("email")
+	cmd.AddCommand(create, link, disable, list, resetTwoFactor)
 	return cmd
 }
 

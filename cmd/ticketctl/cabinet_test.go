@@ -323,3 +323,38 @@ func TestTicketctlResetLinkOfAnInvitation(t *testing.T) {
 		t.Fatalf("the other company's lost-password link after the reset: %v, want spent", err)
 	}
 }
+
+// TestTicketctlResetTwoFactor: the operator removes a person's
+// authenticator (every company's), ends the person's sessions, and each
+// company's audit log says so; a person without one is an error.
+func TestTicketctlResetTwoFactor(t *testing.T) {
+	db, cid := acme(t)
+	ctx := context.Background()
+	if _, err := ticketctl(t, "user", "create", "--company", cid, "--email", "money@acme.test", "--role", "finance"); err != nil {
+		t.Fatal(err)
+	}
+	// Joined, with an authenticator.
+	if _, err := db.ExecContext(ctx, `UPDATE cabinet_users SET joined_at = now() WHERE email = 'money@acme.test';
+		INSERT INTO cabinet_two_factor (email, sealed_secret, confirmed_at) VALUES ('money@acme.test', '\x00', now())`); err != nil {
+		t.Fatal(err)
+	}
+	var before int
+	if err := db.NewRaw("SELECT session_version FROM cabinet_users WHERE email = 'money@acme.test'").Scan(ctx, &before); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := ticketctl(t, "user", "reset-two-factor", "--email", "Money@Acme.test"); err != nil || !strings.Contains(out, "is removed") {
+		t.Fatalf("reset-two-factor: %v %s", err, out)
+	}
+	var left, after, rows int
+	if err := db.NewRaw(`SELECT (SELECT count(*) FROM cabinet_two_factor), (SELECT session_version FROM cabinet_users WHERE email = 'money@acme.test'),
+		(SELECT count(*) FROM audit_log WHERE action = 'two_factor.reset' AND actor = 'money@acme.test' AND detail->>'by' = 'ticketctl')`).
+		Scan(ctx, &left, &after, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 || after != before+1 || rows != 1 {
+		t.Fatalf("after the reset: %d authenticators, session version %d → %d, %d audit rows", left, before, after, rows)
+	}
+	if _, err := ticketctl(t, "user", "reset-two-factor", "--email", "money@acme.test"); err == nil {
+		t.Fatal("a reset of nothing succeeded")
+	}
+}

@@ -86,6 +86,11 @@ func newRoot(out io.Writer) *cobra.Command {
 		Short:         "Administer the ticket sales service: companies, API keys, catalog, request log",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// What the operator changes is ticketctl's in the companies'
+		// audit logs.
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			cmd.SetContext(store.WithActor(cmd.Context(), store.Actor{Kind: store.ActorTicketctl, Label: "ticketctl"}))
+		},
 		PersistentPostRun: func(*cobra.Command, []string) {
 			if c.db != nil {
 				_ = c.db.Close()

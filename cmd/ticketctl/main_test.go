@@ -112,6 +112,11 @@ func TestTicketctlJSONCommands(t *testing.T) {
 	if _, err := auth.Authenticate(ctx, key.Key); !errors.Is(err, apikey.ErrInvalidKey) {
 		t.Fatalf("revoked key still authenticates: %v", err)
 	}
+	// The operator's revocation is in the company's audit log, as ticketctl's.
+	var by string
+	if err := db.NewRaw("SELECT actor_kind FROM audit_log WHERE company_id = ? AND action = 'key.revoke'", company.ID).Scan(ctx, &by); err != nil || by != "ticketctl" {
+		t.Fatalf("the revocation's audit row: %q %v", by, err)
+	}
 
 	if _, err := db.ExecContext(ctx, `INSERT INTO request_log (request_id, company_id, method, path, status, duration_us, created_at)
 		VALUES ('req_1', ?, 'GET', '/v1/events', 200, 10, now()), ('req_2', ?, 'GET', '/v1/events/9/categories', 404, 10, now())`,

@@ -79,6 +79,10 @@ type User struct {
 	// Joined: the user accepted through a link (an invited user has not
 	// yet, whatever the person's password elsewhere).
 	Joined bool `json:"-"`
+	// SecondFactor: the first factor (password or link) passed, and the
+	// person has an authenticator: the sign-in is complete only with its
+	// code (Service.SecondFactor), and is recorded then.
+	SecondFactor bool `json:"-"`
 }
 
 func view(u *store.CabinetUser) *User {
@@ -135,8 +139,13 @@ type Service struct {
 	// once in this process; turns lets one client have one check running
 	// or waiting for a slot at a time, so a client queues behind its own
 	// attempts and never holds more than one slot.
-	checks         slots
-	turns          turns
+	checks slots
+	turns  turns
+	// The second factor: its budgets (two_factor.go) and the sealers of
+	// authenticators' secrets.
+	tfPerson       ratelimit.Budget
+	tfClient       ratelimit.Budget
+	seals          []sealer
 	passwordChecks atomic.Int64
 	inFlight       atomic.Int64
 	peak           atomic.Int64
@@ -162,6 +171,10 @@ type Limits struct {
 	// PasswordChecks bounds the password checks running at once in this
 	// process (0: DefaultPasswordChecks).
 	PasswordChecks int
+	// SealSecrets seal the authenticators' secrets of two-factor sign-in
+	// (the order token secret, then its previous ones); none: two-factor
+	// enrolment is refused (ErrTwoFactorUnavailable).
+	SealSecrets []string
 }
 
 // DefaultPasswordChecks is half the CPUs Go schedules on, at least one: a
@@ -177,12 +190,17 @@ func New(db *bun.DB, now func() time.Time, l Limits) *Service {
 	if l.PasswordChecks <= 0 {
 		l.PasswordChecks = DefaultPasswordChecks()
 	}
-	return &Service{db: db, now: now,
+	s := &Service{db: db, now: now,
 		perAccount: l.Budgets.Budget("signin-account", PerAccountLimit),
 		perClient:  l.Budgets.Budget("signin-client", PerClientLimit),
 		perEmail:   l.Budgets.Budget("signin-email", PerEmailLimit),
 		checks:     make(slots, l.PasswordChecks),
-		turns:      turns{m: map[string]*turn{}}}
+		turns:      turns{m: map[string]*turn{}},
+		tfPerson:   l.Budgets.Budget("twofactor-person", TwoFactorPersonLimit),
+		tfClient:   l.Budgets.Budget("twofactor-client", TwoFactorClientLimit)}
+	// A key from a SHA-256 always makes a cipher: nothing to fail.
+	s.seals, _ = newSealers(l.SealSecrets)
+	return s
 }
 
 // NormalizeEmail checks an address and lowercases it.
@@ -406,6 +424,25 @@ func CheckPassword(pw string) error {
 // ErrTooManyTries with the wait, ErrBusy), and changes nothing else of the
 // person; a wrong one joins nothing.
 func (s *Service) UseLink(ctx context.Context, addr, token, password string) (*User, time.Duration, error) {
+	u, wait, err := s.useLink(ctx, addr, token, password)
+	return s.askSecond(ctx, u, wait, err)
+}
+
+// askSecond marks a user signed in through a link whose person has an
+// authenticator: the cabinet asks for its code before the session begins.
+func (s *Service) askSecond(ctx context.Context, u *User, wait time.Duration, err error) (*User, time.Duration, error) {
+	if err != nil {
+		return u, wait, err
+	}
+	second, err := s.HasTwoFactor(ctx, u.Email)
+	if err != nil {
+		return nil, 0, err
+	}
+	u.SecondFactor = second
+	return u, wait, nil
+}
+
+func (s *Service) useLink(ctx context.Context, addr, token, password string) (*User, time.Duration, error) {
 	l, err := s.Link(ctx, token)
 	if err != nil {
 		return nil, 0, err
@@ -442,7 +479,8 @@ func (s *Service) ChoosePassword(ctx context.Context, addr, token, password stri
 	if l.ExistingPassword {
 		return nil, 0, ErrExistingPassword
 	}
-	return s.setPassword(ctx, ratelimit.AddressGroup(addr), token, password)
+	u, wait, err := s.setPassword(ctx, ratelimit.AddressGroup(addr), token, password)
+	return s.askSecond(ctx, u, wait, err)
 }
 
 // setPassword sets the person's password through a link that sets one
@@ -498,10 +536,19 @@ func (s *Service) SignIn(ctx context.Context, addr, email, password string) (*Us
 		if len(ms) == 0 {
 			return nil, ErrBadCredentials
 		}
+		u := view(&ms[0].CabinetUser)
+		second, err := s.HasTwoFactor(ctx, p.Email)
+		if err != nil {
+			return nil, err
+		}
+		if second {
+			u.SecondFactor = true
+			return u, nil
+		}
 		if err := store.RecordCabinetSignIn(ctx, s.db, ms[0].ID, client, s.now()); err != nil {
 			return nil, err
 		}
-		return view(&ms[0].CabinetUser), nil
+		return u, nil
 	})
 }
 
@@ -572,6 +619,9 @@ func (s *Service) checkPassword(ctx context.Context, client, email, password str
 		return nil, 0, fmt.Errorf("check a person's password: %w", err)
 	}
 	if !ok {
+		// The person's companies see it in their audit logs; a failure
+		// to record it is the log's, not the answer's.
+		_ = store.AuditFailedSignIn(ctx, s.db, p.Email, client, store.AuditSignInFailed, "password")
 		return nil, 0, ErrBadCredentials
 	}
 	u, err := accepted(p)
@@ -761,7 +811,7 @@ func (s *Service) Switch(ctx context.Context, addr string, u *User, targetID int
 	if t.Email != u.Email || t.JoinedAt == nil || t.DisabledAt != nil {
 		return nil, fmt.Errorf("switch to user %d: %w", targetID, errs.NotFound)
 	}
-	if err := store.RecordCabinetSignIn(ctx, s.db, t.ID, ratelimit.AddressGroup(addr), s.now()); err != nil {
+	if err := store.RecordCabinetSignInVia(ctx, s.db, t.ID, ratelimit.AddressGroup(addr), s.now(), "switch"); err != nil {
 		return nil, err
 	}
 	return view(t), nil

@@ -48,3 +48,24 @@ func TestLogPath(t *testing.T) {
 		}
 	}
 }
+
+// A code is six digits, spaces allowed between them; a recovery code is
+// its letters and digits, whatever the case and spacing.
+func TestTwoFactorCodeShapes(t *testing.T) {
+	for s, want := range map[string]bool{"123456": true, "12345": false, "1234567": false, "12a456": false, "abcde-fghij": false} {
+		if isCode(s) != want {
+			t.Errorf("isCode(%q) = %v", s, !want)
+		}
+	}
+	if string(recoveryHash(" ABCDE-fghij ")) != string(recoveryHash("abcdefghij")) {
+		t.Error("a recovery code typed loosely is another code")
+	}
+	codes, hashes := newRecoveryCodes()
+	seen := map[string]bool{}
+	for i, c := range codes {
+		if len(c) != 11 || c[5] != '-' || seen[c] || string(hashes[i]) != string(recoveryHash(c)) {
+			t.Errorf("recovery code %q", c)
+		}
+		seen[c] = true
+	}
+}

@@ -51,6 +51,10 @@ const (
 	// PermDistribution: sales channels, their applications, and per event
 	// what each sells and when (allocations, windows, releases).
 	PermDistribution Perm = "distribution"
+	// PermAudit: the company's audit log, who did what (owner only: it
+	// watches every role, finance's refunds too, and holds the team's
+	// sign-ins and their addresses).
+	PermAudit Perm = "audit"
 )
 
 // grants is what each role may do besides owner's everything. A door

@@ -51,6 +51,8 @@ type Member struct {
 	// again.
 	InvitationExpiresAt *time.Time `json:"invitation_expires_at,omitempty"`
 	InvitedBy           string     `json:"invited_by,omitempty"`
+	// TwoFactor: the member signs in with a second factor.
+	TwoFactor bool `json:"two_factor"`
 }
 
 // Team lists the company's users, members first, then removed ones.
@@ -61,7 +63,8 @@ func (s *Service) Team(ctx context.Context, companyID int64) ([]Member, error) {
 	}
 	out := make([]Member, len(rows))
 	for i, r := range rows {
-		m := Member{ID: r.ID, Email: r.Email, Role: Role(r.Role), Status: StatusActive, CreatedAt: r.CreatedAt, LastSignInAt: r.LastSignInAt}
+		m := Member{ID: r.ID, Email: r.Email, Role: Role(r.Role), Status: StatusActive, CreatedAt: r.CreatedAt, LastSignInAt: r.LastSignInAt,
+			TwoFactor: r.TwoFactor}
 		if r.InvitedBy != nil {
 			m.InvitedBy = *r.InvitedBy
 		}
@@ -207,7 +210,7 @@ func ResetMail(to, company string, link string, expires time.Time, id string) ma
 func RoleSummary(r Role) string {
 	switch r {
 	case RoleOwner:
-		return "everything: report, orders and refunds, check-in, catalog, keys, request log, webhooks, and the team"
+		return "everything: report, orders and refunds, check-in, catalog, keys, request log, webhooks, the team, and the audit log"
 	case RoleFinance:
 		return "sales report, orders, refunds"
 	case RoleSupport:

@@ -1,0 +1,419 @@
+package organizer
+
+// Two-factor sign-in (docs/cabinet.md, "Two-factor sign-in"): a TOTP
+// authenticator (RFC 6238: 6 digits, 30 s, SHA-1, as every authenticator
+// app reads) and ten one-time recovery codes, of the person. After the
+// password (or a sign-in link) the cabinet asks for a code; each code is
+// accepted once (its time step is spent, and every older one with it), and
+// tries are limited as passwords are. The secret is sealed at rest.
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
+
+	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/ratelimit"
+	"github.com/ticketsales/ticketsales/store"
+)
+
+// TwoFactorIssuer names the cabinet in the person's authenticator app.
+const TwoFactorIssuer = "Organizer's cabinet"
+
+// RecoveryCodes is how many recovery codes an enrolment makes.
+const RecoveryCodes = 10
+
+// The two-factor budgets: wrong codes per person (from any client) and
+// tries per client, as the password's (a burst, then one per interval).
+var (
+	TwoFactorPersonLimit = ratelimit.Limit{Rate: 1.0 / 60, Burst: 5}
+	TwoFactorClientLimit = ratelimit.Limit{Rate: 1.0 / 10, Burst: 30}
+)
+
+// Errors of the second factor.
+var (
+	// ErrBadCode: the code is not the authenticator's now, nor an unused
+	// recovery code; or it was used already.
+	ErrBadCode = errors.New("wrong or used two-factor code")
+	// ErrTwoFactorUnavailable: this deployment has no secret to seal
+	// authenticators with.
+	ErrTwoFactorUnavailable = errors.New("two-factor sign-in is not configured")
+	// ErrTwoFactorOn: the person has a confirmed authenticator.
+	ErrTwoFactorOn = store.ErrTwoFactorOn
+	// ErrTwoFactorRequired: the company requires the role's second factor;
+	// it cannot be turned off.
+	ErrTwoFactorRequired = errors.New("the company requires two-factor sign-in for this role")
+	// ErrOtherTeams: see store.ErrOtherTeams.
+	ErrOtherTeams = store.ErrOtherTeams
+)
+
+// totpOpts are the authenticator's parameters.
+var totpOpts = totp.ValidateOpts{Period: 30, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
+
+// RoleNeedsTwoFactor: the roles the company's policy covers, those who
+// move money or manage the team.
+func RoleNeedsTwoFactor(r Role) bool { return r == RoleOwner || r == RoleFinance }
+
+// sealer seals authenticators' secrets (AES-256-GCM, a key derived from a
+// configured secret for this use alone); the first seals, every one opens
+// what it sealed (a rotated secret listed among the previous ones).
+type sealer struct {
+	id   [4]byte
+	aead cipher.AEAD
+}
+
+func newSealers(secrets []string) ([]sealer, error) {
+	var out []sealer
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
+		sum := sha256.Sum256([]byte("cabinet-totp-seal:" + s))
+		block, err := aes.NewCipher(sum[:])
+		if err != nil {
+			return nil, err
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, err
+		}
+		h := sha256.Sum256(sum[:])
+		out = append(out, sealer{id: [4]byte(h[:4]), aead: aead})
+	}
+	return out, nil
+}
+
+// sealAD binds a sealed secret to its person: copied to another's row it
+// opens nothing.
+func sealAD(email string) []byte { return []byte("cabinet-totp:" + email) }
+
+func (s *Service) seal(email, secret string) ([]byte, error) {
+	if len(s.seals) == 0 {
+		return nil, ErrTwoFactorUnavailable
+	}
+	cur := s.seals[0]
+	nonce := make([]byte, cur.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return append(append(cur.id[:], nonce...), cur.aead.Seal(nil, nonce, []byte(secret), sealAD(email))...), nil
+}
+
+func (s *Service) unseal(email string, sealed []byte) (string, error) {
+	for _, k := range s.seals {
+		if len(sealed) < 4+k.aead.NonceSize() || [4]byte(sealed[:4]) != k.id {
+			continue
+		}
+		rest := sealed[4:]
+		secret, err := k.aead.Open(nil, rest[:k.aead.NonceSize()], rest[k.aead.NonceSize():], sealAD(email))
+		if err != nil {
+			return "", fmt.Errorf("open the authenticator of %s: %w", email, err)
+		}
+		return string(secret), nil
+	}
+	return "", fmt.Errorf("the authenticator of %s is sealed with a secret not configured: %w", email, ErrTwoFactorUnavailable)
+}
+
+// Enrolment is an authenticator begun and not yet confirmed: its secret
+// for manual entry and its otpauth:// URL (the QR code's content).
+type Enrolment struct {
+	Secret string
+	URL    string
+}
+
+// BeginTwoFactor makes the person a new authenticator secret, sealed and
+// stored unconfirmed (replacing one not confirmed); a confirmed one is
+// ErrTwoFactorOn.
+func (s *Service) BeginTwoFactor(ctx context.Context, u *User) (*Enrolment, error) {
+	if len(s.seals) == 0 {
+		return nil, ErrTwoFactorUnavailable
+	}
+	key, err := totp.Generate(totp.GenerateOpts{Issuer: TwoFactorIssuer, AccountName: u.Email, Period: 30,
+		Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
+	if err != nil {
+		return nil, fmt.Errorf("make an authenticator secret: %w", err)
+	}
+	sealed, err := s.seal(u.Email, key.Secret())
+	if err != nil {
+		return nil, err
+	}
+	if err := store.BeginTwoFactor(ctx, s.db, u.Email, sealed); err != nil {
+		return nil, err
+	}
+	return &Enrolment{Secret: key.Secret(), URL: otpauthURL(u.Email, key.Secret())}, nil
+}
+
+// PendingTwoFactor is the person's authenticator begun and not confirmed
+// (errs.NotFound: none; ErrTwoFactorOn: confirmed).
+func (s *Service) PendingTwoFactor(ctx context.Context, u *User) (*Enrolment, error) {
+	tf, err := store.GetTwoFactor(ctx, s.db, u.Email)
+	if err != nil {
+		return nil, err
+	}
+	if tf.ConfirmedAt != nil {
+		return nil, ErrTwoFactorOn
+	}
+	secret, err := s.unseal(u.Email, tf.SealedSecret)
+	if err != nil {
+		return nil, err
+	}
+	return &Enrolment{Secret: secret, URL: otpauthURL(u.Email, secret)}, nil
+}
+
+// otpauthURL is the authenticator's URL (Google's Key Uri Format), the
+// content of the QR code an app scans.
+func otpauthURL(email, secret string) string {
+	v := url.Values{"secret": {secret}, "issuer": {TwoFactorIssuer}, "period": {"30"}, "digits": {"6"}, "algorithm": {"SHA1"}}
+	return (&url.URL{Scheme: "otpauth", Host: "totp", Path: "/" + TwoFactorIssuer + ":" + email, RawQuery: v.Encode()}).String()
+}
+
+// isCode: six digits, an authenticator's code (anything else may be a
+// recovery code).
+func isCode(s string) bool {
+	if len(s) != 6 {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// matchStep is the time step (within one either side of now) whose code
+// is code, or ok false.
+func matchStep(secret, code string, now time.Time) (step int64, ok bool) {
+	code = strings.ReplaceAll(strings.TrimSpace(code), " ", "")
+	if !isCode(code) {
+		return 0, false
+	}
+	for _, d := range []int64{0, -1, 1} {
+		t := now.Add(time.Duration(d) * 30 * time.Second)
+		want, err := totp.GenerateCodeCustom(secret, t, totpOpts)
+		if err == nil && subtle.ConstantTimeCompare([]byte(want), []byte(code)) == 1 {
+			return t.Unix() / 30, true
+		}
+	}
+	return 0, false
+}
+
+// take spends one try of the person's and the client's two-factor
+// budgets; giveBack returns the person's (a right code).
+func (s *Service) takeTwoFactor(ctx context.Context, client, email string) (giveBack func(), wait time.Duration, ok bool) {
+	if wait, ok := s.tfClient.Take(ctx, client); !ok {
+		return nil, wait, false
+	}
+	if wait, ok := s.tfPerson.Take(ctx, email); !ok {
+		return nil, wait, false
+	}
+	return func() { s.tfPerson.Return(ctx, email) }, 0, true
+}
+
+// ConfirmTwoFactor turns the person's begun authenticator on with a code
+// it shows now (tries limited: ErrTooManyTries with the wait; a wrong one
+// is ErrBadCode, nothing changed) and returns the recovery codes, shown
+// once: only their hashes are kept.
+func (s *Service) ConfirmTwoFactor(ctx context.Context, addr string, u *User, code string) ([]string, time.Duration, error) {
+	giveBack, wait, ok := s.takeTwoFactor(ctx, ratelimit.AddressGroup(addr), u.Email)
+	if !ok {
+		return nil, wait, ErrTooManyTries
+	}
+	pending, err := s.PendingTwoFactor(ctx, u)
+	if err != nil {
+		return nil, 0, err
+	}
+	step, ok := matchStep(pending.Secret, code, s.now())
+	if !ok {
+		return nil, 0, ErrBadCode
+	}
+	codes, hashes := newRecoveryCodes()
+	if err := store.ConfirmTwoFactor(ctx, s.db, u.Email, step, hashes, s.now()); err != nil {
+		return nil, 0, err
+	}
+	giveBack()
+	return codes, 0, nil
+}
+
+// newRecoveryCodes makes RecoveryCodes codes ("abcde-fghij", 50 random
+// bits each) and their hashes.
+func newRecoveryCodes() ([]string, [][]byte) {
+	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789" // 32: no l, o, 0, 1
+	codes, hashes := make([]string, RecoveryCodes), make([][]byte, RecoveryCodes)
+	for i := range codes {
+		b := make([]byte, 10)
+		_, _ = rand.Read(b)
+		for j := range b {
+			b[j] = alphabet[b[j]%32]
+		}
+		codes[i] = string(b[:5]) + "-" + string(b[5:])
+		hashes[i] = recoveryHash(codes[i])
+	}
+	return codes, hashes
+}
+
+// recoveryHash is what is kept of a recovery code: its letters and digits
+// lowercased, hashed (a code typed with spaces or capitals is the same).
+func recoveryHash(code string) []byte {
+	var b strings.Builder
+	for _, r := range strings.ToLower(code) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	sum := sha256.Sum256([]byte("cabinet-recovery:" + b.String()))
+	return sum[:]
+}
+
+// checkSecondFactor accepts a code of the person's confirmed
+// authenticator (its step spent) or an unused recovery code (spent);
+// via says which. Tries are limited (ErrTooManyTries); a wrong or used
+// code is ErrBadCode, recorded in the person's companies' audit logs.
+func (s *Service) checkSecondFactor(ctx context.Context, addr, email, code string) (via string, wait time.Duration, err error) {
+	client := ratelimit.AddressGroup(addr)
+	giveBack, wait, ok := s.takeTwoFactor(ctx, client, email)
+	if !ok {
+		return "", wait, ErrTooManyTries
+	}
+	tf, err := store.GetTwoFactor(ctx, s.db, email)
+	if err != nil {
+		return "", 0, err
+	}
+	if tf.ConfirmedAt == nil {
+		return "", 0, fmt.Errorf("two-factor of %s: %w", email, errs.NotFound)
+	}
+	code = strings.TrimSpace(code)
+	if digits := strings.ReplaceAll(code, " ", ""); isCode(digits) {
+		code = digits // "123 456", as some apps show it
+	}
+	if !isCode(code) {
+		if len(code) <= 40 {
+			_, err := store.SpendRecoveryCode(ctx, s.db, email, recoveryHash(code), s.now())
+			if err == nil {
+				giveBack()
+				return "recovery_code", 0, nil
+			}
+			if !errors.Is(err, errs.NotFound) {
+				return "", 0, err
+			}
+		}
+	} else {
+		secret, err := s.unseal(email, tf.SealedSecret)
+		if err != nil {
+			return "", 0, err
+		}
+		if step, ok := matchStep(secret, code, s.now()); ok {
+			err := store.SpendTwoFactorStep(ctx, s.db, email, step)
+			if err == nil {
+				giveBack()
+				return "two_factor", 0, nil
+			}
+			if !errors.Is(err, store.ErrStepUsed) {
+				return "", 0, err
+			}
+		}
+	}
+	_ = store.AuditFailedSignIn(ctx, s.db, email, client, store.AuditTwoFactorFailed, "code")
+	return "", 0, ErrBadCode
+}
+
+// SecondFactor completes a sign-in whose first factor (password or link)
+// passed: the membership userID (the session's version still
+// sessionVersion, else ErrSessionEnded) signs in with a code of the
+// person's authenticator or a recovery code (see checkSecondFactor). The
+// sign-in is recorded then, not before.
+func (s *Service) SecondFactor(ctx context.Context, addr string, userID int64, sessionVersion int, code string) (*User, time.Duration, error) {
+	u, err := s.User(ctx, userID)
+	if errors.Is(err, errs.NotFound) {
+		return nil, 0, ErrSessionEnded
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if u.DisabledAt != nil || u.SessionVersion != sessionVersion {
+		return nil, 0, ErrSessionEnded
+	}
+	via, wait, err := s.checkSecondFactor(ctx, addr, u.Email, code)
+	if err != nil {
+		return nil, wait, err
+	}
+	if err := store.RecordCabinetSignInVia(ctx, s.db, u.ID, ratelimit.AddressGroup(addr), s.now(), via); err != nil {
+		return nil, 0, err
+	}
+	return u, 0, nil
+}
+
+// HasTwoFactor reports whether the person has a confirmed authenticator.
+func (s *Service) HasTwoFactor(ctx context.Context, email string) (bool, error) {
+	tf, err := store.GetTwoFactor(ctx, s.db, email)
+	if errors.Is(err, errs.NotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return tf.ConfirmedAt != nil, nil
+}
+
+// TwoFactorState is whether the user's person has a confirmed
+// authenticator, and whether the company requires one of the user's role.
+func (s *Service) TwoFactorState(ctx context.Context, u *User) (enrolled, required bool, err error) {
+	enrolled, policy, err := store.TwoFactorState(ctx, s.db, u.Email, u.CompanyID)
+	return enrolled, policy && RoleNeedsTwoFactor(u.Role), err
+}
+
+// DisableTwoFactor turns the person's authenticator off, after a code of
+// it or a recovery code (as at sign-in: limited, ErrBadCode). A role the
+// company requires it of cannot (ErrTwoFactorRequired). An authenticator
+// begun and never confirmed is dropped without a code.
+func (s *Service) DisableTwoFactor(ctx context.Context, addr string, u *User, code string) (time.Duration, error) {
+	tf, err := store.GetTwoFactor(ctx, s.db, u.Email)
+	if err != nil {
+		return 0, err
+	}
+	if tf.ConfirmedAt != nil {
+		if _, required, err := s.TwoFactorState(ctx, u); err != nil {
+			return 0, err
+		} else if required {
+			return 0, ErrTwoFactorRequired
+		}
+		if _, wait, err := s.checkSecondFactor(ctx, addr, u.Email, code); err != nil {
+			return wait, err
+		}
+	}
+	return 0, store.DisableTwoFactor(ctx, s.db, u.Email, store.AuditTwoFactorDisable, nil)
+}
+
+// ResetTwoFactor is an owner's reset of a member's authenticator (see
+// store.ResetMemberTwoFactor): the member signs in with the password
+// alone once more, and enrols again where the company requires it.
+func (s *Service) ResetTwoFactor(ctx context.Context, companyID, userID int64) (*User, error) {
+	return userOf(store.ResetMemberTwoFactor(ctx, s.db, companyID, userID, s.now()))
+}
+
+// ResetPersonTwoFactor is the operator's reset of a person's
+// authenticator, in every company (store.ResetPersonTwoFactor).
+func (s *Service) ResetPersonTwoFactor(ctx context.Context, email string) error {
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return err
+	}
+	return store.ResetPersonTwoFactor(ctx, s.db, email, s.now())
+}
+
+// SetTwoFactorRequired sets the company's policy (owner and finance must
+// sign in with a second factor).
+func (s *Service) SetTwoFactorRequired(ctx context.Context, companyID int64, required bool) error {
+	return store.SetTwoFactorRequired(ctx, s.db, companyID, required)
+}
