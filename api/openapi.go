@@ -64,6 +64,7 @@ func polishDocument(doc *huma.OpenAPI, publicBaseURL string) {
 		}
 	}
 	documentPages(doc)
+	documentWebhooks(doc)
 	problem := func(desc string) *huma.Response {
 		return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{
 			"application/problem+json": {Schema: &huma.Schema{Ref: "#/components/schemas/Problem"}}}}
@@ -141,7 +142,8 @@ func polishDocument(doc *huma.OpenAPI, publicBaseURL string) {
 // a request with a member the service does not know is still refused. A
 // schema used by both would have to be one or the other: each is a type
 // of its own (UnavailableSeat beside SeatRef); TestOpenAPIAnswersAreOpen
-// fails on one that is not.
+// fails on one that is not. The webhooks' bodies, which the service sends,
+// are open as answers are.
 func openResponses(doc *huma.OpenAPI) {
 	schemas := doc.Components.Schemas.Map()
 	var walk func(s *huma.Schema, seen map[string]bool, visit func(*huma.Schema) bool)
@@ -198,6 +200,23 @@ func openResponses(doc *huma.OpenAPI) {
 		closed[schemas[name]] = true
 	}
 	responseSide := map[string]bool{}
+	open := func(s *huma.Schema) bool {
+		if closed[s] {
+			return false // a request's: stays closed
+		}
+		if allowed, ok := s.AdditionalProperties.(bool); ok && !allowed {
+			s.AdditionalProperties = nil
+		}
+		return true
+	}
+	for _, item := range doc.Webhooks {
+		// What the service sends to partners is open as its answers are.
+		if item.Post != nil && item.Post.RequestBody != nil {
+			for _, mt := range item.Post.RequestBody.Content {
+				walk(mt.Schema, responseSide, open)
+			}
+		}
+	}
 	for _, item := range doc.Paths {
 		for _, op := range []*huma.Operation{item.Get, item.Put, item.Post, item.Delete, item.Patch} {
 			if op == nil {
@@ -205,15 +224,7 @@ func openResponses(doc *huma.OpenAPI) {
 			}
 			for _, res := range op.Responses {
 				for _, mt := range res.Content {
-					walk(mt.Schema, responseSide, func(s *huma.Schema) bool {
-						if closed[s] {
-							return false // a request's: stays closed
-						}
-						if allowed, ok := s.AdditionalProperties.(bool); ok && !allowed {
-							s.AdditionalProperties = nil
-						}
-						return true
-					})
+					walk(mt.Schema, responseSide, open)
 				}
 			}
 		}

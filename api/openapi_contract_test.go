@@ -81,7 +81,7 @@ func TestOpenAPIDefaultsAreOptional(t *testing.T) {
 	}
 }
 
-// TestOpenAPIAnswersAreOpen: no schema an answer uses is closed
+// TestOpenAPIAnswersAreOpen: no schema an answer or a webhook uses is closed
 // (additionalProperties: false), so a partner who validates answers
 // against the document keeps working when the service adds a member; and
 // every schema a request body uses is closed, so a request's unknown
@@ -122,6 +122,17 @@ func TestOpenAPIAnswersAreOpen(t *testing.T) {
 		}
 	}
 	answers, requests := 0, 0
+	for typ, item := range doc.Webhooks {
+		// What the service sends to partners is read as answers are.
+		for _, mt := range item.Post.RequestBody.Content {
+			each(mt.Schema, "webhook "+typ, map[string]bool{}, func(s *huma.Schema, where string) {
+				answers++
+				if allowed, ok := s.AdditionalProperties.(bool); ok && !allowed {
+					t.Errorf("%s: closed (additionalProperties: false) in a webhook", where)
+				}
+			})
+		}
+	}
 	for path, item := range doc.Paths {
 		for method, op := range map[string]*huma.Operation{"GET": item.Get, "POST": item.Post, "PUT": item.Put, "PATCH": item.Patch, "DELETE": item.Delete} {
 			if op == nil {

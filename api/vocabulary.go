@@ -20,7 +20,7 @@ var vocabulary = []word{
 	wordOf(states.EventStatuses), wordOf(states.PaymentMethods), wordOf(states.SeatStatuses),
 	wordOf(states.WebhookEventTypes), wordOf(states.AggregatorStatuses), wordOf(pricing.Modes),
 	wordOf(states.ScanOutcomes), wordOf(states.ScanDirections), wordOf(states.DoorTicketStates),
-	wordOf(states.ConflictKinds),
+	wordOf(states.ConflictKinds), wordOf(states.AllocationChanges),
 }
 
 // word is a vocabulary type, the type that stands in for it in the

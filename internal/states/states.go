@@ -287,4 +287,5 @@ var (
 	ConflictKinds      = []ConflictKind{ConflictTwoDoors, ConflictAdmittedWhileInside, ConflictAdmittedVoid}
 	DoorTicketStates   = []DoorTicketState{DoorValid, DoorVoid, DoorNotPaid}
 	AggregatorStatuses = []AggregatorStatus{AggregatorCreated, AggregatorReserved, AggregatorApproved, AggregatorCancelled}
+	AllocationChanges  = []AllocationChange{AllocationAllocated, AllocationQuota, AllocationReleased, AllocationTerms}
 )

@@ -465,7 +465,7 @@ func (s *Service) Ping(ctx context.Context, p *apikey.Principal, endpointID int6
 		return nil, err
 	}
 	ev, err := store.CreatePingEvent(ctx, s.DB, e, states.EventPing, func(id string, at time.Time) ([]byte, error) {
-		return Body(id, states.EventPing, at, map[string]any{"endpoint_id": e.ID, "message": "A test event: this endpoint receives webhooks."})
+		return Body(id, states.EventPing, at, Ping{EndpointID: e.ID, Message: "A test event: this endpoint receives webhooks."})
 	})
 	if err != nil {
 		return nil, err

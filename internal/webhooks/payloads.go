@@ -24,7 +24,9 @@ type Payloads struct {
 	Holds   *holds.Service
 }
 
-// Render is an event's data: the object as the API returns it. Order
+// Render is an event's data: the object as the API returns it, of a type
+// EventKinds names for the event's type (the API's document describes the
+// data from them). Order
 // events carry the order as the change left it (its row is kept with the
 // event); a refund and a reservation are read when the event is sent,
 // moments after the change, and both are final by then apart from a
@@ -55,7 +57,11 @@ func (r Payloads) Render(ctx context.Context, ev *store.WebhookEvent) (any, erro
 		rf, err := r.Refunds.Get(ctx, p, *ev.RefundID)
 		if errors.Is(err, errs.NotFound) {
 			// A sandbox order deleted before the event went out.
-			return map[string]any{"id": *ev.RefundID, "order_id": ev.OrderID}, nil
+			d := DeletedRefund{ID: *ev.RefundID}
+			if ev.OrderID != nil {
+				d.OrderID = *ev.OrderID
+			}
+			return d, nil
 		}
 		return rf, err
 	case states.EventReservationExpired:
@@ -64,7 +70,7 @@ func (r Payloads) Render(ctx context.Context, ev *store.WebhookEvent) (any, erro
 		}
 		rs, err := r.Holds.GetReservation(ctx, p, *ev.ReservationID)
 		if errors.Is(err, errs.NotFound) {
-			return map[string]any{"id": *ev.ReservationID, "status": "expired"}, nil
+			return GoneReservation{ID: *ev.ReservationID, Status: states.ReservationExpired}, nil
 		}
 		return rs, err
 	}

@@ -43,6 +43,45 @@ func (e AggOrderStatus) Valid() bool {
 	}
 }
 
+// Defines values for AllocationChangedChange.
+const (
+	AllocationChangedChangeAllocated AllocationChangedChange = "allocated"
+	AllocationChangedChangeQuota     AllocationChangedChange = "quota"
+	AllocationChangedChangeReleased  AllocationChangedChange = "released"
+	AllocationChangedChangeTerms     AllocationChangedChange = "terms"
+)
+
+// Valid indicates whether the value is a known member of the AllocationChangedChange enum.
+func (e AllocationChangedChange) Valid() bool {
+	switch e {
+	case AllocationChangedChangeAllocated:
+		return true
+	case AllocationChangedChangeQuota:
+		return true
+	case AllocationChangedChangeReleased:
+		return true
+	case AllocationChangedChangeTerms:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AllocationChangedEventType.
+const (
+	AllocationChangedEventTypeAllocationChanged AllocationChangedEventType = "allocation.changed"
+)
+
+// Valid indicates whether the value is a known member of the AllocationChangedEventType enum.
+func (e AllocationChangedEventType) Valid() bool {
+	switch e {
+	case AllocationChangedEventTypeAllocationChanged:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BatchScanResultConflictKind.
 const (
 	BatchScanResultConflictKindAdmittedVoid        BatchScanResultConflictKind = "admitted_void"
@@ -292,6 +331,21 @@ func (e EventStatus) Valid() bool {
 	}
 }
 
+// Defines values for GoneReservationStatus.
+const (
+	GoneReservationStatusExpired GoneReservationStatus = "expired"
+)
+
+// Valid indicates whether the value is a known member of the GoneReservationStatus enum.
+func (e GoneReservationStatus) Valid() bool {
+	switch e {
+	case GoneReservationStatusExpired:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthOutputBodyStatus.
 const (
 	HealthOutputBodyStatusOk HealthOutputBodyStatus = "ok"
@@ -514,6 +568,81 @@ func (e OrderStatus) Valid() bool {
 	case OrderStatusPendingPayment:
 		return true
 	case OrderStatusRefunded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderCancelledEventType.
+const (
+	OrderCancelledEventTypeOrderCancelled OrderCancelledEventType = "order.cancelled"
+)
+
+// Valid indicates whether the value is a known member of the OrderCancelledEventType enum.
+func (e OrderCancelledEventType) Valid() bool {
+	switch e {
+	case OrderCancelledEventTypeOrderCancelled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderCreatedEventType.
+const (
+	OrderCreatedEventTypeOrderCreated OrderCreatedEventType = "order.created"
+)
+
+// Valid indicates whether the value is a known member of the OrderCreatedEventType enum.
+func (e OrderCreatedEventType) Valid() bool {
+	switch e {
+	case OrderCreatedEventTypeOrderCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderDeletedEventType.
+const (
+	OrderDeletedEventTypeOrderDeleted OrderDeletedEventType = "order.deleted"
+)
+
+// Valid indicates whether the value is a known member of the OrderDeletedEventType enum.
+func (e OrderDeletedEventType) Valid() bool {
+	switch e {
+	case OrderDeletedEventTypeOrderDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderPaidEventType.
+const (
+	OrderPaidEventTypeOrderPaid OrderPaidEventType = "order.paid"
+)
+
+// Valid indicates whether the value is a known member of the OrderPaidEventType enum.
+func (e OrderPaidEventType) Valid() bool {
+	switch e {
+	case OrderPaidEventTypeOrderPaid:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderRefundedEventType.
+const (
+	OrderRefundedEventTypeOrderRefunded OrderRefundedEventType = "order.refunded"
+)
+
+// Valid indicates whether the value is a known member of the OrderRefundedEventType enum.
+func (e OrderRefundedEventType) Valid() bool {
+	switch e {
+	case OrderRefundedEventTypeOrderRefunded:
 		return true
 	default:
 		return false
@@ -769,6 +898,21 @@ func (e ReservationStatus) Valid() bool {
 	}
 }
 
+// Defines values for ReservationExpiredEventType.
+const (
+	ReservationExpiredEventTypeReservationExpired ReservationExpiredEventType = "reservation.expired"
+)
+
+// Valid indicates whether the value is a known member of the ReservationExpiredEventType enum.
+func (e ReservationExpiredEventType) Valid() bool {
+	switch e {
+	case ReservationExpiredEventTypeReservationExpired:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SeatAvailabilityStatus.
 const (
 	SeatAvailabilityStatusFree     SeatAvailabilityStatus = "free"
@@ -838,6 +982,36 @@ func (e TicketStatus) Valid() bool {
 	}
 }
 
+// Defines values for TicketCheckInConflictEventType.
+const (
+	TicketCheckInConflictEventTypeTicketCheckInConflict TicketCheckInConflictEventType = "ticket.check_in_conflict"
+)
+
+// Valid indicates whether the value is a known member of the TicketCheckInConflictEventType enum.
+func (e TicketCheckInConflictEventType) Valid() bool {
+	switch e {
+	case TicketCheckInConflictEventTypeTicketCheckInConflict:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TicketCheckedInEventType.
+const (
+	TicketCheckedInEventTypeTicketCheckedIn TicketCheckedInEventType = "ticket.checked_in"
+)
+
+// Valid indicates whether the value is a known member of the TicketCheckedInEventType enum.
+func (e TicketCheckedInEventType) Valid() bool {
+	switch e {
+	case TicketCheckedInEventTypeTicketCheckedIn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UpdateWebhookEndpointInputBodyEventTypes.
 const (
 	UpdateWebhookEndpointInputBodyEventTypesAllocationChanged     UpdateWebhookEndpointInputBodyEventTypes = "allocation.changed"
@@ -895,6 +1069,21 @@ func (e WebhookDeliveryStatus) Valid() bool {
 	case WebhookDeliveryStatusFailed:
 		return true
 	case WebhookDeliveryStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookTestEventType.
+const (
+	WebhookTestEventTypeWebhookTest WebhookTestEventType = "webhook.test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestEventType enum.
+func (e WebhookTestEventType) Valid() bool {
+	switch e {
+	case WebhookTestEventTypeWebhookTest:
 		return true
 	default:
 		return false
@@ -1148,6 +1337,77 @@ type Allocation struct {
 	// ReleasedSeats Seats released to general sale so far.
 	ReleasedSeats int64      `json:"released_seats"`
 	Seats         SeatCounts `json:"seats"`
+}
+
+// AllocationChanged defines model for AllocationChanged.
+type AllocationChanged struct {
+	// Categories Its general-admission quantities.
+	Categories []AllocationQuota `json:"categories"`
+
+	// Change What changed: allocated (seats moved), quota (a quantity set), released (to general sale), terms (the window or the timed release).
+	Change  AllocationChangedChange `json:"change"`
+	Channel AllocationChannel       `json:"channel"`
+
+	// EventId The catalog event.
+	EventId int64 `json:"event_id"`
+
+	// ReleaseAt When the unsold rest returns to general sale; null: only by the organizer's hand.
+	ReleaseAt *time.Time `json:"release_at"`
+
+	// ReleasedAt When it was released as a whole; null: not yet.
+	ReleasedAt *time.Time `json:"released_at"`
+
+	// Seats The channel's seats by state; after a release as a whole, only what it sold.
+	Seats SeatCounts `json:"seats"`
+
+	// Window When its keys sell, as GET /v1/events/{id}/allocation shows it.
+	Window AllocationWindow `json:"window"`
+}
+
+// AllocationChangedChange What changed: allocated (seats moved), quota (a quantity set), released (to general sale), terms (the window or the timed release).
+type AllocationChangedChange string
+
+// AllocationChangedEvent Body of the `allocation.changed` deliveries. Your sales channel's allocation on an event changed.
+type AllocationChangedEvent struct {
+	// CreatedAt When the change happened.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The object as the API returns it.
+	Data AllocationChanged `json:"data"`
+
+	// Id The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it.
+	Id string `json:"id"`
+
+	// Type The event type.
+	Type AllocationChangedEventType `json:"type"`
+}
+
+// AllocationChangedEventType The event type.
+type AllocationChangedEventType string
+
+// AllocationChannel defines model for AllocationChannel.
+type AllocationChannel struct {
+	Id  int64  `json:"id"`
+	Ref string `json:"ref"`
+}
+
+// AllocationQuota defines model for AllocationQuota.
+type AllocationQuota struct {
+	Allocated int64 `json:"allocated"`
+	Left      int64 `json:"left"`
+
+	// ScheduleSlotId Only for a session of a scheduled event.
+	ScheduleSlotId   *int64 `json:"schedule_slot_id,omitempty"`
+	TicketCategoryId int64  `json:"ticket_category_id"`
+}
+
+// AllocationWindow defines model for AllocationWindow.
+type AllocationWindow struct {
+	// EndsAt The window's end, or the event's start.
+	EndsAt time.Time `json:"ends_at"`
+
+	// StartsAt Null: since the event was published.
+	StartsAt *time.Time `json:"starts_at"`
 }
 
 // Availability defines model for Availability.
@@ -1416,6 +1676,12 @@ type Customer struct {
 type CustomerStruct struct {
 	Email openapi_types.Email `json:"email"`
 	Name  string              `json:"name"`
+}
+
+// DeletedRefund defines model for DeletedRefund.
+type DeletedRefund struct {
+	Id      string `json:"id"`
+	OrderId int64  `json:"order_id"`
 }
 
 // DoorCategory defines model for DoorCategory.
@@ -1776,6 +2042,15 @@ type GeometryZone struct {
 	Rows []GeometryRow `json:"rows"`
 }
 
+// GoneReservation defines model for GoneReservation.
+type GoneReservation struct {
+	Id     string                `json:"id"`
+	Status GoneReservationStatus `json:"status"`
+}
+
+// GoneReservationStatus defines model for GoneReservation.Status.
+type GoneReservationStatus string
+
 // HealthOutputBody defines model for HealthOutputBody.
 type HealthOutputBody struct {
 	// Status Examples: ok
@@ -1915,10 +2190,112 @@ type OrderPayment string
 // OrderStatus defines model for Order.Status.
 type OrderStatus string
 
+// OrderCancelledEvent Body of the `order.cancelled` deliveries. An order was cancelled (cancel_reason says why).
+type OrderCancelledEvent struct {
+	// CreatedAt When the change happened.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The object as the API returns it.
+	Data Order `json:"data"`
+
+	// Id The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it.
+	Id string `json:"id"`
+
+	// Type The event type.
+	Type OrderCancelledEventType `json:"type"`
+}
+
+// OrderCancelledEventType The event type.
+type OrderCancelledEventType string
+
+// OrderCreatedEvent Body of the `order.created` deliveries. An order was created (its payment may follow).
+type OrderCreatedEvent struct {
+	// CreatedAt When the change happened.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The object as the API returns it.
+	Data Order `json:"data"`
+
+	// Id The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it.
+	Id string `json:"id"`
+
+	// Type The event type.
+	Type OrderCreatedEventType `json:"type"`
+}
+
+// OrderCreatedEventType The event type.
+type OrderCreatedEventType string
+
+// OrderDeletedEvent Body of the `order.deleted` deliveries. A sandbox order was deleted, or an order taken back because its saga could not start.
+type OrderDeletedEvent struct {
+	// CreatedAt When the change happened.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The object as the API returns it.
+	Data Order `json:"data"`
+
+	// Id The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it.
+	Id string `json:"id"`
+
+	// Type The event type.
+	Type OrderDeletedEventType `json:"type"`
+}
+
+// OrderDeletedEventType The event type.
+type OrderDeletedEventType string
+
 // OrderItemInput defines model for OrderItemInput.
 type OrderItemInput struct {
 	Quantity         int64 `json:"quantity"`
 	TicketCategoryId int64 `json:"ticket_category_id"`
+}
+
+// OrderPaidEvent Body of the `order.paid` deliveries. An order was paid and its tickets issued.
+type OrderPaidEvent struct {
+	// CreatedAt When the change happened.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The object as the API returns it.
+	Data Order `json:"data"`
+
+	// Id The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it.
+	Id string `json:"id"`
+
+	// Type The event type.
+	Type OrderPaidEventType `json:"type"`
+}
+
+// OrderPaidEventType The event type.
+type OrderPaidEventType string
+
+// OrderRefundedEvent Body of the `order.refunded` deliveries. Some or all of an order's tickets were refunded: one event per refund.
+type OrderRefundedEvent struct {
+	// CreatedAt When the change happened.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The object as the API returns it, or only its ids when it is gone (a sandbox object deleted before the event went out).
+	Data OrderRefundedEvent_Data `json:"data"`
+
+	// Id The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it.
+	Id string `json:"id"`
+
+	// Type The event type.
+	Type OrderRefundedEventType `json:"type"`
+}
+
+// OrderRefundedEvent_Data The object as the API returns it, or only its ids when it is gone (a sandbox object deleted before the event went out).
+type OrderRefundedEvent_Data struct {
+	union json.RawMessage
+}
+
+// OrderRefundedEventType The event type.
+type OrderRefundedEventType string
+
+// Ping defines model for Ping.
+type Ping struct {
+	// EndpointId The endpoint the test was sent to.
+	EndpointId int64  `json:"endpoint_id"`
+	Message    string `json:"message"`
 }
 
 // Problem defines model for Problem.
@@ -2072,6 +2449,29 @@ type Reservation struct {
 // ReservationStatus defines model for Reservation.Status.
 type ReservationStatus string
 
+// ReservationExpiredEvent Body of the `reservation.expired` deliveries. A reservation passed its deadline without an order; its seats are free again.
+type ReservationExpiredEvent struct {
+	// CreatedAt When the change happened.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The object as the API returns it, or only its ids when it is gone (a sandbox object deleted before the event went out).
+	Data ReservationExpiredEvent_Data `json:"data"`
+
+	// Id The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it.
+	Id string `json:"id"`
+
+	// Type The event type.
+	Type ReservationExpiredEventType `json:"type"`
+}
+
+// ReservationExpiredEvent_Data The object as the API returns it, or only its ids when it is gone (a sandbox object deleted before the event went out).
+type ReservationExpiredEvent_Data struct {
+	union json.RawMessage
+}
+
+// ReservationExpiredEventType The event type.
+type ReservationExpiredEventType string
+
 // ReservationSeat defines model for ReservationSeat.
 type ReservationSeat struct {
 	Label            string `json:"label"`
@@ -2176,6 +2576,54 @@ type Ticket struct {
 
 // TicketStatus defines model for Ticket.Status.
 type TicketStatus string
+
+// TicketCheckInConflictEvent Body of the `ticket.check_in_conflict` deliveries. A door working offline let a holder in against the record.
+type TicketCheckInConflictEvent struct {
+	// CreatedAt When the change happened.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The object as the API returns it.
+	Data OfflineConflict `json:"data"`
+
+	// Id The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it.
+	Id string `json:"id"`
+
+	// Type The event type.
+	Type TicketCheckInConflictEventType `json:"type"`
+}
+
+// TicketCheckInConflictEventType The event type.
+type TicketCheckInConflictEventType string
+
+// TicketCheckedIn defines model for TicketCheckedIn.
+type TicketCheckedIn struct {
+	// CheckInId The scan that let the ticket in.
+	CheckInId    int64     `json:"check_in_id"`
+	CheckedInAt  time.Time `json:"checked_in_at"`
+	EventId      int64     `json:"event_id"`
+	Gate         string    `json:"gate"`
+	OrderId      int64     `json:"order_id"`
+	TicketId     int64     `json:"ticket_id"`
+	TicketNumber string    `json:"ticket_number"`
+}
+
+// TicketCheckedInEvent Body of the `ticket.checked_in` deliveries. A ticket was first admitted at the door.
+type TicketCheckedInEvent struct {
+	// CreatedAt When the change happened.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The object as the API returns it.
+	Data TicketCheckedIn `json:"data"`
+
+	// Id The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it.
+	Id string `json:"id"`
+
+	// Type The event type.
+	Type TicketCheckedInEventType `json:"type"`
+}
+
+// TicketCheckedInEventType The event type.
+type TicketCheckedInEventType string
 
 // TicketSeat defines model for TicketSeat.
 type TicketSeat struct {
@@ -2296,6 +2744,24 @@ type WebhookSent struct {
 	EventId     string  `json:"event_id"`
 	EventType   string  `json:"event_type"`
 }
+
+// WebhookTestEvent Body of the `webhook.test` deliveries. A test event sent on request to one endpoint.
+type WebhookTestEvent struct {
+	// CreatedAt When the change happened.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The object as the API returns it.
+	Data Ping `json:"data"`
+
+	// Id The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it.
+	Id string `json:"id"`
+
+	// Type The event type.
+	Type WebhookTestEventType `json:"type"`
+}
+
+// WebhookTestEventType The event type.
+type WebhookTestEventType string
 
 // WindowView defines model for WindowView.
 type WindowView struct {
@@ -2519,6 +2985,126 @@ type RotateWebhookSecretParams struct {
 	IdempotencyKey string `json:"Idempotency-Key"`
 }
 
+// WebhookAllocationChangedParams defines parameters for WebhookAllocationChanged.
+type WebhookAllocationChangedParams struct {
+	// WebhookId The event id (`evt_…`), the same in every delivery of the event.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; refuse one more than 5 minutes from now.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookOrderCancelledParams defines parameters for WebhookOrderCancelled.
+type WebhookOrderCancelledParams struct {
+	// WebhookId The event id (`evt_…`), the same in every delivery of the event.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; refuse one more than 5 minutes from now.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookOrderCreatedParams defines parameters for WebhookOrderCreated.
+type WebhookOrderCreatedParams struct {
+	// WebhookId The event id (`evt_…`), the same in every delivery of the event.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; refuse one more than 5 minutes from now.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookOrderDeletedParams defines parameters for WebhookOrderDeleted.
+type WebhookOrderDeletedParams struct {
+	// WebhookId The event id (`evt_…`), the same in every delivery of the event.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; refuse one more than 5 minutes from now.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookOrderPaidParams defines parameters for WebhookOrderPaid.
+type WebhookOrderPaidParams struct {
+	// WebhookId The event id (`evt_…`), the same in every delivery of the event.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; refuse one more than 5 minutes from now.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookOrderRefundedParams defines parameters for WebhookOrderRefunded.
+type WebhookOrderRefundedParams struct {
+	// WebhookId The event id (`evt_…`), the same in every delivery of the event.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; refuse one more than 5 minutes from now.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReservationExpiredParams defines parameters for WebhookReservationExpired.
+type WebhookReservationExpiredParams struct {
+	// WebhookId The event id (`evt_…`), the same in every delivery of the event.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; refuse one more than 5 minutes from now.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookTicketCheckInConflictParams defines parameters for WebhookTicketCheckInConflict.
+type WebhookTicketCheckInConflictParams struct {
+	// WebhookId The event id (`evt_…`), the same in every delivery of the event.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; refuse one more than 5 minutes from now.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookTicketCheckedInParams defines parameters for WebhookTicketCheckedIn.
+type WebhookTicketCheckedInParams struct {
+	// WebhookId The event id (`evt_…`), the same in every delivery of the event.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; refuse one more than 5 minutes from now.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookWebhookTestParams defines parameters for WebhookWebhookTest.
+type WebhookWebhookTestParams struct {
+	// WebhookId The event id (`evt_…`), the same in every delivery of the event.
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt; refuse one more than 5 minutes from now.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
 // AggregatorConfirmJSONRequestBody defines body for AggregatorConfirm for application/json ContentType.
 type AggregatorConfirmJSONRequestBody = AggConfirmInputBody
 
@@ -2554,6 +3140,160 @@ type CreateWebhookEndpointJSONRequestBody = CreateWebhookEndpointInputBody
 
 // UpdateWebhookEndpointJSONRequestBody defines body for UpdateWebhookEndpoint for application/json ContentType.
 type UpdateWebhookEndpointJSONRequestBody = UpdateWebhookEndpointInputBody
+
+// WebhookAllocationChangedJSONRequestBody defines body for WebhookAllocationChanged for application/json ContentType.
+type WebhookAllocationChangedJSONRequestBody = AllocationChangedEvent
+
+// WebhookOrderCancelledJSONRequestBody defines body for WebhookOrderCancelled for application/json ContentType.
+type WebhookOrderCancelledJSONRequestBody = OrderCancelledEvent
+
+// WebhookOrderCreatedJSONRequestBody defines body for WebhookOrderCreated for application/json ContentType.
+type WebhookOrderCreatedJSONRequestBody = OrderCreatedEvent
+
+// WebhookOrderDeletedJSONRequestBody defines body for WebhookOrderDeleted for application/json ContentType.
+type WebhookOrderDeletedJSONRequestBody = OrderDeletedEvent
+
+// WebhookOrderPaidJSONRequestBody defines body for WebhookOrderPaid for application/json ContentType.
+type WebhookOrderPaidJSONRequestBody = OrderPaidEvent
+
+// WebhookOrderRefundedJSONRequestBody defines body for WebhookOrderRefunded for application/json ContentType.
+type WebhookOrderRefundedJSONRequestBody = OrderRefundedEvent
+
+// WebhookReservationExpiredJSONRequestBody defines body for WebhookReservationExpired for application/json ContentType.
+type WebhookReservationExpiredJSONRequestBody = ReservationExpiredEvent
+
+// WebhookTicketCheckInConflictJSONRequestBody defines body for WebhookTicketCheckInConflict for application/json ContentType.
+type WebhookTicketCheckInConflictJSONRequestBody = TicketCheckInConflictEvent
+
+// WebhookTicketCheckedInJSONRequestBody defines body for WebhookTicketCheckedIn for application/json ContentType.
+type WebhookTicketCheckedInJSONRequestBody = TicketCheckedInEvent
+
+// WebhookWebhookTestJSONRequestBody defines body for WebhookWebhookTest for application/json ContentType.
+type WebhookWebhookTestJSONRequestBody = WebhookTestEvent
+
+// AsRefundView returns the union data inside the OrderRefundedEvent_Data as a RefundView
+func (t OrderRefundedEvent_Data) AsRefundView() (RefundView, error) {
+	var body RefundView
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRefundView overwrites any union data inside the OrderRefundedEvent_Data as the provided RefundView
+func (t *OrderRefundedEvent_Data) FromRefundView(v RefundView) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeRefundView performs a merge with any union data inside the OrderRefundedEvent_Data, using the provided RefundView
+func (t *OrderRefundedEvent_Data) MergeRefundView(v RefundView) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsDeletedRefund returns the union data inside the OrderRefundedEvent_Data as a DeletedRefund
+func (t OrderRefundedEvent_Data) AsDeletedRefund() (DeletedRefund, error) {
+	var body DeletedRefund
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDeletedRefund overwrites any union data inside the OrderRefundedEvent_Data as the provided DeletedRefund
+func (t *OrderRefundedEvent_Data) FromDeletedRefund(v DeletedRefund) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDeletedRefund performs a merge with any union data inside the OrderRefundedEvent_Data, using the provided DeletedRefund
+func (t *OrderRefundedEvent_Data) MergeDeletedRefund(v DeletedRefund) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t OrderRefundedEvent_Data) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *OrderRefundedEvent_Data) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsReservation returns the union data inside the ReservationExpiredEvent_Data as a Reservation
+func (t ReservationExpiredEvent_Data) AsReservation() (Reservation, error) {
+	var body Reservation
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReservation overwrites any union data inside the ReservationExpiredEvent_Data as the provided Reservation
+func (t *ReservationExpiredEvent_Data) FromReservation(v Reservation) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeReservation performs a merge with any union data inside the ReservationExpiredEvent_Data, using the provided Reservation
+func (t *ReservationExpiredEvent_Data) MergeReservation(v Reservation) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGoneReservation returns the union data inside the ReservationExpiredEvent_Data as a GoneReservation
+func (t ReservationExpiredEvent_Data) AsGoneReservation() (GoneReservation, error) {
+	var body GoneReservation
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGoneReservation overwrites any union data inside the ReservationExpiredEvent_Data as the provided GoneReservation
+func (t *ReservationExpiredEvent_Data) FromGoneReservation(v GoneReservation) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGoneReservation performs a merge with any union data inside the ReservationExpiredEvent_Data, using the provided GoneReservation
+func (t *ReservationExpiredEvent_Data) MergeGoneReservation(v GoneReservation) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ReservationExpiredEvent_Data) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ReservationExpiredEvent_Data) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -34689,4 +35429,971 @@ func ParseRedeliverWebhookEventResponse(rsp *http.Response) (*RedeliverWebhookEv
 	}
 
 	return response, nil
+}
+
+// WebhookInitiator sends OpenAPI 3.1 webhook requests to target URLs.
+// Modeled on the generated Client, but with no stored Server -- the full
+// target URL is provided per-call by the caller (typically discovered
+// from a subscription registration).
+type WebhookInitiator struct {
+	// Doer for performing requests, typically a *http.Client with any
+	// customized settings, such as certificate chains.
+	Client HttpRequestDoer
+
+	// A list of callbacks for modifying requests which are generated before sending over
+	// the network.
+	RequestEditors []RequestEditorFn
+}
+
+// WebhookInitiatorOption allows setting custom parameters during construction.
+type WebhookInitiatorOption func(*WebhookInitiator) error
+
+// NewWebhookInitiator creates a new WebhookInitiator with reasonable defaults.
+func NewWebhookInitiator(opts ...WebhookInitiatorOption) (*WebhookInitiator, error) {
+	initiator := WebhookInitiator{}
+	for _, o := range opts {
+		if err := o(&initiator); err != nil {
+			return nil, err
+		}
+	}
+	if initiator.Client == nil {
+		initiator.Client = &http.Client{}
+	}
+	return &initiator, nil
+}
+
+// WithWebhookHTTPClient allows overriding the default Doer, which is
+// automatically created using http.Client. This is useful for tests.
+func WithWebhookHTTPClient(doer HttpRequestDoer) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.Client = doer
+		return nil
+	}
+}
+
+// WithWebhookRequestEditorFn allows setting up a callback function, which
+// will be called right before sending the webhook request. This can be
+// used to mutate the request, e.g. to add signature headers.
+func WithWebhookRequestEditorFn(fn RequestEditorFn) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.RequestEditors = append(p.RequestEditors, fn)
+		return nil
+	}
+}
+
+func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
+	for _, r := range p.RequestEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	for _, r := range additionalEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WebhookInitiatorInterface is the interface specification for the webhook initiator.
+type WebhookInitiatorInterface interface {
+	// WebhookAllocationChangedWithBody fires the allocation.changed webhook with any body
+	WebhookAllocationChangedWithBody(ctx context.Context, targetURL string, params *WebhookAllocationChangedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookAllocationChanged(ctx context.Context, targetURL string, params *WebhookAllocationChangedParams, body WebhookAllocationChangedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookOrderCancelledWithBody fires the order.cancelled webhook with any body
+	WebhookOrderCancelledWithBody(ctx context.Context, targetURL string, params *WebhookOrderCancelledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookOrderCancelled(ctx context.Context, targetURL string, params *WebhookOrderCancelledParams, body WebhookOrderCancelledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookOrderCreatedWithBody fires the order.created webhook with any body
+	WebhookOrderCreatedWithBody(ctx context.Context, targetURL string, params *WebhookOrderCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookOrderCreated(ctx context.Context, targetURL string, params *WebhookOrderCreatedParams, body WebhookOrderCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookOrderDeletedWithBody fires the order.deleted webhook with any body
+	WebhookOrderDeletedWithBody(ctx context.Context, targetURL string, params *WebhookOrderDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookOrderDeleted(ctx context.Context, targetURL string, params *WebhookOrderDeletedParams, body WebhookOrderDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookOrderPaidWithBody fires the order.paid webhook with any body
+	WebhookOrderPaidWithBody(ctx context.Context, targetURL string, params *WebhookOrderPaidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookOrderPaid(ctx context.Context, targetURL string, params *WebhookOrderPaidParams, body WebhookOrderPaidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookOrderRefundedWithBody fires the order.refunded webhook with any body
+	WebhookOrderRefundedWithBody(ctx context.Context, targetURL string, params *WebhookOrderRefundedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookOrderRefunded(ctx context.Context, targetURL string, params *WebhookOrderRefundedParams, body WebhookOrderRefundedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReservationExpiredWithBody fires the reservation.expired webhook with any body
+	WebhookReservationExpiredWithBody(ctx context.Context, targetURL string, params *WebhookReservationExpiredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReservationExpired(ctx context.Context, targetURL string, params *WebhookReservationExpiredParams, body WebhookReservationExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookTicketCheckInConflictWithBody fires the ticket.check_in_conflict webhook with any body
+	WebhookTicketCheckInConflictWithBody(ctx context.Context, targetURL string, params *WebhookTicketCheckInConflictParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookTicketCheckInConflict(ctx context.Context, targetURL string, params *WebhookTicketCheckInConflictParams, body WebhookTicketCheckInConflictJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookTicketCheckedInWithBody fires the ticket.checked_in webhook with any body
+	WebhookTicketCheckedInWithBody(ctx context.Context, targetURL string, params *WebhookTicketCheckedInParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookTicketCheckedIn(ctx context.Context, targetURL string, params *WebhookTicketCheckedInParams, body WebhookTicketCheckedInJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookWebhookTestWithBody fires the webhook.test webhook with any body
+	WebhookWebhookTestWithBody(ctx context.Context, targetURL string, params *WebhookWebhookTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookWebhookTest(ctx context.Context, targetURL string, params *WebhookWebhookTestParams, body WebhookWebhookTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *WebhookInitiator) WebhookAllocationChangedWithBody(ctx context.Context, targetURL string, params *WebhookAllocationChangedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAllocationChangedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookAllocationChanged(ctx context.Context, targetURL string, params *WebhookAllocationChangedParams, body WebhookAllocationChangedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAllocationChangedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookOrderCancelledWithBody(ctx context.Context, targetURL string, params *WebhookOrderCancelledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookOrderCancelledWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookOrderCancelled(ctx context.Context, targetURL string, params *WebhookOrderCancelledParams, body WebhookOrderCancelledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookOrderCancelledWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookOrderCreatedWithBody(ctx context.Context, targetURL string, params *WebhookOrderCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookOrderCreatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookOrderCreated(ctx context.Context, targetURL string, params *WebhookOrderCreatedParams, body WebhookOrderCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookOrderCreatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookOrderDeletedWithBody(ctx context.Context, targetURL string, params *WebhookOrderDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookOrderDeletedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookOrderDeleted(ctx context.Context, targetURL string, params *WebhookOrderDeletedParams, body WebhookOrderDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookOrderDeletedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookOrderPaidWithBody(ctx context.Context, targetURL string, params *WebhookOrderPaidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookOrderPaidWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookOrderPaid(ctx context.Context, targetURL string, params *WebhookOrderPaidParams, body WebhookOrderPaidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookOrderPaidWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookOrderRefundedWithBody(ctx context.Context, targetURL string, params *WebhookOrderRefundedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookOrderRefundedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookOrderRefunded(ctx context.Context, targetURL string, params *WebhookOrderRefundedParams, body WebhookOrderRefundedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookOrderRefundedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReservationExpiredWithBody(ctx context.Context, targetURL string, params *WebhookReservationExpiredParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReservationExpiredWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReservationExpired(ctx context.Context, targetURL string, params *WebhookReservationExpiredParams, body WebhookReservationExpiredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReservationExpiredWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTicketCheckInConflictWithBody(ctx context.Context, targetURL string, params *WebhookTicketCheckInConflictParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTicketCheckInConflictWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTicketCheckInConflict(ctx context.Context, targetURL string, params *WebhookTicketCheckInConflictParams, body WebhookTicketCheckInConflictJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTicketCheckInConflictWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTicketCheckedInWithBody(ctx context.Context, targetURL string, params *WebhookTicketCheckedInParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTicketCheckedInWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookTicketCheckedIn(ctx context.Context, targetURL string, params *WebhookTicketCheckedInParams, body WebhookTicketCheckedInJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookTicketCheckedInWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookWebhookTestWithBody(ctx context.Context, targetURL string, params *WebhookWebhookTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookWebhookTestWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookWebhookTest(ctx context.Context, targetURL string, params *WebhookWebhookTestParams, body WebhookWebhookTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookWebhookTestWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+// NewWebhookAllocationChangedWebhookRequest builds a application/json POST request for the allocation.changed webhook
+func NewWebhookAllocationChangedWebhookRequest(targetURL string, params *WebhookAllocationChangedParams, body WebhookAllocationChangedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookAllocationChangedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookAllocationChangedWebhookRequestWithBody builds a POST request for the allocation.changed webhook with any body
+func NewWebhookAllocationChangedWebhookRequestWithBody(targetURL string, params *WebhookAllocationChangedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookOrderCancelledWebhookRequest builds a application/json POST request for the order.cancelled webhook
+func NewWebhookOrderCancelledWebhookRequest(targetURL string, params *WebhookOrderCancelledParams, body WebhookOrderCancelledJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookOrderCancelledWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookOrderCancelledWebhookRequestWithBody builds a POST request for the order.cancelled webhook with any body
+func NewWebhookOrderCancelledWebhookRequestWithBody(targetURL string, params *WebhookOrderCancelledParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookOrderCreatedWebhookRequest builds a application/json POST request for the order.created webhook
+func NewWebhookOrderCreatedWebhookRequest(targetURL string, params *WebhookOrderCreatedParams, body WebhookOrderCreatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookOrderCreatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookOrderCreatedWebhookRequestWithBody builds a POST request for the order.created webhook with any body
+func NewWebhookOrderCreatedWebhookRequestWithBody(targetURL string, params *WebhookOrderCreatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookOrderDeletedWebhookRequest builds a application/json POST request for the order.deleted webhook
+func NewWebhookOrderDeletedWebhookRequest(targetURL string, params *WebhookOrderDeletedParams, body WebhookOrderDeletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookOrderDeletedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookOrderDeletedWebhookRequestWithBody builds a POST request for the order.deleted webhook with any body
+func NewWebhookOrderDeletedWebhookRequestWithBody(targetURL string, params *WebhookOrderDeletedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookOrderPaidWebhookRequest builds a application/json POST request for the order.paid webhook
+func NewWebhookOrderPaidWebhookRequest(targetURL string, params *WebhookOrderPaidParams, body WebhookOrderPaidJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookOrderPaidWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookOrderPaidWebhookRequestWithBody builds a POST request for the order.paid webhook with any body
+func NewWebhookOrderPaidWebhookRequestWithBody(targetURL string, params *WebhookOrderPaidParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookOrderRefundedWebhookRequest builds a application/json POST request for the order.refunded webhook
+func NewWebhookOrderRefundedWebhookRequest(targetURL string, params *WebhookOrderRefundedParams, body WebhookOrderRefundedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookOrderRefundedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookOrderRefundedWebhookRequestWithBody builds a POST request for the order.refunded webhook with any body
+func NewWebhookOrderRefundedWebhookRequestWithBody(targetURL string, params *WebhookOrderRefundedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReservationExpiredWebhookRequest builds a application/json POST request for the reservation.expired webhook
+func NewWebhookReservationExpiredWebhookRequest(targetURL string, params *WebhookReservationExpiredParams, body WebhookReservationExpiredJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReservationExpiredWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReservationExpiredWebhookRequestWithBody builds a POST request for the reservation.expired webhook with any body
+func NewWebhookReservationExpiredWebhookRequestWithBody(targetURL string, params *WebhookReservationExpiredParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookTicketCheckInConflictWebhookRequest builds a application/json POST request for the ticket.check_in_conflict webhook
+func NewWebhookTicketCheckInConflictWebhookRequest(targetURL string, params *WebhookTicketCheckInConflictParams, body WebhookTicketCheckInConflictJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookTicketCheckInConflictWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookTicketCheckInConflictWebhookRequestWithBody builds a POST request for the ticket.check_in_conflict webhook with any body
+func NewWebhookTicketCheckInConflictWebhookRequestWithBody(targetURL string, params *WebhookTicketCheckInConflictParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookTicketCheckedInWebhookRequest builds a application/json POST request for the ticket.checked_in webhook
+func NewWebhookTicketCheckedInWebhookRequest(targetURL string, params *WebhookTicketCheckedInParams, body WebhookTicketCheckedInJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookTicketCheckedInWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookTicketCheckedInWebhookRequestWithBody builds a POST request for the ticket.checked_in webhook with any body
+func NewWebhookTicketCheckedInWebhookRequestWithBody(targetURL string, params *WebhookTicketCheckedInParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookWebhookTestWebhookRequest builds a application/json POST request for the webhook.test webhook
+func NewWebhookWebhookTestWebhookRequest(targetURL string, params *WebhookWebhookTestParams, body WebhookWebhookTestJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookWebhookTestWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookWebhookTestWebhookRequestWithBody builds a POST request for the webhook.test webhook with any body
+func NewWebhookWebhookTestWebhookRequestWithBody(targetURL string, params *WebhookWebhookTestParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
 }

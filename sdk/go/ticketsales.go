@@ -15,6 +15,9 @@
 //     errors.As (its Code says what to do).
 //   - [WaitForOrder] waits until an order is paid, for a confirm answered
 //     202 (payment accepted, tickets follow) or a gateway payment.
+//   - [ConstructEvent] verifies a webhook delivery's Standard Webhooks
+//     signature and returns its event; [WebhookEvent.Typed] decodes it
+//     into the event type's struct (*OrderPaidEvent, …) for a type switch.
 //
 // Its version follows the API's: [APIVersion] is the version of the
 // document it was generated from, [Version] the SDK's release (tag

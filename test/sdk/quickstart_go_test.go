@@ -1,6 +1,7 @@
 package sdk_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,7 +16,8 @@ import (
 // does: its shell block makes a module and `go get`s the SDK at its
 // release (served here by a module proxy in a directory, as for
 // TestPartnerModuleRunsTheSandboxCheck), its Go block is saved as main.go,
-// and `go run .` prints the first ticket.
+// and `go run .` prints the first ticket; the order.paid webhook the
+// service then delivers is verified and typed by the SDK's ConstructEvent.
 func TestQuickstartGo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module and runs the stack")
@@ -33,6 +35,7 @@ func TestQuickstartGo(t *testing.T) {
 	proxy := t.TempDir()
 	publish(t, proxy, "../../sdk/go", version)
 	s, key := sandbox(t)
+	hooks, secret := subscribeHooks(t, s.URL, key, "order.paid")
 	start := time.Now()
 	env := append([]string{"TICKETS_URL=" + contractProxy(t, s.URL), "TICKETS_KEY=" + key}, partnerGoEnv(t, proxy)...)
 	out := tsRun(t, t.TempDir(), env, 2*time.Minute, "bash", "-euo", "pipefail", path)
@@ -40,4 +43,23 @@ func TestQuickstartGo(t *testing.T) {
 	if want := regexp.MustCompile(`ticket \S+: barcode 2000\d{9}, the buyer's page http://\S+/o/\d+\?access_token=\S+\n`); !want.MatchString(out) {
 		t.Errorf("the Go quickstart did not print %s:\n%s", want, out)
 	}
+
+	// The order's order.paid delivery, verified and typed by the SDK.
+	d := hooks.first(t)
+	ev, err := ticketsales.ConstructEvent(d.body, d.header, secret)
+	if err != nil {
+		t.Fatalf("the order.paid delivery: %v\n%s", err, d.body)
+	}
+	typed, err := ev.Typed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid, ok := typed.(*ticketsales.OrderPaidEvent)
+	if !ok || paid.Data.Status != "paid" || !paid.Data.IsTest || paid.Id != d.header.Get("webhook-id") {
+		t.Fatalf("the delivery typed as %T %+v", typed, typed)
+	}
+	if _, err := ticketsales.ConstructEvent(d.body, d.header, "whsec_"+"b3RoZXIgc2VjcmV0"); !errors.Is(err, ticketsales.ErrWebhookSignature) {
+		t.Errorf("verified with another secret: %v", err)
+	}
+	t.Logf("webhook %s: order %d is %s", ev.Type, paid.Data.Id, paid.Data.Status)
 }

@@ -1,7 +1,9 @@
 package sdk_test
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -106,7 +108,9 @@ func TestQuickstartCurl(t *testing.T) {
 // a newcomer does, in a directory laid out as the repository: its shell
 // blocks build and pack the SDK and make a project that installs the
 // tarball, its TypeScript block is saved as first-ticket.ts, and the last
-// shell block compiles it strictly and runs it with Node.
+// shell block compiles it strictly and runs it with Node. The order.paid
+// webhook the service then delivers is verified and typed by the SDK's
+// constructEvent in that project.
 func TestQuickstartTypeScript(t *testing.T) {
 	// The page works in the repository's checkout and makes the project
 	// beside it: the copy is laid out as <dir>/repo/sdk/ts.
@@ -121,6 +125,7 @@ func TestQuickstartTypeScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, key := tsSandbox(t)
+	hooks, secret := subscribeHooks(t, base, key, "order.paid")
 	start := time.Now()
 	// The user's npm cache first: a second run needs no network.
 	out := tsRun(t, repo, []string{"TICKETS_URL=" + base, "TICKETS_KEY=" + key, "npm_config_prefer_offline=true",
@@ -134,4 +139,44 @@ func TestQuickstartTypeScript(t *testing.T) {
 			t.Errorf("the TypeScript quickstart did not print %s:\n%s", want, out)
 		}
 	}
+
+	// The order's order.paid delivery, verified and typed by the SDK's
+	// constructEvent in the quickstart's project, compiled as strictly.
+	d := hooks.first(t)
+	project := filepath.Join(filepath.Dir(repo), "first-ticket")
+	headers, _ := json.Marshal(map[string]string{"webhook-id": d.header.Get("webhook-id"),
+		"webhook-timestamp": d.header.Get("webhook-timestamp"), "webhook-signature": d.header.Get("webhook-signature")})
+	for name, b := range map[string][]byte{"delivery.body": d.body, "delivery.headers.json": headers, "verify-webhook.ts": []byte(tsVerifyWebhook)} {
+		if err := os.WriteFile(filepath.Join(project, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tsRun(t, project, nil, time.Minute, "npx", "--no-install", "tsc", "--strict", "--module", "nodenext", "--target", "es2022", "verify-webhook.ts")
+	out = tsRun(t, project, []string{"TICKETS_WEBHOOK_SECRET=" + secret}, time.Minute, "node", "verify-webhook.js")
+	t.Logf("the TypeScript SDK's constructEvent: %s", out)
+	if want := regexp.MustCompile(`webhook order\.paid evt_\S+: order \d+ is paid \(test: true\)\n`); !want.MatchString(out) {
+		t.Errorf("the TypeScript SDK did not verify the order.paid delivery:\n%s", out)
+	}
+	cmd := exec.Command("node", "verify-webhook.js")
+	cmd.Dir, cmd.Env = project, append(os.Environ(), "TICKETS_WEBHOOK_SECRET=whsec_b3RoZXIgc2VjcmV0")
+	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "WebhookVerificationError") {
+		t.Errorf("verified with another secret: %v\n%s", err, b)
+	}
 }
+
+// tsVerifyWebhook is a receiver's code: the delivery's raw body and
+// headers, verified and narrowed by its type.
+const tsVerifyWebhook = `import { readFileSync } from "node:fs";
+import { constructEvent } from "@ticketsales/sdk";
+
+const body = readFileSync("delivery.body");
+const headers = JSON.parse(readFileSync("delivery.headers.json", "utf8")) as Record<string, string>;
+const event = constructEvent(body, headers, process.env.TICKETS_WEBHOOK_SECRET!);
+switch (event.type) {
+  case "order.paid":
+    console.log(` + "`webhook ${event.type} ${event.id}: order ${event.data.id} is ${event.data.status} (test: ${event.data.is_test})`" + `);
+    break;
+  default:
+    throw new Error(` + "`unexpected ${event.type}`" + `);
+}
+`

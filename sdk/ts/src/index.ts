@@ -3,12 +3,14 @@
 // generated from the API's OpenAPI document (schema.d.ts); this file adds
 // what every partner would otherwise write by hand — bearer auth, an
 // Idempotency-Key on every unsafe request, retries on 429/503 with the same
-// key, problem+json errors as a class, and polling an order until it settles.
+// key, problem+json errors as a class, polling an order until it settles, and
+// verifying a webhook delivery into a typed event (constructEvent).
 import createClient, { type Client, type Middleware } from "openapi-fetch";
+import { Webhook, WebhookVerificationError } from "standardwebhooks";
 
-import type { components, operations, paths } from "./schema.js";
+import type { components, operations, paths, webhooks } from "./schema.js";
 
-export type { components, operations, paths };
+export type { components, operations, paths, webhooks };
 
 /** The API's schemas by name: `Schemas["Order"]`, `Schemas["Ticket"]`, … */
 export type Schemas = components["schemas"];
@@ -253,4 +255,69 @@ export async function ok<R extends { data?: unknown; error?: unknown; response: 
   const { data, error, response } = await call;
   if (!response.ok || error !== undefined) throw new ProblemError(response, error);
   return data as Exclude<R["data"], undefined>;
+}
+
+/** The event types the service sends: the document's webhooks ("order.paid", …). */
+export type WebhookEventType = keyof webhooks;
+
+type WebhookBody<T extends WebhookEventType> =
+  NonNullable<webhooks[T]["post"]> extends { requestBody: { content: { "application/json": infer B } } } ? B : never;
+
+/** Each event type's body, by type: `WebhookEvents["order.paid"]` is an OrderPaidEvent (`data` an Order). */
+export type WebhookEvents = { [T in WebhookEventType]: WebhookBody<T> };
+
+/**
+ * A verified delivery: the union of every event type's body, discriminated
+ * by `type`, so `switch (event.type)` narrows `event.data` (an Order for
+ * `order.paid`, a Refund for `order.refunded`, …).
+ */
+export type WebhookEvent = WebhookEvents[WebhookEventType];
+
+/** The headers of a delivery: a Fetch Headers, or Node's `req.headers`. */
+export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
+
+/** Thrown by constructEvent when a delivery is not signed with the secret. */
+export { WebhookVerificationError };
+
+/**
+ * constructEvent verifies a webhook delivery and returns its typed event,
+ * as Stripe's constructEvent does. `payload` is the raw body exactly as
+ * received (with Express, `express.raw({ type: "application/json" })`; not
+ * JSON parsed and serialised again), `headers` the request's headers,
+ * `secret` the endpoint's signing secret (`whsec_…`, shown when the
+ * endpoint was made or its secret rotated). The signature is checked per
+ * Standard Webhooks by its reference library (`standardwebhooks`):
+ * HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}", any of the
+ * space-separated signatures (two while a rotated secret still signs),
+ * compared in constant time, and a timestamp within 5 minutes of now.
+ * Throws WebhookVerificationError when it fails: answer 4xx and ignore the
+ * body.
+ *
+ *     const event = constructEvent(req.body, req.headers, process.env.TICKETS_WEBHOOK_SECRET!);
+ *     switch (event.type) {
+ *       case "order.paid": console.log(`order ${event.data.id} paid`); break;
+ *     }
+ *
+ * An event type this version does not know yet (the service may add some)
+ * is returned as it came: keep a `default` branch that ignores it.
+ */
+export function constructEvent(payload: string | Uint8Array, headers: WebhookHeaders, secret: string): WebhookEvent {
+  if (!secret.startsWith("whsec_") || secret.length === "whsec_".length) {
+    throw new TypeError('constructEvent: a webhook secret is "whsec_" and base64');
+  }
+  // The library signs a string or a Buffer: bytes are decoded as the UTF-8 JSON they are.
+  const body = typeof payload === "string" ? payload : new TextDecoder("utf-8", { fatal: true }).decode(payload);
+  const flat: Record<string, string> = {};
+  if (typeof Headers !== "undefined" && headers instanceof Headers) {
+    headers.forEach((value, name) => (flat[name.toLowerCase()] = value));
+  } else {
+    for (const [name, value] of Object.entries(headers)) {
+      if (value !== undefined) flat[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
+    }
+  }
+  const event = new Webhook(secret).verify(body, flat) as WebhookEvent | undefined;
+  if (event === null || typeof event !== "object" || event.id !== flat["webhook-id"]) {
+    throw new WebhookVerificationError("The body's id is not the webhook-id header");
+  }
+  return event;
 }

@@ -959,7 +959,208 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "allocation.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event allocation.changed
+         * @description Your sales channel's allocation on an event changed. POSTed to each enabled endpoint that takes `allocation.changed`, signed per Standard Webhooks: verify the signature over the raw body before trusting it (the SDKs' `ConstructEvent` / `constructEvent`), then dedupe by `webhook-id`.
+         */
+        post: operations["webhook-allocation-changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event order.cancelled
+         * @description An order was cancelled (cancel_reason says why). POSTed to each enabled endpoint that takes `order.cancelled`, signed per Standard Webhooks: verify the signature over the raw body before trusting it (the SDKs' `ConstructEvent` / `constructEvent`), then dedupe by `webhook-id`.
+         */
+        post: operations["webhook-order-cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event order.created
+         * @description An order was created (its payment may follow). POSTed to each enabled endpoint that takes `order.created`, signed per Standard Webhooks: verify the signature over the raw body before trusting it (the SDKs' `ConstructEvent` / `constructEvent`), then dedupe by `webhook-id`.
+         */
+        post: operations["webhook-order-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event order.deleted
+         * @description A sandbox order was deleted, or an order taken back because its saga could not start. POSTed to each enabled endpoint that takes `order.deleted`, signed per Standard Webhooks: verify the signature over the raw body before trusting it (the SDKs' `ConstructEvent` / `constructEvent`), then dedupe by `webhook-id`.
+         */
+        post: operations["webhook-order-deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event order.paid
+         * @description An order was paid and its tickets issued. POSTed to each enabled endpoint that takes `order.paid`, signed per Standard Webhooks: verify the signature over the raw body before trusting it (the SDKs' `ConstructEvent` / `constructEvent`), then dedupe by `webhook-id`.
+         */
+        post: operations["webhook-order-paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event order.refunded
+         * @description Some or all of an order's tickets were refunded: one event per refund. POSTed to each enabled endpoint that takes `order.refunded`, signed per Standard Webhooks: verify the signature over the raw body before trusting it (the SDKs' `ConstructEvent` / `constructEvent`), then dedupe by `webhook-id`.
+         */
+        post: operations["webhook-order-refunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reservation.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event reservation.expired
+         * @description A reservation passed its deadline without an order; its seats are free again. POSTed to each enabled endpoint that takes `reservation.expired`, signed per Standard Webhooks: verify the signature over the raw body before trusting it (the SDKs' `ConstructEvent` / `constructEvent`), then dedupe by `webhook-id`.
+         */
+        post: operations["webhook-reservation-expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "ticket.check_in_conflict": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event ticket.check_in_conflict
+         * @description A door working offline let a holder in against the record. POSTed to each enabled endpoint that takes `ticket.check_in_conflict`, signed per Standard Webhooks: verify the signature over the raw body before trusting it (the SDKs' `ConstructEvent` / `constructEvent`), then dedupe by `webhook-id`.
+         */
+        post: operations["webhook-ticket-check-in-conflict"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "ticket.checked_in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event ticket.checked_in
+         * @description A ticket was first admitted at the door. POSTed to each enabled endpoint that takes `ticket.checked_in`, signed per Standard Webhooks: verify the signature over the raw body before trusting it (the SDKs' `ConstructEvent` / `constructEvent`), then dedupe by `webhook-id`.
+         */
+        post: operations["webhook-ticket-checked-in"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event webhook.test
+         * @description A test event sent on request to one endpoint. POSTed to each enabled endpoint that takes `webhook.test`, signed per Standard Webhooks: verify the signature over the raw body before trusting it (the SDKs' `ConstructEvent` / `constructEvent`), then dedupe by `webhook-id`.
+         */
+        post: operations["webhook-webhook-test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         AggConfirmInputBody: {
@@ -1058,6 +1259,82 @@ export interface components {
              */
             released_seats: number;
             seats: components["schemas"]["SeatCounts"];
+        };
+        AllocationChanged: {
+            /** @description Its general-admission quantities. */
+            categories: components["schemas"]["AllocationQuota"][];
+            /**
+             * @description What changed: allocated (seats moved), quota (a quantity set), released (to general sale), terms (the window or the timed release).
+             * @enum {string}
+             */
+            change: "allocated" | "quota" | "released" | "terms";
+            channel: components["schemas"]["AllocationChannel"];
+            /**
+             * Format: int64
+             * @description The catalog event.
+             */
+            event_id: number;
+            /**
+             * Format: date-time
+             * @description When the unsold rest returns to general sale; null: only by the organizer's hand.
+             */
+            release_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it was released as a whole; null: not yet.
+             */
+            released_at: string | null;
+            /** @description The channel's seats by state; after a release as a whole, only what it sold. */
+            seats: components["schemas"]["SeatCounts"];
+            /** @description When its keys sell, as GET /v1/events/{id}/allocation shows it. */
+            window: components["schemas"]["AllocationWindow"];
+        };
+        /** @description Body of the `allocation.changed` deliveries. Your sales channel's allocation on an event changed. */
+        AllocationChangedEvent: {
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            created_at: string;
+            /** @description The object as the API returns it. */
+            data: components["schemas"]["AllocationChanged"];
+            /** @description The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it. */
+            id: string;
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "allocation.changed";
+        };
+        AllocationChannel: {
+            /** Format: int64 */
+            id: number;
+            ref: string;
+        };
+        AllocationQuota: {
+            /** Format: int64 */
+            allocated: number;
+            /** Format: int64 */
+            left: number;
+            /**
+             * Format: int64
+             * @description Only for a session of a scheduled event.
+             */
+            schedule_slot_id?: number;
+            /** Format: int64 */
+            ticket_category_id: number;
+        };
+        AllocationWindow: {
+            /**
+             * Format: date-time
+             * @description The window's end, or the event's start.
+             */
+            ends_at: string;
+            /**
+             * Format: date-time
+             * @description Null: since the event was published.
+             */
+            starts_at: string | null;
         };
         Availability: {
             categories: components["schemas"]["CategoryAvailability"][];
@@ -1299,6 +1576,11 @@ export interface components {
             /** Format: email */
             email: string;
             name: string;
+        };
+        DeletedRefund: {
+            id: string;
+            /** Format: int64 */
+            order_id: number;
         };
         DoorCategory: {
             /** Format: int64 */
@@ -1568,6 +1850,11 @@ export interface components {
             name: string;
             rows: components["schemas"]["GeometryRow"][];
         };
+        GoneReservation: {
+            id: string;
+            /** @enum {string} */
+            status: "expired";
+        };
         HealthOutputBody: {
             /**
              * @example ok
@@ -1706,11 +1993,104 @@ export interface components {
             /** @description Sum of ticket prices. */
             total: components["schemas"]["Money"];
         };
+        /** @description Body of the `order.cancelled` deliveries. An order was cancelled (cancel_reason says why). */
+        OrderCancelledEvent: {
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            created_at: string;
+            /** @description The object as the API returns it. */
+            data: components["schemas"]["Order"];
+            /** @description The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it. */
+            id: string;
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "order.cancelled";
+        };
+        /** @description Body of the `order.created` deliveries. An order was created (its payment may follow). */
+        OrderCreatedEvent: {
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            created_at: string;
+            /** @description The object as the API returns it. */
+            data: components["schemas"]["Order"];
+            /** @description The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it. */
+            id: string;
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "order.created";
+        };
+        /** @description Body of the `order.deleted` deliveries. A sandbox order was deleted, or an order taken back because its saga could not start. */
+        OrderDeletedEvent: {
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            created_at: string;
+            /** @description The object as the API returns it. */
+            data: components["schemas"]["Order"];
+            /** @description The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it. */
+            id: string;
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "order.deleted";
+        };
         OrderItemInput: {
             /** Format: int64 */
             quantity: number;
             /** Format: int64 */
             ticket_category_id: number;
+        };
+        /** @description Body of the `order.paid` deliveries. An order was paid and its tickets issued. */
+        OrderPaidEvent: {
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            created_at: string;
+            /** @description The object as the API returns it. */
+            data: components["schemas"]["Order"];
+            /** @description The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it. */
+            id: string;
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "order.paid";
+        };
+        /** @description Body of the `order.refunded` deliveries. Some or all of an order's tickets were refunded: one event per refund. */
+        OrderRefundedEvent: {
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            created_at: string;
+            /** @description The object as the API returns it, or only its ids when it is gone (a sandbox object deleted before the event went out). */
+            data: components["schemas"]["RefundView"] | components["schemas"]["DeletedRefund"];
+            /** @description The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it. */
+            id: string;
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "order.refunded";
+        };
+        Ping: {
+            /**
+             * Format: int64
+             * @description The endpoint the test was sent to.
+             */
+            endpoint_id: number;
+            message: string;
         };
         Problem: {
             /**
@@ -1846,6 +2226,23 @@ export interface components {
             /** @description What the buyer pays for these seats. */
             total_to_pay: components["schemas"]["Money"];
         };
+        /** @description Body of the `reservation.expired` deliveries. A reservation passed its deadline without an order; its seats are free again. */
+        ReservationExpiredEvent: {
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            created_at: string;
+            /** @description The object as the API returns it, or only its ids when it is gone (a sandbox object deleted before the event went out). */
+            data: components["schemas"]["Reservation"] | components["schemas"]["GoneReservation"];
+            /** @description The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it. */
+            id: string;
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "reservation.expired";
+        };
         ReservationSeat: {
             label: string;
             number: string;
@@ -1941,6 +2338,57 @@ export interface components {
             signed_barcode?: string;
             /** @enum {string} */
             status: "active" | "refunded";
+        };
+        /** @description Body of the `ticket.check_in_conflict` deliveries. A door working offline let a holder in against the record. */
+        TicketCheckInConflictEvent: {
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            created_at: string;
+            /** @description The object as the API returns it. */
+            data: components["schemas"]["OfflineConflict"];
+            /** @description The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it. */
+            id: string;
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "ticket.check_in_conflict";
+        };
+        TicketCheckedIn: {
+            /**
+             * Format: int64
+             * @description The scan that let the ticket in.
+             */
+            check_in_id: number;
+            /** Format: date-time */
+            checked_in_at: string;
+            /** Format: int64 */
+            event_id: number;
+            gate: string;
+            /** Format: int64 */
+            order_id: number;
+            /** Format: int64 */
+            ticket_id: number;
+            ticket_number: string;
+        };
+        /** @description Body of the `ticket.checked_in` deliveries. A ticket was first admitted at the door. */
+        TicketCheckedInEvent: {
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            created_at: string;
+            /** @description The object as the API returns it. */
+            data: components["schemas"]["TicketCheckedIn"];
+            /** @description The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it. */
+            id: string;
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "ticket.checked_in";
         };
         TicketSeat: {
             label: string;
@@ -2053,6 +2501,23 @@ export interface components {
             endpoint_ids: number[];
             event_id: string;
             event_type: string;
+        };
+        /** @description Body of the `webhook.test` deliveries. A test event sent on request to one endpoint. */
+        WebhookTestEvent: {
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            created_at: string;
+            /** @description The object as the API returns it. */
+            data: components["schemas"]["Ping"];
+            /** @description The event id, also the `webhook-id` header. Deliveries of one event carry the same id: dedupe by it. */
+            id: string;
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "webhook.test";
         };
         WindowView: {
             /**
@@ -10255,6 +10720,296 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    "webhook-allocation-changed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same in every delivery of the event. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one more than 5 minutes from now. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AllocationChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered. Any other answer, a timeout (10 s) or a refused connection is retried for three days. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-cancelled": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same in every delivery of the event. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one more than 5 minutes from now. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered. Any other answer, a timeout (10 s) or a refused connection is retried for three days. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same in every delivery of the event. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one more than 5 minutes from now. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered. Any other answer, a timeout (10 s) or a refused connection is retried for three days. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same in every delivery of the event. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one more than 5 minutes from now. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered. Any other answer, a timeout (10 s) or a refused connection is retried for three days. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-paid": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same in every delivery of the event. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one more than 5 minutes from now. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderPaidEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered. Any other answer, a timeout (10 s) or a refused connection is retried for three days. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-order-refunded": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same in every delivery of the event. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one more than 5 minutes from now. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderRefundedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered. Any other answer, a timeout (10 s) or a refused connection is retried for three days. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-reservation-expired": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same in every delivery of the event. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one more than 5 minutes from now. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReservationExpiredEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered. Any other answer, a timeout (10 s) or a refused connection is retried for three days. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-ticket-check-in-conflict": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same in every delivery of the event. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one more than 5 minutes from now. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TicketCheckInConflictEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered. Any other answer, a timeout (10 s) or a refused connection is retried for three days. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-ticket-checked-in": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same in every delivery of the event. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one more than 5 minutes from now. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TicketCheckedInEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered. Any other answer, a timeout (10 s) or a refused connection is retried for three days. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-webhook-test": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same in every delivery of the event. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse one more than 5 minutes from now. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64 part of the endpoint's `whsec_…` secret; two, space-separated, while a rotated secret still signs beside the new one. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered. Any other answer, a timeout (10 s) or a refused connection is retried for three days. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
