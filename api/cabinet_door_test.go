@@ -194,6 +194,10 @@ func TestCabinetDoorDesk(t *testing.T) {
 		t.Fatalf("ticket.checked_in events: %d (%v)", announced, err)
 	}
 
+	// The company's audit log has the admission by hand and the undo, as
+	// the door keeper's, with their reasons.
+	expectAudit(t, f, f.companyA, "door@a.test", map[string]string{"door.admit": "", "door.undo": "впустили по ошибке"})
+
 	// The refused scans: each outcome in words, filtered.
 	f.scan(t, door, event, ts[0].Barcode, "South")               // already_checked_in
 	f.scan(t, door, event, "4006381333931", "South")             // unknown
@@ -440,6 +444,22 @@ func TestCabinetDoorKeyReplace(t *testing.T) {
 	}
 	expectProblem(t, f.Do(t, http.MethodPost, "/v1/check-ins", m[1], fmt.Sprintf(`{"barcode": %q, "event_id": %d, "gate": "Юг"}`, ts[1].Barcode, event), idemKey(t)),
 		http.StatusForbidden, "door_key_elsewhere")
+	expectAudit(t, f, f.companyA, "door@a.test", map[string]string{"door.replace_key": ""})
+}
+
+// expectAudit fails unless the company's audit log has, for each action, a
+// row by the user with that e-mail whose detail's reason contains want.
+func expectAudit(t *testing.T, f *fixture, company int64, email string, want map[string]string) {
+	t.Helper()
+	for action, reason := range want {
+		var n int
+		if err := f.DB.NewRaw(`SELECT count(*) FROM audit_log WHERE company_id = ? AND action = ? AND actor = ?
+			AND coalesce(detail->>'reason', '') LIKE '%' || ? || '%'`, company, action, email, reason).Scan(context.Background(), &n); err != nil || n == 0 {
+			var rows []string
+			_ = f.DB.NewRaw(`SELECT action || ' by ' || actor || ': ' || detail::text FROM audit_log WHERE company_id = ? ORDER BY id`, company).Scan(context.Background(), &rows)
+			t.Fatalf("no %s by %s with reason %q in the audit log (%v): %q", action, email, reason, err, rows)
+		}
+	}
 }
 
 // TestDoorUndoBeforeOfflineUpload: an offline entry made before an undo

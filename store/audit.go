@@ -88,6 +88,9 @@ const (
 	AuditTwoFactorReset   = "two_factor.reset"
 	AuditTwoFactorFailed  = "two_factor.failed"
 	AuditTwoFactorRecover = "two_factor.recovery_code"
+	AuditDoorAdmit        = "door.admit"
+	AuditDoorUndo         = "door.undo"
+	AuditDoorReplaceKey   = "door.replace_key"
 )
 
 // AuditActions lists the actions, in the page's order.
@@ -96,7 +99,7 @@ var AuditActions = []string{AuditKeyCreate, AuditKeyRevoke, AuditOrderRefund, Au
 	AuditWebhookCreate, AuditWebhookEdit, AuditWebhookDisable, AuditWebhookEnable, AuditWebhookRotate, AuditWebhookDelete, AuditCatalogUpload,
 	AuditChannelSave, AuditChannelApp, AuditChannelSale, AuditChannelTerms, AuditChannelAllocate, AuditChannelQuota,
 	AuditChannelRelease, AuditCompanyZone, AuditSignIn, AuditSignInFailed, AuditTwoFactorEnrol, AuditTwoFactorDisable,
-	AuditTwoFactorReset, AuditTwoFactorFailed, AuditTwoFactorRecover}
+	AuditTwoFactorReset, AuditTwoFactorFailed, AuditTwoFactorRecover, AuditDoorAdmit, AuditDoorUndo, AuditDoorReplaceKey}
 
 // AuditEntry is one row of the company's audit log.
 type AuditEntry struct {

@@ -194,6 +194,16 @@ func CheckIn(ctx context.Context, db bun.IDB, s Scan) (ScanResult, error) {
 			nullID(s.UserID), s.Reason, undone).Scan(ctx, &out.CheckInID); err != nil {
 			return fmt.Errorf("record scan: %w", err)
 		}
+		if s.UserID != 0 { // an admission by hand at the door desk, admitted or refused
+			subject := "barcode " + s.Barcode
+			if ticketID != nil {
+				subject = fmt.Sprintf("ticket %d", *ticketID)
+			}
+			if err := Audit(ctx, tx, AuditEntry{CompanyID: s.CompanyID, Action: AuditDoorAdmit, Subject: subject,
+				Detail: map[string]any{"gate": s.Gate, "reason": s.Reason, "outcome": out.Outcome, "event_id": s.EventID}}); err != nil {
+				return err
+			}
+		}
 		if out.Conflict != "" {
 			if err := conflictEvent(ctx, tx, s, out.CheckInID); err != nil {
 				return err

@@ -195,6 +195,10 @@ func UndoCheckIn(ctx context.Context, db bun.IDB, u Undo) (int64, error) {
 			undoID, u.TicketID, states.ScanAdmitted, u.TicketID, states.ScanExited, states.ScanUndone, undoID).Exec(ctx); err != nil {
 			return fmt.Errorf("mark admissions of ticket %d undone: %w", u.TicketID, err)
 		}
+		if err := Audit(ctx, tx, AuditEntry{CompanyID: u.CompanyID, Action: AuditDoorUndo, Subject: fmt.Sprintf("ticket %d", u.TicketID),
+			Detail: map[string]any{"gate": gate, "reason": u.Reason, "event_id": u.EventID}}); err != nil {
+			return err
+		}
 		// With none left standing (an earlier stay, let out since), the
 		// ticket was never admitted.
 		if _, err := tx.NewRaw(`UPDATE tickets SET checked_in_at = NULL, checked_in_gate = NULL WHERE id = ?
@@ -329,7 +333,8 @@ func ReplaceDoorKey(ctx context.Context, db *bun.DB, companyID, keyID int64, has
 			}
 			return fmt.Errorf("replacement of door key %d: %w", keyID, err)
 		}
-		return nil
+		return Audit(ctx, tx, AuditEntry{CompanyID: companyID, Action: AuditDoorReplaceKey, Subject: fmt.Sprintf("key %s…", old.KeyPrefix),
+			Detail: map[string]any{"revoked_key_id": old.ID, "new_key_id": made.ID, "new_key_prefix": made.KeyPrefix}})
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("replace door key %d of company %d: %w", keyID, companyID, err)
