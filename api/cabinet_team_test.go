@@ -643,7 +643,7 @@ var permNames = map[organizer.Perm]string{
 	organizer.PermKeys: "PermKeys", organizer.PermRequests: "PermRequests", organizer.PermWebhooks: "PermWebhooks",
 	organizer.PermCatalog: "PermCatalog", organizer.PermTeam: "PermTeam", organizer.PermDistribution: "PermDistribution", organizer.PermNotes: "PermNotes",
 	organizer.PermDoorDesk: "PermDoorDesk",
-	organizer.PermAudit: "PermAudit",
+	organizer.PermAudit:    "PermAudit",
 }
 
 // TestCabinetRoleLimits: for every role, every cabinet page and action
