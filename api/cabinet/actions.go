@@ -14,7 +14,6 @@ import (
 	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/internal/refunds"
 	"github.com/ticketsales/ticketsales/internal/states"
-	"github.com/ticketsales/ticketsales/store"
 )
 
 // Acting on an order (internal/organizer): refund tickets, send the
@@ -47,7 +46,7 @@ type actionPage struct {
 	// Why says why the action cannot be done to the order now (no form).
 	Why string
 	// Amount is the money the chosen tickets' refund returns, by the
-	// refund rule itself (store.RefundAmount); WithFee says whether it is
+	// refund rule itself (organizer.ActionOrder.RefundAmount); WithFee says whether it is
 	// the order's rest, the service fee included.
 	Amount  int64
 	WithFee bool
@@ -58,23 +57,13 @@ type actionPage struct {
 // same rule the refund applies, so the page says the money before the
 // button.
 func (p *actionPage) price() {
-	var chosen []store.RefundCandidate
+	var chosen []int64
 	for _, t := range p.Tickets {
 		if t.Chosen {
-			chosen = append(chosen, store.RefundCandidate{ID: t.ID, Price: t.Price})
+			chosen = append(chosen, t.ID)
 		}
 	}
-	p.Amount, p.WithFee, p.FeeBack = 0, false, 0
-	if len(chosen) == 0 {
-		return
-	}
-	p.Amount, p.WithFee = store.RefundAmount(chosen, len(p.Tickets), p.Order.Amount, p.Order.Refunded)
-	if p.WithFee {
-		p.FeeBack = p.Amount
-		for _, t := range chosen {
-			p.FeeBack -= t.Price
-		}
-	}
+	p.Amount, p.WithFee, p.FeeBack = p.Order.RefundAmount(chosen)
 }
 
 // ChosenCount is how many tickets are ticked.

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/internal/report"
-	"github.com/ticketsales/ticketsales/store"
 )
 
 // auditPerPage is how many rows a page of the audit log shows.
@@ -22,7 +22,7 @@ const auditPerPage = 50
 type auditView struct {
 	Rows    []auditRow
 	Actions []string
-	People  []store.CabinetUser
+	People  []organizer.AuditPerson
 	// The filter: an action ("" every one) and a person's user id ("").
 	Action, Person string
 	Zone           string
@@ -49,21 +49,21 @@ type auditDetail struct{ Key, Value string }
 func (c *cabinet) audit(w http.ResponseWriter, r *http.Request) {
 	u := user(r)
 	q := r.URL.Query()
-	v := auditView{Actions: store.AuditActions, Action: q.Get("action"), Person: q.Get("person")}
+	v := auditView{Actions: organizer.AuditActions, Action: q.Get("action"), Person: q.Get("person")}
 	loc, err := report.Zone(r.Context(), c.DB, u.CompanyID)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
 	v.Zone = loc.String()
-	if v.People, err = store.AuditPeople(r.Context(), c.DB, u.CompanyID); err != nil {
+	if v.People, err = organizer.AuditPeople(r.Context(), c.DB, u.CompanyID); err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	f := store.AuditFilter{CompanyID: u.CompanyID, Limit: auditPerPage + 1}
+	f := organizer.AuditFilter{CompanyID: u.CompanyID, Limit: auditPerPage + 1}
 	var problems []string
 	if v.Action != "" {
-		if !slices.Contains(store.AuditActions, v.Action) {
+		if !slices.Contains(organizer.AuditActions, v.Action) {
 			problems = append(problems, "Choose one of the actions.")
 			v.Action = ""
 		}
@@ -71,7 +71,7 @@ func (c *cabinet) audit(w http.ResponseWriter, r *http.Request) {
 	}
 	if v.Person != "" {
 		id, err := strconv.ParseInt(v.Person, 10, 64)
-		if err != nil || !slices.ContainsFunc(v.People, func(p store.CabinetUser) bool { return p.ID == id }) {
+		if err != nil || !slices.ContainsFunc(v.People, func(p organizer.AuditPerson) bool { return p.ID == id }) {
 			// Another company's user is not there.
 			problems = append(problems, "Choose one of the people in the list.")
 			v.Person = ""
@@ -85,7 +85,7 @@ func (c *cabinet) audit(w http.ResponseWriter, r *http.Request) {
 			f.Before = 0
 		}
 	}
-	rows, err := store.ListAudit(r.Context(), c.DB, f)
+	rows, err := organizer.ListAudit(r.Context(), c.DB, f)
 	if err != nil {
 		c.fail(w, r, err)
 		return

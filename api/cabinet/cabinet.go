@@ -34,7 +34,6 @@ import (
 	"github.com/ticketsales/ticketsales/internal/refunds"
 	"github.com/ticketsales/ticketsales/internal/report"
 	"github.com/ticketsales/ticketsales/internal/webhooks"
-	"github.com/ticketsales/ticketsales/store"
 )
 
 // Deps are what the cabinet serves from.
@@ -320,9 +319,8 @@ func (c *cabinet) signedIn(h http.HandlerFunc) http.Handler {
 			return
 		}
 		// Whatever the user changes is theirs in the company's audit
-		// log (store.Audit takes the actor from the context).
-		ctx := store.WithActor(context.WithValue(context.WithValue(r.Context(), userKey{}, u), zoneKey{}, loc),
-			store.Actor{Kind: store.ActorUser, UserID: u.ID, Label: u.Email})
+		// log (the audit takes the actor from the context).
+		ctx := organizer.AsUser(context.WithValue(context.WithValue(r.Context(), userKey{}, u), zoneKey{}, loc), u)
 		h(w, r.WithContext(ctx))
 	})
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/report"
 	"github.com/ticketsales/ticketsales/internal/states"
-	"github.com/ticketsales/ticketsales/store"
 )
 
 // The door desk (docs/cabinet.md, "The door desk"): at one of the
@@ -84,11 +83,11 @@ func (d desk) PageURL(p int) string {
 type deskView struct {
 	Desk     desk
 	Event    report.EventInventory
-	Sessions []store.EventSession
+	Sessions []checkin.EventSession
 	Searched bool
 	Tickets  []deskTicket
 	More     bool // the search found more than it shows
-	Refused  []store.RefusedScan
+	Refused  []checkin.RefusedScan
 	// RefusedTotal counts the refused scans the filter selects.
 	RefusedTotal     int
 	Outcomes         []outcomeOption
@@ -105,7 +104,7 @@ type outcomeOption struct {
 
 // deskTicket is a ticket found, and what the desk may do with it.
 type deskTicket struct {
-	store.DeskTicket
+	checkin.DeskTicket
 	// State is its state at this desk in words; Class marks it.
 	State, Class string
 	// Admit: a manual admission would admit it (valid, not inside, of
@@ -129,7 +128,7 @@ var refusedOutcomes = []states.ScanOutcome{states.ScanAlreadyCheckedIn, states.S
 
 // deskState is a ticket's state at the desk, in words: the door's rules
 // (door.TicketState) and its admission.
-func deskState(t store.DeskTicket, d desk, loc *time.Location) (state, class string, admit, undo bool) {
+func deskState(t checkin.DeskTicket, d desk, loc *time.Location) (state, class string, admit, undo bool) {
 	switch {
 	case t.IsTest && !d.Sandbox:
 		return "Sandbox (test) ticket: a real door refuses it", "sandbox", false, false
@@ -224,7 +223,7 @@ func (c *cabinet) deskPage(w http.ResponseWriter, r *http.Request, status int, m
 		c.render(w, r, status, "door", data)
 		return
 	}
-	view := deskView{Desk: d, MinSearch: store.MinSearch, MaxReason: checkin.MaxReason}
+	view := deskView{Desk: d, MinSearch: checkin.MinSearch, MaxReason: checkin.MaxReason}
 	for _, e := range events {
 		if e.ID == d.EventID {
 			view.Event = e
@@ -233,17 +232,17 @@ func (c *cabinet) deskPage(w http.ResponseWriter, r *http.Request, status int, m
 	loc := location(view.Event.Timezone)
 	ctx := r.Context()
 	var err error
-	if view.Sessions, err = store.ListEventSessions(ctx, c.DB, d.EventID); err != nil {
+	if view.Sessions, err = checkin.ListEventSessions(ctx, c.DB, d.EventID); err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	if d.SessionID != 0 && !slices.ContainsFunc(view.Sessions, func(s store.EventSession) bool { return s.ID == d.SessionID }) {
+	if d.SessionID != 0 && !slices.ContainsFunc(view.Sessions, func(s checkin.EventSession) bool { return s.ID == d.SessionID }) {
 		c.notFound(w, r)
 		return
 	}
 	if d.Q != "" {
 		view.Searched = true
-		found, err := store.FindDeskTickets(ctx, c.DB, u.CompanyID, d.Sandbox, d.EventID, store.ParseDeskSearch(d.Q), deskResults+1)
+		found, err := checkin.FindDeskTickets(ctx, c.DB, u.CompanyID, d.Sandbox, d.EventID, checkin.ParseDeskSearch(d.Q), deskResults+1)
 		if err != nil {
 			c.fail(w, r, err)
 			return
@@ -257,7 +256,7 @@ func (c *cabinet) deskPage(w http.ResponseWriter, r *http.Request, status int, m
 			view.Tickets = append(view.Tickets, dt)
 		}
 	}
-	refused, total, err := store.ListRefusedScans(ctx, c.DB, u.CompanyID, d.Sandbox, d.EventID, states.ScanOutcome(d.Outcome),
+	refused, total, err := checkin.ListRefusedScans(ctx, c.DB, u.CompanyID, d.Sandbox, d.EventID, states.ScanOutcome(d.Outcome),
 		d.Page, refusedPerPage)
 	if err != nil {
 		c.fail(w, r, err)
@@ -347,7 +346,7 @@ func (c *cabinet) deskAdmit(w http.ResponseWriter, r *http.Request) {
 	c.done(w, r, d.URL(), number+" is admitted at gate "+strings.TrimSpace(r.PostForm.Get("gate"))+".")
 }
 
-// deskUndo undoes a ticket's current admission (store.UndoCheckIn: one
+// deskUndo undoes a ticket's current admission (checkin.UndoCheckIn: one
 // guarded statement). A ticket not admitted now is refused (409).
 func (c *cabinet) deskUndo(w http.ResponseWriter, r *http.Request) {
 	u := user(r)
@@ -361,16 +360,16 @@ func (c *cabinet) deskUndo(w http.ResponseWriter, r *http.Request) {
 		c.deskPage(w, r, http.StatusUnprocessableEntity, "Not undone: "+validationWords(invalid)+".", d, events)
 		return
 	}
-	undo, err := store.UndoCheckIn(r.Context(), c.DB, store.Undo{CompanyID: u.CompanyID, IsTest: d.Sandbox, EventID: d.EventID,
+	undo, err := checkin.UndoCheckIn(r.Context(), c.DB, checkin.Undo{CompanyID: u.CompanyID, IsTest: d.Sandbox, EventID: d.EventID,
 		SessionID: d.SessionID, TicketID: id, UserID: u.ID, Reason: reason})
 	switch {
 	case errors.Is(err, errs.NotFound):
 		c.notFound(w, r)
 		return
-	case errors.Is(err, store.ErrOtherSession):
+	case errors.Is(err, checkin.ErrOtherSession):
 		c.deskPage(w, r, http.StatusConflict, "Not undone: the ticket is of another session of the event than this desk's.", d, events)
 		return
-	case errors.Is(err, store.ErrNotAdmitted):
+	case errors.Is(err, checkin.ErrNotAdmitted):
 		c.deskPage(w, r, http.StatusConflict, "Not undone: the ticket is not admitted now (undone already, or let out).", d, events)
 		return
 	case err != nil:
@@ -458,10 +457,10 @@ func (c *cabinet) replaceKey(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, errs.NotFound):
 		c.notFound(w, r)
 		return
-	case errors.Is(err, store.ErrKeyNotLive):
+	case errors.Is(err, apikey.ErrKeyNotLive):
 		c.done(w, r, deskPath, "Door key "+strconv.FormatInt(k.ID, 10)+" is revoked already: nothing was made.")
 		return
-	case errors.Is(err, store.ErrFormUsed):
+	case errors.Is(err, apikey.ErrFormUsed):
 		// A page's form sent for another key (a token copied, or the
 		// browser's history): this page's new form replaces this key.
 		c.replacePage(w, r, http.StatusConflict, "Nothing was replaced: that form replaced another key already. Confirm again below to replace this one.")

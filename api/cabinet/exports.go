@@ -3,7 +3,7 @@ package cabinet
 // Exports: the orders list's orders and their tickets (attendees), the
 // check-in page's scans and the sales report, each as XLSX, as CSV for
 // Excel (BOM, semicolons, decimal commas) and as plain CSV, written as
-// they are read (internal/export; store/exports.go).
+// they are read (internal/export; the rows through organizer and checkin).
 
 import (
 	"errors"
@@ -14,11 +14,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ticketsales/ticketsales/internal/checkin"
 	"github.com/ticketsales/ticketsales/internal/export"
 	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/internal/report"
 	"github.com/ticketsales/ticketsales/internal/states"
-	"github.com/ticketsales/ticketsales/store"
 )
 
 // downloadLink is one link to an export in one format.
@@ -156,7 +156,7 @@ func (c *cabinet) exportOrders(f export.Format) http.HandlerFunc {
 			c.failExport(dl, r, "orders", err)
 			return
 		}
-		err = store.EachExportOrder(r.Context(), c.DB, filter, func(o store.ExportOrderRow) error {
+		err = organizer.EachExportOrder(r.Context(), c.DB, filter, func(o organizer.ExportOrderRow) error {
 			return out.Row(o.ID, o.CreatedAt.In(loc), timeIn(o.PaidAt, loc), statusWord(o.Status), o.EventID, o.EventTitle,
 				session(o.SessionRef, o.SessionStartsAt, o.TimeZone), buyerName(o.CustomerFirstName, o.CustomerLastName),
 				o.CustomerEmail, o.CustomerPhone, organizer.ChannelLabel(o.Channel, o.KeyPrefix, o.KeyName), string(o.Payment),
@@ -214,7 +214,7 @@ func (c *cabinet) exportAttendees(f export.Format) http.HandlerFunc {
 			c.failExport(dl, r, "attendees", err)
 			return
 		}
-		err = store.EachExportTicket(r.Context(), c.DB, filter, func(o store.ExportOrderRow, t store.ExportTicketRow) error {
+		err = organizer.EachExportTicket(r.Context(), c.DB, filter, func(o organizer.ExportOrderRow, t organizer.ExportTicketRow) error {
 			evLoc := location(o.TimeZone)
 			return out.Row(deref(t.Number), o.ID, t.Position, ticketState(t), statusWord(o.Status),
 				buyerName(o.CustomerFirstName, o.CustomerLastName), o.CustomerEmail, o.EventID, o.EventTitle,
@@ -279,8 +279,8 @@ func (c *cabinet) exportCheckIns(f export.Format) http.HandlerFunc {
 			return
 		}
 		if id != 0 { // a company without events: the header alone
-			err = store.EachExportCheckIn(r.Context(), c.DB, store.CheckInExportFilter{CompanyID: u.CompanyID, EventID: id,
-				IsTest: sandbox, WithBuyer: withBuyer}, func(s store.ExportCheckInRow) error {
+			err = checkin.EachExportCheckIn(r.Context(), c.DB, checkin.CheckInExportFilter{CompanyID: u.CompanyID, EventID: id,
+				IsTest: sandbox, WithBuyer: withBuyer}, func(s checkin.ExportCheckInRow) error {
 				// An undo is no pass through the door: no direction. Only
 				// an admission can be undone.
 				direction, undone := string(s.Direction), any(nil)
@@ -333,7 +333,7 @@ func (c *cabinet) exportReport(f export.Format) http.HandlerFunc {
 }
 
 // ticketState is a ticket's state as the order page words it.
-func ticketState(t store.ExportTicketRow) string {
+func ticketState(t organizer.ExportTicketRow) string {
 	switch {
 	case t.Status == nil:
 		return "not issued"

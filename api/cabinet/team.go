@@ -9,7 +9,6 @@ import (
 
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/organizer"
-	"github.com/ticketsales/ticketsales/store"
 )
 
 // teamView is the team page's own data.
@@ -73,7 +72,7 @@ func (c *cabinet) teamPage(w http.ResponseWriter, r *http.Request, status int, m
 	if form.Role == "" {
 		form.Role = organizer.RoleSupport
 	}
-	_, required, err := store.TwoFactorState(r.Context(), c.DB, "", u.CompanyID)
+	required, err := c.Users.TwoFactorRequired(r.Context(), u.CompanyID)
 	if err != nil {
 		c.fail(w, r, err)
 		return

@@ -220,6 +220,14 @@ func (s *Keys) Revoke(ctx context.Context, companyID, keyID int64) (*Key, error)
 	return keyOf(k), nil
 }
 
+// Errors of ReplaceDoorKey, nothing made: the key is revoked already
+// (ErrKeyNotLive), or the form's token made another key's replacement
+// (ErrFormUsed).
+var (
+	ErrKeyNotLive = store.ErrKeyNotLive
+	ErrFormUsed   = store.ErrFormUsed
+)
+
 // ReplaceDoorKey revokes the company's door key keyID and makes its
 // replacement in one transaction (store.ReplaceDoorKey): the same
 // environment, name, event, gate and scope checkin, nothing more, so it

@@ -105,6 +105,31 @@ func (s *Orders) GetOrder(ctx context.Context, companyID, orderID int64) (*Actio
 	return out, nil
 }
 
+// RefundAmount is the money a refund of the order's active tickets
+// ticketIDs returns, by the refund's own rule (store.RefundAmount): their
+// prices or, when they are all its active tickets, the rest of the order's
+// amount, its fee included (withFee). feeBack is what of amount is beyond
+// their prices. No ticket of the order chosen: nothing.
+func (o *ActionOrder) RefundAmount(ticketIDs []int64) (amount int64, withFee bool, feeBack int64) {
+	var chosen []store.RefundCandidate
+	for _, t := range o.Tickets {
+		if slices.Contains(ticketIDs, t.ID) {
+			chosen = append(chosen, store.RefundCandidate{ID: t.ID, Price: t.Price})
+		}
+	}
+	if len(chosen) == 0 {
+		return 0, false, 0
+	}
+	amount, withFee = store.RefundAmount(chosen, len(o.Tickets), o.Amount, o.Refunded)
+	if withFee {
+		feeBack = amount
+		for _, t := range chosen {
+			feeBack -= t.Price
+		}
+	}
+	return amount, withFee, feeBack
+}
+
 // Refundable, Resendable and Cancellable say why the order's state does
 // not allow the action ("": it does).
 func Refundable(o *store.Order) string {

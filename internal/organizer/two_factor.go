@@ -373,6 +373,13 @@ func (s *Service) TwoFactorState(ctx context.Context, u *User) (enrolled, requir
 	return enrolled, policy && RoleNeedsTwoFactor(u.Role), err
 }
 
+// TwoFactorRequired is whether the company requires an authenticator (of
+// the roles RoleNeedsTwoFactor names).
+func (s *Service) TwoFactorRequired(ctx context.Context, companyID int64) (bool, error) {
+	_, required, err := store.TwoFactorState(ctx, s.db, "", companyID)
+	return required, err
+}
+
 // DisableTwoFactor turns the person's authenticator off, after a code of
 // it or a recovery code (as at sign-in: limited, ErrBadCode). A role the
 // company requires it of cannot (ErrTwoFactorRequired). An authenticator

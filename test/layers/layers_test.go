@@ -25,7 +25,7 @@ var layers = []struct {
 	{"data", []string{"store", "store/migrations"}},
 	{"adapters", []string{"internal/apikey", "internal/ratelimit", "internal/requestlog", "internal/metrics", "internal/mail",
 		"internal/payment", "internal/delivery", "internal/delivery/email", "internal/catalog", "internal/catalog/catalogfile",
-		"workflows/contract"}},
+		"internal/export", "workflows/contract"}},
 	{"domain", []string{"internal/holds", "internal/orders", "internal/refunds", "internal/webhooks", "internal/report", "internal/checkin", "internal/organizer", "internal/distribution"}},
 	{"wiring", []string{"internal/app"}},
 	{"saga", []string{"activities", "workflows", "worker"}},
