@@ -109,6 +109,8 @@ var funcs = template.FuncMap{
 	// userLang marks user data (titles, names) written in Cyrillic as
 	// Russian, in a page whose own words are English.
 	"userLang": userLang,
+	// auditWord is an audit log action in words.
+	"auditWord": organizer.AuditWord,
 	"sub":      func(a, b int64) int64 { return a - b },
 	// abs is a figure without its sign, for a statement's line whose
 	// label says which way the money went.
