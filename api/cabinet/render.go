@@ -111,7 +111,7 @@ var funcs = template.FuncMap{
 	"userLang": userLang,
 	// auditWord is an audit log action in words.
 	"auditWord": organizer.AuditWord,
-	"sub":      func(a, b int64) int64 { return a - b },
+	"sub":       func(a, b int64) int64 { return a - b },
 	// abs is a figure without its sign, for a statement's line whose
 	// label says which way the money went.
 	"abs": func(a int64) int64 { return max(a, -a) },
