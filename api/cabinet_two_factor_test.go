@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 var (
@@ -285,6 +287,21 @@ func TestCabinetTwoFactorPolicy(t *testing.T) {
 	// Required: it cannot be turned off.
 	if p := owner.post("/cabinet/account/two-factor/disable", url.Values{"code": {ownerCodes[0]}}); p.Status != http.StatusConflict {
 		t.Fatalf("turning off what the policy requires: %d", p.Status)
+	}
+	// Nor reset by the owner for themself, which needs no code: the
+	// button is not shown, and the post is refused.
+	self := f.cabinetUserID(t, "policy-owner@a.test")
+	if p := owner.post(fmt.Sprintf("/cabinet/team/%d/two-factor/reset", self), url.Values{}); p.Status != http.StatusConflict ||
+		!strings.Contains(noticeOf(p), "with a code") {
+		t.Fatalf("the owner reset their own second factor: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+	users := organizer.New(f.DB, nil, organizer.Limits{})
+	if on, err := users.HasTwoFactor(context.Background(), "policy-owner@a.test"); !on || err != nil {
+		t.Fatalf("after the owner's own reset: on %v, %v", on, err)
+	}
+	if _, err := users.ResetTwoFactor(store.WithActor(context.Background(), store.Actor{Kind: store.ActorUser, UserID: self,
+		Label: "policy-owner@a.test"}), f.companyA, self); !errors.Is(err, organizer.ErrResetSelf) {
+		t.Fatalf("the store reset the actor's own second factor: %v", err)
 	}
 
 	// The owner resets finance's: signed out, then sent to enrol again.

@@ -166,13 +166,22 @@ func DisableTwoFactor(ctx context.Context, db *bun.DB, email, action string, det
 // does not reset the authenticator that guards the others.
 var ErrOtherTeams = errors.New("the person is in other teams")
 
+// ErrResetSelf: an owner resets only another member's authenticator; a
+// person turns their own off with one of its codes.
+var ErrResetSelf = errors.New("one's own authenticator is turned off with a code, not reset")
+
 // ResetMemberTwoFactor is an owner's reset of a member's authenticator
 // (the member lost it and its codes): the member must be the company's,
 // not removed, and in no other company's team (ErrOtherTeams), else
-// errs.NotFound; the member's sessions end. One transaction, audited.
+// errs.NotFound; nor the acting user (ErrResetSelf: without a code, a
+// stolen session would drop the factor that guards it). The member's
+// sessions end. One transaction, audited.
 func ResetMemberTwoFactor(ctx context.Context, db *bun.DB, companyID, userID int64, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if a := ActorOf(ctx); a.Kind == ActorUser && a.UserID == userID {
+			return ErrResetSelf
+		}
 		if err := tx.NewRaw("SELECT * FROM cabinet_users WHERE id = ? AND company_id = ? AND disabled_at IS NULL FOR NO KEY UPDATE",
 			userID, companyID).Scan(ctx, u); err != nil {
 			return notFound(err, fmt.Sprintf("cabinet user %d", userID))

@@ -244,8 +244,15 @@ func (c *cabinet) resetTwoFactor(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	u, err := c.Users.ResetTwoFactor(r.Context(), user(r).CompanyID, id)
+	var u *organizer.User
+	err := organizer.ErrResetSelf
+	if id != user(r).ID {
+		u, err = c.Users.ResetTwoFactor(r.Context(), user(r).CompanyID, id)
+	}
 	switch {
+	case errors.Is(err, organizer.ErrResetSelf):
+		c.teamPage(w, r, http.StatusConflict, "Your own two-factor sign-in is not reset here: turn it off on your account page, with a code.", inviteForm{})
+		return
 	case errors.Is(err, organizer.ErrOtherTeams):
 		c.teamPage(w, r, http.StatusConflict, "This person is in other organizers' teams too, and the authenticator guards those as well: "+
 			"ask the service's administrator to reset it.", inviteForm{})

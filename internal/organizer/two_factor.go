@@ -56,6 +56,8 @@ var (
 	ErrTwoFactorRequired = errors.New("the company requires two-factor sign-in for this role")
 	// ErrOtherTeams: see store.ErrOtherTeams.
 	ErrOtherTeams = store.ErrOtherTeams
+	// ErrResetSelf: see store.ErrResetSelf.
+	ErrResetSelf = store.ErrResetSelf
 )
 
 // totpOpts are the authenticator's parameters.
