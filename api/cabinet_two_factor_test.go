@@ -340,3 +340,40 @@ func TestCabinetTwoFactorPolicy(t *testing.T) {
 		t.Fatalf("the password alone after turning it off: %s", p.URL)
 	}
 }
+
+// TestCabinetTwoFactorPolicyEveryCompany: the authenticator is the
+// person's, so a company that requires it of the person's role there
+// keeps it on from every company's cabinet: a person who is owner in A
+// (no policy) and finance in B (policy on) cannot turn it off signed in
+// to A; with B's policy off, they can.
+func TestCabinetTwoFactorPolicyEveryCompany(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	var companyB int64
+	if err := f.DB.NewRaw("SELECT company_id FROM events WHERE id = ?", f.foreignID).Scan(ctx, &companyB); err != nil {
+		t.Fatal(err)
+	}
+	const email = "two-teams@a.test"
+	a := newBrowserless(t, f.URL, nil)
+	joinAs(t, a, cabinetUser(t, f.Stack, f.URL, f.companyA, email))
+	newBrowserless(t, f.URL, nil).accept(cabinetUserAs(t, f.Stack, f.URL, companyB, email, organizer.RoleFinance))
+	secret, _ := enrol(t, a)
+	users := organizer.New(f.DB, nil, organizer.Limits{})
+	if err := users.SetTwoFactorRequired(ctx, companyB, true); err != nil {
+		t.Fatal(err)
+	}
+	if p := a.post("/cabinet/account/two-factor/disable", url.Values{"code": {totpCode(t, secret, 1)}}); p.Status != http.StatusConflict ||
+		!strings.Contains(noticeOf(p), "cannot be turned off") {
+		t.Fatalf("turning off what another company requires: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+	if on, err := users.HasTwoFactor(ctx, email); !on || err != nil {
+		t.Fatalf("after turning off what B requires: on %v, %v", on, err)
+	}
+	if err := users.SetTwoFactorRequired(ctx, companyB, false); err != nil {
+		t.Fatal(err)
+	}
+	if p := a.post("/cabinet/account/two-factor/disable", url.Values{"code": {totpCode(t, secret, 1)}}); !strings.Contains(noticeOf(p), "is off") {
+		t.Fatalf("turning it off with no policy: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+}

@@ -51,6 +51,21 @@ func TwoFactorState(ctx context.Context, db bun.IDB, email string, companyID int
 	return enrolled, required, nil
 }
 
+// TwoFactorRequiredOfPerson reports whether a company the person may sign
+// in to (a membership joined and not removed) requires a second factor of
+// the person's role there (one of roles): the authenticator is the
+// person's, so turning it off in one company drops it in all.
+func TwoFactorRequiredOfPerson(ctx context.Context, db bun.IDB, email string, roles []string) (bool, error) {
+	var required bool
+	err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM cabinet_users u JOIN companies c ON c.id = u.company_id
+		WHERE u.email = ? AND u.joined_at IS NOT NULL AND u.disabled_at IS NULL AND u.role IN (?) AND c.two_factor_required)`,
+		email, bun.In(roles)).Scan(ctx, &required)
+	if err != nil {
+		return false, fmt.Errorf("two-factor policy of a person's companies: %w", err)
+	}
+	return required, nil
+}
+
 // ErrTwoFactorOn: the person's authenticator is confirmed already; begin
 // again only after turning it off.
 var ErrTwoFactorOn = errors.New("two-factor sign-in is on already")

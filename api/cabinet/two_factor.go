@@ -219,7 +219,7 @@ func (c *cabinet) disableTwoFactor(w http.ResponseWriter, r *http.Request) {
 	wait, err := c.Users.DisableTwoFactor(r.Context(), c.clientAddr(r), user(r), r.PostFormValue("code"))
 	switch {
 	case errors.Is(err, organizer.ErrTwoFactorRequired):
-		c.accountPage(w, r, http.StatusConflict, "Your company requires two-factor sign-in of your role: it cannot be turned off.")
+		c.accountPage(w, r, http.StatusConflict, "A company you are in requires two-factor sign-in of your role there: it cannot be turned off.")
 		return
 	case errors.Is(err, organizer.ErrBadCode):
 		c.accountPage(w, r, http.StatusUnprocessableEntity, "Wrong code, or one used already: two-factor sign-in stays on.")

@@ -67,6 +67,9 @@ var totpOpts = totp.ValidateOpts{Period: 30, Digits: otp.DigitsSix, Algorithm: o
 // move money or manage the team.
 func RoleNeedsTwoFactor(r Role) bool { return r == RoleOwner || r == RoleFinance }
 
+// twoFactorRoles are the roles RoleNeedsTwoFactor names.
+var twoFactorRoles = []string{string(RoleOwner), string(RoleFinance)}
+
 // sealer seals authenticators' secrets (AES-256-GCM, a key derived from a
 // configured secret for this use alone); the first seals, every one opens
 // what it sealed (a rotated secret listed among the previous ones).
@@ -383,8 +386,10 @@ func (s *Service) TwoFactorRequired(ctx context.Context, companyID int64) (bool,
 }
 
 // DisableTwoFactor turns the person's authenticator off, after a code of
-// it or a recovery code (as at sign-in: limited, ErrBadCode). A role the
-// company requires it of cannot (ErrTwoFactorRequired). An authenticator
+// it or a recovery code (as at sign-in: limited, ErrBadCode). It is the
+// person's: where any of the person's companies requires it of the role
+// the person has there, it cannot be turned off (ErrTwoFactorRequired),
+// from that company's cabinet or any other. An authenticator
 // begun and never confirmed is dropped without a code.
 func (s *Service) DisableTwoFactor(ctx context.Context, addr string, u *User, code string) (time.Duration, error) {
 	tf, err := store.GetTwoFactor(ctx, s.db, u.Email)
@@ -392,7 +397,7 @@ func (s *Service) DisableTwoFactor(ctx context.Context, addr string, u *User, co
 		return 0, err
 	}
 	if tf.ConfirmedAt != nil {
-		if _, required, err := s.TwoFactorState(ctx, u); err != nil {
+		if required, err := store.TwoFactorRequiredOfPerson(ctx, s.db, u.Email, twoFactorRoles); err != nil {
 			return 0, err
 		} else if required {
 			return 0, ErrTwoFactorRequired
