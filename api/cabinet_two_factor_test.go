@@ -14,6 +14,7 @@ import (
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
 
+	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/store"
 )
@@ -375,5 +376,40 @@ func TestCabinetTwoFactorPolicyEveryCompany(t *testing.T) {
 	}
 	if p := a.post("/cabinet/account/two-factor/disable", url.Values{"code": {totpCode(t, secret, 1)}}); !strings.Contains(noticeOf(p), "is off") {
 		t.Fatalf("turning it off with no policy: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+}
+
+// TestCabinetTwoFactorEnrolmentGuards: dropping an enrolment never
+// confirmed writes no two_factor.disable row (nothing was on), and a
+// confirmation switches on only the secret its code was checked against.
+func TestCabinetTwoFactorEnrolmentGuards(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	const email = "tfa-guards@a.test"
+	b := newBrowserless(t, f.URL, nil)
+	joinAs(t, b, cabinetUser(t, f.Stack, f.URL, f.companyA, email))
+	if p := b.get("/cabinet/account/two-factor"); secretRE.FindStringSubmatch(p.Body) == nil {
+		t.Fatalf("the enrolment page: %d %s", p.Status, p.URL)
+	}
+	if p := b.post("/cabinet/account/two-factor/disable", url.Values{}); !strings.Contains(noticeOf(p), "is off") {
+		t.Fatalf("dropping an unconfirmed enrolment: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+	if n := f.auditCount(t, "two_factor.disable", email); n != 0 {
+		t.Fatalf("dropping an unconfirmed enrolment wrote %d disable rows", n)
+	}
+
+	// A secret replaced after its code was checked is not switched on.
+	if err := store.BeginTwoFactor(ctx, f.DB, email, []byte("sealed-first")); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.BeginTwoFactor(ctx, f.DB, email, []byte("sealed-second")); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.ConfirmTwoFactor(ctx, f.DB, email, []byte("sealed-first"), 1, nil, time.Now()); !errors.Is(err, errs.NotFound) {
+		t.Fatalf("confirming a replaced secret: %v", err)
+	}
+	if err := store.ConfirmTwoFactor(ctx, f.DB, email, []byte("sealed-second"), 1, nil, time.Now()); err != nil {
+		t.Fatalf("confirming the stored secret: %v", err)
 	}
 }

@@ -93,11 +93,14 @@ var ErrStepUsed = errors.New("two-factor code used already")
 // ConfirmTwoFactor turns the person's unconfirmed authenticator on, its
 // code's step spent (step), and stores the recovery codes' hashes, in one
 // transaction with the audit rows: errs.NotFound when there is nothing
-// unconfirmed (confirmed meanwhile, or never begun).
-func ConfirmTwoFactor(ctx context.Context, db *bun.DB, email string, step int64, codeHashes [][]byte, now time.Time) error {
+// unconfirmed (confirmed meanwhile, or never begun) or its secret is no
+// longer sealed (the one the code was checked against: replaced
+// meanwhile, by the page opened again).
+func ConfirmTwoFactor(ctx context.Context, db *bun.DB, email string, sealed []byte, step int64, codeHashes [][]byte, now time.Time) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewRaw(`UPDATE cabinet_two_factor SET confirmed_at = ?, last_step = ? WHERE email = ? AND confirmed_at IS NULL`,
-			now, step, email).Exec(ctx)
+		res, err := tx.NewRaw(`UPDATE cabinet_two_factor SET confirmed_at = ?, last_step = ?
+			WHERE email = ? AND confirmed_at IS NULL AND sealed_secret = ?`,
+			now, step, email, sealed).Exec(ctx)
 		if err != nil {
 			return err
 		}
@@ -163,15 +166,20 @@ func SpendRecoveryCode(ctx context.Context, db *bun.DB, email string, hash []byt
 // DisableTwoFactor removes the person's authenticator and recovery codes
 // with its audit rows (action: two_factor.disable by the person, or
 // two_factor.reset by an owner, who names the company and the member), in
-// one transaction; errs.NotFound when there is none.
+// one transaction; errs.NotFound when there is none. An enrolment never
+// confirmed is dropped without a row: nothing was on.
 func DisableTwoFactor(ctx context.Context, db *bun.DB, email, action string, detail map[string]any) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewRaw("DELETE FROM cabinet_two_factor WHERE email = ?", email).Exec(ctx)
-		if err != nil {
+		var confirmed []bool
+		if err := tx.NewRaw("DELETE FROM cabinet_two_factor WHERE email = ? RETURNING confirmed_at IS NOT NULL", email).
+			Scan(ctx, &confirmed); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if len(confirmed) == 0 {
 			return fmt.Errorf("two-factor of %s: %w", email, errs.NotFound)
+		}
+		if !confirmed[0] {
+			return nil
 		}
 		return auditPerson(ctx, tx, email, action, detail)
 	})

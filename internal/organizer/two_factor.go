@@ -235,16 +235,24 @@ func (s *Service) ConfirmTwoFactor(ctx context.Context, addr string, u *User, co
 	if !ok {
 		return nil, wait, ErrTooManyTries
 	}
-	pending, err := s.PendingTwoFactor(ctx, u)
+	tf, err := store.GetTwoFactor(ctx, s.db, u.Email)
 	if err != nil {
 		return nil, 0, err
 	}
-	step, ok := matchStep(pending.Secret, code, s.now())
+	if tf.ConfirmedAt != nil {
+		return nil, 0, ErrTwoFactorOn
+	}
+	secret, err := s.unseal(u.Email, tf.SealedSecret)
+	if err != nil {
+		return nil, 0, err
+	}
+	step, ok := matchStep(secret, code, s.now())
 	if !ok {
 		return nil, 0, ErrBadCode
 	}
 	codes, hashes := newRecoveryCodes()
-	if err := store.ConfirmTwoFactor(ctx, s.db, u.Email, step, hashes, s.now()); err != nil {
+	// Only the secret the code was checked against is switched on.
+	if err := store.ConfirmTwoFactor(ctx, s.db, u.Email, tf.SealedSecret, step, hashes, s.now()); err != nil {
 		return nil, 0, err
 	}
 	giveBack()
