@@ -56,7 +56,7 @@ func enrol(t *testing.T, b *browserless) (string, []string) {
 		t.Fatalf("the enrolment page: %d %s\n%.2000s", p.Status, p.URL, p.Body)
 	}
 	secret := strings.ReplaceAll(m[1], " ", "")
-	p = b.post("/cabinet/account/two-factor", url.Values{"code": {totpCode(t, secret, 0)}})
+	p = b.post("/cabinet/account/two-factor", url.Values{"current_password": {cabinetPassword}, "code": {totpCode(t, secret, 0)}})
 	var codes []string
 	for _, c := range recoveryRE.FindAllStringSubmatch(p.Body, -1) {
 		codes = append(codes, c[1])
@@ -105,7 +105,7 @@ func TestCabinetTwoFactor(t *testing.T) {
 	// A wrong code confirms nothing: the password alone still signs in.
 	p := b.get("/cabinet/account/two-factor")
 	secret := strings.ReplaceAll(secretRE.FindStringSubmatch(p.Body)[1], " ", "")
-	if p = b.post("/cabinet/account/two-factor", url.Values{"code": {wrongCode(t, secret)}}); p.Status != http.StatusUnprocessableEntity ||
+	if p = b.post("/cabinet/account/two-factor", url.Values{"current_password": {cabinetPassword}, "code": {wrongCode(t, secret)}}); p.Status != http.StatusUnprocessableEntity ||
 		!strings.Contains(noticeOf(p), "not the code") {
 		t.Fatalf("a wrong confirming code: %d %q", p.Status, noticeOf(p))
 	}
@@ -406,10 +406,72 @@ func TestCabinetTwoFactorEnrolmentGuards(t *testing.T) {
 	if err := store.BeginTwoFactor(ctx, f.DB, email, []byte("sealed-second")); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.ConfirmTwoFactor(ctx, f.DB, email, []byte("sealed-first"), 1, nil, time.Now()); !errors.Is(err, errs.NotFound) {
+	id := f.cabinetUserID(t, email)
+	var version int
+	if err := f.DB.NewRaw("SELECT session_version FROM cabinet_users WHERE id = ?", id).Scan(ctx, &version); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.ConfirmTwoFactor(ctx, f.DB, email, id, version, []byte("sealed-first"), 1, nil, time.Now()); !errors.Is(err, errs.NotFound) {
 		t.Fatalf("confirming a replaced secret: %v", err)
 	}
-	if err := store.ConfirmTwoFactor(ctx, f.DB, email, []byte("sealed-second"), 1, nil, time.Now()); err != nil {
+	if _, err := store.ConfirmTwoFactor(ctx, f.DB, email, id, version, []byte("sealed-second"), 1, nil, time.Now()); err != nil {
 		t.Fatalf("confirming the stored secret: %v", err)
+	}
+}
+
+// TestCabinetTwoFactorSessions: turning two-factor sign-in on takes the
+// current password as well as a code (a session alone does not), and
+// turning it on or off signs out the person's other sessions, in every
+// company, while the one that did it stays.
+func TestCabinetTwoFactorSessions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	const email = "tfa-sessions@a.test"
+	b := newBrowserless(t, f.URL, nil)
+	joinAs(t, b, cabinetUser(t, f.Stack, f.URL, f.companyA, email))
+	other := newBrowserless(t, f.URL, nil)
+	if p := other.signIn(email, cabinetPassword); signedInAs(p) != email {
+		t.Fatalf("the other session: %s", p.URL)
+	}
+
+	p := b.get("/cabinet/account/two-factor")
+	if !strings.Contains(p.Body, `name="current_password"`) {
+		t.Fatalf("the enrolment form asks for no password:\n%.2000s", p.Body)
+	}
+	secret := strings.ReplaceAll(secretRE.FindStringSubmatch(p.Body)[1], " ", "")
+	for _, pw := range []string{"", "not the password!"} {
+		p = b.post("/cabinet/account/two-factor", url.Values{"current_password": {pw}, "code": {totpCode(t, secret, 0)}})
+		if p.Status != http.StatusUnprocessableEntity || !strings.Contains(noticeOf(p), "password is wrong") {
+			t.Fatalf("confirming with password %q: %d %q", pw, p.Status, noticeOf(p))
+		}
+	}
+	users := organizer.New(f.DB, nil, organizer.Limits{})
+	if on, _ := users.HasTwoFactor(ctx, email); on {
+		t.Fatalf("a wrong password turned two-factor on")
+	}
+	if p := other.get("/cabinet/report"); signedInAs(p) != email {
+		t.Fatalf("the other session ended before enrolment: %s", p.URL)
+	}
+
+	secret, codes := enrol(t, b)
+	if p := b.get("/cabinet/account"); signedInAs(p) != email || !strings.Contains(p.Body, "On: after your password") {
+		t.Fatalf("the enrolling session after confirming: %s", p.URL)
+	}
+	if p := other.get("/cabinet/report"); p.URL.Path != "/cabinet/signin" {
+		t.Fatalf("another session outlived enrolment: %s", p.URL)
+	}
+
+	// Off: the other session (signed in with a code) ends too.
+	other.signIn(email, cabinetPassword)
+	if p := other.post("/cabinet/signin/code", url.Values{"code": {codes[0]}}); signedInAs(p) != email {
+		t.Fatalf("the other session's code: %d %q", p.Status, noticeOf(p))
+	}
+	if p := b.post("/cabinet/account/two-factor/disable", url.Values{"code": {totpCode(t, secret, 1)}}); p.URL.Path != "/cabinet/account" ||
+		signedInAs(p) != email || !strings.Contains(noticeOf(p), "is off") {
+		t.Fatalf("turning it off: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+	if p := other.get("/cabinet/report"); p.URL.Path != "/cabinet/signin" {
+		t.Fatalf("another session outlived turning it off: %s", p.URL)
 	}
 }

@@ -96,8 +96,14 @@ var ErrStepUsed = errors.New("two-factor code used already")
 // unconfirmed (confirmed meanwhile, or never begun) or its secret is no
 // longer sealed (the one the code was checked against: replaced
 // meanwhile, by the page opened again).
-func ConfirmTwoFactor(ctx context.Context, db *bun.DB, email string, sealed []byte, step int64, codeHashes [][]byte, now time.Time) error {
-	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+//
+// The person's sessions end, in every company, but the confirming one's
+// (userID at sessionVersion; ErrSessionMoved if it moved on meanwhile):
+// it returns the session version that session takes to stay, as a new
+// password does.
+func ConfirmTwoFactor(ctx context.Context, db *bun.DB, email string, userID int64, sessionVersion int, sealed []byte, step int64,
+	codeHashes [][]byte, now time.Time) (newVersion int, err error) {
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewRaw(`UPDATE cabinet_two_factor SET confirmed_at = ?, last_step = ?
 			WHERE email = ? AND confirmed_at IS NULL AND sealed_secret = ?`,
 			now, step, email, sealed).Exec(ctx)
@@ -110,8 +116,36 @@ func ConfirmTwoFactor(ctx context.Context, db *bun.DB, email string, sealed []by
 		if err := storeRecoveryCodes(ctx, tx, email, codeHashes); err != nil {
 			return err
 		}
+		if newVersion, err = endOtherSessions(ctx, tx, email, userID, sessionVersion, now); err != nil {
+			return err
+		}
 		return auditPerson(ctx, tx, email, AuditTwoFactorEnrol, map[string]any{"recovery_codes": len(codeHashes)})
 	})
+	return newVersion, err
+}
+
+// ErrSessionMoved: the acting session's version moved on meanwhile (a new
+// password, a reset): it is signed out, and changes nothing.
+var ErrSessionMoved = errors.New("the session ended meanwhile")
+
+// endOtherSessions ends every session of the person, in every company
+// (a new session version for each membership), and returns the version
+// the acting membership's session (userID, holding sessionVersion) takes
+// to stay; ErrSessionMoved when that session ended already.
+func endOtherSessions(ctx context.Context, tx bun.IDB, email string, userID int64, sessionVersion int, now time.Time) (int, error) {
+	var current int
+	if err := tx.NewRaw("SELECT session_version FROM cabinet_users WHERE id = ? AND email = ? FOR NO KEY UPDATE", userID, email).
+		Scan(ctx, &current); err != nil {
+		return 0, notFound(err, fmt.Sprintf("cabinet user %d", userID))
+	}
+	if current != sessionVersion {
+		return 0, fmt.Errorf("cabinet user %d of session version %d: %w", userID, sessionVersion, ErrSessionMoved)
+	}
+	if _, err := tx.NewRaw("UPDATE cabinet_users SET session_version = session_version + 1, updated_at = ? WHERE email = ?",
+		now, email).Exec(ctx); err != nil {
+		return 0, err
+	}
+	return current + 1, nil
 }
 
 func storeRecoveryCodes(ctx context.Context, tx bun.IDB, email string, hashes [][]byte) error {
@@ -163,13 +197,16 @@ func SpendRecoveryCode(ctx context.Context, db *bun.DB, email string, hash []byt
 	return left, err
 }
 
-// DisableTwoFactor removes the person's authenticator and recovery codes
-// with its audit rows (action: two_factor.disable by the person, or
-// two_factor.reset by an owner, who names the company and the member), in
-// one transaction; errs.NotFound when there is none. An enrolment never
-// confirmed is dropped without a row: nothing was on.
-func DisableTwoFactor(ctx context.Context, db *bun.DB, email, action string, detail map[string]any) error {
-	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+// DisableTwoFactor is the person's turning off of their authenticator:
+// removed, with its recovery codes and its audit rows (two_factor.disable),
+// in one transaction; errs.NotFound when there is none. Every session of
+// the person ends but the acting one (userID at sessionVersion, see
+// endOtherSessions), whose new version it returns. An enrolment never
+// confirmed is dropped without a row and ends nothing: nothing was on
+// (newVersion is sessionVersion).
+func DisableTwoFactor(ctx context.Context, db *bun.DB, email string, userID int64, sessionVersion int, now time.Time) (newVersion int, err error) {
+	newVersion = sessionVersion
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var confirmed []bool
 		if err := tx.NewRaw("DELETE FROM cabinet_two_factor WHERE email = ? RETURNING confirmed_at IS NOT NULL", email).
 			Scan(ctx, &confirmed); err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -181,8 +218,12 @@ func DisableTwoFactor(ctx context.Context, db *bun.DB, email, action string, det
 		if !confirmed[0] {
 			return nil
 		}
-		return auditPerson(ctx, tx, email, action, detail)
+		if newVersion, err = endOtherSessions(ctx, tx, email, userID, sessionVersion, now); err != nil {
+			return err
+		}
+		return auditPerson(ctx, tx, email, AuditTwoFactorDisable, nil)
 	})
+	return newVersion, err
 }
 
 // ErrOtherTeams: the member is in other companies' teams too; one owner

@@ -226,37 +226,61 @@ func (s *Service) takeTwoFactor(ctx context.Context, client, email string) (give
 	return func() { s.tfPerson.Return(ctx, email) }, 0, true
 }
 
-// ConfirmTwoFactor turns the person's begun authenticator on with a code
-// it shows now (tries limited: ErrTooManyTries with the wait; a wrong one
-// is ErrBadCode, nothing changed) and returns the recovery codes, shown
-// once: only their hashes are kept.
-func (s *Service) ConfirmTwoFactor(ctx context.Context, addr string, u *User, code string) ([]string, time.Duration, error) {
+// ConfirmTwoFactor turns the person's begun authenticator on with the
+// current password (checked as ChangePassword checks it: ErrBadCredentials,
+// ErrTooManyTries, ErrBusy) and a code it shows now (tries limited:
+// ErrTooManyTries with the wait; a wrong one is ErrBadCode, nothing
+// changed) and returns the recovery codes, shown once: only their hashes
+// are kept. Every other session of the person ends, as with a new
+// password; the returned user holds the session version the current
+// session takes to stay (ErrSessionEnded: it ended meanwhile).
+func (s *Service) ConfirmTwoFactor(ctx context.Context, addr string, u *User, password, code string) ([]string, *User, time.Duration, error) {
+	if wait, err := s.recheckPassword(ctx, addr, u, password); err != nil {
+		return nil, nil, wait, err
+	}
 	giveBack, wait, ok := s.takeTwoFactor(ctx, ratelimit.AddressGroup(addr), u.Email)
 	if !ok {
-		return nil, wait, ErrTooManyTries
+		return nil, nil, wait, ErrTooManyTries
 	}
 	tf, err := store.GetTwoFactor(ctx, s.db, u.Email)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	if tf.ConfirmedAt != nil {
-		return nil, 0, ErrTwoFactorOn
+		return nil, nil, 0, ErrTwoFactorOn
 	}
 	secret, err := s.unseal(u.Email, tf.SealedSecret)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	step, ok := matchStep(secret, code, s.now())
 	if !ok {
-		return nil, 0, ErrBadCode
+		return nil, nil, 0, ErrBadCode
 	}
 	codes, hashes := newRecoveryCodes()
 	// Only the secret the code was checked against is switched on.
-	if err := store.ConfirmTwoFactor(ctx, s.db, u.Email, tf.SealedSecret, step, hashes, s.now()); err != nil {
-		return nil, 0, err
+	version, err := store.ConfirmTwoFactor(ctx, s.db, u.Email, u.ID, u.SessionVersion, tf.SealedSecret, step, hashes, s.now())
+	if errors.Is(err, store.ErrSessionMoved) {
+		return nil, nil, 0, ErrSessionEnded
+	}
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	giveBack()
-	return codes, 0, nil
+	v := *u
+	v.SessionVersion = version
+	return codes, &v, 0, nil
+}
+
+// recheckPassword checks the signed-in user's password again before a
+// change of how they sign in, as ChangePassword does (the sign-in
+// budgets, a slot): a session alone does not make the change.
+func (s *Service) recheckPassword(ctx context.Context, addr string, u *User, password string) (time.Duration, error) {
+	client := ratelimit.AddressGroup(addr)
+	_, wait, err := s.checkPassword(ctx, client, u.Email, password, func(p *store.CabinetPerson) (*User, error) {
+		return u, store.RememberCabinetAddress(ctx, s.db, p.Email, client, s.now())
+	})
+	return wait, err
 }
 
 // newRecoveryCodes makes RecoveryCodes codes ("abcde-fghij", 50 random
@@ -398,23 +422,35 @@ func (s *Service) TwoFactorRequired(ctx context.Context, companyID int64) (bool,
 // person's: where any of the person's companies requires it of the role
 // the person has there, it cannot be turned off (ErrTwoFactorRequired),
 // from that company's cabinet or any other. An authenticator
-// begun and never confirmed is dropped without a code.
-func (s *Service) DisableTwoFactor(ctx context.Context, addr string, u *User, code string) (time.Duration, error) {
+// begun and never confirmed is dropped without a code. Turning it off
+// ends every other session of the person; the returned user holds the
+// session version the current session takes to stay (ErrSessionEnded: it
+// ended meanwhile).
+func (s *Service) DisableTwoFactor(ctx context.Context, addr string, u *User, code string) (*User, time.Duration, error) {
 	tf, err := store.GetTwoFactor(ctx, s.db, u.Email)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	if tf.ConfirmedAt != nil {
 		if required, err := store.TwoFactorRequiredOfPerson(ctx, s.db, u.Email, twoFactorRoles); err != nil {
-			return 0, err
+			return nil, 0, err
 		} else if required {
-			return 0, ErrTwoFactorRequired
+			return nil, 0, ErrTwoFactorRequired
 		}
 		if _, wait, err := s.checkSecondFactor(ctx, addr, u.Email, code); err != nil {
-			return wait, err
+			return nil, wait, err
 		}
 	}
-	return 0, store.DisableTwoFactor(ctx, s.db, u.Email, store.AuditTwoFactorDisable, nil)
+	version, err := store.DisableTwoFactor(ctx, s.db, u.Email, u.ID, u.SessionVersion, s.now())
+	if errors.Is(err, store.ErrSessionMoved) {
+		return nil, 0, ErrSessionEnded
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	v := *u
+	v.SessionVersion = version
+	return &v, 0, nil
 }
 
 // ResetTwoFactor is an owner's reset of a member's authenticator (see
