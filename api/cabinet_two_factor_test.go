@@ -14,6 +14,8 @@ import (
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
 
+	"github.com/ticketsales/ticketsales/api"
+	"github.com/ticketsales/ticketsales/internal/config"
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/store"
@@ -473,5 +475,46 @@ func TestCabinetTwoFactorSessions(t *testing.T) {
 	}
 	if p := other.get("/cabinet/report"); p.URL.Path != "/cabinet/signin" {
 		t.Fatalf("another session outlived turning it off: %s", p.URL)
+	}
+}
+
+// TestCabinetTwoFactorKnownAddress: whoever has the password and fails
+// codes from elsewhere spends the person's budget, but not for the
+// addresses the person signed in from recently (as the password's
+// per-e-mail budget): the owner still signs in there, while the stranger
+// stays refused.
+func TestCabinetTwoFactorKnownAddress(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	base, _ := f.Stack.Instance(t, func(c *config.Config) { c.ClientIPHeader = "X-Forwarded-For" }, api.ProcessOptions{})
+	const email = "tfa-known@a.test"
+	home := newBrowserless(t, base, fromAddr("198.51.100.7"))
+	joinAs(t, home, cabinetUser(t, f.Stack, base, f.companyA, email))
+	secret, _ := enrol(t, home)
+
+	stranger := newBrowserless(t, base, fromAddr("203.0.113.9"))
+	if p := stranger.signIn(email, cabinetPassword); p.URL.Path != "/cabinet/signin/code" {
+		t.Fatalf("the stranger's password: %d %s", p.Status, p.URL)
+	}
+	status := 0
+	for range 8 {
+		if status = stranger.post("/cabinet/signin/code", url.Values{"code": {wrongCode(t, secret)}}).Status; status == http.StatusTooManyRequests {
+			break
+		}
+	}
+	if status != http.StatusTooManyRequests {
+		t.Fatalf("the stranger's wrong codes without limit: %d", status)
+	}
+
+	owner := newBrowserless(t, base, fromAddr("198.51.100.7"))
+	owner.signIn(email, cabinetPassword)
+	if p := owner.post("/cabinet/signin/code", url.Values{"code": {totpCode(t, secret, 1)}}); signedInAs(p) != email {
+		t.Fatalf("the owner at a known address after the stranger's codes: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+	// A new address of the person's is held by the person's budget.
+	elsewhere := newBrowserless(t, base, fromAddr("192.0.2.44"))
+	elsewhere.signIn(email, cabinetPassword)
+	if p := elsewhere.post("/cabinet/signin/code", url.Values{"code": {totpCode(t, secret, 1)}}); p.Status != http.StatusTooManyRequests {
+		t.Fatalf("an unknown address past the person's budget: %d %s", p.Status, p.URL)
 	}
 }

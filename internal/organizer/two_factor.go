@@ -34,8 +34,10 @@ const TwoFactorIssuer = "Organizer's cabinet"
 // RecoveryCodes is how many recovery codes an enrolment makes.
 const RecoveryCodes = 10
 
-// The two-factor budgets: wrong codes per person (from any client) and
-// tries per client, as the password's (a burst, then one per interval).
+// The two-factor budgets: wrong codes per person (from any client but
+// the person's known addresses), per client and person (TwoFactorPersonLimit
+// too), and tries per client, as the password's (a burst, then one per
+// interval).
 var (
 	TwoFactorPersonLimit = ratelimit.Limit{Rate: 1.0 / 60, Burst: 5}
 	TwoFactorClientLimit = ratelimit.Limit{Rate: 1.0 / 10, Burst: 30}
@@ -214,16 +216,37 @@ func matchStep(secret, code string, now time.Time) (step int64, ok bool) {
 	return 0, false
 }
 
-// take spends one try of the person's and the client's two-factor
-// budgets; giveBack returns the person's (a right code).
+// takeTwoFactor spends one try of the client's, the client's for this
+// person and the person's two-factor budgets; giveBack returns the two
+// person's ones (a right code). As the password's per-e-mail budget, the
+// person's does not hold back an address the person signed in from within
+// KnownAddressLifetime: whoever has the password and fails codes from
+// elsewhere does not lock its owner out (the owner's address still has its
+// own budget for the person, and the client's).
 func (s *Service) takeTwoFactor(ctx context.Context, client, email string) (giveBack func(), wait time.Duration, ok bool) {
 	if wait, ok := s.tfClient.Take(ctx, client); !ok {
 		return nil, wait, false
 	}
-	if wait, ok := s.tfPerson.Take(ctx, email); !ok {
+	account := client + "|" + email
+	if wait, ok := s.tfAccount.Take(ctx, account); !ok {
 		return nil, wait, false
 	}
-	return func() { s.tfPerson.Return(ctx, email) }, 0, true
+	person := true
+	if wait, ok := s.tfPerson.Take(ctx, email); !ok {
+		// Only when it matters: one query.
+		known, err := store.KnownCabinetAddress(ctx, s.db, email, client, s.now().Add(-KnownAddressLifetime))
+		if err != nil || !known {
+			s.tfAccount.Return(ctx, account)
+			return nil, wait, false
+		}
+		person = false
+	}
+	return func() {
+		s.tfAccount.Return(ctx, account)
+		if person {
+			s.tfPerson.Return(ctx, email)
+		}
+	}, 0, true
 }
 
 // ConfirmTwoFactor turns the person's begun authenticator on with the
