@@ -177,12 +177,13 @@ func SpendTwoFactorStep(ctx context.Context, db bun.IDB, email string, step int6
 }
 
 // SpendRecoveryCode spends one unused recovery code of the person (by
-// its hash), with its audit rows, in one transaction: errs.NotFound if it
-// is not one, or used. It returns how many are left.
-func SpendRecoveryCode(ctx context.Context, db *bun.DB, email string, hash []byte, now time.Time) (left int, err error) {
+// its hashes: one per configured secret, any may be the stored one), with
+// its audit rows, in one transaction: errs.NotFound if it is not one, or
+// used. It returns how many are left.
+func SpendRecoveryCode(ctx context.Context, db *bun.DB, email string, hashes [][]byte, now time.Time) (left int, err error) {
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewRaw(`UPDATE cabinet_recovery_codes SET used_at = ? WHERE email = ? AND code_hash = ? AND used_at IS NULL`,
-			now, email, hash).Exec(ctx)
+		res, err := tx.NewRaw(`UPDATE cabinet_recovery_codes SET used_at = ? WHERE email = ? AND code_hash IN (?) AND used_at IS NULL`,
+			now, email, bun.In(hashes)).Exec(ctx)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -78,6 +79,8 @@ var twoFactorRoles = []string{string(RoleOwner), string(RoleFinance)}
 type sealer struct {
 	id   [4]byte
 	aead cipher.AEAD
+	// recovery keys the HMAC of recovery codes (recoveryHash).
+	recovery []byte
 }
 
 func newSealers(secrets []string) ([]sealer, error) {
@@ -96,7 +99,8 @@ func newSealers(secrets []string) ([]sealer, error) {
 			return nil, err
 		}
 		h := sha256.Sum256(sum[:])
-		out = append(out, sealer{id: [4]byte(h[:4]), aead: aead})
+		rk := sha256.Sum256([]byte("cabinet-recovery-key:" + s))
+		out = append(out, sealer{id: [4]byte(h[:4]), aead: aead, recovery: rk[:]})
 	}
 	return out, nil
 }
@@ -280,7 +284,7 @@ func (s *Service) ConfirmTwoFactor(ctx context.Context, addr string, u *User, pa
 	if !ok {
 		return nil, nil, 0, ErrBadCode
 	}
-	codes, hashes := newRecoveryCodes()
+	codes, hashes := s.newRecoveryCodes(u.Email)
 	// Only the secret the code was checked against is switched on.
 	version, err := store.ConfirmTwoFactor(ctx, s.db, u.Email, u.ID, u.SessionVersion, tf.SealedSecret, step, hashes, s.now())
 	if errors.Is(err, store.ErrSessionMoved) {
@@ -307,8 +311,8 @@ func (s *Service) recheckPassword(ctx context.Context, addr string, u *User, pas
 }
 
 // newRecoveryCodes makes RecoveryCodes codes ("abcde-fghij", 50 random
-// bits each) and their hashes.
-func newRecoveryCodes() ([]string, [][]byte) {
+// bits each) of the person and their hashes (under the current secret).
+func (s *Service) newRecoveryCodes(email string) ([]string, [][]byte) {
 	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789" // 32: no l, o, 0, 1
 	codes, hashes := make([]string, RecoveryCodes), make([][]byte, RecoveryCodes)
 	for i := range codes {
@@ -318,22 +322,36 @@ func newRecoveryCodes() ([]string, [][]byte) {
 			b[j] = alphabet[b[j]%32]
 		}
 		codes[i] = string(b[:5]) + "-" + string(b[5:])
-		hashes[i] = recoveryHash(codes[i])
+		hashes[i] = recoveryHash(s.seals[0].recovery, email, codes[i])
 	}
 	return codes, hashes
 }
 
 // recoveryHash is what is kept of a recovery code: its letters and digits
-// lowercased, hashed (a code typed with spaces or capitals is the same).
-func recoveryHash(code string) []byte {
+// lowercased (a code typed with spaces or capitals is the same), under an
+// HMAC keyed with a key derived from the seal secret and bound to the
+// person: a copy of the table alone cannot be searched by brute force, nor
+// one precomputed search serve every person.
+func recoveryHash(key []byte, email, code string) []byte {
 	var b strings.Builder
 	for _, r := range strings.ToLower(code) {
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
 			b.WriteRune(r)
 		}
 	}
-	sum := sha256.Sum256([]byte("cabinet-recovery:" + b.String()))
-	return sum[:]
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("cabinet-recovery:" + email + "\x00" + b.String()))
+	return m.Sum(nil)
+}
+
+// recoveryHashes are the code's hashes under every configured secret
+// (the current one, then previous ones: codes made before a rotation).
+func (s *Service) recoveryHashes(email, code string) [][]byte {
+	out := make([][]byte, 0, len(s.seals))
+	for _, k := range s.seals {
+		out = append(out, recoveryHash(k.recovery, email, code))
+	}
+	return out
 }
 
 // checkSecondFactor accepts a code of the person's confirmed
@@ -358,8 +376,8 @@ func (s *Service) checkSecondFactor(ctx context.Context, addr, email, code strin
 		code = digits // "123 456", as some apps show it
 	}
 	if !isCode(code) {
-		if len(code) <= 40 {
-			_, err := store.SpendRecoveryCode(ctx, s.db, email, recoveryHash(code), s.now())
+		if hashes := s.recoveryHashes(email, code); len(code) <= 40 && len(hashes) > 0 {
+			_, err := store.SpendRecoveryCode(ctx, s.db, email, hashes, s.now())
 			if err == nil {
 				giveBack()
 				return "recovery_code", 0, nil
