@@ -639,6 +639,7 @@ func TestCabinetPagesFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	run("the current password", chromedp.SendKeys(chromedp.CSS("#current_password"), cabinetPassword))
 	run("the app's code", chromedp.SendKeys(chromedp.CSS("#code"), code))
 	if res, err := chromedp.RunResponse(bctx, chromedp.Click(chromedp.CSS("#two-factor-confirm-button"))); err != nil || res.Status != http.StatusOK {
 		t.Fatalf("confirm two-factor: %v %v", res, err)

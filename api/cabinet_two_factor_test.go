@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,7 +14,11 @@ import (
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
 
+	"github.com/ticketsales/ticketsales/api"
+	"github.com/ticketsales/ticketsales/internal/config"
+	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/organizer"
+	"github.com/ticketsales/ticketsales/store"
 )
 
 var (
@@ -53,7 +58,7 @@ func enrol(t *testing.T, b *browserless) (string, []string) {
 		t.Fatalf("the enrolment page: %d %s\n%.2000s", p.Status, p.URL, p.Body)
 	}
 	secret := strings.ReplaceAll(m[1], " ", "")
-	p = b.post("/cabinet/account/two-factor", url.Values{"code": {totpCode(t, secret, 0)}})
+	p = b.post("/cabinet/account/two-factor", url.Values{"current_password": {cabinetPassword}, "code": {totpCode(t, secret, 0)}})
 	var codes []string
 	for _, c := range recoveryRE.FindAllStringSubmatch(p.Body, -1) {
 		codes = append(codes, c[1])
@@ -102,7 +107,7 @@ func TestCabinetTwoFactor(t *testing.T) {
 	// A wrong code confirms nothing: the password alone still signs in.
 	p := b.get("/cabinet/account/two-factor")
 	secret := strings.ReplaceAll(secretRE.FindStringSubmatch(p.Body)[1], " ", "")
-	if p = b.post("/cabinet/account/two-factor", url.Values{"code": {wrongCode(t, secret)}}); p.Status != http.StatusUnprocessableEntity ||
+	if p = b.post("/cabinet/account/two-factor", url.Values{"current_password": {cabinetPassword}, "code": {wrongCode(t, secret)}}); p.Status != http.StatusUnprocessableEntity ||
 		!strings.Contains(noticeOf(p), "not the code") {
 		t.Fatalf("a wrong confirming code: %d %q", p.Status, noticeOf(p))
 	}
@@ -286,6 +291,21 @@ func TestCabinetTwoFactorPolicy(t *testing.T) {
 	if p := owner.post("/cabinet/account/two-factor/disable", url.Values{"code": {ownerCodes[0]}}); p.Status != http.StatusConflict {
 		t.Fatalf("turning off what the policy requires: %d", p.Status)
 	}
+	// Nor reset by the owner for themself, which needs no code: the
+	// button is not shown, and the post is refused.
+	self := f.cabinetUserID(t, "policy-owner@a.test")
+	if p := owner.post(fmt.Sprintf("/cabinet/team/%d/two-factor/reset", self), url.Values{}); p.Status != http.StatusConflict ||
+		!strings.Contains(noticeOf(p), "with a code") {
+		t.Fatalf("the owner reset their own second factor: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+	users := organizer.New(f.DB, nil, organizer.Limits{})
+	if on, err := users.HasTwoFactor(context.Background(), "policy-owner@a.test"); !on || err != nil {
+		t.Fatalf("after the owner's own reset: on %v, %v", on, err)
+	}
+	if _, err := users.ResetTwoFactor(store.WithActor(context.Background(), store.Actor{Kind: store.ActorUser, UserID: self,
+		Label: "policy-owner@a.test"}), f.companyA, self); !errors.Is(err, organizer.ErrResetSelf) {
+		t.Fatalf("the store reset the actor's own second factor: %v", err)
+	}
 
 	// The owner resets finance's: signed out, then sent to enrol again.
 	money := f.cabinetUserID(t, "policy-money@a.test")
@@ -321,5 +341,180 @@ func TestCabinetTwoFactorPolicy(t *testing.T) {
 	}
 	if p := newBrowserless(t, f.URL, nil).signIn("policy-owner@a.test", cabinetPassword); signedInAs(p) != "policy-owner@a.test" {
 		t.Fatalf("the password alone after turning it off: %s", p.URL)
+	}
+}
+
+// TestCabinetTwoFactorPolicyEveryCompany: the authenticator is the
+// person's, so a company that requires it of the person's role there
+// keeps it on from every company's cabinet: a person who is owner in A
+// (no policy) and finance in B (policy on) cannot turn it off signed in
+// to A; with B's policy off, they can.
+func TestCabinetTwoFactorPolicyEveryCompany(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	var companyB int64
+	if err := f.DB.NewRaw("SELECT company_id FROM events WHERE id = ?", f.foreignID).Scan(ctx, &companyB); err != nil {
+		t.Fatal(err)
+	}
+	const email = "two-teams@a.test"
+	a := newBrowserless(t, f.URL, nil)
+	joinAs(t, a, cabinetUser(t, f.Stack, f.URL, f.companyA, email))
+	newBrowserless(t, f.URL, nil).accept(cabinetUserAs(t, f.Stack, f.URL, companyB, email, organizer.RoleFinance))
+	secret, _ := enrol(t, a)
+	users := organizer.New(f.DB, nil, organizer.Limits{})
+	if err := users.SetTwoFactorRequired(ctx, companyB, true); err != nil {
+		t.Fatal(err)
+	}
+	if p := a.post("/cabinet/account/two-factor/disable", url.Values{"code": {totpCode(t, secret, 1)}}); p.Status != http.StatusConflict ||
+		!strings.Contains(noticeOf(p), "cannot be turned off") {
+		t.Fatalf("turning off what another company requires: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+	if on, err := users.HasTwoFactor(ctx, email); !on || err != nil {
+		t.Fatalf("after turning off what B requires: on %v, %v", on, err)
+	}
+	if err := users.SetTwoFactorRequired(ctx, companyB, false); err != nil {
+		t.Fatal(err)
+	}
+	if p := a.post("/cabinet/account/two-factor/disable", url.Values{"code": {totpCode(t, secret, 1)}}); !strings.Contains(noticeOf(p), "is off") {
+		t.Fatalf("turning it off with no policy: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+}
+
+// TestCabinetTwoFactorEnrolmentGuards: dropping an enrolment never
+// confirmed writes no two_factor.disable row (nothing was on), and a
+// confirmation switches on only the secret its code was checked against.
+func TestCabinetTwoFactorEnrolmentGuards(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	const email = "tfa-guards@a.test"
+	b := newBrowserless(t, f.URL, nil)
+	joinAs(t, b, cabinetUser(t, f.Stack, f.URL, f.companyA, email))
+	if p := b.get("/cabinet/account/two-factor"); secretRE.FindStringSubmatch(p.Body) == nil {
+		t.Fatalf("the enrolment page: %d %s", p.Status, p.URL)
+	}
+	if p := b.post("/cabinet/account/two-factor/disable", url.Values{}); !strings.Contains(noticeOf(p), "is off") {
+		t.Fatalf("dropping an unconfirmed enrolment: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+	if n := f.auditCount(t, "two_factor.disable", email); n != 0 {
+		t.Fatalf("dropping an unconfirmed enrolment wrote %d disable rows", n)
+	}
+
+	// A secret replaced after its code was checked is not switched on.
+	if err := store.BeginTwoFactor(ctx, f.DB, email, []byte("sealed-first")); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.BeginTwoFactor(ctx, f.DB, email, []byte("sealed-second")); err != nil {
+		t.Fatal(err)
+	}
+	id := f.cabinetUserID(t, email)
+	var version int
+	if err := f.DB.NewRaw("SELECT session_version FROM cabinet_users WHERE id = ?", id).Scan(ctx, &version); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.ConfirmTwoFactor(ctx, f.DB, email, id, version, []byte("sealed-first"), 1, nil, time.Now()); !errors.Is(err, errs.NotFound) {
+		t.Fatalf("confirming a replaced secret: %v", err)
+	}
+	if _, err := store.ConfirmTwoFactor(ctx, f.DB, email, id, version, []byte("sealed-second"), 1, nil, time.Now()); err != nil {
+		t.Fatalf("confirming the stored secret: %v", err)
+	}
+}
+
+// TestCabinetTwoFactorSessions: turning two-factor sign-in on takes the
+// current password as well as a code (a session alone does not), and
+// turning it on or off signs out the person's other sessions, in every
+// company, while the one that did it stays.
+func TestCabinetTwoFactorSessions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	const email = "tfa-sessions@a.test"
+	b := newBrowserless(t, f.URL, nil)
+	joinAs(t, b, cabinetUser(t, f.Stack, f.URL, f.companyA, email))
+	other := newBrowserless(t, f.URL, nil)
+	if p := other.signIn(email, cabinetPassword); signedInAs(p) != email {
+		t.Fatalf("the other session: %s", p.URL)
+	}
+
+	p := b.get("/cabinet/account/two-factor")
+	if !strings.Contains(p.Body, `name="current_password"`) {
+		t.Fatalf("the enrolment form asks for no password:\n%.2000s", p.Body)
+	}
+	secret := strings.ReplaceAll(secretRE.FindStringSubmatch(p.Body)[1], " ", "")
+	for _, pw := range []string{"", "not the password!"} {
+		p = b.post("/cabinet/account/two-factor", url.Values{"current_password": {pw}, "code": {totpCode(t, secret, 0)}})
+		if p.Status != http.StatusUnprocessableEntity || !strings.Contains(noticeOf(p), "password is wrong") {
+			t.Fatalf("confirming with password %q: %d %q", pw, p.Status, noticeOf(p))
+		}
+	}
+	users := organizer.New(f.DB, nil, organizer.Limits{})
+	if on, _ := users.HasTwoFactor(ctx, email); on {
+		t.Fatalf("a wrong password turned two-factor on")
+	}
+	if p := other.get("/cabinet/report"); signedInAs(p) != email {
+		t.Fatalf("the other session ended before enrolment: %s", p.URL)
+	}
+
+	secret, codes := enrol(t, b)
+	if p := b.get("/cabinet/account"); signedInAs(p) != email || !strings.Contains(p.Body, "On: after your password") {
+		t.Fatalf("the enrolling session after confirming: %s", p.URL)
+	}
+	if p := other.get("/cabinet/report"); p.URL.Path != "/cabinet/signin" {
+		t.Fatalf("another session outlived enrolment: %s", p.URL)
+	}
+
+	// Off: the other session (signed in with a code) ends too.
+	other.signIn(email, cabinetPassword)
+	if p := other.post("/cabinet/signin/code", url.Values{"code": {codes[0]}}); signedInAs(p) != email {
+		t.Fatalf("the other session's code: %d %q", p.Status, noticeOf(p))
+	}
+	if p := b.post("/cabinet/account/two-factor/disable", url.Values{"code": {totpCode(t, secret, 1)}}); p.URL.Path != "/cabinet/account" ||
+		signedInAs(p) != email || !strings.Contains(noticeOf(p), "is off") {
+		t.Fatalf("turning it off: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+	if p := other.get("/cabinet/report"); p.URL.Path != "/cabinet/signin" {
+		t.Fatalf("another session outlived turning it off: %s", p.URL)
+	}
+}
+
+// TestCabinetTwoFactorKnownAddress: whoever has the password and fails
+// codes from elsewhere spends the person's budget, but not for the
+// addresses the person signed in from recently (as the password's
+// per-e-mail budget): the owner still signs in there, while the stranger
+// stays refused.
+func TestCabinetTwoFactorKnownAddress(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	base, _ := f.Stack.Instance(t, func(c *config.Config) { c.ClientIPHeader = "X-Forwarded-For" }, api.ProcessOptions{})
+	const email = "tfa-known@a.test"
+	home := newBrowserless(t, base, fromAddr("198.51.100.7"))
+	joinAs(t, home, cabinetUser(t, f.Stack, base, f.companyA, email))
+	secret, _ := enrol(t, home)
+
+	stranger := newBrowserless(t, base, fromAddr("203.0.113.9"))
+	if p := stranger.signIn(email, cabinetPassword); p.URL.Path != "/cabinet/signin/code" {
+		t.Fatalf("the stranger's password: %d %s", p.Status, p.URL)
+	}
+	status := 0
+	for range 8 {
+		if status = stranger.post("/cabinet/signin/code", url.Values{"code": {wrongCode(t, secret)}}).Status; status == http.StatusTooManyRequests {
+			break
+		}
+	}
+	if status != http.StatusTooManyRequests {
+		t.Fatalf("the stranger's wrong codes without limit: %d", status)
+	}
+
+	owner := newBrowserless(t, base, fromAddr("198.51.100.7"))
+	owner.signIn(email, cabinetPassword)
+	if p := owner.post("/cabinet/signin/code", url.Values{"code": {totpCode(t, secret, 1)}}); signedInAs(p) != email {
+		t.Fatalf("the owner at a known address after the stranger's codes: %d %s %q", p.Status, p.URL, noticeOf(p))
+	}
+	// A new address of the person's is held by the person's budget.
+	elsewhere := newBrowserless(t, base, fromAddr("192.0.2.44"))
+	elsewhere.signIn(email, cabinetPassword)
+	if p := elsewhere.post("/cabinet/signin/code", url.Values{"code": {totpCode(t, secret, 1)}}); p.Status != http.StatusTooManyRequests {
+		t.Fatalf("an unknown address past the person's budget: %d %s", p.Status, p.URL)
 	}
 }

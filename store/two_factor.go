@@ -51,6 +51,21 @@ func TwoFactorState(ctx context.Context, db bun.IDB, email string, companyID int
 	return enrolled, required, nil
 }
 
+// TwoFactorRequiredOfPerson reports whether a company the person may sign
+// in to (a membership joined and not removed) requires a second factor of
+// the person's role there (one of roles): the authenticator is the
+// person's, so turning it off in one company drops it in all.
+func TwoFactorRequiredOfPerson(ctx context.Context, db bun.IDB, email string, roles []string) (bool, error) {
+	var required bool
+	err := db.NewRaw(`SELECT EXISTS (SELECT 1 FROM cabinet_users u JOIN companies c ON c.id = u.company_id
+		WHERE u.email = ? AND u.joined_at IS NOT NULL AND u.disabled_at IS NULL AND u.role IN (?) AND c.two_factor_required)`,
+		email, bun.In(roles)).Scan(ctx, &required)
+	if err != nil {
+		return false, fmt.Errorf("two-factor policy of a person's companies: %w", err)
+	}
+	return required, nil
+}
+
 // ErrTwoFactorOn: the person's authenticator is confirmed already; begin
 // again only after turning it off.
 var ErrTwoFactorOn = errors.New("two-factor sign-in is on already")
@@ -78,11 +93,20 @@ var ErrStepUsed = errors.New("two-factor code used already")
 // ConfirmTwoFactor turns the person's unconfirmed authenticator on, its
 // code's step spent (step), and stores the recovery codes' hashes, in one
 // transaction with the audit rows: errs.NotFound when there is nothing
-// unconfirmed (confirmed meanwhile, or never begun).
-func ConfirmTwoFactor(ctx context.Context, db *bun.DB, email string, step int64, codeHashes [][]byte, now time.Time) error {
-	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewRaw(`UPDATE cabinet_two_factor SET confirmed_at = ?, last_step = ? WHERE email = ? AND confirmed_at IS NULL`,
-			now, step, email).Exec(ctx)
+// unconfirmed (confirmed meanwhile, or never begun) or its secret is no
+// longer sealed (the one the code was checked against: replaced
+// meanwhile, by the page opened again).
+//
+// The person's sessions end, in every company, but the confirming one's
+// (userID at sessionVersion; ErrSessionMoved if it moved on meanwhile):
+// it returns the session version that session takes to stay, as a new
+// password does.
+func ConfirmTwoFactor(ctx context.Context, db *bun.DB, email string, userID int64, sessionVersion int, sealed []byte, step int64,
+	codeHashes [][]byte, now time.Time) (newVersion int, err error) {
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewRaw(`UPDATE cabinet_two_factor SET confirmed_at = ?, last_step = ?
+			WHERE email = ? AND confirmed_at IS NULL AND sealed_secret = ?`,
+			now, step, email, sealed).Exec(ctx)
 		if err != nil {
 			return err
 		}
@@ -92,8 +116,36 @@ func ConfirmTwoFactor(ctx context.Context, db *bun.DB, email string, step int64,
 		if err := storeRecoveryCodes(ctx, tx, email, codeHashes); err != nil {
 			return err
 		}
+		if newVersion, err = endOtherSessions(ctx, tx, email, userID, sessionVersion, now); err != nil {
+			return err
+		}
 		return auditPerson(ctx, tx, email, AuditTwoFactorEnrol, map[string]any{"recovery_codes": len(codeHashes)})
 	})
+	return newVersion, err
+}
+
+// ErrSessionMoved: the acting session's version moved on meanwhile (a new
+// password, a reset): it is signed out, and changes nothing.
+var ErrSessionMoved = errors.New("the session ended meanwhile")
+
+// endOtherSessions ends every session of the person, in every company
+// (a new session version for each membership), and returns the version
+// the acting membership's session (userID, holding sessionVersion) takes
+// to stay; ErrSessionMoved when that session ended already.
+func endOtherSessions(ctx context.Context, tx bun.IDB, email string, userID int64, sessionVersion int, now time.Time) (int, error) {
+	var current int
+	if err := tx.NewRaw("SELECT session_version FROM cabinet_users WHERE id = ? AND email = ? FOR NO KEY UPDATE", userID, email).
+		Scan(ctx, &current); err != nil {
+		return 0, notFound(err, fmt.Sprintf("cabinet user %d", userID))
+	}
+	if current != sessionVersion {
+		return 0, fmt.Errorf("cabinet user %d of session version %d: %w", userID, sessionVersion, ErrSessionMoved)
+	}
+	if _, err := tx.NewRaw("UPDATE cabinet_users SET session_version = session_version + 1, updated_at = ? WHERE email = ?",
+		now, email).Exec(ctx); err != nil {
+		return 0, err
+	}
+	return current + 1, nil
 }
 
 func storeRecoveryCodes(ctx context.Context, tx bun.IDB, email string, hashes [][]byte) error {
@@ -125,12 +177,13 @@ func SpendTwoFactorStep(ctx context.Context, db bun.IDB, email string, step int6
 }
 
 // SpendRecoveryCode spends one unused recovery code of the person (by
-// its hash), with its audit rows, in one transaction: errs.NotFound if it
-// is not one, or used. It returns how many are left.
-func SpendRecoveryCode(ctx context.Context, db *bun.DB, email string, hash []byte, now time.Time) (left int, err error) {
+// its hashes: one per configured secret, any may be the stored one), with
+// its audit rows, in one transaction: errs.NotFound if it is not one, or
+// used. It returns how many are left.
+func SpendRecoveryCode(ctx context.Context, db *bun.DB, email string, hashes [][]byte, now time.Time) (left int, err error) {
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewRaw(`UPDATE cabinet_recovery_codes SET used_at = ? WHERE email = ? AND code_hash = ? AND used_at IS NULL`,
-			now, email, hash).Exec(ctx)
+		res, err := tx.NewRaw(`UPDATE cabinet_recovery_codes SET used_at = ? WHERE email = ? AND code_hash IN (?) AND used_at IS NULL`,
+			now, email, bun.In(hashes)).Exec(ctx)
 		if err != nil {
 			return err
 		}
@@ -145,34 +198,55 @@ func SpendRecoveryCode(ctx context.Context, db *bun.DB, email string, hash []byt
 	return left, err
 }
 
-// DisableTwoFactor removes the person's authenticator and recovery codes
-// with its audit rows (action: two_factor.disable by the person, or
-// two_factor.reset by an owner, who names the company and the member), in
-// one transaction; errs.NotFound when there is none.
-func DisableTwoFactor(ctx context.Context, db *bun.DB, email, action string, detail map[string]any) error {
-	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewRaw("DELETE FROM cabinet_two_factor WHERE email = ?", email).Exec(ctx)
-		if err != nil {
+// DisableTwoFactor is the person's turning off of their authenticator:
+// removed, with its recovery codes and its audit rows (two_factor.disable),
+// in one transaction; errs.NotFound when there is none. Every session of
+// the person ends but the acting one (userID at sessionVersion, see
+// endOtherSessions), whose new version it returns. An enrolment never
+// confirmed is dropped without a row and ends nothing: nothing was on
+// (newVersion is sessionVersion).
+func DisableTwoFactor(ctx context.Context, db *bun.DB, email string, userID int64, sessionVersion int, now time.Time) (newVersion int, err error) {
+	newVersion = sessionVersion
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var confirmed []bool
+		if err := tx.NewRaw("DELETE FROM cabinet_two_factor WHERE email = ? RETURNING confirmed_at IS NOT NULL", email).
+			Scan(ctx, &confirmed); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if len(confirmed) == 0 {
 			return fmt.Errorf("two-factor of %s: %w", email, errs.NotFound)
 		}
-		return auditPerson(ctx, tx, email, action, detail)
+		if !confirmed[0] {
+			return nil
+		}
+		if newVersion, err = endOtherSessions(ctx, tx, email, userID, sessionVersion, now); err != nil {
+			return err
+		}
+		return auditPerson(ctx, tx, email, AuditTwoFactorDisable, nil)
 	})
+	return newVersion, err
 }
 
 // ErrOtherTeams: the member is in other companies' teams too; one owner
 // does not reset the authenticator that guards the others.
 var ErrOtherTeams = errors.New("the person is in other teams")
 
+// ErrResetSelf: an owner resets only another member's authenticator; a
+// person turns their own off with one of its codes.
+var ErrResetSelf = errors.New("one's own authenticator is turned off with a code, not reset")
+
 // ResetMemberTwoFactor is an owner's reset of a member's authenticator
 // (the member lost it and its codes): the member must be the company's,
 // not removed, and in no other company's team (ErrOtherTeams), else
-// errs.NotFound; the member's sessions end. One transaction, audited.
+// errs.NotFound; nor the acting user (ErrResetSelf: without a code, a
+// stolen session would drop the factor that guards it). The member's
+// sessions end. One transaction, audited.
 func ResetMemberTwoFactor(ctx context.Context, db *bun.DB, companyID, userID int64, now time.Time) (*CabinetUser, error) {
 	u := new(CabinetUser)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if a := ActorOf(ctx); a.Kind == ActorUser && a.UserID == userID {
+			return ErrResetSelf
+		}
 		if err := tx.NewRaw("SELECT * FROM cabinet_users WHERE id = ? AND company_id = ? AND disabled_at IS NULL FOR NO KEY UPDATE",
 			userID, companyID).Scan(ctx, u); err != nil {
 			return notFound(err, fmt.Sprintf("cabinet user %d", userID))

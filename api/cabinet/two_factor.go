@@ -189,17 +189,31 @@ func (c *cabinet) enrolPage(w http.ResponseWriter, r *http.Request, status int, 
 	c.render(w, r, status, "two_factor", pageData{Title: "Set up two-factor sign-in", Nav: "account", Message: message, Data: v})
 }
 
-// confirmTwoFactor turns the authenticator on with a code it shows and
-// shows the recovery codes, once.
+// confirmTwoFactor turns the authenticator on with the current password
+// and a code it shows, and shows the recovery codes, once. The person's
+// other sessions end; this one takes the new session version and a new
+// token.
 func (c *cabinet) confirmTwoFactor(w http.ResponseWriter, r *http.Request) {
-	codes, wait, err := c.Users.ConfirmTwoFactor(r.Context(), c.clientAddr(r), user(r), r.PostFormValue("code"))
+	codes, u, wait, err := c.Users.ConfirmTwoFactor(r.Context(), c.clientAddr(r), user(r),
+		r.PostFormValue("current_password"), r.PostFormValue("code"))
 	switch {
+	case errors.Is(err, organizer.ErrBadCredentials):
+		c.enrolPage(w, r, http.StatusUnprocessableEntity, "The password is wrong: enter your current password and the code.")
+		return
+	case errors.Is(err, organizer.ErrBusy):
+		w.Header().Set("Retry-After", retryAfter(organizer.BusyRetry))
+		c.enrolPage(w, r, http.StatusServiceUnavailable, "Too many people are signing in right now. Try again in a few seconds.")
+		return
+	case errors.Is(err, organizer.ErrSessionEnded):
+		_ = c.sessions.Destroy(r.Context())
+		http.Redirect(w, r, "/cabinet/signin", http.StatusSeeOther)
+		return
 	case errors.Is(err, organizer.ErrBadCode):
 		c.enrolPage(w, r, http.StatusUnprocessableEntity, "That is not the code the app shows now. Check the phone's clock, and enter the six digits shown.")
 		return
 	case errors.Is(err, organizer.ErrTooManyTries):
 		w.Header().Set("Retry-After", retryAfter(wait))
-		c.enrolPage(w, r, http.StatusTooManyRequests, "Too many wrong codes. Wait a few minutes and try again.")
+		c.enrolPage(w, r, http.StatusTooManyRequests, "Too many wrong tries. Wait a few minutes and try again.")
 		return
 	case errors.Is(err, errs.NotFound), errors.Is(err, organizer.ErrTwoFactorOn):
 		c.done(w, r, "/cabinet/account", "Two-factor sign-in is on already.")
@@ -208,18 +222,26 @@ func (c *cabinet) confirmTwoFactor(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
+	if !c.keepSession(w, r, u) {
+		return
+	}
 	c.Log.InfoContext(r.Context(), "cabinet two-factor on", "user_id", user(r).ID, "company_id", user(r).CompanyID)
 	c.render(w, r, http.StatusOK, "two_factor_codes", pageData{Title: "Two-factor sign-in is on", Nav: "account",
 		Data: twoFactorView{Enrolled: true, Codes: codes}})
 }
 
 // disableTwoFactor turns the authenticator off after one of its codes
-// (or a recovery code); where the company requires it of the role, not.
+// (or a recovery code); where a company requires it of the role, not. The
+// person's other sessions end; this one stays.
 func (c *cabinet) disableTwoFactor(w http.ResponseWriter, r *http.Request) {
-	wait, err := c.Users.DisableTwoFactor(r.Context(), c.clientAddr(r), user(r), r.PostFormValue("code"))
+	u, wait, err := c.Users.DisableTwoFactor(r.Context(), c.clientAddr(r), user(r), r.PostFormValue("code"))
 	switch {
+	case errors.Is(err, organizer.ErrSessionEnded):
+		_ = c.sessions.Destroy(r.Context())
+		http.Redirect(w, r, "/cabinet/signin", http.StatusSeeOther)
+		return
 	case errors.Is(err, organizer.ErrTwoFactorRequired):
-		c.accountPage(w, r, http.StatusConflict, "Your company requires two-factor sign-in of your role: it cannot be turned off.")
+		c.accountPage(w, r, http.StatusConflict, "A company you are in requires two-factor sign-in of your role there: it cannot be turned off.")
 		return
 	case errors.Is(err, organizer.ErrBadCode):
 		c.accountPage(w, r, http.StatusUnprocessableEntity, "Wrong code, or one used already: two-factor sign-in stays on.")
@@ -235,7 +257,21 @@ func (c *cabinet) disableTwoFactor(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	c.done(w, r, "/cabinet/account", "Two-factor sign-in is off.")
+	if !c.keepSession(w, r, u) {
+		return
+	}
+	c.done(w, r, "/cabinet/account", "Two-factor sign-in is off. Your other sessions are signed out; this one stays.")
+}
+
+// keepSession keeps this session signed in after a change that ended the
+// person's others: a new token, the new session version.
+func (c *cabinet) keepSession(w http.ResponseWriter, r *http.Request, u *organizer.User) bool {
+	if err := c.sessions.RenewToken(r.Context()); err != nil {
+		c.fail(w, r, err)
+		return false
+	}
+	c.sessions.Put(r.Context(), "session_version", u.SessionVersion)
+	return true
 }
 
 // resetTwoFactor is an owner's reset of a member's authenticator.
@@ -244,8 +280,15 @@ func (c *cabinet) resetTwoFactor(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	u, err := c.Users.ResetTwoFactor(r.Context(), user(r).CompanyID, id)
+	var u *organizer.User
+	err := organizer.ErrResetSelf
+	if id != user(r).ID {
+		u, err = c.Users.ResetTwoFactor(r.Context(), user(r).CompanyID, id)
+	}
 	switch {
+	case errors.Is(err, organizer.ErrResetSelf):
+		c.teamPage(w, r, http.StatusConflict, "Your own two-factor sign-in is not reset here: turn it off on your account page, with a code.", inviteForm{})
+		return
 	case errors.Is(err, organizer.ErrOtherTeams):
 		c.teamPage(w, r, http.StatusConflict, "This person is in other organizers' teams too, and the authenticator guards those as well: "+
 			"ask the service's administrator to reset it.", inviteForm{})

@@ -144,6 +144,7 @@ type Service struct {
 	// The second factor: its budgets (two_factor.go) and the sealers of
 	// authenticators' secrets.
 	tfPerson       ratelimit.Budget
+	tfAccount      ratelimit.Budget
 	tfClient       ratelimit.Budget
 	seals          []sealer
 	passwordChecks atomic.Int64
@@ -197,6 +198,7 @@ func New(db *bun.DB, now func() time.Time, l Limits) *Service {
 		checks:     make(slots, l.PasswordChecks),
 		turns:      turns{m: map[string]*turn{}},
 		tfPerson:   l.Budgets.Budget("twofactor-person", TwoFactorPersonLimit),
+		tfAccount:  l.Budgets.Budget("twofactor-account", TwoFactorPersonLimit),
 		tfClient:   l.Budgets.Budget("twofactor-client", TwoFactorClientLimit)}
 	// A key from a SHA-256 always makes a cipher: nothing to fail.
 	s.seals, _ = newSealers(l.SealSecrets)

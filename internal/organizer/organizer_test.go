@@ -1,6 +1,7 @@
 package organizer
 
 import (
+	"crypto/sha256"
 	"errors"
 	"strings"
 	"testing"
@@ -57,13 +58,24 @@ func TestTwoFactorCodeShapes(t *testing.T) {
 			t.Errorf("isCode(%q) = %v", s, !want)
 		}
 	}
-	if string(recoveryHash(" ABCDE-fghij ")) != string(recoveryHash("abcdefghij")) {
+	key := []byte("k")
+	if string(recoveryHash(key, "a@b.test", " ABCDE-fghij ")) != string(recoveryHash(key, "a@b.test", "abcdefghij")) {
 		t.Error("a recovery code typed loosely is another code")
 	}
-	codes, hashes := newRecoveryCodes()
+	// Keyed and bound to the person: the same code is another hash under
+	// another secret or for another person, and none is the old unkeyed
+	// SHA-256 (codes made before are not accepted).
+	h := string(recoveryHash(key, "a@b.test", "abcdefghij"))
+	old := sha256.Sum256([]byte("cabinet-recovery:abcdefghij"))
+	if h == string(recoveryHash([]byte("other"), "a@b.test", "abcdefghij")) || h == string(recoveryHash(key, "c@d.test", "abcdefghij")) ||
+		h == string(old[:]) {
+		t.Error("a recovery code's hash is not keyed, or not the person's")
+	}
+	s := New(nil, nil, Limits{SealSecrets: []string{"now", "before"}})
+	codes, hashes := s.newRecoveryCodes("a@b.test")
 	seen := map[string]bool{}
 	for i, c := range codes {
-		if len(c) != 11 || c[5] != '-' || seen[c] || string(hashes[i]) != string(recoveryHash(c)) {
+		if len(c) != 11 || c[5] != '-' || seen[c] || string(hashes[i]) != string(s.recoveryHashes("a@b.test", c)[0]) {
 			t.Errorf("recovery code %q", c)
 		}
 		seen[c] = true

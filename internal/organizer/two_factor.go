@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -34,8 +35,10 @@ const TwoFactorIssuer = "Organizer's cabinet"
 // RecoveryCodes is how many recovery codes an enrolment makes.
 const RecoveryCodes = 10
 
-// The two-factor budgets: wrong codes per person (from any client) and
-// tries per client, as the password's (a burst, then one per interval).
+// The two-factor budgets: wrong codes per person (from any client but
+// the person's known addresses), per client and person (TwoFactorPersonLimit
+// too), and tries per client, as the password's (a burst, then one per
+// interval).
 var (
 	TwoFactorPersonLimit = ratelimit.Limit{Rate: 1.0 / 60, Burst: 5}
 	TwoFactorClientLimit = ratelimit.Limit{Rate: 1.0 / 10, Burst: 30}
@@ -56,6 +59,8 @@ var (
 	ErrTwoFactorRequired = errors.New("the company requires two-factor sign-in for this role")
 	// ErrOtherTeams: see store.ErrOtherTeams.
 	ErrOtherTeams = store.ErrOtherTeams
+	// ErrResetSelf: see store.ErrResetSelf.
+	ErrResetSelf = store.ErrResetSelf
 )
 
 // totpOpts are the authenticator's parameters.
@@ -65,12 +70,17 @@ var totpOpts = totp.ValidateOpts{Period: 30, Digits: otp.DigitsSix, Algorithm: o
 // move money or manage the team.
 func RoleNeedsTwoFactor(r Role) bool { return r == RoleOwner || r == RoleFinance }
 
+// twoFactorRoles are the roles RoleNeedsTwoFactor names.
+var twoFactorRoles = []string{string(RoleOwner), string(RoleFinance)}
+
 // sealer seals authenticators' secrets (AES-256-GCM, a key derived from a
 // configured secret for this use alone); the first seals, every one opens
 // what it sealed (a rotated secret listed among the previous ones).
 type sealer struct {
 	id   [4]byte
 	aead cipher.AEAD
+	// recovery keys the HMAC of recovery codes (recoveryHash).
+	recovery []byte
 }
 
 func newSealers(secrets []string) ([]sealer, error) {
@@ -89,7 +99,8 @@ func newSealers(secrets []string) ([]sealer, error) {
 			return nil, err
 		}
 		h := sha256.Sum256(sum[:])
-		out = append(out, sealer{id: [4]byte(h[:4]), aead: aead})
+		rk := sha256.Sum256([]byte("cabinet-recovery-key:" + s))
+		out = append(out, sealer{id: [4]byte(h[:4]), aead: aead, recovery: rk[:]})
 	}
 	return out, nil
 }
@@ -209,46 +220,99 @@ func matchStep(secret, code string, now time.Time) (step int64, ok bool) {
 	return 0, false
 }
 
-// take spends one try of the person's and the client's two-factor
-// budgets; giveBack returns the person's (a right code).
+// takeTwoFactor spends one try of the client's, the client's for this
+// person and the person's two-factor budgets; giveBack returns the two
+// person's ones (a right code). As the password's per-e-mail budget, the
+// person's does not hold back an address the person signed in from within
+// KnownAddressLifetime: whoever has the password and fails codes from
+// elsewhere does not lock its owner out (the owner's address still has its
+// own budget for the person, and the client's).
 func (s *Service) takeTwoFactor(ctx context.Context, client, email string) (giveBack func(), wait time.Duration, ok bool) {
 	if wait, ok := s.tfClient.Take(ctx, client); !ok {
 		return nil, wait, false
 	}
-	if wait, ok := s.tfPerson.Take(ctx, email); !ok {
+	account := client + "|" + email
+	if wait, ok := s.tfAccount.Take(ctx, account); !ok {
 		return nil, wait, false
 	}
-	return func() { s.tfPerson.Return(ctx, email) }, 0, true
+	person := true
+	if wait, ok := s.tfPerson.Take(ctx, email); !ok {
+		// Only when it matters: one query.
+		known, err := store.KnownCabinetAddress(ctx, s.db, email, client, s.now().Add(-KnownAddressLifetime))
+		if err != nil || !known {
+			s.tfAccount.Return(ctx, account)
+			return nil, wait, false
+		}
+		person = false
+	}
+	return func() {
+		s.tfAccount.Return(ctx, account)
+		if person {
+			s.tfPerson.Return(ctx, email)
+		}
+	}, 0, true
 }
 
-// ConfirmTwoFactor turns the person's begun authenticator on with a code
-// it shows now (tries limited: ErrTooManyTries with the wait; a wrong one
-// is ErrBadCode, nothing changed) and returns the recovery codes, shown
-// once: only their hashes are kept.
-func (s *Service) ConfirmTwoFactor(ctx context.Context, addr string, u *User, code string) ([]string, time.Duration, error) {
+// ConfirmTwoFactor turns the person's begun authenticator on with the
+// current password (checked as ChangePassword checks it: ErrBadCredentials,
+// ErrTooManyTries, ErrBusy) and a code it shows now (tries limited:
+// ErrTooManyTries with the wait; a wrong one is ErrBadCode, nothing
+// changed) and returns the recovery codes, shown once: only their hashes
+// are kept. Every other session of the person ends, as with a new
+// password; the returned user holds the session version the current
+// session takes to stay (ErrSessionEnded: it ended meanwhile).
+func (s *Service) ConfirmTwoFactor(ctx context.Context, addr string, u *User, password, code string) ([]string, *User, time.Duration, error) {
+	if wait, err := s.recheckPassword(ctx, addr, u, password); err != nil {
+		return nil, nil, wait, err
+	}
 	giveBack, wait, ok := s.takeTwoFactor(ctx, ratelimit.AddressGroup(addr), u.Email)
 	if !ok {
-		return nil, wait, ErrTooManyTries
+		return nil, nil, wait, ErrTooManyTries
 	}
-	pending, err := s.PendingTwoFactor(ctx, u)
+	tf, err := store.GetTwoFactor(ctx, s.db, u.Email)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	step, ok := matchStep(pending.Secret, code, s.now())
+	if tf.ConfirmedAt != nil {
+		return nil, nil, 0, ErrTwoFactorOn
+	}
+	secret, err := s.unseal(u.Email, tf.SealedSecret)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	step, ok := matchStep(secret, code, s.now())
 	if !ok {
-		return nil, 0, ErrBadCode
+		return nil, nil, 0, ErrBadCode
 	}
-	codes, hashes := newRecoveryCodes()
-	if err := store.ConfirmTwoFactor(ctx, s.db, u.Email, step, hashes, s.now()); err != nil {
-		return nil, 0, err
+	codes, hashes := s.newRecoveryCodes(u.Email)
+	// Only the secret the code was checked against is switched on.
+	version, err := store.ConfirmTwoFactor(ctx, s.db, u.Email, u.ID, u.SessionVersion, tf.SealedSecret, step, hashes, s.now())
+	if errors.Is(err, store.ErrSessionMoved) {
+		return nil, nil, 0, ErrSessionEnded
+	}
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	giveBack()
-	return codes, 0, nil
+	v := *u
+	v.SessionVersion = version
+	return codes, &v, 0, nil
+}
+
+// recheckPassword checks the signed-in user's password again before a
+// change of how they sign in, as ChangePassword does (the sign-in
+// budgets, a slot): a session alone does not make the change.
+func (s *Service) recheckPassword(ctx context.Context, addr string, u *User, password string) (time.Duration, error) {
+	client := ratelimit.AddressGroup(addr)
+	_, wait, err := s.checkPassword(ctx, client, u.Email, password, func(p *store.CabinetPerson) (*User, error) {
+		return u, store.RememberCabinetAddress(ctx, s.db, p.Email, client, s.now())
+	})
+	return wait, err
 }
 
 // newRecoveryCodes makes RecoveryCodes codes ("abcde-fghij", 50 random
-// bits each) and their hashes.
-func newRecoveryCodes() ([]string, [][]byte) {
+// bits each) of the person and their hashes (under the current secret).
+func (s *Service) newRecoveryCodes(email string) ([]string, [][]byte) {
 	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789" // 32: no l, o, 0, 1
 	codes, hashes := make([]string, RecoveryCodes), make([][]byte, RecoveryCodes)
 	for i := range codes {
@@ -258,22 +322,36 @@ func newRecoveryCodes() ([]string, [][]byte) {
 			b[j] = alphabet[b[j]%32]
 		}
 		codes[i] = string(b[:5]) + "-" + string(b[5:])
-		hashes[i] = recoveryHash(codes[i])
+		hashes[i] = recoveryHash(s.seals[0].recovery, email, codes[i])
 	}
 	return codes, hashes
 }
 
 // recoveryHash is what is kept of a recovery code: its letters and digits
-// lowercased, hashed (a code typed with spaces or capitals is the same).
-func recoveryHash(code string) []byte {
+// lowercased (a code typed with spaces or capitals is the same), under an
+// HMAC keyed with a key derived from the seal secret and bound to the
+// person: a copy of the table alone cannot be searched by brute force, nor
+// one precomputed search serve every person.
+func recoveryHash(key []byte, email, code string) []byte {
 	var b strings.Builder
 	for _, r := range strings.ToLower(code) {
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
 			b.WriteRune(r)
 		}
 	}
-	sum := sha256.Sum256([]byte("cabinet-recovery:" + b.String()))
-	return sum[:]
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("cabinet-recovery:" + email + "\x00" + b.String()))
+	return m.Sum(nil)
+}
+
+// recoveryHashes are the code's hashes under every configured secret
+// (the current one, then previous ones: codes made before a rotation).
+func (s *Service) recoveryHashes(email, code string) [][]byte {
+	out := make([][]byte, 0, len(s.seals))
+	for _, k := range s.seals {
+		out = append(out, recoveryHash(k.recovery, email, code))
+	}
+	return out
 }
 
 // checkSecondFactor accepts a code of the person's confirmed
@@ -298,8 +376,8 @@ func (s *Service) checkSecondFactor(ctx context.Context, addr, email, code strin
 		code = digits // "123 456", as some apps show it
 	}
 	if !isCode(code) {
-		if len(code) <= 40 {
-			_, err := store.SpendRecoveryCode(ctx, s.db, email, recoveryHash(code), s.now())
+		if hashes := s.recoveryHashes(email, code); len(code) <= 40 && len(hashes) > 0 {
+			_, err := store.SpendRecoveryCode(ctx, s.db, email, hashes, s.now())
 			if err == nil {
 				giveBack()
 				return "recovery_code", 0, nil
@@ -381,25 +459,39 @@ func (s *Service) TwoFactorRequired(ctx context.Context, companyID int64) (bool,
 }
 
 // DisableTwoFactor turns the person's authenticator off, after a code of
-// it or a recovery code (as at sign-in: limited, ErrBadCode). A role the
-// company requires it of cannot (ErrTwoFactorRequired). An authenticator
-// begun and never confirmed is dropped without a code.
-func (s *Service) DisableTwoFactor(ctx context.Context, addr string, u *User, code string) (time.Duration, error) {
+// it or a recovery code (as at sign-in: limited, ErrBadCode). It is the
+// person's: where any of the person's companies requires it of the role
+// the person has there, it cannot be turned off (ErrTwoFactorRequired),
+// from that company's cabinet or any other. An authenticator
+// begun and never confirmed is dropped without a code. Turning it off
+// ends every other session of the person; the returned user holds the
+// session version the current session takes to stay (ErrSessionEnded: it
+// ended meanwhile).
+func (s *Service) DisableTwoFactor(ctx context.Context, addr string, u *User, code string) (*User, time.Duration, error) {
 	tf, err := store.GetTwoFactor(ctx, s.db, u.Email)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	if tf.ConfirmedAt != nil {
-		if _, required, err := s.TwoFactorState(ctx, u); err != nil {
-			return 0, err
+		if required, err := store.TwoFactorRequiredOfPerson(ctx, s.db, u.Email, twoFactorRoles); err != nil {
+			return nil, 0, err
 		} else if required {
-			return 0, ErrTwoFactorRequired
+			return nil, 0, ErrTwoFactorRequired
 		}
 		if _, wait, err := s.checkSecondFactor(ctx, addr, u.Email, code); err != nil {
-			return wait, err
+			return nil, wait, err
 		}
 	}
-	return 0, store.DisableTwoFactor(ctx, s.db, u.Email, store.AuditTwoFactorDisable, nil)
+	version, err := store.DisableTwoFactor(ctx, s.db, u.Email, u.ID, u.SessionVersion, s.now())
+	if errors.Is(err, store.ErrSessionMoved) {
+		return nil, 0, ErrSessionEnded
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	v := *u
+	v.SessionVersion = version
+	return &v, 0, nil
 }
 
 // ResetTwoFactor is an owner's reset of a member's authenticator (see
