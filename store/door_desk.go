@@ -342,6 +342,21 @@ func ReplaceDoorKey(ctx context.Context, db *bun.DB, companyID, keyID int64, has
 	return old, made, nil
 }
 
+// KeyEnvironment is the environment of the company's key keyID
+// (errs.NotFound: not a key of the company).
+func KeyEnvironment(ctx context.Context, db bun.IDB, companyID, keyID int64) (string, error) {
+	var env string
+	err := db.NewRaw(`SELECT a.environment FROM api_keys k JOIN applications a ON a.id = k.application_id
+		WHERE k.id = ? AND a.company_id = ?`, keyID, companyID).Scan(ctx, &env)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("key %d: %w", keyID, errs.NotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("environment of key %d: %w", keyID, err)
+	}
+	return env, nil
+}
+
 // ErrKeyNotLive: the key is revoked already; nothing was made.
 var ErrKeyNotLive = errors.New("the key is revoked already")
 

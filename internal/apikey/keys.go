@@ -2,7 +2,6 @@ package apikey
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -237,12 +236,8 @@ var (
 // the form sent again answers KeyMadeBefore. The old key leaves the
 // authenticator's cache at once.
 func (s *Keys) ReplaceDoorKey(ctx context.Context, companyID, keyID int64, token string) (old, made *Key, err error) {
-	var env string
-	if err := s.DB.NewRaw(`SELECT a.environment FROM api_keys k JOIN applications a ON a.id = k.application_id
-		WHERE k.id = ? AND a.company_id = ?`, keyID, companyID).Scan(ctx, &env); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, nil, fmt.Errorf("door key %d: %w", keyID, errs.NotFound)
-		}
+	env, err := store.KeyEnvironment(ctx, s.DB, companyID, keyID)
+	if err != nil {
 		return nil, nil, err
 	}
 	key, hash, prefix := Generate(env)
