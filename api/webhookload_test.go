@@ -105,7 +105,7 @@ func TestSlowWebhooksNeverDelaySagas(t *testing.T) {
 			defer wg.Done()
 			for i := w; i < flood; i += 8 {
 				_, err := store.CreatePingEvent(ctx, f.DB, ep, states.EventPing, func(id string, at time.Time) ([]byte, error) {
-					return webhooks.Body(id, states.EventPing, at, map[string]any{"endpoint_id": ep.ID, "n": i})
+					return webhooks.Body(id, states.EventPing, at, map[string]any{"endpoint_id": ep.ID, "message": "A test event of the load.", "n": i})
 				})
 				errs <- err
 			}
@@ -215,7 +215,7 @@ func TestDeliveriesRunOnTheirOwnTaskQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	ping := func(id string, at time.Time) ([]byte, error) {
-		return webhooks.Body(id, states.EventPing, at, map[string]any{"endpoint_id": ep.ID})
+		return webhooks.Body(id, states.EventPing, at, webhooks.Ping{EndpointID: ep.ID, Message: "A test event, made as the relay made it before."})
 	}
 	// Made and started as the relay did before: on the main queue.
 	before, err := store.CreatePingEvent(ctx, f.DB, ep, states.EventPing, ping)
