@@ -178,3 +178,58 @@ func documentProxy(t *testing.T, target string, spec []byte) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+// TestOpenAnswersFollowThePolicy checks the old document's validation
+// itself, on the published 1.0.0 order: an added member and a new enum
+// value pass (the policy allows them); a removed required member, a
+// changed type and a renamed member fail.
+func TestOpenAnswersFollowThePolicy(t *testing.T) {
+	spec, err := os.ReadFile(filepath.Join("..", "..", "sdk", "history", "openapi-1.0.0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := testenv.DocumentTransport(openAnswers(t, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := func(edit func(o map[string]any)) string {
+		o := map[string]any{
+			"id": 42, "status": "paid", "event_id": 7, "payment": "external", "is_test": true,
+			"amount": map[string]any{"amount": 165000, "currency": "RUB"}, "total": map[string]any{"amount": 150000, "currency": "RUB"},
+			"service_fee": map[string]any{"amount": 15000, "currency": "RUB"},
+			"customer":    map[string]any{"email": "anna@example.com", "first_name": "Анна", "last_name": "Павлова", "phone": "+7 999 123-45-67"},
+			"created_at":  "2026-11-29T10:00:00Z", "expires_at": "2026-11-29T10:15:00Z", "paid_at": "2026-11-29T10:01:00Z",
+		}
+		edit(o)
+		b, _ := json.Marshal(map[string]any{"data": o, "request_id": "req_1"})
+		return string(b)
+	}
+	for _, c := range []struct {
+		name string
+		body string
+		ok   bool
+	}{
+		{"as published", order(func(map[string]any) {}), true},
+		{"a member added", order(func(o map[string]any) { o["payment_id"] = "pay-1" }), true},
+		{"a new status", order(func(o map[string]any) { o["status"] = "partially_paid" }), true},
+		{"amount removed", order(func(o map[string]any) { delete(o, "amount") }), false},
+		{"id a string", order(func(o map[string]any) { o["id"] = "42" }), false},
+		{"event_id renamed", order(func(o map[string]any) { o["eventId"] = o["event_id"]; delete(o, "event_id") }), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(c.body))
+			}))
+			defer srv.Close()
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/orders/42", nil)
+			res, err := tr.RoundTrip(req)
+			if err == nil {
+				res.Body.Close()
+			}
+			if (err == nil) != c.ok {
+				t.Errorf("allowed %v, want %v: %v", err == nil, c.ok, err)
+			}
+		})
+	}
+}
