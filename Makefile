@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test unit build vet fmt clean bench chaos fuzz
+.PHONY: run test unit build vet fmt clean bench chaos fuzz release
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -52,3 +52,9 @@ FUZZTIME ?= 10m
 fuzz:
 	mkdir -p .data
 	set -o pipefail; scripts/test.sh -run '^$$' -fuzz '^FuzzOperations$$' -fuzztime $(FUZZTIME) -parallel 2 ./api/ 2>&1 | grep -v 'level=' | tee .data/fuzz-operations.log
+
+# A release's checks and archives into dist/$(VERSION)/ (docs/releasing.md);
+# TAG=1 then tags vX.Y.Z and sdk/go/vX.Y.Z.
+release:
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x.y.z [TAG=1]" >&2; exit 2; }
+	scripts/release.sh $(VERSION) $(if $(TAG),--tag)

@@ -102,6 +102,11 @@ const (
 	idleTimeout = 120 * time.Second
 )
 
+// Version is the API's release, the OpenAPI document's info.version: it
+// moves with the SDKs' versions, one number per release (docs/releasing.md;
+// scripts/release.sh checks they agree).
+const Version = "1.0.0"
+
 // NewHTTPServer is the api's public HTTP server serving h: headers, bodies
 // and idle connections each bounded in time, so a client that opens
 // connections and sends nothing (or a few bytes of a promised body) costs
@@ -139,7 +144,7 @@ func New(deps Deps) *Server {
 	// another (strictBody refuses the twins themselves).
 	huma.ValidateStrictCasing = true
 	mux := http.NewServeMux()
-	cfg := huma.DefaultConfig("Ticket Sales API", "1.0.0")
+	cfg := huma.DefaultConfig("Ticket Sales API", Version)
 	cfg.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaName)
 	registerVocabulary(cfg.Components.Schemas)
 	cfg.Info.Description = "Catalog, seat maps, availability, reservations, orders, payment, tickets and refunds " +

@@ -33,8 +33,9 @@ const (
 	// APIVersion is the OpenAPI document's info.version this SDK was
 	// generated from.
 	APIVersion = "1.0.0"
-	// Version is this SDK's release: the API's major and minor version, a
-	// patch of its own for fixes of the hand-written layer.
+	// Version is this SDK's release: the API's version, one number for
+	// the document and both SDKs (a fix of the hand-written layer alone is
+	// a patch release of all; docs/releasing.md in the repository).
 	Version = "1.0.0"
 )
 

@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/mod/module"
-	modzip "golang.org/x/mod/zip"
-
 	ticketsales "github.com/ticketsales/ticketsales/sdk/go"
 )
 
@@ -112,34 +109,19 @@ func partnerGoEnv(t *testing.T, proxy string) []string {
 	}
 }
 
-// publish puts the module in dir at version into the proxy directory: the
-// list of versions, and the version's .info, .mod and .zip, as GOPROXY's
-// protocol serves them.
+// publish puts the module in dir at version into the proxy directory, as
+// the release's archive has it: with scripts/modproxy, the one way.
 func publish(t *testing.T, proxy, dir, version string) {
 	t.Helper()
-	mv := module.Version{Path: sdkPath, Version: version}
-	escaped, err := module.EscapePath(mv.Path)
+	dir, err := filepath.Abs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := filepath.Join(proxy, filepath.FromSlash(escaped), "@v")
-	if err := os.MkdirAll(at, 0o755); err != nil {
-		t.Fatal(err)
+	cmd := exec.Command("go", "run", "./scripts/modproxy", "-module", sdkPath, "-dir", dir, "-version", version, "-out", proxy)
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("publish the SDK: %v\n%s", err, out)
 	}
-	f, err := os.Create(filepath.Join(at, version+".zip"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := modzip.CreateFromDir(f, mv, dir); err != nil {
-		t.Fatalf("the SDK's module zip: %v", err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	copyFile(t, filepath.Join(dir, "go.mod"), filepath.Join(at, version+".mod"))
-	info, _ := json.Marshal(map[string]string{"Version": version, "Time": time.Now().UTC().Format(time.RFC3339)})
-	write(t, filepath.Join(at, version+".info"), string(info))
-	write(t, filepath.Join(at, "list"), version+"\n")
 }
 
 func write(t *testing.T, path, s string) {

@@ -78,6 +78,12 @@ func checkContract(c *http.Client, req *http.Request, res *http.Response, body [
 	if err != nil {
 		return err
 	}
+	return checkAgainst(v, req, res, body)
+}
+
+// checkAgainst validates res (its body read into body), the answer to req,
+// with the document's validator v.
+func checkAgainst(v validator.Validator, req *http.Request, res *http.Response, body []byte) error {
 	check := *res
 	if strings.EqualFold(res.Header.Get("Content-Encoding"), "gzip") {
 		// The test asked for gzip itself, so the client left it packed.
@@ -138,6 +144,41 @@ func (t contractTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	res.Body = io.NopCloser(bytes.NewReader(body))
 	if err := checkContract(&http.Client{Timeout: time.Minute}, req, res, body); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// DocumentTransport is a transport that checks every answer against the
+// OpenAPI document spec, as ContractClient does against the served one:
+// the old-client test (test/sdk) holds today's answers to a document
+// partners generated their clients from.
+func DocumentTransport(spec []byte) (http.RoundTripper, error) {
+	doc, err := libopenapi.NewDocument(spec)
+	if err != nil {
+		return nil, fmt.Errorf("parse the OpenAPI document: %w", err)
+	}
+	v, errs := validator.NewValidator(doc)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("build the validator: %w", errors.Join(errs...))
+	}
+	return documentTransport{v}, nil
+}
+
+type documentTransport struct{ v validator.Validator }
+
+func (t documentTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return res, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	if err := checkAgainst(t.v, req, res, body); err != nil {
 		return nil, err
 	}
 	return res, nil
