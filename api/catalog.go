@@ -34,9 +34,9 @@ type listEventsInput struct {
 }
 
 // Resolve parses the date filters, reporting every bad one at once.
-func (in *listEventsInput) Resolve(huma.Context) []error {
-	var errs []error
-	in.filter = store.EventFilter{Status: in.Status, CityID: in.CityID, VenueID: in.VenueID, Page: in.Page, PerPage: in.PerPage}
+func (in *listEventsInput) Resolve(ctx huma.Context) []error {
+	errs := in.PageParams.Resolve(ctx)
+	in.filter = store.EventFilter{Status: in.Status, CityID: in.CityID, VenueID: in.VenueID, Page: in.Page, PerPage: in.PerPage, After: in.after}
 	parse := func(name, value string, endOfDay bool) time.Time {
 		t, err := parseDateOrTime("query."+name, value, endOfDay)
 		if err != nil {
@@ -110,7 +110,7 @@ func (s *Server) registerCatalog(api huma.API) {
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *listEventsInput) (*listOutput[catalog.Event], error) {
 		p := request.Caller(ctx)
 		events, total, err := s.deps.Catalog.ListEventsFor(ctx, p.CompanyID, p.ChannelID, in.filter)
-		return replyPage(ctx, events, in.PageParams, total, err)
+		return replyPage(ctx, events, in.PageParams, total, err, eventSeek)
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
@@ -146,19 +146,19 @@ func (s *Server) registerCatalog(api huma.API) {
 		Summary: "List schedule slots (sessions); an order of a scheduled event names one as schedule_slot_id",
 		Errors:  []int{http.StatusNotFound, http.StatusUnprocessableEntity},
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *sessionsInput) (*listOutput[catalog.Session], error) {
-		items, total, err := s.deps.Catalog.Sessions(ctx, request.Caller(ctx).CompanyID, in.EventID, catalog.Page{Page: in.Page, PerPage: in.PerPage})
-		return replyPage(ctx, items, in.PageParams, total, err)
+		items, total, err := s.deps.Catalog.Sessions(ctx, request.Caller(ctx).CompanyID, in.EventID, in.paging())
+		return replyPage(ctx, items, in.PageParams, total, err, sessionSeek)
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-venues", Method: http.MethodGet, Path: "/venues", Tags: tags,
 		Summary: "List venues (cache for one day)", Errors: []int{http.StatusUnprocessableEntity},
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *pageInput) (*listOutput[catalog.VenueItem], error) {
-		items, total, err := s.deps.Catalog.Venues(ctx, request.Caller(ctx).CompanyID, catalog.Page{Page: in.Page, PerPage: in.PerPage})
+		items, total, err := s.deps.Catalog.Venues(ctx, request.Caller(ctx).CompanyID, in.paging())
 		if err != nil {
 			return nil, err
 		}
-		out := page(ctx, items, in.PageParams, total)
+		out := page(ctx, items, in.PageParams, total, venueSeek)
 		out.CacheControl = cacheOneDay
 		return out, nil
 	})
@@ -167,11 +167,11 @@ func (s *Server) registerCatalog(api huma.API) {
 		OperationID: "list-cities", Method: http.MethodGet, Path: "/cities", Tags: tags,
 		Summary: "List cities (cache for one day)", Errors: []int{http.StatusUnprocessableEntity},
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *pageInput) (*listOutput[catalog.City], error) {
-		items, total, err := s.deps.Catalog.Cities(ctx, request.Caller(ctx).CompanyID, catalog.Page{Page: in.Page, PerPage: in.PerPage})
+		items, total, err := s.deps.Catalog.Cities(ctx, request.Caller(ctx).CompanyID, in.paging())
 		if err != nil {
 			return nil, err
 		}
-		out := page(ctx, items, in.PageParams, total)
+		out := page(ctx, items, in.PageParams, total, citySeek)
 		out.CacheControl = cacheOneDay
 		return out, nil
 	})

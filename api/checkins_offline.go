@@ -135,7 +135,7 @@ func (s *Server) registerOfflineCheckIns(api huma.API) {
 			"(`page`, `per_page`; `meta.total` counts them all).",
 		Errors: []int{http.StatusNotFound, http.StatusUnprocessableEntity},
 	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *conflictsInput) (*listOutput[store.OfflineConflict], error) {
-		c, total, err := s.deps.Offline.Conflicts(ctx, request.Caller(ctx), in.ID, in.Page, in.PerPage)
-		return replyPage(ctx, c, in.PageParams, total, err)
+		c, total, err := s.deps.Offline.Conflicts(ctx, request.Caller(ctx), in.ID, in.paging())
+		return replyPage(ctx, c, in.PageParams, total, err, conflictSeek)
 	})
 }

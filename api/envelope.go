@@ -3,11 +3,13 @@ package api
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
 
 	"github.com/ticketsales/ticketsales/api/request"
+	"github.com/ticketsales/ticketsales/store"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -21,16 +23,23 @@ type Envelope[T any] struct {
 
 // Meta describes a page of a list.
 type Meta struct {
-	CurrentPage int `json:"current_page"`
-	PerPage     int `json:"per_page"`
-	Total       int `json:"total"`
-	LastPage    int `json:"last_page"`
+	CurrentPage int    `json:"current_page" doc:"The page number; after a cursor, the page of the walk it continues."`
+	PerPage     int    `json:"per_page"`
+	Total       int    `json:"total" doc:"Items in the whole list now (also after a cursor)."`
+	LastPage    int    `json:"last_page"`
+	NextCursor  string `json:"next_cursor,omitempty" doc:"Where the next page starts: send it as cursor, with the same filters. Absent at the end of the list."`
 }
 
 // PageParams are the paging query parameters of every list.
 type PageParams struct {
-	Page    int `query:"page" minimum:"1" default:"1" doc:"1-based page number."`
-	PerPage int `query:"per_page" minimum:"1" maximum:"200" default:"50" doc:"Items per page."`
+	Page    int    `query:"page" minimum:"1" default:"1" doc:"1-based page number. Not with cursor."`
+	PerPage int    `query:"per_page" minimum:"1" maximum:"200" default:"50" doc:"Items per page."`
+	Cursor  string `query:"cursor" maxLength:"512" doc:"meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it."`
+
+	after   *store.Seek // the position Cursor names
+	n       int         // the page of the walk Cursor leads to
+	binding string      // the list and filters this request names
+	url     *url.URL    // the request's, for the next page's link
 }
 
 type dataOutput[T any] struct {
@@ -39,6 +48,7 @@ type dataOutput[T any] struct {
 
 type listOutput[T any] struct {
 	CacheControl string `header:"Cache-Control"`
+	Link         string `header:"Link" doc:"rel=\"next\": the next page, by cursor; absent at the end."`
 	Body         Envelope[[]T]
 }
 
@@ -55,21 +65,23 @@ func reply[T any](ctx context.Context, data T, err error) (*dataOutput[T], error
 	return ok(ctx, data), nil
 }
 
-// replyPage answers a page of items, or passes err on.
-func replyPage[T any](ctx context.Context, items []T, p PageParams, total int, err error) (*listOutput[T], error) {
+// replyPage answers a page of items, or passes err on. key is an item's
+// position in the list's order, for the next page's cursor.
+func replyPage[T any](ctx context.Context, items []T, p PageParams, total int, err error, key func(T) store.Seek) (*listOutput[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return page(ctx, items, p, total), nil
+	return page(ctx, items, p, total, key), nil
 }
 
-func page[T any](ctx context.Context, items []T, p PageParams, total int) *listOutput[T] {
+func page[T any](ctx context.Context, items []T, p PageParams, total int, key func(T) store.Seek) *listOutput[T] {
 	if items == nil {
 		items = []T{}
 	}
 	last := max((total+p.PerPage-1)/p.PerPage, 1)
-	return &listOutput[T]{Body: Envelope[[]T]{Data: items, RequestID: request.ID(ctx),
-		Meta: &Meta{CurrentPage: p.Page, PerPage: p.PerPage, Total: total, LastPage: last}}}
+	next, link := nextPage(items, &p, total, key)
+	return &listOutput[T]{Link: link, Body: Envelope[[]T]{Data: items, RequestID: request.ID(ctx),
+		Meta: &Meta{CurrentPage: p.currentPage(), PerPage: p.PerPage, Total: total, LastPage: last, NextCursor: next}}}
 }
 
 // rawOutput serves pre-encoded JSON data inside the envelope, with an ETag

@@ -52,8 +52,8 @@ type listOrdersInput struct {
 }
 
 // Resolve parses the creation bounds, reporting both bad ones at once.
-func (in *listOrdersInput) Resolve(huma.Context) []error {
-	var errs []error
+func (in *listOrdersInput) Resolve(ctx huma.Context) []error {
+	errs := in.PageParams.Resolve(ctx)
 	var err error
 	if in.from, err = parseDateOrTime("query.filter.created_from", in.CreatedFrom, false); err != nil {
 		errs = append(errs, err)
@@ -101,8 +101,8 @@ func (s *Server) registerOrders(api huma.API) {
 		Summary: "List orders, newest first", Errors: []int{http.StatusUnprocessableEntity},
 	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *listOrdersInput) (*listOutput[*orders.Order], error) {
 		items, total, err := s.deps.Orders.ListOrders(ctx, request.Caller(ctx), store.OrderFilter{Status: in.Status, EventID: in.EventID,
-			CreatedFrom: in.from, CreatedTo: in.to, Page: in.Page, PerPage: in.PerPage})
-		return replyPage(ctx, items, in.PageParams, total, err)
+			CreatedFrom: in.from, CreatedTo: in.to, Page: in.Page, PerPage: in.PerPage, After: in.after})
+		return replyPage(ctx, items, in.PageParams, total, err, orderSeek)
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{

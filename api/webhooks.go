@@ -93,8 +93,8 @@ func (s *Server) registerWebhooks(api huma.API) {
 		OperationID: "list-webhook-endpoints", Method: http.MethodGet, Path: "/webhook-endpoints", Tags: tags,
 		Summary: "List webhook endpoints", Errors: []int{http.StatusUnprocessableEntity},
 	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *PageParams) (*listOutput[*webhooks.Endpoint], error) {
-		items, total, err := svc.List(ctx, request.Caller(ctx), in.Page, in.PerPage)
-		return replyPage(ctx, items, *in, total, err)
+		items, total, err := svc.List(ctx, request.Caller(ctx), in.paging())
+		return replyPage(ctx, items, *in, total, err, endpointSeek)
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{
@@ -159,8 +159,8 @@ func (s *Server) registerWebhooks(api huma.API) {
 		Description: "Each with its latest attempts: when, how long, the status and the first bytes of the answer.",
 		Errors:      []int{http.StatusNotFound, http.StatusUnprocessableEntity},
 	}, apikey.ScopeWebhooksRead), func(ctx context.Context, in *listWebhookDeliveriesInput) (*listOutput[*webhooks.Delivery], error) {
-		items, total, err := svc.Deliveries(ctx, request.Caller(ctx), in.ID, in.Status, in.Page, in.PerPage)
-		return replyPage(ctx, items, in.PageParams, total, err)
+		items, total, err := svc.Deliveries(ctx, request.Caller(ctx), in.ID, in.Status, in.paging())
+		return replyPage(ctx, items, in.PageParams, total, err, deliverySeek)
 	})
 
 	huma.Register(api, request.Scoped(huma.Operation{

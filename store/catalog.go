@@ -93,6 +93,7 @@ type EventFilter struct {
 	UpdatedSince time.Time
 	Page         int
 	PerPage      int
+	After        *Seek // {starts_at, id} of the last event seen
 }
 
 func eventQuery(db bun.IDB, out any) *bun.SelectQuery {
@@ -129,8 +130,8 @@ func ListEvents(ctx context.Context, db bun.IDB, companyID int64, f EventFilter)
 	if !f.UpdatedSince.IsZero() {
 		q.Where("e.updated_at > ?", f.UpdatedSince)
 	}
-	q.OrderExpr("e.starts_at, e.id").Limit(int64(f.PerPage)).Offset(int64((f.Page - 1) * f.PerPage))
-	total, err := q.ScanAndCount(ctx)
+	total, err := scanPage(ctx, q, "e.starts_at, e.id", Paging{f.Page, f.PerPage, f.After},
+		"(e.starts_at, e.id) > (?, ?)", func(s *Seek) []any { return []any{s.Time, s.ID} })
 	if err != nil {
 		return nil, 0, fmt.Errorf("list events of company %d: %w", companyID, err)
 	}
@@ -215,7 +216,7 @@ type Session struct {
 
 // ListSessions returns the sessions of the company's published events, or of
 // one own event of any status when eventID is given.
-func ListSessions(ctx context.Context, db bun.IDB, companyID, eventID int64, page, perPage int) ([]Session, int, error) {
+func ListSessions(ctx context.Context, db bun.IDB, companyID, eventID int64, p Paging) ([]Session, int, error) {
 	var out []Session
 	q := db.NewSelect().Model(&out).ColumnExpr("s.id, s.event_id, s.ref, s.starts_at, s.capacity, s.sold").
 		Join("JOIN events AS e ON e.id = s.event_id").Where("e.company_id = ?", companyID)
@@ -224,7 +225,8 @@ func ListSessions(ctx context.Context, db bun.IDB, companyID, eventID int64, pag
 	} else {
 		q.Where("e.status = 'published'")
 	}
-	total, err := q.OrderExpr("s.starts_at, s.id").Limit(int64(perPage)).Offset(int64((page - 1) * perPage)).ScanAndCount(ctx)
+	total, err := scanPage(ctx, q, "s.starts_at, s.id", p,
+		"(s.starts_at, s.id) > (?, ?)", func(s *Seek) []any { return []any{s.Time, s.ID} })
 	if err != nil {
 		return nil, 0, fmt.Errorf("list sessions of company %d: %w", companyID, err)
 	}
@@ -242,11 +244,12 @@ type Venue struct {
 }
 
 // ListVenues returns one page of the company's venues.
-func ListVenues(ctx context.Context, db bun.IDB, companyID int64, page, perPage int) ([]Venue, int, error) {
+func ListVenues(ctx context.Context, db bun.IDB, companyID int64, p Paging) ([]Venue, int, error) {
 	var out []Venue
-	total, err := db.NewSelect().Model(&out).ColumnExpr("v.id, v.name, v.city_id, v.timezone, ci.name AS city_name").
-		Join("JOIN cities AS ci ON ci.id = v.city_id").Where("v.company_id = ?", companyID).
-		OrderExpr("v.name, v.id").Limit(int64(perPage)).Offset(int64((page - 1) * perPage)).ScanAndCount(ctx)
+	q := db.NewSelect().Model(&out).ColumnExpr("v.id, v.name, v.city_id, v.timezone, ci.name AS city_name").
+		Join("JOIN cities AS ci ON ci.id = v.city_id").Where("v.company_id = ?", companyID)
+	total, err := scanPage(ctx, q, "v.name, v.id", p,
+		"(v.name, v.id) > (?, ?)", func(s *Seek) []any { return []any{s.Text, s.ID} })
 	if err != nil {
 		return nil, 0, fmt.Errorf("list venues of company %d: %w", companyID, err)
 	}
@@ -261,10 +264,11 @@ type City struct {
 }
 
 // ListCities returns one page of the company's cities.
-func ListCities(ctx context.Context, db bun.IDB, companyID int64, page, perPage int) ([]City, int, error) {
+func ListCities(ctx context.Context, db bun.IDB, companyID int64, p Paging) ([]City, int, error) {
 	var out []City
-	total, err := db.NewSelect().Model(&out).Column("id", "name").Where("company_id = ?", companyID).
-		OrderExpr("name, id").Limit(int64(perPage)).Offset(int64((page - 1) * perPage)).ScanAndCount(ctx)
+	q := db.NewSelect().Model(&out).Column("id", "name").Where("company_id = ?", companyID)
+	total, err := scanPage(ctx, q, "name, id", p,
+		"(name, id) > (?, ?)", func(s *Seek) []any { return []any{s.Text, s.ID} })
 	if err != nil {
 		return nil, 0, fmt.Errorf("list cities of company %d: %w", companyID, err)
 	}

@@ -186,7 +186,7 @@ type OfflineConflict struct {
 // order they were scanned, and how many there are: the offline scans
 // whose settlement found a conflict (door.ConflictOf, decided and kept as each
 // settled). An event may have thousands: never all at once.
-func ListCheckInConflicts(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, page, perPage int) ([]OfflineConflict, int, error) {
+func ListCheckInConflicts(ctx context.Context, db bun.IDB, companyID int64, isTest bool, eventID int64, p Paging) ([]OfflineConflict, int, error) {
 	const where = ` WHERE c.event_id = ? AND c.company_id = ? AND c.is_test = ? AND c.conflict IS NOT NULL`
 	var out []OfflineConflict
 	var total int
@@ -194,11 +194,15 @@ func ListCheckInConflicts(ctx context.Context, db bun.IDB, companyID int64, isTe
 		if err := tx.NewRaw(`SELECT count(*) FROM check_ins c`+where, eventID, companyID, isTest).Scan(ctx, &total); err != nil {
 			return err
 		}
+		if p.After != nil {
+			return tx.NewRaw(conflictsQuery+where+` AND (c.scanned_at, c.id) > (?, ?) ORDER BY c.scanned_at, c.id LIMIT ?`,
+				eventID, companyID, isTest, p.After.Time, p.After.ID, p.PerPage).Scan(ctx, &out)
+		}
 		return tx.NewRaw(conflictsQuery+where+` ORDER BY c.scanned_at, c.id LIMIT ? OFFSET ?`,
-			eventID, companyID, isTest, perPage, (page-1)*perPage).Scan(ctx, &out)
+			eventID, companyID, isTest, p.PerPage, (p.Page-1)*p.PerPage).Scan(ctx, &out)
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("check-in conflicts of event %d, page %d: %w", eventID, page, err)
+		return nil, 0, fmt.Errorf("check-in conflicts of event %d, page %d: %w", eventID, p.Page, err)
 	}
 	return out, total, nil
 }

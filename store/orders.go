@@ -748,6 +748,7 @@ type OrderFilter struct {
 	CreatedTo   time.Time
 	Page        int
 	PerPage     int
+	After       *Seek // {created_at, id} of the last order seen
 }
 
 // ListOrders returns one page of orders, newest first, and the total.
@@ -766,7 +767,8 @@ func ListOrders(ctx context.Context, db bun.IDB, companyID int64, isTest bool, f
 	if !f.CreatedTo.IsZero() {
 		q.Where("created_at < ?", f.CreatedTo)
 	}
-	total, err := q.OrderExpr("created_at DESC, id DESC").Limit(int64(f.PerPage)).Offset(int64((f.Page - 1) * f.PerPage)).ScanAndCount(ctx)
+	total, err := scanPage(ctx, q, "created_at DESC, id DESC", Paging{f.Page, f.PerPage, f.After},
+		"(created_at, id) < (?, ?)", func(s *Seek) []any { return []any{s.Time, s.ID} })
 	if err != nil {
 		return nil, 0, fmt.Errorf("list orders of company %d: %w", companyID, err)
 	}

@@ -256,10 +256,10 @@ func GetWebhookEndpointByID(ctx context.Context, db bun.IDB, id int64) (*Webhook
 
 // ListWebhookEndpoints returns a page of a company's environment's
 // endpoints, oldest first, and the total.
-func ListWebhookEndpoints(ctx context.Context, db bun.IDB, companyID int64, isTest bool, page, perPage int) ([]WebhookEndpoint, int, error) {
+func ListWebhookEndpoints(ctx context.Context, db bun.IDB, companyID int64, isTest bool, p Paging) ([]WebhookEndpoint, int, error) {
 	var out []WebhookEndpoint
-	n, err := db.NewSelect().Model(&out).Where("company_id = ? AND is_test = ? AND deleted_at IS NULL", companyID, isTest).
-		OrderExpr("id").Limit(int64(perPage)).Offset(int64((page - 1) * perPage)).ScanAndCount(ctx)
+	q := db.NewSelect().Model(&out).Where("company_id = ? AND is_test = ? AND deleted_at IS NULL", companyID, isTest)
+	n, err := scanPage(ctx, q, "id", p, "id > ?", func(s *Seek) []any { return []any{s.ID} })
 	if err != nil {
 		return nil, 0, fmt.Errorf("list webhook endpoints: %w", err)
 	}
@@ -629,14 +629,15 @@ func GiveUpDelivery(ctx context.Context, db *bun.DB, eventID string, endpointID 
 
 // ListDeliveries returns a page of an endpoint's deliveries, newest first,
 // and the total.
-func ListDeliveries(ctx context.Context, db bun.IDB, endpointID int64, status states.DeliveryStatus, page, perPage int) ([]WebhookDelivery, int, error) {
+func ListDeliveries(ctx context.Context, db bun.IDB, endpointID int64, status states.DeliveryStatus, p Paging) ([]WebhookDelivery, int, error) {
 	var out []WebhookDelivery
 	q := db.NewSelect().Model(&out).ColumnExpr("wd.*").ColumnExpr("wev.type AS event_type").
 		Join("JOIN webhook_events AS wev ON wev.id = wd.event_id").Where("wd.endpoint_id = ?", endpointID)
 	if status != "" {
 		q.Where("wd.status = ?", status)
 	}
-	n, err := q.OrderExpr("wd.created_at DESC, wd.event_id DESC").Limit(int64(perPage)).Offset(int64((page - 1) * perPage)).ScanAndCount(ctx)
+	n, err := scanPage(ctx, q, "wd.created_at DESC, wd.event_id DESC", p,
+		"(wd.created_at, wd.event_id) < (?, ?)", func(s *Seek) []any { return []any{s.Time, s.Text} })
 	if err != nil {
 		return nil, 0, fmt.Errorf("list deliveries of endpoint %d: %w", endpointID, err)
 	}

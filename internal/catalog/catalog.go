@@ -60,8 +60,8 @@ type Category struct {
 	Available      *int           `json:"available,omitempty" doc:"General-admission tickets left."`
 }
 
-// Page is a 1-based page request.
-type Page struct{ Page, PerPage int }
+// Page is a 1-based page request, or the rows after a position.
+type Page = store.Paging
 
 // ListEvents lists the company's events with their lowest current price.
 func (s *Service) ListEvents(ctx context.Context, companyID int64, f store.EventFilter) ([]Event, int, error) {
@@ -179,7 +179,7 @@ func (s *Service) Sessions(ctx context.Context, companyID, eventID int64, p Page
 			return nil, 0, err
 		}
 	}
-	rows, total, err := store.ListSessions(ctx, s.db, companyID, eventID, p.Page, p.PerPage)
+	rows, total, err := store.ListSessions(ctx, s.db, companyID, eventID, p)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -201,7 +201,7 @@ type VenueItem struct {
 
 // Venues lists the company's venues.
 func (s *Service) Venues(ctx context.Context, companyID int64, p Page) ([]VenueItem, int, error) {
-	rows, total, err := store.ListVenues(ctx, s.db, companyID, p.Page, p.PerPage)
+	rows, total, err := store.ListVenues(ctx, s.db, companyID, p)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -220,7 +220,7 @@ type City struct {
 
 // Cities lists the company's cities.
 func (s *Service) Cities(ctx context.Context, companyID int64, p Page) ([]City, int, error) {
-	rows, total, err := store.ListCities(ctx, s.db, companyID, p.Page, p.PerPage)
+	rows, total, err := store.ListCities(ctx, s.db, companyID, p)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -394,12 +394,12 @@ func (o *Offline) settle(ctx context.Context, db bun.IDB, s store.Scan) (BatchSc
 // among the tickets of the caller's environment, oldest scan first, and
 // how many there are; an event not the company's is errs.NotFound
 // (store.ListCheckInConflicts says what a conflict is).
-func (o *Offline) Conflicts(ctx context.Context, p *apikey.Principal, eventID int64, page, perPage int) ([]store.OfflineConflict, int, error) {
+func (o *Offline) Conflicts(ctx context.Context, p *apikey.Principal, eventID int64, page store.Paging) ([]store.OfflineConflict, int, error) {
 	if p.CheckinEventID != nil && *p.CheckinEventID != eventID {
 		return nil, 0, fmt.Errorf("door key %d at event %d: %w", p.KeyID, eventID, errs.DoorElsewhere)
 	}
 	if _, err := store.GetEvent(ctx, o.DB, p.CompanyID, eventID); err != nil {
 		return nil, 0, err
 	}
-	return store.ListCheckInConflicts(ctx, o.DB, p.CompanyID, p.IsTest(), eventID, page, perPage)
+	return store.ListCheckInConflicts(ctx, o.DB, p.CompanyID, p.IsTest(), eventID, page)
 }

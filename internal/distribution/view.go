@@ -232,7 +232,7 @@ func (s *Service) EventView(ctx context.Context, companyID, eventID int64) (*Eve
 		catName[c.ID] = c.Name
 		out.Categories = append(out.Categories, ci)
 	}
-	sessions, _, err := store.ListSessions(ctx, s.db, companyID, e.ID, 1, 1000)
+	sessions, _, err := store.ListSessions(ctx, s.db, companyID, e.ID, store.Paging{Page: 1, PerPage: 1000})
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +352,7 @@ func (s *Service) Report(ctx context.Context, companyID, eventID int64) ([]Event
 		if err != nil {
 			return nil, err
 		}
-		sessions, _, err := store.ListSessions(ctx, s.db, companyID, id, 1, 1000)
+		sessions, _, err := store.ListSessions(ctx, s.db, companyID, id, store.Paging{Page: 1, PerPage: 1000})
 		if err != nil {
 			return nil, err
 		}

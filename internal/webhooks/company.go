@@ -41,7 +41,7 @@ var environments = []struct {
 func CompanyEndpoints(ctx context.Context, db bun.IDB, companyID int64) ([]CompanyEndpoint, error) {
 	var out []CompanyEndpoint
 	for _, env := range environments {
-		list, _, err := store.ListWebhookEndpoints(ctx, db, companyID, env.isTest, 1, 200)
+		list, _, err := store.ListWebhookEndpoints(ctx, db, companyID, env.isTest, store.Paging{Page: 1, PerPage: 200})
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +105,7 @@ func CompanyEndpointByID(ctx context.Context, db bun.IDB, companyID, id int64) (
 // and how many there are. The caller has made sure the endpoint is the
 // company's (CompanyEndpointByID).
 func EndpointDeliveries(ctx context.Context, db bun.IDB, endpointID int64, status states.DeliveryStatus, page, perPage, recent int) ([]*Delivery, int, error) {
-	return deliveries(ctx, db, endpointID, status, page, perPage, recent)
+	return deliveries(ctx, db, endpointID, status, store.Paging{Page: page, PerPage: perPage}, recent)
 }
 
 // Principal is the caller the cabinet acts as on the service: the

@@ -227,8 +227,8 @@ func (s *Service) Get(ctx context.Context, p *apikey.Principal, id int64) (*Endp
 }
 
 // List returns a page of the caller's endpoints.
-func (s *Service) List(ctx context.Context, p *apikey.Principal, page, perPage int) ([]*Endpoint, int, error) {
-	rows, n, err := store.ListWebhookEndpoints(ctx, s.DB, p.CompanyID, p.IsTest(), page, perPage)
+func (s *Service) List(ctx context.Context, p *apikey.Principal, page store.Paging) ([]*Endpoint, int, error) {
+	rows, n, err := store.ListWebhookEndpoints(ctx, s.DB, p.CompanyID, p.IsTest(), page)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -319,17 +319,17 @@ type Delivery struct {
 }
 
 // Deliveries returns a page of an endpoint's deliveries, newest first.
-func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointID int64, status states.DeliveryStatus, page, perPage int) ([]*Delivery, int, error) {
+func (s *Service) Deliveries(ctx context.Context, p *apikey.Principal, endpointID int64, status states.DeliveryStatus, page store.Paging) ([]*Delivery, int, error) {
 	if _, err := store.GetWebhookEndpoint(ctx, s.DB, p.CompanyID, p.IsTest(), endpointID); err != nil {
 		return nil, 0, err
 	}
-	return deliveries(ctx, s.DB, endpointID, status, page, perPage, 10)
+	return deliveries(ctx, s.DB, endpointID, status, page, 10)
 }
 
 // deliveries is a page of an endpoint's deliveries, each with its latest
 // attempts (at most recent of them), newest first.
-func deliveries(ctx context.Context, db bun.IDB, endpointID int64, status states.DeliveryStatus, page, perPage, recent int) ([]*Delivery, int, error) {
-	rows, n, err := store.ListDeliveries(ctx, db, endpointID, status, page, perPage)
+func deliveries(ctx context.Context, db bun.IDB, endpointID int64, status states.DeliveryStatus, page store.Paging, recent int) ([]*Delivery, int, error) {
+	rows, n, err := store.ListDeliveries(ctx, db, endpointID, status, page)
 	if err != nil {
 		return nil, 0, err
 	}

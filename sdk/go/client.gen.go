@@ -2089,10 +2089,16 @@ type ItemDoorOutcome string
 
 // Meta defines model for Meta.
 type Meta struct {
+	// CurrentPage The page number; after a cursor, the page of the walk it continues.
 	CurrentPage int64 `json:"current_page"`
 	LastPage    int64 `json:"last_page"`
-	PerPage     int64 `json:"per_page"`
-	Total       int64 `json:"total"`
+
+	// NextCursor Where the next page starts: send it as cursor, with the same filters. Absent at the end of the list.
+	NextCursor *string `json:"next_cursor,omitempty"`
+	PerPage    int64   `json:"per_page"`
+
+	// Total Items in the whole list now (also after a cursor).
+	Total int64 `json:"total"`
 }
 
 // Money defines model for Money.
@@ -2807,20 +2813,26 @@ type CreateCheckInBatchParams struct {
 
 // ListCitiesParams defines parameters for ListCities.
 type ListCitiesParams struct {
-	// Page 1-based page number.
+	// Page 1-based page number. Not with cursor.
 	Page *int64 `form:"page,omitempty" json:"page,omitempty"`
 
 	// PerPage Items per page.
 	PerPage *int64 `form:"per_page,omitempty" json:"per_page,omitempty"`
+
+	// Cursor meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
-	// Page 1-based page number.
+	// Page 1-based page number. Not with cursor.
 	Page *int64 `form:"page,omitempty" json:"page,omitempty"`
 
 	// PerPage Items per page.
 	PerPage *int64 `form:"per_page,omitempty" json:"per_page,omitempty"`
+
+	// Cursor meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// FilterStatus Event status; draft and archived list the company's own events of that status.
 	FilterStatus  *ListEventsParamsFilterStatus `form:"filter.status,omitempty" json:"filter.status,omitempty"`
@@ -2854,11 +2866,14 @@ type GetEventAvailabilityParams struct {
 
 // ListCheckInConflictsParams defines parameters for ListCheckInConflicts.
 type ListCheckInConflictsParams struct {
-	// Page 1-based page number.
+	// Page 1-based page number. Not with cursor.
 	Page *int64 `form:"page,omitempty" json:"page,omitempty"`
 
 	// PerPage Items per page.
 	PerPage *int64 `form:"per_page,omitempty" json:"per_page,omitempty"`
+
+	// Cursor meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // GetCheckInListParams defines parameters for GetCheckInList.
@@ -2878,11 +2893,14 @@ type GetEventSchemeParams struct {
 
 // ListOrdersParams defines parameters for ListOrders.
 type ListOrdersParams struct {
-	// Page 1-based page number.
+	// Page 1-based page number. Not with cursor.
 	Page *int64 `form:"page,omitempty" json:"page,omitempty"`
 
 	// PerPage Items per page.
-	PerPage       *int64                        `form:"per_page,omitempty" json:"per_page,omitempty"`
+	PerPage *int64 `form:"per_page,omitempty" json:"per_page,omitempty"`
+
+	// Cursor meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it.
+	Cursor        *string                       `form:"cursor,omitempty" json:"cursor,omitempty"`
 	FilterStatus  *ListOrdersParamsFilterStatus `form:"filter.status,omitempty" json:"filter.status,omitempty"`
 	FilterEventId *int64                        `form:"filter.event_id,omitempty" json:"filter.event_id,omitempty"`
 
@@ -2934,30 +2952,39 @@ type CreateReservationParams struct {
 
 // ListSessionsParams defines parameters for ListSessions.
 type ListSessionsParams struct {
-	// Page 1-based page number.
+	// Page 1-based page number. Not with cursor.
 	Page *int64 `form:"page,omitempty" json:"page,omitempty"`
 
 	// PerPage Items per page.
-	PerPage       *int64 `form:"per_page,omitempty" json:"per_page,omitempty"`
-	FilterEventId *int64 `form:"filter.event_id,omitempty" json:"filter.event_id,omitempty"`
+	PerPage *int64 `form:"per_page,omitempty" json:"per_page,omitempty"`
+
+	// Cursor meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it.
+	Cursor        *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+	FilterEventId *int64  `form:"filter.event_id,omitempty" json:"filter.event_id,omitempty"`
 }
 
 // ListVenuesParams defines parameters for ListVenues.
 type ListVenuesParams struct {
-	// Page 1-based page number.
+	// Page 1-based page number. Not with cursor.
 	Page *int64 `form:"page,omitempty" json:"page,omitempty"`
 
 	// PerPage Items per page.
 	PerPage *int64 `form:"per_page,omitempty" json:"per_page,omitempty"`
+
+	// Cursor meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListWebhookEndpointsParams defines parameters for ListWebhookEndpoints.
 type ListWebhookEndpointsParams struct {
-	// Page 1-based page number.
+	// Page 1-based page number. Not with cursor.
 	Page *int64 `form:"page,omitempty" json:"page,omitempty"`
 
 	// PerPage Items per page.
 	PerPage *int64 `form:"per_page,omitempty" json:"per_page,omitempty"`
+
+	// Cursor meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // CreateWebhookEndpointParams defines parameters for CreateWebhookEndpoint.
@@ -2968,11 +2995,14 @@ type CreateWebhookEndpointParams struct {
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
-	// Page 1-based page number.
+	// Page 1-based page number. Not with cursor.
 	Page *int64 `form:"page,omitempty" json:"page,omitempty"`
 
 	// PerPage Items per page.
-	PerPage      *int64                                   `form:"per_page,omitempty" json:"per_page,omitempty"`
+	PerPage *int64 `form:"per_page,omitempty" json:"per_page,omitempty"`
+
+	// Cursor meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it.
+	Cursor       *string                                  `form:"cursor,omitempty" json:"cursor,omitempty"`
 	FilterStatus *ListWebhookDeliveriesParamsFilterStatus `form:"filter.status,omitempty" json:"filter.status,omitempty"`
 }
 
@@ -5826,6 +5856,18 @@ func NewListCitiesRequest(server string, params *ListCitiesParams) (*http.Reques
 
 		}
 
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -5883,6 +5925,18 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 		if params.PerPage != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6200,6 +6254,18 @@ func NewListCheckInConflictsRequest(server string, id int64, params *ListCheckIn
 
 		}
 
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -6416,6 +6482,18 @@ func NewListOrdersRequest(server string, params *ListOrdersParams) (*http.Reques
 		if params.PerPage != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7072,6 +7150,18 @@ func NewListSessionsRequest(server string, params *ListSessionsParams) (*http.Re
 
 		}
 
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.FilterEventId != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "filter.event_id", *params.FilterEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
@@ -7150,6 +7240,18 @@ func NewListVenuesRequest(server string, params *ListVenuesParams) (*http.Reques
 
 		}
 
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -7207,6 +7309,18 @@ func NewListWebhookEndpointsRequest(server string, params *ListWebhookEndpointsP
 		if params.PerPage != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7448,6 +7562,18 @@ func NewListWebhookDeliveriesRequest(server string, id int64, params *ListWebhoo
 		if params.PerPage != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "per_page", *params.PerPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -10852,6 +10978,7 @@ func (r CreateCheckInBatchResponse) ContentType() string {
 // ListCitiesResponse200Headers the declared response headers of an HTTP 200 response for ListCities
 type ListCitiesResponse200Headers struct {
 	CacheControl    *string
+	Link            *string
 	RateLimit       *string
 	RateLimitPolicy *string
 	XRequestId      *string
@@ -11017,6 +11144,7 @@ func (r ListCitiesResponse) ContentType() string {
 // ListEventsResponse200Headers the declared response headers of an HTTP 200 response for ListEvents
 type ListEventsResponse200Headers struct {
 	CacheControl    *string
+	Link            *string
 	RateLimit       *string
 	RateLimitPolicy *string
 	XRequestId      *string
@@ -11914,6 +12042,7 @@ func (r ListEventCategoriesResponse) ContentType() string {
 // ListCheckInConflictsResponse200Headers the declared response headers of an HTTP 200 response for ListCheckInConflicts
 type ListCheckInConflictsResponse200Headers struct {
 	CacheControl    *string
+	Link            *string
 	RateLimit       *string
 	RateLimitPolicy *string
 	XRequestId      *string
@@ -12659,6 +12788,7 @@ func (r GetEventSchemeResponse) ContentType() string {
 // ListOrdersResponse200Headers the declared response headers of an HTTP 200 response for ListOrders
 type ListOrdersResponse200Headers struct {
 	CacheControl    *string
+	Link            *string
 	RateLimit       *string
 	RateLimitPolicy *string
 	XRequestId      *string
@@ -15484,6 +15614,7 @@ func (r ReplaceReservationSeatsResponse) ContentType() string {
 // ListSessionsResponse200Headers the declared response headers of an HTTP 200 response for ListSessions
 type ListSessionsResponse200Headers struct {
 	CacheControl    *string
+	Link            *string
 	RateLimit       *string
 	RateLimitPolicy *string
 	XRequestId      *string
@@ -15665,6 +15796,7 @@ func (r ListSessionsResponse) ContentType() string {
 // ListVenuesResponse200Headers the declared response headers of an HTTP 200 response for ListVenues
 type ListVenuesResponse200Headers struct {
 	CacheControl    *string
+	Link            *string
 	RateLimit       *string
 	RateLimitPolicy *string
 	XRequestId      *string
@@ -15830,6 +15962,7 @@ func (r ListVenuesResponse) ContentType() string {
 // ListWebhookEndpointsResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookEndpoints
 type ListWebhookEndpointsResponse200Headers struct {
 	CacheControl    *string
+	Link            *string
 	RateLimit       *string
 	RateLimitPolicy *string
 	XRequestId      *string
@@ -16818,6 +16951,7 @@ func (r UpdateWebhookEndpointResponse) ContentType() string {
 // ListWebhookDeliveriesResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookDeliveries
 type ListWebhookDeliveriesResponse200Headers struct {
 	CacheControl    *string
+	Link            *string
 	RateLimit       *string
 	RateLimitPolicy *string
 	XRequestId      *string
@@ -22950,6 +23084,13 @@ func ParseListCitiesResponse(rsp *http.Response) (*ListCitiesResponse, error) {
 			}
 			headers.CacheControl = &value
 		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -23240,6 +23381,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
@@ -24847,6 +24995,13 @@ func ParseListCheckInConflictsResponse(rsp *http.Response) (*ListCheckInConflict
 			}
 			headers.CacheControl = &value
 		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -26202,6 +26357,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
@@ -31594,6 +31756,13 @@ func ParseListSessionsResponse(rsp *http.Response) (*ListSessionsResponse, error
 			}
 			headers.CacheControl = &value
 		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -31909,6 +32078,13 @@ func ParseListVenuesResponse(rsp *http.Response) (*ListVenuesResponse, error) {
 			}
 			headers.CacheControl = &value
 		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32199,6 +32375,13 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 				return nil, err
 			}
 			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
@@ -34037,6 +34220,13 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 				return nil, err
 			}
 			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string

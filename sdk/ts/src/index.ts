@@ -53,8 +53,39 @@ export interface TicketsClientOptions {
   maxRetryDelayMs?: number;
 }
 
-/** The client: openapi-fetch's GET/POST/PUT/PATCH/DELETE on the API's paths, plus waitForOrder. */
+/** The GET operation of a path, if it has one. */
+type GetOf<P extends keyof paths> = paths[P] extends { get: infer G } ? G : never;
+
+/** The paths whose GET answers a page of a list: they take a `cursor`. */
+export type ListPath = {
+  [P in keyof paths]: GetOf<P> extends { parameters: { query?: { cursor?: string } } } ? P : never;
+}[keyof paths];
+
+/** What paginate takes: the list's parameters (path, query filters, per_page) as GET takes them. */
+export type ListInit<P extends ListPath> = {
+  params?: GetOf<P> extends { parameters: infer R } ? Omit<R, "query"> & { query?: Omit<NonNullable<R extends { query?: infer Q } ? Q : never>, "cursor"> } : never;
+  signal?: AbortSignal;
+};
+
+/** An item of a list: `ListItem<"/v1/orders">` is an order. */
+export type ListItem<P extends ListPath> = GetOf<P> extends {
+  responses: { 200: { content: { "application/json": { data: (infer T)[] } } } };
+}
+  ? T
+  : never;
+
+/** The client: openapi-fetch's GET/POST/PUT/PATCH/DELETE on the API's paths, plus waitForOrder and paginate. */
 export interface TicketsClient extends Client<TicketsPaths> {
+  /**
+   * Walks a list to its end by cursor, yielding each item once: the first
+   * page with the filters given, then each page after the previous one's
+   * last item (`meta.next_cursor`), so orders arriving meanwhile neither
+   * repeat nor hide others. A refusal throws ProblemError; breaking out of
+   * the loop reads no further page.
+   *
+   *     for await (const order of tickets.paginate("/v1/orders", { params: { query: { "filter.status": "paid" } } })) { … }
+   */
+  paginate<P extends ListPath>(path: P, init?: ListInit<P>): AsyncGenerator<ListItem<P>, void, undefined>;
   /**
    * Polls `GET /v1/orders/{id}` until the order leaves `pending_payment`
    * (paid, cancelled, refunded, …) and returns it; throws when it has not
@@ -102,7 +133,24 @@ export function createTicketsClient(options: TicketsClientOptions): TicketsClien
       await sleep(wait.intervalMs ?? 500, wait.signal);
     }
   };
-  return Object.assign(client, { waitForOrder });
+  async function* paginate<P extends ListPath>(path: P, init: ListInit<P> = {}): AsyncGenerator<ListItem<P>, void, undefined> {
+    const params = (init.params ?? {}) as { query?: Record<string, unknown> };
+    let cursor: string | undefined;
+    for (;;) {
+      // The first page as asked (a page number too); later ones by cursor alone.
+      const query = cursor === undefined ? params.query : { ...params.query, page: undefined, cursor };
+      const get = client.GET as (path: string, init: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+      const body = (await ok(get(path, { params: { ...params, query }, signal: init.signal }))) as {
+        data: ListItem<P>[];
+        meta?: { next_cursor?: string };
+      };
+      yield* body.data;
+      const next = body.meta?.next_cursor;
+      if (!next || body.data.length === 0 || next === cursor) return;
+      cursor = next;
+    }
+  }
+  return Object.assign(client, { waitForOrder, paginate });
 }
 
 /** The bearer key on every request, and an Idempotency-Key on unsafe ones. */

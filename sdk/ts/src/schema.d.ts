@@ -1886,13 +1886,21 @@ export interface components {
             scanned_at: string;
         };
         Meta: {
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description The page number; after a cursor, the page of the walk it continues.
+             */
             current_page: number;
             /** Format: int64 */
             last_page: number;
+            /** @description Where the next page starts: send it as cursor, with the same filters. Absent at the end of the list. */
+            next_cursor?: string;
             /** Format: int64 */
             per_page: number;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Items in the whole list now (also after a cursor).
+             */
             total: number;
         };
         Money: {
@@ -4702,10 +4710,12 @@ export interface operations {
     "list-cities": {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /** @description 1-based page number. Not with cursor. */
                 page?: number;
                 /** @description Items per page. */
                 per_page?: number;
+                /** @description meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it. */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -4717,6 +4727,8 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control"?: string;
+                    /** @description rel="next": the next page, by cursor; absent at the end. */
+                    Link?: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -4843,10 +4855,12 @@ export interface operations {
     "list-events": {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /** @description 1-based page number. Not with cursor. */
                 page?: number;
                 /** @description Items per page. */
                 per_page?: number;
+                /** @description meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it. */
+                cursor?: string;
                 /** @description Event status; draft and archived list the company's own events of that status. */
                 "filter.status"?: "published" | "draft" | "archived";
                 "filter.city_id"?: number;
@@ -4870,6 +4884,8 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control"?: string;
+                    /** @description rel="next": the next page, by cursor; absent at the end. */
+                    Link?: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -5628,10 +5644,12 @@ export interface operations {
     "list-check-in-conflicts": {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /** @description 1-based page number. Not with cursor. */
                 page?: number;
                 /** @description Items per page. */
                 per_page?: number;
+                /** @description meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it. */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -5646,6 +5664,8 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control"?: string;
+                    /** @description rel="next": the next page, by cursor; absent at the end. */
+                    Link?: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -6289,10 +6309,12 @@ export interface operations {
     "list-orders": {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /** @description 1-based page number. Not with cursor. */
                 page?: number;
                 /** @description Items per page. */
                 per_page?: number;
+                /** @description meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it. */
+                cursor?: string;
                 "filter.status"?: "pending_payment" | "paid" | "cancelled" | "partially_refunded" | "refunded";
                 "filter.event_id"?: number;
                 /** @description Orders created at or after: a date (YYYY-MM-DD, UTC) or an ISO 8601 timestamp. */
@@ -6310,6 +6332,8 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control"?: string;
+                    /** @description rel="next": the next page, by cursor; absent at the end. */
+                    Link?: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -8843,10 +8867,12 @@ export interface operations {
     "list-sessions": {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /** @description 1-based page number. Not with cursor. */
                 page?: number;
                 /** @description Items per page. */
                 per_page?: number;
+                /** @description meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it. */
+                cursor?: string;
                 "filter.event_id"?: number;
             };
             header?: never;
@@ -8859,6 +8885,8 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control"?: string;
+                    /** @description rel="next": the next page, by cursor; absent at the end. */
+                    Link?: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -9000,10 +9028,12 @@ export interface operations {
     "list-venues": {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /** @description 1-based page number. Not with cursor. */
                 page?: number;
                 /** @description Items per page. */
                 per_page?: number;
+                /** @description meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it. */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -9015,6 +9045,8 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control"?: string;
+                    /** @description rel="next": the next page, by cursor; absent at the end. */
+                    Link?: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -9141,10 +9173,12 @@ export interface operations {
     "list-webhook-endpoints": {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /** @description 1-based page number. Not with cursor. */
                 page?: number;
                 /** @description Items per page. */
                 per_page?: number;
+                /** @description meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it. */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -9156,6 +9190,8 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control"?: string;
+                    /** @description rel="next": the next page, by cursor; absent at the end. */
+                    Link?: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */
@@ -10018,10 +10054,12 @@ export interface operations {
     "list-webhook-deliveries": {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /** @description 1-based page number. Not with cursor. */
                 page?: number;
                 /** @description Items per page. */
                 per_page?: number;
+                /** @description meta.next_cursor of the previous page, as given: the page after its last item, however many items were added or removed meanwhile. Send the same filters with it. */
+                cursor?: string;
                 "filter.status"?: "pending" | "delivered" | "failed";
             };
             header?: never;
@@ -10037,6 +10075,8 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control"?: string;
+                    /** @description rel="next": the next page, by cursor; absent at the end. */
+                    Link?: string;
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
                     /** @description The key's limit: "default";q=BURST;w=SECONDS. */

@@ -144,3 +144,58 @@ test("waitForOrder polls until the order leaves pending_payment", async () => {
   assert.equal(seen.length, 3);
   assert.ok(seen.every((s) => s.method === "GET" && s.url === "/v1/orders/9"));
 });
+
+test("paginate follows next_cursor to the end, keeping the filters, page number only on the first request", async () => {
+  seen = [];
+  const ids = Array.from({ length: 12 }, (_, i) => 100 - i);
+  answer = (s, _, res) => {
+    const q = new URL(s.url, baseUrl).searchParams;
+    const start = q.has("cursor") ? Number(q.get("cursor")!.slice(1)) : 0;
+    const per = Number(q.get("per_page"));
+    const end = Math.min(start + per, ids.length);
+    const meta = { current_page: 1, per_page: per, total: ids.length, last_page: 3, ...(end < ids.length ? { next_cursor: `c${end}` } : {}) };
+    reply(res, 200, { data: ids.slice(start, end).map((id) => ({ id, status: "paid" })), meta, request_id: "r" });
+  };
+  const tickets = createTicketsClient({ baseUrl, apiKey: key });
+  const got: number[] = [];
+  for await (const order of tickets.paginate("/v1/orders", { params: { query: { per_page: 5, page: 1, "filter.status": "paid" } } })) {
+    got.push(order.id);
+  }
+  assert.deepEqual(got, ids);
+  const queries = seen.map((s) => new URL(s.url, baseUrl).searchParams);
+  assert.equal(queries.length, 3);
+  assert.equal(queries[0]!.get("page"), "1");
+  assert.equal(queries[0]!.has("cursor"), false);
+  assert.deepEqual(queries.slice(1).map((q) => [q.get("cursor"), q.has("page"), q.get("filter.status"), q.get("per_page")]), [
+    ["c5", false, "paid", "5"],
+    ["c10", false, "paid", "5"],
+  ]);
+
+  // Breaking out reads no further page.
+  seen = [];
+  for await (const order of tickets.paginate("/v1/orders", { params: { query: { per_page: 5 } } })) {
+    if (order.id === 99) break;
+  }
+  assert.equal(seen.length, 1);
+});
+
+test("paginate throws the refusal of a page as a ProblemError", async () => {
+  seen = [];
+  answer = (s, _, res) =>
+    s.url.includes("cursor=")
+      ? reply(res, 422, problem(422, "validation_error", { errors: [{ location: "query.cursor", message: "bad" }] }))
+      : reply(res, 200, { data: [{ id: 1 }], meta: { current_page: 1, per_page: 1, total: 2, last_page: 2, next_cursor: "x" }, request_id: "r" });
+  const tickets = createTicketsClient({ baseUrl, apiKey: key });
+  const got: number[] = [];
+  const err = await (async () => {
+    for await (const d of tickets.paginate("/v1/webhook-endpoints/{id}/deliveries", { params: { path: { id: 3 }, query: { per_page: 1 } } })) {
+      got.push(d.attempts);
+    }
+  })().then(
+    () => assert.fail("no error"),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof ProblemError);
+  assert.equal(err.problem.code, "validation_error");
+  assert.equal(seen[0]!.url, "/v1/webhook-endpoints/3/deliveries?per_page=1");
+});
