@@ -143,7 +143,12 @@ func (s *Server) registerOrders(api huma.API) {
 
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-orders", Method: http.MethodGet, Path: "/orders", Tags: tags,
-		Summary: "List orders, newest first", Errors: []int{http.StatusUnprocessableEntity},
+		Summary: "List orders, newest first",
+		Description: "Filters combine. The lookups `filter.reference`, `filter.payment_id`, `filter.email` and " +
+			"`filter.metadata` find your orders by your own records: a reference is not unique, so a lookup may " +
+			"find several (an expired order and the one that replaced it). Only the key's company and environment " +
+			"are searched.",
+		Errors: []int{http.StatusUnprocessableEntity},
 	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *listOrdersInput) (*listOutput[*orders.Order], error) {
 		items, total, err := s.deps.Orders.ListOrders(ctx, request.Caller(ctx), store.OrderFilter{Status: in.Status, EventID: in.EventID,
 			CreatedFrom: in.from, CreatedTo: in.to, Page: in.Page, PerPage: in.PerPage,
