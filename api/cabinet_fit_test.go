@@ -353,8 +353,10 @@ func TestCabinetPagesFit(t *testing.T) {
 			res.Decode(t, &r)
 		}
 		var ob orderBody
-		res := f.Do(t, http.MethodPost, "/v1/orders", prod, fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "customer": %s, "payment": "external"}`,
-			event, r.Data.ID, buyer), idemKey(t))
+		// The longest reference and metadata, tokens without a space.
+		res := f.Do(t, http.MethodPost, "/v1/orders", prod, fmt.Sprintf(`{"event_id": %d, "reservation_id": %q, "customer": %s, "payment": "external",
+			"reference": %q, "metadata": {%q: %q, "cart": "c-1"}}`,
+			event, r.Data.ID, buyer, strings.Repeat("Щ", 60)+fmt.Sprintf("-%03d", i), strings.Repeat("k", 40), strings.Repeat("Ж", 500)), idemKey(t))
 		if res.Status != http.StatusCreated {
 			t.Fatalf("order: %d %s", res.Status, res.Body)
 		}

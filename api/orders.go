@@ -4,12 +4,14 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/ticketsales/ticketsales/api/request"
 	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/orders"
 	"github.com/ticketsales/ticketsales/internal/states"
 	"github.com/ticketsales/ticketsales/store"
@@ -24,7 +26,23 @@ type createOrderInput struct {
 		ScheduleSlotID int64                `json:"schedule_slot_id,omitempty" minimum:"1" doc:"For scheduled events: the id of a /v1/sessions item."`
 		Customer       orders.Customer      `json:"customer"`
 		Payment        states.PaymentMethod `json:"payment"`
+		Reference      string               `json:"reference,omitempty" minLength:"1" maxLength:"64" doc:"Your own id of the order (1 to 64 characters, one line), echoed on the order and its webhooks; look orders up by it with filter.reference. Not unique: an order of a cart ordered again (after the first expired) may carry it too."`
+		Metadata       orderMetadata        `json:"metadata,omitempty" doc:"Your key-value pairs, echoed on the order and its webhooks: at most 20 keys, each 1 to 40 characters of A-Z, a-z, 0-9, _, . and -; values strings of at most 500 characters, one line. Look orders up by one pair with filter.metadata."`
 	}
+}
+
+// orderMetadata is an order's metadata in a request: its schema states
+// the bounds the schema can (orders.CheckMetadata checks them all).
+type orderMetadata map[string]string
+
+// TransformSchema bounds the count of keys and each value's length.
+func (orderMetadata) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	s.MaxProperties = ptr(orders.MaxMetadataKeys)
+	if v, ok := s.AdditionalProperties.(*huma.Schema); ok {
+		v.MaxLength = ptr(orders.MaxMetadataValue)
+		v.PrecomputeMessages()
+	}
+	return s
 }
 
 // OrderPath is the {id} of an order.
@@ -47,8 +65,13 @@ type listOrdersInput struct {
 	EventID     int64              `query:"filter.event_id" minimum:"1"`
 	CreatedFrom string             `query:"filter.created_from" doc:"Orders created at or after: a date (YYYY-MM-DD, UTC) or an ISO 8601 timestamp."`
 	CreatedTo   string             `query:"filter.created_to" doc:"Orders created before the end of this date (YYYY-MM-DD, UTC) or before this timestamp."`
+	Reference   string             `query:"filter.reference" maxLength:"64" doc:"Orders with this reference, exactly. Several may carry one."`
+	PaymentID   string             `query:"filter.payment_id" maxLength:"200" doc:"Orders whose payment_id is this, exactly: the external_payment_id of an applied confirm, or the gateway's payment id."`
+	Email       string             `query:"filter.email" maxLength:"254" doc:"Orders of the buyer with this e-mail address (case aside)."`
+	Metadata    string             `query:"filter.metadata" maxLength:"541" doc:"Orders whose metadata has this pair, given as key:value (split at the first colon), exactly."`
 
-	from, to time.Time
+	from, to           time.Time
+	metaKey, metaValue string
 }
 
 // Resolve parses the creation bounds, reporting both bad ones at once.
@@ -61,7 +84,28 @@ func (in *listOrdersInput) Resolve(ctx huma.Context) []error {
 	if in.to, err = parseDateOrTime("query.filter.created_to", in.CreatedTo, true); err != nil {
 		errs = append(errs, err)
 	}
+	if in.Metadata != "" {
+		var colon bool
+		in.metaKey, in.metaValue, colon = strings.Cut(in.Metadata, ":")
+		errs = append(errs, metadataPairErrors(in.Metadata, colon, in.metaKey, in.metaValue)...)
+	}
 	return errs
+}
+
+// metadataPairErrors is what is wrong with filter.metadata, given (raw)
+// as key:value.
+func metadataPairErrors(raw string, colon bool, key, value string) []error {
+	verr := &errs.ValidationError{}
+	if !colon {
+		verr.Add("query.filter.metadata", "give key:value, e.g. cart_id:c-1042", nil)
+	} else {
+		orders.CheckMetadataPair("query.filter.metadata", key, value, verr)
+	}
+	var out []error
+	for _, f := range verr.Fields {
+		out = append(out, &huma.ErrorDetail{Location: f.Location, Message: f.Message, Value: raw})
+	}
+	return out
 }
 
 // confirmOutput is 200 with the paid order, or 202 with the order still
@@ -89,7 +133,8 @@ func (s *Server) registerOrders(api huma.API) {
 	}, apikey.ScopeOrdersWrite)), func(ctx context.Context, in *createOrderInput) (*orderOutput, error) {
 		b := in.Body
 		o, err := s.deps.Orders.CreateOrder(ctx, request.Caller(ctx), orders.CreateOrderInput{EventID: b.EventID,
-			ReservationID: b.ReservationID, Items: b.Items, ScheduleSlotID: b.ScheduleSlotID, Customer: b.Customer, Payment: b.Payment, Simulate: in.Simulate})
+			ReservationID: b.ReservationID, Items: b.Items, ScheduleSlotID: b.ScheduleSlotID, Customer: b.Customer, Payment: b.Payment, Simulate: in.Simulate,
+			Reference: b.Reference, Metadata: b.Metadata})
 		if err != nil {
 			return nil, err
 		}
@@ -98,10 +143,16 @@ func (s *Server) registerOrders(api huma.API) {
 
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "list-orders", Method: http.MethodGet, Path: "/orders", Tags: tags,
-		Summary: "List orders, newest first", Errors: []int{http.StatusUnprocessableEntity},
+		Summary: "List orders, newest first",
+		Description: "Filters combine. The lookups `filter.reference`, `filter.payment_id`, `filter.email` and " +
+			"`filter.metadata` find your orders by your own records: a reference is not unique, so a lookup may " +
+			"find several (an expired order and the one that replaced it). Only the key's company and environment " +
+			"are searched.",
+		Errors: []int{http.StatusUnprocessableEntity},
 	}, apikey.ScopeOrdersRead), func(ctx context.Context, in *listOrdersInput) (*listOutput[*orders.Order], error) {
 		items, total, err := s.deps.Orders.ListOrders(ctx, request.Caller(ctx), store.OrderFilter{Status: in.Status, EventID: in.EventID,
-			CreatedFrom: in.from, CreatedTo: in.to, Page: in.Page, PerPage: in.PerPage, After: in.after})
+			CreatedFrom: in.from, CreatedTo: in.to, Page: in.Page, PerPage: in.PerPage, After: in.after,
+			Reference: in.Reference, PaymentID: in.PaymentID, Email: in.Email, MetadataKey: in.metaKey, MetadataValue: in.metaValue})
 		return replyPage(ctx, items, in.PageParams, total, err, orderSeek)
 	})
 

@@ -17,13 +17,14 @@ import (
 
 // OrderSearch is what the cabinet's one search box looks for; every field
 // set is one kind of match, and an order matching any of them is found.
-// Each is an index lookup within the company (migration
-// 20261128000027_cabinet_orders_search).
+// Each is an index lookup within the company (migrations
+// 20261128000027_cabinet_orders_search, 20261207000047_order_reference).
 type OrderSearch struct {
 	OrderID      int64  // the order's id
 	Barcode      string // a ticket's barcode (13 digits)
 	TicketNumber string // a ticket's number, T-000123-01
 	PaymentID    string // the payment's id: external, or the gateway's
+	Reference    string // the partner's reference of the order, exactly
 	EmailPrefix  string // lower case; the buyer's e-mail starts with it
 	NamePrefix   string // lower case; "first last" or "last first" starts with it
 }
@@ -32,10 +33,12 @@ type OrderSearch struct {
 func (s OrderSearch) Empty() bool { return s == OrderSearch{} }
 
 // Exact is the search's exact keys alone (an order id, a barcode, a
-// ticket's number, a payment id), without the prefixes of names and
-// e-mails: what names one order, which the cabinet opens directly.
+// ticket's number, a payment id, a reference), without the prefixes of
+// names and e-mails: what names one order, which the cabinet opens
+// directly (a reference may name several: the list shows them).
 func (s OrderSearch) Exact() OrderSearch {
-	return OrderSearch{OrderID: s.OrderID, Barcode: s.Barcode, TicketNumber: s.TicketNumber, PaymentID: s.PaymentID}
+	return OrderSearch{OrderID: s.OrderID, Barcode: s.Barcode, TicketNumber: s.TicketNumber, PaymentID: s.PaymentID,
+		Reference: s.Reference}
 }
 
 // paymentIDCases are the spellings of a payment id the search looks up:
@@ -67,10 +70,15 @@ var (
 // ParseOrderSearch decides what a search text can be: digits are an order
 // id, a barcode (13 digits) or a payment id; T-…-… a ticket's number; text
 // with @ an e-mail (its beginning, so a whole address matches exactly);
-// other text a name's or an e-mail's beginning, or a payment id.
+// other text a name's or an e-mail's beginning, or a payment id. Any text
+// is also a partner's reference, as typed (the partner's own ids look like
+// anything).
 func ParseOrderSearch(q string) OrderSearch {
 	q = strings.Join(strings.Fields(q), " ")
 	var s OrderSearch
+	if len([]rune(q)) >= MinSearch {
+		s.Reference = q
+	}
 	switch {
 	case len([]rune(q)) < MinSearch:
 		return s
@@ -210,6 +218,9 @@ func (f CabinetOrderFilter) where(cursor bool) (string, []any) {
 		}
 		if s.PaymentID != "" {
 			or, args = append(or, "o.payment_id = ANY (?)"), append(args, pgdialect.Array(paymentIDCases(s.PaymentID)))
+		}
+		if s.Reference != "" {
+			or, args = append(or, "o.reference = ?"), append(args, s.Reference)
 		}
 		// The expressions are the indexes': LIKE with a constant prefix is a
 		// range scan of them.

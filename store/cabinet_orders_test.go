@@ -17,12 +17,13 @@ func TestParseOrderSearch(t *testing.T) {
 	for q, want := range map[string]store.OrderSearch{
 		"":                  {},
 		" x ":               {},
-		"12345":             {OrderID: 12345, PaymentID: "12345"},
-		"4006381333931":     {OrderID: 4006381333931, Barcode: "4006381333931", PaymentID: "4006381333931"},
-		"t-000123-01":       {TicketNumber: "T-000123-01"},
-		"Anna@Example.test": {EmailPrefix: "anna@example.test", PaymentID: "Anna@Example.test"},
-		"Anna  Pavlova":     {NamePrefix: "anna pavlova", PaymentID: "Anna Pavlova"},
-		"pay_9f":            {NamePrefix: "pay_9f", EmailPrefix: "pay_9f", PaymentID: "pay_9f"},
+		"12345":             {OrderID: 12345, PaymentID: "12345", Reference: "12345"},
+		"4006381333931":     {OrderID: 4006381333931, Barcode: "4006381333931", PaymentID: "4006381333931", Reference: "4006381333931"},
+		"t-000123-01":       {TicketNumber: "T-000123-01", Reference: "t-000123-01"},
+		"Anna@Example.test": {EmailPrefix: "anna@example.test", PaymentID: "Anna@Example.test", Reference: "Anna@Example.test"},
+		"Anna  Pavlova":     {NamePrefix: "anna pavlova", PaymentID: "Anna Pavlova", Reference: "Anna Pavlova"},
+		"pay_9f":            {NamePrefix: "pay_9f", EmailPrefix: "pay_9f", PaymentID: "pay_9f", Reference: "pay_9f"},
+		"Заказ №42":         {NamePrefix: "заказ №42", PaymentID: "Заказ №42", Reference: "Заказ №42"},
 	} {
 		if got := store.ParseOrderSearch(q); got != want {
 			t.Errorf("ParseOrderSearch(%q) = %+v, want %+v", q, got, want)
@@ -62,6 +63,7 @@ func TestCabinetOrderSearchPlans(t *testing.T) {
 		{"name", store.CabinetOrderFilter{Search: store.ParseOrderSearch("first777 last")},
 			[]string{"orders_company_name", "orders_company_name_last"}},
 		{"sandbox list", store.CabinetOrderFilter{IsTest: true}, []string{"orders_sandbox_created"}},
+		{"reference", store.CabinetOrderFilter{Search: store.ParseOrderSearch("Заказ 777/Б")}, []string{"orders_company_reference"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mu.Lock()
@@ -103,7 +105,9 @@ func TestCabinetOrderSearchPlans(t *testing.T) {
 
 // seedOrders is a company with the demo catalog and n orders of one
 // ticket each, a minute apart, every 50th a sandbox one, each with its
-// own buyer ("First<g> Last<g>", buyer<g>@x.test) and payment id (ext-<g>).
+// own buyer ("First<g> Last<g>", buyer<g>@x.test) and payment id (ext-<g>);
+// every 3rd has a partner's reference ("Заказ <g>/Б") and metadata
+// ({"cart": "c-<g>", "source": "web"}).
 func seedOrders(t testing.TB, n int) (*testenv.Stack, int64) {
 	t.Helper()
 	ctx := context.Background()
@@ -114,10 +118,12 @@ func seedOrders(t testing.TB, n int) (*testenv.Stack, int64) {
 	_, prod := s.Key(t, company, "production")
 	for _, q := range []string{
 		`INSERT INTO orders (company_id, api_key_id, is_test, event_id, status, payment, payment_id, currency, total, service_fee, amount,
-			customer_email, customer_first_name, customer_last_name, customer_phone, access_token_hash, expires_at, created_at, paid_at, channel)
+			customer_email, customer_first_name, customer_last_name, customer_phone, access_token_hash, expires_at, created_at, paid_at, channel,
+			reference, metadata)
 		SELECT ?0, ?1, g % 50 = 0, e.id, CASE WHEN g % 100 = 1 THEN 'refunded' ELSE 'paid' END, 'external', 'ext-' || g, 'RUB', 300000, 30000, 330000,
 			'buyer' || g || '@x.test', 'First' || g, 'Last' || g, '', '\x01', now(), now() - g * interval '1 minute',
-			now() - g * interval '1 minute' + interval '30 seconds', 'api'
+			now() - g * interval '1 minute' + interval '30 seconds', 'api', CASE WHEN g % 3 = 0 THEN 'Заказ ' || g || '/Б' END,
+			CASE WHEN g % 3 = 0 THEN jsonb_build_object('cart', 'c-' || g, 'source', 'web') ELSE '{}' END
 		FROM generate_series(1, ?2) g JOIN events e ON e.company_id = ?0 AND e.ref = 'swan-lake'`,
 		`INSERT INTO order_items (order_id, position, category_id, price)
 		SELECT o.id, 0, c.id, 100000 FROM orders o JOIN ticket_categories c ON c.event_id = o.event_id AND c.ref = 'stalls'`,

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,11 +41,16 @@ type Order struct {
 	CustomerFirstName string               `bun:"customer_first_name"`
 	CustomerLastName  string               `bun:"customer_last_name"`
 	CustomerPhone     string               `bun:"customer_phone"`
-	AccessTokenHash   []byte               `bun:"access_token_hash"`
-	AccessTokenSealed []byte               `bun:"access_token_sealed"`
-	CreatedAt         time.Time            `bun:"created_at,nullzero,default:now()"`
-	ExpiresAt         time.Time            `bun:"expires_at"`
-	PaidAt            *time.Time           `bun:"paid_at"`
+	// Reference and Metadata are the partner's, kept as sent (bounds:
+	// internal/orders). Metadata is {} when none; nil only in an event's
+	// snapshot from before it was stored.
+	Reference         *string           `bun:"reference"`
+	Metadata          map[string]string `bun:"metadata,type:jsonb,nullzero,default:'{}'"`
+	AccessTokenHash   []byte            `bun:"access_token_hash"`
+	AccessTokenSealed []byte            `bun:"access_token_sealed"`
+	CreatedAt         time.Time         `bun:"created_at,nullzero,default:now()"`
+	ExpiresAt         time.Time         `bun:"expires_at"`
+	PaidAt            *time.Time        `bun:"paid_at"`
 	// PaymentAcceptedAt: when the partner's external payment (PaymentID)
 	// was accepted by its confirm, in the payment window; the order is
 	// paid with it even if its workflow gets to it only later.
@@ -749,6 +755,15 @@ type OrderFilter struct {
 	Page        int
 	PerPage     int
 	After       *Seek // {created_at, id} of the last order seen
+	// The partner's lookups, each an exact match served by an index within
+	// the company (migration 20261207000047_order_reference): the order's
+	// reference, its payment id, the buyer's e-mail (case aside), and one
+	// metadata pair (MetadataKey "": none).
+	Reference     string
+	PaymentID     string
+	Email         string
+	MetadataKey   string
+	MetadataValue string
 }
 
 // ListOrders returns one page of orders, newest first, and the total.
@@ -766,6 +781,25 @@ func ListOrders(ctx context.Context, db bun.IDB, companyID int64, isTest bool, f
 	}
 	if !f.CreatedTo.IsZero() {
 		q.Where("created_at < ?", f.CreatedTo)
+	}
+	if f.Reference != "" {
+		q.Where("reference = ?", f.Reference)
+	}
+	if f.PaymentID != "" {
+		q.Where("payment_id = ?", f.PaymentID)
+	}
+	if f.Email != "" {
+		// The expression of the index orders_company_email.
+		q.Where("lower(customer_email) = lower(?)", f.Email)
+	}
+	if f.MetadataKey != "" {
+		pair, err := json.Marshal(map[string]string{f.MetadataKey: f.MetadataValue})
+		if err != nil {
+			return nil, 0, fmt.Errorf("list orders of company %d: %w", companyID, err)
+		}
+		// metadata <> '{}' is the GIN index's predicate, stated so the
+		// planner may use it.
+		q.Where("metadata @> ?::jsonb AND metadata <> '{}'::jsonb", string(pair))
 	}
 	total, err := scanPage(ctx, q, "created_at DESC, id DESC", Paging{f.Page, f.PerPage, f.After},
 		"(created_at, id) < (?, ?)", func(s *Seek) []any { return []any{s.Time, s.ID} })

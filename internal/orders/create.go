@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -56,6 +57,8 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 	checkItems(in.Items, verr)
 	verr.Text("body.reservation_id", in.ReservationID, 0, MaxReservationIDLength)
 	in.Customer.Check("body.customer", verr)
+	CheckReference("body.reference", in.Reference, verr)
+	CheckMetadata("body.metadata", in.Metadata, verr)
 	if err := verr.OrNil(); err != nil {
 		return nil, err
 	}
@@ -90,6 +93,13 @@ func (s *Service) CreateOrder(ctx context.Context, p *apikey.Principal, in Creat
 		CustomerLastName: in.Customer.LastName, CustomerPhone: in.Customer.Phone,
 		PaymentWindow:   s.Settings.PaymentWindow, // its deadline is set by Postgres's clock
 		AccessTokenHash: tokenHash, AccessTokenSealed: tokenSealed, Channel: cmp.Or(in.Channel, states.ChannelAPI),
+		Metadata: map[string]string{},
+	}
+	if in.Reference != "" {
+		o.Reference = &in.Reference
+	}
+	if len(in.Metadata) > 0 {
+		o.Metadata = in.Metadata
 	}
 	if in.Simulate == SimulatePaymentTimeout {
 		o.PaymentWindow = SimulatedPaymentWindow
@@ -176,13 +186,24 @@ func (s *Service) startSaga(ctx context.Context, o *store.Order, title string) e
 // attempt died before it.
 func (s *Service) resumeOrder(ctx context.Context, p *apikey.Principal, in CreateOrderInput) (*Order, error) {
 	o, err := store.GetOrderOfReservation(ctx, s.db, p.CompanyID, p.IsTest(), in.ReservationID)
-	if err != nil || o.EventID != in.EventID || o.Payment != in.Payment {
+	// Another reference or metadata is another request, as another event
+	// or payment is.
+	if err != nil || o.EventID != in.EventID || o.Payment != in.Payment ||
+		referenceOf(o) != in.Reference || !maps.Equal(o.Metadata, in.Metadata) {
 		return nil, &errs.StateError{Entity: "reservation", ID: in.ReservationID, Status: string(states.ReservationOrdered)}
 	}
 	if err := s.resumeSaga(ctx, o); err != nil {
 		return nil, err
 	}
 	return s.View(o), nil
+}
+
+// referenceOf is the order's reference, "" when none.
+func referenceOf(o *store.Order) string {
+	if o.Reference == nil {
+		return ""
+	}
+	return *o.Reference
 }
 
 // resumeSaga starts the saga of a pending order whose create committed but

@@ -102,6 +102,10 @@ type CreateOrderInput struct {
 	ScheduleSlotID int64
 	Customer       Customer
 	Payment        states.PaymentMethod
+	// Reference and Metadata are the partner's, kept as sent ("" and
+	// nil: none); see reference.go.
+	Reference string
+	Metadata  map[string]string
 	// Channel is the sales channel reported to the organizer: the API
 	// (the default) or the aggregator adapter.
 	Channel states.Channel
@@ -156,8 +160,10 @@ type Order struct {
 	ExpiresAt      time.Time            `json:"expires_at" doc:"End of the payment window."`
 	PaidAt         *time.Time           `json:"paid_at,omitempty"`
 	// PaymentAcceptedAt marks "payment accepted, tickets follow".
-	PaymentID         *string    `json:"payment_id,omitempty" doc:"The payment on record for the order: for payment=external the external_payment_id of the confirm that was applied (after a 409 naming another payment id, this is the one applied); for payment=gateway the gateway's payment id. Absent until there is one."`
-	PaymentAcceptedAt *time.Time `json:"payment_accepted_at,omitempty" doc:"payment=external: when the confirm's payment was accepted. On a pending_payment order it means the payment is on record and the order will be paid with it (its seats are kept, the payment window no longer applies): the tickets follow, read the order again."`
+	PaymentID         *string           `json:"payment_id,omitempty" doc:"The payment on record for the order: for payment=external the external_payment_id of the confirm that was applied (after a 409 naming another payment id, this is the one applied); for payment=gateway the gateway's payment id. Absent until there is one."`
+	PaymentAcceptedAt *time.Time        `json:"payment_accepted_at,omitempty" doc:"payment=external: when the confirm's payment was accepted. On a pending_payment order it means the payment is on record and the order will be paid with it (its seats are kept, the payment window no longer applies): the tickets follow, read the order again."`
+	Reference         *string           `json:"reference,omitempty" doc:"Your own id of the order, as you gave it at creation; absent when you gave none. Not unique: look orders up by it with filter.reference."`
+	Metadata          map[string]string `json:"metadata" doc:"Your key-value pairs, as you gave them at creation; {} when none."`
 }
 
 // Ticket is an issued ticket.
@@ -194,8 +200,11 @@ func (s *Service) View(o *store.Order) *Order {
 	out := &Order{ID: o.ID, Status: o.Status, CancelReason: o.CancelReason, EventID: o.EventID, ReservationID: o.ReservationID,
 		ScheduleSlotID: o.ScheduleSlotID, Payment: o.Payment, Amount: money(o.Amount), Total: money(o.Total),
 		ServiceFee: money(o.ServiceFee), IsTest: o.IsTest, CreatedAt: o.CreatedAt, ExpiresAt: o.ExpiresAt, PaidAt: o.PaidAt,
-		PaymentAcceptedAt: o.PaymentAcceptedAt, PaymentID: o.PaymentID,
+		PaymentAcceptedAt: o.PaymentAcceptedAt, PaymentID: o.PaymentID, Reference: o.Reference, Metadata: o.Metadata,
 		Customer: Buyer{Email: o.CustomerEmail, FirstName: o.CustomerFirstName, LastName: o.CustomerLastName, Phone: o.CustomerPhone}}
+	if out.Metadata == nil {
+		out.Metadata = map[string]string{} // an event's snapshot from before metadata was kept
+	}
 	if o.Status == states.OrderPendingPayment {
 		switch {
 		case o.PaymentURL != nil:

@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -206,9 +207,16 @@ type Order struct {
 	Created   When
 	Paid      When
 	Cancelled string // why, when cancelled
+	// Reference and Metadata are the partner's ("" and none when it gave
+	// none), the metadata in key order.
+	Reference string
+	Metadata  []MetaPair
 	// WorkflowID is the order's workflow in Temporal.
 	WorkflowID string
 }
+
+// MetaPair is one pair of an order's metadata.
+type MetaPair struct{ Key, Value string }
 
 // Buyer is who the order is for.
 type Buyer struct{ Name, Email, Phone string }
@@ -365,6 +373,12 @@ func shape(co *store.CabinetOrder, loc *time.Location) *Order {
 	}
 	if o.CancelReason != nil {
 		v.Cancelled = cancelText[*o.CancelReason]
+	}
+	if o.Reference != nil {
+		v.Reference = *o.Reference
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.Metadata)) {
+		v.Metadata = append(v.Metadata, MetaPair{Key: k, Value: o.Metadata[k]})
 	}
 	m := Money{Currency: o.Currency, Total: o.Total, Fee: o.ServiceFee, Amount: o.Amount, How: o.Payment}
 	if o.PaidAt != nil {

@@ -1614,8 +1614,14 @@ type CreateOrderInputBody struct {
 	EventId  int64    `json:"event_id"`
 
 	// Items For events without a scheme.
-	Items   *[]OrderItemInput           `json:"items,omitempty"`
-	Payment CreateOrderInputBodyPayment `json:"payment"`
+	Items *[]OrderItemInput `json:"items,omitempty"`
+
+	// Metadata Your key-value pairs, echoed on the order and its webhooks: at most 20 keys, each 1 to 40 characters of A-Z, a-z, 0-9, _, . and -; values strings of at most 500 characters, one line. Look orders up by one pair with filter.metadata.
+	Metadata *map[string]string          `json:"metadata,omitempty"`
+	Payment  CreateOrderInputBodyPayment `json:"payment"`
+
+	// Reference Your own id of the order (1 to 64 characters, one line), echoed on the order and its webhooks; look orders up by it with filter.reference. Not unique: an order of a cart ordered again (after the first expired) may carry it too.
+	Reference *string `json:"reference,omitempty"`
 
 	// ReservationId For events with a scheme.
 	ReservationId *string `json:"reservation_id,omitempty"`
@@ -2162,11 +2168,14 @@ type Order struct {
 	EventId      int64              `json:"event_id"`
 
 	// ExpiresAt End of the payment window.
-	ExpiresAt time.Time    `json:"expires_at"`
-	Id        int64        `json:"id"`
-	IsTest    bool         `json:"is_test"`
-	PaidAt    *time.Time   `json:"paid_at,omitempty"`
-	Payment   OrderPayment `json:"payment"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Id        int64     `json:"id"`
+	IsTest    bool      `json:"is_test"`
+
+	// Metadata Your key-value pairs, as you gave them at creation; {} when none.
+	Metadata map[string]string `json:"metadata"`
+	PaidAt   *time.Time        `json:"paid_at,omitempty"`
+	Payment  OrderPayment      `json:"payment"`
 
 	// PaymentAcceptedAt payment=external: when the confirm's payment was accepted. On a pending_payment order it means the payment is on record and the order will be paid with it (its seats are kept, the payment window no longer applies): the tickets follow, read the order again.
 	PaymentAcceptedAt *time.Time `json:"payment_accepted_at,omitempty"`
@@ -2175,7 +2184,10 @@ type Order struct {
 	PaymentId *string `json:"payment_id,omitempty"`
 
 	// PaymentUrl Where the buyer pays, for payment=gateway.
-	PaymentUrl     *string `json:"payment_url,omitempty"`
+	PaymentUrl *string `json:"payment_url,omitempty"`
+
+	// Reference Your own id of the order, as you gave it at creation; absent when you gave none. Not unique: look orders up by it with filter.reference.
+	Reference      *string `json:"reference,omitempty"`
 	ReservationId  *string `json:"reservation_id,omitempty"`
 	ScheduleSlotId *int64  `json:"schedule_slot_id,omitempty"`
 
@@ -2909,6 +2921,18 @@ type ListOrdersParams struct {
 
 	// FilterCreatedTo Orders created before the end of this date (YYYY-MM-DD, UTC) or before this timestamp.
 	FilterCreatedTo *string `form:"filter.created_to,omitempty" json:"filter.created_to,omitempty"`
+
+	// FilterReference Orders with this reference, exactly. Several may carry one.
+	FilterReference *string `form:"filter.reference,omitempty" json:"filter.reference,omitempty"`
+
+	// FilterPaymentId Orders whose payment_id is this, exactly: the external_payment_id of an applied confirm, or the gateway's payment id.
+	FilterPaymentId *string `form:"filter.payment_id,omitempty" json:"filter.payment_id,omitempty"`
+
+	// FilterEmail Orders of the buyer with this e-mail address (case aside).
+	FilterEmail *string `form:"filter.email,omitempty" json:"filter.email,omitempty"`
+
+	// FilterMetadata Orders whose metadata has this pair, given as key:value (split at the first colon), exactly.
+	FilterMetadata *string `form:"filter.metadata,omitempty" json:"filter.metadata,omitempty"`
 }
 
 // ListOrdersParamsFilterStatus defines parameters for ListOrders.
@@ -3671,6 +3695,8 @@ type ClientInterface interface {
 	GetEventScheme(ctx context.Context, id int64, params *GetEventSchemeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListOrders List orders, newest first
+	//
+	// Filters combine. The lookups `filter.reference`, `filter.payment_id`, `filter.email` and `filter.metadata` find your orders by your own records: a reference is not unique, so a lookup may find several (an expired order and the one that replaced it). Only the key's company and environment are searched.
 	//
 	// Requires an API key with the scope `orders:read`.
 	//
@@ -4558,6 +4584,8 @@ func (c *Client) GetEventScheme(ctx context.Context, id int64, params *GetEventS
 }
 
 // ListOrders List orders, newest first
+//
+// Filters combine. The lookups `filter.reference`, `filter.payment_id`, `filter.email` and `filter.metadata` find your orders by your own records: a reference is not unique, so a lookup may find several (an expired order and the one that replaced it). Only the key's company and environment are searched.
 //
 // Requires an API key with the scope `orders:read`.
 //
@@ -6551,6 +6579,54 @@ func NewListOrdersRequest(server string, params *ListOrdersParams) (*http.Reques
 
 		}
 
+		if params.FilterReference != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "filter.reference", *params.FilterReference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FilterPaymentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "filter.payment_id", *params.FilterPaymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FilterEmail != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "filter.email", *params.FilterEmail, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FilterMetadata != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "filter.metadata", *params.FilterMetadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -8082,6 +8158,8 @@ type ClientWithResponsesInterface interface {
 	GetEventSchemeWithResponse(ctx context.Context, id int64, params *GetEventSchemeParams, reqEditors ...RequestEditorFn) (*GetEventSchemeResponse, error)
 
 	// ListOrdersWithResponse List orders, newest first
+	//
+	// Filters combine. The lookups `filter.reference`, `filter.payment_id`, `filter.email` and `filter.metadata` find your orders by your own records: a reference is not unique, so a lookup may find several (an expired order and the one that replaced it). Only the key's company and environment are searched.
 	//
 	// Requires an API key with the scope `orders:read`.
 	//
@@ -18247,6 +18325,8 @@ func (c *ClientWithResponses) GetEventSchemeWithResponse(ctx context.Context, id
 }
 
 // ListOrdersWithResponse List orders, newest first
+//
+// Filters combine. The lookups `filter.reference`, `filter.payment_id`, `filter.email` and `filter.metadata` find your orders by your own records: a reference is not unique, so a lookup may find several (an expired order and the one that replaced it). Only the key's company and environment are searched.
 //
 // Requires an API key with the scope `orders:read`.
 //

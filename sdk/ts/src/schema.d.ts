@@ -543,7 +543,9 @@ export interface paths {
         };
         /**
          * List orders, newest first
-         * @description Requires an API key with the scope `orders:read`.
+         * @description Filters combine. The lookups `filter.reference`, `filter.payment_id`, `filter.email` and `filter.metadata` find your orders by your own records: a reference is not unique, so a lookup may find several (an expired order and the one that replaced it). Only the key's company and environment are searched.
+         *
+         *     Requires an API key with the scope `orders:read`.
          */
         get: operations["list-orders"];
         put?: never;
@@ -1526,8 +1528,14 @@ export interface components {
             event_id: number;
             /** @description For events without a scheme. */
             items?: components["schemas"]["OrderItemInput"][];
+            /** @description Your key-value pairs, echoed on the order and its webhooks: at most 20 keys, each 1 to 40 characters of A-Z, a-z, 0-9, _, . and -; values strings of at most 500 characters, one line. Look orders up by one pair with filter.metadata. */
+            metadata?: {
+                [key: string]: string;
+            };
             /** @enum {string} */
             payment: "gateway" | "external";
+            /** @description Your own id of the order (1 to 64 characters, one line), echoed on the order and its webhooks; look orders up by it with filter.reference. Not unique: an order of a cart ordered again (after the first expired) may carry it too. */
+            reference?: string;
             /** @description For events with a scheme. */
             reservation_id?: string;
             /**
@@ -1978,6 +1986,10 @@ export interface components {
             /** Format: int64 */
             id: number;
             is_test: boolean;
+            /** @description Your key-value pairs, as you gave them at creation; {} when none. */
+            metadata: {
+                [key: string]: string;
+            };
             /** Format: date-time */
             paid_at?: string;
             /** @enum {string} */
@@ -1991,6 +2003,8 @@ export interface components {
             payment_id?: string;
             /** @description Where the buyer pays, for payment=gateway. */
             payment_url?: string;
+            /** @description Your own id of the order, as you gave it at creation; absent when you gave none. Not unique: look orders up by it with filter.reference. */
+            reference?: string;
             reservation_id?: string;
             /** Format: int64 */
             schedule_slot_id?: number;
@@ -6321,6 +6335,14 @@ export interface operations {
                 "filter.created_from"?: string;
                 /** @description Orders created before the end of this date (YYYY-MM-DD, UTC) or before this timestamp. */
                 "filter.created_to"?: string;
+                /** @description Orders with this reference, exactly. Several may carry one. */
+                "filter.reference"?: string;
+                /** @description Orders whose payment_id is this, exactly: the external_payment_id of an applied confirm, or the gateway's payment id. */
+                "filter.payment_id"?: string;
+                /** @description Orders of the buyer with this e-mail address (case aside). */
+                "filter.email"?: string;
+                /** @description Orders whose metadata has this pair, given as key:value (split at the first colon), exactly. */
+                "filter.metadata"?: string;
             };
             header?: never;
             path?: never;
