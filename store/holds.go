@@ -495,7 +495,7 @@ var errLapsed = errors.New("hold lapsed during the extension")
 // seats') to TTL from now, never earlier than it is, in one transaction.
 // The reservation's guarded update decides, under its row lock, by
 // Postgres's clock at that moment (clock_timestamp: the lock may have
-// waited for an order, an expiry or a replace): only a reserved hold of the
+// waited for an order, an expiry, a replace or another extension): only a reserved hold of the
 // company and environment, not past its deadline, within MaxLife and the
 // caller's sales window is moved. Its seats follow in a statement of their
 // own, as in EndReservation (a replace that committed while the update
@@ -507,27 +507,30 @@ var errLapsed = errors.New("hold lapsed during the extension")
 func ExtendHold(ctx context.Context, db *bun.DB, x Extension) (ExtendOutcome, error) {
 	var out ExtendOutcome
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// The row lock first, in a statement of its own: the guarded update
+		// then reads the row as the last writer left it (in one statement,
+		// a row version from before a wait for the lock could fail the
+		// guard, say an extension that committed meanwhile). before is
+		// the deadline as the lock found it.
+		var before time.Time
+		if err := tx.NewRaw(`SELECT expires_at FROM reservations WHERE id = ? AND company_id = ? AND is_test = ? FOR UPDATE`,
+			x.ReservationID, x.CompanyID, x.IsTest).Scan(ctx, &before); err != nil {
+			return notFound(err, "reservation "+x.ReservationID)
+		}
 		var moved []struct {
 			EventID   int64     `bun:"event_id"`
 			ExpiresAt time.Time `bun:"expires_at"`
-			Before    time.Time `bun:"before"`
 		}
-		// before: the deadline as the row lock found it (a FOR UPDATE read
-		// returns the latest version, after any wait).
 		err := tx.NewRaw(`
-			WITH cur AS (
-				SELECT id, expires_at FROM reservations WHERE id = ? AND company_id = ? AND is_test = ? FOR UPDATE
-			)
 			UPDATE reservations r SET expires_at = greatest(r.expires_at,
 					least(clock_timestamp() + make_interval(secs => ?), r.created_at + make_interval(secs => ?))),
 				updated_at = now()
-			FROM cur
-			WHERE r.id = cur.id AND r.status = 'reserved' AND r.expires_at > clock_timestamp()
+			WHERE r.id = ? AND r.status = 'reserved' AND r.expires_at > clock_timestamp()
 				AND clock_timestamp() + make_interval(secs => ?) <= r.created_at + make_interval(secs => ?)
 				AND (SELECT EXISTS (SELECT 1 FROM events e LEFT JOIN channel_events ce
 					ON ce.event_id = e.id AND ce.channel_id = ? WHERE e.id = r.event_id AND `+salesOpen+`))
-			RETURNING r.event_id, r.expires_at, cur.expires_at AS before`,
-			x.ReservationID, x.CompanyID, x.IsTest, x.TTL.Seconds(), x.MaxLife.Seconds(), x.TTL.Seconds(), x.MaxLife.Seconds(),
+			RETURNING r.event_id, r.expires_at`,
+			x.TTL.Seconds(), x.MaxLife.Seconds(), x.ReservationID, x.TTL.Seconds(), x.MaxLife.Seconds(),
 			x.ChannelID).Scan(ctx, &moved)
 		if err != nil {
 			return err
@@ -536,7 +539,7 @@ func ExtendHold(ctx context.Context, db *bun.DB, x Extension) (ExtendOutcome, er
 			return extensionRefusal(ctx, tx, x, &out)
 		}
 		m := moved[0]
-		out.EventID, out.ExpiresAt, out.Moved = m.EventID, m.ExpiresAt, m.ExpiresAt.After(m.Before)
+		out.EventID, out.ExpiresAt, out.Moved = m.EventID, m.ExpiresAt, m.ExpiresAt.After(before)
 		var seats struct {
 			Held, Listed int
 		}
