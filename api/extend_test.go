@@ -209,7 +209,10 @@ func TestHoldExtendRefusals(t *testing.T) {
 	}
 
 	// Bad bodies: 422, nothing changes.
-	for _, body := range []string{`{}`, `{"ttl_minutes": 0}`, `{"ttl_minutes": 61}`, `{"ttl_minutes": 5, "extra": 1}`, `{"ttl_minutes": "5"}`} {
+	if res := f.Do(t, http.MethodPost, "/v1/reservations/"+r.ID+"/extend", f.keyA, `{}`); res.Status != http.StatusOK {
+		t.Fatalf("extend by the default 15 minutes: %d %s", res.Status, res.Body)
+	}
+	for _, body := range []string{`{"ttl_minutes": 0}`, `{"ttl_minutes": 61}`, `{"ttl_minutes": 5, "extra": 1}`, `{"ttl_minutes": "5"}`} {
 		expectProblem(t, f.Do(t, http.MethodPost, "/v1/reservations/"+r.ID+"/extend", f.keyA, body), http.StatusUnprocessableEntity, "validation_error")
 	}
 	if got := get(); !got.ExpiresAt.Equal(ext.Data.ExpiresAt) {

@@ -110,7 +110,7 @@ func (s *Service) Release(ctx context.Context, p *apikey.Principal, id string) (
 }
 
 // Extend makes a live reservation's hold last ttlMinutes from now (1..60,
-// in TTLUnit), never shorter than it already lasts, and at most
+// 0: the default 15, in TTLUnit), never shorter than it already lasts, and at most
 // MaxTTLMinutes from its creation: a hold keeps seats out of sale, so its
 // whole life has the bound its creation has (errs.HoldLimitError beyond
 // it). Postgres decides, by one guarded update under the reservation's row
@@ -120,6 +120,9 @@ func (s *Service) Release(ctx context.Context, p *apikey.Principal, id string) (
 // reserved with a later deadline, passes it on too (activities), so the
 // hold is made final at its new deadline either way.
 func (s *Service) Extend(ctx context.Context, p *apikey.Principal, id string, ttlMinutes int) (*Reservation, error) {
+	if ttlMinutes == 0 {
+		ttlMinutes = DefaultTTLMinutes
+	}
 	if ttlMinutes < MinTTLMinutes || ttlMinutes > MaxTTLMinutes {
 		return nil, errs.Invalid("body.ttl_minutes", fmt.Sprintf("must be %d..%d", MinTTLMinutes, MaxTTLMinutes), ttlMinutes)
 	}

@@ -2006,7 +2006,7 @@ type EventStatus string
 // ExtendReservationInputBody defines model for ExtendReservationInputBody.
 type ExtendReservationInputBody struct {
 	// TtlMinutes The hold lasts this many minutes from now (never less than it already does).
-	TtlMinutes int64 `json:"ttl_minutes"`
+	TtlMinutes *int64 `json:"ttl_minutes,omitempty"`
 }
 
 // FirstCheckIn defines model for FirstCheckIn.
@@ -3843,7 +3843,7 @@ type ClientInterface interface {
 
 	// ExtendReservationWithBody Extend a reservation's hold
 	//
-	// Sets `expires_at` to `ttl_minutes` from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+	// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
 	//
 	// Requires an API key with the scope `orders:write`.
 	//
@@ -3854,7 +3854,7 @@ type ClientInterface interface {
 
 	// ExtendReservation Extend a reservation's hold
 	//
-	// Sets `expires_at` to `ttl_minutes` from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+	// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
 	//
 	// Requires an API key with the scope `orders:write`.
 	//
@@ -4932,7 +4932,7 @@ func (c *Client) ReplaceReservationSeats(ctx context.Context, id string, body Re
 
 // ExtendReservationWithBody Extend a reservation's hold
 //
-// Sets `expires_at` to `ttl_minutes` from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
 //
 // Requires an API key with the scope `orders:write`.
 //
@@ -4953,7 +4953,7 @@ func (c *Client) ExtendReservationWithBody(ctx context.Context, id string, conte
 
 // ExtendReservation Extend a reservation's hold
 //
-// Sets `expires_at` to `ttl_minutes` from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
 //
 // Requires an API key with the scope `orders:write`.
 //
@@ -8285,7 +8285,7 @@ type ClientWithResponsesInterface interface {
 
 	// ExtendReservationWithBodyWithResponse Extend a reservation's hold
 	//
-	// Sets `expires_at` to `ttl_minutes` from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+	// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
 	//
 	// Requires an API key with the scope `orders:write`.
 	//
@@ -8296,7 +8296,7 @@ type ClientWithResponsesInterface interface {
 
 	// ExtendReservationWithResponse Extend a reservation's hold
 	//
-	// Sets `expires_at` to `ttl_minutes` from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+	// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
 	//
 	// Requires an API key with the scope `orders:write`.
 	//
@@ -18800,7 +18800,7 @@ func (c *ClientWithResponses) ReplaceReservationSeatsWithResponse(ctx context.Co
 
 // ExtendReservationWithBodyWithResponse Extend a reservation's hold
 //
-// Sets `expires_at` to `ttl_minutes` from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
 //
 // Requires an API key with the scope `orders:write`.
 //
@@ -18817,7 +18817,7 @@ func (c *ClientWithResponses) ExtendReservationWithBodyWithResponse(ctx context.
 
 // ExtendReservationWithResponse Extend a reservation's hold
 //
-// Sets `expires_at` to `ttl_minutes` from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
 //
 // Requires an API key with the scope `orders:write`.
 //

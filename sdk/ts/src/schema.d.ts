@@ -781,7 +781,7 @@ export interface paths {
         put?: never;
         /**
          * Extend a reservation's hold
-         * @description Sets `expires_at` to `ttl_minutes` from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+         * @description Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
          *
          *     Requires an API key with the scope `orders:write`.
          */
@@ -1841,8 +1841,9 @@ export interface components {
             /**
              * Format: int64
              * @description The hold lasts this many minutes from now (never less than it already does).
+             * @default 15
              */
-            ttl_minutes: number;
+            ttl_minutes?: number;
         };
         FirstCheckIn: {
             /** Format: date-time */
