@@ -9,8 +9,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/ticketsales/ticketsales/internal/errs"
+	"github.com/ticketsales/ticketsales/internal/holds"
 	"github.com/ticketsales/ticketsales/internal/states"
 	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // ExpireResult says what expiring a reservation found.
@@ -33,7 +35,7 @@ func (a *Activities) ExpireReservation(ctx context.Context, id string) (ExpireRe
 	}
 	if status == states.ReservationReserved {
 		// The database clock is behind the workflow timer: retry shortly.
-		return ExpireResult{}, temporal.NewApplicationError(fmt.Sprintf("reservation %s is not past its deadline yet", id), "not_yet_expired")
+		return ExpireResult{}, temporal.NewApplicationError(fmt.Sprintf("reservation %s is not past its deadline yet", id), notYetExpired)
 	}
 	return ExpireResult{Status: status, Changed: changed}, nil
 }
@@ -44,8 +46,13 @@ type ExpiredHold struct {
 	Status        states.ReservationStatus // "" when the reservation no longer exists
 	Changed       bool
 	// Retry: this hold could not be finalised now (Postgres's clock still
-	// behind its deadline, or an error); the workflow tries it again soon.
+	// behind its deadline, its deadline moved later within the workflow's
+	// minute, or an error); the workflow tries it again soon.
 	Retry bool
+	// Moved: the hold was extended to a deadline in a later minute and
+	// handed to that minute's holds workflow; Status is reserved. This
+	// run is done with it.
+	Moved bool
 }
 
 // ExpireReservations is the deadline pass of an event's holds workflow over
@@ -60,6 +67,22 @@ func (a *Activities) ExpireReservations(ctx context.Context, ids []string) ([]Ex
 			return nil, fmt.Errorf("expire holds: %w", err)
 		}
 		res, err := a.ExpireReservation(ctx, id)
+		var notYet *temporal.ApplicationError
+		if errors.As(err, &notYet) && notYet.Type() == notYetExpired {
+			moved, merr := a.passOn(ctx, id)
+			switch {
+			case merr != nil:
+				err = merr
+			case moved:
+				out = append(out, ExpiredHold{ReservationID: id, Status: states.ReservationReserved, Moved: true})
+				continue
+			default:
+				// Postgres's clock is behind, or the deadline moved within
+				// this run's minute: the run tries again in a few seconds.
+				out = append(out, ExpiredHold{ReservationID: id, Retry: true})
+				continue
+			}
+		}
 		switch {
 		case errors.Is(err, errs.NotFound):
 			out = append(out, ExpiredHold{ReservationID: id})
@@ -71,4 +94,34 @@ func (a *Activities) ExpireReservations(ctx context.Context, ids []string) ([]Ex
 		}
 	}
 	return out, nil
+}
+
+// notYetExpired is the error type of a hold still before its deadline.
+const notYetExpired = "not_yet_expired"
+
+// passOn hands a hold whose deadline was moved by an extension to the holds
+// workflow of its new deadline's minute, when that is not the workflow
+// running this pass; it reports whether it did. The extension hands it over
+// too; this makes the hand-over whatever became of that one (a signal
+// lost, an api that died), so a hold always reaches the run that makes it
+// final. A hold due now (Postgres's clock behind the timer) or moved within
+// this run's minute is left to the run's retry: it is due within a minute.
+func (a *Activities) passOn(ctx context.Context, id string) (bool, error) {
+	if !activity.IsActivity(ctx) {
+		return false, nil
+	}
+	r, err := store.GetHold(ctx, a.DB, id)
+	if err != nil {
+		return false, err
+	}
+	info := activity.GetInfo(ctx)
+	if r.Status != states.ReservationReserved || r.Lapsed ||
+		contract.EventHoldsWorkflowID(r.EventID, r.ExpiresAt) == info.WorkflowExecution.ID {
+		return false, nil
+	}
+	if err := holds.HandOverHolds(ctx, activity.GetClient(ctx), info.TaskQueue, []store.Reservation{*r}); err != nil {
+		return false, fmt.Errorf("pass extended hold %s on: %w", id, err)
+	}
+	activity.GetLogger(ctx).Info("extended hold passed on to its new minute's workflow", "reservation_id", id, "expires_at", r.ExpiresAt)
+	return true, nil
 }

@@ -59,6 +59,8 @@ type Problem struct {
 	SalesOpenAt   *time.Time `json:"sales_open_at,omitempty" doc:"A sales_not_open error: when sales through this key open."`
 	SalesClosedAt *time.Time `json:"sales_closed_at,omitempty" doc:"A sales_closed error: when sales through this key closed."`
 
+	LatestExpiresAt *time.Time `json:"latest_expires_at,omitempty" doc:"A hold_limit_reached error: the latest expires_at an extension of the hold may set."`
+
 	ExpectedAmount *pricing.Money `json:"expected_amount,omitempty" doc:"An amount_mismatch error's order amount (and currency): the paid_amount a confirm must name."`
 
 	headers http.Header
@@ -222,6 +224,7 @@ func problemOf(ctx context.Context, log *slog.Logger, err error, coded errs.Code
 	var invalid *errs.ValidationError
 	var soldOut *errs.SoldOutError
 	var mismatch *errs.AmountMismatchError
+	var holdLimit *errs.HoldLimitError
 	switch {
 	case errors.As(err, &taken):
 		if ri := request.From(ctx); ri != nil && ri.Adapter {
@@ -251,6 +254,8 @@ func problemOf(ctx context.Context, log *slog.Logger, err error, coded errs.Code
 		p.UnavailableCategories, p.SlotSoldOut, p.Available = soldOut.CategoryIDs, soldOut.Slot, soldOut.Available
 	case errors.As(err, &mismatch):
 		p.ExpectedAmount = &pricing.Money{Amount: mismatch.Amount, Currency: mismatch.Currency}
+	case errors.As(err, &holdLimit):
+		p.LatestExpiresAt = &holdLimit.Latest
 	case errors.Is(err, errs.PaymentConflict):
 		log.ErrorContext(ctx, "a gateway reported a payment again with other details", "request_id", request.ID(ctx), "err", err)
 	case pr.Status == http.StatusServiceUnavailable:

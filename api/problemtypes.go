@@ -58,6 +58,8 @@ var problemTypes = []problemType{
 		"Read the object again and act on its current state."},
 	{"order_paid", []int{409}, "The order is paid: it cannot be cancelled.", "Refund its tickets instead."},
 	{"reservation_expired", []int{409}, "The reservation's hold ended before the order was made.", "Hold the seats again."},
+	{"hold_limit_reached", []int{409}, "An extension would make the hold last longer than a hold may from its creation (60 minutes); `latest_expires_at` says how far it can go.",
+		"Extend it to `latest_expires_at` at most, or let the buyer order now; nothing was changed."},
 	{"order_expired", []int{409}, "The order's payment window ended before the payment was confirmed.", "Make a new order; return the buyer's payment."},
 	{"limit_reached", []int{409}, "A limit of your company's was reached (for example, its webhook endpoints).", "Remove what you no longer use, or ask the operators."},
 	{"ticket_checked_in", []int{409}, "A ticket to refund was already admitted at the door.", "Ask the organizer: only they can refund an admitted ticket."},

@@ -35,6 +35,13 @@ type replaceSeatsInput struct {
 	}
 }
 
+type extendReservationInput struct {
+	ReservationPath
+	Body struct {
+		TTLMinutes int `json:"ttl_minutes,omitempty" minimum:"1" maximum:"60" default:"15" doc:"The hold lasts this many minutes from now (never less than it already does)."`
+	}
+}
+
 type reservationOutput struct {
 	Location string `header:"Location"`
 	Body     Envelope[*holds.Reservation]
@@ -76,6 +83,20 @@ func (s *Server) registerReservations(api huma.API) {
 		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity},
 	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *replaceSeatsInput) (*dataOutput[*holds.Reservation], error) {
 		r, err := s.deps.Holds.ReplaceSeats(ctx, request.Caller(ctx), in.ID, in.Body.Seats)
+		return reply(ctx, r, err)
+	})
+
+	huma.Register(api, request.Scoped(huma.Operation{
+		OperationID: "extend-reservation", Method: http.MethodPost, Path: "/reservations/{id}/extend", Tags: tags,
+		Summary: "Extend a reservation's hold",
+		Description: "Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened " +
+			"(asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, " +
+			"409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: " +
+			"an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. " +
+			"Repeating the request is harmless: it sets the deadline from the moment it runs.",
+		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity},
+	}, apikey.ScopeOrdersWrite), func(ctx context.Context, in *extendReservationInput) (*dataOutput[*holds.Reservation], error) {
+		r, err := s.deps.Holds.Extend(ctx, request.Caller(ctx), in.ID, in.Body.TTLMinutes)
 		return reply(ctx, r, err)
 	})
 

@@ -458,3 +458,154 @@ func ReplaceSeats(ctx context.Context, db *bun.DB, rp Replacement) (taken, withh
 }
 
 var errTaken = fmt.Errorf("seats taken")
+
+// Extension moves a live hold's deadline.
+type Extension struct {
+	ReservationID string
+	CompanyID     int64
+	IsTest        bool
+	// ChannelID is the caller's sales channel (0: general sale only): a
+	// hold is made longer only in its window, as it is made.
+	ChannelID int64
+	// TTL: the hold lasts this long from now, or as long as it already
+	// does, whichever is later (an extension never shortens a hold).
+	TTL time.Duration
+	// MaxLife bounds a hold's whole life, expires_at - created_at.
+	MaxLife time.Duration
+}
+
+// ExtendOutcome is what an extension did.
+type ExtendOutcome struct {
+	EventID   int64
+	ExpiresAt time.Time // the hold's deadline now
+	Moved     bool      // the deadline moved (false: it already lasted as long)
+	// Latest is the latest deadline the hold may have (created_at +
+	// MaxLife), set when ErrHoldLifeCap refuses the extension.
+	Latest time.Time
+}
+
+// ErrHoldLifeCap: the extension would make the hold live longer than
+// MaxLife from its creation; nothing changed.
+var ErrHoldLifeCap = errors.New("hold would outlive its longest life")
+
+// errLapsed rolls an extension back whose hold lapsed while it ran.
+var errLapsed = errors.New("hold lapsed during the extension")
+
+// ExtendHold moves a live hold's deadline (the reservation's and its held
+// seats') to TTL from now, never earlier than it is, in one transaction.
+// The reservation's guarded update decides, under its row lock, by
+// Postgres's clock at that moment (clock_timestamp: the lock may have
+// waited for an order, an expiry, a replace or another extension): only a reserved hold of the
+// company and environment, not past its deadline, within MaxLife and the
+// caller's sales window is moved. Its seats follow in a statement of their
+// own, as in EndReservation (a replace that committed while the update
+// waited added seats its snapshot would not see), and all of them must
+// still be the hold's: a seat retaken in the instant the old deadline
+// passed during the transaction rolls it back as expired. A refusal says
+// why: errs.NotFound, the reservation's state (reservationStateError),
+// ErrHoldLifeCap or ErrNotOnSale.
+func ExtendHold(ctx context.Context, db *bun.DB, x Extension) (ExtendOutcome, error) {
+	var out ExtendOutcome
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// The row lock first, in a statement of its own: the guarded update
+		// then reads the row as the last writer left it (in one statement,
+		// a row version from before a wait for the lock could fail the
+		// guard, say an extension that committed meanwhile). before is
+		// the deadline as the lock found it.
+		var before time.Time
+		if err := tx.NewRaw(`SELECT expires_at FROM reservations WHERE id = ? AND company_id = ? AND is_test = ? FOR UPDATE`,
+			x.ReservationID, x.CompanyID, x.IsTest).Scan(ctx, &before); err != nil {
+			return notFound(err, "reservation "+x.ReservationID)
+		}
+		var moved []struct {
+			EventID   int64     `bun:"event_id"`
+			ExpiresAt time.Time `bun:"expires_at"`
+		}
+		err := tx.NewRaw(`
+			UPDATE reservations r SET expires_at = greatest(r.expires_at,
+					least(clock_timestamp() + make_interval(secs => ?), r.created_at + make_interval(secs => ?))),
+				updated_at = now()
+			WHERE r.id = ? AND r.status = 'reserved' AND r.expires_at > clock_timestamp()
+				AND clock_timestamp() + make_interval(secs => ?) <= r.created_at + make_interval(secs => ?)
+				AND (SELECT EXISTS (SELECT 1 FROM events e LEFT JOIN channel_events ce
+					ON ce.event_id = e.id AND ce.channel_id = ? WHERE e.id = r.event_id AND `+salesOpen+`))
+			RETURNING r.event_id, r.expires_at`,
+			x.TTL.Seconds(), x.MaxLife.Seconds(), x.ReservationID, x.TTL.Seconds(), x.MaxLife.Seconds(),
+			x.ChannelID).Scan(ctx, &moved)
+		if err != nil {
+			return err
+		}
+		if len(moved) == 0 {
+			return extensionRefusal(ctx, tx, x, &out)
+		}
+		m := moved[0]
+		out.EventID, out.ExpiresAt, out.Moved = m.EventID, m.ExpiresAt, m.ExpiresAt.After(before)
+		var seats struct {
+			Held, Listed int
+		}
+		if err := tx.NewRaw(`
+			WITH lk AS (
+				SELECT s.event_id, s.seat_id, s.hold_expires_at FROM event_seats s
+				WHERE s.event_id = ? AND s.hold_id = ? AND s.state = 'held' ORDER BY s.seat_id FOR UPDATE
+			), up AS (
+				UPDATE event_seats s SET hold_expires_at = ?, `+newSeatVersion+`
+				FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id AND lk.hold_expires_at IS DISTINCT FROM ?
+				RETURNING 1
+			)
+			SELECT (SELECT count(*) FROM lk) AS held,
+				(SELECT count(*) FROM reservation_seats WHERE reservation_id = ?) AS listed`,
+			m.EventID, x.ReservationID, m.ExpiresAt, m.ExpiresAt, x.ReservationID).Scan(ctx, &seats.Held, &seats.Listed); err != nil {
+			return fmt.Errorf("move seats' deadline: %w", err)
+		}
+		if seats.Held != seats.Listed {
+			return errLapsed
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errLapsed):
+		return ExtendOutcome{}, reservationStateError(x.ReservationID, states.ReservationExpired)
+	case err != nil:
+		return out, fmt.Errorf("extend reservation %s: %w", x.ReservationID, err)
+	}
+	return out, nil
+}
+
+// extensionRefusal says why the extension's guarded update moved nothing,
+// from the reservation as it is now.
+func extensionRefusal(ctx context.Context, tx bun.Tx, x Extension, out *ExtendOutcome) error {
+	var r struct {
+		Status  states.ReservationStatus `bun:"status"`
+		Lapsed  bool                     `bun:"lapsed"`
+		OverCap bool                     `bun:"over_cap"`
+		Latest  time.Time                `bun:"latest"`
+	}
+	err := tx.NewRaw(`SELECT status, expires_at <= clock_timestamp() AS lapsed,
+			clock_timestamp() + make_interval(secs => ?) > created_at + make_interval(secs => ?) AS over_cap,
+			created_at + make_interval(secs => ?) AS latest
+		FROM reservations WHERE id = ? AND company_id = ? AND is_test = ?`,
+		x.TTL.Seconds(), x.MaxLife.Seconds(), x.MaxLife.Seconds(), x.ReservationID, x.CompanyID, x.IsTest).Scan(ctx, &r)
+	if err != nil {
+		return notFound(err, "reservation "+x.ReservationID)
+	}
+	switch {
+	case r.Status == states.ReservationReserved && r.Lapsed:
+		return reservationStateError(x.ReservationID, states.ReservationExpired)
+	case r.Status != states.ReservationReserved:
+		return reservationStateError(x.ReservationID, r.Status)
+	case r.OverCap:
+		out.Latest = r.Latest
+		return ErrHoldLifeCap
+	}
+	return ErrNotOnSale
+}
+
+// GetHold reads a reservation by id alone, with Lapsed (for the workflows,
+// which know no company).
+func GetHold(ctx context.Context, db bun.IDB, id string) (*Reservation, error) {
+	r := new(Reservation)
+	if err := selectReservation(db, r).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, notFound(err, "reservation "+id)
+	}
+	return r, nil
+}

@@ -316,3 +316,21 @@ func (e *CheckedInError) Problem() Problem {
 // Not insufficient_scope: the key has the scope, it is at the wrong door.
 var DoorElsewhere = sentinel(http.StatusForbidden, "door_key_elsewhere",
 	"This door key is limited to another event or gate.")
+
+// HoldLimitError: an extension would make a hold last longer than a hold
+// may, counted from its creation; Latest is the latest deadline it may
+// have.
+type HoldLimitError struct {
+	MaxMinutes int
+	Latest     time.Time
+}
+
+func (e *HoldLimitError) Error() string {
+	return fmt.Sprintf("a hold lasts at most %d minutes from its creation, until %s", e.MaxMinutes, e.Latest.UTC().Format(time.RFC3339))
+}
+
+func (e *HoldLimitError) Problem() Problem {
+	return Problem{Status: http.StatusConflict, Code: "hold_limit_reached",
+		Detail: fmt.Sprintf("A hold lasts at most %d minutes from its creation: this one can be extended until %s "+
+			"(latest_expires_at) and no further. Nothing was changed.", e.MaxMinutes, e.Latest.UTC().Format(time.RFC3339))}
+}

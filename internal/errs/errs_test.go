@@ -49,6 +49,7 @@ func TestEveryErrorIsAnsweredAsDocumented(t *testing.T) {
 		{"no best seats side by side", &SoldOutError{Available: &available, Together: true}, 409, "sold_out", 0, "No side-by-side seats"},
 		{"another amount", &AmountMismatchError{Paid: 1, Amount: 2}, 422, "amount_mismatch", 0, "nothing was changed"},
 		{"too many endpoints", &LimitError{Max: 10}, 409, "limit_reached", 0, "already has 10 webhook endpoints"},
+		{"a hold at its longest", &HoldLimitError{MaxMinutes: 60, Latest: opens}, 409, "hold_limit_reached", 0, "until 2026-12-01T09:00:00Z"},
 		{"too many test pings", &RateError{What: "test events", PerMinute: 10, RetryAfter: 12 * time.Second}, 429, "rate_limited", 12 * time.Second, "At most 10 test events per minute"},
 	} {
 		for _, err := range []error{c.err, fmt.Errorf("order 5: %w", c.err)} {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/pricing"
 	"github.com/ticketsales/ticketsales/internal/states"
 	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/workflows/contract"
 )
 
 // GetReservation returns a company's reservation.
@@ -105,4 +107,79 @@ func (s *Service) Release(ctx context.Context, p *apikey.Principal, id string) (
 		return nil, reservationLive(out)
 	}
 	return out, nil
+}
+
+// Extend makes a live reservation's hold last ttlMinutes from now (1..60,
+// 0: the default 15, in TTLUnit), never shorter than it already lasts, and at most
+// MaxTTLMinutes from its creation: a hold keeps seats out of sale, so its
+// whole life has the bound its creation has (errs.HoldLimitError beyond
+// it). Postgres decides, by one guarded update under the reservation's row
+// lock (store.ExtendHold), against an expiry, an order or a release at the
+// same moment. A hold whose deadline moved to another minute is handed to
+// that minute's holds workflow; the old minute's run, finding it still
+// reserved with a later deadline, passes it on too (activities), so the
+// hold is made final at its new deadline either way.
+func (s *Service) Extend(ctx context.Context, p *apikey.Principal, id string, ttlMinutes int) (*Reservation, error) {
+	if ttlMinutes == 0 {
+		ttlMinutes = DefaultTTLMinutes
+	}
+	if ttlMinutes < MinTTLMinutes || ttlMinutes > MaxTTLMinutes {
+		return nil, errs.Invalid("body.ttl_minutes", fmt.Sprintf("must be %d..%d", MinTTLMinutes, MaxTTLMinutes), ttlMinutes)
+	}
+	cur, err := s.GetReservation(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := reservationLive(cur); err != nil {
+		return nil, err
+	}
+	// Holding longer is holding: only in the caller's window (checked
+	// again by Postgres's clock in the update).
+	sc, err := s.OnSale(ctx, p.CompanyID, cur.EventID, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.Open(p, s.now()); err != nil {
+		return nil, err
+	}
+	out, err := store.ExtendHold(ctx, s.db, store.Extension{ReservationID: id, CompanyID: p.CompanyID, IsTest: p.IsTest(),
+		ChannelID: p.ChannelID, TTL: time.Duration(ttlMinutes) * s.TTLUnit, MaxLife: MaxTTLMinutes * s.TTLUnit})
+	switch {
+	case errors.Is(err, store.ErrHoldLifeCap):
+		return nil, &errs.HoldLimitError{MaxMinutes: MaxTTLMinutes, Latest: out.Latest}
+	case errors.Is(err, store.ErrNotOnSale):
+		s.sales.drop(saleKey{p.CompanyID, cur.EventID})
+		fresh, verr := s.OnSale(ctx, p.CompanyID, cur.EventID, true)
+		if verr == nil {
+			verr = fresh.Open(p, s.now())
+		}
+		if verr != nil {
+			return nil, verr
+		}
+		return nil, fmt.Errorf("extend reservation %s: %w: %w", id, errs.Unavailable, err)
+	case err != nil:
+		return nil, err
+	}
+	if out.Moved {
+		s.SeatsChanged(out.EventID)
+		if contract.HoldsMinute(out.ExpiresAt) != contract.HoldsMinute(cur.ExpiresAt) {
+			s.handOverMoved(ctx, &store.Reservation{ID: id, CompanyID: p.CompanyID, EventID: out.EventID, ExpiresAt: out.ExpiresAt})
+		}
+	}
+	return s.GetReservation(ctx, p, id)
+}
+
+// handOverMoved hands an extended hold to the holds workflow of its new
+// deadline's minute, off the request path when the starter has room. A
+// failed hand-over is not the partner's: the extension stands, and the
+// old minute's workflow passes the hold on at the old deadline (or the
+// sweep hands over a hold that never was).
+func (s *Service) handOverMoved(ctx context.Context, r *store.Reservation) {
+	if s.starter != nil && s.starter.Enqueue(*r) {
+		return
+	}
+	if err := HandOverHolds(ctx, s.temporal, s.TaskQueue, []store.Reservation{*r}); err != nil {
+		s.log.WarnContext(ctx, "extended hold not handed to its new minute's workflow; the old one passes it on",
+			"reservation_id", r.ID, "err", err)
+	}
 }

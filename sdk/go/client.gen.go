@@ -659,6 +659,7 @@ const (
 	ProblemCodeDoorKeyElsewhere             ProblemCode = "door_key_elsewhere"
 	ProblemCodeError                        ProblemCode = "error"
 	ProblemCodeGatewayUnavailable           ProblemCode = "gateway_unavailable"
+	ProblemCodeHoldLimitReached             ProblemCode = "hold_limit_reached"
 	ProblemCodeIdempotencyKeyRequired       ProblemCode = "idempotency_key_required"
 	ProblemCodeIdempotencyKeyReused         ProblemCode = "idempotency_key_reused"
 	ProblemCodeIdempotencyRequestInProgress ProblemCode = "idempotency_request_in_progress"
@@ -706,6 +707,8 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeError:
 		return true
 	case ProblemCodeGatewayUnavailable:
+		return true
+	case ProblemCodeHoldLimitReached:
 		return true
 	case ProblemCodeIdempotencyKeyRequired:
 		return true
@@ -2006,6 +2009,12 @@ type Event struct {
 // EventStatus defines model for Event.Status.
 type EventStatus string
 
+// ExtendReservationInputBody defines model for ExtendReservationInputBody.
+type ExtendReservationInputBody struct {
+	// TtlMinutes The hold lasts this many minutes from now (never less than it already does).
+	TtlMinutes *int64 `json:"ttl_minutes,omitempty"`
+}
+
 // FirstCheckIn defines model for FirstCheckIn.
 type FirstCheckIn struct {
 	At   time.Time `json:"at"`
@@ -2330,7 +2339,10 @@ type Problem struct {
 
 	// ExpectedAmount An amount_mismatch error's order amount (and currency): the paid_amount a confirm must name.
 	ExpectedAmount *Money `json:"expected_amount,omitempty"`
-	RequestId      string `json:"request_id"`
+
+	// LatestExpiresAt A hold_limit_reached error: the latest expires_at an extension of the hold may set.
+	LatestExpiresAt *time.Time `json:"latest_expires_at,omitempty"`
+	RequestId       string     `json:"request_id"`
 
 	// RequiredScope The scope an insufficient_scope error lacks.
 	RequiredScope *string `json:"required_scope,omitempty"`
@@ -3189,6 +3201,9 @@ type CreateReservationJSONRequestBody = CreateReservationInputBody
 // ReplaceReservationSeatsJSONRequestBody defines body for ReplaceReservationSeats for application/json ContentType.
 type ReplaceReservationSeatsJSONRequestBody = ReplaceSeatsInputBody
 
+// ExtendReservationJSONRequestBody defines body for ExtendReservation for application/json ContentType.
+type ExtendReservationJSONRequestBody = ExtendReservationInputBody
+
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = CreateWebhookEndpointInputBody
 
@@ -3881,6 +3896,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/reservations/{id} (the `ReplaceReservationSeats` operationId).
 	ReplaceReservationSeats(ctx context.Context, id string, body ReplaceReservationSeatsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExtendReservationWithBody Extend a reservation's hold
+	//
+	// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+	//
+	// Requires an API key with the scope `orders:write`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/reservations/{id}/extend (the `ExtendReservation` operationId).
+	ExtendReservationWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExtendReservation Extend a reservation's hold
+	//
+	// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+	//
+	// Requires an API key with the scope `orders:write`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/reservations/{id}/extend (the `ExtendReservation` operationId).
+	ExtendReservation(ctx context.Context, id string, body ExtendReservationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSessions List schedule slots (sessions); an order of a scheduled event names one as schedule_slot_id
 	//
@@ -4941,6 +4978,48 @@ func (c *Client) ReplaceReservationSeatsWithBody(ctx context.Context, id string,
 // Corresponds with PATCH /v1/reservations/{id} (the `ReplaceReservationSeats` operationId).
 func (c *Client) ReplaceReservationSeats(ctx context.Context, id string, body ReplaceReservationSeatsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReplaceReservationSeatsRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExtendReservationWithBody Extend a reservation's hold
+//
+// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+//
+// Requires an API key with the scope `orders:write`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/reservations/{id}/extend (the `ExtendReservation` operationId).
+func (c *Client) ExtendReservationWithBody(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExtendReservationRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExtendReservation Extend a reservation's hold
+//
+// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+//
+// Requires an API key with the scope `orders:write`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/reservations/{id}/extend (the `ExtendReservation` operationId).
+func (c *Client) ExtendReservation(ctx context.Context, id string, body ExtendReservationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExtendReservationRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7174,6 +7253,53 @@ func NewReplaceReservationSeatsRequestWithBody(server string, id string, content
 	return req, nil
 }
 
+// NewExtendReservationRequest calls the generic ExtendReservation builder with application/json body
+func NewExtendReservationRequest(server string, id string, body ExtendReservationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewExtendReservationRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewExtendReservationRequestWithBody constructs an http.Request for the ExtendReservation method, with any body, and a specified content type
+func NewExtendReservationRequestWithBody(server string, id string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/reservations/%s/extend", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListSessionsRequest constructs an http.Request for the ListSessions method
 func NewListSessionsRequest(server string, params *ListSessionsParams) (*http.Request, error) {
 	var err error
@@ -8360,6 +8486,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/reservations/{id} (the `ReplaceReservationSeats` operationId).
 	ReplaceReservationSeatsWithResponse(ctx context.Context, id string, body ReplaceReservationSeatsJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceReservationSeatsResponse, error)
+
+	// ExtendReservationWithBodyWithResponse Extend a reservation's hold
+	//
+	// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+	//
+	// Requires an API key with the scope `orders:write`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/reservations/{id}/extend (the `ExtendReservation` operationId).
+	ExtendReservationWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ExtendReservationResponse, error)
+
+	// ExtendReservationWithResponse Extend a reservation's hold
+	//
+	// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+	//
+	// Requires an API key with the scope `orders:write`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/reservations/{id}/extend (the `ExtendReservation` operationId).
+	ExtendReservationWithResponse(ctx context.Context, id string, body ExtendReservationJSONRequestBody, reqEditors ...RequestEditorFn) (*ExtendReservationResponse, error)
 
 	// ListSessionsWithResponse List schedule slots (sessions); an order of a scheduled event names one as schedule_slot_id
 	//
@@ -15689,6 +15837,234 @@ func (r ReplaceReservationSeatsResponse) ContentType() string {
 	return ""
 }
 
+// ExtendReservationResponse200Headers the declared response headers of an HTTP 200 response for ExtendReservation
+type ExtendReservationResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// ExtendReservationResponse401Headers the declared response headers of an HTTP 401 response for ExtendReservation
+type ExtendReservationResponse401Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// ExtendReservationResponse403Headers the declared response headers of an HTTP 403 response for ExtendReservation
+type ExtendReservationResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// ExtendReservationResponse404Headers the declared response headers of an HTTP 404 response for ExtendReservation
+type ExtendReservationResponse404Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// ExtendReservationResponse405Headers the declared response headers of an HTTP 405 response for ExtendReservation
+type ExtendReservationResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// ExtendReservationResponse409Headers the declared response headers of an HTTP 409 response for ExtendReservation
+type ExtendReservationResponse409Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// ExtendReservationResponse413Headers the declared response headers of an HTTP 413 response for ExtendReservation
+type ExtendReservationResponse413Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// ExtendReservationResponse415Headers the declared response headers of an HTTP 415 response for ExtendReservation
+type ExtendReservationResponse415Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// ExtendReservationResponse422Headers the declared response headers of an HTTP 422 response for ExtendReservation
+type ExtendReservationResponse422Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// ExtendReservationResponse429Headers the declared response headers of an HTTP 429 response for ExtendReservation
+type ExtendReservationResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *string
+	XRequestId      *string
+}
+
+// ExtendReservationResponse500Headers the declared response headers of an HTTP 500 response for ExtendReservation
+type ExtendReservationResponse500Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// ExtendReservationResponseDefaultHeaders the declared response headers of an HTTP default response for ExtendReservation
+type ExtendReservationResponseDefaultHeaders struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+type ExtendReservationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EnvelopeReservation
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExtendReservationResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExtendReservationResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ExtendReservationResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ExtendReservationResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ExtendReservationResponse405Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ExtendReservationResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ExtendReservationResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ExtendReservationResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ExtendReservationResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExtendReservationResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ExtendReservationResponse500Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ExtendReservationResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ExtendReservationResponse) GetJSON200() *EnvelopeReservation {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ExtendReservationResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ExtendReservationResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ExtendReservationResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ExtendReservationResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ExtendReservationResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ExtendReservationResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ExtendReservationResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ExtendReservationResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ExtendReservationResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ExtendReservationResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ExtendReservationResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExtendReservationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExtendReservationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExtendReservationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExtendReservationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSessionsResponse200Headers the declared response headers of an HTTP 200 response for ListSessions
 type ListSessionsResponse200Headers struct {
 	CacheControl    *string
@@ -18634,6 +19010,40 @@ func (c *ClientWithResponses) ReplaceReservationSeatsWithResponse(ctx context.Co
 		return nil, err
 	}
 	return ParseReplaceReservationSeatsResponse(rsp)
+}
+
+// ExtendReservationWithBodyWithResponse Extend a reservation's hold
+//
+// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+//
+// Requires an API key with the scope `orders:write`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/reservations/{id}/extend (the `ExtendReservation` operationId).
+func (c *ClientWithResponses) ExtendReservationWithBodyWithResponse(ctx context.Context, id string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ExtendReservationResponse, error) {
+	rsp, err := c.ExtendReservationWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExtendReservationResponse(rsp)
+}
+
+// ExtendReservationWithResponse Extend a reservation's hold
+//
+// Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+//
+// Requires an API key with the scope `orders:write`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/reservations/{id}/extend (the `ExtendReservation` operationId).
+func (c *ClientWithResponses) ExtendReservationWithResponse(ctx context.Context, id string, body ExtendReservationJSONRequestBody, reqEditors ...RequestEditorFn) (*ExtendReservationResponse, error) {
+	rsp, err := c.ExtendReservation(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExtendReservationResponse(rsp)
 }
 
 // ListSessionsWithResponse List schedule slots (sessions); an order of a scheduled event names one as schedule_slot_id
@@ -31720,6 +32130,414 @@ func ParseReplaceReservationSeatsResponse(rsp *http.Response) (*ReplaceReservati
 		response.Headers500 = &headers
 	case true:
 		var headers ReplaceReservationSeatsResponseDefaultHeaders
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExtendReservationResponse parses an HTTP response from a ExtendReservationWithResponse call
+func ParseExtendReservationResponse(rsp *http.Response) (*ExtendReservationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExtendReservationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EnvelopeReservation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExtendReservationResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExtendReservationResponse401Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ExtendReservationResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ExtendReservationResponse404Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers ExtendReservationResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 409:
+		var headers ExtendReservationResponse409Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers ExtendReservationResponse413Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ExtendReservationResponse415Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers ExtendReservationResponse422Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExtendReservationResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ExtendReservationResponse500Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case true:
+		var headers ExtendReservationResponseDefaultHeaders
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

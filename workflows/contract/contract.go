@@ -89,7 +89,8 @@ type HoldsAdded struct {
 
 // HoldState answers HoldQuery: a hold waiting for its deadline has an
 // empty Status; once the deadline pass ran, Status is what Postgres said
-// (expired, or ordered/released if it ended first).
+// (expired, or ordered/released if it ended first), or reserved when the
+// hold was extended to a later minute and passed on to that minute's run.
 type HoldState struct {
 	ReservationID string
 	ExpiresAt     time.Time

@@ -772,6 +772,28 @@ export interface paths {
         patch: operations["replace-reservation-seats"];
         trace?: never;
     };
+    "/v1/reservations/{id}/extend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extend a reservation's hold
+         * @description Sets `expires_at` to `ttl_minutes` (default 15) from now, the seats staying held until then; a hold is never shortened (asking for less than is left changes nothing). A hold lasts at most 60 minutes from its `created_at`: beyond that, 409 `hold_limit_reached` with `latest_expires_at`, and nothing changes. Only a `reserved` hold can be extended: an expired one answers 409 `reservation_expired`, an ordered or released one 409 `invalid_state`. Repeating the request is harmless: it sets the deadline from the moment it runs.
+         *
+         *     Requires an API key with the scope `orders:write`.
+         */
+        post: operations["extend-reservation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions": {
         parameters: {
             query?: never;
@@ -1823,6 +1845,14 @@ export interface components {
             updated_at: string;
             venue: components["schemas"]["Venue"];
         };
+        ExtendReservationInputBody: {
+            /**
+             * Format: int64
+             * @description The hold lasts this many minutes from now (never less than it already does).
+             * @default 15
+             */
+            ttl_minutes?: number;
+        };
         FirstCheckIn: {
             /** Format: date-time */
             at: string;
@@ -2124,12 +2154,17 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "malformed_request" | "idempotency_key_required" | "api_key_missing" | "api_key_malformed" | "api_key_unknown" | "unauthenticated" | "insufficient_scope" | "door_key_elsewhere" | "not_found" | "method_not_allowed" | "not_acceptable" | "request_timeout" | "seat_taken" | "seat_not_for_sale" | "sales_not_open" | "sales_closed" | "sold_out" | "invalid_state" | "order_paid" | "reservation_expired" | "order_expired" | "limit_reached" | "ticket_checked_in" | "idempotency_request_in_progress" | "request_too_large" | "unsupported_media_type" | "validation_error" | "amount_mismatch" | "gateway_unavailable" | "idempotency_key_reused" | "rate_limited" | "client_closed_request" | "internal" | "unavailable" | "error";
+            code: "malformed_request" | "idempotency_key_required" | "api_key_missing" | "api_key_malformed" | "api_key_unknown" | "unauthenticated" | "insufficient_scope" | "door_key_elsewhere" | "not_found" | "method_not_allowed" | "not_acceptable" | "request_timeout" | "seat_taken" | "seat_not_for_sale" | "sales_not_open" | "sales_closed" | "sold_out" | "invalid_state" | "order_paid" | "reservation_expired" | "hold_limit_reached" | "order_expired" | "limit_reached" | "ticket_checked_in" | "idempotency_request_in_progress" | "request_too_large" | "unsupported_media_type" | "validation_error" | "amount_mismatch" | "gateway_unavailable" | "idempotency_key_reused" | "rate_limited" | "client_closed_request" | "internal" | "unavailable" | "error";
             detail?: string;
             /** @description Field errors of a validation_error. */
             errors?: components["schemas"]["ErrorDetail"][];
             /** @description An amount_mismatch error's order amount (and currency): the paid_amount a confirm must name. */
             expected_amount?: components["schemas"]["Money"];
+            /**
+             * Format: date-time
+             * @description A hold_limit_reached error: the latest expires_at an extension of the hold may set.
+             */
+            latest_expires_at?: string;
             request_id: string;
             /** @description The scope an insufficient_scope error lacks. */
             required_scope?: string;
@@ -2805,7 +2840,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2996,7 +3031,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3214,7 +3249,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4355,7 +4390,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4598,7 +4633,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -6603,7 +6638,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -6987,7 +7022,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7212,7 +7247,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -7498,7 +7533,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -8221,7 +8256,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -8605,7 +8640,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8777,7 +8812,209 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            409: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large. Problem codes: `request_too_large`. */
+            413: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type. Problem codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error. Problem codes: `internal`. */
+            500: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure, as a problem (RFC 9457) with its code. */
+            default: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "extend-reservation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Reservation id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExtendReservationInputBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeReservation"];
+                };
+            };
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            401: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            403: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found. Problem codes: `not_found`. */
+            404: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Method Not Allowed. Problem codes: `method_not_allowed`. */
+            405: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -9459,7 +9696,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -10356,7 +10593,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -10536,7 +10773,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
+            /** @description Conflict. Problem codes: `seat_taken`, `seat_not_for_sale`, `sales_not_open`, `sales_closed`, `sold_out`, `invalid_state`, `order_paid`, `reservation_expired`, `hold_limit_reached`, `order_expired`, `limit_reached`, `ticket_checked_in`, `idempotency_request_in_progress`. */
             409: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
