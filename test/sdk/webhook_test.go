@@ -71,15 +71,28 @@ func subscribeHooks(t *testing.T, base, key string, types ...string) (*hookRecei
 	return r, out.Data.Secret
 }
 
-// first waits for the first delivery.
-func (r *hookReceiver) first(t *testing.T) delivery {
+// ofType waits for the first delivery of an event of type typ (deliveries
+// of different events may arrive in any order).
+func (r *hookReceiver) ofType(t *testing.T, typ string) delivery {
 	t.Helper()
-	select {
-	case <-r.added:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no webhook delivered within 30 s")
+	deadline := time.After(30 * time.Second)
+	for seen := 0; ; {
+		r.mu.Lock()
+		for _, d := range r.got[seen:] {
+			var ev struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal(d.body, &ev) == nil && ev.Type == typ {
+				r.mu.Unlock()
+				return d
+			}
+		}
+		seen = len(r.got)
+		r.mu.Unlock()
+		select {
+		case <-r.added:
+		case <-deadline:
+			t.Fatalf("no %s webhook delivered within 30 s", typ)
+		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.got[0]
 }
