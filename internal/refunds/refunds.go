@@ -44,7 +44,11 @@ type Refund struct {
 	Reason          string               `json:"reason"`
 	Tickets         []orders.Ticket      `json:"tickets" doc:"The tickets this refund voided."`
 	OrderStatus     states.OrderStatus   `json:"order_status" enum:"partially_refunded,refunded" doc:"The order's status (after this refund, or now when read again)."`
-	CreatedAt       time.Time            `json:"created_at"`
+	// The order's reference and metadata travel with its refunds, so an
+	// order.refunded event reconciles without reading the order.
+	OrderReference *string           `json:"order_reference,omitempty" doc:"The order's reference, as given at its creation; absent when none."`
+	OrderMetadata  map[string]string `json:"order_metadata" doc:"The order's metadata, as given at its creation; {} when none."`
+	CreatedAt      time.Time         `json:"created_at"`
 }
 
 // Service refunds the caller's paid orders.
@@ -454,7 +458,11 @@ func (s *Service) OfOrder(ctx context.Context, p *apikey.Principal, orderID int6
 // view is refund r of order o, whose tickets are all.
 func view(o *store.Order, all []orders.Ticket, r *store.Refund) *Refund {
 	v := &Refund{ID: r.ID, OrderID: r.OrderID, Status: r.Status, Amount: pricing.Money{Amount: r.Amount, Currency: o.Currency},
-		MoneyReturnedBy: r.MoneyReturnedBy, Reason: r.Reason, OrderStatus: o.Status, CreatedAt: r.CreatedAt, Tickets: []orders.Ticket{}}
+		MoneyReturnedBy: r.MoneyReturnedBy, Reason: r.Reason, OrderStatus: o.Status, CreatedAt: r.CreatedAt, Tickets: []orders.Ticket{},
+		OrderReference: o.Reference, OrderMetadata: o.Metadata}
+	if v.OrderMetadata == nil {
+		v.OrderMetadata = map[string]string{}
+	}
 	for _, t := range all {
 		if slices.Contains(r.TicketIDs, t.ID) {
 			v.Tickets = append(v.Tickets, t)

@@ -2431,6 +2431,12 @@ type RefundView struct {
 	MoneyReturnedBy RefundViewMoneyReturnedBy `json:"money_returned_by"`
 	OrderId         int64                     `json:"order_id"`
 
+	// OrderMetadata The order's metadata, as given at its creation; {} when none.
+	OrderMetadata map[string]string `json:"order_metadata"`
+
+	// OrderReference The order's reference, as given at its creation; absent when none.
+	OrderReference *string `json:"order_reference,omitempty"`
+
 	// OrderStatus The order's status (after this refund, or now when read again).
 	OrderStatus RefundViewOrderStatus `json:"order_status"`
 	Reason      string                `json:"reason"`

@@ -67,8 +67,8 @@ func TestQuickstartGo(t *testing.T) {
 	}
 	t.Logf("webhook %s: order %d (%s) is %s", ev.Type, paid.Data.Id, *paid.Data.Reference, paid.Data.Status)
 
-	// Its order.refunded delivery: the refund, which names the order (not
-	// its reference), typed by the SDK.
+	// Its order.refunded delivery: the refund, which names the order and
+	// carries its reference, typed by the SDK.
 	d = hooks.ofType(t, "order.refunded")
 	if ev, err = ticketsales.ConstructEvent(d.body, d.header, secret); err != nil {
 		t.Fatalf("the order.refunded delivery: %v\n%s", err, d.body)
@@ -82,7 +82,7 @@ func TestQuickstartGo(t *testing.T) {
 	}
 	refund, err := refundedEv.Data.AsRefundView()
 	if err != nil || refund.OrderId != id || refund.OrderStatus != ticketsales.RefundViewOrderStatusRefunded ||
-		refund.Amount.Amount != paid.Data.Amount.Amount {
+		refund.Amount.Amount != paid.Data.Amount.Amount || refund.OrderReference == nil || *refund.OrderReference != ref {
 		t.Fatalf("the order.refunded delivery's refund: %v %+v", err, refund)
 	}
 	t.Logf("webhook %s: refund %s of order %d (%s), %d, the order %s", ev.Type, refund.Id, refund.OrderId, ref,

@@ -287,8 +287,8 @@ func TestQuickstartTypeScript(t *testing.T) {
 	tsRun(t, project, nil, time.Minute, "npx", "--no-install", "tsc", "--strict", "--module", "nodenext", "--target", "es2022", "verify-webhook.ts")
 	for name, want := range map[string]*regexp.Regexp{
 		"paid": regexp.MustCompile(fmt.Sprintf(`webhook order\.paid evt_\S+: order %d \(%s\) is paid \(test: true\)\n`, id, regexp.QuoteMeta(ref))),
-		"refunded": regexp.MustCompile(fmt.Sprintf(`webhook order\.refunded evt_\S+: refund \S+ of order %d, %s, the order refunded\n`,
-			id, reconciledPattern.FindStringSubmatch(out)[4])),
+		"refunded": regexp.MustCompile(fmt.Sprintf(`webhook order\.refunded evt_\S+: refund \S+ of order %d \(%s\), %s, the order refunded\n`,
+			id, regexp.QuoteMeta(ref), reconciledPattern.FindStringSubmatch(out)[4])),
 	} {
 		out := tsRun(t, project, []string{"TICKETS_WEBHOOK_SECRET=" + secret}, time.Minute, "node", "verify-webhook.js", name)
 		t.Logf("the TypeScript SDK's constructEvent: %s", out)
@@ -319,7 +319,7 @@ switch (event.type) {
   case "order.refunded":
     // The refund, or only its ids if the sandbox order is gone already.
     if (!("amount" in event.data)) throw new Error(` + "`refund ${event.data.id} of a deleted order`" + `);
-    console.log(` + "`webhook ${event.type} ${event.id}: refund ${event.data.id} of order ${event.data.order_id}, ${event.data.amount.amount}, the order ${event.data.order_status}`" + `);
+    console.log(` + "`webhook ${event.type} ${event.id}: refund ${event.data.id} of order ${event.data.order_id} (${event.data.order_reference}), ${event.data.amount.amount}, the order ${event.data.order_status}`" + `);
     break;
   default:
     throw new Error(` + "`unexpected ${event.type}`" + `);

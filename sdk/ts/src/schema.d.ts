@@ -2247,6 +2247,12 @@ export interface components {
             money_returned_by: "gateway" | "external";
             /** Format: int64 */
             order_id: number;
+            /** @description The order's metadata, as given at its creation; {} when none. */
+            order_metadata: {
+                [key: string]: string;
+            };
+            /** @description The order's reference, as given at its creation; absent when none. */
+            order_reference?: string;
             /**
              * @description The order's status (after this refund, or now when read again).
              * @enum {string}
