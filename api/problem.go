@@ -66,6 +66,18 @@ type Problem struct {
 	headers http.Header
 }
 
+// TransformSchema keeps the Go SDK's Problem.UnavailableSeats a *[]SeatRef,
+// as in release 1.0.0: the items became UnavailableSeat (an open answer
+// schema, the same JSON), and a changed generated type would break a
+// partner's code at its next `go get` (docs/releasing.md counts it as
+// breaking). oapi-codegen reads x-go-type; other generators ignore it.
+func (Problem) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	if p := s.Properties["unavailable_seats"]; p != nil {
+		p.Extensions = map[string]any{"x-go-type": "[]SeatRef"}
+	}
+	return s
+}
+
 func (p *Problem) Error() string { return fmt.Sprintf("%d %s: %s", p.Status, p.Code, p.Detail) }
 
 // GetStatus makes Problem a huma.StatusError.

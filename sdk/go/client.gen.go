@@ -2368,7 +2368,7 @@ type Problem struct {
 	UnavailableCategories *[]int64 `json:"unavailable_categories,omitempty"`
 
 	// UnavailableSeats The seats a seat_taken or seat_not_for_sale error refers to.
-	UnavailableSeats *[]UnavailableSeat `json:"unavailable_seats,omitempty"`
+	UnavailableSeats *[]SeatRef `json:"unavailable_seats,omitempty"`
 }
 
 // ProblemCode Machine-readable error code.
