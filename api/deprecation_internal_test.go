@@ -19,7 +19,9 @@ func TestDeprecatedOperation(t *testing.T) {
 	sunset := time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC)
 	huma.Register(api, deprecated(huma.Operation{OperationID: "old-thing", Method: http.MethodGet, Path: "/old",
 		Description: "An old thing."}, since, sunset, "Use `GET /new` instead."),
-		func(context.Context, *struct{}) (*struct{ Body string }, error) { return &struct{ Body string }{"ok"}, nil })
+		func(context.Context, *struct{}) (*struct{ Body string }, error) {
+			return &struct{ Body string }{"ok"}, nil
+		})
 
 	resp := api.Get("/old")
 	if resp.Code != http.StatusOK {
