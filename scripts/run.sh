@@ -11,7 +11,13 @@ if [[ -z "${DATABASE_URL:-}" ]]; then
 	base="${admin_url%%\?*}"
 	export DATABASE_URL="${base%/*}/ticketsales?sslmode=disable"
 fi
+# The Temporal UI is the dev server's when this script starts one; with a
+# TEMPORAL_ADDRESS of your own, TEMPORAL_UI_URL says where its UI is.
+if [[ -z "${TEMPORAL_ADDRESS:-}" ]]; then
+	export TEMPORAL_UI_URL="${TEMPORAL_UI_URL:-http://127.0.0.1:${TEMPORAL_UI_PORT:-8233}}"
+fi
 export TEMPORAL_ADDRESS="$(scripts/temporal.sh start)"
+temporal_ui="${TEMPORAL_UI_URL:-(set TEMPORAL_UI_URL to your Temporal UI to link it)}"
 export HTTP_ADDR="${HTTP_ADDR:-127.0.0.1:8080}"
 export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://$HTTP_ADDR}"
 # A laptop: built-in secrets, and production keys may pay on the test gateway.
@@ -53,7 +59,7 @@ cat <<MSG
   Ticket sales service is up.
     API          http://$HTTP_ADDR/v1
     API docs     http://$HTTP_ADDR/docs   (OpenAPI: /openapi.json)
-    Temporal UI  http://127.0.0.1:${TEMPORAL_UI_PORT:-8233}
+    Temporal UI  $temporal_ui
     Demo sandbox key (shown once):
       $key
     Organizer's cabinet  http://$HTTP_ADDR/cabinet/
