@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,12 +64,54 @@ func TestOldClientsWork(t *testing.T) {
 
 // oldClientModule makes a module (example.com/oldpartner) with the
 // client generated from the document at doc as its package client and
-// program as its main.go, and returns its directory.
+// program, if any, as its main.go, and returns its directory.
 func oldClientModule(t *testing.T, doc string, program []byte) string {
+	t.Helper()
+	code := oldClient(t, doc)
+	// The runtime the generated code needs, at the SDK's version; its sums
+	// as the SDK's go.sum has them, so no checksum database is asked.
+	gomod, err := os.ReadFile(filepath.Join("..", "..", "sdk", "go", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime := regexp.MustCompile(`github.com/oapi-codegen/runtime (v\S+)`).FindSubmatch(gomod)
+	if runtime == nil {
+		t.Fatal("sdk/go/go.mod requires no github.com/oapi-codegen/runtime")
+	}
+
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "go.mod"), "module example.com/oldpartner\n\ngo 1.24\n\nrequire github.com/oapi-codegen/runtime "+string(runtime[1])+"\n")
+	copyFile(t, filepath.Join("..", "..", "sdk", "go", "go.sum"), filepath.Join(dir, "go.sum"))
+	if program != nil {
+		write(t, filepath.Join(dir, "main.go"), string(program))
+	}
+	if err := os.Mkdir(filepath.Join(dir, "client"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "client", "client.gen.go"), string(code))
+	return dir
+}
+
+// oldClients holds each document's generated client (package client) by
+// the document's path: the tests that use one (TestOldClientsWork,
+// TestGoSDKStaysSourceCompatible) generate it once per run.
+var oldClients struct {
+	sync.Mutex
+	code map[string][]byte
+}
+
+// oldClient returns the Go code oapi-codegen generates from the document
+// at doc, in package client.
+func oldClient(t *testing.T, doc string) []byte {
 	t.Helper()
 	doc, err := filepath.Abs(doc)
 	if err != nil {
 		t.Fatal(err)
+	}
+	oldClients.Lock()
+	defer oldClients.Unlock()
+	if code, ok := oldClients.code[doc]; ok {
+		return code
 	}
 	// The generator and its settings are the SDK's: the version
 	// scripts/clients.sh pins, sdk/go/oapi-codegen.yaml with another package.
@@ -88,21 +131,7 @@ func oldClientModule(t *testing.T, doc string, program []byte) string {
 	if !pkg.Match(cfg) {
 		t.Fatal("sdk/go/oapi-codegen.yaml names no package")
 	}
-	// The runtime the generated code needs, at the SDK's version; its sums
-	// as the SDK's go.sum has them, so no checksum database is asked.
-	gomod, err := os.ReadFile(filepath.Join("..", "..", "sdk", "go", "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtime := regexp.MustCompile(`github.com/oapi-codegen/runtime (v\S+)`).FindSubmatch(gomod)
-	if runtime == nil {
-		t.Fatal("sdk/go/go.mod requires no github.com/oapi-codegen/runtime")
-	}
-
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "go.mod"), "module example.com/oldpartner\n\ngo 1.24\n\nrequire github.com/oapi-codegen/runtime "+string(runtime[1])+"\n")
-	copyFile(t, filepath.Join("..", "..", "sdk", "go", "go.sum"), filepath.Join(dir, "go.sum"))
-	write(t, filepath.Join(dir, "main.go"), string(program))
 	write(t, filepath.Join(dir, "oapi-codegen.yaml"), string(pkg.ReplaceAll(cfg, []byte("package: client"))))
 	if err := os.Mkdir(filepath.Join(dir, "client"), 0o755); err != nil {
 		t.Fatal(err)
@@ -111,7 +140,15 @@ func oldClientModule(t *testing.T, doc string, program []byte) string {
 	// is relative to it.
 	tsRun(t, filepath.Join(dir, "client"), []string{"GOWORK=off"}, 2*time.Minute, "go", "run", string(m[1]),
 		"-config", filepath.Join("..", "oapi-codegen.yaml"), "-o", "client.gen.go", doc)
-	return dir
+	code, err := os.ReadFile(filepath.Join(dir, "client", "client.gen.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if oldClients.code == nil {
+		oldClients.code = map[string][]byte{}
+	}
+	oldClients.code[doc] = code
+	return code
 }
 
 // openAnswers returns the document spec with its answers as open as the
