@@ -136,10 +136,18 @@ func decodeCursor(s string) (cursorPayload, bool) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil || c.V != cursorVersion || c.N < 2 {
+	if err := dec.Decode(&c); err != nil || c.V != cursorVersion || c.N < 2 || !positionStorable(c.At) {
 		return c, false
 	}
 	return c, true
+}
+
+// positionStorable tells whether a position could be a row's: anyone can
+// seal a cursor (the checksum is no signature), and a value no column can
+// hold, a NUL in a text or a time before year 1 (Postgres has no year 0),
+// would fail the query rather than find nothing.
+func positionStorable(at store.Seek) bool {
+	return !strings.ContainsRune(at.Text, 0) && at.Time.UTC().Year() >= 1
 }
 
 // nextPage is where the page after items starts, if there may be one: its

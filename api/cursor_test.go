@@ -2,7 +2,9 @@ package api_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -268,5 +270,63 @@ func TestListsByCursorMatchPageNumbers(t *testing.T) {
 		"evt_cursor_05", "evt_cursor_04", "evt_cursor_03", "evt_cursor_02", "evt_cursor_01"}
 	if !slices.Equal(events, want) {
 		t.Errorf("deliveries by cursor: %v", events)
+	}
+}
+
+// reseal is a cursor with its position edited and its checksum made
+// anew, as anyone can (the checksum is not a signature).
+func reseal(t *testing.T, cursor string, edit func(at map[string]any)) string {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(raw) <= 8 {
+		t.Fatalf("cursor %q: %v", cursor, err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(raw[8:], &c); err != nil {
+		t.Fatal(err)
+	}
+	edit(c["at"].(map[string]any))
+	payload, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(append([]byte("ticketsales cursor\x00"), payload...))
+	return base64.RawURLEncoding.EncodeToString(append(sum[:8], payload...))
+}
+
+// A forged cursor of the caller's own list, checksum and binding right,
+// whose position no row can have (a NUL in a name, the year 0) is bad
+// input: 422 at query.cursor, never a 500 from the database.
+func TestListsByCursorRefuseForgedPositions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.externalOrder(t, f.keyA, "parterre-3-1")
+	f.externalOrder(t, f.keyA, "parterre-3-2")
+	if _, err := f.DB.NewRaw("INSERT INTO cities (company_id, ref, name) VALUES (?, 'kazan', 'Казань')", f.companyA).
+		Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	first := func(path string) string {
+		t.Helper()
+		var l cursorList
+		f.Get(t, path, f.keyA).Decode(t, &l)
+		if l.Meta.NextCursor == "" {
+			t.Fatalf("%s: no next cursor", path)
+		}
+		return l.Meta.NextCursor
+	}
+	cities, orders := first("/v1/cities?per_page=1"), first("/v1/orders?per_page=1")
+	// Resealed unchanged, the cursor still works: the forgery is sound.
+	if res := f.Get(t, "/v1/orders?per_page=1&cursor="+reseal(t, orders, func(map[string]any) {}), f.keyA); res.Status != http.StatusOK {
+		t.Fatalf("resealed cursor: %d %s", res.Status, res.Body)
+	}
+	for name, path := range map[string]string{
+		"NUL in a name": "/v1/cities?per_page=1&cursor=" + reseal(t, cities, func(at map[string]any) { at["s"] = "Москва\x00" }),
+		"year 0":        "/v1/orders?per_page=1&cursor=" + reseal(t, orders, func(at map[string]any) { at["t"] = "0000-01-01T00:00:00Z" }),
+	} {
+		p := expectProblem(t, f.Get(t, path, f.keyA), http.StatusUnprocessableEntity, "validation_error")
+		if len(p.Errors) == 0 || p.Errors[0].Location != "query.cursor" {
+			t.Errorf("%s: %+v, want query.cursor", name, p.Errors)
+		}
 	}
 }

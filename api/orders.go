@@ -74,22 +74,28 @@ type listOrdersInput struct {
 	metaKey, metaValue string
 }
 
-// Resolve parses the creation bounds, reporting both bad ones at once.
+// Resolve parses the creation bounds and checks the lookups, reporting
+// every bad one at once.
 func (in *listOrdersInput) Resolve(ctx huma.Context) []error {
-	errs := in.PageParams.Resolve(ctx)
+	bad := in.PageParams.Resolve(ctx)
 	var err error
 	if in.from, err = parseDateOrTime("query.filter.created_from", in.CreatedFrom, false); err != nil {
-		errs = append(errs, err)
+		bad = append(bad, err)
 	}
 	if in.to, err = parseDateOrTime("query.filter.created_to", in.CreatedTo, true); err != nil {
-		errs = append(errs, err)
+		bad = append(bad, err)
 	}
 	if in.Metadata != "" {
 		var colon bool
 		in.metaKey, in.metaValue, colon = strings.Cut(in.Metadata, ":")
-		errs = append(errs, metadataPairErrors(in.Metadata, colon, in.metaKey, in.metaValue)...)
+		bad = append(bad, metadataPairErrors(in.Metadata, colon, in.metaKey, in.metaValue)...)
 	}
-	return errs
+	lookups := &errs.ValidationError{}
+	orders.CheckLookups("query.filter.", in.Reference, in.PaymentID, in.Email, lookups)
+	for _, f := range lookups.Fields {
+		bad = append(bad, &huma.ErrorDetail{Location: f.Location, Message: f.Message, Value: f.Value})
+	}
+	return bad
 }
 
 // metadataPairErrors is what is wrong with filter.metadata, given (raw)

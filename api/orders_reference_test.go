@@ -343,3 +343,20 @@ func TestOrdersLookups(t *testing.T) {
 		}
 	}
 }
+
+// A lookup value no order can carry (a NUL or another control character:
+// references, payment ids and e-mails are one line) is bad input: a clear
+// 422 naming the parameter, never a 500 from the database.
+func TestOrdersLookupsRefuseControlCharacters(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, filter := range []string{"filter.reference", "filter.payment_id", "filter.email"} {
+		for _, value := range []string{"Заказ\x00№1", "ext\n1", "\x00"} {
+			res := f.Get(t, "/v1/orders?"+url.Values{filter: {value}}.Encode(), f.keyA)
+			p := expectProblem(t, res, http.StatusUnprocessableEntity, "validation_error")
+			if len(p.Errors) == 0 || p.Errors[0].Location != "query."+filter {
+				t.Errorf("%s=%q: %+v, want query.%s", filter, value, p.Errors, filter)
+			}
+		}
+	}
+}

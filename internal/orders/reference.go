@@ -69,6 +69,21 @@ func CheckMetadataPair(location, key, value string, verr *errs.ValidationError) 
 	}
 }
 
+// CheckLookups adds to verr what is wrong with the values orders are
+// looked up by (each "" when not given): a reference, a payment id and an
+// e-mail, each one line within the bounds of what an order stores. A
+// value no order can carry is bad input, not a search that finds nothing;
+// a NUL would not even reach the database as a value.
+func CheckLookups(prefix, reference, paymentID, email string, verr *errs.ValidationError) {
+	CheckReference(prefix+"reference", reference, verr)
+	if paymentID != "" {
+		verr.Line(prefix+"payment_id", paymentID, 1, MaxPaymentIDLength)
+	}
+	if email != "" {
+		verr.Line(prefix+"email", email, 1, MaxEmailLength)
+	}
+}
+
 // clipKey is a bad key short enough to echo.
 func clipKey(k string) string {
 	if utf8.RuneCountInString(k) <= MaxMetadataKeyLength+10 {
