@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
@@ -74,6 +75,14 @@ var (
 // is also a partner's reference, as typed (the partner's own ids look like
 // anything).
 func ParseOrderSearch(q string) OrderSearch {
+	// What no order holds (a NUL, other control characters, broken UTF-8)
+	// is dropped: Postgres refuses a NUL and broken UTF-8 outright.
+	q = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(q, ""))
 	q = strings.Join(strings.Fields(q), " ")
 	var s OrderSearch
 	if len([]rune(q)) >= MinSearch {

@@ -24,6 +24,8 @@ func TestParseOrderSearch(t *testing.T) {
 		"Anna  Pavlova":     {NamePrefix: "anna pavlova", PaymentID: "Anna Pavlova", Reference: "Anna Pavlova"},
 		"pay_9f":            {NamePrefix: "pay_9f", EmailPrefix: "pay_9f", PaymentID: "pay_9f", Reference: "pay_9f"},
 		"Заказ №42":         {NamePrefix: "заказ №42", PaymentID: "Заказ №42", Reference: "Заказ №42"},
+		"Anna\x00\xff":      {NamePrefix: "anna", EmailPrefix: "anna", PaymentID: "Anna", Reference: "Anna"},
+		"\x00\x00\x00":      {},
 	} {
 		if got := store.ParseOrderSearch(q); got != want {
 			t.Errorf("ParseOrderSearch(%q) = %+v, want %+v", q, got, want)
