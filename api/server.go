@@ -105,7 +105,7 @@ const (
 // Version is the API's release, the OpenAPI document's info.version: it
 // moves with the SDKs' versions, one number per release (docs/releasing.md;
 // scripts/release.sh checks they agree).
-const Version = "1.0.0"
+const Version = "1.1.0"
 
 // NewHTTPServer is the api's public HTTP server serving h: headers, bodies
 // and idle connections each bounded in time, so a client that opens

@@ -32,11 +32,11 @@ import (
 const (
 	// APIVersion is the OpenAPI document's info.version this SDK was
 	// generated from.
-	APIVersion = "1.0.0"
+	APIVersion = "1.1.0"
 	// Version is this SDK's release: the API's version, one number for
 	// the document and both SDKs (a fix of the hand-written layer alone is
 	// a patch release of all; docs/releasing.md in the repository).
-	Version = "1.0.0"
+	Version = "1.1.0"
 )
 
 // DefaultTimeout bounds each attempt of a request made through a client of
