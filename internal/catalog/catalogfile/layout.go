@@ -57,12 +57,14 @@ type GeometryRow struct {
 }
 
 type GeometrySeat struct {
-	SeatID string  `json:"seat_id"`
-	Number string  `json:"number"`
-	Label  string  `json:"label"`
-	X      float64 `json:"x" doc:"The seat's centre, across the hall: the catalog's, or laid out."`
-	Y      float64 `json:"y" doc:"The seat's centre, away from the stage: the catalog's, or laid out."`
-	Rank   int     `json:"rank" doc:"Best-available order, lower is better: the file's rank, or zone, row and closeness to the row's centre."`
+	SeatID string `json:"seat_id"`
+	Number string `json:"number"`
+	Label  string `json:"label"`
+	// X and Y are always present; the schema keeps them optional, as they
+	// were, so the Go SDK's *float64 fields stay source compatible.
+	X    float64 `json:"x" required:"false" doc:"The seat's centre, across the hall: the catalog's, or laid out. Always present."`
+	Y    float64 `json:"y" required:"false" doc:"The seat's centre, away from the stage: the catalog's, or laid out. Always present."`
+	Rank int     `json:"rank" doc:"Best-available order, lower is better: the file's rank, or zone, row and closeness to the row's centre."`
 }
 
 // Draft is what Layout starts from: the scheme's zones, rows and seats
@@ -74,8 +76,8 @@ type Draft struct {
 	Zones []DraftZone `json:"zones"`
 }
 
-// DraftStage is the catalog's stage: an outline (a rectangle made one),
-// or none.
+// DraftStage is the catalog's stage: its caption and outline (none: the
+// layout draws a bar).
 type DraftStage struct {
 	Label   string
 	Outline []XY
