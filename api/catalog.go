@@ -192,7 +192,7 @@ func (s *Server) registerCatalog(api huma.API) {
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "get-event-scheme", Method: http.MethodGet, Path: "/events/{id}/scheme", Tags: tags,
 		Summary:     "Get the hall geometry of an event (cache by ETag)",
-		Description: "Zones, rows and seats with ids, labels and optional coordinates. Large and rarely changing: send If-None-Match.",
+		Description: "Everything a drawing of the hall needs: every seat with its id, label, rank and place (x, y), the stage, each zone's outline and label point, row label points and the drawing's bounds (a viewBox). Coordinates are in seat pitches (neighbouring seats of a laid-out row are 1 apart), x to the right with the stage at the top, y away from the stage; seats the catalog does not place are laid out by zones and rows. Large and rarely changing: send If-None-Match.",
 		Errors:      []int{http.StatusNotFound},
 		Responses:   jsonResponse[catalogfile.Geometry](api, "Hall geometry"),
 	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *conditionalEventInput) (*rawOutput, error) {

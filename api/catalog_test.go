@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -301,6 +302,77 @@ func TestSchemeETag(t *testing.T) {
 	}
 	// An event sold without seat choice has no scheme.
 	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d/scheme", f.ids["standup"]), f.keyA), http.StatusNotFound, "not_found")
+}
+
+// TestSchemeDrawing: the demo hall's /scheme places every seat inside the
+// bounds, apart from each other, with the stage, outlines and labels.
+func TestSchemeDrawing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var body struct {
+		Data struct {
+			Bounds struct{ X, Y, Width, Height float64 }
+			Stage  struct {
+				Label   string
+				Outline [][2]float64
+				LabelAt *[2]float64 `json:"label_at"`
+			}
+			Zones []struct {
+				ID       string
+				Outline  [][2]float64
+				LabelAt  *[2]float64 `json:"label_at"`
+				Rotation *float64
+				Rows     []struct {
+					LabelPoints [][2]float64 `json:"label_points"`
+					Seats       []struct {
+						SeatID string `json:"seat_id"`
+						X, Y   *float64
+					}
+				}
+			}
+		}
+	}
+	res := f.Get(t, fmt.Sprintf("/v1/events/%d/scheme", f.ids["swan-lake"]), f.keyA)
+	res.Decode(t, &body)
+	g := body.Data
+	in := func(what string, x, y float64) {
+		if x < g.Bounds.X || x > g.Bounds.X+g.Bounds.Width || y < g.Bounds.Y || y > g.Bounds.Y+g.Bounds.Height {
+			t.Errorf("%s (%v, %v) is outside the bounds %+v", what, x, y, g.Bounds)
+		}
+	}
+	if g.Stage.Label != "Stage" || len(g.Stage.Outline) != 4 || g.Stage.LabelAt == nil || g.Bounds.Width <= 0 || g.Bounds.Height <= 0 {
+		t.Fatalf("stage or bounds: %+v %+v", g.Stage, g.Bounds)
+	}
+	type point struct{ x, y float64 }
+	var placed []point
+	for _, z := range g.Zones {
+		if len(z.Outline) < 3 || z.LabelAt == nil || z.Rotation == nil {
+			t.Fatalf("zone %s lacks its outline, label or rotation", z.ID)
+		}
+		for _, r := range z.Rows {
+			if len(r.LabelPoints) != 2 {
+				t.Errorf("zone %s: a row with %d label points", z.ID, len(r.LabelPoints))
+			}
+			for _, s := range r.Seats {
+				if s.X == nil || s.Y == nil {
+					t.Fatalf("seat %s has no place", s.SeatID)
+				}
+				in(s.SeatID, *s.X, *s.Y)
+				if *s.Y <= g.Stage.Outline[2][1] {
+					t.Errorf("seat %s (y %v) is not behind the stage %v", s.SeatID, *s.Y, g.Stage.Outline)
+				}
+				for _, p := range placed {
+					if math.Hypot(p.x-*s.X, p.y-*s.Y) < 0.98 {
+						t.Fatalf("seat %s overlaps another at (%v, %v)", s.SeatID, p.x, p.y)
+					}
+				}
+				placed = append(placed, point{*s.X, *s.Y})
+			}
+		}
+	}
+	if len(placed) != 96 {
+		t.Fatalf("the demo hall has %d seats placed, want 96", len(placed))
+	}
 }
 
 func TestAvailabilityFollowsSeatChanges(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/pricing"
 	"github.com/ticketsales/ticketsales/internal/states"
@@ -21,11 +22,12 @@ type Service struct {
 	db           *bun.DB
 	now          func() time.Time
 	availability *availabilityCache
+	schemes      *schemeCache
 }
 
 // New builds the service; now is the clock (time.Now in production).
 func New(db *bun.DB, now func() time.Time) *Service {
-	return &Service{db: db, now: now, availability: newAvailabilityCache()}
+	return &Service{db: db, now: now, availability: newAvailabilityCache(), schemes: newSchemeCache()}
 }
 
 // Venue is the venue summary of an event.
@@ -231,7 +233,8 @@ func (s *Service) Cities(ctx context.Context, companyID int64, p Page) ([]City, 
 	return out, total, nil
 }
 
-// Scheme returns the event's hall geometry (JSON) and its strong ETag.
+// Scheme returns the event's hall geometry (JSON) and its strong ETag:
+// every seat with its place, the stage, outlines, labels and bounds.
 func (s *Service) Scheme(ctx context.Context, companyID, eventID int64) ([]byte, string, error) {
 	e, err := store.GetEventVersion(ctx, s.db, companyID, eventID)
 	if err != nil {
@@ -240,5 +243,9 @@ func (s *Service) Scheme(ctx context.Context, companyID, eventID int64) ([]byte,
 	if e.SchemeID == nil {
 		return nil, "", fmt.Errorf("scheme of event %d: %w", eventID, errs.NoScheme)
 	}
-	return store.GetSchemeGeometry(ctx, s.db, *e.SchemeID)
+	geometry, etag, err := store.GetSchemeGeometry(ctx, s.db, *e.SchemeID)
+	if err != nil || catalogfile.HasDrawing(geometry) {
+		return geometry, etag, err
+	}
+	return s.schemes.laidOut(*e.SchemeID, etag, geometry)
 }

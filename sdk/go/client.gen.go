@@ -1468,6 +1468,18 @@ type BestAvailable struct {
 	ZoneIds *[]string `json:"zone_ids,omitempty"`
 }
 
+// Bounds defines model for Bounds.
+type Bounds struct {
+	Height float64 `json:"height"`
+	Width  float64 `json:"width"`
+
+	// X Left edge.
+	X float64 `json:"x"`
+
+	// Y Top edge (the stage's side).
+	Y float64 `json:"y"`
+}
+
 // Buyer defines model for Buyer.
 type Buyer struct {
 	Email     string `json:"email"`
@@ -2029,13 +2041,20 @@ type GeneralSaleRef struct {
 
 // Geometry defines model for Geometry.
 type Geometry struct {
+	// Bounds The drawing's extent (an SVG viewBox: x y width height): it holds every seat, outline, the stage and the labels with a margin.
+	Bounds Bounds `json:"bounds"`
+
+	// Stage The stage: the catalog's, or a bar in front of the first zone.
+	Stage GeometryStage  `json:"stage"`
 	Zones []GeometryZone `json:"zones"`
 }
 
 // GeometryRow defines model for GeometryRow.
 type GeometryRow struct {
-	Row   string         `json:"row"`
-	Seats []GeometrySeat `json:"seats"`
+	// LabelPoints Where the row's label (row) is drawn, centred on each point: at both ends of the row, one end, or none.
+	LabelPoints [][]float64    `json:"label_points"`
+	Row         string         `json:"row"`
+	Seats       []GeometrySeat `json:"seats"`
 }
 
 // GeometrySeat defines model for GeometrySeat.
@@ -2044,17 +2063,42 @@ type GeometrySeat struct {
 	Number string `json:"number"`
 
 	// Rank Best-available order, lower is better: the file's rank, or zone, row and closeness to the row's centre.
-	Rank   int64    `json:"rank"`
-	SeatId string   `json:"seat_id"`
-	X      *float64 `json:"x,omitempty"`
-	Y      *float64 `json:"y,omitempty"`
+	Rank   int64  `json:"rank"`
+	SeatId string `json:"seat_id"`
+
+	// X The seat's centre, across the hall: the catalog's, or laid out. Always present.
+	X *float64 `json:"x,omitempty"`
+
+	// Y The seat's centre, away from the stage: the catalog's, or laid out. Always present.
+	Y *float64 `json:"y,omitempty"`
+}
+
+// GeometryStage defines model for GeometryStage.
+type GeometryStage struct {
+	// Label The stage's caption; empty: none.
+	Label string `json:"label"`
+
+	// LabelAt Where the caption's centre goes.
+	LabelAt []float64 `json:"label_at"`
+
+	// Outline The stage's outline, a closed polygon of [x, y] points.
+	Outline [][]float64 `json:"outline"`
 }
 
 // GeometryZone defines model for GeometryZone.
 type GeometryZone struct {
-	Id   string        `json:"id"`
-	Name string        `json:"name"`
-	Rows []GeometryRow `json:"rows"`
+	Id string `json:"id"`
+
+	// LabelAt Where the centre of the zone's name goes.
+	LabelAt []float64 `json:"label_at"`
+	Name    string    `json:"name"`
+
+	// Outline The zone's outline, a closed polygon of [x, y] points: the catalog's, or around the zone's seats.
+	Outline [][]float64 `json:"outline"`
+
+	// Rotation Degrees the zone's laid-out rows are turned, clockwise as drawn (0: rows run left to right): turn seat shapes and row labels by it.
+	Rotation float64       `json:"rotation"`
+	Rows     []GeometryRow `json:"rows"`
 }
 
 // GoneReservation defines model for GoneReservation.
@@ -3708,7 +3752,7 @@ type ClientInterface interface {
 
 	// GetEventScheme Get the hall geometry of an event (cache by ETag)
 	//
-	// Zones, rows and seats with ids, labels and optional coordinates. Large and rarely changing: send If-None-Match.
+	// Everything a drawing of the hall needs: every seat with its id, label, rank and place (x, y), the stage, each zone's outline and label point, row label points and the drawing's bounds (a viewBox). Coordinates are in seat pitches (neighbouring seats of a laid-out row are 1 apart), x to the right with the stage at the top, y away from the stage; seats the catalog does not place are laid out by zones and rows. Large and rarely changing: send If-None-Match.
 	//
 	// Requires an API key with the scope `catalog:read`.
 	//
@@ -4609,7 +4653,7 @@ func (c *Client) GetCheckInPublicKey(ctx context.Context, id int64, reqEditors .
 
 // GetEventScheme Get the hall geometry of an event (cache by ETag)
 //
-// Zones, rows and seats with ids, labels and optional coordinates. Large and rarely changing: send If-None-Match.
+// Everything a drawing of the hall needs: every seat with its id, label, rank and place (x, y), the stage, each zone's outline and label point, row label points and the drawing's bounds (a viewBox). Coordinates are in seat pitches (neighbouring seats of a laid-out row are 1 apart), x to the right with the stage at the top, y away from the stage; seats the catalog does not place are laid out by zones and rows. Large and rarely changing: send If-None-Match.
 //
 // Requires an API key with the scope `catalog:read`.
 //
@@ -8280,7 +8324,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetEventSchemeWithResponse Get the hall geometry of an event (cache by ETag)
 	//
-	// Zones, rows and seats with ids, labels and optional coordinates. Large and rarely changing: send If-None-Match.
+	// Everything a drawing of the hall needs: every seat with its id, label, rank and place (x, y), the stage, each zone's outline and label point, row label points and the drawing's bounds (a viewBox). Coordinates are in seat pitches (neighbouring seats of a laid-out row are 1 apart), x to the right with the stage at the top, y away from the stage; seats the catalog does not place are laid out by zones and rows. Large and rarely changing: send If-None-Match.
 	//
 	// Requires an API key with the scope `catalog:read`.
 	//
@@ -18691,7 +18735,7 @@ func (c *ClientWithResponses) GetCheckInPublicKeyWithResponse(ctx context.Contex
 
 // GetEventSchemeWithResponse Get the hall geometry of an event (cache by ETag)
 //
-// Zones, rows and seats with ids, labels and optional coordinates. Large and rarely changing: send If-None-Match.
+// Everything a drawing of the hall needs: every seat with its id, label, rank and place (x, y), the stage, each zone's outline and label point, row label points and the drawing's bounds (a viewBox). Coordinates are in seat pitches (neighbouring seats of a laid-out row are 1 apart), x to the right with the stage at the top, y away from the stage; seats the catalog does not place are laid out by zones and rows. Large and rarely changing: send If-None-Match.
 //
 // Requires an API key with the scope `catalog:read`.
 //

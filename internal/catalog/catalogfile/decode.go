@@ -33,6 +33,7 @@ func (d *decoder) refuse(path string, off int, format string, args ...any) {
 var (
 	timeType     = reflect.TypeFor[time.Time]()
 	seatListType = reflect.TypeFor[SeatList]()
+	pointType    = reflect.TypeFor[Point]()
 )
 
 // value decodes n into v (of the field sf: its tags tell money from other
@@ -313,6 +314,7 @@ var nouns = map[reflect.Type]string{
 	reflect.TypeFor[City]():          "a city",
 	reflect.TypeFor[Venue]():         "a venue",
 	reflect.TypeFor[Scheme]():        "a scheme",
+	reflect.TypeFor[Stage]():         "a stage",
 	reflect.TypeFor[Zone]():          "a zone",
 	reflect.TypeFor[Row]():           "a row",
 	reflect.TypeFor[Seat]():          "a seat",
@@ -338,6 +340,10 @@ func expected(t reflect.Type, sf reflect.StructField) string {
 		return "a date-time with its UTC offset, like 2026-12-01T19:00:00+03:00"
 	case t == seatListType:
 		return fmt.Sprintf("a count of seats (1 to %d) or a list of seats", maxSeatsPerRow)
+	case t == pointType:
+		return "a point [x, y]"
+	case t.Kind() == reflect.Slice && t.Elem() == pointType:
+		return "a list of points [[x, y], ...]"
 	case sf.Tag.Get("unit") == "minor":
 		return "a whole number of minor currency units (kopecks: 1500.00 is 150000)"
 	}

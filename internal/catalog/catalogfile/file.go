@@ -45,17 +45,37 @@ type Scheme struct {
 	Ref   string `json:"ref" need:"required" doc:"Your id of the scheme, unique within its venue."`
 	Name  string `json:"name" need:"required" doc:"The scheme's name, such as Main hall."`
 	Zones []Zone `json:"zones" need:"required" doc:"The scheme's zones (stalls, balcony...), at least one; the first nearer the stage for best-available picks."`
+	// Stage and the drawing fields below it are optional: a scheme without
+	// them is laid out from its zones and rows (Layout).
+	Stage Stage `json:"stage" need:"optional" doc:"The stage as drawn: its outline and caption. Absent: a bar in front of the first zone, without a caption."`
 }
+
+// Stage is the scheme's stage, in the drawing's coordinates (seat pitches,
+// y growing away from the stage).
+type Stage struct {
+	Label   string  `json:"label" need:"optional" doc:"The stage's caption as buyers see it, such as Сцена; at most 100 characters. Absent: none."`
+	Outline []Point `json:"outline" need:"optional" doc:"The stage's outline, 3 to 200 points [x, y] (a rectangle is 4). Absent: a bar as wide as the first zone, in front of everything drawn."`
+}
+
+// Point is a point of the drawing, [x, y] in seat pitches.
+type Point []float64
 
 type Zone struct {
 	ID   string `json:"id" need:"required" doc:"The zone's id, unique in the scheme: 1-32 letters, digits, '_' or '.'. Seat ids are zone-row-number."`
 	Name string `json:"name" need:"required" doc:"The zone's name as buyers see it."`
 	Rows []Row  `json:"rows" need:"required" doc:"The zone's rows, at least one; the first nearer the stage."`
+	// The drawing fields: all optional.
+	Outline  []Point `json:"outline" need:"optional" doc:"The zone's outline as drawn, 3 to 200 points [x, y]. Absent: drawn around its seats."`
+	LabelAt  Point   `json:"label_at" need:"optional" doc:"Where the zone's name is drawn, [x, y]. Absent: in front of the zone (on the stage's side)."`
+	Rotation float64 `json:"rotation" need:"optional" doc:"Turns the zone's laid-out rows (not seats with x and y) by this many degrees about origin, -360 to 360, clockwise as drawn: a side balcony, a block at an angle. Absent: 0."`
+	Origin   Point   `json:"origin" need:"optional" doc:"Where the centre of the zone's first laid-out row goes, [x, y]. Absent: the zone is placed after the zones before it, away from the stage, centred."`
 }
 
 type Row struct {
 	Row   string   `json:"row" need:"required" doc:"The row's label, unique in the zone: 1-32 letters, digits, '_' or '.'."`
 	Seats SeatList `json:"seats" need:"required" doc:"The row's seats: a count N (seats 1 to N, at most 1000) or a list whose items are seat numbers (whole numbers or text) or seat objects."`
+	// Labels says at which ends of the row its label is drawn.
+	Labels string `json:"labels" need:"optional" doc:"Where the row's label is drawn: both (at both ends), start (before its first seat), end (after its last seat) or none. Absent: both."`
 }
 
 // Seat is one seat of a row; X and Y are optional drawing coordinates.
@@ -63,8 +83,8 @@ type Row struct {
 // better), in place of the rank computed from its zone, row and place.
 type Seat struct {
 	Number string   `json:"number" need:"required" doc:"The seat's number, unique in the row: 1-32 letters, digits, '_' or '.'."`
-	X      *float64 `json:"x,omitempty" need:"optional" doc:"Where to draw the seat on the scheme, horizontally."`
-	Y      *float64 `json:"y,omitempty" need:"optional" doc:"Where to draw the seat on the scheme, vertically."`
+	X      *float64 `json:"x,omitempty" need:"optional" doc:"Where the seat's centre is drawn, across the hall, in seat pitches (neighbouring seats of a row are 1 apart), -1000000 to 1000000. Absent: laid out with its row."`
+	Y      *float64 `json:"y,omitempty" need:"optional" doc:"Where the seat's centre is drawn, away from the stage, in seat pitches, -1000000 to 1000000. Absent: laid out with its row."`
 	Rank   *int     `json:"rank,omitempty" need:"optional" doc:"Best-available order, 0 to 1000000000, lower is better; absent: by zone, row and closeness to the row's centre."`
 }
 

@@ -81,6 +81,10 @@ func docType(t reflect.Type, sf reflect.StructField) string {
 		return "date-time"
 	case t == seatListType:
 		return "count or list"
+	case t == pointType:
+		return "point [x, y]"
+	case t.Kind() == reflect.Slice && t.Elem() == pointType:
+		return "list of points"
 	case sf.Tag.Get("unit") == "minor":
 		return "money (minor units)"
 	}

@@ -2,12 +2,10 @@ package catalogfile
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -210,31 +208,6 @@ func under(path string, refused Errors) bool {
 	return false
 }
 
-// Geometry is the scheme as GET /v1/events/{id}/scheme serves it.
-type Geometry struct {
-	Zones []GeometryZone `json:"zones"`
-}
-
-type GeometryZone struct {
-	ID   string        `json:"id"`
-	Name string        `json:"name"`
-	Rows []GeometryRow `json:"rows"`
-}
-
-type GeometryRow struct {
-	Row   string         `json:"row"`
-	Seats []GeometrySeat `json:"seats"`
-}
-
-type GeometrySeat struct {
-	SeatID string   `json:"seat_id"`
-	Number string   `json:"number"`
-	Label  string   `json:"label"`
-	X      *float64 `json:"x,omitempty"`
-	Y      *float64 `json:"y,omitempty"`
-	Rank   int      `json:"rank" doc:"Best-available order, lower is better: the file's rank, or zone, row and closeness to the row's centre."`
-}
-
 // SeatRank is a seat's best-available rank when the file gives none: zones
 // and rows in the file's order (the first nearer the stage), then seats
 // nearer the row's centre. pos is 1-based in the row of n seats.
@@ -250,13 +223,14 @@ func SeatRank(zone, row, pos, n int) int {
 const maxRank = 1_000_000_000
 
 func (v *validator) scheme(p string, s Scheme, seen map[string]bool) store.PlanScheme {
+	errsBefore := len(v.errs)
 	v.ref(p+".ref", s.Ref, seen)
 	v.required(p+".name", s.Name)
 	if len(s.Zones) == 0 {
 		v.add(p+".zones", "a scheme needs at least one zone")
 	}
 	ps := store.PlanScheme{Ref: s.Ref, Name: s.Name}
-	var geo Geometry
+	draft := Draft{Stage: v.stage(p+".stage", s.Stage)}
 	zones := map[string]bool{}
 	for zi, z := range s.Zones {
 		zp := fmt.Sprintf("%s.zones[%d]", p, zi)
@@ -268,7 +242,11 @@ func (v *validator) scheme(p string, s Scheme, seen map[string]bool) store.PlanS
 		}
 		zones[z.ID] = true
 		v.required(zp+".name", z.Name)
-		gz := GeometryZone{ID: z.ID, Name: z.Name}
+		dz := DraftZone{ID: z.ID, Name: z.Name, Outline: v.polygon(zp+".outline", z.Outline),
+			LabelAt: v.point(zp+".label_at", z.LabelAt), Origin: v.point(zp+".origin", z.Origin), Rotation: z.Rotation}
+		if math.IsNaN(z.Rotation) || z.Rotation < -360 || z.Rotation > 360 {
+			v.add(zp+".rotation", "rotation is -360 to 360 degrees, not %v", z.Rotation)
+		}
 		rows := map[string]bool{}
 		for ri, r := range z.Rows {
 			rp := fmt.Sprintf("%s.rows[%d]", zp, ri)
@@ -279,12 +257,17 @@ func (v *validator) scheme(p string, s Scheme, seen map[string]bool) store.PlanS
 				v.add(rp+".row", "duplicate row %q", r.Row)
 			}
 			rows[r.Row] = true
+			switch r.Labels {
+			case "", "both", "start", "end", "none":
+			default:
+				v.add(rp+".labels", "labels is both, start, end or none, not %q", r.Labels)
+			}
 			list := r.Seats.List()
 			if (r.Seats.IsCount && (r.Seats.Count < 1 || r.Seats.Count > maxSeatsPerRow)) || len(list) == 0 || len(list) > maxSeatsPerRow {
 				v.add(rp+".seats", "a row has 1 to %d seats", maxSeatsPerRow)
 				continue
 			}
-			gr := GeometryRow{Row: r.Row}
+			dr := DraftRow{Row: r.Row, Labels: r.Labels, Seats: make([]DraftSeat, 0, len(list))}
 			numbers := map[string]bool{}
 			for si, seat := range list {
 				sp := fmt.Sprintf("%s.seats[%d]", rp, si)
@@ -295,6 +278,8 @@ func (v *validator) scheme(p string, s Scheme, seen map[string]bool) store.PlanS
 					v.add(sp, "duplicate seat number %q", seat.Number)
 				}
 				numbers[seat.Number] = true
+				v.coordinate(sp+".x", seat.X)
+				v.coordinate(sp+".y", seat.Y)
 				id := z.ID + "-" + r.Row + "-" + seat.Number
 				label := fmt.Sprintf("%s, row %s, seat %s", z.Name, r.Row, seat.Number)
 				rank := SeatRank(zi, ri, si+1, len(list))
@@ -306,25 +291,85 @@ func (v *validator) scheme(p string, s Scheme, seen map[string]bool) store.PlanS
 				}
 				ps.Seats = append(ps.Seats, store.PlanSeat{SeatID: id, ZoneID: z.ID, Row: r.Row, Number: seat.Number, Label: label,
 					Pos: si + 1, Rank: rank})
-				gr.Seats = append(gr.Seats, GeometrySeat{SeatID: id, Number: seat.Number, Label: label, X: seat.X, Y: seat.Y, Rank: rank})
+				dr.Seats = append(dr.Seats, DraftSeat{SeatID: id, Number: seat.Number, Label: label, X: seat.X, Y: seat.Y, Rank: rank})
 			}
-			gz.Rows = append(gz.Rows, gr)
+			dz.Rows = append(dz.Rows, dr)
 		}
 		if len(z.Rows) == 0 {
 			v.add(zp+".rows", "a zone needs at least one row")
 		}
-		geo.Zones = append(geo.Zones, gz)
+		draft.Zones = append(draft.Zones, dz)
 	}
 	if len(ps.Seats) > maxSchemeSeats {
 		v.add(p, "a scheme has at most %d seats, this one %d", maxSchemeSeats, len(ps.Seats))
 	}
-	geometry, err := json.Marshal(geo)
-	if err != nil {
-		v.add(p, "encode geometry: %v", err)
+	if len(v.errs) > errsBefore {
+		return ps // refused: no need to draw it
 	}
-	sum := sha256.Sum256(geometry)
-	ps.Geometry, ps.ETag = geometry, hex.EncodeToString(sum[:16])
+	geometry, etag, err := Encode(draft)
+	if err != nil {
+		v.add(p, "%v", err)
+	}
+	ps.Geometry, ps.ETag = geometry, etag
 	return ps
+}
+
+// Limits of the drawing fields.
+const (
+	maxCoordinate    = 1_000_000
+	maxPolygonPoints = 200
+	maxStageLabel    = 100
+)
+
+// coordinate checks one number of the drawing.
+func (v *validator) coordinate(p string, c *float64) {
+	if c != nil && !(math.Abs(*c) <= maxCoordinate) {
+		v.add(p, "a coordinate is -%d to %d, not %v", maxCoordinate, maxCoordinate, *c)
+	}
+}
+
+// point checks a point [x, y]; nil when absent or wrong.
+func (v *validator) point(p string, pt Point) *XY {
+	if pt == nil {
+		return nil
+	}
+	if len(pt) != 2 {
+		v.add(p, "a point is [x, y], two numbers, not %d", len(pt))
+		return nil
+	}
+	before := len(v.errs)
+	v.coordinate(p+"[0]", &pt[0])
+	v.coordinate(p+"[1]", &pt[1])
+	if len(v.errs) > before {
+		return nil
+	}
+	return &XY{pt[0], pt[1]}
+}
+
+// polygon checks an outline of 3 to 200 points.
+func (v *validator) polygon(p string, pts []Point) []XY {
+	if pts == nil {
+		return nil
+	}
+	if len(pts) < 3 || len(pts) > maxPolygonPoints {
+		v.add(p, "an outline has 3 to %d points [x, y], not %d", maxPolygonPoints, len(pts))
+		return nil
+	}
+	out := make([]XY, 0, len(pts))
+	for i, pt := range pts {
+		if xy := v.point(fmt.Sprintf("%s[%d]", p, i), pt); xy != nil {
+			out = append(out, *xy)
+		}
+	}
+	return out
+}
+
+// stage checks the scheme's stage: its caption and outline.
+func (v *validator) stage(p string, s Stage) DraftStage {
+	if n := utf8.RuneCountInString(s.Label); n > maxStageLabel || strings.TrimSpace(s.Label) != s.Label {
+		v.add(p+".label", "a stage's label is at most %d characters, without surrounding spaces", maxStageLabel)
+	}
+	return DraftStage{Label: s.Label, Outline: v.polygon(p+".outline", s.Outline)}
 }
 
 func (v *validator) event(p string, e Event, seen map[string]bool, schemes map[string]map[string][]store.PlanSeat) store.PlanEvent {

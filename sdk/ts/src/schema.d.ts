@@ -521,7 +521,7 @@ export interface paths {
         };
         /**
          * Get the hall geometry of an event (cache by ETag)
-         * @description Zones, rows and seats with ids, labels and optional coordinates. Large and rarely changing: send If-None-Match.
+         * @description Everything a drawing of the hall needs: every seat with its id, label, rank and place (x, y), the stage, each zone's outline and label point, row label points and the drawing's bounds (a viewBox). Coordinates are in seat pitches (neighbouring seats of a laid-out row are 1 apart), x to the right with the stage at the top, y away from the stage; seats the catalog does not place are laid out by zones and rows. Large and rarely changing: send If-None-Match.
          *
          *     Requires an API key with the scope `catalog:read`.
          */
@@ -1406,6 +1406,22 @@ export interface components {
             /** @description Only seats of these zones (none: any). */
             zone_ids?: string[];
         };
+        Bounds: {
+            /** Format: double */
+            height: number;
+            /** Format: double */
+            width: number;
+            /**
+             * Format: double
+             * @description Left edge.
+             */
+            x: number;
+            /**
+             * Format: double
+             * @description Top edge (the stage's side).
+             */
+            y: number;
+        };
         Buyer: {
             email: string;
             first_name: string;
@@ -1863,9 +1879,15 @@ export interface components {
             seats: components["schemas"]["SeatCounts"];
         };
         Geometry: {
+            /** @description The drawing's extent (an SVG viewBox: x y width height): it holds every seat, outline, the stage and the labels with a margin. */
+            bounds: components["schemas"]["Bounds"];
+            /** @description The stage: the catalog's, or a bar in front of the first zone. */
+            stage: components["schemas"]["GeometryStage"];
             zones: components["schemas"]["GeometryZone"][];
         };
         GeometryRow: {
+            /** @description Where the row's label (row) is drawn, centred on each point: at both ends of the row, one end, or none. */
+            label_points: number[][];
             row: string;
             seats: components["schemas"]["GeometrySeat"][];
         };
@@ -1878,14 +1900,37 @@ export interface components {
              */
             rank: number;
             seat_id: string;
-            /** Format: double */
+            /**
+             * Format: double
+             * @description The seat's centre, across the hall: the catalog's, or laid out. Always present.
+             */
             x?: number;
-            /** Format: double */
+            /**
+             * Format: double
+             * @description The seat's centre, away from the stage: the catalog's, or laid out. Always present.
+             */
             y?: number;
+        };
+        GeometryStage: {
+            /** @description The stage's caption; empty: none. */
+            label: string;
+            /** @description Where the caption's centre goes. */
+            label_at: number[];
+            /** @description The stage's outline, a closed polygon of [x, y] points. */
+            outline: number[][];
         };
         GeometryZone: {
             id: string;
+            /** @description Where the centre of the zone's name goes. */
+            label_at: number[];
             name: string;
+            /** @description The zone's outline, a closed polygon of [x, y] points: the catalog's, or around the zone's seats. */
+            outline: number[][];
+            /**
+             * Format: double
+             * @description Degrees the zone's laid-out rows are turned, clockwise as drawn (0: rows run left to right): turn seat shapes and row labels by it.
+             */
+            rotation: number;
             rows: components["schemas"]["GeometryRow"][];
         };
         GoneReservation: {
