@@ -110,7 +110,15 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
       this._focusSeat = null;
       this._pointers = new Map();
       const root = this.attachShadow({ mode: 'open' });
-      root.innerHTML = `<style>${CSS}</style><div class="wrap">
+      // Constructed style sheets: a page's Content Security Policy without
+      // style-src 'unsafe-inline' allows them (a <style> is the fallback).
+      this._sheets = typeof CSSStyleSheet !== 'undefined' && 'replaceSync' in CSSStyleSheet.prototype && 'adoptedStyleSheets' in root;
+      if (this._sheets) {
+        const base = new CSSStyleSheet(); base.replaceSync(CSS);
+        this._catSheet = new CSSStyleSheet();
+        root.adoptedStyleSheets = [base, this._catSheet];
+      }
+      root.innerHTML = `${this._sheets ? '' : `<style>${CSS}</style>`}<div class="wrap">
 <div class="stage-box"><svg class="map" xmlns="${SVG}"><g class="view"></g></svg>
 <div class="tools"><button type="button" data-z="in">+</button><button type="button" data-z="out">−</button><button type="button" data-z="fit">⤢</button></div>
 <div class="msg" role="status"></div></div>
@@ -410,7 +418,8 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
         const colour = `var(--ticket-seat-map-category-${i}, ${PALETTE[i % PALETTE.length]})`;
         if (i < PALETTE.length) rules.push(`.s.c${i} { fill: ${colour}; }`);
         const li = el(null, 'li');
-        const sw = el(null, 'span', { class: 'sw', style: `--c: ${colour}`, 'aria-hidden': 'true' });
+        const sw = el(null, 'span', { class: 'sw', 'aria-hidden': 'true' });
+        sw.style.setProperty('--c', colour);
         const pay = this._pays(id, c.price);
         const text = `${name}: ${this._money(pay)}${pay !== c.price ? ` (${w.fee})` : ''}`;
         li.append(sw, text);
@@ -419,13 +428,18 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
       }
       for (const [cls, label, colour] of [['p', w.picked, 'var(--ticket-seat-map-picked, #1d2330)'], ['', w.taken, 'var(--ticket-seat-map-unavailable, #d3d7de)'], ['', w.held, 'var(--ticket-seat-map-held, #6b3fa0)']]) {
         const li = el(null, 'li');
-        li.append(el(null, 'span', { class: 'sw ' + cls, style: `--c: ${colour}`, 'aria-hidden': 'true' }), label);
+        const sw = el(null, 'span', { class: 'sw ' + cls, 'aria-hidden': 'true' });
+        sw.style.setProperty('--c', colour);
+        li.append(sw, label);
         ul.appendChild(li);
       }
       sel.hidden = this._catIndex.size < 2;
-      let style = this.shadowRoot.querySelector('style.cats');
-      if (!style) { style = el(null, 'style', { class: 'cats' }); this.shadowRoot.appendChild(style); }
-      style.textContent = rules.join('\n');
+      if (this._sheets) this._catSheet.replaceSync(rules.join('\n'));
+      else {
+        let style = this.shadowRoot.querySelector('style.cats');
+        if (!style) { style = el(null, 'style', { class: 'cats' }); this.shadowRoot.appendChild(style); }
+        style.textContent = rules.join('\n');
+      }
     }
     _summaryText() {
       const seats = [...this._picked.values()];
