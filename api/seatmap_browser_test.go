@@ -56,11 +56,11 @@ func bigHallCatalog() []byte {
 
 // shopPage is the partner's test page: the component loaded from the
 // service, its base-url the shop itself (the partner's own proxy), every
-// event it sends recorded in window.seatmapEvents.
+// event it sends recorded in window.seatmapEvents. Unstyled, under a
+// policy that allows no styles: the component's own must still apply.
 var shopPage = template.Must(template.New("shop").Parse(`<!doctype html>
 <html lang="ru"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Магазин билетов: {{.Title}}</title>
-<style>body { margin: 0; font-family: sans-serif; } main { padding: 12px; max-width: 1100px; margin: 0 auto; }</style>
 <script>window.seatmapEvents = [];
 for (const type of ['seatmap:ready', 'seatmap:change', 'seatmap:best-available', 'seatmap:error'])
   document.addEventListener(type, (e) => window.seatmapEvents.push({type, detail: e.detail, at: performance.now()}));
@@ -80,6 +80,9 @@ func seatMapShop(t *testing.T, service string, keys map[string]string, titles ma
 	mux.HandleFunc("GET /shop/{event}", func(w http.ResponseWriter, r *http.Request) {
 		ev := r.PathValue("event")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		// A strict policy: the component's styles must not need inline
+		// <style>, and it may connect only to base-url.
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline' "+service+"; connect-src 'self'; style-src 'none'")
 		_ = shopPage.Execute(w, map[string]string{"Title": titles[ev], "Script": service + seatmap.Path, "Base": shop.URL, "Event": ev, "Poll": poll})
 	})
 	mux.HandleFunc("GET /seat-map/v1/events/{event}/{what}", func(w http.ResponseWriter, r *http.Request) {
@@ -273,6 +276,7 @@ func TestSeatMapComponent(t *testing.T) {
 	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('ticket-seat-map').shadowRoot.activeElement.getAttribute('aria-checked')`)); got != "true" {
 		t.Fatalf("the picked seat is aria-checked=%q", got)
 	}
+	shot(t, ctx, "demo-picked")
 
 	// Another shop's key holds that seat: within one poll it is unavailable
 	// and leaves the pick, and the page hears why.
@@ -305,6 +309,13 @@ func TestSeatMapComponent(t *testing.T) {
 	evs, _ = chromedp.Run(ctx, chromedp.Evaluate[[]seatMapEvent](`window.seatmapEvents.filter(e => e.type === 'seatmap:best-available')`))
 	if len(evs) != 1 || evs[0].Detail.Quantity != 3 {
 		t.Fatalf("best available: %+v", evs)
+	}
+	// The page's server held the best seats: it shows them as the buyer's.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('ticket-seat-map').markHeld([{zone_id: 'parterre', seat_id: 'parterre-2-15'}, {zone_id: 'parterre', seat_id: 'parterre-2-16'}])`)); err != nil {
+		t.Fatal(err)
+	}
+	if label, _ := chromedp.Run(ctx, chromedp.Evaluate[string](seatLabel("parterre-2-15"))); label != "Stalls, ряд 2, место 15, 3\u00a0000\u00a0₽, забронировано для вас" {
+		t.Fatalf("a seat held for the buyer reads %q", label)
 	}
 	shot(t, ctx, "demo-after-hold")
 
