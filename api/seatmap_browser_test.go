@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,7 +74,7 @@ window.t0 = performance.now();</script>
 // seatMapShop serves the shop's page and proxies the component's two
 // paths to /v1 with the shop's key, as a partner's server may: ETag and
 // If-None-Match pass through, so a poll of an unchanged hall is a 304.
-func seatMapShop(t *testing.T, service string, keys map[string]string, titles map[string]string, poll string) string {
+func seatMapShop(t *testing.T, service string, keys map[string]string, titles map[string]string, poll string, notModified *atomic.Int64) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	var shop *httptest.Server
@@ -115,6 +116,9 @@ func seatMapShop(t *testing.T, service string, keys map[string]string, titles ma
 			if v := res.Header.Get(h); v != "" {
 				w.Header().Set(h, v)
 			}
+		}
+		if res.StatusCode == http.StatusNotModified {
+			notModified.Add(1)
 		}
 		w.WriteHeader(res.StatusCode)
 		_, _ = io.Copy(w, res.Body)
@@ -214,8 +218,9 @@ func TestSeatMapComponent(t *testing.T) {
 	}
 	demo, big := strconv.FormatInt(f.ids["swan-lake"], 10), strconv.FormatInt(bigID, 10)
 	const poll = 1.0 // seconds
+	var notModified atomic.Int64
 	shop := seatMapShop(t, f.URL, map[string]string{demo: f.keyA, big: hallKey},
-		map[string]string{demo: "Лебединое озеро", big: "Гала-концерт"}, strconv.FormatFloat(poll, 'f', -1, 64))
+		map[string]string{demo: "Лебединое озеро", big: "Гала-концерт"}, strconv.FormatFloat(poll, 'f', -1, 64), &notModified)
 
 	ctx := newBrowser(t, 4*time.Minute)
 	open := func(event string, seats int) mapState {
@@ -252,6 +257,26 @@ func TestSeatMapComponent(t *testing.T) {
 		t.Fatalf("legend: %q", st.Legend)
 	}
 	pageFitsIn(t, ctx, "seatmap", "demo", nil)
+	panFrames(t, ctx, "the demo hall")
+
+	// The page passes the event's categories (its server reads them with
+	// its key): the legend names them and, the fee being on top, shows
+	// what a buyer pays per ticket.
+	cats := f.Get(t, "/v1/events/"+demo+"/categories", f.keyA)
+	if cats.Status != 200 {
+		t.Fatalf("categories: %d %s", cats.Status, cats.Body)
+	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('ticket-seat-map').categories = (`+string(cats.Body)+`).data`)); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = chromedp.Run(ctx, chromedp.Evaluate[mapState](readMap))
+	if strings.Join(st.Legend[:2], "|") != "Stalls: 3\u00a0300\u00a0₽ (со сбором)|Balcony: 1\u00a0650\u00a0₽ (со сбором)" ||
+		st.Names[0] != "Stalls, ряд 1, место 1, 3\u00a0300\u00a0₽" {
+		t.Fatalf("with the categories: legend %q, a seat %q", st.Legend, st.Names[0])
+	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('ticket-seat-map').categories = []`)); err != nil {
+		t.Fatal(err)
+	}
 
 	// One Tab into the map, ArrowRight, Enter: a pick the page hears.
 	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
@@ -280,6 +305,11 @@ func TestSeatMapComponent(t *testing.T) {
 
 	// Another shop's key holds that seat: within one poll it is unavailable
 	// and leaves the pick, and the page hears why.
+	// From here every seat element the component touches is counted.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.touched = new Set(); new MutationObserver(ms => ms.forEach(m => m.target.tagName === 'circle' && window.touched.add(m.target)))
+	  .observe(document.querySelector('ticket-seat-map').shadowRoot, {attributes: true, subtree: true})`)); err != nil {
+		t.Fatal(err)
+	}
 	other, _ := f.Key(t, f.companyA, apikey.Sandbox)
 	if r := f.reserve(t, other, "parterre-1-16"); r.Status != 201 {
 		t.Fatalf("hold elsewhere: %d %s", r.Status, r.Body)
@@ -299,6 +329,13 @@ func TestSeatMapComponent(t *testing.T) {
 	st, _ = chromedp.Run(ctx, chromedp.Evaluate[mapState](readMap))
 	if st.Free != 95 || st.Disabled != 1 {
 		t.Fatalf("after one hold: %+v", st)
+	}
+	// One seat changed, one seat repainted; the polls after it are 304s
+	// that repaint nothing.
+	polls304 := notModified.Load()
+	time.Sleep(time.Duration(2.2 * poll * float64(time.Second)))
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`window.touched.size`)); n != 1 || notModified.Load() < polls304+2 {
+		t.Fatalf("one seat held elsewhere repainted %d seats; %d polls answered 304 before, %d after", n, polls304, notModified.Load())
 	}
 
 	// Best available: the component asks the page (it holds nothing).
@@ -349,19 +386,7 @@ func TestSeatMapComponent(t *testing.T) {
 		t.Fatalf("a seat's accessible name: %q", st.Names[0])
 	}
 	pageFitsIn(t, ctx, "seatmap", "hall-10000", nil)
-	// Panning moves one group's transform a frame at a time: the frames'
-	// times are logged (make bench measures them properly).
-	gaps, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`new Promise(done => {
-	  const m = document.querySelector('ticket-seat-map'), g = m.shadowRoot.querySelector('g.view'), gaps = [];
-	  let last = 0, n = 0;
-	  const step = (t) => { if (last) gaps.push(t - last); last = t; m._view.x += 3; m._view.y += 2; m._frameView(); if (++n < 60) requestAnimationFrame(step); else done(gaps); };
-	  requestAnimationFrame(step);
-	})`, chromedp.EvalAwaitPromise))
-	if err != nil || len(gaps) == 0 {
-		t.Fatalf("pan frames: %v", err)
-	}
-	slices.Sort(gaps)
-	t.Logf("10,000 seats, panning: median frame %.1f ms, slowest %.1f ms (%d frames, headless, no GPU)", gaps[len(gaps)/2], gaps[len(gaps)-1], len(gaps))
+	panFrames(t, ctx, "10,000 seats")
 	// Zoom in on a phone and pan by dragging: the view moves, the page does not.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)); err != nil {
 		t.Fatal(err)
@@ -394,6 +419,24 @@ func TestSeatMapComponent(t *testing.T) {
 		t.Fatalf("panning sent %+v", evs)
 	}
 	shot(t, ctx, "hall-10000-phone-zoomed")
+}
+
+// panFrames pans the map a step per animation frame for 60 frames and
+// logs the frames' times: panning moves one group's transform, so they
+// should not grow with the seats (make bench measures them properly).
+func panFrames(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	gaps, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`new Promise(done => {
+	  const m = document.querySelector('ticket-seat-map'), gaps = [];
+	  let last = 0, n = 0;
+	  const step = (t) => { if (last) gaps.push(t - last); last = t; m._view.x += 3; m._view.y += 2; m._frameView(); if (++n < 60) requestAnimationFrame(step); else { m.fit(); done(gaps); } };
+	  requestAnimationFrame(step);
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil || len(gaps) == 0 {
+		t.Fatalf("pan frames: %v", err)
+	}
+	slices.Sort(gaps)
+	t.Logf("%s, panning: median frame %.1f ms, slowest %.1f ms (%d frames, headless, no GPU)", what, gaps[len(gaps)/2], gaps[len(gaps)-1], len(gaps))
 }
 
 // shot saves a screenshot of the page to .data/artifacts/seatmap/name.png.
