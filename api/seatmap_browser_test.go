@@ -356,6 +356,26 @@ func TestSeatMapComponent(t *testing.T) {
 	}
 	shot(t, ctx, "demo-after-hold")
 
+	// Down two rows from the seat taken (past one held for the buyer),
+	// Space picks, Escape clears.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('ticket-seat-map').shadowRoot.querySelector('circle[tabindex="0"]').focus()`),
+		chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(" ")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('ticket-seat-map').selectedSeats.map(s => s.seat_id).join()`)); got != "parterre-3-16" {
+		t.Fatalf("after ArrowDown ArrowDown Space the pick is %q", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Escape)); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ = chromedp.Run(ctx, chromedp.Evaluate[[]seatMapEvent](`window.seatmapEvents.filter(e => e.type === 'seatmap:change')`))
+	if last := evs[len(evs)-1].Detail; last.Reason != "clear" || len(last.Seats) != 0 {
+		t.Fatalf("after Escape the page heard %+v", last)
+	}
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelector('ticket-seat-map').shadowRoot.querySelectorAll('circle.p, circle[aria-checked=true]:not(.h)').length`)); got != 0 {
+		t.Fatalf("after Escape %d seats still look picked", got)
+	}
+
 	// A token the proxy refuses: the page hears 401 and polling waits; a
 	// fresh token resumes it at once.
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('ticket-seat-map').token = 'stale'`)); err != nil {

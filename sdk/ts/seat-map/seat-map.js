@@ -179,7 +179,13 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
     }
 
     // ---- methods ----
-    clear() { if (this._picked.size) { for (const s of this._picked.values()) this._paint(s); this._picked.clear(); this._repaintPicked(); this._changed('clear'); } }
+    clear() {
+      if (!this._picked.size) return;
+      const was = [...this._picked.values()];
+      this._picked.clear();
+      for (const s of was) this._paint(s);
+      this._changed('clear');
+    }
     // markHeld(seats): seats the partner's server holds for this buyer
     // ([{seat_id}], e.g. a reservation's seats). They are drawn as held for
     // the buyer, leave the pick, and stay so until markHeld([]) or
@@ -372,7 +378,6 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
       c.setAttribute('aria-label', this._name(s, true));
     }
     _relabelAll() { for (const s of this._seats.values()) s.el.setAttribute('aria-label', this._name(s, true)); }
-    _repaintPicked() { this._summaryText(); }
     // _name is the seat's accessible name: "Партер, ряд 5, место 12, 3 500 ₽".
     _name(s, withState) {
       const w = this._w;
