@@ -131,6 +131,7 @@ func seatMapShop(t *testing.T, service string, keys map[string]string, titles ma
 // mapState is what the test reads of the component.
 type mapState struct {
 	Seats     int      `json:"seats"`
+	Unnamed   int      `json:"unnamed"`
 	Free      int      `json:"free"`
 	Disabled  int      `json:"disabled"`
 	Names     []string `json:"names"`
@@ -147,6 +148,7 @@ const readMap = `(() => {
   const a = r.activeElement;
   return {
     seats: seats.length,
+    unnamed: Array.from(seats).filter(c => !/, \S+ \S+, \S+ \S+/.test(c.getAttribute('aria-label') || '')).length,
     free: r.querySelectorAll('circle.f').length,
     disabled: r.querySelectorAll('circle[aria-disabled=true]').length,
     names: Array.from(seats).slice(0, 3).map(c => c.getAttribute('aria-label')),
@@ -242,7 +244,7 @@ func TestSeatMapComponent(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("event %s: %d seats drawn %.0f ms after the page's first script", event, st.Seats, drawn)
-		if st.Seats != seats || st.Free != seats || st.Tabbable != 1 || st.MapHeight < 250 {
+		if st.Seats != seats || st.Unnamed != 0 || st.Free != seats || st.Tabbable != 1 || st.MapHeight < 250 {
 			t.Fatalf("event %s drawn: %+v, want %d seats all free and one tab stop", event, st, seats)
 		}
 		return st
@@ -429,6 +431,22 @@ func TestSeatMapComponent(t *testing.T) {
 	after, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`new Promise(r => requestAnimationFrame(() => r(document.querySelector('ticket-seat-map').shadowRoot.querySelector('g.view').getAttribute('transform'))))`, chromedp.EvalAwaitPromise))
 	if before == "" || before == after {
 		t.Fatalf("dragging did not pan: %q then %q", before, after)
+	}
+	// Two fingers apart zoom in; the wheel towards the user zooms out.
+	scales, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`new Promise(done => {
+	  const m = document.querySelector('ticket-seat-map'), svg = m.shadowRoot.querySelector('svg'), b = svg.getBoundingClientRect();
+	  const cx = b.left + b.width / 2, cy = b.top + b.height / 2, scales = [m._view.s];
+	  const p = (type, id, x, y) => svg.dispatchEvent(new PointerEvent(type, {pointerId: id, pointerType: 'touch', clientX: x, clientY: y, bubbles: true, isPrimary: id === 1}));
+	  p('pointerdown', 1, cx - 20, cy); p('pointerdown', 2, cx + 20, cy);
+	  for (let i = 1; i <= 5; i++) { p('pointermove', 1, cx - 20 - 10 * i, cy); p('pointermove', 2, cx + 20 + 10 * i, cy); }
+	  p('pointerup', 1, cx - 70, cy); p('pointerup', 2, cx + 70, cy);
+	  scales.push(m._view.s);
+	  svg.dispatchEvent(new WheelEvent('wheel', {deltaY: 200, clientX: cx, clientY: cy, bubbles: true, cancelable: true}));
+	  scales.push(m._view.s);
+	  requestAnimationFrame(() => done(scales));
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil || len(scales) != 3 || !(scales[1] > scales[0]*2) || !(scales[2] < scales[1]) {
+		t.Fatalf("pinch and wheel: scales %v (%v)", scales, err)
 	}
 	st, _ = chromedp.Run(ctx, chromedp.Evaluate[mapState](readMap))
 	if st.Overflow {
