@@ -32,6 +32,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/ratelimit"
 	"github.com/ticketsales/ticketsales/internal/refunds"
 	"github.com/ticketsales/ticketsales/internal/requestlog"
+	"github.com/ticketsales/ticketsales/internal/seatmap"
 	"github.com/ticketsales/ticketsales/internal/webhooks"
 	"github.com/ticketsales/ticketsales/store"
 )
@@ -75,6 +76,11 @@ type Deps struct {
 	// header. In memory, or in Redis shared by every instance.
 	AuthFailures   ratelimit.Budget
 	ClientIPHeader string
+	// SeatMapTokens makes and checks seat map tokens (nil: none made or
+	// accepted, as when only the document is built). SeatMapLimit is the
+	// budget of /seat-map/v1 per client address and token (Rate 0: none).
+	SeatMapTokens *seatmap.Signer
+	SeatMapLimit  ratelimit.Limit
 	// Cabinet serves the organizer's cabinet under /cabinet (nil: not
 	// mounted, as when only the document is built).
 	Cabinet http.Handler
@@ -159,6 +165,7 @@ func New(deps Deps) *Server {
 		{Name: "Reservations", Description: "Seat holds with a deadline."},
 		{Name: "Orders", Description: "Orders, payment, tickets, cancellation and refunds."},
 		{Name: "Webhooks", Description: "Signed, retried event deliveries to the partner's endpoints (Standard Webhooks)."},
+		{Name: "Seat map", Description: "A buyer's browser reads one event's scheme and availability with a short-lived seat map token, never the key."},
 		{Name: "Check-in", Description: "Tickets scanned at the door with door keys (scope checkin)."},
 		{Name: "Aggregator adapter", Description: "The same sales in an external aggregator's contract."},
 		{Name: "Health", Description: "Liveness and readiness."},
@@ -166,6 +173,8 @@ func New(deps Deps) *Server {
 	}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "API key issued by the organizer (tk_sandbox_… or tk_production_…)."},
+		seatMapScheme: {Type: "http", Scheme: "bearer", BearerFormat: "smt_…",
+			Description: "Seat map token (smt_…) made by POST /v1/events/{id}/seat-map-tokens: reads that event's scheme and availability at /seat-map/v1, from any origin."},
 	}
 	// Responses are wrapped in an envelope, so the $schema link Huma adds
 	// to bodies would be misleading.
@@ -179,6 +188,7 @@ func New(deps Deps) *Server {
 	v1 := huma.NewGroup(s.API, "/v1")
 	v1.UseMiddleware(s.authenticate, s.withIdempotency)
 	s.registerCatalog(v1)
+	s.registerSeatMapTokens(v1)
 	s.registerReservations(v1)
 	s.registerOrders(v1)
 	s.registerRefunds(v1)
@@ -194,6 +204,9 @@ func New(deps Deps) *Server {
 		next(ctx)
 	}, s.authenticate)
 	aggregator.Register(agg, deps.Holds, deps.Orders, deps.Catalog, deps.Distribution)
+	seatMap := huma.NewGroup(s.API, SeatMapPrefix)
+	seatMap.UseMiddleware(s.authenticateSeatMap)
+	s.registerSeatMap(seatMap)
 	s.registerGatewayCallbacks(s.API)
 	s.registerOrderPage(mux)
 	if deps.Cabinet != nil {
@@ -208,7 +221,7 @@ func New(deps Deps) *Server {
 
 	polishDocument(s.API.OpenAPI(), deps.PublicBaseURL)
 
-	s.http = withRequest(gzipUnlessEncoded(withRoutingProblems(mux)), deps.Log, deps.RequestLog, deps.Metrics)
+	s.http = withRequest(gzipUnlessEncoded(withSeatMapCORS(withRoutingProblems(mux))), deps.Log, deps.RequestLog, deps.Metrics)
 	return s
 }
 
@@ -218,7 +231,8 @@ func New(deps Deps) *Server {
 func gzipUnlessEncoded(next http.Handler) http.Handler {
 	gz := gzhttp.GzipHandler(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v1/events/") && strings.HasSuffix(r.URL.Path, "/availability") {
+		if (strings.HasPrefix(r.URL.Path, "/v1/events/") || strings.HasPrefix(r.URL.Path, SeatMapPrefix+"/events/")) &&
+			strings.HasSuffix(r.URL.Path, "/availability") {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -24,7 +24,7 @@ var layers = []struct {
 	{"vocabulary", []string{"internal/states", "internal/errs", "internal/pricing", "internal/door", "internal/window", "internal/config"}},
 	{"data", []string{"store", "store/migrations"}},
 	{"adapters", []string{"internal/apikey", "internal/ratelimit", "internal/requestlog", "internal/metrics", "internal/mail",
-		"internal/payment", "internal/delivery", "internal/delivery/email", "internal/catalog", "internal/catalog/catalogfile",
+		"internal/payment", "internal/delivery", "internal/delivery/email", "internal/seatmap", "internal/catalog", "internal/catalog/catalogfile",
 		"internal/export", "workflows/contract"}},
 	{"domain", []string{"internal/holds", "internal/orders", "internal/refunds", "internal/webhooks", "internal/report", "internal/checkin", "internal/organizer", "internal/distribution"}},
 	{"wiring", []string{"internal/app"}},
