@@ -50,9 +50,9 @@ func DeriveKey(label, secret string) (key [32]byte, id [4]byte) {
 	return key, [4]byte(h[:4])
 }
 
-// sealWith derives an AES-256-GCM sealer from a secret under its own
-// label (DeriveKey).
-func sealWith(label, secret string) (id [4]byte, aead cipher.AEAD, err error) {
+// SealWith derives an AES-256-GCM sealer from a secret under its own
+// label (DeriveKey): order tokens, and the cabinet's authenticator secrets.
+func SealWith(label, secret string) (id [4]byte, aead cipher.AEAD, err error) {
 	key, id := DeriveKey(label, secret)
 	block, err := aes.NewCipher(key[:])
 	if err != nil {
@@ -74,7 +74,7 @@ func NewKeyring(current string, previous ...string) (*Keyring, error) {
 		if s == "" {
 			continue
 		}
-		id, aead, err := sealWith("order-token-seal:", s)
+		id, aead, err := SealWith("order-token-seal:", s)
 		if err != nil {
 			return nil, err
 		}

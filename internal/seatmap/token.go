@@ -13,6 +13,7 @@ package seatmap
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -36,12 +37,18 @@ const (
 )
 
 // MaxLength bounds a token: a longer string is refused before it is
-// decoded. A token of the largest ids and the furthest expiry is 103
+// decoded. A token of the largest ids and the furthest expiry is 114
 // characters.
 const MaxLength = 128
 
 // version of the payload's layout.
 const version byte = 1
+
+// The payload's fixed head: version, secret id (4), environment, nonce.
+const (
+	nonceLen  = 8
+	headerLen = 1 + 4 + 1 + nonceLen
+)
 
 // label derives the MAC key from a secret for this use alone.
 const label = "seat-map-token:"
@@ -95,8 +102,11 @@ func NewSigner(current string, previous ...string) (*Signer, error) {
 // Make signs a token of c.
 func (s *Signer) Make(c Claims) string {
 	k := s.keys[0]
-	// version, secret id, environment, then the numbers as uvarints.
-	p := make([]byte, 0, 6+4*binary.MaxVarintLen64+sha256.Size)
+	// version, secret id, environment, a nonce, then the numbers as
+	// uvarints. The nonce makes each token its own: two made for one key
+	// and event in one second would otherwise be one token, sharing one
+	// rate budget across every page that holds it.
+	p := make([]byte, 0, headerLen+4*binary.MaxVarintLen64+sha256.Size)
 	p = append(p, version)
 	p = append(p, k.id[:]...)
 	env := byte(0)
@@ -104,6 +114,8 @@ func (s *Signer) Make(c Claims) string {
 		env = 1
 	}
 	p = append(p, env)
+	p = append(p, make([]byte, nonceLen)...)
+	_, _ = rand.Read(p[len(p)-nonceLen:]) // never fails (crypto/rand)
 	for _, n := range []int64{c.CompanyID, c.KeyID, c.EventID, c.ExpiresAt.Unix()} {
 		p = binary.AppendUvarint(p, uint64(n))
 	}
@@ -129,7 +141,7 @@ func (s *Signer) Open(token string, now time.Time) (Claims, error) {
 		return Claims{}, fmt.Errorf("%w: not %s…", ErrInvalid, Prefix)
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(rest)
-	if err != nil || len(raw) < 6+sha256.Size {
+	if err != nil || len(raw) < headerLen+sha256.Size {
 		return Claims{}, fmt.Errorf("%w: not base64url of a token", ErrInvalid)
 	}
 	payload, sum := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
@@ -148,7 +160,7 @@ func (s *Signer) Open(token string, now time.Time) (Claims, error) {
 	}
 	// Signed by us: the layout is ours, but read it defensively all the same.
 	c := Claims{Sandbox: payload[5] == 1}
-	nums := payload[6:]
+	nums := payload[headerLen:]
 	var vals [4]int64
 	for i := range vals {
 		v, n := binary.Uvarint(nums)
