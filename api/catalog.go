@@ -194,37 +194,54 @@ func (s *Server) registerCatalog(api huma.API) {
 		Summary:     "Get the hall geometry of an event (cache by ETag)",
 		Description: "Everything a drawing of the hall needs: every seat with its id, label, rank and place (x, y), the stage, each zone's outline and label point, row label points and the drawing's bounds (a viewBox). Coordinates are in seat pitches (neighbouring seats of a laid-out row are 1 apart), x to the right with the stage at the top, y away from the stage; seats the catalog does not place are laid out by zones and rows. Large and rarely changing: send If-None-Match.",
 		Errors:      []int{http.StatusNotFound},
-		Responses:   jsonResponse[catalogfile.Geometry](api, "Hall geometry"),
-	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *conditionalEventInput) (*rawOutput, error) {
-		geometry, etag, err := s.deps.Catalog.Scheme(ctx, request.Caller(ctx).CompanyID, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		return rawEnvelope(ctx, geometry, `"`+etag+`"`, in.IfNoneMatch, "private, no-cache"), nil
-	})
+		Responses:   s.schemeResponses(api),
+	}, apikey.ScopeCatalogRead), s.getScheme)
 
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "get-event-availability", Method: http.MethodGet, Path: "/events/{id}/availability", Tags: tags,
 		Summary:     "Get seat occupancy of an event (light, poll with If-None-Match)",
 		Description: "Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category.",
 		Errors:      []int{http.StatusNotFound},
-		Responses:   jsonResponse[catalog.Availability](api, "Availability"),
-	}, apikey.ScopeCatalogRead), func(ctx context.Context, in *conditionalEventInput) (*partsOutput, error) {
-		p := request.Caller(ctx)
-		doc, err := s.deps.Catalog.AvailabilityFor(ctx, p.CompanyID, p.ChannelID, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		out := &partsOutput{ETag: doc.ETag, CacheControl: "private, no-cache", ContentType: "application/json", Vary: "Accept-Encoding"}
-		if etagMatches(in.IfNoneMatch, doc.ETag) {
-			return out.serve(http.StatusNotModified), nil
-		}
-		gzipped := acceptsGzip(in.AcceptEncoding)
-		if gzipped {
-			out.ContentEncoding = "gzip"
-		}
-		return out.serve(http.StatusOK, doc.Parts(request.ID(ctx), gzipped)...), nil
-	})
+		Responses:   s.availabilityResponses(api),
+	}, apikey.ScopeCatalogRead), s.getAvailability)
+}
+
+func (s *Server) schemeResponses(api huma.API) map[string]*huma.Response {
+	return jsonResponse[catalogfile.Geometry](api, "Hall geometry")
+}
+
+func (s *Server) availabilityResponses(api huma.API) map[string]*huma.Response {
+	return jsonResponse[catalog.Availability](api, "Availability")
+}
+
+// getScheme answers the caller's event's hall geometry: for a key on
+// /v1, for a seat map token's key on /seat-map/v1.
+func (s *Server) getScheme(ctx context.Context, in *conditionalEventInput) (*rawOutput, error) {
+	geometry, etag, err := s.deps.Catalog.Scheme(ctx, request.Caller(ctx).CompanyID, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return rawEnvelope(ctx, geometry, `"`+etag+`"`, in.IfNoneMatch, "private, no-cache"), nil
+}
+
+// getAvailability answers the event's availability as the caller's
+// channel sees it: for a key on /v1, for a seat map token's key on
+// /seat-map/v1.
+func (s *Server) getAvailability(ctx context.Context, in *conditionalEventInput) (*partsOutput, error) {
+	p := request.Caller(ctx)
+	doc, err := s.deps.Catalog.AvailabilityFor(ctx, p.CompanyID, p.ChannelID, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &partsOutput{ETag: doc.ETag, CacheControl: "private, no-cache", ContentType: "application/json", Vary: "Accept-Encoding"}
+	if etagMatches(in.IfNoneMatch, doc.ETag) {
+		return out.serve(http.StatusNotModified), nil
+	}
+	gzipped := acceptsGzip(in.AcceptEncoding)
+	if gzipped {
+		out.ContentEncoding = "gzip"
+	}
+	return out.serve(http.StatusOK, doc.Parts(request.ID(ctx), gzipped)...), nil
 }
 
 // principal is the authenticated caller; every /v1 operation has one.

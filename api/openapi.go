@@ -111,7 +111,11 @@ func polishDocument(doc *huma.OpenAPI, publicBaseURL string) {
 					res.Headers = map[string]*huma.Param{}
 				}
 				res.Headers["X-Request-Id"] = header("This request's id, as `request_id` in the body; quote it to support.")
-				if secured {
+				switch {
+				case secured && strings.HasPrefix(path, SeatMapPrefix+"/"):
+					res.Headers["RateLimit"] = header(`This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS.`)
+					res.Headers["RateLimit-Policy"] = header(`The limit per address and token: "default";q=BURST;w=SECONDS.`)
+				case secured:
 					res.Headers["RateLimit"] = header(`The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS.`)
 					res.Headers["RateLimit-Policy"] = header(`The key's limit: "default";q=BURST;w=SECONDS.`)
 				}

@@ -29,6 +29,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/ratelimit"
 	"github.com/ticketsales/ticketsales/internal/refunds"
 	"github.com/ticketsales/ticketsales/internal/requestlog"
+	"github.com/ticketsales/ticketsales/internal/seatmap"
 	"github.com/ticketsales/ticketsales/internal/webhooks"
 	"github.com/ticketsales/ticketsales/store"
 )
@@ -175,7 +176,14 @@ func NewProcess(ctx context.Context, cfg config.Config, opt ProcessOptions) (_ *
 		Orders: a.Orders, Refunds: a.Refunds, Webhooks: hooks, Temporal: c.Temporal,
 		TemporalNamespace: cfg.TemporalNamespace, TemporalUIURL: cfg.TemporalUIURL, Mail: mailer,
 		Distribution: a.Distribution})
-	a.Deps = Deps{DB: c.DB, Bookkeeping: c.Bookkeeping, Temporal: c.Temporal, Auth: auth,
+	// Seat map tokens are signed under the order token secret too (a key
+	// derived for that use alone), verified under the previous ones.
+	seatMapTokens, err := seatmap.NewSigner(cfg.OrderTokenSecret, cfg.OrderTokenPreviousSecret...)
+	if err != nil {
+		return nil, err
+	}
+	a.Deps = Deps{SeatMapTokens: seatMapTokens, SeatMapLimit: ratelimit.Limit{Rate: cfg.SeatMapRateRPS, Burst: cfg.SeatMapRateBurst},
+		DB: c.DB, Bookkeeping: c.Bookkeeping, Temporal: c.Temporal, Auth: auth,
 		Catalog: a.Catalog, Holds: a.Holds, Orders: a.Orders, Refunds: a.Refunds, Distribution: a.Distribution, RequestLog: requestlog.NewWriter(c.Bookkeeping, c.Log, cfg.RequestLogFlush, c.Metrics), Log: c.Log,
 		Gateway: a.TestGateway, HostedGateway: cfg.GatewayURL != "", GatewaySecret: []byte(cfg.GatewaySecret), SandboxEnabled: cfg.SandboxEnabled,
 		Metrics: c.Metrics, Limiter: limiter, DefaultLimit: ratelimit.Limit{Rate: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst},

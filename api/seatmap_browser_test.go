@@ -19,7 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/ticketsales/ticketsales/api/seatmap"
+	"github.com/ticketsales/ticketsales/api/seatmapjs"
 	"github.com/ticketsales/ticketsales/internal/apikey"
 )
 
@@ -68,7 +68,7 @@ for (const type of ['seatmap:ready', 'seatmap:change', 'seatmap:best-available',
 window.t0 = performance.now();</script>
 <script src="{{.Script}}"></script></head>
 <body><main><h1>{{.Title}}</h1>
-<ticket-seat-map base-url="{{.Base}}" event-id="{{.Event}}" poll-interval="{{.Poll}}" max-seats="6"></ticket-seat-map>
+<ticket-seat-map base-url="{{.Base}}" event-id="{{.Event}}" poll-interval="{{.Poll}}" max-seats="6"{{with .Token}} token="{{.}}"{{end}}></ticket-seat-map>
 </main></body></html>`))
 
 // seatMapShop serves the shop's page and proxies the component's two
@@ -78,13 +78,19 @@ func seatMapShop(t *testing.T, service string, keys map[string]string, titles ma
 	t.Helper()
 	mux := http.NewServeMux()
 	var shop *httptest.Server
+	// /shop/{event}: the component reads through this shop's proxy;
+	// /shop/{event}?token=smt_…: from the service, with a seat map token.
 	mux.HandleFunc("GET /shop/{event}", func(w http.ResponseWriter, r *http.Request) {
-		ev := r.PathValue("event")
+		ev, token := r.PathValue("event"), r.URL.Query().Get("token")
+		base := shop.URL
+		if token != "" {
+			base = service
+		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		// A strict policy: the component's styles must not need inline
 		// <style>, and it may connect only to base-url.
-		w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline' "+service+"; connect-src 'self'; style-src 'none'")
-		_ = shopPage.Execute(w, map[string]string{"Title": titles[ev], "Script": service + seatmap.Path, "Base": shop.URL, "Event": ev, "Poll": poll})
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline' "+service+"; connect-src "+base+"; style-src 'none'")
+		_ = shopPage.Execute(w, map[string]string{"Title": titles[ev], "Script": service + seatmapjs.Path, "Base": base, "Event": ev, "Poll": poll, "Token": token})
 	})
 	mux.HandleFunc("GET /seat-map/v1/events/{event}/{what}", func(w http.ResponseWriter, r *http.Request) {
 		ev, what := r.PathValue("event"), r.PathValue("what")
@@ -202,12 +208,12 @@ type seatMapEvent struct {
 // and drops it from the pick; best available asks the page.
 func TestSeatMapComponent(t *testing.T) {
 	f := newFixture(t)
-	res := f.Get(t, seatmap.Path, "")
+	res := f.Get(t, seatmapjs.Path, "")
 	if res.Status != 200 || res.Header.Get("Content-Type") != "text/javascript; charset=utf-8" || res.Header.Get("ETag") == "" ||
 		!strings.Contains(string(res.Body), "customElements.define('ticket-seat-map'") {
-		t.Fatalf("GET %s: %d %v", seatmap.Path, res.Status, res.Header)
+		t.Fatalf("GET %s: %d %v", seatmapjs.Path, res.Status, res.Header)
 	}
-	if again := f.Get(t, seatmap.Path, "", "If-None-Match: "+res.Header.Get("ETag")); again.Status != http.StatusNotModified {
+	if again := f.Get(t, seatmapjs.Path, "", "If-None-Match: "+res.Header.Get("ETag")); again.Status != http.StatusNotModified {
 		t.Fatalf("revalidate the script: %d", again.Status)
 	}
 
@@ -225,11 +231,16 @@ func TestSeatMapComponent(t *testing.T) {
 		map[string]string{demo: "Лебединое озеро", big: "Гала-концерт"}, strconv.FormatFloat(poll, 'f', -1, 64), &notModified)
 
 	ctx := newBrowser(t, 4*time.Minute)
+	var ready func(event string, seats, free int) mapState
 	open := func(event string, seats int) mapState {
 		t.Helper()
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(shop+"/shop/"+event)); err != nil {
 			t.Fatal(err)
 		}
+		return ready(event, seats, seats)
+	}
+	ready = func(event string, seats, free int) mapState {
+		t.Helper()
 		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.seatmapEvents.some(e => e.type === 'seatmap:ready' || e.type === 'seatmap:error')`,
 			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 			t.Fatalf("the map of event %s never got ready: %v", event, err)
@@ -244,8 +255,8 @@ func TestSeatMapComponent(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("event %s: %d seats drawn %.0f ms after the page's first script", event, st.Seats, drawn)
-		if st.Seats != seats || st.Unnamed != 0 || st.Free != seats || st.Tabbable != 1 || st.MapHeight < 250 {
-			t.Fatalf("event %s drawn: %+v, want %d seats all free and one tab stop", event, st, seats)
+		if st.Seats != seats || st.Unnamed != 0 || st.Free != free || st.Tabbable != 1 || st.MapHeight < 250 {
+			t.Fatalf("event %s drawn: %+v, want %d seats, %d free, one tab stop", event, st, seats, free)
 		}
 		return st
 	}
@@ -457,6 +468,46 @@ func TestSeatMapComponent(t *testing.T) {
 		t.Fatalf("panning sent %+v", evs)
 	}
 	shot(t, ctx, "hall-10000-phone-zoomed")
+
+	// The service itself, with a seat map token the shop's server made:
+	// the page is on the shop's origin, the reads cross to the service
+	// (CORS, the ETag exposed).
+	made := f.Do(t, http.MethodPost, "/v1/events/"+demo+"/seat-map-tokens", f.keyA, `{"ttl_minutes": 5}`)
+	var tok struct{ Data struct{ Token string } }
+	made.Decode(t, &tok)
+	if made.Status != 201 || !strings.HasPrefix(tok.Data.Token, "smt_") {
+		t.Fatalf("seat map token: %d %s", made.Status, made.Body)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(shop+"/shop/"+demo+"?token="+tok.Data.Token)); err != nil {
+		t.Fatal(err)
+	}
+	ready(demo, 96, 96-2) // two seats held elsewhere above
+	if r := f.reserve(t, other, "balcony-1-5"); r.Status != 201 {
+		t.Fatalf("hold elsewhere: %d %s", r.Status, r.Body)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](seatLabel("balcony-1-5")+`.endsWith('недоступно')`,
+		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(time.Duration((poll+1.5)*float64(time.Second))))); err != nil {
+		t.Fatalf("with a token, a seat held elsewhere did not turn unavailable: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('ticket-seat-map').token = 'smt_not-one'`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.seatmapEvents.some(e => e.type === 'seatmap:error' && e.detail.status === 401 && e.detail.code === 'seat_map_token_invalid')`,
+		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(time.Duration((poll+1.5)*float64(time.Second))))); err != nil {
+		evs, _ := chromedp.Run(ctx, chromedp.Evaluate[[]seatMapEvent](`window.seatmapEvents`))
+		t.Fatalf("a token the service refuses: %v %+v", err, evs)
+	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('ticket-seat-map').token = `+strconv.Quote(tok.Data.Token))); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.reserve(t, other, "balcony-1-6"); r.Status != 201 {
+		t.Fatalf("hold elsewhere: %d %s", r.Status, r.Body)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](seatLabel("balcony-1-6")+`.endsWith('недоступно')`,
+		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(time.Duration((poll+1.5)*float64(time.Second))))); err != nil {
+		t.Fatalf("a fresh token did not resume polling: %v", err)
+	}
+	shot(t, ctx, "demo-token")
 }
 
 // panFrames pans the map a step per animation frame for 60 frames and

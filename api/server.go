@@ -21,7 +21,7 @@ import (
 	"github.com/ticketsales/ticketsales/api/aggregator"
 	"github.com/ticketsales/ticketsales/api/reference"
 	"github.com/ticketsales/ticketsales/api/request"
-	"github.com/ticketsales/ticketsales/api/seatmap"
+	"github.com/ticketsales/ticketsales/api/seatmapjs"
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/catalog"
 	"github.com/ticketsales/ticketsales/internal/checkin"
@@ -33,6 +33,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/ratelimit"
 	"github.com/ticketsales/ticketsales/internal/refunds"
 	"github.com/ticketsales/ticketsales/internal/requestlog"
+	"github.com/ticketsales/ticketsales/internal/seatmap"
 	"github.com/ticketsales/ticketsales/internal/webhooks"
 	"github.com/ticketsales/ticketsales/store"
 )
@@ -76,6 +77,11 @@ type Deps struct {
 	// header. In memory, or in Redis shared by every instance.
 	AuthFailures   ratelimit.Budget
 	ClientIPHeader string
+	// SeatMapTokens makes and checks seat map tokens (nil: none made or
+	// accepted, as when only the document is built). SeatMapLimit is the
+	// budget of /seat-map/v1 per client address and token (Rate 0: none).
+	SeatMapTokens *seatmap.Signer
+	SeatMapLimit  ratelimit.Limit
 	// Cabinet serves the organizer's cabinet under /cabinet (nil: not
 	// mounted, as when only the document is built).
 	Cabinet http.Handler
@@ -160,6 +166,7 @@ func New(deps Deps) *Server {
 		{Name: "Reservations", Description: "Seat holds with a deadline."},
 		{Name: "Orders", Description: "Orders, payment, tickets, cancellation and refunds."},
 		{Name: "Webhooks", Description: "Signed, retried event deliveries to the partner's endpoints (Standard Webhooks)."},
+		{Name: "Seat map", Description: "A buyer's browser reads one event's scheme and availability with a short-lived seat map token, never the key."},
 		{Name: "Check-in", Description: "Tickets scanned at the door with door keys (scope checkin)."},
 		{Name: "Aggregator adapter", Description: "The same sales in an external aggregator's contract."},
 		{Name: "Health", Description: "Liveness and readiness."},
@@ -167,6 +174,8 @@ func New(deps Deps) *Server {
 	}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "API key issued by the organizer (tk_sandbox_… or tk_production_…)."},
+		seatMapScheme: {Type: "http", Scheme: "bearer", BearerFormat: "smt_…",
+			Description: "Seat map token (smt_…) made by POST /v1/events/{id}/seat-map-tokens: reads that event's scheme and availability at /seat-map/v1, from any origin."},
 	}
 	// Responses are wrapped in an envelope, so the $schema link Huma adds
 	// to bodies would be misleading.
@@ -180,6 +189,7 @@ func New(deps Deps) *Server {
 	v1 := huma.NewGroup(s.API, "/v1")
 	v1.UseMiddleware(s.authenticate, s.withIdempotency)
 	s.registerCatalog(v1)
+	s.registerSeatMapTokens(v1)
 	s.registerReservations(v1)
 	s.registerOrders(v1)
 	s.registerRefunds(v1)
@@ -195,6 +205,9 @@ func New(deps Deps) *Server {
 		next(ctx)
 	}, s.authenticate)
 	aggregator.Register(agg, deps.Holds, deps.Orders, deps.Catalog, deps.Distribution)
+	seatMap := huma.NewGroup(s.API, SeatMapPrefix)
+	seatMap.UseMiddleware(s.authenticateSeatMap)
+	s.registerSeatMap(seatMap)
 	s.registerGatewayCallbacks(s.API)
 	s.registerOrderPage(mux)
 	if deps.Cabinet != nil {
@@ -204,14 +217,14 @@ func New(deps Deps) *Server {
 	reference.Register(mux, cfg.Info.Title+" Reference", "/openapi.yaml")
 	reference.RegisterProblems(mux, ProblemTypesPath, cfg.Info.Title+": problem types", referenceProblemTypes())
 	// The seat map component partners' pages load (docs/seat-map.md).
-	seatmap.Register(mux)
+	seatmapjs.Register(mux)
 	if deps.Gateway != nil {
 		mux.Handle("/pay/", deps.Gateway.Handler())
 	}
 
 	polishDocument(s.API.OpenAPI(), deps.PublicBaseURL)
 
-	s.http = withRequest(gzipUnlessEncoded(withRoutingProblems(mux)), deps.Log, deps.RequestLog, deps.Metrics)
+	s.http = withRequest(gzipUnlessEncoded(withSeatMapCORS(withRoutingProblems(mux))), deps.Log, deps.RequestLog, deps.Metrics)
 	return s
 }
 
@@ -221,7 +234,8 @@ func New(deps Deps) *Server {
 func gzipUnlessEncoded(next http.Handler) http.Handler {
 	gz := gzhttp.GzipHandler(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v1/events/") && strings.HasSuffix(r.URL.Path, "/availability") {
+		if (strings.HasPrefix(r.URL.Path, "/v1/events/") || strings.HasPrefix(r.URL.Path, SeatMapPrefix+"/events/")) &&
+			strings.HasSuffix(r.URL.Path, "/availability") {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -318,6 +318,16 @@ type KeyOwner struct {
 
 // GetAPIKeyByHash finds a key by its SHA-256 hash.
 func GetAPIKeyByHash(ctx context.Context, db bun.IDB, hash []byte) (*KeyOwner, error) {
+	return getKeyOwner(ctx, db, "k.key_hash = ?", hash)
+}
+
+// GetAPIKeyByID finds a key's owner by the key's id (revoked keys too):
+// a seat map token names its key by id.
+func GetAPIKeyByID(ctx context.Context, db bun.IDB, keyID int64) (*KeyOwner, error) {
+	return getKeyOwner(ctx, db, "k.id = ?", keyID)
+}
+
+func getKeyOwner(ctx context.Context, db bun.IDB, where string, arg any) (*KeyOwner, error) {
 	var k struct {
 		KeyID          int64
 		ApplicationID  int64
@@ -337,7 +347,7 @@ func GetAPIKeyByHash(ctx context.Context, db bun.IDB, hash []byte) (*KeyOwner, e
 			coalesce(ca.channel_id, 0) AS channel_id
 		FROM api_keys k JOIN applications a ON a.id = k.application_id
 		LEFT JOIN channel_applications ca ON ca.application_id = a.id
-		WHERE k.key_hash = ?`, hash).Scan(ctx, &k)
+		WHERE `+where, arg).Scan(ctx, &k)
 	if err != nil {
 		return nil, notFound(err, "find key")
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -146,6 +147,9 @@ var ErrInvalidKey = errors.New("invalid API key")
 type Authenticator struct {
 	db    bun.IDB
 	cache *expirable.LRU[string, *Principal] // nil principal: unknown or revoked
+	// byID caches keys looked up by id (seat map tokens name their key so),
+	// for the same TTL.
+	byID *expirable.LRU[int64, *Principal]
 	// recent holds keys that authenticated within RecentlyValidFor, much
 	// longer than the cache's life: a partner idle for a while still
 	// passes the failed-auth block of an address it shares with an
@@ -170,6 +174,7 @@ func NewAuthenticator(db bun.IDB, ttl time.Duration) *Authenticator {
 	a := &Authenticator{db: db}
 	if ttl > 0 {
 		a.cache = expirable.NewLRU[string, *Principal](10_000, nil, ttl)
+		a.byID = expirable.NewLRU[int64, *Principal](10_000, nil, ttl)
 		a.recent = expirable.NewLRU[string, struct{}](10_000, nil, RecentlyValidFor)
 	}
 	return a
@@ -247,10 +252,60 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principa
 	}
 }
 
+// ByID returns the principal of the key with this id, or ErrInvalidKey
+// for a key unknown or revoked: a seat map token names its key by id, so
+// a revoked key's tokens stop working as the key does (within the TTL).
+// Answers are cached like Authenticate's, and concurrent lookups of one
+// key share one query (every buyer's browser of a shop polls with it).
+func (a *Authenticator) ByID(ctx context.Context, keyID int64) (*Principal, error) {
+	if a.byID == nil {
+		return a.lookupOwner(store.GetAPIKeyByID(ctx, a.db, keyID))
+	}
+	if p, ok := a.byID.Get(keyID); ok {
+		if p == nil {
+			return nil, ErrInvalidKey
+		}
+		return p, nil
+	}
+	ch := a.loads.DoChan("id:"+strconv.FormatInt(keyID, 10), func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		a.mu.Lock()
+		gen := a.forgets
+		a.mu.Unlock()
+		p, err := a.lookupOwner(store.GetAPIKeyByID(lctx, a.db, keyID))
+		if err != nil && !errors.Is(err, ErrInvalidKey) {
+			return nil, err
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.forgets == gen {
+			a.byID.Add(keyID, p)
+		}
+		return p, nil
+	})
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("authenticate key %d: %w", keyID, ctx.Err())
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		p := r.Val.(*Principal)
+		if p == nil {
+			return nil, ErrInvalidKey
+		}
+		return p, nil
+	}
+}
+
 // lookup reads a key's principal: ErrInvalidKey (and a nil principal) for
 // a key unknown or revoked.
 func (a *Authenticator) lookup(ctx context.Context, hash []byte) (*Principal, error) {
-	owner, err := store.GetAPIKeyByHash(ctx, a.db, hash)
+	return a.lookupOwner(store.GetAPIKeyByHash(ctx, a.db, hash))
+}
+
+func (a *Authenticator) lookupOwner(owner *store.KeyOwner, err error) (*Principal, error) {
 	switch {
 	case errors.Is(err, errs.NotFound):
 		return nil, ErrInvalidKey
@@ -288,6 +343,10 @@ func (a *Authenticator) Forget(hash []byte) {
 	defer a.mu.Unlock()
 	a.forgets++
 	a.loads.Forget(string(hash)) // a request from now on reads afresh
+	if p, ok := a.cache.Peek(string(hash)); ok && p != nil {
+		a.loads.Forget("id:" + strconv.FormatInt(p.KeyID, 10))
+		a.byID.Remove(p.KeyID) // its seat map tokens too
+	}
 	a.cache.Remove(string(hash))
 	a.recent.Remove(string(hash))
 }

@@ -41,3 +41,34 @@ func TestForgetEndsACachedKeyAtOnce(t *testing.T) {
 		t.Fatalf("revoke by another company: %v", err)
 	}
 }
+
+// TestByIDFollowsTheKey: a seat map token's key, looked up by id, is
+// cached like a key and ends with it: Forget of the key's hash drops its
+// by-id entry too, and an unknown id is ErrInvalidKey.
+func TestByIDFollowsTheKey(t *testing.T) {
+	db, co, key, k := productionKey(t)
+	ctx := context.Background()
+	auth := apikey.NewAuthenticator(db, time.Hour)
+	p, err := auth.Authenticate(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID, err := auth.ByID(ctx, k.ID)
+	if err != nil || byID.KeyID != p.KeyID || byID.CompanyID != p.CompanyID || byID.Environment != p.Environment {
+		t.Fatalf("by id: %+v %v, want %+v", byID, err, p)
+	}
+	revoked, err := store.RevokeCompanyAPIKey(ctx, db, co, k.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth.ByID(ctx, k.ID); err != nil {
+		t.Fatalf("cached by id before Forget: %v", err)
+	}
+	auth.Forget(revoked.KeyHash)
+	if _, err := auth.ByID(ctx, k.ID); !errors.Is(err, apikey.ErrInvalidKey) {
+		t.Fatalf("a revoked key by id after Forget: %v", err)
+	}
+	if _, err := auth.ByID(ctx, k.ID+1_000_000); !errors.Is(err, apikey.ErrInvalidKey) {
+		t.Fatalf("unknown id: %v", err)
+	}
+}

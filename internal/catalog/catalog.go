@@ -233,6 +233,13 @@ func (s *Service) Cities(ctx context.Context, companyID int64, p Page) ([]City, 
 	return out, total, nil
 }
 
+// CheckEvent tells whether the company has the event (any status), by
+// the rule the scheme is read by: errs.NotFound if not.
+func (s *Service) CheckEvent(ctx context.Context, companyID, eventID int64) error {
+	_, err := store.GetEventVersion(ctx, s.db, companyID, eventID)
+	return err
+}
+
 // Scheme returns the event's hall geometry (JSON) and its strong ETag:
 // every seat with its place, the stage, outlines, labels and bounds.
 func (s *Service) Scheme(ctx context.Context, companyID, eventID int64) ([]byte, string, error) {

@@ -72,6 +72,10 @@ type Config struct {
 	MetricsAddr    string  `env:"METRICS_ADDR" envDefault:"127.0.0.1:9090"`
 	RateLimitRPS   float64 `env:"RATE_LIMIT_RPS" envDefault:"20"`
 	RateLimitBurst int     `env:"RATE_LIMIT_BURST" envDefault:"40"`
+	// The seat map's public reads per client address and token (0 rps: no
+	// limit): a buyer's page polls availability every few seconds.
+	SeatMapRateRPS   float64 `env:"SEAT_MAP_RATE_RPS" envDefault:"2"`
+	SeatMapRateBurst int     `env:"SEAT_MAP_RATE_BURST" envDefault:"30"`
 	// Failed authentications per client address (0 rps: no limit), and the
 	// header a trusted proxy puts the client's address in ("": TCP peer).
 	AuthFailureRPS   float64 `env:"AUTH_FAILURE_RPS" envDefault:"10"`

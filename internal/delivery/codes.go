@@ -43,7 +43,7 @@ func NewCodeSigner(current string, previous ...string) (*CodeSigner, error) {
 		if s == "" {
 			continue
 		}
-		id, aead, err := sealWith("event-signing-key-seal:", s)
+		id, aead, err := SealWith("event-signing-key-seal:", s)
 		if err != nil {
 			return nil, err
 		}

@@ -39,20 +39,29 @@ type key struct {
 	secret []byte // for tokens made before sealing (derived from the order id)
 }
 
-// sealWith derives an AES-256-GCM sealer from a secret under its own
-// label (order tokens and event keys never share one) and names it by 4
-// bytes of a hash of the derived key, so a seal says which secret made it.
-func sealWith(label, secret string) (id [4]byte, aead cipher.AEAD, err error) {
-	sum := sha256.Sum256([]byte(label + secret))
-	block, err := aes.NewCipher(sum[:])
+// DeriveKey derives a 256-bit key for one use from a service secret
+// (ORDER_TOKEN_SECRET or a previous one) under that use's label, and names
+// it by 4 bytes of a hash of the derived key, so what it sealed or signed
+// says which secret made it. Each use has its own label (order tokens,
+// event keys, seat map tokens), so nothing made for one opens another.
+func DeriveKey(label, secret string) (key [32]byte, id [4]byte) {
+	key = sha256.Sum256([]byte(label + secret))
+	h := sha256.Sum256(key[:])
+	return key, [4]byte(h[:4])
+}
+
+// SealWith derives an AES-256-GCM sealer from a secret under its own
+// label (DeriveKey): order tokens, and the cabinet's authenticator secrets.
+func SealWith(label, secret string) (id [4]byte, aead cipher.AEAD, err error) {
+	key, id := DeriveKey(label, secret)
+	block, err := aes.NewCipher(key[:])
 	if err != nil {
 		return id, nil, err
 	}
 	if aead, err = cipher.NewGCM(block); err != nil {
 		return id, nil, err
 	}
-	h := sha256.Sum256(sum[:])
-	return [4]byte(h[:4]), aead, nil
+	return id, aead, nil
 }
 
 // NewKeyring builds a keyring from the current secret and previous ones.
@@ -65,7 +74,7 @@ func NewKeyring(current string, previous ...string) (*Keyring, error) {
 		if s == "" {
 			continue
 		}
-		id, aead, err := sealWith("order-token-seal:", s)
+		id, aead, err := SealWith("order-token-seal:", s)
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,6 @@ package organizer
 
 import (
 	"context"
-	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
@@ -24,6 +23,7 @@ import (
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
 
+	"github.com/ticketsales/ticketsales/internal/delivery"
 	"github.com/ticketsales/ticketsales/internal/errs"
 	"github.com/ticketsales/ticketsales/internal/ratelimit"
 	"github.com/ticketsales/ticketsales/store"
@@ -89,18 +89,12 @@ func newSealers(secrets []string) ([]sealer, error) {
 		if s == "" {
 			continue
 		}
-		sum := sha256.Sum256([]byte("cabinet-totp-seal:" + s))
-		block, err := aes.NewCipher(sum[:])
+		id, aead, err := delivery.SealWith("cabinet-totp-seal:", s)
 		if err != nil {
 			return nil, err
 		}
-		aead, err := cipher.NewGCM(block)
-		if err != nil {
-			return nil, err
-		}
-		h := sha256.Sum256(sum[:])
-		rk := sha256.Sum256([]byte("cabinet-recovery-key:" + s))
-		out = append(out, sealer{id: [4]byte(h[:4]), aead: aead, recovery: rk[:]})
+		rk, _ := delivery.DeriveKey("cabinet-recovery-key:", s)
+		out = append(out, sealer{id: id, aead: aead, recovery: rk[:]})
 	}
 	return out, nil
 }

@@ -679,6 +679,9 @@ const (
 	ProblemCodeReservationExpired           ProblemCode = "reservation_expired"
 	ProblemCodeSalesClosed                  ProblemCode = "sales_closed"
 	ProblemCodeSalesNotOpen                 ProblemCode = "sales_not_open"
+	ProblemCodeSeatMapTokenElsewhere        ProblemCode = "seat_map_token_elsewhere"
+	ProblemCodeSeatMapTokenExpired          ProblemCode = "seat_map_token_expired"
+	ProblemCodeSeatMapTokenInvalid          ProblemCode = "seat_map_token_invalid"
 	ProblemCodeSeatNotForSale               ProblemCode = "seat_not_for_sale"
 	ProblemCodeSeatTaken                    ProblemCode = "seat_taken"
 	ProblemCodeSoldOut                      ProblemCode = "sold_out"
@@ -747,6 +750,12 @@ func (e ProblemCode) Valid() bool {
 	case ProblemCodeSalesClosed:
 		return true
 	case ProblemCodeSalesNotOpen:
+		return true
+	case ProblemCodeSeatMapTokenElsewhere:
+		return true
+	case ProblemCodeSeatMapTokenExpired:
+		return true
+	case ProblemCodeSeatMapTokenInvalid:
 		return true
 	case ProblemCodeSeatNotForSale:
 		return true
@@ -1964,6 +1973,15 @@ type EnvelopeReservation struct {
 	RequestId string `json:"request_id"`
 }
 
+// EnvelopeSeatMapToken defines model for EnvelopeSeatMapToken.
+type EnvelopeSeatMapToken struct {
+	Data SeatMapToken `json:"data"`
+	Meta *Meta        `json:"meta,omitempty"`
+
+	// RequestId Log it for support lookups; equals the X-Request-Id header.
+	RequestId string `json:"request_id"`
+}
+
 // EnvelopeShare defines model for EnvelopeShare.
 type EnvelopeShare struct {
 	Data Share `json:"data"`
@@ -2590,6 +2608,23 @@ type SeatCounts struct {
 	Sold int64 `json:"sold"`
 }
 
+// SeatMapToken defines model for SeatMapToken.
+type SeatMapToken struct {
+	EventId int64 `json:"event_id"`
+
+	// ExpiresAt After this the token answers 401 seat_map_token_expired: make a new one.
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// Token The seat map token (smt_…): send it as Authorization: Bearer <token> to /seat-map/v1. A credential for this event's scheme and availability only.
+	Token string `json:"token"`
+}
+
+// SeatMapTokenBody defines model for SeatMapTokenBody.
+type SeatMapTokenBody struct {
+	// TtlMinutes How long the token works, in minutes.
+	TtlMinutes *int64 `json:"ttl_minutes,omitempty"`
+}
+
 // SeatRef defines model for SeatRef.
 type SeatRef struct {
 	SeatId string `json:"seat_id"`
@@ -2872,6 +2907,18 @@ type ActOnTestPaymentFormdataBody struct {
 
 // ActOnTestPaymentFormdataBodyAction defines parameters for ActOnTestPayment.
 type ActOnTestPaymentFormdataBodyAction string
+
+// GetSeatMapAvailabilityParams defines parameters for GetSeatMapAvailability.
+type GetSeatMapAvailabilityParams struct {
+	// IfNoneMatch An ETag from an earlier response: 304 when unchanged.
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetSeatMapSchemeParams defines parameters for GetSeatMapScheme.
+type GetSeatMapSchemeParams struct {
+	// IfNoneMatch An ETag from an earlier response: 304 when unchanged.
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
 
 // CreateCheckInParams defines parameters for CreateCheckIn.
 type CreateCheckInParams struct {
@@ -3235,6 +3282,9 @@ type CreateCheckInJSONRequestBody = CheckInInputBody
 
 // CreateCheckInBatchJSONRequestBody defines body for CreateCheckInBatch for application/json ContentType.
 type CreateCheckInBatchJSONRequestBody = CheckInBatchInputBody
+
+// CreateSeatMapTokenJSONRequestBody defines body for CreateSeatMapToken for application/json ContentType.
+type CreateSeatMapTokenJSONRequestBody = SeatMapTokenBody
 
 // CreateOrderJSONRequestBody defines body for CreateOrder for application/json ContentType.
 type CreateOrderJSONRequestBody = CreateOrderInputBody
@@ -3631,6 +3681,24 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz/temporal (the `GetReadinessTemporal` operationId).
 	GetReadinessTemporal(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetSeatMapAvailability Get seat occupancy of the token's event (for the buyer's browser; poll with If-None-Match)
+	//
+	// As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match) and gzip.
+	//
+	// Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
+	//
+	// Corresponds with GET /seat-map/v1/events/{id}/availability (the `GetSeatMapAvailability` operationId).
+	GetSeatMapAvailability(ctx context.Context, id int64, params *GetSeatMapAvailabilityParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSeatMapScheme Get the hall geometry of the token's event (for the buyer's browser)
+	//
+	// As `GET /v1/events/{id}/scheme` answers the key that made the token: the same body, ETag (304 on If-None-Match) and gzip.
+	//
+	// Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
+	//
+	// Corresponds with GET /seat-map/v1/events/{id}/scheme (the `GetSeatMapScheme` operationId).
+	GetSeatMapScheme(ctx context.Context, id int64, params *GetSeatMapSchemeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateCheckInWithBody Scan a ticket at the door
 	//
 	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (a ticket of another event, or of another session than the one the scan names: the ticket's event_id and session_id say which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
@@ -3758,6 +3826,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/events/{id}/scheme (the `GetEventScheme` operationId).
 	GetEventScheme(ctx context.Context, id int64, params *GetEventSchemeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSeatMapTokenWithBody Make a seat map token for a buyer's browser
+	//
+	// A short-lived token with which a page in the buyer's browser (the seat map component) reads this event's scheme and availability at `/seat-map/v1/events/{id}/…`, as this key sees them, without the key. Make one per page view (or cache it for less than its life) on your server and put it in the page; never put the key there. It opens no other event and nothing else; it stops working at `expires_at`, or within `AUTH_CACHE_TTL` of this key's revocation. Nothing is stored: no Idempotency-Key is needed.
+	//
+	// Requires an API key with the scope `catalog:read`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/events/{id}/seat-map-tokens (the `CreateSeatMapToken` operationId).
+	CreateSeatMapTokenWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSeatMapToken Make a seat map token for a buyer's browser
+	//
+	// A short-lived token with which a page in the buyer's browser (the seat map component) reads this event's scheme and availability at `/seat-map/v1/events/{id}/…`, as this key sees them, without the key. Make one per page view (or cache it for less than its life) on your server and put it in the page; never put the key there. It opens no other event and nothing else; it stops working at `expires_at`, or within `AUTH_CACHE_TTL` of this key's revocation. Nothing is stored: no Idempotency-Key is needed.
+	//
+	// Requires an API key with the scope `catalog:read`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/events/{id}/seat-map-tokens (the `CreateSeatMapToken` operationId).
+	CreateSeatMapToken(ctx context.Context, id int64, body CreateSeatMapTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListOrders List orders, newest first
 	//
@@ -4402,6 +4492,44 @@ func (c *Client) GetReadinessTemporal(ctx context.Context, reqEditors ...Request
 	return c.Client.Do(req)
 }
 
+// GetSeatMapAvailability Get seat occupancy of the token's event (for the buyer's browser; poll with If-None-Match)
+//
+// As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match) and gzip.
+//
+// Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
+//
+// Corresponds with GET /seat-map/v1/events/{id}/availability (the `GetSeatMapAvailability` operationId).
+func (c *Client) GetSeatMapAvailability(ctx context.Context, id int64, params *GetSeatMapAvailabilityParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSeatMapAvailabilityRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSeatMapScheme Get the hall geometry of the token's event (for the buyer's browser)
+//
+// As `GET /v1/events/{id}/scheme` answers the key that made the token: the same body, ETag (304 on If-None-Match) and gzip.
+//
+// Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
+//
+// Corresponds with GET /seat-map/v1/events/{id}/scheme (the `GetSeatMapScheme` operationId).
+func (c *Client) GetSeatMapScheme(ctx context.Context, id int64, params *GetSeatMapSchemeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSeatMapSchemeRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreateCheckInWithBody Scan a ticket at the door
 //
 // Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (a ticket of another event, or of another session than the one the scan names: the ticket's event_id and session_id say which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
@@ -4660,6 +4788,48 @@ func (c *Client) GetCheckInPublicKey(ctx context.Context, id int64, reqEditors .
 // Corresponds with GET /v1/events/{id}/scheme (the `GetEventScheme` operationId).
 func (c *Client) GetEventScheme(ctx context.Context, id int64, params *GetEventSchemeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetEventSchemeRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSeatMapTokenWithBody Make a seat map token for a buyer's browser
+//
+// A short-lived token with which a page in the buyer's browser (the seat map component) reads this event's scheme and availability at `/seat-map/v1/events/{id}/…`, as this key sees them, without the key. Make one per page view (or cache it for less than its life) on your server and put it in the page; never put the key there. It opens no other event and nothing else; it stops working at `expires_at`, or within `AUTH_CACHE_TTL` of this key's revocation. Nothing is stored: no Idempotency-Key is needed.
+//
+// Requires an API key with the scope `catalog:read`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/events/{id}/seat-map-tokens (the `CreateSeatMapToken` operationId).
+func (c *Client) CreateSeatMapTokenWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSeatMapTokenRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSeatMapToken Make a seat map token for a buyer's browser
+//
+// A short-lived token with which a page in the buyer's browser (the seat map component) reads this event's scheme and availability at `/seat-map/v1/events/{id}/…`, as this key sees them, without the key. Make one per page view (or cache it for less than its life) on your server and put it in the page; never put the key there. It opens no other event and nothing else; it stops working at `expires_at`, or within `AUTH_CACHE_TTL` of this key's revocation. Nothing is stored: no Idempotency-Key is needed.
+//
+// Requires an API key with the scope `catalog:read`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/events/{id}/seat-map-tokens (the `CreateSeatMapToken` operationId).
+func (c *Client) CreateSeatMapToken(ctx context.Context, id int64, body CreateSeatMapTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSeatMapTokenRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5855,6 +6025,104 @@ func NewGetReadinessTemporalRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetSeatMapAvailabilityRequest constructs an http.Request for the GetSeatMapAvailability method
+func NewGetSeatMapAvailabilityRequest(server string, id int64, params *GetSeatMapAvailabilityParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/seat-map/v1/events/%s/availability", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetSeatMapSchemeRequest constructs an http.Request for the GetSeatMapScheme method
+func NewGetSeatMapSchemeRequest(server string, id int64, params *GetSeatMapSchemeParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/seat-map/v1/events/%s/scheme", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewCreateCheckInRequest calls the generic CreateCheckIn builder with application/json body
 func NewCreateCheckInRequest(server string, params *CreateCheckInParams, body CreateCheckInJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -6592,6 +6860,53 @@ func NewGetEventSchemeRequest(server string, id int64, params *GetEventSchemePar
 		}
 
 	}
+
+	return req, nil
+}
+
+// NewCreateSeatMapTokenRequest calls the generic CreateSeatMapToken builder with application/json body
+func NewCreateSeatMapTokenRequest(server string, id int64, body CreateSeatMapTokenJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateSeatMapTokenRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewCreateSeatMapTokenRequestWithBody constructs an http.Request for the CreateSeatMapToken method, with any body, and a specified content type
+func NewCreateSeatMapTokenRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events/%s/seat-map-tokens", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -8185,6 +8500,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz/temporal (the `GetReadinessTemporal` operationId).
 	GetReadinessTemporalWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadinessTemporalResponse, error)
 
+	// GetSeatMapAvailabilityWithResponse Get seat occupancy of the token's event (for the buyer's browser; poll with If-None-Match)
+	//
+	// As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match) and gzip.
+	//
+	// Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /seat-map/v1/events/{id}/availability (the `GetSeatMapAvailability` operationId).
+	GetSeatMapAvailabilityWithResponse(ctx context.Context, id int64, params *GetSeatMapAvailabilityParams, reqEditors ...RequestEditorFn) (*GetSeatMapAvailabilityResponse, error)
+
+	// GetSeatMapSchemeWithResponse Get the hall geometry of the token's event (for the buyer's browser)
+	//
+	// As `GET /v1/events/{id}/scheme` answers the key that made the token: the same body, ETag (304 on If-None-Match) and gzip.
+	//
+	// Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /seat-map/v1/events/{id}/scheme (the `GetSeatMapScheme` operationId).
+	GetSeatMapSchemeWithResponse(ctx context.Context, id int64, params *GetSeatMapSchemeParams, reqEditors ...RequestEditorFn) (*GetSeatMapSchemeResponse, error)
+
 	// CreateCheckInWithBodyWithResponse Scan a ticket at the door
 	//
 	// Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (a ticket of another event, or of another session than the one the scan names: the ticket's event_id and session_id say which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
@@ -8332,6 +8669,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/events/{id}/scheme (the `GetEventScheme` operationId).
 	GetEventSchemeWithResponse(ctx context.Context, id int64, params *GetEventSchemeParams, reqEditors ...RequestEditorFn) (*GetEventSchemeResponse, error)
+
+	// CreateSeatMapTokenWithBodyWithResponse Make a seat map token for a buyer's browser
+	//
+	// A short-lived token with which a page in the buyer's browser (the seat map component) reads this event's scheme and availability at `/seat-map/v1/events/{id}/…`, as this key sees them, without the key. Make one per page view (or cache it for less than its life) on your server and put it in the page; never put the key there. It opens no other event and nothing else; it stops working at `expires_at`, or within `AUTH_CACHE_TTL` of this key's revocation. Nothing is stored: no Idempotency-Key is needed.
+	//
+	// Requires an API key with the scope `catalog:read`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/events/{id}/seat-map-tokens (the `CreateSeatMapToken` operationId).
+	CreateSeatMapTokenWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSeatMapTokenResponse, error)
+
+	// CreateSeatMapTokenWithResponse Make a seat map token for a buyer's browser
+	//
+	// A short-lived token with which a page in the buyer's browser (the seat map component) reads this event's scheme and availability at `/seat-map/v1/events/{id}/…`, as this key sees them, without the key. Make one per page view (or cache it for less than its life) on your server and put it in the page; never put the key there. It opens no other event and nothing else; it stops working at `expires_at`, or within `AUTH_CACHE_TTL` of this key's revocation. Nothing is stored: no Idempotency-Key is needed.
+	//
+	// Requires an API key with the scope `catalog:read`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/events/{id}/seat-map-tokens (the `CreateSeatMapToken` operationId).
+	CreateSeatMapTokenWithResponse(ctx context.Context, id int64, body CreateSeatMapTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSeatMapTokenResponse, error)
 
 	// ListOrdersWithResponse List orders, newest first
 	//
@@ -10737,6 +11096,390 @@ func (r GetReadinessTemporalResponse) ContentType() string {
 	return ""
 }
 
+// GetSeatMapAvailabilityResponse200Headers the declared response headers of an HTTP 200 response for GetSeatMapAvailability
+type GetSeatMapAvailabilityResponse200Headers struct {
+	CacheControl    *string
+	ETag            *string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapAvailabilityResponse304Headers the declared response headers of an HTTP 304 response for GetSeatMapAvailability
+type GetSeatMapAvailabilityResponse304Headers struct {
+	ETag            *string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapAvailabilityResponse401Headers the declared response headers of an HTTP 401 response for GetSeatMapAvailability
+type GetSeatMapAvailabilityResponse401Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// GetSeatMapAvailabilityResponse403Headers the declared response headers of an HTTP 403 response for GetSeatMapAvailability
+type GetSeatMapAvailabilityResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapAvailabilityResponse404Headers the declared response headers of an HTTP 404 response for GetSeatMapAvailability
+type GetSeatMapAvailabilityResponse404Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapAvailabilityResponse405Headers the declared response headers of an HTTP 405 response for GetSeatMapAvailability
+type GetSeatMapAvailabilityResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapAvailabilityResponse422Headers the declared response headers of an HTTP 422 response for GetSeatMapAvailability
+type GetSeatMapAvailabilityResponse422Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapAvailabilityResponse429Headers the declared response headers of an HTTP 429 response for GetSeatMapAvailability
+type GetSeatMapAvailabilityResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *string
+	XRequestId      *string
+}
+
+// GetSeatMapAvailabilityResponse500Headers the declared response headers of an HTTP 500 response for GetSeatMapAvailability
+type GetSeatMapAvailabilityResponse500Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapAvailabilityResponseDefaultHeaders the declared response headers of an HTTP default response for GetSeatMapAvailability
+type GetSeatMapAvailabilityResponseDefaultHeaders struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+type GetSeatMapAvailabilityResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EnvelopeAvailability
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSeatMapAvailabilityResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetSeatMapAvailabilityResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSeatMapAvailabilityResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetSeatMapAvailabilityResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetSeatMapAvailabilityResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetSeatMapAvailabilityResponse405Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetSeatMapAvailabilityResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSeatMapAvailabilityResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetSeatMapAvailabilityResponse500Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetSeatMapAvailabilityResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSeatMapAvailabilityResponse) GetJSON200() *EnvelopeAvailability {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSeatMapAvailabilityResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSeatMapAvailabilityResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSeatMapAvailabilityResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetSeatMapAvailabilityResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetSeatMapAvailabilityResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSeatMapAvailabilityResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetSeatMapAvailabilityResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetSeatMapAvailabilityResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSeatMapAvailabilityResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSeatMapAvailabilityResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSeatMapAvailabilityResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSeatMapAvailabilityResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSeatMapSchemeResponse200Headers the declared response headers of an HTTP 200 response for GetSeatMapScheme
+type GetSeatMapSchemeResponse200Headers struct {
+	CacheControl    *string
+	ETag            *string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapSchemeResponse304Headers the declared response headers of an HTTP 304 response for GetSeatMapScheme
+type GetSeatMapSchemeResponse304Headers struct {
+	ETag            *string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapSchemeResponse401Headers the declared response headers of an HTTP 401 response for GetSeatMapScheme
+type GetSeatMapSchemeResponse401Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// GetSeatMapSchemeResponse403Headers the declared response headers of an HTTP 403 response for GetSeatMapScheme
+type GetSeatMapSchemeResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapSchemeResponse404Headers the declared response headers of an HTTP 404 response for GetSeatMapScheme
+type GetSeatMapSchemeResponse404Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapSchemeResponse405Headers the declared response headers of an HTTP 405 response for GetSeatMapScheme
+type GetSeatMapSchemeResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapSchemeResponse422Headers the declared response headers of an HTTP 422 response for GetSeatMapScheme
+type GetSeatMapSchemeResponse422Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapSchemeResponse429Headers the declared response headers of an HTTP 429 response for GetSeatMapScheme
+type GetSeatMapSchemeResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *string
+	XRequestId      *string
+}
+
+// GetSeatMapSchemeResponse500Headers the declared response headers of an HTTP 500 response for GetSeatMapScheme
+type GetSeatMapSchemeResponse500Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// GetSeatMapSchemeResponseDefaultHeaders the declared response headers of an HTTP default response for GetSeatMapScheme
+type GetSeatMapSchemeResponseDefaultHeaders struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+type GetSeatMapSchemeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EnvelopeGeometry
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSeatMapSchemeResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetSeatMapSchemeResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSeatMapSchemeResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetSeatMapSchemeResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetSeatMapSchemeResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetSeatMapSchemeResponse405Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetSeatMapSchemeResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSeatMapSchemeResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetSeatMapSchemeResponse500Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetSeatMapSchemeResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSeatMapSchemeResponse) GetJSON200() *EnvelopeGeometry {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSeatMapSchemeResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetSeatMapSchemeResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSeatMapSchemeResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetSeatMapSchemeResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetSeatMapSchemeResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetSeatMapSchemeResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetSeatMapSchemeResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetSeatMapSchemeResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSeatMapSchemeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSeatMapSchemeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSeatMapSchemeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSeatMapSchemeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateCheckInResponse200Headers the declared response headers of an HTTP 200 response for CreateCheckIn
 type CreateCheckInResponse200Headers struct {
 	IdempotentReplayed *string
@@ -13055,6 +13798,219 @@ func (r GetEventSchemeResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetEventSchemeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateSeatMapTokenResponse201Headers the declared response headers of an HTTP 201 response for CreateSeatMapToken
+type CreateSeatMapTokenResponse201Headers struct {
+	CacheControl    *string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// CreateSeatMapTokenResponse401Headers the declared response headers of an HTTP 401 response for CreateSeatMapToken
+type CreateSeatMapTokenResponse401Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// CreateSeatMapTokenResponse403Headers the declared response headers of an HTTP 403 response for CreateSeatMapToken
+type CreateSeatMapTokenResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// CreateSeatMapTokenResponse404Headers the declared response headers of an HTTP 404 response for CreateSeatMapToken
+type CreateSeatMapTokenResponse404Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// CreateSeatMapTokenResponse405Headers the declared response headers of an HTTP 405 response for CreateSeatMapToken
+type CreateSeatMapTokenResponse405Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// CreateSeatMapTokenResponse413Headers the declared response headers of an HTTP 413 response for CreateSeatMapToken
+type CreateSeatMapTokenResponse413Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// CreateSeatMapTokenResponse415Headers the declared response headers of an HTTP 415 response for CreateSeatMapToken
+type CreateSeatMapTokenResponse415Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// CreateSeatMapTokenResponse422Headers the declared response headers of an HTTP 422 response for CreateSeatMapToken
+type CreateSeatMapTokenResponse422Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// CreateSeatMapTokenResponse429Headers the declared response headers of an HTTP 429 response for CreateSeatMapToken
+type CreateSeatMapTokenResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *string
+	XRequestId      *string
+}
+
+// CreateSeatMapTokenResponse500Headers the declared response headers of an HTTP 500 response for CreateSeatMapToken
+type CreateSeatMapTokenResponse500Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+// CreateSeatMapTokenResponseDefaultHeaders the declared response headers of an HTTP default response for CreateSeatMapToken
+type CreateSeatMapTokenResponseDefaultHeaders struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      *string
+}
+
+type CreateSeatMapTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *EnvelopeSeatMapToken
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateSeatMapTokenResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateSeatMapTokenResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateSeatMapTokenResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateSeatMapTokenResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *CreateSeatMapTokenResponse405Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateSeatMapTokenResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateSeatMapTokenResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateSeatMapTokenResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateSeatMapTokenResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateSeatMapTokenResponse500Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreateSeatMapTokenResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateSeatMapTokenResponse) GetJSON201() *EnvelopeSeatMapToken {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateSeatMapTokenResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateSeatMapTokenResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateSeatMapTokenResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r CreateSeatMapTokenResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateSeatMapTokenResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateSeatMapTokenResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateSeatMapTokenResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateSeatMapTokenResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateSeatMapTokenResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateSeatMapTokenResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateSeatMapTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateSeatMapTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateSeatMapTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateSeatMapTokenResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18518,6 +19474,40 @@ func (c *ClientWithResponses) GetReadinessTemporalWithResponse(ctx context.Conte
 	return ParseGetReadinessTemporalResponse(rsp)
 }
 
+// GetSeatMapAvailabilityWithResponse Get seat occupancy of the token's event (for the buyer's browser; poll with If-None-Match)
+//
+// As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match) and gzip.
+//
+// Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /seat-map/v1/events/{id}/availability (the `GetSeatMapAvailability` operationId).
+func (c *ClientWithResponses) GetSeatMapAvailabilityWithResponse(ctx context.Context, id int64, params *GetSeatMapAvailabilityParams, reqEditors ...RequestEditorFn) (*GetSeatMapAvailabilityResponse, error) {
+	rsp, err := c.GetSeatMapAvailability(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSeatMapAvailabilityResponse(rsp)
+}
+
+// GetSeatMapSchemeWithResponse Get the hall geometry of the token's event (for the buyer's browser)
+//
+// As `GET /v1/events/{id}/scheme` answers the key that made the token: the same body, ETag (304 on If-None-Match) and gzip.
+//
+// Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /seat-map/v1/events/{id}/scheme (the `GetSeatMapScheme` operationId).
+func (c *ClientWithResponses) GetSeatMapSchemeWithResponse(ctx context.Context, id int64, params *GetSeatMapSchemeParams, reqEditors ...RequestEditorFn) (*GetSeatMapSchemeResponse, error) {
+	rsp, err := c.GetSeatMapScheme(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSeatMapSchemeResponse(rsp)
+}
+
 // CreateCheckInWithBodyWithResponse Scan a ticket at the door
 //
 // Answers one outcome: `admitted` (let in; the ticket's event, category and seat), `already_checked_in` (with when and at which gate it was first admitted), `void` (refunded, or its order cancelled), `not_paid`, `wrong_event` (a ticket of another event, or of another session than the one the scan names: the ticket's event_id and session_id say which), `unknown`, `sandbox` (a sandbox ticket at a real door), or `exited` (direction out, at events that allow re-entry). Of scans of one ticket at several gates at once, exactly one is admitted. Every scan is recorded. Needs a key with the `checkin` scope (a door key).
@@ -18748,6 +19738,40 @@ func (c *ClientWithResponses) GetEventSchemeWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseGetEventSchemeResponse(rsp)
+}
+
+// CreateSeatMapTokenWithBodyWithResponse Make a seat map token for a buyer's browser
+//
+// A short-lived token with which a page in the buyer's browser (the seat map component) reads this event's scheme and availability at `/seat-map/v1/events/{id}/…`, as this key sees them, without the key. Make one per page view (or cache it for less than its life) on your server and put it in the page; never put the key there. It opens no other event and nothing else; it stops working at `expires_at`, or within `AUTH_CACHE_TTL` of this key's revocation. Nothing is stored: no Idempotency-Key is needed.
+//
+// Requires an API key with the scope `catalog:read`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/events/{id}/seat-map-tokens (the `CreateSeatMapToken` operationId).
+func (c *ClientWithResponses) CreateSeatMapTokenWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSeatMapTokenResponse, error) {
+	rsp, err := c.CreateSeatMapTokenWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSeatMapTokenResponse(rsp)
+}
+
+// CreateSeatMapTokenWithResponse Make a seat map token for a buyer's browser
+//
+// A short-lived token with which a page in the buyer's browser (the seat map component) reads this event's scheme and availability at `/seat-map/v1/events/{id}/…`, as this key sees them, without the key. Make one per page view (or cache it for less than its life) on your server and put it in the page; never put the key there. It opens no other event and nothing else; it stops working at `expires_at`, or within `AUTH_CACHE_TTL` of this key's revocation. Nothing is stored: no Idempotency-Key is needed.
+//
+// Requires an API key with the scope `catalog:read`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/events/{id}/seat-map-tokens (the `CreateSeatMapToken` operationId).
+func (c *ClientWithResponses) CreateSeatMapTokenWithResponse(ctx context.Context, id int64, body CreateSeatMapTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSeatMapTokenResponse, error) {
+	rsp, err := c.CreateSeatMapToken(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSeatMapTokenResponse(rsp)
 }
 
 // ListOrdersWithResponse List orders, newest first
@@ -22469,6 +23493,732 @@ func ParseGetReadinessTemporalResponse(rsp *http.Response) (*GetReadinessTempora
 		response.Headers503 = &headers
 	case true:
 		var headers GetReadinessTemporalResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSeatMapAvailabilityResponse parses an HTTP response from a GetSeatMapAvailabilityWithResponse call
+func ParseGetSeatMapAvailabilityResponse(rsp *http.Response) (*GetSeatMapAvailabilityResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSeatMapAvailabilityResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EnvelopeAvailability
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSeatMapAvailabilityResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetSeatMapAvailabilityResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetSeatMapAvailabilityResponse401Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetSeatMapAvailabilityResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetSeatMapAvailabilityResponse404Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetSeatMapAvailabilityResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetSeatMapAvailabilityResponse422Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSeatMapAvailabilityResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetSeatMapAvailabilityResponse500Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case true:
+		var headers GetSeatMapAvailabilityResponseDefaultHeaders
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSeatMapSchemeResponse parses an HTTP response from a GetSeatMapSchemeWithResponse call
+func ParseGetSeatMapSchemeResponse(rsp *http.Response) (*GetSeatMapSchemeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSeatMapSchemeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EnvelopeGeometry
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSeatMapSchemeResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetSeatMapSchemeResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetSeatMapSchemeResponse401Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetSeatMapSchemeResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetSeatMapSchemeResponse404Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetSeatMapSchemeResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetSeatMapSchemeResponse422Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSeatMapSchemeResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetSeatMapSchemeResponse500Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case true:
+		var headers GetSeatMapSchemeResponseDefaultHeaders
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -26789,6 +28539,390 @@ func ParseGetEventSchemeResponse(rsp *http.Response) (*GetEventSchemeResponse, e
 		response.Headers500 = &headers
 	case true:
 		var headers GetEventSchemeResponseDefaultHeaders
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateSeatMapTokenResponse parses an HTTP response from a CreateSeatMapTokenWithResponse call
+func ParseCreateSeatMapTokenResponse(rsp *http.Response) (*CreateSeatMapTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateSeatMapTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest EnvelopeSeatMapToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateSeatMapTokenResponse201Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateSeatMapTokenResponse401Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateSeatMapTokenResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateSeatMapTokenResponse404Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers CreateSeatMapTokenResponse405Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateSeatMapTokenResponse413Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateSeatMapTokenResponse415Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateSeatMapTokenResponse422Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateSeatMapTokenResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateSeatMapTokenResponse500Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case true:
+		var headers CreateSeatMapTokenResponseDefaultHeaders
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

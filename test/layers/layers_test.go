@@ -24,19 +24,19 @@ var layers = []struct {
 	{"vocabulary", []string{"internal/states", "internal/errs", "internal/pricing", "internal/door", "internal/window", "internal/config"}},
 	{"data", []string{"store", "store/migrations"}},
 	{"adapters", []string{"internal/apikey", "internal/ratelimit", "internal/requestlog", "internal/metrics", "internal/mail",
-		"internal/payment", "internal/delivery", "internal/delivery/email", "internal/catalog", "internal/catalog/catalogfile",
+		"internal/payment", "internal/delivery", "internal/delivery/email", "internal/seatmap", "internal/catalog", "internal/catalog/catalogfile",
 		"internal/export", "workflows/contract"}},
 	{"domain", []string{"internal/holds", "internal/orders", "internal/refunds", "internal/webhooks", "internal/report", "internal/checkin", "internal/organizer", "internal/distribution"}},
 	{"wiring", []string{"internal/app"}},
 	{"saga", []string{"activities", "workflows", "worker"}},
-	{"edge", []string{"api", "api/request", "api/aggregator", "api/cabinet", "api/reference", "api/seatmap"}},
+	{"edge", []string{"api", "api/request", "api/aggregator", "api/cabinet", "api/reference", "api/seatmapjs"}},
 	{"entry", []string{"cmd/api", "cmd/worker", "cmd/ticketctl"}},
 }
 
 // side: the api process serves requests and starts workflows by name; the
 // worker runs them. Neither links the other's code.
 var side = map[string]string{
-	"api": "api", "api/request": "api", "api/aggregator": "api", "api/reference": "api", "api/seatmap": "api", "api/cabinet": "api",
+	"api": "api", "api/request": "api", "api/aggregator": "api", "api/reference": "api", "api/seatmapjs": "api", "api/cabinet": "api",
 	"workflows": "worker", "activities": "worker", "worker": "worker", "internal/delivery/email": "worker",
 }
 

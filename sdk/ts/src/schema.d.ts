@@ -276,6 +276,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/seat-map/v1/events/{id}/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get seat occupancy of the token's event (for the buyer's browser; poll with If-None-Match)
+         * @description As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match) and gzip.
+         *
+         *     Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
+         */
+        get: operations["get-seat-map-availability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/seat-map/v1/events/{id}/scheme": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the hall geometry of the token's event (for the buyer's browser)
+         * @description As `GET /v1/events/{id}/scheme` answers the key that made the token: the same body, ETag (304 on If-None-Match) and gzip.
+         *
+         *     Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
+         */
+        get: operations["get-seat-map-scheme"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/check-ins": {
         parameters: {
             query?: never;
@@ -528,6 +572,28 @@ export interface paths {
         get: operations["get-event-scheme"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}/seat-map-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a seat map token for a buyer's browser
+         * @description A short-lived token with which a page in the buyer's browser (the seat map component) reads this event's scheme and availability at `/seat-map/v1/events/{id}/…`, as this key sees them, without the key. Make one per page view (or cache it for less than its life) on your server and put it in the page; never put the key there. It opens no other event and nothing else; it stops working at `expires_at`, or within `AUTH_CACHE_TTL` of this key's revocation. Nothing is stored: no Idempotency-Key is needed.
+         *
+         *     Requires an API key with the scope `catalog:read`.
+         */
+        post: operations["create-seat-map-token"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1819,6 +1885,12 @@ export interface components {
             /** @description Log it for support lookups; equals the X-Request-Id header. */
             request_id: string;
         };
+        EnvelopeSeatMapToken: {
+            data: components["schemas"]["SeatMapToken"];
+            meta?: components["schemas"]["Meta"];
+            /** @description Log it for support lookups; equals the X-Request-Id header. */
+            request_id: string;
+        };
         EnvelopeShare: {
             data: components["schemas"]["Share"];
             meta?: components["schemas"]["Meta"];
@@ -2199,7 +2271,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "malformed_request" | "idempotency_key_required" | "api_key_missing" | "api_key_malformed" | "api_key_unknown" | "unauthenticated" | "insufficient_scope" | "door_key_elsewhere" | "not_found" | "method_not_allowed" | "not_acceptable" | "request_timeout" | "seat_taken" | "seat_not_for_sale" | "sales_not_open" | "sales_closed" | "sold_out" | "invalid_state" | "order_paid" | "reservation_expired" | "hold_limit_reached" | "order_expired" | "limit_reached" | "ticket_checked_in" | "idempotency_request_in_progress" | "request_too_large" | "unsupported_media_type" | "validation_error" | "amount_mismatch" | "gateway_unavailable" | "idempotency_key_reused" | "rate_limited" | "client_closed_request" | "internal" | "unavailable" | "error";
+            code: "malformed_request" | "idempotency_key_required" | "api_key_missing" | "api_key_malformed" | "api_key_unknown" | "seat_map_token_invalid" | "seat_map_token_expired" | "unauthenticated" | "insufficient_scope" | "door_key_elsewhere" | "seat_map_token_elsewhere" | "not_found" | "method_not_allowed" | "not_acceptable" | "request_timeout" | "seat_taken" | "seat_not_for_sale" | "sales_not_open" | "sales_closed" | "sold_out" | "invalid_state" | "order_paid" | "reservation_expired" | "hold_limit_reached" | "order_expired" | "limit_reached" | "ticket_checked_in" | "idempotency_request_in_progress" | "request_too_large" | "unsupported_media_type" | "validation_error" | "amount_mismatch" | "gateway_unavailable" | "idempotency_key_reused" | "rate_limited" | "client_closed_request" | "internal" | "unavailable" | "error";
             detail?: string;
             /** @description Field errors of a validation_error. */
             errors?: components["schemas"]["ErrorDetail"][];
@@ -2390,6 +2462,25 @@ export interface components {
             left: number;
             /** Format: int64 */
             sold: number;
+        };
+        SeatMapToken: {
+            /** Format: int64 */
+            event_id: number;
+            /**
+             * Format: date-time
+             * @description After this the token answers 401 seat_map_token_expired: make a new one.
+             */
+            expires_at: string;
+            /** @description The seat map token (smt_…): send it as Authorization: Bearer <token> to /seat-map/v1. A credential for this event's scheme and availability only. */
+            token: string;
+        };
+        SeatMapTokenBody: {
+            /**
+             * Format: int64
+             * @description How long the token works, in minutes.
+             * @default 60
+             */
+            ttl_minutes?: number;
         };
         SeatRef: {
             seat_id: string;
@@ -2676,7 +2767,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggOrder"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2693,7 +2784,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2829,7 +2920,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggOrder"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -2846,7 +2937,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3020,7 +3111,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggOrder"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3037,7 +3128,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3238,7 +3329,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggOrder"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3255,7 +3346,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3450,7 +3541,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggSession"][];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3467,7 +3558,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3573,7 +3664,7 @@ export interface operations {
                     "application/json": components["schemas"]["Share"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3590,7 +3681,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3726,7 +3817,7 @@ export interface operations {
                     "application/json": components["schemas"]["AggSeat"][];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -3743,7 +3834,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4321,6 +4412,352 @@ export interface operations {
             };
         };
     };
+    "get-seat-map-availability": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Event id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Availability */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    ETag?: string;
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeAvailability"];
+                };
+            };
+            /** @description Not modified: the ETag in If-None-Match is current. */
+            304: {
+                headers: {
+                    /** @description The representation's current ETag, unchanged. */
+                    ETag?: string;
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
+            401: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
+            403: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found. Problem codes: `not_found`. */
+            404: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Method Not Allowed. Problem codes: `method_not_allowed`. */
+            405: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error. Problem codes: `internal`. */
+            500: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure, as a problem (RFC 9457) with its code. */
+            default: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "get-seat-map-scheme": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response: 304 when unchanged. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Event id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Hall geometry */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    ETag?: string;
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeGeometry"];
+                };
+            };
+            /** @description Not modified: the ETag in If-None-Match is current. */
+            304: {
+                headers: {
+                    /** @description The representation's current ETag, unchanged. */
+                    ETag?: string;
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
+            401: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
+            403: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found. Problem codes: `not_found`. */
+            404: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Method Not Allowed. Problem codes: `method_not_allowed`. */
+            405: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error. Problem codes: `internal`. */
+            500: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure, as a problem (RFC 9457) with its code. */
+            default: {
+                headers: {
+                    /** @description This address's remaining requests with this token and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The limit per address and token: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "create-check-in": {
         parameters: {
             query?: never;
@@ -4371,7 +4808,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4390,7 +4827,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4614,7 +5051,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4633,7 +5070,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -4841,7 +5278,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListCity"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4858,7 +5295,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -4998,7 +5435,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListEvent"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5015,7 +5452,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5136,7 +5573,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeEvent"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5153,7 +5590,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5289,7 +5726,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeShare"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5306,7 +5743,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5462,7 +5899,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5479,7 +5916,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5615,7 +6052,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListCategory"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5632,7 +6069,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5778,7 +6215,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListOfflineConflict"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5795,7 +6232,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5954,7 +6391,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -5971,7 +6408,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6107,7 +6544,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeCheckInPublicKey"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6124,7 +6561,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6280,7 +6717,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6297,7 +6734,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6329,6 +6766,194 @@ export interface operations {
             };
             /** @description Method Not Allowed. Problem codes: `method_not_allowed`. */
             405: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity. Problem codes: `validation_error`, `amount_mismatch`, `gateway_unavailable`, `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests. Problem codes: `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error. Problem codes: `internal`. */
+            500: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure, as a problem (RFC 9457) with its code. */
+            default: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "create-seat-map-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Event id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SeatMapTokenBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Cache-Control"?: string;
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeSeatMapToken"];
+                };
+            };
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
+            401: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
+            403: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found. Problem codes: `not_found`. */
+            404: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Method Not Allowed. Problem codes: `method_not_allowed`. */
+            405: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large. Problem codes: `request_too_large`. */
+            413: {
+                headers: {
+                    /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
+                    RateLimit?: string;
+                    /** @description The key's limit: "default";q=BURST;w=SECONDS. */
+                    "RateLimit-Policy"?: string;
+                    /** @description This request's id, as `request_id` in the body; quote it to support. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type. Problem codes: `unsupported_media_type`. */
+            415: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
                     RateLimit?: string;
@@ -6454,7 +7079,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListOrder"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6471,7 +7096,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6619,7 +7244,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -6638,7 +7263,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -6858,7 +7483,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeOrder"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -6875,7 +7500,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7011,7 +7636,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeOrder"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7028,7 +7653,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7228,7 +7853,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -7247,7 +7872,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -7514,7 +8139,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -7533,7 +8158,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -7753,7 +8378,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListRefundView"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7770,7 +8395,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7906,7 +8531,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListTicket"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -7923,7 +8548,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8059,7 +8684,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeRefundView"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8076,7 +8701,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8237,7 +8862,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -8256,7 +8881,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -8476,7 +9101,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeReservation"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8493,7 +9118,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8629,7 +9254,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeReservation"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8646,7 +9271,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8801,7 +9426,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeReservation"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -8818,7 +9443,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -9003,7 +9628,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeReservation"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -9020,7 +9645,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -9209,7 +9834,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListSession"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -9226,7 +9851,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -9369,7 +9994,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListVenueItem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -9386,7 +10011,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -9514,7 +10139,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListWebhookEndpoint"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -9531,7 +10156,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -9677,7 +10302,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -9696,7 +10321,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -9897,7 +10522,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeWebhookEndpoint"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -9914,7 +10539,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -10048,7 +10673,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -10065,7 +10690,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -10205,7 +10830,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeWebhookEndpoint"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -10222,7 +10847,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -10399,7 +11024,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeListWebhookDelivery"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -10416,7 +11041,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -10574,7 +11199,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -10593,7 +11218,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
@@ -10762,7 +11387,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeWebhookSent"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -10779,7 +11404,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -10930,7 +11555,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeWebhookSent"];
                 };
             };
-            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`. */
+            /** @description Unauthorized. Problem codes: `api_key_missing`, `api_key_malformed`, `api_key_unknown`, `seat_map_token_invalid`, `seat_map_token_expired`. */
             401: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */
@@ -10947,7 +11572,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`. */
+            /** @description Forbidden. Problem codes: `insufficient_scope`, `door_key_elsewhere`, `seat_map_token_elsewhere`. */
             403: {
                 headers: {
                     /** @description The key's remaining requests and the seconds to a full bucket: "default";r=REMAINING;t=SECONDS. */

@@ -1,9 +1,9 @@
-// Package seatmap serves <ticket-seat-map>, the seat map web component for
+// Package seatmapjs serves <ticket-seat-map>, the seat map web component for
 // partners' shops (docs/seat-map.md), at /seat-map/v1/seat-map.js: one
 // dependency-free script embedded in the binary. seat-map.js here is its
 // source; the TypeScript SDK ships a copy (sdk/ts/seat-map), which a test
 // keeps equal to it.
-package seatmap
+package seatmapjs
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package seatmap
+package seatmapjs
 
 import (
 	"bytes"
@@ -10,14 +10,14 @@ import (
 
 // TestSDKCopyIsTheSource: the TypeScript SDK ships the component as
 // @ticketsales/sdk/seat-map; its copy must be this package's file, byte for
-// byte (one source). Fix with: cp api/seatmap/seat-map.js sdk/ts/seat-map/.
+// byte (one source). Fix with: cp api/seatmapjs/seat-map.js sdk/ts/seat-map/.
 func TestSDKCopyIsTheSource(t *testing.T) {
 	copyOf, err := os.ReadFile("../../sdk/ts/seat-map/seat-map.js")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(copyOf, Script) {
-		t.Fatal("sdk/ts/seat-map/seat-map.js differs from api/seatmap/seat-map.js: run `scripts/clients.sh write` (it copies the source)")
+		t.Fatal("sdk/ts/seat-map/seat-map.js differs from api/seatmapjs/seat-map.js: run `scripts/clients.sh write` (it copies the source)")
 	}
 }
 

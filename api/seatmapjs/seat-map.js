@@ -5,7 +5,7 @@
 // the pick to the page as events. It never holds seats and never sees the
 // partner's API key: `token` is a short-lived seat-map token, or absent when
 // base-url is the partner's own proxy of those two paths.
-// Guide: docs/seat-map.md. Source of truth: api/seatmap/seat-map.js (the copy
+// Guide: docs/seat-map.md. Source of truth: api/seatmapjs/seat-map.js (the copy
 // in sdk/ts/seat-map is checked to be equal).
 (() => {
   'use strict';
@@ -207,10 +207,10 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
 
     // ---- loading and polling ----
     _stop() { clearTimeout(this._timer); this._timer = 0; this._gen++; }
-    _schedule() {
+    _schedule(wait) {
       clearTimeout(this._timer);
       if (!this.isConnected || this._stalled || !this._ready) return;
-      this._timer = setTimeout(() => this._poll(), this.pollInterval * 1000);
+      this._timer = setTimeout(() => this._poll(), Math.max(wait || 0, this.pollInterval) * 1000);
     }
     async _fetch(path, etag) {
       const headers = { Accept: 'application/json' };
@@ -260,6 +260,7 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
     async _poll() {
       clearTimeout(this._timer);
       const gen = this._gen;
+      let wait = 0;
       try {
         const res = await this._fetch('availability', this._etag);
         if (gen !== this._gen) return;
@@ -270,12 +271,14 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
           this._apply(avail, false);
         } else if (res.status !== 304) {
           await this._failed(res);
+          // 429: the service's budget per address and token; wait as told.
+          if (res.status === 429 || res.status === 503) wait = Number(res.headers.get('Retry-After')) || 0;
         }
       } catch (err) {
         if (gen !== this._gen) return;
         this._emit('seatmap:error', { status: 0, code: 'network', message: String(err && err.message || err) });
       }
-      this._schedule();
+      this._schedule(wait);
     }
 
     // ---- drawing ----
