@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
