@@ -82,7 +82,9 @@ type hallView struct {
 	Event    *distribution.EventDistribution
 	Loc      *time.Location
 	ViewBox  string
-	Wide     bool // too many seats across to click at a phone's width: the map scrolls
+	// Size is the map's class by seats across: hall-m and hall-l keep a
+	// clickable size at a phone's width and scroll in their region.
+	Size     string
 	Stage    string
 	StageAt  catalogfile.XY
 	StageCap string
@@ -100,9 +102,10 @@ type hallView struct {
 // seatRadius is a seat's radius in seat pitches: neighbours stay apart.
 const seatRadius = 0.4
 
-// wideHall is the width in seat pitches past which the map keeps a
-// clickable size and scrolls in its box rather than shrink to a phone.
-const wideHall = 60
+// narrowHall and wideHall are widths in seat pitches past which the map
+// keeps a clickable size (its stylesheet's minimum width) and scrolls in
+// its box rather than shrink to a phone's width.
+const narrowHall, wideHall = 24, 60
 
 func points(ps []catalogfile.XY) string {
 	var b strings.Builder
@@ -156,7 +159,12 @@ func (c *cabinet) hallPage(w http.ResponseWriter, r *http.Request, status int, e
 	v.Event, v.Loc = ev, location(ev.TimeZone)
 	g := m.Geometry
 	v.ViewBox = fmt.Sprintf("%s %s %s %s", num(g.Bounds.X), num(g.Bounds.Y), num(g.Bounds.Width), num(g.Bounds.Height))
-	v.Wide = g.Bounds.Width > wideHall
+	switch {
+	case g.Bounds.Width > wideHall:
+		v.Size = "hall-l"
+	case g.Bounds.Width > narrowHall:
+		v.Size = "hall-m"
+	}
 	v.Stage, v.StageAt, v.StageCap = points(g.Stage.Outline), g.Stage.LabelAt, g.Stage.Label
 	names := map[int64]string{}
 	index := map[int64]int{}

@@ -419,7 +419,7 @@ func ZonedHallCatalog(zones, rows, seats int) []byte {
 	names := []string{"Восточный", "Западный", "Северный", "Южный", "Центральный"}
 	var b strings.Builder
 	b.WriteString(`{"cities": [{"ref": "msk", "name": "Москва"}], "venues": [{"ref": "arena", "name": "Арена «Северное сияние»", "city": "msk",
-	  "timezone": "Europe/Moscow", "schemes": [{"ref": "big", "name": "Большая арена", "stage": {"label": "Сцена"}, "zones": [`)
+	  "timezone": "Europe/Moscow", "schemes": [{"ref": "big", "name": "Большая арена", "zones": [`)
 	var front, back []string
 	for z := 0; z < zones; z++ {
 		if z > 0 {
@@ -441,7 +441,10 @@ func ZonedHallCatalog(zones, rows, seats int) []byte {
 			back = append(back, fmt.Sprintf("%q", fmt.Sprintf("z%d", z+1)))
 		}
 	}
-	b.WriteString(`]}]}], "events": [{"ref": "hall", "title": "Гала-концерт «Десять тысяч голосов»", "slug": "hall", "status": "published",
+	// A stage as wide as the front line of zones.
+	half := float64(min(zones, 5)*(seats+5)) / 2
+	fmt.Fprintf(&b, `], "stage": {"label": "Сцена", "outline": [[%g, -8], [%g, -8], [%g, -3], [%g, -3]]}`, -half, half, half-4, -half+4)
+	b.WriteString(`}]}], "events": [{"ref": "hall", "title": "Гала-концерт «Десять тысяч голосов»", "slug": "hall", "status": "published",
 	  "starts_at": "2030-01-01T19:00:00Z", "venue": "arena", "scheme": "big", "fee": {"mode": "separate", "rate_bp": 1000, "min_fee": 0},
 	  "categories": [{"ref": "front", "name": "Партер", "price": 500000, "zones": [` + strings.Join(front, ",") + `]}`)
 	if len(back) > 0 {
