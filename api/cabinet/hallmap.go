@@ -79,9 +79,9 @@ type hallSeat struct {
 
 // hallView is the map page's own data.
 type hallView struct {
-	Event    *distribution.EventDistribution
-	Loc      *time.Location
-	ViewBox  string
+	Event   *distribution.EventDistribution
+	Loc     *time.Location
+	ViewBox string
 	// Size is the map's class by seats across: hall-m and hall-l keep a
 	// clickable size at a phone's width and scroll in their region.
 	Size     string
