@@ -766,6 +766,8 @@ func TestCabinetRoleLimits(t *testing.T) {
 		"POST /cabinet/channels/events/{id}/terms":        {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/terms", url.Values{})},
 		"POST /cabinet/channels/events/{id}/allocate":     {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/allocate", url.Values{})},
 		"POST /cabinet/channels/events/{id}/release":      {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/release", url.Values{})},
+		"GET /cabinet/channels/events/{id}/map":           {perm: organizer.PermDistribution, request: fixed("/cabinet/channels/events/1/map")},
+		"POST /cabinet/channels/events/{id}/map":          {perm: organizer.PermDistribution, request: post("/cabinet/channels/events/1/map", url.Values{})},
 		"GET /cabinet/audit":                              {perm: organizer.PermAudit, request: fixed("/cabinet/audit")},
 		"GET /cabinet/account/two-factor":                 {request: fixed("/cabinet/account/two-factor")},
 		// A wrong code changes nothing (no authenticator begun is
@@ -911,7 +913,8 @@ func TestCabinetRoleLimits(t *testing.T) {
 					"POST /cabinet/orders/{id}/notes", "POST /cabinet/orders/{id}/email":
 					ok = []int{http.StatusNotFound}
 				case "GET /cabinet/channels/events/{id}", "POST /cabinet/channels/events/{id}/general-sale", "POST /cabinet/channels/events/{id}/terms",
-					"POST /cabinet/channels/events/{id}/allocate", "POST /cabinet/channels/events/{id}/release":
+					"POST /cabinet/channels/events/{id}/allocate", "POST /cabinet/channels/events/{id}/release",
+					"GET /cabinet/channels/events/{id}/map", "POST /cabinet/channels/events/{id}/map":
 					ok = []int{http.StatusNotFound}
 				case "POST /cabinet/channels", "POST /cabinet/channels/applications":
 					ok = []int{http.StatusUnprocessableEntity}

@@ -193,6 +193,9 @@ func New(d Deps) http.Handler {
 	mux.Handle("POST /cabinet/channels/events/{id}/terms", c.allow(organizer.PermDistribution, c.distributed(c.setTerms)))
 	mux.Handle("POST /cabinet/channels/events/{id}/allocate", c.allow(organizer.PermDistribution, c.distributed(c.allocate)))
 	mux.Handle("POST /cabinet/channels/events/{id}/release", c.allow(organizer.PermDistribution, c.distributed(c.release)))
+	// The hall map: seats by state, selected and allocated on the drawing.
+	mux.Handle("GET /cabinet/channels/events/{id}/map", c.allow(organizer.PermDistribution, c.distributed(c.hallMap)))
+	mux.Handle("POST /cabinet/channels/events/{id}/map", c.allow(organizer.PermDistribution, c.distributed(c.hallAction)))
 	mux.Handle("GET /cabinet/audit", c.allow(organizer.PermAudit, c.audit))
 	mux.Handle("GET /cabinet/team", c.allow(organizer.PermTeam, c.team))
 	mux.Handle("POST /cabinet/team/invite", c.allow(organizer.PermTeam, c.invite))

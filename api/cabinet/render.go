@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"github.com/ticketsales/ticketsales/internal/catalog/catalogfile"
 	"html/template"
 	"io/fs"
 	"math"
@@ -102,6 +103,10 @@ type pages struct{ byName map[string]*template.Template }
 
 var funcs = template.FuncMap{
 	"money": money,
+	// num and xy print the hall map's coordinates (xy: a point's x (0) or
+	// y (1)).
+	"num": num,
+	"xy":  func(i int, p catalogfile.XY) string { return num(p[i]) },
 	// statusWord is an order's status in words; orderStatus its badge,
 	// which keeps the raw value for support (data-status, title).
 	"statusWord":  func(s any) string { return statusWord(states.OrderStatus(fmt.Sprint(s))) },

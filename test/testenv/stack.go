@@ -410,6 +410,50 @@ func HallCatalog(rows, seats int) []byte {
 	return []byte(b.String())
 }
 
+// ZonedHallCatalog is a catalog with one published event, "hall", in a
+// hall of zones × rows × seats seats: zones named in Russian ("Сектор
+// Восточный 1", …), two to a column of a grid of five, the front zones in
+// a dearer category. 10 × 40 × 25 is the 10,000-seat hall of the tests of
+// the maps.
+func ZonedHallCatalog(zones, rows, seats int) []byte {
+	names := []string{"Восточный", "Западный", "Северный", "Южный", "Центральный"}
+	var b strings.Builder
+	b.WriteString(`{"cities": [{"ref": "msk", "name": "Москва"}], "venues": [{"ref": "arena", "name": "Арена «Северное сияние»", "city": "msk",
+	  "timezone": "Europe/Moscow", "schemes": [{"ref": "big", "name": "Большая арена", "zones": [`)
+	var front, back []string
+	for z := 0; z < zones; z++ {
+		if z > 0 {
+			b.WriteString(",")
+		}
+		col, line := z%5, z/5
+		fmt.Fprintf(&b, `{"id": "z%d", "name": "Сектор %s %d", "origin": [%d, %d], "rows": [`,
+			z+1, names[col], line+1, (col-2)*(seats+5), line*(rows*6/5+6))
+		for r := 1; r <= rows; r++ {
+			if r > 1 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"row": "%d", "seats": %d}`, r, seats)
+		}
+		b.WriteString("]}")
+		if line == 0 {
+			front = append(front, fmt.Sprintf("%q", fmt.Sprintf("z%d", z+1)))
+		} else {
+			back = append(back, fmt.Sprintf("%q", fmt.Sprintf("z%d", z+1)))
+		}
+	}
+	// A stage as wide as the front line of zones.
+	half := float64(min(zones, 5)*(seats+5)) / 2
+	fmt.Fprintf(&b, `], "stage": {"label": "Сцена", "outline": [[%g, -8], [%g, -8], [%g, -3], [%g, -3]]}`, -half, half, half-4, -half+4)
+	b.WriteString(`}]}], "events": [{"ref": "hall", "title": "Гала-концерт «Десять тысяч голосов»", "slug": "hall", "status": "published",
+	  "starts_at": "2030-01-01T19:00:00Z", "venue": "arena", "scheme": "big", "fee": {"mode": "separate", "rate_bp": 1000, "min_fee": 0},
+	  "categories": [{"ref": "front", "name": "Партер", "price": 500000, "zones": [` + strings.Join(front, ",") + `]}`)
+	if len(back) > 0 {
+		b.WriteString(`, {"ref": "back", "name": "Трибуна", "price": 250000, "zones": [` + strings.Join(back, ",") + `]}`)
+	}
+	b.WriteString(`]}]}`)
+	return []byte(b.String())
+}
+
 // Response is a decoded HTTP response.
 type Response struct {
 	Status int

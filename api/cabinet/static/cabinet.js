@@ -1,5 +1,6 @@
-// The cabinet works without this script; it only adds the copy buttons
-// and refreshes the check-in page's figures in place.
+// The cabinet works without this script; it only adds the copy buttons,
+// refreshes the check-in page's figures in place, and selects seats on
+// the hall map.
 document.addEventListener('click', (ev) => {
   const b = ev.target.closest('button[data-copy]');
   if (!b) return;
@@ -74,4 +75,97 @@ document.addEventListener('click', (ev) => {
     }
   });
   if (show) show.hidden = true;
+})();
+
+// The hall map (#hall-map): a click on a seat, a rectangle dragged over
+// seats (mouse or pen; a finger pans the map), or a click on a zone's or
+// a row's name selects seats into the form's seat list, which is sent as
+// it would be typed without the script. A second click unselects; a zone
+// or row whose seats are all selected is unselected whole.
+(() => {
+  const svg = document.getElementById('hall-map');
+  const list = svg && document.getElementById(svg.dataset.seats);
+  if (!svg || !list || !svg.getScreenCTM) return;
+  const count = document.getElementById('map-count');
+  const seats = new Map();
+  svg.querySelectorAll('circle[data-seat]').forEach((c) => seats.set(c.dataset.seat, c));
+  let selected = new Set();
+  const show = () => {
+    list.value = Array.from(selected).join(' ');
+    if (count) count.textContent = selected.size === 0 ? 'No seats selected.' : (selected.size === 1 ? '1 seat selected.' : selected.size + ' seats selected.');
+  };
+  const set = (id, on) => {
+    const c = seats.get(id);
+    if (!c) return;
+    if (on) selected.add(id); else selected.delete(id);
+    c.classList.toggle('sel', on);
+  };
+  const fromList = () => {
+    const ids = new Set(list.value.split(/[\s,;]+/).filter(Boolean));
+    selected.forEach((id) => { if (!ids.has(id)) set(id, false); });
+    ids.forEach((id) => set(id, true));
+    selected = ids;
+    if (count) count.textContent = selected.size === 1 ? '1 seat selected.' : selected.size + ' seats selected.';
+  };
+  list.addEventListener('input', fromList);
+  fromList();
+  const toggleAll = (group) => {
+    const ids = Array.from(group.querySelectorAll('circle[data-seat]'), (c) => c.dataset.seat);
+    const on = !ids.every((id) => selected.has(id));
+    ids.forEach((id) => set(id, on));
+  };
+  const at = (ev) => {
+    const p = svg.createSVGPoint();
+    p.x = ev.clientX; p.y = ev.clientY;
+    return p.matrixTransform(svg.getScreenCTM().inverse());
+  };
+  let drag = null;
+  svg.addEventListener('pointerdown', (ev) => {
+    if (ev.pointerType === 'touch' || ev.button !== 0) return;
+    drag = { x: ev.clientX, y: ev.clientY, from: at(ev), box: null };
+  });
+  svg.addEventListener('pointermove', (ev) => {
+    if (!drag) return;
+    if (!drag.box) {
+      if (Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) < 6) return;
+      drag.box = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
+      drag.box.setAttribute('class', 'drag-box');
+      svg.appendChild(drag.box);
+      svg.setPointerCapture(ev.pointerId);
+    }
+    const p = at(ev);
+    drag.rect = { x0: Math.min(p.x, drag.from.x), y0: Math.min(p.y, drag.from.y), x1: Math.max(p.x, drag.from.x), y1: Math.max(p.y, drag.from.y) };
+    drag.box.setAttribute('x', drag.rect.x0);
+    drag.box.setAttribute('y', drag.rect.y0);
+    drag.box.setAttribute('width', drag.rect.x1 - drag.rect.x0);
+    drag.box.setAttribute('height', drag.rect.y1 - drag.rect.y0);
+  });
+  const end = (ev) => {
+    const d = drag;
+    drag = null;
+    if (!d) return;
+    if (!d.box) {
+      const seat = ev.target.closest('circle[data-seat]');
+      const label = ev.target.closest('[data-select]');
+      if (seat) set(seat.dataset.seat, !selected.has(seat.dataset.seat));
+      else if (label) toggleAll(label.closest(label.dataset.select === 'zone' ? 'g.zone' : 'g.row'));
+      show();
+      return;
+    }
+    d.box.remove();
+    if (ev.type === 'pointercancel' || !d.rect) return;
+    seats.forEach((c, id) => {
+      const x = Number(c.getAttribute('cx')), y = Number(c.getAttribute('cy'));
+      if (x >= d.rect.x0 && x <= d.rect.x1 && y >= d.rect.y0 && y <= d.rect.y1) set(id, true);
+    });
+    show();
+  };
+  svg.addEventListener('pointerup', end);
+  svg.addEventListener('pointercancel', end);
+  // A tap (touch) selects as a click does.
+  svg.addEventListener('click', (ev) => {
+    if (ev.pointerType !== 'touch') return;
+    drag = { x: 0, y: 0, box: null };
+    end(ev);
+  });
 })();
