@@ -930,7 +930,13 @@ var pageWidths = []struct {
 // not be blank. The tab is left at desktop width.
 func pageFits(t *testing.T, ctx context.Context, name string, check func(t *testing.T, width int64)) {
 	t.Helper()
-	dir := filepath.Join("..", ".data", "artifacts", "cabinet")
+	pageFitsIn(t, ctx, "cabinet", name, check)
+}
+
+// pageFitsIn is pageFits with the screenshots in .data/artifacts/<dir>.
+func pageFitsIn(t *testing.T, ctx context.Context, dir, name string, check func(t *testing.T, width int64)) {
+	t.Helper()
+	dir = filepath.Join("..", ".data", "artifacts", dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

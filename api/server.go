@@ -21,6 +21,7 @@ import (
 	"github.com/ticketsales/ticketsales/api/aggregator"
 	"github.com/ticketsales/ticketsales/api/reference"
 	"github.com/ticketsales/ticketsales/api/request"
+	"github.com/ticketsales/ticketsales/api/seatmapjs"
 	"github.com/ticketsales/ticketsales/internal/apikey"
 	"github.com/ticketsales/ticketsales/internal/catalog"
 	"github.com/ticketsales/ticketsales/internal/checkin"
@@ -215,6 +216,8 @@ func New(deps Deps) *Server {
 	}
 	reference.Register(mux, cfg.Info.Title+" Reference", "/openapi.yaml")
 	reference.RegisterProblems(mux, ProblemTypesPath, cfg.Info.Title+": problem types", referenceProblemTypes())
+	// The seat map component partners' pages load (docs/seat-map.md).
+	seatmapjs.Register(mux)
 	if deps.Gateway != nil {
 		mux.Handle("/pay/", deps.Gateway.Handler())
 	}

@@ -29,6 +29,9 @@ generate() { # generate DIR: the three files into DIR, laid out as sdk/
 case "${1:-check}" in
 write)
 	generate sdk
+	# The seat map component's one source is api/seatmapjs; the TypeScript SDK
+	# ships a copy (api/seatmapjs's test keeps them equal).
+	cp api/seatmapjs/seat-map.js sdk/ts/seat-map/seat-map.js
 	;;
 check)
 	tmp="$(mktemp -d)"
@@ -42,6 +45,10 @@ check)
 			stale=1
 		fi
 	done
+	if ! cmp -s api/seatmapjs/seat-map.js sdk/ts/seat-map/seat-map.js; then
+		echo "clients.sh: sdk/ts/seat-map/seat-map.js is not api/seatmapjs/seat-map.js; run \`scripts/clients.sh write\` and commit it" >&2
+		stale=1
+	fi
 	[ "$stale" -eq 0 ] || exit 1
 	echo "clients.sh: sdk/ (document, Go SDK's generated client, TypeScript types) is current"
 	;;

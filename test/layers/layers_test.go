@@ -29,14 +29,14 @@ var layers = []struct {
 	{"domain", []string{"internal/holds", "internal/orders", "internal/refunds", "internal/webhooks", "internal/report", "internal/checkin", "internal/organizer", "internal/distribution"}},
 	{"wiring", []string{"internal/app"}},
 	{"saga", []string{"activities", "workflows", "worker"}},
-	{"edge", []string{"api", "api/request", "api/aggregator", "api/cabinet", "api/reference"}},
+	{"edge", []string{"api", "api/request", "api/aggregator", "api/cabinet", "api/reference", "api/seatmapjs"}},
 	{"entry", []string{"cmd/api", "cmd/worker", "cmd/ticketctl"}},
 }
 
 // side: the api process serves requests and starts workflows by name; the
 // worker runs them. Neither links the other's code.
 var side = map[string]string{
-	"api": "api", "api/request": "api", "api/aggregator": "api", "api/reference": "api", "api/cabinet": "api",
+	"api": "api", "api/request": "api", "api/aggregator": "api", "api/reference": "api", "api/seatmapjs": "api", "api/cabinet": "api",
 	"workflows": "worker", "activities": "worker", "worker": "worker", "internal/delivery/email": "worker",
 }
 
