@@ -28,7 +28,7 @@ func TestForgetEndsACachedKeyAtOnce(t *testing.T) {
 	if _, err := auth.Authenticate(ctx, key); err != nil {
 		t.Fatalf("the cached key before Forget: %v", err)
 	}
-	auth.Forget(revoked.KeyHash)
+	auth.Forget(revoked.ID, revoked.KeyHash)
 	if _, err := auth.Authenticate(ctx, key); !errors.Is(err, apikey.ErrInvalidKey) {
 		t.Fatalf("a revoked key after Forget: %v", err)
 	}
@@ -64,7 +64,7 @@ func TestByIDFollowsTheKey(t *testing.T) {
 	if _, err := auth.ByID(ctx, k.ID); err != nil {
 		t.Fatalf("cached by id before Forget: %v", err)
 	}
-	auth.Forget(revoked.KeyHash)
+	auth.Forget(revoked.ID, revoked.KeyHash)
 	if _, err := auth.ByID(ctx, k.ID); !errors.Is(err, apikey.ErrInvalidKey) {
 		t.Fatalf("a revoked key by id after Forget: %v", err)
 	}
