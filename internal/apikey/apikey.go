@@ -331,11 +331,12 @@ func (a *Authenticator) stillValid(cacheKey string) {
 	}
 }
 
-// Forget drops a key (by its stored hash) from this process's cache, so a
-// key revoked here stops working at once rather than within the TTL. Other
-// api instances still answer from their caches until the TTL passes, as
-// after a revocation with ticketctl.
-func (a *Authenticator) Forget(hash []byte) {
+// Forget drops a key (by its id and stored hash) from this process's
+// cache, so a key revoked here stops working at once rather than within
+// the TTL, and its seat map tokens with it: their by-id entry may be
+// cached when the hash is not. Other api instances still answer from
+// their caches until the TTL passes, as after a revocation with ticketctl.
+func (a *Authenticator) Forget(keyID int64, hash []byte) {
 	if a.cache == nil {
 		return
 	}
@@ -343,10 +344,8 @@ func (a *Authenticator) Forget(hash []byte) {
 	defer a.mu.Unlock()
 	a.forgets++
 	a.loads.Forget(string(hash)) // a request from now on reads afresh
-	if p, ok := a.cache.Peek(string(hash)); ok && p != nil {
-		a.loads.Forget("id:" + strconv.FormatInt(p.KeyID, 10))
-		a.byID.Remove(p.KeyID) // its seat map tokens too
-	}
+	a.loads.Forget("id:" + strconv.FormatInt(keyID, 10))
+	a.byID.Remove(keyID)
 	a.cache.Remove(string(hash))
 	a.recent.Remove(string(hash))
 }

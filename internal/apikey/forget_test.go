@@ -28,7 +28,7 @@ func TestForgetEndsACachedKeyAtOnce(t *testing.T) {
 	if _, err := auth.Authenticate(ctx, key); err != nil {
 		t.Fatalf("the cached key before Forget: %v", err)
 	}
-	auth.Forget(revoked.KeyHash)
+	auth.Forget(revoked.ID, revoked.KeyHash)
 	if _, err := auth.Authenticate(ctx, key); !errors.Is(err, apikey.ErrInvalidKey) {
 		t.Fatalf("a revoked key after Forget: %v", err)
 	}
@@ -64,11 +64,32 @@ func TestByIDFollowsTheKey(t *testing.T) {
 	if _, err := auth.ByID(ctx, k.ID); err != nil {
 		t.Fatalf("cached by id before Forget: %v", err)
 	}
-	auth.Forget(revoked.KeyHash)
+	auth.Forget(revoked.ID, revoked.KeyHash)
 	if _, err := auth.ByID(ctx, k.ID); !errors.Is(err, apikey.ErrInvalidKey) {
 		t.Fatalf("a revoked key by id after Forget: %v", err)
 	}
 	if _, err := auth.ByID(ctx, k.ID+1_000_000); !errors.Is(err, apikey.ErrInvalidKey) {
 		t.Fatalf("unknown id: %v", err)
+	}
+}
+
+// TestRevokeEndsItsSeatMapTokensAtOnce: a key revoked in the cabinet stops
+// its seat map tokens at once in this process even when the key itself
+// was not in the cache by its hash (its server's requests went to another
+// instance, or that entry lapsed before the by-id one): buyers' pages poll
+// by id alone.
+func TestRevokeEndsItsSeatMapTokensAtOnce(t *testing.T) {
+	db, co, _, k := productionKey(t)
+	ctx := context.Background()
+	auth := apikey.NewAuthenticator(db, time.Hour)
+	if _, err := auth.ByID(ctx, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	keys := &apikey.Keys{DB: db, Auth: auth}
+	if _, err := keys.Revoke(ctx, co, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth.ByID(ctx, k.ID); !errors.Is(err, apikey.ErrInvalidKey) {
+		t.Fatalf("a key revoked here, by id: %v, want ErrInvalidKey at once", err)
 	}
 }

@@ -265,7 +265,7 @@ func (s *Keys) RevokeAny(ctx context.Context, keyID int64) (*Key, error) {
 
 func (s *Keys) forget(k *store.APIKey) {
 	if s.Auth != nil {
-		s.Auth.Forget(k.KeyHash)
+		s.Auth.Forget(k.ID, k.KeyHash)
 	}
 }
 

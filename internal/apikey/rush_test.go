@@ -73,7 +73,7 @@ func TestForgetDuringALookupIsNotUndone(t *testing.T) {
 			if _, err := store.RevokeCompanyAPIKey(ctx, db, co, k.ID); err != nil {
 				t.Error(err)
 			}
-			auth.Forget(k.KeyHash)
+			auth.Forget(k.ID, k.KeyHash)
 		}
 	})
 	if _, err := auth.Authenticate(ctx, key); err != nil {
@@ -138,7 +138,7 @@ func TestForgetDuringACacheHitIsNotUndone(t *testing.T) {
 		if _, err := store.RevokeCompanyAPIKey(ctx, db, co, k.ID); err != nil {
 			t.Fatal(err)
 		}
-		auth.Forget(k.KeyHash)
+		auth.Forget(k.ID, k.KeyHash)
 		close(stop)
 		wg.Wait()
 		if auth.KnownValid(key) {
