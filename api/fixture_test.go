@@ -831,71 +831,14 @@ func signInFrom(t *testing.T, base, addr, email, password string) int {
 	return res.StatusCode
 }
 
-// syncBuffer collects the browser's output, written from chromedp's goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+// syncBuffer collects output written from another goroutine.
+type syncBuffer = testenv.SyncBuffer
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// newBrowser starts headless Chromium (CHROMIUM_PATH, default the Debian
-// package's /usr/bin/chromium) with a fresh profile, and returns a tab whose
-// actions all end within timeout. The browser is stopped when the test ends,
-// before its profile directory is removed.
+// newBrowser is testenv.Browser: headless Chromium, a tab whose actions
+// all end within timeout.
 func newBrowser(t *testing.T, timeout time.Duration) context.Context {
 	t.Helper()
-	testenv.SkipInUnit(t)
-	path := os.Getenv("CHROMIUM_PATH")
-	if path == "" {
-		path = "/usr/bin/chromium"
-	}
-	if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-		t.Fatalf("no Chromium at %s (set CHROMIUM_PATH to another binary): `make test` installs the chromium package", path)
-	}
-	profile := t.TempDir()
-	out := new(syncBuffer)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1280, 900),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-breakpad", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.CombinedOutput(out),
-	)
-	ctx, cancelTab := chromedp.NewContext(allocCtx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
-	// Cleanups run last-in first-out: this one runs before t.TempDir's, so
-	// Chromium has exited when its profile is removed.
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancelTab()
-		cancelAlloc()
-		if t.Failed() {
-			t.Logf("chromium output:\n%s", out.String())
-		}
-	})
-	return ctx
+	return testenv.Browser(t, timeout)
 }
 
 // distinctColours counts the colours of a grid of about 100x100 pixels

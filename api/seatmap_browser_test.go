@@ -21,6 +21,7 @@ import (
 
 	"github.com/ticketsales/ticketsales/api/seatmapjs"
 	"github.com/ticketsales/ticketsales/internal/apikey"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // bigHallCatalog is a 10,000-seat hall with Cyrillic names: stalls of
@@ -510,21 +511,16 @@ func TestSeatMapComponent(t *testing.T) {
 	shot(t, ctx, "demo-token")
 }
 
-// panFrames pans the map a step per animation frame for 60 frames and
-// logs the frames' times: panning moves one group's transform, so they
-// should not grow with the seats (make bench measures them properly).
+// panFrames drags the map for 60 animation frames (testenv.SeatMapPan, as
+// make bench measures them) and logs the frames' times: panning moves one
+// group's transform, so they should not grow with the seats.
 func panFrames(t *testing.T, ctx context.Context, what string) {
 	t.Helper()
-	gaps, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`new Promise(done => {
-	  const m = document.querySelector('ticket-seat-map'), gaps = [];
-	  let last = 0, n = 0;
-	  const step = (t) => { if (last) gaps.push(t - last); last = t; m._view.x += 3; m._view.y += 2; m._frameView(); if (++n < 60) requestAnimationFrame(step); else { m.fit(); done(gaps); } };
-	  requestAnimationFrame(step);
-	})`, chromedp.EvalAwaitPromise))
-	if err != nil || len(gaps) == 0 {
+	f, err := testenv.SeatMapPan(ctx, 0, 60, false)
+	if err != nil || len(f.Pan) == 0 {
 		t.Fatalf("pan frames: %v", err)
 	}
-	slices.Sort(gaps)
+	gaps := slices.Sorted(slices.Values(f.Pan))
 	t.Logf("%s, panning: median frame %.1f ms, slowest %.1f ms (%d frames, headless, no GPU)", what, gaps[len(gaps)/2], gaps[len(gaps)-1], len(gaps))
 }
 

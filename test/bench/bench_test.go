@@ -41,6 +41,9 @@ type Results struct {
 	Checkin      map[string]any `json:"checkin"`
 	// Channels: a split event against an unallocated one.
 	Channels map[string]any `json:"channels,omitempty"`
+	// SeatMap: the seat map component's first draw and frames in
+	// Chromium, and the bytes of its polls.
+	SeatMap map[string]any `json:"seatmap,omitempty"`
 	// CheckinOffline is the offline doors' half of the checkin part.
 	CheckinOffline map[string]any `json:"checkin_offline"`
 }
@@ -92,10 +95,10 @@ func TestBench(t *testing.T) {
 	company := s.Company(t, "Bench")
 	key, _ := s.Key(t, company, apikey.Sandbox)
 	prodKey, prodKeyID := s.Key(t, company, apikey.Production)
-	// BENCH_ONLY=availability|checkin|sagas|webhooks|holds|sellout|channels (or several,
-	// comma-separated) runs those parts and only logs them (for profiling);
-	// latest.* is written when all ran, checkin.* (the door online and
-	// offline), sellout.* and channels.* by their parts.
+	// BENCH_ONLY=availability|checkin|sagas|webhooks|holds|sellout|channels|seatmap
+	// (or several, comma-separated) runs those parts and only logs them (for
+	// profiling); latest.* is written when all ran, checkin.* (the door
+	// online and offline), sellout.*, channels.* and seatmap.* by their parts.
 	only := os.Getenv("BENCH_ONLY")
 	// Each part runs as a subtest, so the api instance it serves from (its
 	// pools of up to 40 connections) is stopped before the next begins:
@@ -116,6 +119,15 @@ func TestBench(t *testing.T) {
 		s.Import(t, company, hall("unsplit", 100, 100))
 		res.Channels = benchChannels(t, s, company, eventID(t, s, company, "split"), eventID(t, s, company, "unsplit"))
 		writeChannels(t, res.When, res.Cores, res.Channels)
+	})
+	// The seat map next, while the machine is quiet: its frame times are
+	// a browser's, sharing the two cores with whatever else runs.
+	part("seatmap", func(t *testing.T) {
+		mapCompany := s.Company(t, "Seat map")
+		mapKey, _ := s.Key(t, mapCompany, apikey.Sandbox)
+		s.Import(t, mapCompany, testenv.ZonedHallCatalog(10, 40, 25))
+		res.SeatMap = benchSeatMap(t, s, mapKey, eventID(t, s, mapCompany, "hall"))
+		writeSeatMap(t, res.When, res.Cores, res.SeatMap)
 	})
 	part("availability", func(t *testing.T) {
 		s.Import(t, company, hall("avail", 100, 100))
@@ -586,6 +598,9 @@ func write(t *testing.T, r Results) {
 	}
 	if r.Channels != nil {
 		md.WriteString("\n## Channels: a split event beside the same event unallocated\n\n" + channelsTable(r.Channels))
+	}
+	if r.SeatMap != nil {
+		md.WriteString("\n## Seat map: first draw, pan frames and poll bytes\n\n" + seatMapTable(r.SeatMap))
 	}
 	md.WriteString(rushBeforeAfter(t, r.Holds, r.Sellout))
 	if err := os.WriteFile("results/latest.md", []byte(md.String()), 0o644); err != nil {
