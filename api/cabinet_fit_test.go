@@ -24,6 +24,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/organizer"
 	"github.com/ticketsales/ticketsales/internal/states"
 	"github.com/ticketsales/ticketsales/store"
+	"github.com/ticketsales/ticketsales/test/testenv"
 )
 
 // Long words a cabinet must show without spilling out of its boxes: a
@@ -491,7 +492,7 @@ func TestCabinetPagesFit(t *testing.T) {
 					violations = append(violations, fmt.Sprintf("%s at %s px: %s: and %d more rows alike", route, vp.name, k, n-1))
 				}
 			}
-			for _, a := range axeViolations(t, bctx) {
+			for _, a := range testenv.AxeViolations(t, bctx) {
 				violations = append(violations, fmt.Sprintf("%s at %s px: accessibility: %s", route, vp.name, a))
 			}
 			shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))

@@ -895,7 +895,7 @@ func pageFitsIn(t *testing.T, ctx context.Context, dir, name string, check func(
 		if check != nil {
 			check(t, vp.w)
 		}
-		if v := axeViolations(t, ctx); len(v) > 0 {
+		if v := testenv.AxeViolations(t, ctx); len(v) > 0 {
 			t.Errorf("the %s page at %d px breaks WCAG A/AA rules:\n%s", name, vp.w, strings.Join(v, "\n"))
 		}
 		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))

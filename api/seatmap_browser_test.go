@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -527,15 +525,5 @@ func panFrames(t *testing.T, ctx context.Context, what string) {
 // shot saves a screenshot of the page to .data/artifacts/seatmap/name.png.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	dir := filepath.Join("..", ".data", "artifacts", "seatmap")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot %s: %v", name, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Screenshot(t, ctx, "seatmap", name)
 }

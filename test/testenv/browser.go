@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -138,4 +140,23 @@ func SeatMapPan(ctx context.Context, idle, frames int, touch bool) (SeatMapFrame
 		return f, fmt.Errorf("dragging the seat map did not pan it: %q, then %q", f.Before, f.During)
 	}
 	return f, nil
+}
+
+// Screenshot saves the whole page open in ctx as
+// .data/artifacts/{dir}/{name}.png in the repository, for a person to look
+// at after the test.
+func Screenshot(t testing.TB, ctx context.Context, dir, name string) {
+	t.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	out := filepath.Join(filepath.Dir(here), "..", "..", ".data", "artifacts", dir)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s/%s: %v", dir, name, err)
+	}
+	if err := os.WriteFile(filepath.Join(out, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

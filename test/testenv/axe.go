@@ -1,10 +1,12 @@
-package api_test
+package testenv
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -12,16 +14,18 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// The accessibility check of the cabinet's pages: axe-core, the engine
-// behind most accessibility checkers, run in the page as a person's
-// browser shows it, with the rules of WCAG 2.0, 2.1 and 2.2 at levels A
-// and AA. scripts/axe.sh fetches it once (make test names it in
-// AXE_CORE_JS); it is never served by the cabinet.
+// The accessibility check of the service's pages (the cabinet, the order
+// page, the seat map, the example shop): axe-core, the engine behind most
+// accessibility checkers, run in the page as a person's browser shows it,
+// with the rules of WCAG 2.0, 2.1 and 2.2 at levels A and AA.
+// scripts/axe.sh fetches it once (make test names it in AXE_CORE_JS); it
+// is never served by the service.
 
 var axeSource = sync.OnceValues(func() (string, error) {
 	path := os.Getenv("AXE_CORE_JS")
 	if path == "" {
-		out, err := exec.Command("../scripts/axe.sh").Output()
+		_, here, _, _ := runtime.Caller(0)
+		out, err := exec.Command(filepath.Join(filepath.Dir(here), "..", "..", "scripts", "axe.sh")).Output()
 		if err != nil {
 			return "", fmt.Errorf("scripts/axe.sh: %w", err)
 		}
@@ -47,9 +51,9 @@ type axeViolation struct {
 	} `json:"nodes"`
 }
 
-// axeViolations runs axe-core on the page open in ctx and returns one line
+// AxeViolations runs axe-core on the page open in ctx and returns one line
 // per rule it breaks, with up to three of the elements that break it.
-func axeViolations(t *testing.T, ctx context.Context) []string {
+func AxeViolations(t *testing.T, ctx context.Context) []string {
 	t.Helper()
 	src, err := axeSource()
 	if err != nil {
