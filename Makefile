@@ -35,9 +35,11 @@ clean:
 	scripts/postgres.sh stop || true
 	rm -rf bin .data
 
-# The benchmarks (docs/performance.md) on the local stack; writes test/bench/results/latest.{md,json}.
+# The benchmarks (docs/performance.md) on a stack of their own (a Postgres
+# cluster with pg_stat_statements, a Temporal dev server); writes
+# test/bench/results/latest.{md,json} and the parts' own results.
 bench:
-	BENCH=1 scripts/test.sh -run TestBench -v ./test/bench/ -timeout 30m
+	scripts/bench.sh
 
 # The long chaos run: 200 sagas while the api and the worker are SIGKILLed
 # five times each; `make test` runs a short one (30 sagas, 2 kills each).

@@ -15,7 +15,10 @@
 # Knobs: PG_FORCE_PRIVATE=1 skips step 2 (to exercise step 3);
 #        PG_PRIVATE_PORT overrides the private cluster's port;
 #        PG_DATA_DIR puts the private cluster's files there instead of
-#        <repo>/.data (the chaos run keeps a cluster of its own to restart).
+#        <repo>/.data (the chaos run keeps a cluster of its own to restart);
+#        PG_SETTINGS, space-separated name=value pairs, are the private
+#        cluster's settings at its start (make bench loads
+#        pg_stat_statements in a cluster of its own this way).
 set -euo pipefail
 
 # The repo root is the parent of this script's directory, so the script works
@@ -157,9 +160,13 @@ start_private() {
 	if ((${#pgsock} > 90)); then
 		sock_opt="-k ''"
 	fi
+	local settings="" kv
+	for kv in ${PG_SETTINGS:-}; do
+		settings+=" -c $kv"
+	done
 	log "starting the private cluster on 127.0.0.1:$private_port (log: $pglog)"
 	if ! as_pg_user "$pg_bindir/pg_ctl" -D "$pgdata" \
-		-o "-p $private_port $sock_opt -c listen_addresses=127.0.0.1" \
+		-o "-p $private_port $sock_opt -c listen_addresses=127.0.0.1$settings" \
 		-l "$pglog" -w -t 60 start >&2; then
 		tail -n 20 "$pglog" >&2 || true
 		die "the private cluster did not start (is port $private_port taken? set PG_PRIVATE_PORT)"

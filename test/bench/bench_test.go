@@ -595,6 +595,7 @@ func write(t *testing.T, r Results) {
 	}
 	if r.Sellout != nil {
 		md.WriteString(selloutAlone(r.Sellout, "## Sell-out:", true))
+		md.WriteString(pgCostSection(r.Sellout, "## Sell-out:"))
 	}
 	if r.Channels != nil {
 		md.WriteString("\n## Channels: a split event beside the same event unallocated\n\n" + channelsTable(r.Channels))

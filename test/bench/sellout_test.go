@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -112,6 +113,9 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats
 	temporalCPU0 := procCPU(t, temporalPID)
 
 	busy0, total0 := machineCPU(t)
+	postmaster := postmasterPID(t, s.DB)
+	byKindMeasured := pgStatementsReset(t, s.DB)
+	pg0 := pgSnap(t, s.DB, postmaster)
 	if profiles != "" {
 		// CPU profiles of both processes from the sell-out's first
 		// seconds (SELLOUT_PROFILE: the folder they are written to).
@@ -147,6 +151,7 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats
 	apiCPU, workerCPU := procCPU(t, ap.Process.Pid)-apiCPU0, procCPU(t, wk.Process.Pid)-workerCPU0
 	temporalCPU := procCPU(t, temporalPID) - temporalCPU0
 	busy1, total1 := machineCPU(t)
+	pg1 := pgSnap(t, s.DB, postmaster)
 	taskFailures := scrapeCounter(t, "http://"+workerMetrics+"/metrics", "temporal_workflow_task_execution_failed")
 	apiPeakMB, workerPeakMB := procPeakMB(t, ap.Process.Pid), procPeakMB(t, wk.Process.Pid)
 	stopProc(ap)
@@ -215,7 +220,13 @@ func benchSellout(t *testing.T, s *testenv.Stack, key string, event int64, seats
 		"history_events_per_order": eventsPerOrder, "history_sampled_orders": sampled,
 		"holds_workflow_events": holdsEvents, "holds_workflow_runs": holdsRuns, "holds_workflow_events_per_order": float64(holdsEvents) / max(orders, 1),
 		"workflow_task_failures": taskFailures, "premature_end_of_stream_logged": premature, "worker_warnings_logged": workerWarnings,
+		"worker_warnings_by_message": logMessages(string(workerLogged), "WARN", "ERROR"),
 	}
+
+	maps.Copy(out, pgCost(t, s.DB, pg0, pg1, byKindMeasured, orders))
+	// The rest of the machine less Postgres: the bench's own test process
+	// and anything else running.
+	out["other_cpu_ms_per_order"] = num(out, "rest_cpu_ms_per_order") - num(out, "postgres_cpu_ms_per_order")
 
 	// The limit of one workflow per order, at the same concurrency, now
 	// that the sagas are done and the api and the worker stopped.
@@ -597,6 +608,7 @@ func writeSellout(t *testing.T, when time.Time, cores int, r map[string]any) {
 	row("order sagas still running at the end", r["order_workflows_running"])
 	row("visits failed / given up after 8 holds refused", fmt.Sprintf("%v / %v", r["failures"], r["gave_up"]))
 	md.WriteString(selloutAlone(r, "###", false))
+	md.WriteString(pgCostSection(r, "###"))
 	fmt.Fprintf(&md, "\nAnswers by step: %v\n", r["answers"])
 	md.WriteString(rushBeforeAfter(t, nil, r))
 	if err := os.WriteFile("results/sellout.md", []byte(md.String()), 0o644); err != nil {
@@ -639,6 +651,7 @@ func selloutAlone(r map[string]any, heading string, withSellout bool) string {
 	row("CPU ms per order: the load generator, apart", fmt.Sprintf("%.1f", r["loadgen_cpu_ms_per_order"]))
 	row("CPU ms per order: the Temporal dev server (0: not on this machine)", fmt.Sprintf("%.1f", r["temporal_cpu_ms_per_order"]))
 	row("CPU ms per order: the rest of the machine (Postgres mostly, the bench's own test process, and anything else running)", fmt.Sprintf("%.1f", r["rest_cpu_ms_per_order"]))
+	row("CPU ms per order: Postgres (its process tree) / the rest less Postgres", fmt.Sprintf("%.1f / %.1f", num(r, "postgres_cpu_ms_per_order"), num(r, "other_cpu_ms_per_order")))
 	row("the machine's CPU busy over the sell-out and its sagas (all cores)", fmt.Sprintf("%.0f%%", 100*num(r, "machine_busy_share")))
 	row("CPU ms per empty workflow: its worker / its starter / the Temporal dev server", fmt.Sprintf("%.2f / %.2f / %.2f",
 		r["empty_worker_cpu_ms_per_workflow"], r["empty_starter_cpu_ms_per_workflow"], r["temporal_cpu_ms_per_empty_workflow"]))
@@ -654,5 +667,60 @@ func selloutAlone(r map[string]any, heading string, withSellout bool) string {
 	row("the confirm's answer, p50 / p99 ms", fmt.Sprintf("%.0f / %.0f", r["confirm_p50_ms"], r["confirm_p99_ms"]))
 	row("workflow task failures (worker metric) / \"premature end of stream\" logged / worker warnings and errors logged",
 		fmt.Sprintf("%v / %v / %v", r["workflow_task_failures"], r["premature_end_of_stream_logged"], r["worker_warnings_logged"]))
+	row("the worker's warnings and errors, by message", fmt.Sprint(r["worker_warnings_by_message"]))
 	return md.String()
+}
+
+// logMessages counts a slog text log's lines of the given levels by their
+// msg (and the error's first words), most frequent first: what the
+// worker warned of, named.
+func logMessages(log string, levels ...string) []string {
+	count := map[string]int{}
+	for line := range strings.Lines(log) {
+		lvl := ""
+		for _, l := range levels {
+			if strings.Contains(line, "level="+l+" ") {
+				lvl = l
+			}
+		}
+		if lvl == "" {
+			continue
+		}
+		msg := logField(line, "msg")
+		for _, k := range []string{"error", "Error", "err"} {
+			if e := logField(line, k); e != "" {
+				msg += ": " + strings.Join(strings.Fields(e)[:min(len(strings.Fields(e)), 8)], " ")
+				break
+			}
+		}
+		count[lvl+" "+msg]++
+	}
+	out := make([]string, 0, len(count))
+	for m, n := range count {
+		out = append(out, fmt.Sprintf("%d× %s", n, m))
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		var na, nb int
+		fmt.Sscan(a, &na)
+		fmt.Sscan(b, &nb)
+		return nb - na
+	})
+	return out[:min(len(out), 10)]
+}
+
+// logField is a key's value in a slog text line (quoted or not).
+func logField(line, key string) string {
+	i := strings.Index(line, " "+key+"=")
+	if i < 0 {
+		return ""
+	}
+	v := line[i+len(key)+2:]
+	if strings.HasPrefix(v, `"`) {
+		if s, err := strconv.QuotedPrefix(v); err == nil {
+			u, _ := strconv.Unquote(s)
+			return u
+		}
+	}
+	v, _, _ = strings.Cut(v, " ")
+	return strings.TrimSpace(v)
 }
