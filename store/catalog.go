@@ -190,6 +190,17 @@ func GetEventVersion(ctx context.Context, db bun.IDB, companyID, eventID int64) 
 	return v, nil
 }
 
+// CheckEventOwner answers errs.NotFound unless the event is the company's:
+// one indexed lookup, for a caller about to read the event's seats anyway.
+func CheckEventOwner(ctx context.Context, db bun.IDB, companyID, eventID int64) error {
+	var id int64
+	err := db.NewRaw("SELECT id FROM events WHERE id = ? AND company_id = ?", eventID, companyID).Scan(ctx, &id)
+	if err != nil {
+		return notFound(err, fmt.Sprintf("event %d", eventID))
+	}
+	return nil
+}
+
 // ListCategories returns the categories of the given events in file order.
 func ListCategories(ctx context.Context, db bun.IDB, eventIDs ...int64) ([]Category, error) {
 	var cats []Category

@@ -49,14 +49,15 @@ type SeatMap struct {
 
 // ReadSeatMap reads an event's seat version and the seats taken at now,
 // and its places unless the caller holds those of placesOf (its
-// seat_version; -1: none), in one consistent snapshot. Taken seats come
-// as two id lists from one aggregate row: a seat map's read costs Postgres
-// one pass over the event's seats without a sort, and the api a list of the
-// taken seats' ids rather than a row per seat.
+// seat_version; -1: none), in one consistent snapshot. The seats' version
+// sum and the taken seats come from one aggregate row, the taken as two id
+// lists: a seat map's read costs Postgres one pass over the event's seats
+// without a sort, and the api a list of the taken seats' ids rather than a
+// row per seat.
 func ReadSeatMap(ctx context.Context, db *bun.DB, eventID int64, now time.Time, placesOf int64) (SeatMap, error) {
 	var m SeatMap
 	err := db.RunInTx(ctx, &sqlRepeatableRead, func(ctx context.Context, tx bun.Tx) error {
-		if err := tx.NewRaw("SELECT e.seat_version, "+seatsVersionSQL+" FROM events e WHERE e.id = ?", eventID).Scan(ctx, &m.Version); err != nil {
+		if err := tx.NewRaw("SELECT e.seat_version FROM events e WHERE e.id = ?", eventID).Scan(ctx, &m.Version.Event); err != nil {
 			return err
 		}
 		if m.Version.Event != placesOf {
@@ -72,12 +73,13 @@ func ReadSeatMap(ctx context.Context, db *bun.DB, eventID int64, now time.Time, 
 			eventID).Scan(ctx, &m.Released); err != nil {
 			return err
 		}
-		return tx.NewRaw(`SELECT
+		// The version as seatsVersionSQL sums it, in the same pass.
+		return tx.NewRaw(`SELECT coalesce(sum(version), 0)::bigint,
 				coalesce(array_agg(seat_id) FILTER (WHERE state = 'sold'), '{}'),
 				coalesce(array_agg(seat_id) FILTER (WHERE state = 'held' AND (hold_expires_at IS NULL OR hold_expires_at > ?0)), '{}'),
 				min(hold_expires_at) FILTER (WHERE state = 'held' AND hold_expires_at > ?0)
-			FROM event_seats WHERE event_id = ?1 AND state <> 'free'`, now, eventID).
-			Scan(ctx, pgdialect.Array(&m.Taken.Sold), pgdialect.Array(&m.Taken.Reserved), &m.Taken.NextExpiry)
+			FROM event_seats WHERE event_id = ?1`, now, eventID).
+			Scan(ctx, &m.Version.Seats, pgdialect.Array(&m.Taken.Sold), pgdialect.Array(&m.Taken.Reserved), &m.Taken.NextExpiry)
 	})
 	if err != nil {
 		return SeatMap{}, fmt.Errorf("read seat map of event %d: %w", eventID, err)

@@ -151,11 +151,20 @@ func (s *Service) AvailabilityFor(ctx context.Context, companyID, channelID, eve
 		now.Before(c.readAt.Add(trust)) {
 		return c.AvailabilityDoc, nil // no change notified since it was read
 	}
+	if c == nil || c.gen != gen || c.companyID != companyID || !now.Before(c.validUntil) {
+		// Nothing to keep: no entry, a change notified since it was read,
+		// or past its validity. Asking the seats' version (a pass over
+		// them) would only tell what the build's own read tells again.
+		if err := store.CheckEventOwner(ctx, s.db, companyID, eventID); err != nil {
+			return AvailabilityDoc{}, err
+		}
+		return s.build(ctx, vw, companyID, gen, now)
+	}
 	v, err := store.GetEventVersion(ctx, s.db, companyID, eventID)
 	if err != nil {
 		return AvailabilityDoc{}, err
 	}
-	if c != nil && c.version == v.Version && now.Before(c.validUntil) {
+	if c.version == v.Version {
 		// Unchanged: served on notices alone for another while (gen was
 		// read before the version, so it counts no change the read missed).
 		checked := *c
@@ -167,13 +176,19 @@ func (s *Service) AvailabilityFor(ctx context.Context, companyID, channelID, eve
 		ac.mu.Unlock()
 		return c.AvailabilityDoc, nil
 	}
+	return s.build(ctx, vw, companyID, gen, now)
+}
+
+// build makes the view's entry afresh (shared with builds of it already
+// under way) and keeps it for the company.
+func (s *Service) build(ctx context.Context, vw view, companyID int64, gen uint64, now time.Time) (AvailabilityDoc, error) {
 	built, err := s.sharedBuild(ctx, vw)
 	if err != nil {
 		return AvailabilityDoc{}, err
 	}
 	// Its read began after now, and gen was read before: both on the
 	// safe side for serving it on notices alone.
-	c = &cachedAvailability{}
+	c := &cachedAvailability{}
 	*c = *built
 	c.companyID, c.gen, c.readAt = companyID, gen, now
 	s.availability.mu.Lock()
