@@ -29,7 +29,7 @@ if [[ "$only" == ",," || "$only" == *",seatmap,"* ]]; then
 fi
 
 bench_pg=(env -u DATABASE_URL PG_FORCE_PRIVATE=1 PG_DATA_DIR="$repo_root/.data/bench" PG_PRIVATE_PORT="${BENCH_PG_PORT:-55433}"
-	PG_SETTINGS="shared_preload_libraries=pg_stat_statements pg_stat_statements.track=top")
+	PG_SETTINGS="shared_preload_libraries=pg_stat_statements pg_stat_statements.track=top pg_stat_statements.track_planning=on")
 if [[ -n "${BENCH_DATABASE_URL:-}" ]]; then
 	DATABASE_URL="$BENCH_DATABASE_URL"
 else
