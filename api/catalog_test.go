@@ -515,3 +515,32 @@ func TestGetOneEvent(t *testing.T) {
 	door, _ := f.Key(t, f.companyA, apikey.Sandbox, apikey.ScopeCheckin)
 	expectProblem(t, f.Get(t, fmt.Sprintf("/v1/events/%d", draft.ID), door), http.StatusForbidden, "insufficient_scope")
 }
+
+// TestAvailabilityIsTheCompanysOwn: another company's key never reads an
+// event's availability, whether the cache has none of it, has it fresh,
+// or has it with a seat change notified since (the path that rebuilds
+// without asking for the seats' version first).
+func TestAvailabilityIsTheCompanysOwn(t *testing.T) {
+	f := newFixture(t)
+	path := fmt.Sprintf("/v1/events/%d/availability", f.ids["swan-lake"])
+	refused := func(when string) {
+		t.Helper()
+		res := f.Get(t, path, f.keyB)
+		if res.Status != http.StatusNotFound {
+			t.Fatalf("%s: another company's key read the availability: %d %s", when, res.Status, res.Body)
+		}
+		expectProblem(t, res, http.StatusNotFound, "not_found")
+	}
+	refused("nothing cached")
+	if res := f.Get(t, path, f.keyA); res.Status != http.StatusOK {
+		t.Fatalf("the company's own key: %d", res.Status)
+	}
+	refused("cached fresh")
+	if r := f.reserve(t, f.keyA, "parterre-1-1"); r.Status != http.StatusCreated {
+		t.Fatalf("hold: %d %s", r.Status, r.Body)
+	}
+	refused("a change notified")
+	if res := f.Get(t, path, f.keyA); res.Status != http.StatusOK || !strings.Contains(string(res.Body), `"seat_id":"parterre-1-1","row":"1","number":"1","status":"reserved"`) {
+		t.Fatalf("the company's own key after the hold: %d %.300s", res.Status, res.Body)
+	}
+}
