@@ -160,8 +160,10 @@ start_private() {
 	if ((${#pgsock} > 90)); then
 		sock_opt="-k ''"
 	fi
-	local settings="" kv
-	for kv in ${PG_SETTINGS:-}; do
+	local settings="" kv pairs
+	# Split on spaces only: no glob expands a value.
+	read -r -a pairs <<<"${PG_SETTINGS:-}"
+	for kv in "${pairs[@]}"; do
 		settings+=" -c $kv"
 	done
 	log "starting the private cluster on 127.0.0.1:$private_port (log: $pglog)"
