@@ -14,6 +14,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/states"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
 // Order is a purchase.
@@ -581,48 +582,56 @@ type Ticket struct {
 // order is a test one), so a sandbox ticket's code tells what it is; it is
 // called again when a random barcode collides.
 func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode func(sandbox bool) string) (issued int, err error) {
+	// The order and its positions without a ticket, in one read.
 	var o struct {
-		Status states.OrderStatus `bun:"status"`
-		IsTest bool               `bun:"is_test"`
+		Status  states.OrderStatus `bun:"status"`
+		IsTest  bool               `bun:"is_test"`
+		Missing []int              `bun:"missing,array"`
 	}
-	if err := db.NewRaw("SELECT status, is_test FROM orders WHERE id = ?", orderID).Scan(ctx, &o); err != nil {
+	if err := db.NewRaw(`SELECT o.status, o.is_test,
+			coalesce(array_agg(i.position ORDER BY i.position) FILTER (WHERE i.position IS NOT NULL), '{}') AS missing
+		FROM orders o LEFT JOIN order_items i ON i.order_id = o.id
+			AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.order_id = i.order_id AND t.position = i.position)
+		WHERE o.id = ? GROUP BY o.id`, orderID).Scan(ctx, &o); err != nil {
 		return 0, notFound(err, fmt.Sprintf("order %d", orderID))
 	}
-	status := o.Status
-	if !status.Sold() {
-		return 0, &errs.StateError{Entity: "order", ID: fmt.Sprint(orderID), Status: string(status)}
+	if !o.Status.Sold() {
+		return 0, &errs.StateError{Entity: "order", ID: fmt.Sprint(orderID), Status: string(o.Status)}
 	}
-	var missing []int
-	if err := db.NewRaw(`SELECT i.position FROM order_items i
-		WHERE i.order_id = ? AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.order_id = i.order_id AND t.position = i.position)
-		ORDER BY i.position`, orderID).Scan(ctx, &missing); err != nil {
-		return 0, fmt.Errorf("positions of order %d: %w", orderID, err)
-	}
-	for _, pos := range missing {
-		// ON CONFLICT DO NOTHING covers both keys: the position already
-		// ticketed (a retry) and a random barcode that collided (draw again).
-		// Not raising keeps a surrounding transaction usable.
-		for attempt := 0; ; attempt++ {
-			res, err := db.NewRaw(`INSERT INTO tickets (order_id, position, number, barcode) VALUES (?, ?, ?, ?)
-				ON CONFLICT DO NOTHING`, orderID, pos, fmt.Sprintf("T-%06d-%02d", orderID, pos), newBarcode(o.IsTest)).Exec(ctx)
-			if err != nil {
-				return issued, fmt.Errorf("issue ticket %d of order %d: %w", pos, orderID, err)
-			}
-			if n, _ := res.RowsAffected(); n == 1 {
-				issued++
-				break
-			}
-			var exists bool
-			if err := db.NewRaw("SELECT EXISTS (SELECT 1 FROM tickets WHERE order_id = ? AND position = ?)", orderID, pos).Scan(ctx, &exists); err != nil {
-				return issued, err
-			}
-			if exists || attempt >= 5 {
-				if !exists {
-					return issued, fmt.Errorf("issue ticket %d of order %d: no free barcode after %d draws", pos, orderID, attempt+1)
-				}
-				break
-			}
+	missing := o.Missing
+	for attempt := 0; len(missing) > 0; attempt++ {
+		// One statement for every position missing. ON CONFLICT DO NOTHING
+		// covers both keys: a position ticketed meanwhile (a retry) and a
+		// random barcode that collided (drawn again below). Not raising
+		// keeps a surrounding transaction usable.
+		numbers, barcodes := make([]string, len(missing)), make([]string, len(missing))
+		for k, pos := range missing {
+			numbers[k], barcodes[k] = fmt.Sprintf("T-%06d-%02d", orderID, pos), newBarcode(o.IsTest)
 		}
+		var done []int
+		if err := db.NewRaw(`INSERT INTO tickets (order_id, position, number, barcode)
+			SELECT ?, x.position, x.number, x.barcode FROM unnest(?::int[], ?::text[], ?::text[]) AS x(position, number, barcode)
+			ON CONFLICT DO NOTHING RETURNING position`, orderID, pgdialect.Array(missing), pgdialect.Array(numbers), pgdialect.Array(barcodes)).
+			Scan(ctx, &done); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return issued, fmt.Errorf("issue tickets %v of order %d: %w", missing, orderID, err)
+		}
+		issued += len(done)
+		rest := slices.DeleteFunc(slices.Clone(missing), func(pos int) bool { return slices.Contains(done, pos) })
+		if len(rest) == 0 {
+			break
+		}
+		// Not inserted: ticketed by another issue meanwhile, or a barcode
+		// that collided, to draw again.
+		var ticketed []int
+		if err := db.NewRaw("SELECT position FROM tickets WHERE order_id = ? AND position = ANY(?::int[])", orderID, pgdialect.Array(rest)).
+			Scan(ctx, &ticketed); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return issued, err
+		}
+		rest = slices.DeleteFunc(rest, func(pos int) bool { return slices.Contains(ticketed, pos) })
+		if len(rest) > 0 && attempt >= 5 {
+			return issued, fmt.Errorf("issue ticket %d of order %d: no free barcode after %d draws", rest[0], orderID, attempt+1)
+		}
+		missing = rest
 	}
 	return issued, nil
 }
