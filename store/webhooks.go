@@ -122,16 +122,16 @@ const inChannel = `(?::bigint IS NULL OR ep.application_id IN (SELECT ca.applica
 
 // orderEventSQL writes an event about an order with the order's row as the
 // change left it (its page token left out). Arguments: type, refund id (or
-// NULL), order id.
+// NULL), order id. Prepared (execPrepared): two of every order's.
 const orderEventSQL = `INSERT INTO webhook_events (id, type, company_id, is_test, order_id, refund_id, snapshot)
-	SELECT ` + newEventID + `, ?, x.company_id, x.is_test, x.id, ?,
+	SELECT ` + newEventID + `, $1::text, x.company_id, x.is_test, x.id, $2::text,
 		to_jsonb(x) - 'access_token_hash' - 'access_token_sealed'
-	FROM orders x WHERE x.id = ? AND ` + hasEndpoint
+	FROM orders x WHERE x.id = $3::bigint AND ` + hasEndpoint
 
 // orderEvent writes an event about an order into the outbox, inside the
 // transaction of the change it reports.
 func orderEvent(ctx context.Context, db bun.IDB, typ states.WebhookEventType, orderID int64, refundID *string) error {
-	if _, err := db.NewRaw(orderEventSQL, typ, refundID, orderID).Exec(ctx); err != nil {
+	if _, err := execPrepared(ctx, db, orderEventSQL, string(typ), refundID, orderID); err != nil {
 		return fmt.Errorf("write %s event of order %d: %w", typ, orderID, err)
 	}
 	return nil

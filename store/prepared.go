@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
+)
+
+// The statements an order runs most, of fixed text with their arguments
+// apart ($1, $2…), go through pgx's statement cache: prepared once per
+// connection, and after five runs Postgres keeps a generic plan when it
+// costs no more than the custom ones. bun writes every argument into the
+// text (the pool's default is the simple protocol for that reason), which
+// makes each statement new to Postgres, parsed and planned again: in the
+// sell-out the planning of some cost ten times their running (issue 46).
+//
+// Such statements skip bun's query hooks (the debug log of DB_DEBUG).
+
+// sqlConn is the database/sql handle under a bun.IDB.
+type sqlConn interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func sqlOf(db bun.IDB) (sqlConn, error) {
+	switch d := db.(type) {
+	case *bun.DB:
+		return d.DB, nil
+	case bun.Tx:
+		return d.Tx, nil
+	case *bun.Tx:
+		return d.Tx, nil
+	case bun.Conn:
+		return d.Conn, nil
+	}
+	return nil, fmt.Errorf("no database/sql handle under %T", db)
+}
+
+// execPrepared runs a statement of fixed text, prepared and cached on its
+// connection.
+func execPrepared(ctx context.Context, db bun.IDB, query string, args ...any) (sql.Result, error) {
+	c, err := sqlOf(db)
+	if err != nil {
+		return nil, err
+	}
+	return c.ExecContext(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+}
