@@ -74,6 +74,11 @@ func open(ctx context.Context, url string, asyncCommit, appNotifies bool) (*bun.
 		// describe and then evict each one, an extra round trip per query.
 		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	}
+	if cfg.ConnConfig.StatementCacheCapacity < 1 {
+		// The few prepared statements (prepared.go) need pgx's statement
+		// cache: without one, each would fail.
+		cfg.ConnConfig.StatementCacheCapacity = 64
+	}
 	if appNotifies {
 		cfg.ConnConfig.RuntimeParams["ticketsales.notify"] = "app"
 	}

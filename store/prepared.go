@@ -17,7 +17,9 @@ import (
 // makes each statement new to Postgres, parsed and planned again: in the
 // sell-out the planning of some cost ten times their running (issue 46).
 //
-// Such statements skip bun's query hooks (the debug log of DB_DEBUG).
+// Such statements skip bun's query hooks (the debug log of BUNDEBUG). Their
+// parameters carry a type ($1::text): bun's literals fit any column type,
+// a parameter only its own, so a column's type change must change them too.
 
 // sqlConn is the database/sql handle under a bun.IDB.
 type sqlConn interface {
