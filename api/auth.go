@@ -158,7 +158,6 @@ func (s *Server) rateLimit(ctx huma.Context, p *apikey.Principal) bool {
 	if s.deps.Limiter == nil {
 		return true
 	}
-	rctx := ctx.Context()
 	l := s.deps.DefaultLimit
 	if p.RateLimitRPS != nil {
 		l.Rate = *p.RateLimitRPS
@@ -166,9 +165,19 @@ func (s *Server) rateLimit(ctx huma.Context, p *apikey.Principal) bool {
 	if p.RateLimitBurst != nil {
 		l.Burst = *p.RateLimitBurst
 	}
-	res, err := s.deps.Limiter.Allow(rctx, "key:"+strconv.FormatInt(p.KeyID, 10), l)
+	return s.takeToken(ctx, "key:"+strconv.FormatInt(p.KeyID, 10), l, "Too many requests for this API key")
+}
+
+// takeToken takes one token of the bucket named key under limit l, sets
+// the IETF RateLimit fields, and answers 429 with Retry-After (tooMany,
+// then how long to wait) when the bucket is empty. A limiter failure
+// (Redis down) lets the request through: the limit protects the service,
+// it must not take it down.
+func (s *Server) takeToken(ctx huma.Context, key string, l ratelimit.Limit, tooMany string) bool {
+	rctx := ctx.Context()
+	res, err := s.deps.Limiter.Allow(rctx, key, l)
 	if err != nil {
-		s.log.WarnContext(rctx, "rate limiter unavailable; request let through", "request_id", request.ID(rctx), "err", err)
+		s.log.WarnContext(rctx, "rate limiter unavailable; request let through", "bucket", key, "request_id", request.ID(rctx), "err", err)
 		return true
 	}
 	policy, limit, retryAfter := ratelimit.Headers(l, res)
@@ -176,7 +185,7 @@ func (s *Server) rateLimit(ctx huma.Context, p *apikey.Principal) bool {
 	ctx.SetHeader("RateLimit", limit)
 	if !res.Allowed {
 		s.writeErr(ctx, newProblem(rctx, http.StatusTooManyRequests, "rate_limited",
-			"Too many requests for this API key; retry after the number of seconds in Retry-After.").withHeader("Retry-After", retryAfter))
+			tooMany+"; retry after the number of seconds in Retry-After.").withHeader("Retry-After", retryAfter))
 		return false
 	}
 	return true

@@ -15,7 +15,6 @@ import (
 
 	"github.com/ticketsales/ticketsales/api/request"
 	"github.com/ticketsales/ticketsales/internal/apikey"
-	"github.com/ticketsales/ticketsales/internal/ratelimit"
 	"github.com/ticketsales/ticketsales/internal/seatmap"
 )
 
@@ -205,24 +204,9 @@ func (s *Server) seatMapRateLimit(ctx huma.Context, token string) bool {
 	if s.deps.Limiter == nil || s.deps.SeatMapLimit.Rate <= 0 {
 		return true
 	}
-	rctx := ctx.Context()
 	sum := sha256.Sum256([]byte(token))
-	l := s.deps.SeatMapLimit
-	res, err := s.deps.Limiter.Allow(rctx, "seatmap:"+s.clientAddr(ctx)+":"+hex.EncodeToString(sum[:8]), l)
-	if err != nil {
-		s.log.WarnContext(rctx, "rate limiter unavailable; seat map request let through", "request_id", request.ID(rctx), "err", err)
-		return true
-	}
-	policy, limit, retryAfter := ratelimit.Headers(l, res)
-	ctx.SetHeader("RateLimit-Policy", policy)
-	ctx.SetHeader("RateLimit", limit)
-	if !res.Allowed {
-		s.writeErr(ctx, newProblem(rctx, http.StatusTooManyRequests, "rate_limited",
-			"Too many seat map requests from this address with this token; retry after the number of seconds in Retry-After.").
-			withHeader("Retry-After", retryAfter))
-		return false
-	}
-	return true
+	return s.takeToken(ctx, "seatmap:"+s.clientAddr(ctx)+":"+hex.EncodeToString(sum[:8]), s.deps.SeatMapLimit,
+		"Too many seat map requests from this address with this token")
 }
 
 // seatMapCORSMaxAge is how long a browser may keep a preflight's answer

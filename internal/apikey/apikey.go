@@ -237,19 +237,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principa
 		}
 		return p, nil
 	})
-	select {
-	case <-ctx.Done():
-		return nil, fmt.Errorf("authenticate key: %w", ctx.Err())
-	case r := <-ch:
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		p := r.Val.(*Principal)
-		if p == nil {
-			return nil, ErrInvalidKey
-		}
-		return p, nil
-	}
+	return awaitLookup(ctx, ch, "authenticate key")
 }
 
 // ByID returns the principal of the key with this id, or ErrInvalidKey
@@ -284,9 +272,16 @@ func (a *Authenticator) ByID(ctx context.Context, keyID int64) (*Principal, erro
 		}
 		return p, nil
 	})
+	return awaitLookup(ctx, ch, "authenticate key "+strconv.FormatInt(keyID, 10))
+}
+
+// awaitLookup waits for a shared lookup's principal, or for ctx: a caller
+// that gives up does not cancel the lookup the others wait for. A nil
+// principal is a key unknown or revoked.
+func awaitLookup(ctx context.Context, ch <-chan singleflight.Result, what string) (*Principal, error) {
 	select {
 	case <-ctx.Done():
-		return nil, fmt.Errorf("authenticate key %d: %w", keyID, ctx.Err())
+		return nil, fmt.Errorf("%s: %w", what, ctx.Err())
 	case r := <-ch:
 		if r.Err != nil {
 			return nil, r.Err
