@@ -50,3 +50,17 @@ func execPrepared(ctx context.Context, db bun.IDB, query string, args ...any) (s
 	}
 	return c.ExecContext(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 }
+
+// scanPrepared runs a query of fixed text, prepared and cached on its
+// connection, and scans its rows into dest as bun's Scan does.
+func scanPrepared(ctx context.Context, db bun.IDB, dest any, query string, args ...any) error {
+	c, err := sqlOf(db)
+	if err != nil {
+		return err
+	}
+	rows, err := c.QueryContext(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+	if err != nil {
+		return err
+	}
+	return db.NewRaw("").DB().ScanRows(ctx, rows, dest) // closes rows
+}
