@@ -17,16 +17,7 @@ cd "$repo_root"
 
 only=",${BENCH_ONLY:-},"
 if [[ "$only" == ",," || "$only" == *",seatmap,"* ]]; then
-	chromium_path="${CHROMIUM_PATH:-/usr/bin/chromium}"
-	if [ ! -x "$chromium_path" ]; then
-		if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-			echo "bench.sh: $chromium_path not found, installing chromium with apt-get (the seat map's part)" >&2
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-		else
-			echo "bench.sh: the seat map's part needs Chromium: install it (Debian: chromium), set CHROMIUM_PATH, or leave seatmap out of BENCH_ONLY." >&2
-			exit 1
-		fi
-	fi
+	scripts/chromium.sh "bench.sh (the seat map's part)"
 fi
 
 bench_pg=(env -u DATABASE_URL PG_FORCE_PRIVATE=1 PG_DATA_DIR="$repo_root/.data/bench" PG_PRIVATE_PORT="${BENCH_PG_PORT:-55433}"

@@ -8,21 +8,7 @@ cd "$repo_root"
 
 # The browser test (api/browser_test.go) drives headless Chromium: install
 # Debian's package on a fresh machine.
-chromium_path="${CHROMIUM_PATH:-/usr/bin/chromium}"
-if [ ! -x "$chromium_path" ]; then
-	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-		echo "test.sh: $chromium_path not found, installing chromium with apt-get" >&2
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-	else
-		echo "test.sh: $chromium_path not found: the browser test needs Chromium." >&2
-		echo "test.sh: install it (Debian: sudo apt-get install chromium) or set CHROMIUM_PATH." >&2
-		exit 1
-	fi
-	if [ ! -x "$chromium_path" ]; then
-		echo "test.sh: still no $chromium_path after installing chromium: set CHROMIUM_PATH." >&2
-		exit 1
-	fi
-fi
+scripts/chromium.sh test.sh
 
 # The chaos run (test/chaos) starts, stops and restarts a Redis of its own.
 if ! command -v redis-server >/dev/null 2>&1; then
