@@ -134,7 +134,7 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in WebhookAttemptInput)
 	if status != 0 {
 		rec.StatusCode = &status
 	}
-	out, err := store.RecordAttempt(ctx, a.DB, rec, res.Outcome == WebhookDelivered, in.DisableAfter)
+	out, err := store.RecordAttempt(ctx, a.DB, rec, t.Delivery.Redeliveries, res.Outcome == WebhookDelivered, in.DisableAfter)
 	if err != nil {
 		return WebhookAttemptResult{}, err
 	}

@@ -87,8 +87,11 @@ type WebhookDelivery struct {
 	DeliveredAt   *time.Time              `bun:"delivered_at"`
 	FailedAt      *time.Time              `bun:"failed_at"`
 	StartedAt     *time.Time              `bun:"started_at"`
-	CreatedAt     time.Time               `bun:"created_at,nullzero,default:now()"`
-	UpdatedAt     time.Time               `bun:"updated_at,nullzero,default:now()"`
+	// Redeliveries counts the times it was asked to go out again: an
+	// attempt decides the status only if none was asked since it read it.
+	Redeliveries int       `bun:"redeliveries"`
+	CreatedAt    time.Time `bun:"created_at,nullzero,default:now()"`
+	UpdatedAt    time.Time `bun:"updated_at,nullzero,default:now()"`
 }
 
 // WebhookAttempt is one POST of a delivery.
@@ -502,7 +505,7 @@ func Redeliver(ctx context.Context, db bun.IDB, ev *WebhookEvent, only *int64) (
 			AND (?::bigint IS NULL OR ep.id = ?::bigint) AND (?::bigint IS NULL OR ep.id = ?::bigint) AND `+inChannel+`
 			AND (cardinality(ep.event_types) = 0 OR ? = ANY(ep.event_types) OR ?::bigint IS NOT NULL)
 		ON CONFLICT (event_id, endpoint_id) DO UPDATE SET status = 'pending', started_at = NULL, failed_at = NULL,
-			updated_at = now()
+			redeliveries = webhook_deliveries.redeliveries + 1, updated_at = now()
 		RETURNING event_id, endpoint_id, status`,
 		ev.ID, ev.CompanyID, ev.IsTest, ev.EndpointID, ev.EndpointID, only, only, ev.ChannelID, ev.ChannelID, ev.Type, ev.EndpointID).Scan(ctx, &out)
 	if err != nil {
@@ -542,7 +545,12 @@ type AttemptOutcome struct {
 // (cleared on success, started on a first failure), and, when the streak
 // has lasted disableAfter, the endpoint disabled with the reason. The same
 // attempt recorded twice (a retried activity) is stored once.
-func RecordAttempt(ctx context.Context, db *bun.DB, a *WebhookAttempt, delivered bool, disableAfter time.Duration) (AttemptOutcome, error) {
+//
+// redeliveries is the delivery's count the attempt read before its POST.
+// If a redelivery was asked since, the attempt is kept in the history but
+// leaves the status alone: the run it belonged to was replaced, and its
+// late "delivered" would make the new run send nothing.
+func RecordAttempt(ctx context.Context, db *bun.DB, a *WebhookAttempt, redeliveries int, delivered bool, disableAfter time.Duration) (AttemptOutcome, error) {
 	var out AttemptOutcome
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(a).On("CONFLICT (event_id, endpoint_id, run_id, attempt) DO UPDATE").
@@ -556,10 +564,12 @@ func RecordAttempt(ctx context.Context, db *bun.DB, a *WebhookAttempt, delivered
 		}
 		if _, err := tx.NewRaw(`UPDATE webhook_deliveries SET attempts = (SELECT count(*) FROM webhook_attempts
 				WHERE event_id = ? AND endpoint_id = ?), last_attempt_at = ?, last_status = ?, last_error = ?,
-				status = CASE WHEN status = 'delivered' THEN status ELSE ? END,
-				delivered_at = CASE WHEN ? THEN coalesce(delivered_at, now()) ELSE delivered_at END, updated_at = now()
+				status = CASE WHEN status = 'delivered' OR redeliveries <> ? THEN status ELSE ? END,
+				delivered_at = CASE WHEN ? AND redeliveries = ? THEN coalesce(delivered_at, now()) ELSE delivered_at END,
+				updated_at = now()
 			WHERE event_id = ? AND endpoint_id = ?`,
-			a.EventID, a.EndpointID, a.AttemptedAt, a.StatusCode, a.Error, status, delivered, a.EventID, a.EndpointID).Exec(ctx); err != nil {
+			a.EventID, a.EndpointID, a.AttemptedAt, a.StatusCode, a.Error, redeliveries, status, delivered, redeliveries,
+			a.EventID, a.EndpointID).Exec(ctx); err != nil {
 			return fmt.Errorf("update delivery: %w", err)
 		}
 		if delivered {

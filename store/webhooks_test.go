@@ -135,7 +135,7 @@ func TestEndpointDisabledAfterFailingTheWholeWindow(t *testing.T) {
 	attempt := func(n int, at time.Time, ok bool) store.AttemptOutcome {
 		t.Helper()
 		a := &store.WebhookAttempt{EventID: "evt_x", EndpointID: e.ID, RunID: "r", Attempt: n, AttemptedAt: at, StatusCode: &status}
-		out, err := store.RecordAttempt(ctx, d.DB, a, ok, 72*time.Hour)
+		out, err := store.RecordAttempt(ctx, d.DB, a, 0, ok, 72*time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
