@@ -141,12 +141,20 @@ func ListEvents(ctx context.Context, db bun.IDB, companyID int64, f EventFilter)
 // GetEvent returns a company's event of any status.
 func GetEvent(ctx context.Context, db bun.IDB, companyID, eventID int64) (*Event, error) {
 	e := new(Event)
-	err := eventQuery(db, e).Where("e.id = ? AND e.company_id = ?", eventID, companyID).Scan(ctx)
-	if err != nil {
+	if err := scanPrepared(ctx, db, e, getEventSQL(), eventID, companyID); err != nil {
 		return nil, notFound(err, fmt.Sprintf("event %d", eventID))
 	}
 	return e, nil
 }
+
+// getEventSQL is GetEvent's read, prepared: every hold and order reads it.
+var getEventSQL = preparedSelect(func(db *bun.DB) *bun.SelectQuery {
+	return db.NewSelect().Model((*Event)(nil)).ColumnExpr("?TableColumns").
+		ColumnExpr("v.name AS venue_name, v.city_id, ci.name AS city_name").
+		Join("JOIN venues AS v ON v.id = e.venue_id").
+		Join("JOIN cities AS ci ON ci.id = v.city_id").
+		Where("e.id = $1::bigint AND e.company_id = $2::bigint")
+})
 
 // EventVersion is the little an availability request needs to know first.
 type EventVersion struct {
@@ -328,8 +336,8 @@ type Place struct {
 // GetEventPlace reads an event's title, start, venue, city and time zone.
 func GetEventPlace(ctx context.Context, db bun.IDB, eventID int64) (Place, error) {
 	var p Place
-	err := db.NewRaw(`SELECT e.title, e.starts_at, v.name AS venue, ci.name AS city, v.timezone
-		FROM events e JOIN venues v ON v.id = e.venue_id JOIN cities ci ON ci.id = v.city_id WHERE e.id = ?`, eventID).Scan(ctx, &p)
+	err := scanPrepared(ctx, db, &p, `SELECT e.title, e.starts_at, v.name AS venue, ci.name AS city, v.timezone
+		FROM events e JOIN venues v ON v.id = e.venue_id JOIN cities ci ON ci.id = v.city_id WHERE e.id = $1::bigint`, eventID)
 	if err != nil {
 		return Place{}, notFound(err, fmt.Sprintf("event %d", eventID))
 	}

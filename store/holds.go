@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ticketsales/ticketsales/internal/errs"
@@ -143,11 +144,6 @@ type HoldOutcome struct {
 // already taken locks nothing and waits for no WAL flush.
 func Hold(ctx context.Context, db bun.IDB, h NewHold) (HoldOutcome, error) {
 	r := h.Reservation
-	prices := make([]int64, len(h.SeatIDs))
-	for i, s := range h.SeatIDs {
-		prices[i] = h.Prices[s]
-	}
-	seats := pgdialect.Array(h.SeatIDs)
 	var out struct {
 		OK         bool
 		OnSale     bool
@@ -157,7 +153,7 @@ func Hold(ctx context.Context, db bun.IDB, h NewHold) (HoldOutcome, error) {
 		CreatedAt  *time.Time
 		ExpiresAt  *time.Time
 	}
-	err := holdQuery(db, h, seats, prices).Scan(ctx, &out)
+	err := scanPrepared(ctx, db, &out, holdSQL, holdArgs(h)...)
 	if isLockNotAvailable(err) {
 		// A seat is locked by a hold (or order, or expiry) in flight: taken
 		// for now. Name the seats a plain read shows taken, else all.
@@ -183,67 +179,78 @@ func Hold(ctx context.Context, db bun.IDB, h NewHold) (HoldOutcome, error) {
 	return res, nil
 }
 
-// holdQuery is the hold statement of HoldSeats.
-func holdQuery(db bun.IDB, h NewHold, seats any, prices []int64) *bun.RawQuery {
-	r := h.Reservation
-	withheld := seatWithheld(h.ChannelID)
-	return db.NewRaw(`
+// holdSQL is the hold statement of Hold, prepared (execPrepared): the
+// statement every buyer runs. Its parameters are holdArgs'.
+var holdSQL = `
 		WITH clock AS (
 			-- The hold's deadline, by Postgres's clock (or as given).
-			SELECT coalesce(?::timestamptz, now()) AS created_at,
-				coalesce(?::timestamptz, now() + make_interval(secs => ?)) AS expires_at
+			SELECT coalesce($1::timestamptz, now()) AS created_at,
+				coalesce($2::timestamptz, now() + make_interval(secs => $3::float8)) AS expires_at
 		), ev AS (
-			`+salesOpenFor(r.EventID, h.ChannelID)+` AS on_sale
+			` + salesOpenOf("$4::bigint", "$5::bigint") + ` AS on_sale
 		), peek AS (
-			SELECT s.seat_id, s.state, s.hold_expires_at, `+seatIsFree+` AS free, `+withheld+` AS withheld
-			FROM event_seats s WHERE s.event_id = ? AND s.seat_id = ANY(?::text[])
+			SELECT s.seat_id, s.state, s.hold_expires_at, ` + seatIsFree + ` AS free, ` + seatWithheldFrom("$5::bigint") + ` AS withheld
+			FROM event_seats s WHERE s.event_id = $4::bigint AND s.seat_id = ANY($6::text[])
 		), go AS (
-			SELECT count(*) = ? AND coalesce(bool_and(free AND NOT withheld), false) AS ok FROM peek
+			SELECT count(*) = $7::bigint AND coalesce(bool_and(free AND NOT withheld), false) AS ok FROM peek
 		), cur AS (
 			-- Checked again under the lock: an allocation may have moved a seat.
-			SELECT s.seat_id, `+seatIsFree+` AND NOT `+withheld+` AS free
-			FROM event_seats s WHERE (SELECT ok FROM go) AND s.event_id = ? AND s.seat_id = ANY(?::text[])
+			SELECT s.seat_id, ` + seatIsFree + ` AND NOT ` + seatWithheldFrom("$5::bigint") + ` AS free
+			FROM event_seats s WHERE (SELECT ok FROM go) AND s.event_id = $4::bigint AND s.seat_id = ANY($6::text[])
 			ORDER BY s.seat_id FOR UPDATE NOWAIT
 		), verdict AS (
-			SELECT count(*) = ? AND coalesce(bool_and(free), false) AND (SELECT on_sale FROM ev) AS ok FROM cur
+			SELECT count(*) = $7::bigint AND coalesce(bool_and(free), false) AND (SELECT on_sale FROM ev) AS ok FROM cur
 		), held AS (
-			UPDATE event_seats s SET state = 'held', hold_id = ?, hold_expires_at = (SELECT expires_at FROM clock),
-				order_id = NULL, `+newSeatVersion+`
-			FROM verdict WHERE verdict.ok AND s.event_id = ? AND s.seat_id = ANY(?::text[])
+			UPDATE event_seats s SET state = 'held', hold_id = $8::text, hold_expires_at = (SELECT expires_at FROM clock),
+				order_id = NULL, ` + newSeatVersion + `
+			FROM verdict WHERE verdict.ok AND s.event_id = $4::bigint AND s.seat_id = ANY($6::text[])
 			RETURNING s.seat_id, s.category_id
 		), res AS (
 			INSERT INTO reservations (id, company_id, api_key_id, is_test, event_id, status, expires_at, currency,
 				total, service_fee, total_to_pay, created_at)
-			SELECT ?, ?, ?, ?, ?, 'reserved', clock.expires_at, ?, ?, ?, ?, clock.created_at FROM verdict, clock WHERE verdict.ok
+			SELECT $8::text, $9::bigint, $10::bigint, $11::boolean, $4::bigint, 'reserved', clock.expires_at, $12::text,
+				$13::bigint, $14::bigint, $15::bigint, clock.created_at FROM verdict, clock WHERE verdict.ok
 			RETURNING id, created_at, expires_at
 		), rs AS (
 			INSERT INTO reservation_seats (reservation_id, event_id, seat_id, category_id, price)
-			SELECT (SELECT id FROM res), ?, h.seat_id, h.category_id, p.price
-			FROM held h JOIN unnest(?::text[], ?::bigint[]) AS p(seat_id, price) USING (seat_id)
+			SELECT (SELECT id FROM res), $4::bigint, h.seat_id, h.category_id, p.price
+			FROM held h JOIN unnest($6::text[], $16::bigint[]) AS p(seat_id, price) USING (seat_id)
 		)
 		SELECT (SELECT ok FROM verdict) AS ok, (SELECT on_sale FROM ev) AS on_sale,
-			ARRAY(SELECT w FROM unnest(?::text[]) AS w WHERE w NOT IN (SELECT seat_id FROM peek WHERE free)
+			ARRAY(SELECT w FROM unnest($6::text[]) AS w WHERE w NOT IN (SELECT seat_id FROM peek WHERE free)
 				OR ((SELECT ok FROM go) AND w NOT IN (SELECT seat_id FROM cur WHERE free)) ORDER BY w) AS taken,
 			(SELECT json_object_agg(seat_id, CASE WHEN state = 'held' THEN hold_expires_at END) FROM peek WHERE NOT free) AS taken_until,
 			ARRAY(SELECT seat_id FROM peek WHERE withheld ORDER BY seat_id) AS withheld,
-			(SELECT created_at FROM res) AS created_at, (SELECT expires_at FROM res) AS expires_at`,
-		nullTime(r.CreatedAt), nullTime(r.ExpiresAt), h.TTL.Seconds(),
-		r.EventID, seats, len(h.SeatIDs), r.EventID, seats, len(h.SeatIDs),
-		r.ID, r.EventID, seats,
-		r.ID, r.CompanyID, r.APIKeyID, r.IsTest, r.EventID, r.Currency, r.Total, r.ServiceFee, r.TotalToPay,
-		r.EventID, seats, pgdialect.Array(prices), seats,
-	)
-}
+			(SELECT created_at FROM res) AS created_at, (SELECT expires_at FROM res) AS expires_at`
 
-// HoldSQL is the hold statement for h with its values inlined, as
-// HoldSeats runs it: for benchmarks that run the very statement elsewhere
-// (pgbench).
-func HoldSQL(h NewHold) string {
+// holdArgs are holdSQL's parameters for h, $1 to $16.
+func holdArgs(h NewHold) []any {
+	r := h.Reservation
 	prices := make([]int64, len(h.SeatIDs))
 	for i, s := range h.SeatIDs {
 		prices[i] = h.Prices[s]
 	}
-	return holdQuery(bun.NewDB(nil, pgdialect.New()), h, pgdialect.Array(h.SeatIDs), prices).String()
+	return []any{nullTime(r.CreatedAt), nullTime(r.ExpiresAt), h.TTL.Seconds(), r.EventID, h.ChannelID,
+		h.SeatIDs, int64(len(h.SeatIDs)), r.ID, r.CompanyID, r.APIKeyID, r.IsTest, r.Currency,
+		r.Total, r.ServiceFee, r.TotalToPay, prices}
+}
+
+// HoldSQL is the hold statement for h with its values inlined, as
+// Hold runs it: for benchmarks that run the very statement elsewhere
+// (pgbench).
+func HoldSQL(h NewHold) string {
+	args := holdArgs(h)
+	f := bun.NewDB(nil, pgdialect.New())
+	sql := holdSQL
+	for i := len(args); i >= 1; i-- { // $16 before $1
+		a := args[i-1]
+		switch a.(type) {
+		case []string, []int64:
+			a = pgdialect.Array(a)
+		}
+		sql = strings.ReplaceAll(sql, fmt.Sprintf("$%d::", i), f.NewRaw("?", a).String()+"::")
+	}
+	return sql
 }
 
 // isLockNotAvailable tells a NOWAIT lock refusal (55P03).

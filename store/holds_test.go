@@ -260,3 +260,41 @@ func TestHoldTellsUntilWhenSeatsAreTaken(t *testing.T) {
 		t.Errorf("sold seat: taken until %v (listed %v), want listed without end", u, ok)
 	}
 }
+
+// TestHoldSQLIsTheHoldStatement: the hold statement with its values
+// inlined (what the bench gives pgbench) holds as Hold does, prices and
+// deadline included, and refuses the same seats the second time.
+func TestHoldSQLIsTheHoldStatement(t *testing.T) {
+	ctx := context.Background()
+	s := newDemo(t)
+	swan := s.eventID(t, "swan-lake")
+	deadline := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	sql := func(id string) string {
+		return store.HoldSQL(store.NewHold{
+			Reservation: store.Reservation{ID: id, CompanyID: s.company, APIKeyID: s.keyID, IsTest: true,
+				EventID: swan, ExpiresAt: deadline, Currency: "RUB", Total: 2500000, TotalToPay: 2500000},
+			SeatIDs: []string{"parterre-1-1", "parterre-1-2"}, Prices: map[string]int64{"parterre-1-1": 1000000, "parterre-1-2": 1500000},
+		})
+	}
+	var out struct {
+		OK         bool
+		OnSale     bool
+		Taken      []string              `bun:",array"`
+		TakenUntil map[string]*time.Time `bun:"type:json"`
+		Withheld   []string              `bun:",array"`
+		CreatedAt  *time.Time
+		ExpiresAt  *time.Time
+	}
+	if err := s.DB.NewRaw(sql("rsv_inline")).Scan(ctx, &out); err != nil || !out.OK {
+		t.Fatalf("inlined hold: %+v %v", out, err)
+	}
+	var sum int64
+	var until time.Time
+	if err := s.DB.NewRaw(`SELECT sum(rs.price), min(r.expires_at) FROM reservation_seats rs JOIN reservations r ON r.id = rs.reservation_id
+		WHERE r.id = 'rsv_inline'`).Scan(ctx, &sum, &until); err != nil || sum != 2500000 || !until.Equal(deadline) {
+		t.Fatalf("the inlined hold's seats cost %d until %v (%v); want 2500000 until %v", sum, until, err, deadline)
+	}
+	if err := s.DB.NewRaw(sql("rsv_again")).Scan(ctx, &out); err != nil || out.OK || len(out.Taken) != 2 {
+		t.Fatalf("the same seats again: %+v %v", out, err)
+	}
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -40,7 +41,8 @@ type IdempotencyRecord struct {
 // record already there. Only the caller that claimed it runs the request.
 func ClaimIdempotencyKey(ctx context.Context, db bun.IDB, rec *IdempotencyRecord) (claimed bool, existing *IdemExisting, err error) {
 	for attempt := 0; attempt < 2; attempt++ {
-		res, err := db.NewInsert().Model(rec).On("CONFLICT (api_key_id, key) DO NOTHING").Exec(ctx)
+		res, err := execPrepared(ctx, db, claimKeySQL, rec.APIKeyID, rec.Key, rec.Method, rec.Path,
+			rec.BodyHash, rec.BodyHashCanonical)
 		if err != nil {
 			return false, nil, fmt.Errorf("claim idempotency key: %w", err)
 		}
@@ -68,14 +70,28 @@ func ClaimIdempotencyKey(ctx context.Context, db bun.IDB, rec *IdempotencyRecord
 	return false, nil, fmt.Errorf("claim idempotency key %q: contended", rec.Key)
 }
 
+// claimKeySQL records a request under its key (prepared: three of every
+// order's calls claim one): $1 the API key, $2 the key, $3 the method, $4
+// the path, $5 and $6 the body's hashes. The response comes later
+// (CompleteIdempotencyKey).
+const claimKeySQL = `INSERT INTO idempotency_keys (api_key_id, key, method, path, body_hash, body_hash_canonical)
+	VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::bytea, $6::bytea) ON CONFLICT (api_key_id, key) DO NOTHING`
+
 // IdemExisting is a record found under a key already in use.
 type IdemExisting struct{ IdempotencyRecord }
 
 // CompleteIdempotencyKey stores the response to replay.
 func CompleteIdempotencyKey(ctx context.Context, db bun.IDB, apiKeyID int64, key string, status int, headers http.Header, body []byte) error {
-	_, err := db.NewUpdate().Model((*IdempotencyRecord)(nil)).
-		Set("status = ?", status).Set("headers = ?", headers).Set("body = ?", body).
-		Where("api_key_id = ? AND key = ?", apiKeyID, key).Exec(ctx)
+	var h any // nil headers are NULL
+	if headers != nil {
+		b, err := json.Marshal(headers)
+		if err != nil {
+			return fmt.Errorf("store idempotent response: %w", err)
+		}
+		h = string(b)
+	}
+	_, err := execPrepared(ctx, db, `UPDATE idempotency_keys SET status = $1::integer, headers = $2::jsonb, body = $3::bytea
+		WHERE api_key_id = $4::bigint AND key = $5::text`, status, h, body, apiKeyID, key)
 	if err != nil {
 		return fmt.Errorf("store idempotent response: %w", err)
 	}

@@ -132,8 +132,7 @@ func (e *OtherEventError) Error() string {
 func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		r := new(Reservation)
-		err := selectReservation(tx, r).Where("id = ? AND company_id = ? AND is_test = ?", *o.ReservationID, o.CompanyID, o.IsTest).
-			For("UPDATE").Scan(ctx)
+		err := scanPrepared(ctx, tx, r, lockReservationSQL(), *o.ReservationID, o.CompanyID, o.IsTest)
 		if err != nil {
 			return notFound(err, "reservation "+*o.ReservationID)
 		}
@@ -152,13 +151,10 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 		if err := insertOrder(ctx, tx, o); err != nil {
 			return err
 		}
-		if _, err := tx.NewRaw("UPDATE reservations SET status = 'ordered', updated_at = now() WHERE id = ?", r.ID).Exec(ctx); err != nil {
+		if _, err := execPrepared(ctx, tx, "UPDATE reservations SET status = 'ordered', updated_at = now() WHERE id = $1::text", r.ID); err != nil {
 			return err
 		}
-		res, err := tx.NewRaw(`WITH lk AS (SELECT event_id, seat_id FROM event_seats WHERE event_id = ? AND hold_id = ?
-				AND state = 'held' ORDER BY seat_id FOR UPDATE)
-			UPDATE event_seats s SET order_id = ?, hold_expires_at = ?, `+newSeatVersion+`
-			FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`, o.EventID, r.ID, o.ID, o.ExpiresAt).Exec(ctx)
+		res, err := execPrepared(ctx, tx, seatsToOrderSQL, o.EventID, r.ID, o.ID, o.ExpiresAt)
 		if err != nil {
 			return fmt.Errorf("move seats to order: %w", err)
 		}
@@ -304,6 +300,20 @@ func CreateOrderFromItems(ctx context.Context, db *bun.DB, o *Order, want []Item
 	})
 }
 
+// lockReservationSQL reads and locks the reservation an order is made
+// from: $1 its id, $2 the company, $3 the environment (is_test).
+var lockReservationSQL = preparedSelect(func(db *bun.DB) *bun.SelectQuery {
+	return selectReservation(db, (*Reservation)(nil)).
+		Where("r.id = $1::text AND r.company_id = $2::bigint AND r.is_test = $3::boolean").For("UPDATE")
+})
+
+// seatsToOrderSQL moves a hold's seats ($1 event, $2 hold) to its order
+// ($3) with the order's payment deadline ($4), locking them in seat order.
+var seatsToOrderSQL = `WITH lk AS (SELECT event_id, seat_id FROM event_seats WHERE event_id = $1::bigint AND hold_id = $2::text
+		AND state = 'held' ORDER BY seat_id FOR UPDATE)
+	UPDATE event_seats s SET order_id = $3::bigint, hold_expires_at = $4::timestamptz, ` + newSeatVersion + `
+	FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id`
+
 // MarkOrderPaid moves a pending order whose deadline has not passed to paid
 // and its seats to sold, in one statement. The deadline check makes payment
 // and a new hold of lapsed seats mutually exclusive. It returns the order's
@@ -315,25 +325,7 @@ func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, paymentID str
 		}
 		// clock_timestamp, not now(): the deadline is checked when the row
 		// is locked, not when an enclosing transaction began.
-		err := tx.NewRaw(`
-			WITH o AS (
-				UPDATE orders SET status = 'paid', paid_at = now(), updated_at = now(),
-					payment_id = COALESCE(NULLIF(?, ''), payment_id)
-				WHERE id = ? AND status = 'pending_payment'
-					-- In the window, or with this payment accepted in it.
-					AND (payment_accepted_at IS NULL AND expires_at > clock_timestamp()
-						OR payment_accepted_at IS NOT NULL AND payment_id = NULLIF(?, ''))
-				RETURNING id, event_id
-			), lk AS (
-				SELECT s.event_id, s.seat_id FROM event_seats s JOIN o ON s.event_id = o.event_id AND s.order_id = o.id
-				WHERE s.state = 'held' ORDER BY s.seat_id FOR UPDATE OF s
-			), sold AS (
-				UPDATE event_seats s SET state = 'sold', hold_id = NULL, hold_expires_at = NULL, `+newSeatVersion+`
-				FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING 1
-			)
-			SELECT (SELECT count(*) FROM o) AS changed, (SELECT count(*) FROM sold) AS sold,
-				(SELECT count(*) FROM order_items WHERE order_id = ? AND seat_id IS NOT NULL) AS seated`,
-			paymentID, orderID, paymentID, orderID).Scan(ctx, &out)
+		err := scanPrepared(ctx, tx, &out, markOrderPaidSQL, paymentID, orderID)
 		if err != nil {
 			return err
 		}
@@ -342,19 +334,41 @@ func MarkOrderPaid(ctx context.Context, db bun.IDB, orderID int64, paymentID str
 		if out.Changed == 1 && out.Sold != out.Seated {
 			return fmt.Errorf("order %d holds %d of its %d seats: %w", orderID, out.Sold, out.Seated, ErrSeatsLost)
 		}
-		changed = out.Changed == 1
-		if changed {
-			if err := orderEvent(ctx, tx, states.EventOrderPaid, orderID, nil); err != nil {
-				return err
-			}
+		if changed = out.Changed == 1; changed {
+			status = states.OrderPaid
+			return orderEvent(ctx, tx, states.EventOrderPaid, orderID, nil)
 		}
-		return tx.NewRaw("SELECT status FROM orders WHERE id = ?", orderID).Scan(ctx, &status)
+		// Read anew: the statement's own reads are of its snapshot, from
+		// before any wait for the order's lock (a payment racing this one
+		// may have paid it meanwhile).
+		return scanPrepared(ctx, tx, &status, "SELECT status FROM orders WHERE id = $1::bigint", orderID)
 	})
 	if err != nil {
 		return "", false, fmt.Errorf("mark order %d paid: %w", orderID, err)
 	}
 	return status, changed, nil
 }
+
+// markOrderPaidSQL is MarkOrderPaid's statement, prepared (execPrepared):
+// $1 the payment id (empty: the order's stays), $2 the order.
+var markOrderPaidSQL = `
+	WITH o AS (
+		UPDATE orders SET status = 'paid', paid_at = now(), updated_at = now(),
+			payment_id = COALESCE(NULLIF($1::text, ''), payment_id)
+		WHERE id = $2::bigint AND status = 'pending_payment'
+			-- In the window, or with this payment accepted in it.
+			AND (payment_accepted_at IS NULL AND expires_at > clock_timestamp()
+				OR payment_accepted_at IS NOT NULL AND payment_id = NULLIF($1::text, ''))
+		RETURNING id, event_id
+	), lk AS (
+		SELECT s.event_id, s.seat_id FROM event_seats s JOIN o ON s.event_id = o.event_id AND s.order_id = o.id
+		WHERE s.state = 'held' ORDER BY s.seat_id FOR UPDATE OF s
+	), sold AS (
+		UPDATE event_seats s SET state = 'sold', hold_id = NULL, hold_expires_at = NULL, ` + newSeatVersion + `
+		FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING 1
+	)
+	SELECT (SELECT count(*) FROM o) AS changed, (SELECT count(*) FROM sold) AS sold,
+		(SELECT count(*) FROM order_items WHERE order_id = $2::bigint AND seat_id IS NOT NULL) AS seated`
 
 // ErrSeatsLost: an order's seat was taken by another hold after the order's
 // deadline passed.
@@ -374,22 +388,7 @@ func AcceptExternalPayment(ctx context.Context, db bun.IDB, orderID int64, payme
 		var out struct{ Accepted, Kept, Seated int }
 		// clock_timestamp, as MarkOrderPaid: the window is judged when the
 		// order's row is locked.
-		err := tx.NewRaw(`
-			WITH o AS (
-				UPDATE orders SET payment_id = ?, payment_accepted_at = clock_timestamp(), updated_at = now()
-				WHERE id = ? AND payment = 'external' AND status = 'pending_payment'
-					AND payment_accepted_at IS NULL AND expires_at > clock_timestamp()
-				RETURNING id, event_id
-			), lk AS (
-				SELECT s.event_id, s.seat_id FROM event_seats s JOIN o ON s.event_id = o.event_id AND s.order_id = o.id
-				WHERE s.state = 'held' ORDER BY s.seat_id FOR UPDATE OF s
-			), kept AS (
-				UPDATE event_seats s SET hold_expires_at = NULL, `+newSeatVersion+`
-				FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING 1
-			)
-			SELECT (SELECT count(*) FROM o) AS accepted, (SELECT count(*) FROM kept) AS kept,
-				(SELECT count(*) FROM order_items WHERE order_id = ? AND seat_id IS NOT NULL) AS seated`,
-			paymentID, orderID, orderID).Scan(ctx, &out)
+		err := scanPrepared(ctx, tx, &out, acceptPaymentSQL, paymentID, orderID)
 		if err != nil {
 			return err
 		}
@@ -398,7 +397,7 @@ func AcceptExternalPayment(ctx context.Context, db bun.IDB, orderID int64, payme
 		if out.Accepted == 1 && out.Kept != out.Seated {
 			return fmt.Errorf("order %d holds %d of its %d seats: %w", orderID, out.Kept, out.Seated, ErrSeatsLost)
 		}
-		if err := tx.NewSelect().Model(o).Where("id = ?", orderID).Scan(ctx); err != nil {
+		if err := scanPrepared(ctx, tx, o, getOrderByIDSQL(), orderID); err != nil {
 			return notFound(err, fmt.Sprintf("order %d", orderID))
 		}
 		return nil
@@ -408,6 +407,24 @@ func AcceptExternalPayment(ctx context.Context, db bun.IDB, orderID int64, payme
 	}
 	return o, nil
 }
+
+// acceptPaymentSQL is AcceptExternalPayment's statement, prepared
+// (execPrepared): $1 the payment id, $2 the order.
+var acceptPaymentSQL = `
+	WITH o AS (
+		UPDATE orders SET payment_id = $1::text, payment_accepted_at = clock_timestamp(), updated_at = now()
+		WHERE id = $2::bigint AND payment = 'external' AND status = 'pending_payment'
+			AND payment_accepted_at IS NULL AND expires_at > clock_timestamp()
+		RETURNING id, event_id
+	), lk AS (
+		SELECT s.event_id, s.seat_id FROM event_seats s JOIN o ON s.event_id = o.event_id AND s.order_id = o.id
+		WHERE s.state = 'held' ORDER BY s.seat_id FOR UPDATE OF s
+	), kept AS (
+		UPDATE event_seats s SET hold_expires_at = NULL, ` + newSeatVersion + `
+		FROM lk WHERE s.event_id = lk.event_id AND s.seat_id = lk.seat_id RETURNING 1
+	)
+	SELECT (SELECT count(*) FROM o) AS accepted, (SELECT count(*) FROM kept) AS kept,
+		(SELECT count(*) FROM order_items WHERE order_id = $2::bigint AND seat_id IS NOT NULL) AS seated`
 
 // CloseLapsedOrder is the payment deadline's pass over a pending order: it
 // is cancelled (payment_timeout, seats freed) once its deadline passed in
@@ -588,11 +605,11 @@ func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode fun
 		IsTest  bool               `bun:"is_test"`
 		Missing []int              `bun:"missing,array"`
 	}
-	if err := db.NewRaw(`SELECT o.status, o.is_test,
+	if err := scanPrepared(ctx, db, &o, `SELECT o.status, o.is_test,
 			coalesce(array_agg(i.position ORDER BY i.position) FILTER (WHERE i.position IS NOT NULL), '{}') AS missing
 		FROM orders o LEFT JOIN order_items i ON i.order_id = o.id
 			AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.order_id = i.order_id AND t.position = i.position)
-		WHERE o.id = ? GROUP BY o.id`, orderID).Scan(ctx, &o); err != nil {
+		WHERE o.id = $1::bigint GROUP BY o.id`, orderID); err != nil {
 		return 0, notFound(err, fmt.Sprintf("order %d", orderID))
 	}
 	if !o.Status.Sold() {
@@ -609,10 +626,9 @@ func IssueTickets(ctx context.Context, db bun.IDB, orderID int64, newBarcode fun
 			numbers[k], barcodes[k] = fmt.Sprintf("T-%06d-%02d", orderID, pos), newBarcode(o.IsTest)
 		}
 		var done []int
-		if err := db.NewRaw(`INSERT INTO tickets (order_id, position, number, barcode)
-			SELECT ?, x.position, x.number, x.barcode FROM unnest(?::int[], ?::text[], ?::text[]) AS x(position, number, barcode)
-			ON CONFLICT DO NOTHING RETURNING position`, orderID, pgdialect.Array(missing), pgdialect.Array(numbers), pgdialect.Array(barcodes)).
-			Scan(ctx, &done); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err := scanPrepared(ctx, db, &done, `INSERT INTO tickets (order_id, position, number, barcode)
+			SELECT $1::bigint, x.position, x.number, x.barcode FROM unnest($2::int[], $3::text[], $4::text[]) AS x(position, number, barcode)
+			ON CONFLICT DO NOTHING RETURNING position`, orderID, missing, numbers, barcodes); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return issued, fmt.Errorf("issue tickets %v of order %d: %w", missing, orderID, err)
 		}
 		issued += len(done)
@@ -659,11 +675,22 @@ func ListOrderTickets(ctx context.Context, db bun.IDB, orderID int64) ([]Ticket,
 // GetOrder returns a company's order of one environment.
 func GetOrder(ctx context.Context, db bun.IDB, companyID int64, isTest bool, orderID int64) (*Order, error) {
 	o := new(Order)
-	if err := db.NewSelect().Model(o).Where("id = ? AND company_id = ? AND is_test = ?", orderID, companyID, isTest).Scan(ctx); err != nil {
+	if err := scanPrepared(ctx, db, o, getOrderSQL(), orderID, companyID, isTest); err != nil {
 		return nil, notFound(err, fmt.Sprintf("order %d", orderID))
 	}
 	return o, nil
 }
+
+// getOrderSQL and getOrderByIDSQL read an order (prepared: every order's
+// calls read it several times).
+var (
+	getOrderSQL = preparedSelect(func(db *bun.DB) *bun.SelectQuery {
+		return db.NewSelect().Model((*Order)(nil)).Where("o.id = $1::bigint AND o.company_id = $2::bigint AND o.is_test = $3::boolean")
+	})
+	getOrderByIDSQL = preparedSelect(func(db *bun.DB) *bun.SelectQuery {
+		return db.NewSelect().Model((*Order)(nil)).Where("o.id = $1::bigint")
+	})
+)
 
 // GetOrderStatus reads an order's status.
 func GetOrderStatus(ctx context.Context, db bun.IDB, orderID int64) (states.OrderStatus, error) {
@@ -751,7 +778,7 @@ func GetOrderOfReservation(ctx context.Context, db bun.IDB, companyID int64, isT
 // GetOrderByID returns any order (for workflows and the public order page).
 func GetOrderByID(ctx context.Context, db bun.IDB, orderID int64) (*Order, error) {
 	o := new(Order)
-	if err := db.NewSelect().Model(o).Where("id = ?", orderID).Scan(ctx); err != nil {
+	if err := scanPrepared(ctx, db, o, getOrderByIDSQL(), orderID); err != nil {
 		return nil, notFound(err, fmt.Sprintf("order %d", orderID))
 	}
 	return o, nil

@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"reflect"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
 // The statements an order runs most, of fixed text with their arguments
@@ -16,6 +19,10 @@ import (
 // text (the pool's default is the simple protocol for that reason), which
 // makes each statement new to Postgres, parsed and planned again: in the
 // sell-out the planning of some cost ten times their running (issue 46).
+//
+// They name their columns, never "*": a cached statement whose "*" a
+// migration widened fails once on every connection (Postgres refuses a
+// cached plan whose result changed), while a named list stays valid.
 //
 // Such statements skip bun's query hooks (the debug log of BUNDEBUG). Their
 // parameters carry a type ($1::text): bun's literals fit any column type,
@@ -52,7 +59,8 @@ func execPrepared(ctx context.Context, db bun.IDB, query string, args ...any) (s
 }
 
 // scanPrepared runs a query of fixed text, prepared and cached on its
-// connection, and scans its rows into dest as bun's Scan does.
+// connection, and scans its rows into dest as bun's Scan does: a slice
+// takes every row, anything else the first, and no row is sql.ErrNoRows.
 func scanPrepared(ctx context.Context, db bun.IDB, dest any, query string, args ...any) error {
 	c, err := sqlOf(db)
 	if err != nil {
@@ -62,5 +70,28 @@ func scanPrepared(ctx context.Context, db bun.IDB, dest any, query string, args 
 	if err != nil {
 		return err
 	}
-	return db.NewRaw("").DB().ScanRows(ctx, rows, dest) // closes rows
+	bdb := db.NewRaw("").DB()
+	if v := reflect.ValueOf(dest); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Slice {
+		return bdb.ScanRows(ctx, rows, dest) // closes rows
+	}
+	// One row into a struct or a value, as bun's Scan: none is
+	// sql.ErrNoRows, which every "not found" is told by.
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := bdb.ScanRow(ctx, rows, dest); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// preparedSelect is the text of a bun select, written once, whose
+// conditions take $n parameters: bun lists the model's columns (they stay
+// in step with the struct), scanPrepared sends the arguments apart.
+func preparedSelect(build func(db *bun.DB) *bun.SelectQuery) func() string {
+	return sync.OnceValue(func() string { return build(bun.NewDB(nil, pgdialect.New())).String() })
 }

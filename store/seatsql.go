@@ -54,8 +54,14 @@ const salesOpen = `e.status = 'published' AND e.starts_at > now()
 // salesOpenFor is salesOpen as a boolean query for one event and caller's
 // channel (0: general sale).
 func salesOpenFor(eventID, channelID int64) string {
+	return salesOpenOf(strconv.FormatInt(eventID, 10), strconv.FormatInt(channelID, 10))
+}
+
+// salesOpenOf is salesOpenFor with the event and the channel as SQL
+// expressions (a prepared statement's parameters).
+func salesOpenOf(event, channel string) string {
 	return `SELECT EXISTS (SELECT 1 FROM events e LEFT JOIN channel_events ce ON ce.event_id = e.id AND ce.channel_id = ` +
-		strconv.FormatInt(channelID, 10) + ` WHERE e.id = ` + strconv.FormatInt(eventID, 10) + ` AND ` + salesOpen + `)`
+		channel + ` WHERE e.id = ` + event + ` AND ` + salesOpen + `)`
 }
 
 // seatWithheld tells whether a seat (aliased s) is withheld from a caller
@@ -66,7 +72,12 @@ func salesOpenFor(eventID, channelID int64) string {
 // goes there too (freeSeat). A withheld seat is not for sale to the caller
 // whatever its state.
 func seatWithheld(channelID int64) string {
-	return `(s.channel_id IS NOT NULL AND s.channel_id <> ` + strconv.FormatInt(channelID, 10) + `)`
+	return seatWithheldFrom(strconv.FormatInt(channelID, 10))
+}
+
+// seatWithheldFrom is seatWithheld with the channel as an SQL expression.
+func seatWithheldFrom(channel string) string {
+	return `(s.channel_id IS NOT NULL AND s.channel_id <> ` + channel + `)`
 }
 
 // giveBackSold lowers the sold counts of categories by the positions
