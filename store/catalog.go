@@ -215,12 +215,17 @@ func ListCategories(ctx context.Context, db bun.IDB, eventIDs ...int64) ([]Categ
 	if len(eventIDs) == 0 {
 		return nil, nil
 	}
-	err := db.NewSelect().Model(&cats).Where("event_id IN (?)", bun.In(eventIDs)).OrderExpr("event_id, position").Scan(ctx)
-	if err != nil {
+	if err := scanPrepared(ctx, db, &cats, listCategoriesSQL(), eventIDs); err != nil {
 		return nil, fmt.Errorf("load categories: %w", err)
 	}
 	return cats, nil
 }
+
+// listCategoriesSQL is ListCategories' read, prepared: every hold and
+// order prices by it. $1 is the events' ids.
+var listCategoriesSQL = preparedSelect(func(db *bun.DB) *bun.SelectQuery {
+	return db.NewSelect().Model((*Category)(nil)).Where("c.event_id = ANY($1::bigint[])").OrderExpr("c.event_id, c.position")
+})
 
 // Session is a schedule slot of an event.
 type Session struct {

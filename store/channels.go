@@ -240,11 +240,17 @@ func setGeneralSale(ctx context.Context, db bun.IDB, companyID, eventID int64, w
 // ListChannelTerms lists the channels' terms for an event.
 func ListChannelTerms(ctx context.Context, db bun.IDB, eventID int64) ([]ChannelTerms, error) {
 	var out []ChannelTerms
-	if err := db.NewSelect().Model(&out).Where("event_id = ?", eventID).Order("channel_id").Scan(ctx); err != nil {
+	if err := scanPrepared(ctx, db, &out, listChannelTermsSQL(), eventID); err != nil {
 		return nil, fmt.Errorf("channel terms of event %d: %w", eventID, err)
 	}
 	return out, nil
 }
+
+// listChannelTermsSQL is ListChannelTerms' read, prepared: every hold and
+// order reads the event's terms.
+var listChannelTermsSQL = preparedSelect(func(db *bun.DB) *bun.SelectQuery {
+	return db.NewSelect().Model((*ChannelTerms)(nil)).Where("ce.event_id = $1::bigint").Order("channel_id")
+})
 
 // GetChannelTerms reads a channel's terms for an event (nil: none).
 func GetChannelTerms(ctx context.Context, db bun.IDB, eventID, channelID int64) (*ChannelTerms, error) {

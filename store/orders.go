@@ -143,8 +143,8 @@ func CreateOrderFromReservation(ctx context.Context, db *bun.DB, o *Order) error
 			return reservationStateError(r.ID, st)
 		}
 		var items []OrderItem
-		if err := tx.NewRaw(`SELECT row_number() OVER (ORDER BY seat_id) AS position, category_id, seat_id, price
-			FROM reservation_seats WHERE reservation_id = ?`, r.ID).Scan(ctx, &items); err != nil {
+		if err := scanPrepared(ctx, tx, &items, `SELECT row_number() OVER (ORDER BY seat_id) AS position, category_id, seat_id, price
+			FROM reservation_seats WHERE reservation_id = $1::text`, r.ID); err != nil {
 			return fmt.Errorf("reservation seats: %w", err)
 		}
 		o.Total, o.ServiceFee, o.Amount, o.Currency = r.Total, r.ServiceFee, r.TotalToPay, r.Currency
@@ -704,7 +704,7 @@ func GetOrderStatus(ctx context.Context, db bun.IDB, orderID int64) (states.Orde
 // CountTickets counts an order's tickets.
 func CountTickets(ctx context.Context, db bun.IDB, orderID int64) (int, error) {
 	var n int
-	if err := db.NewRaw("SELECT count(*) FROM tickets WHERE order_id = ?", orderID).Scan(ctx, &n); err != nil {
+	if err := scanPrepared(ctx, db, &n, "SELECT count(*) FROM tickets WHERE order_id = $1::bigint", orderID); err != nil {
 		return 0, fmt.Errorf("count tickets of order %d: %w", orderID, err)
 	}
 	return n, nil
@@ -748,7 +748,7 @@ func ReplaceOrderToken(ctx context.Context, db bun.IDB, orderID int64, old, hash
 
 // MarkOrderEmailed records that the order's tickets e-mail went out.
 func MarkOrderEmailed(ctx context.Context, db bun.IDB, orderID int64) error {
-	if _, err := db.NewRaw("UPDATE orders SET emailed_at = now() WHERE id = ? AND emailed_at IS NULL", orderID).Exec(ctx); err != nil {
+	if _, err := execPrepared(ctx, db, "UPDATE orders SET emailed_at = now() WHERE id = $1::bigint AND emailed_at IS NULL", orderID); err != nil {
 		return fmt.Errorf("mark order %d e-mailed: %w", orderID, err)
 	}
 	return nil
