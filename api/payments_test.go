@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/ticketsales/ticketsales/internal/app"
 	"github.com/ticketsales/ticketsales/internal/delivery"
 	"github.com/ticketsales/ticketsales/internal/payment"
+	"github.com/ticketsales/ticketsales/store"
 	"github.com/ticketsales/ticketsales/test/testenv"
 	"github.com/ticketsales/ticketsales/test/testenv/fakegateway"
 	"github.com/ticketsales/ticketsales/workflows/contract"
@@ -314,6 +316,10 @@ func (q *queryLog) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 	}
 }
 
+func (q *queryLog) prepared(query string) {
+	q.AfterQuery(context.Background(), &bun.QueryEvent{Query: query})
+}
+
 func (q *queryLog) record(on bool) []string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -332,6 +338,8 @@ func TestOrderPageChecksTheTokenFirst(t *testing.T) {
 	stop()
 	log := &queryLog{}
 	f.DB.AddQueryHook(log)
+	// The prepared statements (store/prepared.go) skip bun's hooks.
+	defer store.ObservePrepared(f.DB, log.prepared)()
 	log.record(true)
 	wrong := fmt.Sprintf("/o/%d?access_token=%s", id, strings.Repeat("A", 43))
 	if res := f.Get(t, wrong, ""); res.Status != http.StatusNotFound {
@@ -346,8 +354,14 @@ func TestOrderPageChecksTheTokenFirst(t *testing.T) {
 			t.Fatalf("a wrong token read the order's tickets or event: %s", q)
 		}
 	}
+	// The right token reads the tickets, through a prepared statement the
+	// log sees too.
+	log.record(true)
 	if res := f.Get(t, link, ""); res.Status != 200 {
 		t.Fatalf("right token: %d", res.Status)
+	}
+	if !slices.ContainsFunc(log.record(false), func(q string) bool { return strings.Contains(q, "FROM tickets t") }) {
+		t.Fatal("the order page's read of its tickets went unseen: the log misses prepared statements")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -24,7 +25,8 @@ import (
 // migration widened fails once on every connection (Postgres refuses a
 // cached plan whose result changed), while a named list stays valid.
 //
-// Such statements skip bun's query hooks (the debug log of BUNDEBUG). Their
+// Such statements skip bun's query hooks; ObservePrepared sees them (and
+// BUNDEBUG logs them through it). Their
 // parameters carry a type ($1::text): bun's literals fit any column type,
 // a parameter only its own, so a column's type change must change them too.
 
@@ -48,6 +50,50 @@ func sqlOf(db bun.IDB) (sqlConn, error) {
 	return nil, fmt.Errorf("no database/sql handle under %T", db)
 }
 
+// observers are told of every prepared statement a *bun.DB runs (its own
+// and its transactions'), as bun's query hooks are of the others: tests
+// that check what a request reads, and BUNDEBUG's log.
+var (
+	observersMu sync.Mutex
+	observers   sync.Map // *bun.DB → []*observer, replaced whole on change
+)
+
+type observer struct{ f func(query string) }
+
+// ObservePrepared calls f with the text of every prepared statement db (or
+// a transaction of it) runs, until stop is called.
+func ObservePrepared(db *bun.DB, f func(query string)) (stop func()) {
+	o := &observer{f}
+	change := func(edit func([]*observer) []*observer) {
+		observersMu.Lock()
+		defer observersMu.Unlock()
+		var cur []*observer
+		if v, ok := observers.Load(db); ok {
+			cur = v.([]*observer)
+		}
+		if next := edit(slices.Clone(cur)); len(next) > 0 {
+			observers.Store(db, next)
+		} else {
+			observers.Delete(db)
+		}
+	}
+	change(func(os []*observer) []*observer { return append(os, o) })
+	return func() {
+		change(func(os []*observer) []*observer {
+			return slices.DeleteFunc(os, func(x *observer) bool { return x == o })
+		})
+	}
+}
+
+// observe tells db's observers of query.
+func observe(db bun.IDB, query string) {
+	if v, ok := observers.Load(db.NewRaw("").DB()); ok {
+		for _, o := range v.([]*observer) {
+			o.f(query)
+		}
+	}
+}
+
 // execPrepared runs a statement of fixed text, prepared and cached on its
 // connection.
 func execPrepared(ctx context.Context, db bun.IDB, query string, args ...any) (sql.Result, error) {
@@ -55,6 +101,7 @@ func execPrepared(ctx context.Context, db bun.IDB, query string, args ...any) (s
 	if err != nil {
 		return nil, err
 	}
+	observe(db, query)
 	return c.ExecContext(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 }
 
@@ -66,6 +113,7 @@ func scanPrepared(ctx context.Context, db bun.IDB, dest any, query string, args 
 	if err != nil {
 		return err
 	}
+	observe(db, query)
 	rows, err := c.QueryContext(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 	if err != nil {
 		return err
