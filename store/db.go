@@ -84,9 +84,9 @@ func open(ctx context.Context, url string, asyncCommit, appNotifies bool) (*bun.
 		// inside the schema's PL/pgSQL triggers have parameters, and each
 		// finds its rows by a key (an order, a hold, the seats of an event,
 		// a ticket's barcode): a generic plan is the custom one without
-		// planning it anew. Left to choose, Postgres kept planning the hold statement at
-		// every run (0.63 ms a call), its generic cost estimated on arrays
-		// of unknown length.
+		// planning it anew. Left to choose, Postgres kept planning the hold
+		// statement at every run (0.63 ms a call), its generic cost
+		// estimated on arrays of unknown length.
 		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	}
 	if appNotifies {

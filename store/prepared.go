@@ -86,8 +86,8 @@ func ObservePrepared(db *bun.DB, f func(query string)) (stop func()) {
 }
 
 // observe tells db's observers of query.
-func observe(db bun.IDB, query string) {
-	if v, ok := observers.Load(db.NewRaw("").DB()); ok {
+func observe(db *bun.DB, query string) {
+	if v, ok := observers.Load(db); ok {
 		for _, o := range v.([]*observer) {
 			o.f(query)
 		}
@@ -101,7 +101,7 @@ func execPrepared(ctx context.Context, db bun.IDB, query string, args ...any) (s
 	if err != nil {
 		return nil, err
 	}
-	observe(db, query)
+	observe(db.NewRaw("").DB(), query)
 	return c.ExecContext(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 }
 
@@ -113,12 +113,12 @@ func scanPrepared(ctx context.Context, db bun.IDB, dest any, query string, args 
 	if err != nil {
 		return err
 	}
-	observe(db, query)
+	bdb := db.NewRaw("").DB() // the *bun.DB under a transaction too
+	observe(bdb, query)
 	rows, err := c.QueryContext(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 	if err != nil {
 		return err
 	}
-	bdb := db.NewRaw("").DB()
 	if v := reflect.ValueOf(dest); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Slice {
 		return bdb.ScanRows(ctx, rows, dest) // closes rows
 	}
