@@ -24,7 +24,6 @@ import (
 	"github.com/ticketsales/ticketsales/internal/app"
 	"github.com/ticketsales/ticketsales/internal/delivery"
 	"github.com/ticketsales/ticketsales/internal/payment"
-	"github.com/ticketsales/ticketsales/store"
 	"github.com/ticketsales/ticketsales/test/testenv"
 	"github.com/ticketsales/ticketsales/test/testenv/fakegateway"
 	"github.com/ticketsales/ticketsales/workflows/contract"
@@ -307,17 +306,12 @@ type queryLog struct {
 	queries []string
 }
 
-func (q *queryLog) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
-func (q *queryLog) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+func (q *queryLog) saw(query string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.on {
-		q.queries = append(q.queries, e.Query)
+		q.queries = append(q.queries, query)
 	}
-}
-
-func (q *queryLog) prepared(query string) {
-	q.AfterQuery(context.Background(), &bun.QueryEvent{Query: query})
 }
 
 func (q *queryLog) record(on bool) []string {
@@ -337,9 +331,7 @@ func TestOrderPageChecksTheTokenFirst(t *testing.T) {
 	link := strings.TrimPrefix(f.tickets(t, id)[0].OrderURL, f.URL)
 	stop()
 	log := &queryLog{}
-	f.DB.AddQueryHook(log)
-	// The prepared statements (store/prepared.go) skip bun's hooks.
-	defer store.ObservePrepared(f.DB, log.prepared)()
+	testenv.WatchQueries(f.DB, "", log.saw) // bun's statements and the prepared ones
 	log.record(true)
 	wrong := fmt.Sprintf("/o/%d?access_token=%s", id, strings.Repeat("A", 43))
 	if res := f.Get(t, wrong, ""); res.Status != http.StatusNotFound {
