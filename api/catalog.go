@@ -95,6 +95,15 @@ type conditionalEventInput struct {
 	AcceptEncoding string `header:"Accept-Encoding" doc:"gzip is served when accepted."`
 }
 
+// availabilityInput is a read of availability; a poll names what it holds
+// by since to be answered with the changes alone.
+type availabilityInput struct {
+	EventPath
+	IfNoneMatch    string `header:"If-None-Match" doc:"An ETag from an earlier response: 304 when unchanged."`
+	AcceptEncoding string `header:"Accept-Encoding" doc:"gzip is served when accepted."`
+	Since          string `query:"since" pattern:"^[0-9a-f]{32}$" doc:"The ETag (without its quotes) of the availability you hold: the answer then lists only the seats changed since it, with data.since set to it, when the service still has that state; otherwise (data.since absent) every seat, as without since. Apply the changed seats to what you hold, replace the categories, and keep the new ETag for the next poll."`
+}
+
 type sessionsInput struct {
 	PageParams
 	EventID int64 `query:"filter.event_id" minimum:"1"`
@@ -200,7 +209,7 @@ func (s *Server) registerCatalog(api huma.API) {
 	huma.Register(api, request.Scoped(huma.Operation{
 		OperationID: "get-event-availability", Method: http.MethodGet, Path: "/events/{id}/availability", Tags: tags,
 		Summary:     "Get seat occupancy of an event (light, poll with If-None-Match)",
-		Description: "Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category.",
+		Description: "Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category. A poll that sends the ETag it holds as If-None-Match gets a 304 while nothing changed; one that also sends it as since gets only the seats changed since, when the service still has that state (data.since set), so one changed seat of a large hall costs one seat, not the hall.",
 		Errors:      []int{http.StatusNotFound},
 		Responses:   s.availabilityResponses(api),
 	}, apikey.ScopeCatalogRead), s.getAvailability)
@@ -227,7 +236,7 @@ func (s *Server) getScheme(ctx context.Context, in *conditionalEventInput) (*raw
 // getAvailability answers the event's availability as the caller's
 // channel sees it: for a key on /v1, for a seat map token's key on
 // /seat-map/v1.
-func (s *Server) getAvailability(ctx context.Context, in *conditionalEventInput) (*partsOutput, error) {
+func (s *Server) getAvailability(ctx context.Context, in *availabilityInput) (*partsOutput, error) {
 	p := request.Caller(ctx)
 	doc, err := s.deps.Catalog.AvailabilityFor(ctx, p.CompanyID, p.ChannelID, in.ID)
 	if err != nil {
@@ -236,6 +245,9 @@ func (s *Server) getAvailability(ctx context.Context, in *conditionalEventInput)
 	out := &partsOutput{ETag: doc.ETag, CacheControl: "private, no-cache", ContentType: "application/json", Vary: "Accept-Encoding"}
 	if etagMatches(in.IfNoneMatch, doc.ETag) {
 		return out.serve(http.StatusNotModified), nil
+	}
+	if doc, err = s.deps.Catalog.ChangesSince(doc, p.ChannelID, in.ID, in.Since); err != nil {
+		return nil, err
 	}
 	gzipped := acceptsGzip(in.AcceptEncoding)
 	if gzipped {

@@ -446,6 +446,74 @@ func TestAvailabilityFollowsSeatChanges(t *testing.T) {
 	}
 }
 
+// TestAvailabilityPollSince: a poll that names the availability it holds
+// by since gets only the seats changed (one held since), under the ETag a
+// whole read has, and a fraction of the bytes; nothing changed is a 304;
+// a state the service does not keep gets the whole hall. A malformed since
+// is 422 and another company's key is 404, whatever since says.
+func TestAvailabilityPollSince(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	path := fmt.Sprintf("/v1/events/%d/availability", f.ids["swan-lake"])
+	type answer struct {
+		Data struct {
+			Since string
+			Seats []struct {
+				SeatID string `json:"seat_id"`
+				Status string
+			}
+			Categories []struct{ Available int }
+		}
+	}
+	get := func(p string, headers ...string) (*testenv.Response, answer) {
+		t.Helper()
+		res := f.Get(t, p, f.keyA, headers...)
+		var a answer
+		if res.Status == http.StatusOK {
+			res.Decode(t, &a)
+		}
+		return res, a
+	}
+	first, _ := get(path)
+	etag := first.Header.Get("ETag")
+	since := strings.Trim(etag, `"`)
+	if r := f.reserve(t, f.keyA, "parterre-2-5"); r.Status != http.StatusCreated {
+		t.Fatalf("hold: %d %s", r.Status, r.Body)
+	}
+	res, a := get(path+"?since="+since, "If-None-Match: "+etag)
+	if res.Status != http.StatusOK || a.Data.Since != since || len(a.Data.Seats) != 1 ||
+		a.Data.Seats[0].SeatID != "parterre-2-5" || a.Data.Seats[0].Status != "reserved" {
+		t.Fatalf("the poll after a hold: %d %s; want parterre-2-5 reserved alone", res.Status, res.Body)
+	}
+	whole, w := get(path)
+	if res.Header.Get("ETag") != whole.Header.Get("ETag") || len(w.Data.Seats) != 96 || len(a.Data.Categories) != len(w.Data.Categories) {
+		t.Fatalf("changes under ETag %s with %d categories; the whole read: %s, %d seats, %d categories",
+			res.Header.Get("ETag"), len(a.Data.Categories), whole.Header.Get("ETag"), len(w.Data.Seats), len(w.Data.Categories))
+	}
+	if len(res.Body)*10 > len(whole.Body) {
+		t.Errorf("one changed seat costs %d bytes, the whole hall %d", len(res.Body), len(whole.Body))
+	}
+	if gz := f.Get(t, path+"?since="+since, f.keyA, "Accept-Encoding: gzip"); gz.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("changes are not gzipped when asked: %v", gz.Header)
+	}
+
+	now := whole.Header.Get("ETag")
+	if res, _ := get(path+"?since="+strings.Trim(now, `"`), "If-None-Match: "+now); res.Status != http.StatusNotModified || res.Header.Get("ETag") != now {
+		t.Fatalf("a poll with nothing changed: %d %v", res.Status, res.Header)
+	}
+	if res, a := get(path + "?since=" + strings.Repeat("0f", 16)); res.Status != http.StatusOK || a.Data.Since != "" || len(a.Data.Seats) != 96 {
+		t.Fatalf("a state never made: %d, since %q, %d seats; want the whole hall", res.Status, a.Data.Since, len(a.Data.Seats))
+	}
+	for _, bad := range []string{"xyz", `"` + since + `"`, strings.ToUpper(since), since + "0"} {
+		res := f.Get(t, path+"?since="+url.QueryEscape(bad), f.keyA)
+		expectProblem(t, res, http.StatusUnprocessableEntity, "validation_error")
+		if !strings.Contains(string(res.Body), "query.since") {
+			t.Errorf("since=%s: the problem does not name query.since: %s", bad, res.Body)
+		}
+	}
+	expectProblem(t, f.Get(t, path+"?since="+since, f.keyB), http.StatusNotFound, "not_found")
+}
+
 // TestAvailabilityCacheFollowsNotifications: an instance serving availability
 // from its notified cache sees a seat change made elsewhere (the worker, or
 // another instance) without a per-request version query.

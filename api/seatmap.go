@@ -88,7 +88,7 @@ func (s *Server) registerSeatMap(api huma.API) {
 	huma.Register(api, seatMapScoped(huma.Operation{
 		OperationID: "get-seat-map-availability", Method: http.MethodGet, Path: "/events/{id}/availability", Tags: tags,
 		Summary:     "Get seat occupancy of the token's event (for the buyer's browser; poll with If-None-Match)",
-		Description: "As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match) and gzip.",
+		Description: "As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match), changes alone with since, and gzip.",
 		Errors:      []int{http.StatusNotFound},
 		Responses:   s.availabilityResponses(api),
 	}), s.getAvailability)

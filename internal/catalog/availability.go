@@ -19,6 +19,7 @@ import (
 type Availability struct {
 	EventID    int64                  `json:"event_id"`
 	Version    string                 `json:"version" doc:"Changes with every seat change; the ETag follows it."`
+	Since      string                 `json:"since,omitempty" doc:"Present when the request's since was answered with changes: seats then lists only the seats whose status or price changed since the availability of that ETag, and categories are all as now. Absent, seats lists every seat on sale."`
 	Seats      []SeatAvailability     `json:"seats" doc:"Every seat on sale, for events with a scheme."`
 	Categories []CategoryAvailability `json:"categories"`
 }
@@ -47,6 +48,9 @@ type AvailabilityDoc struct {
 	ETag string // strong, quoted
 	Data *Availability
 	gz   *splicedGzip // {"data":JSON compressed once
+	// state is the seats as built, to answer a later ?since= from (nil
+	// for an answer of changes).
+	state *seatState
 }
 
 // Parts is the enveloped response {"data":…,"request_id":…}, gzipped when
@@ -88,6 +92,7 @@ type availabilityCache struct {
 	listening  atomic.Bool
 	trust      time.Duration // cacheTrust; tests lengthen it
 	builds     map[view]*eventBuilds
+	states     map[view][]*seatState // each view's latest builds, newest last
 	layouts    map[int64]*seatLayout // the events' places, by the builds
 	placesKept int                   // seats in layouts
 	placesRead atomic.Int64          // builds that read places (tests watch it)
@@ -104,7 +109,7 @@ const cacheTrust = time.Second
 
 func newAvailabilityCache() *availabilityCache {
 	return &availabilityCache{entries: map[int64]map[int64]*cachedAvailability{}, gen: map[int64]uint64{}, trust: cacheTrust,
-		builds: map[view]*eventBuilds{}, layouts: map[int64]*seatLayout{}}
+		builds: map[view]*eventBuilds{}, states: map[view][]*seatState{}, layouts: map[int64]*seatLayout{}}
 }
 
 // view is an event's availability as a caller of a channel sees it (0:
@@ -194,6 +199,9 @@ func (s *Service) build(ctx context.Context, vw view, companyID int64, gen uint6
 	s.availability.mu.Lock()
 	s.availability.setEntry(vw, c)
 	s.availability.mu.Unlock()
+	if c.state != nil {
+		s.availability.keep(vw, c.state)
+	}
 	return c.AvailabilityDoc, nil
 }
 
@@ -275,8 +283,10 @@ func (s *Service) buildAvailability(ctx context.Context, v view, now time.Time) 
 	// The compressed body stands for the body (it decompresses to it) at
 	// a tenth of its size: hashing it for the ETag costs a tenth.
 	sum := sha256.Sum256(gz.prefix)
+	state := s.availability.newSeatState(v, layout, shown, st, price, currency)
+	state.etag = hex.EncodeToString(sum[:16])
 	return &cachedAvailability{
-		AvailabilityDoc: AvailabilityDoc{JSON: body, ETag: `"` + hex.EncodeToString(sum[:16]) + `"`, Data: &a, gz: gz},
+		AvailabilityDoc: AvailabilityDoc{JSON: body, ETag: `"` + state.etag + `"`, Data: &a, gz: gz, state: state},
 		version:         m.Version, validUntil: validUntil,
 	}, nil
 }
@@ -309,9 +319,11 @@ func (s *Service) readSeatMap(ctx context.Context, eventID int64, now time.Time)
 	defer ac.mu.Unlock()
 	if old := ac.layouts[eventID]; old != nil {
 		ac.placesKept -= len(old.places)
+		ac.dropStates(eventID) // of the places replaced
 	}
 	if ac.placesKept+len(layout.places) > maxKeptPlaces {
 		ac.layouts, ac.placesKept = map[int64]*seatLayout{}, 0
+		ac.states = map[view][]*seatState{}
 	}
 	ac.layouts[eventID] = layout
 	ac.placesKept += len(layout.places)
@@ -334,4 +346,5 @@ func (ac *availabilityCache) dropLayout(eventID int64) {
 		ac.placesKept -= len(old.places)
 		delete(ac.layouts, eventID)
 	}
+	ac.dropStates(eventID)
 }

@@ -108,6 +108,13 @@ func encodeAvailability(a *Availability, l *seatLayout, shown []int) ([]byte, er
 	b = append(b, `{"event_id":`...)
 	b = strconv.AppendInt(b, a.EventID, 10)
 	b = append(append(b, `,"version":`...), version...)
+	if a.Since != "" {
+		since, err := json.Marshal(a.Since)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"since":`...), since...)
+	}
 	b = append(b, `,"seats":[`...)
 	for i, s := range a.Seats {
 		price, ok := prices[s.TicketCategoryID]

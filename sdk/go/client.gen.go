@@ -1430,6 +1430,9 @@ type Availability struct {
 	// Seats Every seat on sale, for events with a scheme.
 	Seats []SeatAvailability `json:"seats"`
 
+	// Since Present when the request's since was answered with changes: seats then lists only the seats whose status or price changed since the availability of that ETag, and categories are all as now. Absent, seats lists every seat on sale.
+	Since *string `json:"since,omitempty"`
+
 	// Version Changes with every seat change; the ETag follows it.
 	Version string `json:"version"`
 }
@@ -2910,6 +2913,9 @@ type ActOnTestPaymentFormdataBodyAction string
 
 // GetSeatMapAvailabilityParams defines parameters for GetSeatMapAvailability.
 type GetSeatMapAvailabilityParams struct {
+	// Since The ETag (without its quotes) of the availability you hold: the answer then lists only the seats changed since it, with data.since set to it, when the service still has that state; otherwise (data.since absent) every seat, as without since. Apply the changed seats to what you hold, replace the categories, and keep the new ETag for the next poll.
+	Since *string `form:"since,omitempty" json:"since,omitempty"`
+
 	// IfNoneMatch An ETag from an earlier response: 304 when unchanged.
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
@@ -2981,6 +2987,9 @@ type ListEventsParamsFilterHasScheme string
 
 // GetEventAvailabilityParams defines parameters for GetEventAvailability.
 type GetEventAvailabilityParams struct {
+	// Since The ETag (without its quotes) of the availability you hold: the answer then lists only the seats changed since it, with data.since set to it, when the service still has that state; otherwise (data.since absent) every seat, as without since. Apply the changed seats to what you hold, replace the categories, and keep the new ETag for the next poll.
+	Since *string `form:"since,omitempty" json:"since,omitempty"`
+
 	// IfNoneMatch An ETag from an earlier response: 304 when unchanged.
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
@@ -3683,7 +3692,7 @@ type ClientInterface interface {
 
 	// GetSeatMapAvailability Get seat occupancy of the token's event (for the buyer's browser; poll with If-None-Match)
 	//
-	// As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match) and gzip.
+	// As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match), changes alone with since, and gzip.
 	//
 	// Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
 	//
@@ -3777,7 +3786,7 @@ type ClientInterface interface {
 
 	// GetEventAvailability Get seat occupancy of an event (light, poll with If-None-Match)
 	//
-	// Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category.
+	// Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category. A poll that sends the ETag it holds as If-None-Match gets a 304 while nothing changed; one that also sends it as since gets only the seats changed since, when the service still has that state (data.since set), so one changed seat of a large hall costs one seat, not the hall.
 	//
 	// Requires an API key with the scope `catalog:read`.
 	//
@@ -4494,7 +4503,7 @@ func (c *Client) GetReadinessTemporal(ctx context.Context, reqEditors ...Request
 
 // GetSeatMapAvailability Get seat occupancy of the token's event (for the buyer's browser; poll with If-None-Match)
 //
-// As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match) and gzip.
+// As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match), changes alone with since, and gzip.
 //
 // Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
 //
@@ -4688,7 +4697,7 @@ func (c *Client) GetEventAllocation(ctx context.Context, id int64, reqEditors ..
 
 // GetEventAvailability Get seat occupancy of an event (light, poll with If-None-Match)
 //
-// Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category.
+// Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category. A poll that sends the ETag it holds as If-None-Match gets a 304 while nothing changed; one that also sends it as since gets only the seats changed since, when the service still has that state (data.since set), so one changed seat of a large hall costs one seat, not the hall.
 //
 // Requires an API key with the scope `catalog:read`.
 //
@@ -6051,6 +6060,33 @@ func NewGetSeatMapAvailabilityRequest(server string, id int64, params *GetSeatMa
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -6561,6 +6597,33 @@ func NewGetEventAvailabilityRequest(server string, id int64, params *GetEventAva
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -8502,7 +8565,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetSeatMapAvailabilityWithResponse Get seat occupancy of the token's event (for the buyer's browser; poll with If-None-Match)
 	//
-	// As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match) and gzip.
+	// As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match), changes alone with since, and gzip.
 	//
 	// Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
 	//
@@ -8608,7 +8671,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetEventAvailabilityWithResponse Get seat occupancy of an event (light, poll with If-None-Match)
 	//
-	// Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category.
+	// Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category. A poll that sends the ETag it holds as If-None-Match gets a 304 while nothing changed; one that also sends it as since gets only the seats changed since, when the service still has that state (data.since set), so one changed seat of a large hall costs one seat, not the hall.
 	//
 	// Requires an API key with the scope `catalog:read`.
 	//
@@ -19476,7 +19539,7 @@ func (c *ClientWithResponses) GetReadinessTemporalWithResponse(ctx context.Conte
 
 // GetSeatMapAvailabilityWithResponse Get seat occupancy of the token's event (for the buyer's browser; poll with If-None-Match)
 //
-// As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match) and gzip.
+// As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match), changes alone with since, and gzip.
 //
 // Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
 //
@@ -19642,7 +19705,7 @@ func (c *ClientWithResponses) GetEventAllocationWithResponse(ctx context.Context
 
 // GetEventAvailabilityWithResponse Get seat occupancy of an event (light, poll with If-None-Match)
 //
-// Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category.
+// Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category. A poll that sends the ETag it holds as If-None-Match gets a 304 while nothing changed; one that also sends it as since gets only the seats changed since, when the service still has that state (data.since set), so one changed seat of a large hall costs one seat, not the hall.
 //
 // Requires an API key with the scope `catalog:read`.
 //

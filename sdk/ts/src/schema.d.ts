@@ -285,7 +285,7 @@ export interface paths {
         };
         /**
          * Get seat occupancy of the token's event (for the buyer's browser; poll with If-None-Match)
-         * @description As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match) and gzip.
+         * @description As `GET /v1/events/{id}/availability` answers the key that made the token (its sales channel's view, its environment): the same body, ETag (304 on If-None-Match), changes alone with since, and gzip.
          *
          *     Requires a seat map token of this event (`POST /v1/events/{id}/seat-map-tokens`), not an API key. Answers carry CORS headers for any origin.
          */
@@ -457,7 +457,7 @@ export interface paths {
         };
         /**
          * Get seat occupancy of an event (light, poll with If-None-Match)
-         * @description Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category.
+         * @description Every seat on sale with its status (free, reserved, sold), category and current price; for general admission, what is left per category. A poll that sends the ETag it holds as If-None-Match gets a 304 while nothing changed; one that also sends it as since gets only the seats changed since, when the service still has that state (data.since set), so one changed seat of a large hall costs one seat, not the hall.
          *
          *     Requires an API key with the scope `catalog:read`.
          */
@@ -1432,6 +1432,8 @@ export interface components {
             event_id: number;
             /** @description Every seat on sale, for events with a scheme. */
             seats: components["schemas"]["SeatAvailability"][];
+            /** @description Present when the request's since was answered with changes: seats then lists only the seats whose status or price changed since the availability of that ETag, and categories are all as now. Absent, seats lists every seat on sale. */
+            since?: string;
             /** @description Changes with every seat change; the ETag follows it. */
             version: string;
         };
@@ -4414,7 +4416,10 @@ export interface operations {
     };
     "get-seat-map-availability": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The ETag (without its quotes) of the availability you hold: the answer then lists only the seats changed since it, with data.since set to it, when the service still has that state; otherwise (data.since absent) every seat, as without since. Apply the changed seats to what you hold, replace the categories, and keep the new ETag for the next poll. */
+                since?: string;
+            };
             header?: {
                 /** @description An ETag from an earlier response: 304 when unchanged. */
                 "If-None-Match"?: string;
@@ -5854,7 +5859,10 @@ export interface operations {
     };
     "get-event-availability": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The ETag (without its quotes) of the availability you hold: the answer then lists only the seats changed since it, with data.since set to it, when the service still has that state; otherwise (data.since absent) every seat, as without since. Apply the changed seats to what you hold, replace the categories, and keep the new ETag for the next poll. */
+                since?: string;
+            };
             header?: {
                 /** @description An ETag from an earlier response: 304 when unchanged. */
                 "If-None-Match"?: string;
