@@ -72,8 +72,9 @@ window.t0 = performance.now();</script>
 
 // seatMapShop serves the shop's page and proxies the component's two
 // paths to /v1 with the shop's key, as a partner's server may: ETag and
-// If-None-Match pass through, so a poll of an unchanged hall is a 304.
-func seatMapShop(t *testing.T, service string, keys map[string]string, titles map[string]string, poll string, notModified *atomic.Int64) string {
+// If-None-Match pass through, so a poll of an unchanged hall is a 304; a
+// query string (since) is refused, counted in refused.
+func seatMapShop(t *testing.T, service string, keys map[string]string, titles map[string]string, poll string, notModified, refused *atomic.Int64) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	var shop *httptest.Server
@@ -104,6 +105,15 @@ func seatMapShop(t *testing.T, service string, keys map[string]string, titles ma
 			w.Header().Set("Content-Type", "application/problem+json")
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = io.WriteString(w, `{"status": 401, "code": "unauthorized", "title": "Unauthorized"}`)
+			return
+		}
+		// This proxy knows no query parameter and refuses them, as a
+		// strict one may: the component must fall back to whole answers.
+		if r.URL.RawQuery != "" {
+			refused.Add(1)
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = io.WriteString(w, `{"status": 422, "code": "validation_error", "title": "Unknown query parameter"}`)
 			return
 		}
 		req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, service+"/v1/events/"+ev+"/"+what, nil)
@@ -225,9 +235,9 @@ func TestSeatMapComponent(t *testing.T) {
 	}
 	demo, big := strconv.FormatInt(f.ids["swan-lake"], 10), strconv.FormatInt(bigID, 10)
 	const poll = 1.0 // seconds
-	var notModified atomic.Int64
+	var notModified, refused atomic.Int64
 	shop := seatMapShop(t, f.URL, map[string]string{demo: f.keyA, big: hallKey},
-		map[string]string{demo: "Лебединое озеро", big: "Гала-концерт"}, strconv.FormatFloat(poll, 'f', -1, 64), &notModified)
+		map[string]string{demo: "Лебединое озеро", big: "Гала-концерт"}, strconv.FormatFloat(poll, 'f', -1, 64), &notModified, &refused)
 
 	ctx := newBrowser(t, 4*time.Minute)
 	var ready func(event string, seats, free int) mapState
@@ -344,10 +354,15 @@ func TestSeatMapComponent(t *testing.T) {
 	}
 	// One seat changed, one seat repainted; the polls after it are 304s
 	// that repaint nothing.
-	polls304 := notModified.Load()
+	polls304, refusals := notModified.Load(), refused.Load()
 	time.Sleep(time.Duration(2.2 * poll * float64(time.Second)))
 	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`window.touched.size`)); n != 1 || notModified.Load() < polls304+2 {
 		t.Fatalf("one seat held elsewhere repainted %d seats; %d polls answered 304 before, %d after", n, polls304, notModified.Load())
+	}
+	// This proxy refuses since: the page's map asked with it once, then
+	// polled without it (the whole list on a change, as above).
+	if refusals != 1 || refused.Load() != refusals {
+		t.Fatalf("the proxy refused since %d times, then %d; want once per page", refusals, refused.Load())
 	}
 
 	// Best available: the component asks the page (it holds nothing).
@@ -481,12 +496,43 @@ func TestSeatMapComponent(t *testing.T) {
 		t.Fatal(err)
 	}
 	ready(demo, 96, 96-2) // two seats held elsewhere above
+	// The reads go to the service itself, which answers a poll that names
+	// its ETag as since with the changed seats alone: the page records
+	// what each poll asked and was told.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const f = window.fetch; window.polls = [];
+	  window.fetch = async (u, o) => { const r = await f(u, o); const p = {url: String(u), status: r.status};
+	    window.polls.push(p); if (r.status === 200) { const d = (await r.clone().json()).data; p.since = d.since || ''; p.seats = d.seats.length; }
+	    return r; }; })()`)); err != nil {
+		t.Fatal(err)
+	}
 	if r := f.reserve(t, other, "balcony-1-5"); r.Status != 201 {
 		t.Fatalf("hold elsewhere: %d %s", r.Status, r.Body)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](seatLabel("balcony-1-5")+`.endsWith('недоступно')`,
 		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(time.Duration((poll+1.5)*float64(time.Second))))); err != nil {
 		t.Fatalf("with a token, a seat held elsewhere did not turn unavailable: %v", err)
+	}
+	type pollSeen struct {
+		URL    string `json:"url"`
+		Status int    `json:"status"`
+		Since  string `json:"since"`
+		Seats  int    `json:"seats"`
+	}
+	polls, _ := chromedp.Run(ctx, chromedp.Evaluate[[]pollSeen](`window.polls`))
+	var changes []pollSeen
+	for _, p := range polls {
+		if !strings.Contains(p.URL, "/availability?since=") {
+			t.Fatalf("a poll of the service without since: %+v", p)
+		}
+		if p.Status == http.StatusOK {
+			changes = append(changes, p)
+		}
+	}
+	if len(changes) != 1 || changes[0].Since == "" || changes[0].Seats != 1 || !strings.HasSuffix(changes[0].URL, "since="+changes[0].Since) {
+		t.Fatalf("the polls after one hold elsewhere: %+v; want one answered with that seat alone", polls)
+	}
+	if st, _ := chromedp.Run(ctx, chromedp.Evaluate[mapState](readMap)); st.Seats != 96 || st.Free != 96-3 || st.Disabled != 3 {
+		t.Fatalf("after a poll answered with one changed seat: %+v; want 93 free, 3 unavailable", st)
 	}
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('ticket-seat-map').token = 'smt_not-one'`)); err != nil {
 		t.Fatal(err)

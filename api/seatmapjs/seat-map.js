@@ -103,6 +103,8 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
       this._cats = new Map(); // ticket_category_id → {id, price, available, name?, price_total?}
       this._names = new Map(); // category id → what the page set (categories)
       this._etag = '';
+      this._since = true; // name the state held as ?since= (false once a proxy refused it)
+      this._polling = null; // the poll under way: one at a time
       this._timer = 0;
       this._gen = 0; // a load's generation: answers of an older one are dropped
       this._view = { s: 1, x: 0, y: 0 };
@@ -207,18 +209,19 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
 
     // ---- loading and polling ----
     _stop() { clearTimeout(this._timer); this._timer = 0; this._gen++; }
-    _schedule(wait) {
+    _schedule(wait, now) {
       clearTimeout(this._timer);
       if (!this.isConnected || this._stalled || !this._ready) return;
-      this._timer = setTimeout(() => this._poll(), Math.max(wait || 0, this.pollInterval) * 1000);
+      this._timer = setTimeout(() => this._poll(), now ? 0 : Math.max(wait || 0, this.pollInterval) * 1000);
     }
-    async _fetch(path, etag) {
+    async _fetch(path, etag, since) {
       const headers = { Accept: 'application/json' };
       const token = this.token;
       if (token) headers.Authorization = 'Bearer ' + token;
       if (etag) headers['If-None-Match'] = etag;
+      const query = since ? '?since=' + since : '';
       // no-store: the If-None-Match is ours, so a 304 reaches this code.
-      return fetch(`${this.baseUrl}/seat-map/v1/events/${encodeURIComponent(this.eventId)}/${path}`, { headers, cache: 'no-store', credentials: 'omit' });
+      return fetch(`${this.baseUrl}/seat-map/v1/events/${encodeURIComponent(this.eventId)}/${path}${query}`, { headers, cache: 'no-store', credentials: 'omit' });
     }
     async _failed(res) {
       let code = '';
@@ -257,18 +260,48 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
       }
       this._schedule();
     }
-    async _poll() {
+    _poll() {
+      // One poll at a time: a refresh or a new token during one waits for
+      // it, so answers never cross (a change is applied to the state it
+      // was computed from).
+      if (!this._polling || this._polling.gen !== this._gen) {
+        const p = this._pollOnce().finally(() => { if (this._polling === p) this._polling = null; });
+        p.gen = this._gen; // a reload's polls do not wait for an older one's
+        this._polling = p;
+      }
+      return this._polling;
+    }
+    async _pollOnce() {
       clearTimeout(this._timer);
       const gen = this._gen;
+      const etag = this._etag;
+      // The service's own ETag also names what this map holds, so a change
+      // is answered with the changed seats alone (a proxy's ETag of another
+      // form is only sent back as If-None-Match).
+      const own = this._since && /^"([0-9a-f]{32})"$/.exec(etag);
+      const since = own ? own[1] : '';
       let wait = 0;
       try {
-        const res = await this._fetch('availability', this._etag);
+        const res = await this._fetch('availability', etag, since);
         if (gen !== this._gen) return;
         if (res.status === 200) {
           const avail = (await res.json()).data;
           if (gen !== this._gen) return;
+          if (avail.since && avail.since !== since) {
+            // Changes since a state this map does not hold (a proxy's cache
+            // that ignores the query): ask for the whole list, at once
+            // unless this was that ask.
+            this._etag = '';
+            this._schedule(0, Boolean(since));
+            return;
+          }
           this._etag = res.headers.get('ETag') || '';
           this._apply(avail, false);
+        } else if (since && (res.status === 400 || res.status === 422)) {
+          // A proxy that refuses the query: poll as before it existed.
+          this._since = false;
+          this._schedule(0, true);
+          return;
         } else if (res.status !== 304) {
           await this._failed(res);
           // 429: the service's budget per address and token; wait as told.
@@ -329,8 +362,11 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
       return t;
     }
     // _apply takes an availability answer: only seats whose status, category
-    // or price changed are repainted.
+    // or price changed are repainted. An answer with since lists only the
+    // seats changed since the state this map holds; one without lists
+    // every seat for sale.
     _apply(avail, first) {
+      const changes = !first && Boolean(avail.since);
       const cats = new Map();
       for (const c of avail.categories || []) cats.set(Number(c.ticket_category_id), c);
       const catsChanged = first || !sameCats(this._cats, cats);
@@ -349,9 +385,13 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
         if (a.status !== 'free' && this._picked.delete(s.id)) lost.push(s);
         this._paint(s);
       }
-      // A seat left out is not for sale to this key (another channel's).
+      // A seat left out of a whole answer is not for sale to this key
+      // (another channel's); left out of changes, it is as it was, though
+      // a category change repaints it.
       for (const s of this._seats.values()) {
-        if (seen.has(s) || (s.status === 'none' && !first && !catsChanged)) continue;
+        if (seen.has(s)) continue;
+        if (changes) { if (catsChanged) this._paint(s); continue; }
+        if (s.status === 'none' && !first && !catsChanged) continue;
         s.status = 'none'; s.cat = null; s.price = null;
         if (this._picked.delete(s.id)) lost.push(s);
         this._paint(s);
