@@ -254,7 +254,8 @@ func (w *wire) do(t *testing.T, c *http.Client, req *http.Request) (WireBytes, s
 // sent as Chromium's fetch sends them from a shop's page (the same
 // headers, a user agent as long as the browser's): the first load's
 // script, scheme and availability; a poll when nothing changed (304);
-// a poll after another buyer held one seat (200, the whole gzip body).
+// a poll after another buyer held one seat (200, that seat alone), and the
+// same poll without since (the whole hall).
 func seatMapPollBytes(t *testing.T, url, key string, event int64, token, origin, ua string) map[string]WireBytes {
 	var w wire
 	c := w.client()
@@ -280,13 +281,16 @@ func seatMapPollBytes(t *testing.T, url, key string, event int64, token, origin,
 	avail := fmt.Sprintf("/seat-map/v1/events/%d/availability", event)
 	first, etag := w.do(t, c, get(avail, ""))
 	out["availability"] = first
-	same, again := w.do(t, c, get(avail, etag))
+	// The component names the availability it holds as since too.
+	since := func(etag string) string { return avail + "?since=" + strings.Trim(etag, `"`) }
+	same, again := w.do(t, c, get(since(etag), etag))
 	if same.Status != http.StatusNotModified || again != etag {
 		t.Fatalf("a poll of an unchanged hall: %+v, ETag %q then %q", same, etag, again)
 	}
 	out["poll_not_modified"] = same
 	// Another buyer holds one seat; the next poll that sees it (the cache
-	// learns of it by notification) carries the whole hall again.
+	// learns of it by notification) carries that seat alone, where a poll
+	// without since carries the whole hall again.
 	hold := testenv.Do(t, url, http.MethodPost, "/v1/reservations", key,
 		fmt.Sprintf(`{"event_id": %d, "seats": [{"zone_id": "z1", "seat_id": "z1-1-1"}]}`, event), "Idempotency-Key: seatmap-bench-hold")
 	if hold.Status != http.StatusCreated {
@@ -294,9 +298,10 @@ func seatMapPollBytes(t *testing.T, url, key string, event int64, token, origin,
 	}
 	// A poll every 250 ms stays inside the token's read budget.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(250 * time.Millisecond) {
-		p, _ := w.do(t, c, get(avail, etag))
+		p, _ := w.do(t, c, get(since(etag), etag))
 		if p.Status == http.StatusOK {
 			out["poll_one_seat_changed"] = p
+			out["poll_one_seat_changed_whole"], _ = w.do(t, c, get(avail, etag))
 			break
 		}
 		if p.Status != http.StatusNotModified || time.Now().After(deadline) {
@@ -332,7 +337,8 @@ func seatMapTable(c map[string]any) string {
 	md.WriteString("Bytes on the wire (HTTP/1.1, as Chromium's fetch sends the reads: `Accept-Encoding: gzip, deflate, br, zstd`, " +
 		"the token, the origin, a browser's user agent).\n\n| request | status | answer: headers + body | of which body | request |\n|---|---|---|---|---|\n")
 	for _, r := range []struct{ what, key string }{
-		{"poll, nothing changed", "poll_not_modified"}, {"poll, one seat changed", "poll_one_seat_changed"},
+		{"poll, nothing changed", "poll_not_modified"}, {"poll, one seat changed (`since`, as the component asks)", "poll_one_seat_changed"},
+		{"the same poll without `since` (a proxy that drops it)", "poll_one_seat_changed_whole"},
 		{"first load: the script", "script"}, {"first load: the scheme", "scheme"}, {"first load: availability", "availability"},
 	} {
 		b := poll[r.key]
