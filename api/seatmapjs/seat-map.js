@@ -105,6 +105,7 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
       this._etag = '';
       this._since = true; // name the state held as ?since= (false once a proxy refused it)
       this._polling = null; // the poll under way: one at a time
+      this._next = null; // the poll asked while one was under way
       this._timer = 0;
       this._gen = 0; // a load's generation: answers of an older one are dropped
       this._view = { s: 1, x: 0, y: 0 };
@@ -234,6 +235,8 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
       const gen = this._gen;
       this._ready = false;
       this._etag = '';
+      this._since = true; // another base-url or event: try since again
+      this._next = null;
       if (!this.eventId) return;
       this._message(this._w.loading);
       try {
@@ -261,15 +264,25 @@ button:focus-visible, input:focus-visible, select:focus-visible, svg.map:focus-v
       this._schedule();
     }
     _poll() {
-      // One poll at a time: a refresh or a new token during one waits for
-      // it, so answers never cross (a change is applied to the state it
-      // was computed from).
-      if (!this._polling || this._polling.gen !== this._gen) {
-        const p = this._pollOnce().finally(() => { if (this._polling === p) this._polling = null; });
-        p.gen = this._gen; // a reload's polls do not wait for an older one's
-        this._polling = p;
+      // One poll at a time, so answers never cross (a change is applied to
+      // the state it was computed from). A read asked during one (refresh,
+      // a new token) follows it at once: its reason may postdate that
+      // poll's request.
+      const gen = this._gen;
+      if (this._polling && this._polling.gen === gen) {
+        if (!this._next) {
+          const q = this._polling.then(() => {
+            if (this._next === q) this._next = null;
+            if (gen === this._gen && this._ready) return this._poll();
+          });
+          this._next = q;
+        }
+        return this._next;
       }
-      return this._polling;
+      const p = this._pollOnce().finally(() => { if (this._polling === p) this._polling = null; });
+      p.gen = gen; // a reload's polls do not wait for an older one's
+      this._polling = p;
+      return p;
     }
     async _pollOnce() {
       clearTimeout(this._timer);

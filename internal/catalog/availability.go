@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -311,7 +312,17 @@ func (s *Service) readSeatMap(ctx context.Context, eventID int64, now time.Time)
 		return layout, m, nil
 	}
 	ac.placesRead.Add(1)
-	if layout, err = newSeatLayout(m.Version.Event, m.Places); err != nil {
+	ac.mu.Lock()
+	old := ac.layouts[eventID]
+	ac.mu.Unlock()
+	if old != nil && slices.Equal(old.places, m.Places) {
+		// The same places read again (their age, or a version moved by no
+		// change of them): their encoding is kept, and so are the states
+		// built from them, which still compare (samePlaces).
+		same := *old
+		layout = &same
+		layout.eventVersion = m.Version.Event
+	} else if layout, err = newSeatLayout(m.Version.Event, m.Places); err != nil {
 		return nil, m, fmt.Errorf("build availability of event %d: %w", eventID, err)
 	}
 	layout.readAt = now
@@ -319,7 +330,9 @@ func (s *Service) readSeatMap(ctx context.Context, eventID int64, now time.Time)
 	defer ac.mu.Unlock()
 	if old := ac.layouts[eventID]; old != nil {
 		ac.placesKept -= len(old.places)
-		ac.dropStates(eventID) // of the places replaced
+		if !old.samePlaces(layout) {
+			ac.dropStates(eventID) // of the places replaced
+		}
 	}
 	if ac.placesKept+len(layout.places) > maxKeptPlaces {
 		ac.layouts, ac.placesKept = map[int64]*seatLayout{}, 0

@@ -42,9 +42,8 @@ func statusCode(s states.SeatStatus) byte {
 	return 255 // never built; counted as changed whatever it was
 }
 
-// newSeatState is a build's state, sharing the view's latest kept layout
-// and list of seats shown when they are the same (before anyone else can
-// see it).
+// newSeatState is a build's state, sharing the view's latest kept list of
+// seats shown when it is the same (before anyone else can see it).
 func (ac *availabilityCache) newSeatState(v view, l *seatLayout, shown []int, st []states.SeatStatus, price map[int64]int64, currency string) *seatState {
 	codes := make([]byte, len(shown))
 	for k, i := range shown {
@@ -53,40 +52,43 @@ func (ac *availabilityCache) newSeatState(v view, l *seatLayout, shown []int, st
 	ac.mu.Lock()
 	defer ac.mu.Unlock()
 	if kept := ac.states[v]; len(kept) > 0 {
-		if last := kept[len(kept)-1]; last.layout == l && slices.Equal(last.shown, shown) {
+		if last := kept[len(kept)-1]; last.layout.samePlaces(l) && slices.Equal(last.shown, shown) {
 			shown = last.shown
 		}
 	}
 	return &seatState{layout: l, shown: shown, status: codes, price: price, currency: currency}
 }
 
-// keep adds a built state to its view's latest, newest last. The kept
-// states are of one layout, the one the event's builds use now, so they
-// hold no places but those the cache keeps (and go with them).
+// keep makes a built state its view's newest kept, and forgets the
+// answers the others memoised (only the newest is asked for changes). The
+// kept states are of the places the event's builds use now, so they hold
+// no places but those the cache keeps (and go with them).
 func (ac *availabilityCache) keep(v view, st *seatState) {
 	ac.mu.Lock()
-	defer ac.mu.Unlock()
-	if ac.layouts[v.event] != st.layout {
+	if !ac.layouts[v.event].samePlaces(st.layout) {
+		ac.mu.Unlock()
 		return // read before the places it was built from were replaced
 	}
-	kept := ac.states[v]
-	if slices.ContainsFunc(kept, func(k *seatState) bool { return k.etag == st.etag }) {
-		return // every waiter of a build keeps it; the same state built again adds nothing
-	}
-	if n := len(kept); n > 0 {
-		last := kept[n-1]
-		if last.layout != st.layout {
-			kept = nil // of places no longer used: no change is told from them
-		} else {
-			last.mu.Lock()
-			last.changes = nil // no longer the newest: its answers are not asked for
-			last.mu.Unlock()
-		}
+	kept := slices.DeleteFunc(ac.states[v], func(k *seatState) bool { return k == st || k.etag == st.etag })
+	if n := len(kept); n > 0 && !kept[n-1].layout.samePlaces(st.layout) {
+		kept = nil // of places no longer used: no change is told from them
 	}
 	if len(kept) == keptStates {
 		kept = slices.Delete(kept, 0, 1)
 	}
-	ac.states[v] = append(kept, st)
+	kept = append(kept, st)
+	ac.states[v] = kept
+	older := slices.Clone(kept[:len(kept)-1])
+	ac.mu.Unlock()
+	for _, k := range older {
+		k.forget()
+	}
+}
+
+func (st *seatState) forget() {
+	st.mu.Lock()
+	st.changes = nil
+	st.mu.Unlock()
 }
 
 // dropStates forgets the event's kept states (its layout goes), under ac.mu.
@@ -131,19 +133,35 @@ func sameSeats(a, b *seatState) bool {
 	if a.currency != b.currency || !slices.Equal(a.shown, b.shown) {
 		return false
 	}
-	return a.layout == b.layout || slices.Equal(a.layout.places, b.layout.places)
+	return a.layout.samePlaces(b.layout) || slices.Equal(a.layout.places, b.layout.places)
 }
 
 // changesSince encodes doc (the state cur's) as the changes since base,
 // once per base; when they are most of the hall (a price change of a
 // large category), the whole answer costs the poller about as much and
-// the service nothing more to keep.
+// the service nothing more to keep. The memo's lock is not held while
+// encoding: polls of other bases and builds do not wait for it.
 func (cur *seatState) changesSince(doc AvailabilityDoc, base *seatState) (AvailabilityDoc, error) {
 	cur.mu.Lock()
-	defer cur.mu.Unlock()
-	if d, ok := cur.changes[base.etag]; ok {
+	d, ok := cur.changes[base.etag]
+	cur.mu.Unlock()
+	if ok {
 		return d, nil
 	}
+	d, err := cur.encodeChanges(doc, base)
+	if err != nil {
+		return AvailabilityDoc{}, err
+	}
+	cur.mu.Lock()
+	defer cur.mu.Unlock()
+	if cur.changes == nil {
+		cur.changes = map[string]AvailabilityDoc{}
+	}
+	cur.changes[base.etag] = d // at most keptStates: only kept bases get here
+	return d, nil
+}
+
+func (cur *seatState) encodeChanges(doc AvailabilityDoc, base *seatState) (AvailabilityDoc, error) {
 	if !sameSeats(base, cur) {
 		return doc, nil
 	}
@@ -168,10 +186,5 @@ func (cur *seatState) changesSince(doc AvailabilityDoc, base *seatState) (Availa
 	if err != nil {
 		return AvailabilityDoc{}, fmt.Errorf("compress availability of event %d since %s: %w", a.EventID, base.etag, err)
 	}
-	d := AvailabilityDoc{JSON: body, ETag: doc.ETag, Data: &a, gz: gz}
-	if cur.changes == nil {
-		cur.changes = map[string]AvailabilityDoc{}
-	}
-	cur.changes[base.etag] = d // at most keptStates: only kept bases get here
-	return d, nil
+	return AvailabilityDoc{JSON: body, ETag: doc.ETag, Data: &a, gz: gz}, nil
 }

@@ -107,12 +107,26 @@ func TestAvailabilityChangesSince(t *testing.T) {
 		!slices.Equal(d.Data.Categories, now2.Data.Categories) {
 		t.Fatalf("first + changes (%s, %+v) is not the availability now (%s, %+v)", d.ETag, apply(first.Data.Seats, d), now2.ETag, now2.Data.Seats)
 	}
+	if cap(d.JSON) > 2*len(d.JSON) {
+		t.Errorf("an answer of two seats, %d bytes, holds %d", len(d.JSON), cap(d.JSON))
+	}
 
 	// The hold lapses: no row changes, the seat is free again.
 	now = now.Add(2 * time.Minute)
 	d = read(etag(now2))
 	if len(d.Data.Seats) != 1 || d.Data.Seats[0].Row != stalls || d.Data.Seats[0].Number != "2" || d.Data.Seats[0].Status != "free" {
 		t.Fatalf("after the hold lapsed: %+v; want stalls 2 free alone", d.Data.Seats)
+	}
+
+	// Minutes on, the places are read again, unchanged: the states kept
+	// before still answer with changes.
+	reads := svc.PlacesRead()
+	beforeReread := whole()
+	set(balcony, "3", "held", now.Add(time.Hour))
+	now = now.Add(6 * time.Minute)
+	if d := read(etag(beforeReread)); svc.PlacesRead() != reads+1 || d.Data.Since == "" || len(d.Data.Seats) != 1 {
+		t.Fatalf("after the places were read again (%d reads, %d before): since %q, %d seats; want balcony 3 alone",
+			svc.PlacesRead(), reads, d.Data.Since, len(d.Data.Seats))
 	}
 
 	// Changes of most of the hall are answered whole.

@@ -24,8 +24,7 @@ type seatLayout struct {
 	index        map[string]int // seat id → place
 	// heads[i] is place i's JSON up to its status's value:
 	// {"zone_id":…,"seat_id":…,"row":…,"number":…,"status":"
-	heads     [][]byte
-	headsSize int // their bytes, all told
+	heads [][]byte
 }
 
 func newSeatLayout(eventVersion int64, places []store.SeatPlace) (*seatLayout, error) {
@@ -51,8 +50,16 @@ func newSeatLayout(eventVersion int64, places []store.SeatPlace) (*seatLayout, e
 		l.heads[i] = buf[start:end:end]
 		start = end
 	}
-	l.headsSize = len(buf)
 	return l, nil
+}
+
+// samePlaces: the two layouts are one read of the places (a layout read
+// again unchanged shares its places with the one before).
+func (l *seatLayout) samePlaces(o *seatLayout) bool {
+	if l == nil || o == nil {
+		return l == o
+	}
+	return len(l.places) == len(o.places) && (len(l.places) == 0 || &l.places[0] == &o.places[0])
 }
 
 // statuses are the places' statuses given the seats taken; ok is false
@@ -104,7 +111,11 @@ func encodeAvailability(a *Availability, l *seatLayout, shown []int) ([]byte, er
 		return nil, err
 	}
 	// Each seat adds its status, category and price to its head.
-	b := make([]byte, 0, l.headsSize+len(a.Seats)*96+len(cats)+64)
+	size := 0
+	for _, i := range shown {
+		size += len(l.heads[i])
+	}
+	b := make([]byte, 0, size+len(a.Seats)*96+len(cats)+64)
 	b = append(b, `{"event_id":`...)
 	b = strconv.AppendInt(b, a.EventID, 10)
 	b = append(append(b, `,"version":`...), version...)
