@@ -15,17 +15,24 @@ import (
 // id of its seated event.
 func demoCatalog(t *testing.T) (s *testenv.Stack, company, swan int64) {
 	t.Helper()
+	return importedEvent(t, catalogfile.Demo(time.Now()), "swan-lake")
+}
+
+// importedEvent is a database with one company's catalog file, and the id
+// of its event of that slug.
+func importedEvent(t *testing.T, file []byte, slug string) (s *testenv.Stack, company, event int64) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("needs Postgres")
 	}
 	s = &testenv.Stack{}
 	s.DB, _ = testenv.DB(t)
 	company = s.Company(t, "A")
-	s.Import(t, company, catalogfile.Demo(time.Now()))
-	if err := s.DB.NewRaw("SELECT id FROM events WHERE slug = 'swan-lake'").Scan(context.Background(), &swan); err != nil {
+	s.Import(t, company, file)
+	if err := s.DB.NewRaw("SELECT id FROM events WHERE company_id = ? AND slug = ?", company, slug).Scan(context.Background(), &event); err != nil {
 		t.Fatal(err)
 	}
-	return s, company, swan
+	return s, company, event
 }
 
 // TestAvailabilityBuildsAreSharedAndFresh: buyers who open the seat map

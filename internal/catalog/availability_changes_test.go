@@ -11,8 +11,21 @@ import (
 	"time"
 
 	"github.com/ticketsales/ticketsales/internal/catalog"
-	"github.com/ticketsales/ticketsales/test/testenv"
 )
+
+// pollAvailability answers a poll of the event's general sale that holds
+// the state since (none: ""), as the api does.
+func pollAvailability(t *testing.T, svc *catalog.Service, company, event int64, since string) catalog.AvailabilityDoc {
+	t.Helper()
+	doc, err := svc.AvailabilityFor(context.Background(), company, 0, event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc, err = svc.ChangesSince(doc, 0, event, since); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
 
 // TestAvailabilityChangesSince: a poll that names the availability it
 // holds gets only the seats changed since, and what it holds with them
@@ -22,29 +35,13 @@ import (
 // other seats (an import moved them), or one it never made gets the whole
 // availability, without since.
 func TestAvailabilityChangesSince(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs Postgres")
-	}
+	s, company, event := twoRowEvent(t)
 	ctx := context.Background()
-	s := &testenv.Stack{}
-	s.DB, _ = testenv.DB(t)
-	company := s.Company(t, "Hall")
-	s.Import(t, company, twoRowHall(false))
-	var event int64
-	if err := s.DB.NewRaw("SELECT id FROM events WHERE company_id = ?", company).Scan(ctx, &event); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().UTC().Truncate(time.Second)
 	svc := catalog.New(s.DB, func() time.Time { return now })
 	read := func(since string) catalog.AvailabilityDoc {
 		t.Helper()
-		doc, err := svc.AvailabilityFor(ctx, company, 0, event)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if doc, err = svc.ChangesSince(doc, 0, event, since); err != nil {
-			t.Fatal(err)
-		}
+		doc := pollAvailability(t, svc, company, event, since)
 		want, err := json.Marshal(doc.Data)
 		if err != nil {
 			t.Fatal(err)
@@ -161,17 +158,7 @@ func TestAvailabilityChangesFromAnyKeptState(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
 	svc := catalog.New(s.DB, func() time.Time { return now })
-	read := func(since string) catalog.AvailabilityDoc {
-		t.Helper()
-		doc, err := svc.AvailabilityFor(ctx, company, 0, event)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if doc, err = svc.ChangesSince(doc, 0, event, since); err != nil {
-			t.Fatal(err)
-		}
-		return doc
-	}
+	read := func(since string) catalog.AvailabilityDoc { return pollAvailability(t, svc, company, event, since) }
 	var seats []string
 	if err := s.DB.NewRaw("SELECT seat_id FROM event_seats WHERE event_id = ? ORDER BY seat_id", event).Scan(ctx, &seats); err != nil {
 		t.Fatal(err)

@@ -28,6 +28,12 @@ func twoRowHall(front bool) []byte {
 	  "categories": [{"ref": "all", "name": "All", "price": 100000, "zones": ["a"]}%s]}]}`, extra)
 }
 
+// twoRowEvent is a database with one company's event in twoRowHall.
+func twoRowEvent(t *testing.T) (s *testenv.Stack, company, event int64) {
+	t.Helper()
+	return importedEvent(t, twoRowHall(false), "show")
+}
+
 // TestSeatMapBuildsAreTheSeatsEncoded: a seat map built from its kept
 // places is what encoding its seats gives, byte for byte, with every seat's status as stored at the build's
 // moment: sold, held, held with no deadline (a paid order's), and held
@@ -35,18 +41,8 @@ func twoRowHall(front bool) []byte {
 // places again; a catalog import that moves seats to another category
 // does, so does a seat the kept places lack, and so does time.
 func TestSeatMapBuildsAreTheSeatsEncoded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs Postgres")
-	}
+	s, company, event := twoRowEvent(t)
 	ctx := context.Background()
-	s := &testenv.Stack{}
-	s.DB, _ = testenv.DB(t)
-	company := s.Company(t, "Hall")
-	s.Import(t, company, twoRowHall(false))
-	var event int64
-	if err := s.DB.NewRaw("SELECT id FROM events WHERE company_id = ?", company).Scan(ctx, &event); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().UTC().Truncate(time.Second)
 	svc := catalog.New(s.DB, func() time.Time { return now })
 	exec := func(q string, args ...any) {
