@@ -206,82 +206,98 @@ func TestCabinetSignInsDoNotStarveSelling(t *testing.T) {
 	newBrowserless(t, url, nil).setPassword(cabinetUser(t, s, url, company, "boss@acme.test"))
 
 	const clients, perClient = 8, 4
-	var signIns sync.WaitGroup
-	var mu sync.Mutex
-	statuses := map[int]int{}
-	start := make(chan struct{})
-	for c := range clients {
-		for i := range perClient {
-			signIns.Add(1)
+	// round sends the sign-ins (from addresses of its own, so one round's
+	// refusals do not carry into the next) beside /v1 requests until they
+	// end, and checks what must hold every time.
+	round := func(r int) (answered, duringChecks int) {
+		var signIns sync.WaitGroup
+		var mu sync.Mutex
+		statuses := map[int]int{}
+		start := make(chan struct{})
+		for c := range clients {
+			for i := range perClient {
+				signIns.Add(1)
+				go func() {
+					defer signIns.Done()
+					<-start
+					pw := cabinetPassword
+					if i%2 == 1 {
+						pw = "wrong password!"
+					}
+					st := signInFrom(t, url, fmt.Sprintf("198.51.%d.%d", 100+r, c+1), "boss@acme.test", pw)
+					mu.Lock()
+					statuses[st]++
+					mu.Unlock()
+				}()
+			}
+		}
+		done := make(chan struct{})
+		go func() { signIns.Wait(); close(done) }()
+
+		var selling sync.WaitGroup
+		failed := 0
+		for range 4 {
+			selling.Add(1)
 			go func() {
-				defer signIns.Done()
-				<-start
-				pw := cabinetPassword
-				if i%2 == 1 {
-					pw = "wrong password!"
+				defer selling.Done()
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					res, err := testenv.Send(http.DefaultClient, testenv.NewRequest(t, http.MethodGet, url+"/v1/cities", key, ""))
+					running := p.Users.ChecksRunning()
+					mu.Lock()
+					if err != nil || res.Status != http.StatusOK {
+						failed++
+					} else {
+						answered++
+						if running > 0 {
+							duringChecks++
+						}
+					}
+					mu.Unlock()
 				}
-				st := signInFrom(t, url, fmt.Sprintf("198.51.100.%d", c+1), "boss@acme.test", pw)
-				mu.Lock()
-				statuses[st]++
-				mu.Unlock()
 			}()
 		}
-	}
-	done := make(chan struct{})
-	go func() { signIns.Wait(); close(done) }()
+		close(start)
+		selling.Wait()
 
-	var selling sync.WaitGroup
-	var answered, duringChecks, failed int
-	for range 4 {
-		selling.Add(1)
-		go func() {
-			defer selling.Done()
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				res, err := testenv.Send(http.DefaultClient, testenv.NewRequest(t, http.MethodGet, url+"/v1/cities", key, ""))
-				running := p.Users.ChecksRunning()
-				mu.Lock()
-				if err != nil || res.Status != http.StatusOK {
-					failed++
-				} else {
-					answered++
-					if running > 0 {
-						duringChecks++
-					}
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	close(start)
-	selling.Wait()
-
-	if failed > 0 || answered == 0 {
-		t.Fatalf("/v1 during the sign-ins: %d answered, %d failed", answered, failed)
-	}
-	if duringChecks == 0 {
-		t.Fatalf("no /v1 request of %d was answered while a password check ran; sign-ins %v", answered, statuses)
-	}
-	if most := p.Users.MostChecksAtOnce(); most != 1 {
-		t.Fatalf("%d password checks ran at once, the cap is 1", most)
-	}
-	total := 0
-	for st, n := range statuses {
-		switch st {
-		case http.StatusSeeOther, http.StatusUnauthorized, http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		default:
-			t.Fatalf("sign-in statuses %v", statuses)
+		if failed > 0 || answered == 0 {
+			t.Fatalf("round %d: /v1 during the sign-ins: %d answered, %d failed", r, answered, failed)
 		}
-		total += n
+		if most := p.Users.MostChecksAtOnce(); most != 1 {
+			t.Fatalf("%d password checks ran at once, the cap is 1", most)
+		}
+		total := 0
+		for st, n := range statuses {
+			switch st {
+			case http.StatusSeeOther, http.StatusUnauthorized, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+			default:
+				t.Fatalf("round %d: sign-in statuses %v", r, statuses)
+			}
+			total += n
+		}
+		if total != clients*perClient {
+			t.Fatalf("round %d: sign-in statuses %v", r, statuses)
+		}
+		t.Logf("round %d: /v1: %d answered, %d while checks ran; sign-ins: %v", r, answered, duringChecks, statuses)
+		return answered, duringChecks
 	}
-	if total != clients*perClient {
-		t.Fatalf("sign-in statuses %v", statuses)
+	// Whether an answer lands while a check runs is a matter of timing: on
+	// a machine loaded by other tests a round can see none by chance, so
+	// up to three rounds are given; selling starved by the checks sees
+	// none in any.
+	for r := 1; ; r++ {
+		answered, during := round(r)
+		if during > 0 {
+			break
+		}
+		if r == 3 {
+			t.Fatalf("in %d rounds no /v1 request was answered while a password check ran (the last: %d answered)", r, answered)
+		}
 	}
-	t.Logf("/v1: %d answered, %d while checks ran; sign-ins: %v", answered, duringChecks, statuses)
 }
 
 // One client's parallel sign-ins run their password checks one at a time,
